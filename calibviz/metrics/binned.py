@@ -1,0 +1,2 @@
+"""Placeholder: filled in by the module owner."""
+__all__: list[str] = []

@@ -1,0 +1,145 @@
+"""Checks of array arguments shared by every computation module.
+
+Each check returns clean float64/int64 arrays or raises :class:`InputError`
+whose message names the argument, the offending rows and the fix.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import InputError
+
+__all__ = ["check_binary", "check_multiclass", "check_weights", "describe_rows"]
+
+
+def describe_rows(mask: np.ndarray, limit: int = 5) -> str:
+    """'3 rows (0-based: 4, 17, 20)' for the True entries of ``mask``."""
+    idx = np.flatnonzero(mask)
+    shown = ", ".join(str(i) for i in idx[:limit])
+    more = ", ..." if idx.size > limit else ""
+    noun = "row" if idx.size == 1 else "rows"
+    return f"{idx.size} {noun} (0-based: {shown}{more})"
+
+
+def _as_1d_float(values, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name} must be numeric; could not convert it to numbers ({exc}).") from None
+    if arr.ndim != 1:
+        raise InputError(f"{name} must be one-dimensional, got shape {arr.shape}.")
+    return arr
+
+
+def check_weights(sample_weight, n: int) -> np.ndarray | None:
+    """Validate ``sample_weight`` of length ``n``; ``None`` stays ``None``."""
+    if sample_weight is None:
+        return None
+    w = _as_1d_float(sample_weight, "sample_weight")
+    if w.shape[0] != n:
+        raise InputError(f"sample_weight has {w.shape[0]} entries but there are {n} predictions; pass one weight per row.")
+    bad = ~np.isfinite(w)
+    if bad.any():
+        raise InputError(f"sample_weight is NaN or infinite in {describe_rows(bad)}; fill or drop those rows.")
+    neg = w < 0
+    if neg.any():
+        raise InputError(f"sample_weight is negative in {describe_rows(neg)}; weights must be >= 0.")
+    if not (w > 0).any():
+        raise InputError("sample_weight sums to zero; at least one row needs a positive weight.")
+    return w
+
+
+def check_binary(y_true, y_prob, sample_weight=None, *, min_samples: int = 1):
+    """Validate a binary view.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Outcomes in {0, 1} (bool accepted).
+    y_prob : array-like of shape (n,)
+        Predicted probability of the outcome 1, in [0, 1].
+    sample_weight : array-like of shape (n,), optional
+        Non-negative finite weights.
+    min_samples : int
+        Smallest admissible n.
+
+    Returns
+    -------
+    y : ndarray of float64, shape (n,), values 0.0 / 1.0
+    p : ndarray of float64, shape (n,)
+    w : ndarray of float64 or None
+    """
+    p = _as_1d_float(y_prob, "y_prob")
+    y_arr = np.asarray(y_true)
+    if y_arr.ndim != 1:
+        raise InputError(f"y_true must be one-dimensional, got shape {y_arr.shape}.")
+    if y_arr.shape[0] != p.shape[0]:
+        raise InputError(f"y_true has {y_arr.shape[0]} entries but y_prob has {p.shape[0]}; they must have the same length.")
+    if p.shape[0] < min_samples:
+        raise InputError(f"need at least {min_samples} predictions, got {p.shape[0]}.")
+    y = _as_1d_float(y_arr, "y_true")
+    bad_y = ~((y == 0) | (y == 1))
+    if bad_y.any():
+        raise InputError(
+            f"y_true must contain only 0 and 1 for a binary view; {describe_rows(bad_y)} hold other values "
+            f"(e.g. {y_arr[np.flatnonzero(bad_y)[0]]!r}). Map the positive class to 1 first."
+        )
+    bad_p = ~np.isfinite(p)
+    if bad_p.any():
+        raise InputError(f"y_prob is NaN or infinite in {describe_rows(bad_p)}; drop or fix those rows.")
+    out = (p < 0) | (p > 1)
+    if out.any():
+        raise InputError(
+            f"y_prob must lie in [0, 1]; {describe_rows(out)} are outside (min {p.min():.4g}, max {p.max():.4g}). "
+            "If these are logits or scores, convert them to probabilities first (e.g. logits=True when loading)."
+        )
+    return y, p, check_weights(sample_weight, p.shape[0])
+
+
+def check_multiclass(y_true, y_prob, sample_weight=None, *, atol: float = 1e-6):
+    """Validate a multiclass view.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Class indices 0..K-1.
+    y_prob : array-like of shape (n, K)
+        Probability vectors; each row must sum to 1 within ``atol``.
+    sample_weight : array-like of shape (n,), optional
+
+    Returns
+    -------
+    y : ndarray of int64, shape (n,)
+    P : ndarray of float64, shape (n, K)
+    w : ndarray of float64 or None
+    """
+    try:
+        P = np.asarray(y_prob, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"y_prob must be a numeric matrix ({exc}).") from None
+    if P.ndim != 2 or P.shape[1] < 2:
+        raise InputError(f"y_prob must have shape (n, K) with K >= 2 classes, got shape {P.shape}.")
+    y_raw = np.asarray(y_true)
+    if y_raw.ndim != 1 or y_raw.shape[0] != P.shape[0]:
+        raise InputError(f"y_true must have shape ({P.shape[0]},) to match y_prob, got {y_raw.shape}.")
+    y_f = _as_1d_float(y_raw, "y_true")
+    K = P.shape[1]
+    bad_y = ~np.isfinite(y_f) | (y_f != np.round(y_f)) | (y_f < 0) | (y_f >= K)
+    if bad_y.any():
+        raise InputError(
+            f"y_true must hold class indices 0..{K - 1}; {describe_rows(bad_y)} do not. "
+            "Encode labels in the order of the probability columns."
+        )
+    bad_p = ~np.isfinite(P).all(axis=1)
+    if bad_p.any():
+        raise InputError(f"y_prob is NaN or infinite in {describe_rows(bad_p)}; drop or fix those rows.")
+    out = ((P < 0) | (P > 1)).any(axis=1)
+    if out.any():
+        raise InputError(f"y_prob entries must lie in [0, 1]; {describe_rows(out)} have entries outside.")
+    off = np.abs(P.sum(axis=1) - 1.0) > atol
+    if off.any():
+        raise InputError(
+            f"each row of y_prob must sum to 1 (tolerance {atol:g}); {describe_rows(off)} do not. "
+            "Renormalise the rows (renormalize=True when loading) or pass softmax probabilities."
+        )
+    return y_f.astype(np.int64), P, check_weights(sample_weight, P.shape[0])
