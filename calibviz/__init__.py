@@ -7,8 +7,13 @@ Streamlit dashboard built on it. Data flow (DESIGN.md §2)::
 
     io -> reduce -> binning -> summary -> metrics -> figures -> pages / report / cli
 """
+from .demo import demo_datasets, demo_info, demo_path, load_demo, load_demo_models
 from .errors import InputError
+from .io import Predictions, load_models, load_predictions, predictions_from_frame
 
 __version__ = "0.1.0"
 
-__all__ = ["InputError", "__version__"]
+__all__ = [
+    "InputError", "Predictions", "load_predictions", "load_models", "predictions_from_frame",
+    "demo_datasets", "demo_info", "demo_path", "load_demo", "load_demo_models", "__version__",
+]

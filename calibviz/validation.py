@@ -81,7 +81,7 @@ def check_binary(y_true, y_prob, sample_weight=None, *, min_samples: int = 1):
     bad_y = ~((y == 0) | (y == 1))
     if bad_y.any():
         raise InputError(
-            f"y_true must contain only 0 and 1 for a binary view; {describe_rows(bad_y)} hold other values "
+            f"y_true must contain only 0 and 1 for a binary view; other values occur in {describe_rows(bad_y)} "
             f"(e.g. {y_arr[np.flatnonzero(bad_y)[0]]!r}). Map the positive class to 1 first."
         )
     bad_p = ~np.isfinite(p)
@@ -90,7 +90,7 @@ def check_binary(y_true, y_prob, sample_weight=None, *, min_samples: int = 1):
     out = (p < 0) | (p > 1)
     if out.any():
         raise InputError(
-            f"y_prob must lie in [0, 1]; {describe_rows(out)} are outside (min {p.min():.4g}, max {p.max():.4g}). "
+            f"y_prob must lie in [0, 1]; it does not in {describe_rows(out)} (min {p.min():.4g}, max {p.max():.4g}). "
             "If these are logits or scores, convert them to probabilities first (e.g. logits=True when loading)."
         )
     return y, p, check_weights(sample_weight, p.shape[0])
@@ -127,7 +127,7 @@ def check_multiclass(y_true, y_prob, sample_weight=None, *, atol: float = 1e-6):
     bad_y = ~np.isfinite(y_f) | (y_f != np.round(y_f)) | (y_f < 0) | (y_f >= K)
     if bad_y.any():
         raise InputError(
-            f"y_true must hold class indices 0..{K - 1}; {describe_rows(bad_y)} do not. "
+            f"y_true must hold class indices 0..{K - 1}; it does not in {describe_rows(bad_y)}. "
             "Encode labels in the order of the probability columns."
         )
     bad_p = ~np.isfinite(P).all(axis=1)
@@ -135,11 +135,11 @@ def check_multiclass(y_true, y_prob, sample_weight=None, *, atol: float = 1e-6):
         raise InputError(f"y_prob is NaN or infinite in {describe_rows(bad_p)}; drop or fix those rows.")
     out = ((P < 0) | (P > 1)).any(axis=1)
     if out.any():
-        raise InputError(f"y_prob entries must lie in [0, 1]; {describe_rows(out)} have entries outside.")
+        raise InputError(f"y_prob entries must lie in [0, 1]; some do not in {describe_rows(out)}.")
     off = np.abs(P.sum(axis=1) - 1.0) > atol
     if off.any():
         raise InputError(
-            f"each row of y_prob must sum to 1 (tolerance {atol:g}); {describe_rows(off)} do not. "
+            f"each row of y_prob must sum to 1 (tolerance {atol:g}); rows do not in {describe_rows(off)}. "
             "Renormalise the rows (renormalize=True when loading) or pass softmax probabilities."
         )
     return y_f.astype(np.int64), P, check_weights(sample_weight, P.shape[0])

@@ -1,0 +1,276 @@
+"""From a file (or DataFrame) to validated :class:`Predictions`, one per model."""
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit, softmax
+
+from ..errors import InputError
+from ..validation import describe_rows
+from .mapping import ColumnMapping, _key, detect_mapping
+from .predictions import Predictions
+from .readers import DEFAULT_MAX_BYTES, read_table
+
+__all__ = ["load_predictions", "load_models", "predictions_from_frame", "MIN_ROWS", "SUM_TOLERANCE"]
+
+#: Fewest rows accepted: below this no binned diagnostic says anything.
+MIN_ROWS = 10
+#: Largest |row sum - 1| accepted for probability vectors; float32 softmax
+#: outputs written with 6 significant digits stay well inside it.
+SUM_TOLERANCE = 1e-3
+
+
+def _numeric_block(df: pd.DataFrame, cols, what: str) -> np.ndarray:
+    out = np.empty((len(df), len(cols)), dtype=np.float64)
+    for j, c in enumerate(cols):
+        s = df[c]
+        if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+            num = pd.to_numeric(s, errors="coerce")
+            bad = num.isna() & s.notna()
+            if bad.any():
+                i = int(np.flatnonzero(bad.to_numpy())[0])
+                raise InputError(
+                    f"{what} column {c!r} holds non-numeric values in {describe_rows(bad.to_numpy())}, "
+                    f"e.g. {s.iloc[i]!r}; it must hold numbers."
+                )
+            s = num
+        out[:, j] = s.to_numpy(dtype=np.float64, na_value=np.nan)
+    return out
+
+
+def _labels_to_index(series: pd.Series, classes: tuple, label_col: str) -> np.ndarray:
+    missing = series.isna().to_numpy()
+    if missing.any():
+        raise InputError(
+            f"the label column {label_col!r} is empty in {describe_rows(missing)}; fill or drop those rows."
+        )
+    lookup = {_key(c): i for i, c in enumerate(classes)}
+    inverse, uniques = pd.factorize(series, sort=False)
+    codes = np.array([lookup.get(_key(u), -1) for u in uniques], dtype=np.int64)  # loop over distinct labels only
+    y = codes[inverse]
+    unknown = y < 0
+    if unknown.any():
+        bad = sorted({str(u) for u, c in zip(uniques, codes) if c < 0})
+        raise InputError(
+            f"labels {', '.join(map(repr, bad[:5]))} in {describe_rows(unknown)} are not among the classes of the "
+            f"probability columns {list(classes)[:10]!r}; add their probability columns or drop those rows."
+        )
+    return y
+
+
+def _probabilities(block: np.ndarray, cols, logits: bool, renormalize: bool) -> np.ndarray:
+    bad = ~np.isfinite(block).all(axis=1)
+    if bad.any():
+        raise InputError(
+            f"probability column(s) {', '.join(map(repr, cols))} hold NaN or infinite values in "
+            f"{describe_rows(bad)}; drop or fill those rows."
+        )
+    if logits:
+        return np.column_stack([1 - expit(block[:, 0]), expit(block[:, 0])]) if block.shape[1] == 1 \
+            else softmax(block, axis=1)
+    out = ((block < 0) | (block > 1)).any(axis=1)
+    if out.any():
+        raise InputError(
+            f"probabilities must lie in [0, 1]; values outside it in {describe_rows(out)} "
+            f"(min {block.min():.4g}, max {block.max():.4g}). If these are logits or scores, pass logits=True."
+        )
+    if block.shape[1] == 1:
+        return np.column_stack([1.0 - block[:, 0], block[:, 0]])
+    sums = block.sum(axis=1)
+    off = np.abs(sums - 1.0) > SUM_TOLERANCE
+    if off.any():
+        if not renormalize:
+            raise InputError(
+                f"probability rows must sum to 1 (tolerance {SUM_TOLERANCE:g}); they do not in {describe_rows(off)} "
+                f"(sums from {sums.min():.4g} to {sums.max():.4g}). Pass renormalize=True to divide each row by "
+                "its sum, or check that every class has a column."
+            )
+        if (sums <= 0).any():
+            raise InputError(f"probability rows sum to 0 in {describe_rows(sums <= 0)}; they cannot be renormalised.")
+    # Exact renormalisation either way: within-tolerance rounding is removed too.
+    return block / sums[:, None]
+
+
+def _weights(df: pd.DataFrame, col: str | None):
+    if col is None:
+        return None
+    w = _numeric_block(df, [col], "weight")[:, 0]
+    bad = ~np.isfinite(w)
+    if bad.any():
+        raise InputError(f"weight column {col!r} is NaN or infinite in {describe_rows(bad)}; fill or drop those rows.")
+    neg = w < 0
+    if neg.any():
+        raise InputError(f"weight column {col!r} is negative in {describe_rows(neg)}; weights must be >= 0.")
+    if not (w > 0).any():
+        raise InputError(f"weight column {col!r} is zero everywhere; at least one row needs a positive weight.")
+    return w
+
+
+def _build(df: pd.DataFrame, mapping: ColumnMapping, cols, name: str, source: str, logits: bool,
+           renormalize: bool, min_rows: int) -> Predictions:
+    if len(df) < min_rows:
+        raise InputError(
+            f"{source}: model {name!r} has {len(df)} rows; at least {min_rows} are needed for a calibration analysis."
+        )
+    y = _labels_to_index(df[mapping.label], mapping.classes, mapping.label)
+    probs = _probabilities(_numeric_block(df, cols, "probability"), cols, logits, renormalize)
+    w = _weights(df, mapping.weight)
+    present = np.unique(y)
+    if present.size < 2:
+        raise InputError(
+            f"{source}: only one class ({mapping.classes[present[0]]!r}) occurs in the labels of model {name!r}; "
+            "calibration needs examples of at least two classes."
+        )
+    features = df[list(mapping.features)].reset_index(drop=True)
+    return Predictions(y=y, probs=probs, classes=mapping.classes, weights=w, features=features, name=name,
+                       source=source, notes=mapping.notes)
+
+
+def _model_name_from_source(source: str) -> str:
+    stem = Path(source).name.split(".")[0] if source else ""
+    return stem if stem and stem not in ("data", "uploaded data", "uploaded file") else "model"
+
+
+def predictions_from_frame(df: pd.DataFrame, *, label=None, probs=None, weight=None, logits: bool = False,
+                           positive=None, model=None, features=None, renormalize: bool = False,
+                           min_rows: int = MIN_ROWS, source: str = "data") -> dict[str, Predictions]:
+    """Validate a DataFrame and split it into one :class:`Predictions` per model.
+
+    Parameters are those of :func:`load_predictions`; ``model`` is the
+    long-format model column. Returns an ordered ``{model name: Predictions}``.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"label": ["a", "b", "c"] * 4,
+    ...                    "p_a": [.6, .2, .2] * 4, "p_b": [.2, .6, .2] * 4, "p_c": [.2, .2, .6] * 4})
+    >>> m = predictions_from_frame(df)
+    >>> list(m), m["model"].classes, m["model"].n
+    (['model'], ('a', 'b', 'c'), 12)
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"expected a pandas DataFrame, got {type(df).__name__}.")
+    if df.columns.duplicated().any():
+        dups = sorted(set(df.columns[df.columns.duplicated()].astype(str)))
+        raise InputError(f"duplicated column names: {', '.join(map(repr, dups))}; rename them so each is unique.")
+    df = df.rename(columns=lambda c: str(c).strip())
+    mapping = detect_mapping(df, label=label, probs=probs, weight=weight, model=model, positive=positive,
+                             features=features)
+    if len(df) < min_rows:
+        raise InputError(f"{source} has {len(df)} rows; at least {min_rows} are needed for a calibration analysis.")
+    out: dict[str, Predictions] = {}
+    if mapping.model is not None:
+        cols = next(iter(mapping.probs.values()))
+        key = df[mapping.model].astype(str)
+        for name in pd.unique(key):
+            out[str(name)] = _build(df[key == name], mapping, cols, str(name), source, logits, renormalize, min_rows)
+    else:
+        single = len(mapping.probs) == 1
+        for name, cols in mapping.probs.items():
+            # A one-model file names its model after the file ("hospital_readmission").
+            label = _model_name_from_source(source) if single else name
+            out[label] = _build(df, mapping, cols, label, source, logits, renormalize, min_rows)
+    return out
+
+
+def load_models(path_or_buffer, label=None, probs=None, weight=None, logits: bool = False, *, positive=None,
+                model=None, features=None, renormalize: bool = False, delimiter=None, encoding=None, sheet=None,
+                max_bytes: int = DEFAULT_MAX_BYTES, min_rows: int = MIN_ROWS, name=None) -> dict[str, Predictions]:
+    """Load every model of a predictions file: ``{model name: Predictions}`` in file order.
+
+    See :func:`load_predictions` for the parameters and the formats.
+
+    Examples
+    --------
+    >>> import calibviz as cv
+    >>> models = cv.load_models(cv.demo_path("loan_recalibration"))
+    >>> list(models)
+    ['raw', 'recalibrated']
+    """
+    raw = read_table(path_or_buffer, delimiter=delimiter, encoding=encoding, sheet=sheet, max_bytes=max_bytes,
+                     name=name)
+    return predictions_from_frame(raw.frame, label=label, probs=probs, weight=weight, logits=logits,
+                                  positive=positive, model=model, features=features, renormalize=renormalize,
+                                  min_rows=min_rows, source=raw.name)
+
+
+def load_predictions(path_or_buffer, label=None, probs=None, weight=None, logits: bool = False, *, positive=None,
+                     model=None, features=None, renormalize: bool = False, delimiter=None, encoding=None,
+                     sheet=None, max_bytes: int = DEFAULT_MAX_BYTES, min_rows: int = MIN_ROWS,
+                     name=None, select=None) -> Predictions:
+    """Load and validate a file of predictions.
+
+    Parameters
+    ----------
+    path_or_buffer : str, os.PathLike, bytes or binary file-like
+        CSV / TSV (any of ``, \\t ; |``), Parquet or Excel; gzip-compressed
+        text is accepted. Nothing is executed or unpickled.
+    label : str, optional
+        Label column (detected by name: label, y, y_true, target, ...).
+    probs : str, list of str or dict, optional
+        Probability columns: one column with P(positive) for binary data, one
+        column per class (list in class order or ``{class: column}``), or
+        ``{model: [columns]}`` for several models in wide format. Detected by
+        name (``p``, ``p_<class>``, ``prob_<class>``, ``proba_<class>``, or
+        the class labels themselves) when omitted.
+    weight : str, optional
+        Sample-weight column (detected: weight, sample_weight).
+    logits : bool, default False
+        The probability columns hold logits: a single column goes through
+        the sigmoid, several through the softmax.
+    positive : label, optional
+        Positive class of binary data given as one column (detected for
+        0/1, True/False, yes/no labels, or from a ``p_<label>`` name).
+    model : str, optional
+        Long-format model column (detected: model, model_name, classifier).
+    features : list of str, optional
+        Feature columns (default: every remaining column except ids).
+    renormalize : bool, default False
+        Divide multiclass rows that do not sum to 1 by their sum instead of
+        raising.
+    delimiter, encoding, sheet : optional
+        Reading options, see :func:`calibviz.io.read_table`.
+    max_bytes : int
+        Largest file accepted.
+    min_rows : int, default 10
+        Fewest rows accepted.
+    name : str, optional
+        Display name of the source in messages.
+    select : str, optional
+        Which model to return when the file holds several (default: the
+        first, with a warning naming the others; use :func:`load_models` for
+        all of them).
+
+    Returns
+    -------
+    Predictions
+
+    Raises
+    ------
+    calibviz.InputError
+        For every malformed input; the message says what is wrong, where
+        (column, rows) and how to fix it.
+
+    Examples
+    --------
+    >>> import calibviz as cv
+    >>> p = cv.load_predictions(b"label,p\\n" + b"0,0.2\\n1,0.7\\n" * 5)
+    >>> p.n, p.classes, round(float(p.y_prob.mean()), 2)
+    (10, (0, 1), 0.45)
+    """
+    models = load_models(path_or_buffer, label, probs, weight, logits, positive=positive, model=model,
+                         features=features, renormalize=renormalize, delimiter=delimiter, encoding=encoding,
+                         sheet=sheet, max_bytes=max_bytes, min_rows=min_rows, name=name)
+    if select is not None:
+        if str(select) not in models:
+            raise InputError(f"model {select!r} is not in the file; models are: {', '.join(map(repr, models))}.")
+        return models[str(select)]
+    first = next(iter(models.values()))
+    if len(models) > 1:
+        warnings.warn(
+            f"the file holds {len(models)} models ({', '.join(map(repr, models))}); returning {first.name!r}. "
+            "Use calibviz.load_models() for all of them or select=<name>.", UserWarning, stacklevel=2,
+        )
+    return first

@@ -1,0 +1,329 @@
+"""Which column is what: detect (or take from the user) the column mapping.
+
+Detection rules, in order (every rule can be overridden by an argument):
+
+- label: the first column named (case-insensitively) one of ``LABEL_NAMES``.
+- model (long format, one row per example and model): a column named
+  ``model``, ``model_name`` or ``classifier``.
+- weight: ``weight``, ``weights``, ``sample_weight``.
+- probabilities, first match wins:
+  1. column groups per model (wide format): ``<model>__<probability column>``
+     or ``<model>:<probability column>``, e.g. ``raw__p`` and ``platt__p``;
+  2. one column per class: ``p_<class>``, ``prob_<class>``, ``proba_<class>``,
+     ``probability_<class>`` (also with ``-``, ``.`` or no separator), where
+     ``<class>`` is a label value; or columns named exactly as the labels;
+     integer labels 0..K-1 with K prefixed columns whose suffixes are not label
+     values are read as column indices (recorded in ``notes``);
+  3. one positive-class column for binary data: ``p``, ``prob``, ``proba``,
+     ``probability``, ``y_prob``, ``y_score``, ``score``, ``pred``,
+     ``prediction``, ``p_hat``, ``risk``; or a single ``p_<label>`` column,
+     whose suffix names the positive class.
+- features: every other column except index-like ones (``id``, ``*_id``,
+  ``index``, pandas' ``Unnamed: 0``): an identifier is no variable to analyse.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+
+__all__ = ["ColumnMapping", "detect_mapping", "LABEL_NAMES", "WEIGHT_NAMES", "MODEL_NAMES", "ID_NAMES"]
+
+LABEL_NAMES = ("label", "y", "y_true", "target", "true", "truth", "true_label", "ground_truth",
+               "outcome", "actual", "class", "labels")
+WEIGHT_NAMES = ("weight", "weights", "sample_weight", "sample_weights")
+MODEL_NAMES = ("model", "model_name", "classifier")
+ID_NAMES = ("id", "row_id", "index", "unnamed: 0", "")
+_ID_PATTERN = re.compile(r"^(?:.*[_\- ])?id$|^unnamed: \d+$", re.IGNORECASE)
+SINGLE_PROB_NAMES = ("p", "prob", "proba", "probability", "y_prob", "y_proba", "y_score", "score", "pred",
+                     "prediction", "predicted_probability", "p_hat", "phat", "risk", "y_pred_proba")
+_PREFIX = re.compile(r"^(?:p|prob|probs|proba|probability|y_prob|y_proba)(?:[_\-.: ]+)(.+)$", re.IGNORECASE)
+_MODEL_SEP = re.compile(r"^(.+?)(?:__|:)(.+)$")
+_AFFIRMATIVE = ("1", "true", "yes", "y", "pos", "positive", "t")
+_NEGATIVE = ("0", "false", "no", "n", "neg", "negative", "f", "-1")
+
+
+def _key(value) -> str:
+    """Normalised string form of a label or a column suffix, for matching."""
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value)).lower()
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        value = int(value)
+    return str(value).strip().lower()
+
+
+@dataclass(frozen=True)
+class ColumnMapping:
+    """The resolved meaning of the columns of a predictions table.
+
+    Attributes
+    ----------
+    label : str
+        Label column.
+    probs : dict of str to tuple of str
+        Model name -> probability columns. One column: binary data given as
+        P(positive class). Several: one column per class in ``classes`` order.
+    classes : tuple
+        Class labels (as they appear in the file) in internal order 0..K-1.
+        Binary data: ``(negative, positive)``.
+    model : str or None
+        Long-format model column.
+    weight : str or None
+        Sample-weight column.
+    features : tuple of str
+        Columns available for variable-based analysis.
+    notes : tuple of str
+        Decisions a person should know about (shown in the dashboard).
+    """
+
+    label: str
+    probs: dict
+    classes: tuple
+    model: str | None = None
+    weight: str | None = None
+    features: tuple = ()
+    notes: tuple = field(default_factory=tuple)
+
+    @property
+    def is_binary(self) -> bool:
+        return len(self.classes) == 2
+
+    @property
+    def model_names(self) -> tuple:
+        return tuple(self.probs)
+
+
+def _find(columns, names, override, what):
+    if override is not None:
+        if override not in columns:
+            raise InputError(f"{what} column {override!r} is not in the file; columns are: {_list(columns)}.")
+        return override
+    lower = {c.lower(): c for c in columns}
+    for n in names:
+        if n in lower:
+            return lower[n]
+    return None
+
+
+def _list(columns, limit=12) -> str:
+    cols = list(columns)
+    shown = ", ".join(repr(c) for c in cols[:limit])
+    return shown + (f", ... ({len(cols)} columns)" if len(cols) > limit else "")
+
+
+def _label_values(series: pd.Series) -> list:
+    values = pd.unique(series.dropna())
+    try:
+        return sorted(values.tolist())
+    except TypeError:
+        return sorted(values.tolist(), key=_key)
+
+
+def _positive_of(values: list, positive) -> tuple:
+    """(negative, positive) for binary labels."""
+    if positive is not None:
+        matches = [v for v in values if _key(v) == _key(positive)]
+        if not matches:
+            if len(values) > 2:
+                raise InputError(f"positive class {positive!r} is not among the labels {values[:10]!r}.")
+            raise InputError(f"positive class {positive!r} is not among the labels {values!r}; pass one of them.")
+        pos = matches[0]
+        others = [v for v in values if _key(v) != _key(pos)]
+        if len(others) > 1:
+            raise InputError(
+                f"a single probability column describes two classes, but the labels hold {len(values)} values "
+                f"({values[:10]!r}); give one probability column per class."
+            )
+        neg = others[0] if others else ("not " + str(pos))
+        return neg, pos
+    if len(values) > 2:
+        raise InputError(
+            f"a single probability column describes a binary problem, but the label column holds {len(values)} "
+            f"classes ({values[:10]!r}); give one probability column per class (e.g. p_<class>)."
+        )
+    keys = [_key(v) for v in values]
+    for i, k in enumerate(keys):
+        if k in _AFFIRMATIVE and all(o in _NEGATIVE for j, o in enumerate(keys) if j != i):
+            neg = values[1 - i] if len(values) == 2 else "0"
+            return neg, values[i]
+    raise InputError(
+        f"cannot tell the positive class among the labels {values!r}; pass positive=<label> "
+        "(the class whose probability the column holds)."
+    )
+
+
+def _class_columns(cols: list, labels: list, notes: list):
+    """Match per-class probability columns to label values; None if no match."""
+    prefixed = {}
+    for c in cols:
+        m = _PREFIX.match(c)
+        if m:
+            prefixed[c] = m.group(1)
+    label_keys = {_key(v): v for v in labels}
+    if prefixed:
+        matched = {c: label_keys[_key(s)] for c, s in prefixed.items() if _key(s) in label_keys}
+        if len(matched) >= 2:
+            return list(matched), [matched[c] for c in matched]
+        if len(matched) == 1 and len(prefixed) == 1:
+            return None  # single positive-class column, handled by the caller
+        int_labels = all(isinstance(v, (int, np.integer)) for v in labels)
+        if len(prefixed) >= 2 and int_labels and all(0 <= v < len(prefixed) for v in labels):
+            notes.append(
+                f"integer labels read as positions of the probability columns ({', '.join(list(prefixed)[:3])}, ...)"
+            )
+            return list(prefixed), list(prefixed.values())
+        if len(prefixed) >= 2 and not matched:
+            return list(prefixed), list(prefixed.values())  # classes never observed still get a column
+    exact = [c for c in cols if _key(c) in label_keys]
+    if len(exact) >= 2 and len(exact) == len(label_keys):
+        return exact, [label_keys[_key(c)] for c in exact]
+    return None
+
+
+def _resolve_probs(df, cols, labels, probs, positive, notes):
+    """Return (columns, classes) for one model."""
+    if isinstance(probs, str):
+        probs = [probs]
+    if isinstance(probs, dict):
+        missing = [c for c in probs.values() if c not in df.columns]
+        if missing:
+            raise InputError(f"probability column(s) {missing!r} not in the file; columns are: {_list(df.columns)}.")
+        label_keys = {_key(v): v for v in labels}
+        classes = [label_keys.get(_key(k), k) for k in probs]
+        if len(probs) == 1:
+            return list(probs.values()), list(_positive_of(labels, next(iter(probs))))
+        return list(probs.values()), classes
+    if probs is not None:
+        probs = list(probs)
+        missing = [c for c in probs if c not in df.columns]
+        if missing:
+            raise InputError(f"probability column(s) {missing!r} not in the file; columns are: {_list(df.columns)}.")
+        if len(probs) == 1:
+            return probs, list(_positive_of(labels, _single_positive(probs[0], labels, positive)))
+        found = _class_columns(probs, labels, notes)
+        if found is not None and len(found[0]) == len(probs):
+            return found
+        if len(probs) == len(labels):
+            notes.append("probability columns matched to the sorted labels in the order given")
+            return probs, list(labels)
+        raise InputError(
+            f"{len(probs)} probability columns were given but the labels hold {len(labels)} classes "
+            f"({labels[:10]!r}); pass one column per class as a dict {{class: column}}."
+        )
+    found = _class_columns(cols, labels, notes)
+    if found is not None:
+        return found
+    single = [c for c in cols if c.lower() in SINGLE_PROB_NAMES]
+    prefixed = [c for c in cols if _PREFIX.match(c)]
+    if not single and len(prefixed) == 1:
+        single = prefixed
+    if single:
+        col = single[0]
+        return [col], list(_positive_of(labels, _single_positive(col, labels, positive)))
+    raise InputError(
+        "no probability columns found; name them p_<class> (one per class) or p (positive-class probability "
+        f"for binary data), or pass probs=... . Columns are: {_list(cols)}."
+    )
+
+
+def _single_positive(col, labels, positive):
+    if positive is not None:
+        return positive
+    m = _PREFIX.match(col)
+    if m and any(_key(v) == _key(m.group(1)) for v in labels):
+        return m.group(1)
+    return None
+
+
+def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, model=None, positive=None,
+                   features=None) -> ColumnMapping:
+    """Resolve the column mapping of ``df``, overriding detection where arguments are given.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The raw table.
+    label, weight, model : str, optional
+        Column names; detected by name when omitted.
+    probs : str, list of str or dict, optional
+        One column (binary, P(positive)), one column per class (list in
+        class order, or dict ``{class: column}``), or ``{model: columns}``
+        for several models in wide format.
+    positive : label, optional
+        Positive class when a single probability column is given.
+    features : list of str, optional
+        Feature columns; by default every column not otherwise used.
+
+    Returns
+    -------
+    ColumnMapping
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"y": [0, 1, 1], "p": [0.1, 0.8, 0.6], "age": [30, 40, 50]})
+    >>> m = detect_mapping(df)
+    >>> m.label, m.probs, m.classes, m.features
+    ('y', {'model': ('p',)}, (0, 1), ('age',))
+    """
+    columns = list(df.columns)
+    label_col = _find(columns, LABEL_NAMES, label, "label")
+    if label_col is None:
+        raise InputError(
+            f"no label column found; name the true-class column one of {', '.join(LABEL_NAMES[:5])} "
+            f"or pass label=<column>. Columns are: {_list(columns)}."
+        )
+    model_col = _find(columns, MODEL_NAMES, model, "model")
+    weight_col = _find(columns, WEIGHT_NAMES, weight, "weight")
+    used = {label_col, model_col, weight_col} - {None}
+    rest = [c for c in columns if c not in used]
+    labels = _label_values(df[label_col])
+    if not labels:
+        raise InputError(f"the label column {label_col!r} is empty; every row needs a true class.")
+    notes: list[str] = []
+
+    groups = None
+    if isinstance(probs, dict) and probs and all(isinstance(v, (list, tuple)) for v in probs.values()):
+        groups = {str(k): list(v) for k, v in probs.items()}
+    elif probs is None:
+        by_model: dict[str, list[str]] = {}
+        for c in rest:
+            m = _MODEL_SEP.match(c)
+            if m and (_PREFIX.match(m.group(2)) or m.group(2).lower() in SINGLE_PROB_NAMES):
+                by_model.setdefault(m.group(1), []).append(c)
+        if len(by_model) >= 2:
+            groups = by_model
+
+    model_probs: dict[str, tuple] = {}
+    classes = None
+    if groups is not None:
+        for name, cols in groups.items():
+            stripped = {_MODEL_SEP.match(c).group(2) if _MODEL_SEP.match(c) else c: c for c in cols}
+            sub = df.rename(columns={v: k for k, v in stripped.items()})
+            got_cols, got_classes = _resolve_probs(sub, list(stripped), labels, None, positive, notes)
+            got_cols = [stripped[c] for c in got_cols]
+            if classes is not None and [_key(c) for c in got_classes] != [_key(c) for c in classes]:
+                raise InputError(
+                    f"model {name!r} has probability columns for classes {got_classes!r} but another model has "
+                    f"{classes!r}; every model needs the same classes."
+                )
+            classes = got_classes
+            model_probs[name] = tuple(got_cols)
+    else:
+        got_cols, classes = _resolve_probs(df, rest, labels, probs, positive, notes)
+        model_probs["model"] = tuple(got_cols)
+
+    prob_cols = {c for cols in model_probs.values() for c in cols}
+    if features is None:
+        feats = tuple(c for c in rest if c not in prob_cols and c.strip().lower() not in ID_NAMES
+                      and not _ID_PATTERN.match(c.strip()))
+    else:
+        missing = [c for c in features if c not in columns]
+        if missing:
+            raise InputError(f"feature column(s) {missing!r} not in the file; columns are: {_list(columns)}.")
+        feats = tuple(features)
+    return ColumnMapping(label=label_col, probs=model_probs, classes=tuple(classes), model=model_col,
+                         weight=weight_col, features=feats, notes=tuple(notes))
