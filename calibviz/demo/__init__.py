@@ -28,8 +28,8 @@ class DemoDataset:
 DEMOS: dict[str, DemoDataset] = {d.name: d for d in [
     DemoDataset(
         "hospital_readmission", "hospital_readmission.csv", "Hospital readmission risk (binary, 20 000 patients)",
-        "A readmission model that looks well calibrated overall, overestimates the highest risks, and ignores age: "
-        "it under-predicts risk for older patients and over-predicts for younger ones.",
+        "A readmission model with a small ECE that under-predicts mid-range risks, overestimates the highest ones, "
+        "and ignores age: it under-predicts risk for older patients and over-predicts it for younger ones.",
         "binary",
     ),
     DemoDataset(

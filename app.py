@@ -1,0 +1,18 @@
+"""calibviz dashboard, home page: choose or upload data, check the mapping, see the summary.
+
+Run with ``streamlit run app.py`` (opens on the hospital-readmission demo).
+"""
+import streamlit as st
+
+from calibviz.ui import page_setup
+from calibviz.ui.home import data_summary, load_messages, mapping_editor, source_picker
+
+page_setup("Data")
+st.title("Can I trust these probabilities?")
+st.caption("Calibration diagnostics for probabilistic classifiers: pick a demo or upload your predictions, "
+           "then open the pages on the left.")
+source_picker()
+load_messages()
+mapping_editor()
+st.subheader("Data summary")
+data_summary()

@@ -1,0 +1,144 @@
+"""The dashboard's data state: what is loaded, from where, and how uploads get in.
+
+Cross-page state lives in ``st.session_state`` under ``cv_*`` keys (uploaded
+files are dropped by Streamlit on page switches, so uploads are parsed in the
+uploader's ``on_change`` callback and kept here). A failed load never
+replaces the data already loaded: the error is stored for the page to show.
+"""
+from __future__ import annotations
+
+import hashlib
+
+import streamlit as st
+
+from ..demo import demo_datasets, demo_info, demo_path
+from ..errors import InputError
+from ..io import ColumnMapping, Predictions, detect_mapping, predictions_from_frame, read_table
+from ..io.readers import RawTable
+
+__all__ = [
+    "DEFAULT_DEMO", "MAX_UPLOAD_BYTES", "ensure_data", "current_models", "current_predictions", "current_source",
+    "load_demo_into_state", "load_bytes_into_state", "on_upload", "pending_file", "take_error", "raw_table",
+    "detected_mapping",
+]
+
+DEFAULT_DEMO = "hospital_readmission"
+#: Mirrors ``[server] maxUploadSize`` (MB) in .streamlit/config.toml; checked in
+#: Python too because AppTest and the library bypass the browser's limit.
+MAX_UPLOAD_BYTES = 1024 * 1024**2
+
+_MODELS, _SOURCE, _ERROR, _PENDING, _MODEL_PICK = "cv_models", "cv_source", "cv_error", "cv_pending", "cv_model"
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _read(digest: str, _data: bytes, name: str) -> RawTable:
+    # Keyed on the digest, not the bytes: hashing 10^8 bytes per rerun is what we avoid.
+    return read_table(_data, name=name, max_bytes=MAX_UPLOAD_BYTES)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _parse(digest: str, _data: bytes, name: str, options: tuple) -> dict[str, Predictions]:
+    raw = _read(digest, _data, name)
+    return predictions_from_frame(raw.frame, source=name, **dict(options))
+
+
+def raw_table(data: bytes, name: str) -> RawTable:
+    """The parsed (cached) table of a file, before mapping."""
+    return _read(_digest(data), data, name)
+
+
+def detected_mapping(data: bytes, name: str, **overrides) -> ColumnMapping:
+    """The column mapping detected for a file (raises InputError when detection fails)."""
+    return detect_mapping(raw_table(data, name).frame, **overrides)
+
+
+def load_bytes_into_state(data: bytes, name: str, *, kind: str = "upload", **options) -> bool:
+    """Parse ``data`` and make it the current data; on bad input keep the old data and store the message.
+
+    ``options`` are :func:`calibviz.predictions_from_frame` keywords (label,
+    probs, positive, logits, weight, model, renormalize, ...).
+    """
+    clean = tuple(sorted((k, v if not isinstance(v, list) else tuple(v)) for k, v in options.items()
+                         if v is not None and v != ""))
+    try:
+        models = _parse(_digest(data), data, name, clean)
+    except InputError as exc:
+        st.session_state[_ERROR] = f"{name}: {exc}"
+        return False
+    st.session_state[_MODELS] = models
+    st.session_state["cv_bytes"] = data  # for re-mapping the current file
+    st.session_state[_SOURCE] = {"kind": kind, "name": name, "options": dict(clean), "digest": _digest(data)[:16]}
+    st.session_state[_MODEL_PICK] = next(iter(models))
+    st.session_state.pop(_ERROR, None)
+    return True
+
+
+def load_demo_into_state(name: str) -> bool:
+    """Make the demo dataset ``name`` the current data."""
+    if name not in demo_datasets():
+        st.session_state[_ERROR] = f"unknown demo dataset {name!r}; choose one of {', '.join(demo_datasets())}."
+        return False
+    data = demo_path(name).read_bytes()
+    ok = load_bytes_into_state(data, demo_path(name).name, kind="demo")
+    if ok:
+        st.session_state[_SOURCE]["demo"] = name
+        st.session_state[_SOURCE]["title"] = demo_info(name).title
+        st.session_state.pop(_PENDING, None)
+    return ok
+
+
+def on_upload(widget_key: str = "cv_upload") -> None:
+    """``on_change`` callback of the file uploader: parse the upload right away (it is gone after a page switch)."""
+    uploaded = st.session_state.get(widget_key)
+    if uploaded is None:
+        return
+    size = getattr(uploaded, "size", None)
+    if size is not None and size > MAX_UPLOAD_BYTES:
+        st.session_state[_ERROR] = (f"{uploaded.name} is {size / 1e6:.0f} MB, over the {MAX_UPLOAD_BYTES / 1e6:.0f} MB "
+                                    "upload limit; sample the rows or load it with `calibviz app FILE`.")
+        return
+    data = uploaded.getvalue()
+    if len(data) > MAX_UPLOAD_BYTES:
+        st.session_state[_ERROR] = (f"{uploaded.name} is over the {MAX_UPLOAD_BYTES / 1e6:.0f} MB upload limit; "
+                                    "sample the rows or load it with `calibviz app FILE`.")
+        return
+    st.session_state[_PENDING] = {"name": uploaded.name, "data": data}
+    if load_bytes_into_state(data, uploaded.name):
+        st.session_state.pop(_PENDING, None)
+
+
+def pending_file() -> dict | None:
+    """The last upload that could not be loaded yet (awaiting a manual mapping), if any."""
+    return st.session_state.get(_PENDING)
+
+
+def take_error() -> str | None:
+    """The message of the last failed load, if any (kept until the next successful load)."""
+    return st.session_state.get(_ERROR)
+
+
+def ensure_data() -> None:
+    """Load the default demo on the first run of any page (a deep link starts here too)."""
+    if _MODELS not in st.session_state:
+        load_demo_into_state(DEFAULT_DEMO)
+
+
+def current_models() -> dict[str, Predictions]:
+    ensure_data()
+    return st.session_state[_MODELS]
+
+
+def current_source() -> dict:
+    ensure_data()
+    return st.session_state[_SOURCE]
+
+
+def current_predictions() -> Predictions:
+    """The selected model of the current data."""
+    models = current_models()
+    pick = st.session_state.get(_MODEL_PICK)
+    return models.get(pick) or next(iter(models.values()))

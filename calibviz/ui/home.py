@@ -1,0 +1,147 @@
+"""Widgets of the home (data) page: source picker, column mapping, data summary."""
+from __future__ import annotations
+
+import streamlit as st
+
+from ..demo import DEMOS, demo_datasets
+from ..errors import InputError
+from ..overview import class_table, data_overview
+from .data import (current_predictions, current_source, detected_mapping, load_bytes_into_state,
+                   load_demo_into_state, on_upload, pending_file, raw_table, take_error)
+
+__all__ = ["source_picker", "load_messages", "mapping_editor", "data_summary"]
+
+_NONE = "(none)"
+_AUTO = "(auto-detect)"
+
+
+def _on_demo_change() -> None:
+    load_demo_into_state(st.session_state["cv_demo_pick"])
+
+
+def source_picker() -> None:
+    """Demo selector and file uploader side by side."""
+    left, right = st.columns(2)
+    with left:
+        src = current_source()
+        names = demo_datasets()
+        current = src.get("demo", names[0])
+        st.selectbox("Demo dataset", names, index=names.index(current) if current in names else 0,
+                     key="cv_demo_pick", format_func=lambda n: DEMOS[n].title, on_change=_on_demo_change,
+                     help="Ready-made predictions to explore; each tells a calibration story.")
+        st.caption(DEMOS[st.session_state.get("cv_demo_pick", current)].story)
+    with right:
+        st.file_uploader("Or upload predictions", type=["csv", "tsv", "txt", "parquet", "pq", "xlsx", "xls", "gz"],
+                         key="cv_upload", on_change=on_upload,
+                         help="One row per example: a label column and probability columns (p, or p_<class> per "
+                              "class); other columns become features. CSV, TSV, Parquet or Excel.")
+
+
+def load_messages() -> None:
+    """Show the last load error (the previous data stays loaded) and the loader's notes."""
+    err = take_error()
+    if err:
+        st.error(f"{err}\n\nThe previously loaded data is still shown.", icon=":material/error:")
+    preds = current_predictions()
+    for note in preds.notes:
+        st.info(f"Note: {note}.", icon=":material/info:")
+
+
+def _file_for_mapping() -> tuple[bytes, str, bool] | None:
+    pend = pending_file()
+    if pend is not None:
+        return pend["data"], pend["name"], True
+    src = current_source()
+    data = st.session_state.get("cv_bytes")
+    return (data, src["name"], False) if data is not None else None
+
+
+def mapping_editor() -> None:
+    """Column mapping with the detected defaults, editable; Apply re-loads the file with them."""
+    found = _file_for_mapping()
+    if found is None:
+        return
+    data, name, is_pending = found
+    try:
+        frame = raw_table(data, name).frame
+    except InputError:
+        return  # the read error is already shown by load_messages
+    columns = list(frame.columns)
+    try:
+        mapping = detected_mapping(data, name)
+    except InputError:
+        mapping = None
+    title = f"Column mapping of {name}" + (" (needs your input)" if is_pending else "")
+    with st.expander(title, expanded=is_pending):
+        if mapping is not None:
+            groups = ", ".join(f"{m}: {', '.join(c)}" for m, c in mapping.probs.items())
+            st.caption(f"Detected: label **{mapping.label}**, probabilities {groups}, classes "
+                       f"{', '.join(map(str, mapping.classes[:12]))}"
+                       + (f", model column **{mapping.model}**" if mapping.model else "")
+                       + (f", weight **{mapping.weight}**" if mapping.weight else "") + ".")
+        with st.form(f"cv_mapping_form"):
+            c1, c2, c3 = st.columns(3)
+            label = c1.selectbox("Label column", columns,
+                                 index=columns.index(mapping.label) if mapping else 0,
+                                 help="The column with the true class of each row.")
+            multi_group = mapping is not None and len(mapping.probs) > 1
+            default_probs = [] if (mapping is None or multi_group) else list(next(iter(mapping.probs.values())))
+            probs = c2.multiselect("Probability columns", columns, default=default_probs,
+                                   help="One column (P of the positive class, binary) or one per class. "
+                                        "Leave empty to auto-detect (also finds several models).")
+            positive = c3.text_input("Positive class (binary, one column)",
+                                     value="" if mapping is None or not mapping.is_binary else str(mapping.classes[1]),
+                                     help="The class whose probability a single column holds.")
+            c4, c5, c6 = st.columns(3)
+            weight = c4.selectbox("Weight column", [_NONE, *columns],
+                                  index=(columns.index(mapping.weight) + 1) if mapping and mapping.weight else 0,
+                                  help="Optional sample weights (non-negative).")
+            model = c5.selectbox("Model column (long format)", [_NONE, *columns],
+                                 index=(columns.index(mapping.model) + 1) if mapping and mapping.model else 0,
+                                 help="Optional: a column naming the model of each row, for several models.")
+            logits = c6.checkbox("Columns hold logits", value=False,
+                                 help="Apply the sigmoid (one column) or softmax (several) first.")
+            renormalize = c6.checkbox("Renormalise rows", value=False,
+                                      help="Divide each probability row by its sum when rows do not sum to 1.")
+            if st.form_submit_button("Apply mapping", type="primary"):
+                ok = load_bytes_into_state(
+                    data, name, label=label, probs=probs or None, positive=positive.strip() or None,
+                    weight=None if weight == _NONE else weight, model=None if model == _NONE else model,
+                    logits=logits, renormalize=renormalize,
+                )
+                if ok:
+                    st.session_state.pop("cv_pending", None)
+                st.rerun()
+
+
+def data_summary() -> None:
+    """Rows, classes, prevalence/accuracy and the class table of the selected model."""
+    preds = current_predictions()
+    o = data_overview(preds)
+    cols = st.columns(5)
+    cols[0].metric("Rows", f"{o['rows']:,}", help="Number of predictions (rows) of this model.")
+    cols[1].metric("Classes", o["classes"], help="Number of classes of the label.")
+    if preds.is_binary:
+        cols[2].metric(f"Prevalence of {o['positive_class']}", f"{o['prevalence']:.1%}",
+                       help="Share of rows whose label is the positive class.")
+        cols[3].metric("Mean prediction", f"{o['mean_prediction']:.1%}",
+                       help="Average predicted probability of the positive class; far from the prevalence means "
+                            "miscalibration in the large.")
+    else:
+        cols[2].metric("Accuracy", f"{o['accuracy']:.1%}", help="Share of rows whose top class is the true class.")
+        cols[3].metric("Mean confidence", f"{o['mean_confidence']:.1%}",
+                       help="Average top probability; above the accuracy means overconfidence on average.")
+    cols[4].metric("Features", o["features"], help="Other columns, available on the Variables page.")
+    if preds.is_binary:
+        gap = o["mean_prediction"] - o["prevalence"]
+        direction = "over" if gap > 0 else "under"
+        st.markdown(f"On average the model **{direction}-predicts** the rate of *{o['positive_class']}* by "
+                    f"{abs(gap):.1%} points ({o['mean_prediction']:.1%} predicted vs {o['prevalence']:.1%} observed).")
+    else:
+        gap = o["mean_confidence"] - o["accuracy"]
+        st.markdown(f"The model is **{'over' if gap > 0 else 'under'}confident** on average: its mean confidence "
+                    f"is {o['mean_confidence']:.1%} for an accuracy of {o['accuracy']:.1%}.")
+        with st.expander("Classes"):
+            st.dataframe(class_table(preds), hide_index=True)
+    if len(preds.features.columns):
+        st.caption("Feature columns: " + ", ".join(map(str, preds.features.columns)))
