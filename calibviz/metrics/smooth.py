@@ -1,2 +1,311 @@
-"""Placeholder: filled in by the module owner."""
-__all__: list[str] = []
+"""Smooth (kernel) calibration measures: smooth ECE and the smoothed reliability curve.
+
+smECE (Blasiok & Nakkiran 2023) smooths the residuals ``y - p`` with a
+Gaussian kernel reflected at 0 and 1 and integrates their absolute value; its
+bandwidth is the fixed point ``sigma* = smECE_sigma*``.
+
+Speed: the data enter only through two masses on a fine grid of ``[0, 1]``
+(linear binning of the weights and of the weighted residuals), so N = 10^7
+rows cost a few ``bincount`` passes; every bandwidth tried afterwards costs
+one FFT convolution of grid length, independent of N.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import optimize
+
+from ..errors import InputError
+from ..validation import check_binary
+
+__all__ = ["smooth_ece", "smooth_reliability_curve"]
+
+# Grid resolution: the kernel is only resolved when the grid step h is well
+# below sigma. We demand h <= sigma / _STEPS_PER_SIGMA, which bounds the
+# relative error of linear binning by about (1/8)^2 / 8 = 0.2 %.
+_STEPS_PER_SIGMA = 8
+# Grid sizes tried (intervals of [0, 1]); a finer grid is used only when the
+# fixed point lies below the coarser grid's smallest admissible bandwidth.
+_GRID_SIZES = (1 << 14, 1 << 17, 1 << 20)
+# Rows binned per pass.
+_CHUNK_ROWS = 1 << 18
+# Tolerance of the fixed-point search (absolute, in bandwidth units).
+_XTOL = 1e-7
+
+
+@dataclass(frozen=True)
+class _GridMasses:
+    """Linearly binned data on the nodes ``j / k`` of [0, 1], normalised by the total weight."""
+
+    k: int  # number of grid intervals
+    residual_fft: np.ndarray  # rfft of the mirrored residual mass
+    density_fft: np.ndarray | None = None  # rfft of the mirrored weight mass (curve only)
+    outcome_fft: np.ndarray | None = None  # rfft of the mirrored outcome mass (curve only)
+
+    @property
+    def step(self) -> float:
+        return 1.0 / self.k
+
+
+def _mirror(a: np.ndarray) -> np.ndarray:
+    # Nodes 0..k on [0, 1] extended evenly to a circle of length 2 (2k nodes):
+    # convolving on this circle with a 2-periodic Gaussian is exactly the
+    # Gaussian kernel reflected at 0 and 1 (the "reflection" map of the paper).
+    return np.concatenate([a, a[-2:0:-1]])
+
+
+def _bin_chunk(y, p, w, k: int, masses: np.ndarray) -> None:
+    """Add the linearly binned masses of one chunk of rows to ``masses`` (shape (m, k + 1))."""
+    frac = p * k
+    lo = frac.astype(np.intp)
+    np.minimum(lo, k - 1, out=lo)  # p == 1 goes to the last interval
+    frac -= lo  # position within the interval, in [0, 1]
+    r = y - p
+    if w is not None:
+        r *= w
+    values = [r]
+    if masses.shape[0] > 1:
+        values += [np.ones_like(p) if w is None else w, y if w is None else w * y]
+    for row, v in zip(masses, values):
+        # Linear binning: node lo gets v * (1 - frac), node lo + 1 gets v * frac.
+        right = np.bincount(lo, weights=v * frac, minlength=k)
+        row += np.bincount(lo, weights=v, minlength=k + 1)
+        row[:k] -= right
+        row[1:] += right
+
+
+def _grid_masses(y: np.ndarray, p: np.ndarray, w: np.ndarray | None, k: int, curve: bool = False) -> _GridMasses:
+    # smECE needs the residual mass only; the curve also needs weight and outcome masses.
+    masses = np.zeros((3 if curve else 1, k + 1))
+    # Chunks keep the temporaries cache-sized and avoid fresh 10^7-element
+    # allocations (page faults dominated a single pass at N = 10^7).
+    for start in range(0, p.size, _CHUNK_ROWS):
+        sl = slice(start, start + _CHUNK_ROWS)
+        _bin_chunk(y[sl], p[sl], None if w is None else w[sl], k, masses)
+    total = float(p.size) if w is None else float(w.sum())
+    return _GridMasses(k, *(np.fft.rfft(_mirror(m / total)) for m in masses))
+
+
+def _kernel_fft(sigma: float, k: int) -> np.ndarray:
+    """rfft of the Gaussian (sd sigma) sampled on the circle of length 2 with 2k nodes."""
+    n = 2 * k
+    t = np.arange(n) / k
+    d = np.minimum(t, 2.0 - t)  # circular distance
+    # Periodise over enough periods that the omitted tails are < exp(-12.5).
+    reach = int(np.ceil(2.5 * sigma)) + 1
+    vals = np.zeros(n)
+    for m in range(-reach, reach + 1):
+        vals += np.exp(-0.5 * ((d + 2.0 * m) / sigma) ** 2)
+    vals *= (1.0 / k) / (sigma * np.sqrt(2.0 * np.pi))
+    return np.fft.rfft(vals)
+
+
+def _smooth(mass_fft: np.ndarray, kernel_fft: np.ndarray, k: int) -> np.ndarray:
+    """Kernel-smoothed function at the nodes 0..k of [0, 1]."""
+    # Masses are per node and the kernel samples carry the step 1/k, so the
+    # product is a density: sum_i w_i K(t_j, p_i) / sum_i w_i.
+    return np.fft.irfft(mass_fft * kernel_fft, n=2 * k)[: k + 1] * k
+
+
+def _trapezoid_abs(values: np.ndarray, k: int) -> float:
+    a = np.abs(values)
+    return float((a.sum() - 0.5 * (a[0] + a[-1])) / k)
+
+
+def _smece_at(masses: _GridMasses, sigma: float) -> float:
+    r = _smooth(masses.residual_fft, _kernel_fft(sigma, masses.k), masses.k)
+    return _trapezoid_abs(r, masses.k)
+
+
+def _fixed_point(y, p, w, curve: bool = False) -> tuple[float, float, _GridMasses]:
+    """(sigma*, smECE(sigma*), masses) with smECE_sigma* = sigma*."""
+    for k in _GRID_SIZES:
+        masses = _grid_masses(y, p, w, k, curve)
+        sigma_min = _STEPS_PER_SIGMA / k
+        # smECE_sigma is non-increasing in sigma and at most mean|y - p| <= 1,
+        # so g(sigma) = smECE_sigma - sigma has one root in (0, 1].
+        if _smece_at(masses, sigma_min) - sigma_min > 0:
+            g_hi = _smece_at(masses, 1.0) - 1.0
+            if g_hi >= 0:  # only if every residual is +-1 everywhere
+                return 1.0, _smece_at(masses, 1.0), masses
+            sigma = optimize.brentq(lambda s: _smece_at(masses, s) - s, sigma_min, 1.0, xtol=_XTOL)
+            return sigma, _smece_at(masses, sigma), masses
+    # Root below 8 / 2^20 ~ 7.6e-6: report the smallest resolvable bandwidth;
+    # the smECE there is below that value as well.
+    return sigma_min, _smece_at(masses, sigma_min), masses
+
+
+def _masses_for_bandwidth(y, p, w, bandwidth, curve: bool = False) -> _GridMasses:
+    if not (np.isfinite(bandwidth) and 0 < bandwidth <= 10):
+        raise InputError(f"bandwidth must be a number in (0, 10], got {bandwidth!r}; use None for the automatic choice.")
+    if bandwidth < _STEPS_PER_SIGMA / _GRID_SIZES[-1]:
+        raise InputError(
+            f"bandwidth {bandwidth:g} is below the finest resolvable value "
+            f"{_STEPS_PER_SIGMA / _GRID_SIZES[-1]:.3g}; choose a larger one."
+        )
+    k = next(k for k in _GRID_SIZES if _STEPS_PER_SIGMA / k <= bandwidth)
+    return _grid_masses(y, p, w, k, curve)
+
+
+def smooth_ece(y_true, y_prob, *, bandwidth: float | None = None, sample_weight=None, return_bandwidth: bool = False):
+    """Smooth ECE (smECE) with the automatic, scale-consistent bandwidth.
+
+    For a bandwidth ``sigma``, with ``K_sigma(t, p)`` the Gaussian kernel of
+    standard deviation ``sigma`` reflected at 0 and 1 (the density at ``t``
+    of ``pi(p + sigma Z)``, ``pi`` folding the real line onto [0, 1]),
+
+    .. math::
+
+        \\mathrm{smECE}_\\sigma = \\int_0^1 \\Big| \\frac{\\sum_i w_i
+        K_\\sigma(t, p_i)\\,(y_i - p_i)}{\\sum_i w_i} \\Big| \\, dt
+        = \\int_0^1 |\\hat r_\\sigma(t)|\\, \\hat\\delta_\\sigma(t)\\, dt,
+
+    the smoothed residual ``r_hat`` weighted by the smoothed density
+    ``delta_hat``. With ``bandwidth=None`` the bandwidth is the unique fixed
+    point ``sigma* = smECE_sigma*`` (``smECE_sigma`` is non-increasing in
+    ``sigma``), found by Brent's method to 1e-7 (relplot bisects to 1e-3).
+
+    Implementation: the predictions are linearly binned onto a grid of
+    2^14 intervals (2^17 or 2^20 when ``sigma*`` is very small; the grid step
+    is kept <= sigma / 8, bounding the discretisation error at about 0.2 %
+    relative) and convolved by FFT on the mirrored grid, which is the exact
+    reflected kernel for grid data. The integral is a trapezoid sum. Cost:
+    O(N) for the binning plus O(grid log grid) per bandwidth tried.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Outcomes in {0, 1}.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of the outcome 1, in [0, 1].
+    bandwidth : float, optional
+        Fixed kernel standard deviation ``sigma`` in (0, 10]; default: the
+        automatic fixed point.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights (in both the residual and the density; integer
+        weights act as repetitions).
+    return_bandwidth : bool, default False
+        Also return the bandwidth used.
+
+    Returns
+    -------
+    float, or (float, float) if ``return_bandwidth``
+        smECE in [0, 1] (and the bandwidth).
+
+    References
+    ----------
+    J. Blasiok and P. Nakkiran, "Smooth ECE: Principled Reliability Diagrams
+    via Kernel Smoothing", ICLR 2024 (arXiv:2309.12236): Sec. 3, the
+    definition of smECE_sigma via kernel smoothing of the residuals, the
+    reflected Gaussian kernel, and the fixed-point bandwidth sigma* with
+    smECE_sigma* = sigma*. The peer implementation is the ``relplot``
+    package (``relplot.smECE``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calibviz.metrics import smooth_ece
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.random(50000)
+    >>> y = rng.random(50000) < p
+    >>> smooth_ece(y, p) < 0.02        # calibrated: small
+    True
+    >>> round(smooth_ece(y, 0.5 + 0.5 * (p - 0.5)), 1)   # squashed: clearly miscalibrated
+    0.1
+    """
+    y, p, w = check_binary(y_true, y_prob, sample_weight)
+    if bandwidth is None:
+        sigma, value, _ = _fixed_point(y, p, w)
+    else:
+        masses = _masses_for_bandwidth(y, p, w, bandwidth)
+        sigma, value = float(bandwidth), _smece_at(masses, float(bandwidth))
+    return (value, sigma) if return_bandwidth else value
+
+
+def smooth_reliability_curve(
+    y_true, y_prob, *, bandwidth: float | None = None, sample_weight=None, n_points: int = 201
+) -> pd.DataFrame:
+    """Smoothed reliability curve behind smECE (for reliability diagrams).
+
+    On ``n_points`` equally spaced ``x`` in [0, 1], with the reflected
+    Gaussian kernel ``K_sigma`` of :func:`smooth_ece`:
+
+    * ``obs_rate`` = sum w K(x, p_i) y_i / sum w K(x, p_i) (Nadaraya-Watson
+      regression of the outcome on the prediction),
+    * ``mean_pred`` = sum w K(x, p_i) p_i / sum w K(x, p_i) (the smoothed
+      prediction; equals ``x`` away from the edges, and differs near 0 and 1
+      where reflection pulls it inwards),
+    * ``density`` = sum w K(x, p_i) / sum w (integrates to 1 over [0, 1]),
+    * ``gap`` = ``obs_rate - mean_pred`` (the smoothed residual ``r_hat``).
+
+    ``smooth_ece`` equals the integral of ``|gap| * density`` over [0, 1].
+    Points where the density is below 1e-12 (no data nearby) have NaN rates.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Outcomes in {0, 1}.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of the outcome 1, in [0, 1].
+    bandwidth : float, optional
+        Kernel standard deviation; default: the smECE fixed point.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    n_points : int, default 201
+        Number of curve points (>= 2).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``x, obs_rate, mean_pred, gap, density``;
+        ``df.attrs["bandwidth"]`` and ``df.attrs["smooth_ece"]`` hold the
+        bandwidth and the smECE at that bandwidth.
+
+    References
+    ----------
+    J. Blasiok and P. Nakkiran, "Smooth ECE: Principled Reliability Diagrams
+    via Kernel Smoothing", ICLR 2024, Sec. 3-4 (the smoothed reliability
+    diagram, whose line thickness is the density ``delta_hat``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calibviz.metrics import smooth_reliability_curve
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.random(20000)
+    >>> y = rng.random(20000) < p ** 2          # over-predicts everywhere
+    >>> curve = smooth_reliability_curve(y, p, n_points=5)
+    >>> list(curve.columns)
+    ['x', 'obs_rate', 'mean_pred', 'gap', 'density']
+    >>> bool((curve["gap"].iloc[1:4] < 0).all())
+    True
+    """
+    if isinstance(n_points, bool) or not isinstance(n_points, (int, np.integer)) or n_points < 2:
+        raise InputError(f"n_points must be an integer >= 2, got {n_points!r}.")
+    y, p, w = check_binary(y_true, y_prob, sample_weight)
+    if bandwidth is None:
+        sigma, value, masses = _fixed_point(y, p, w, curve=True)
+    else:
+        sigma = float(bandwidth)
+        masses = _masses_for_bandwidth(y, p, w, sigma, curve=True)
+        value = _smece_at(masses, sigma)
+    k = masses.k
+    kern = _kernel_fft(sigma, k)
+    density = _smooth(masses.density_fft, kern, k)
+    outcome = _smooth(masses.outcome_fft, kern, k)
+    residual = _smooth(masses.residual_fft, kern, k)
+    nodes = np.linspace(0.0, 1.0, k + 1)
+    x = np.linspace(0.0, 1.0, int(n_points))
+    dens = np.interp(x, nodes, density)
+    num_y = np.interp(x, nodes, outcome)
+    num_r = np.interp(x, nodes, residual)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ok = dens > 1e-12
+        obs = np.where(ok, num_y / dens, np.nan)
+        gap = np.where(ok, num_r / dens, np.nan)
+    df = pd.DataFrame({"x": x, "obs_rate": obs, "mean_pred": obs - gap, "gap": gap, "density": dens})
+    df.attrs["bandwidth"] = float(sigma)
+    df.attrs["smooth_ece"] = float(value)
+    return df
