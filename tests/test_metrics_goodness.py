@@ -1,0 +1,170 @@
+"""calibviz.metrics.goodness: Spiegelhalter's Z and the calibration intercept / slope."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import optimize, special
+from sklearn.linear_model import LogisticRegression
+
+from calibviz import InputError
+from calibviz.metrics import calibration_intercept_slope, spiegelhalter_z
+
+
+def _data(n=3000, seed=0, squash=1.0):
+    rng = np.random.default_rng(seed)
+    p_true = rng.uniform(0.02, 0.98, n)
+    y = (rng.random(n) < p_true).astype(int)
+    p = np.clip(0.5 + squash * (p_true - 0.5), 0, 1)  # squash > 1: too extreme
+    return y, p, rng.integers(1, 4, n).astype(float)
+
+
+# --- Spiegelhalter ---------------------------------------------------------
+
+
+def _naive_spiegelhalter(y, p):
+    """Spiegelhalter (1986) written as a plain loop over rows."""
+    num = var = 0.0
+    for yi, pi in zip(y, p):
+        num += (yi - pi) * (1 - 2 * pi)
+        var += (1 - 2 * pi) ** 2 * pi * (1 - pi)
+    z = num / math.sqrt(var)
+    return z, math.erfc(abs(z) / math.sqrt(2))  # two-sided normal p-value
+
+
+@pytest.mark.parametrize("seed, squash", [(0, 1.0), (1, 0.6), (2, 1.3)])
+def test_spiegelhalter_matches_naive_loop(seed, squash):
+    y, p, _ = _data(800, seed, squash)
+    z, pv = spiegelhalter_z(y, p)
+    z0, pv0 = _naive_spiegelhalter(y, p)
+    assert z == pytest.approx(z0, rel=1e-10)
+    assert pv == pytest.approx(pv0, rel=1e-8, abs=1e-300)
+
+
+def test_spiegelhalter_unpacks_and_detects_miscalibration():
+    y, p, _ = _data(20000, 3)
+    res = spiegelhalter_z(y, p)
+    z, pv = res
+    assert (z, pv) == (res.statistic, res.p_value)
+    assert pv > 1e-3  # calibrated data: no rejection at any sensible level (seeded)
+    y2, p2, _ = _data(20000, 3, squash=0.5)  # too moderate predictions
+    assert spiegelhalter_z(y2, p2).p_value < 1e-10
+
+
+def test_spiegelhalter_frequency_weights_equal_repetition():
+    y, p, w = _data(300, 4)
+    rep = np.repeat(np.arange(y.size), w.astype(int))
+    assert spiegelhalter_z(y, p, sample_weight=w).statistic == pytest.approx(
+        spiegelhalter_z(y[rep], p[rep]).statistic, rel=1e-10
+    )
+
+
+def test_spiegelhalter_zero_variance_is_an_input_error():
+    with pytest.raises(InputError, match="null variance is zero"):
+        spiegelhalter_z([0, 1, 1], [0.0, 0.5, 1.0])
+
+
+# --- intercept and slope -----------------------------------------------------
+
+
+def _independent_intercept(y, logit, w):
+    """Root of the offset model's score equation sum w (y - expit(a + L)) = 0."""
+    return optimize.brentq(lambda a: np.dot(w, y - special.expit(a + logit)), -20, 20, xtol=1e-12)
+
+
+@pytest.mark.parametrize("seed, squash", [(0, 1.0), (1, 0.6), (2, 1.0)])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_intercept_slope_match_independent_fits(seed, squash, weighted):
+    y, p, w = _data(4000, seed, squash)
+    if seed == 2:
+        p = np.minimum(p + 0.05, 0.999)  # shift: calibration-in-the-large off
+    weights = w if weighted else np.ones_like(p)
+    res = calibration_intercept_slope(y, p, sample_weight=w if weighted else None)
+    logit = special.logit(p)
+    assert res.intercept == pytest.approx(_independent_intercept(y, logit, weights), abs=1e-7)
+    lr = LogisticRegression(C=np.inf, tol=1e-12, max_iter=10_000).fit(
+        logit[:, None], y, sample_weight=weights
+    )
+    assert res.slope == pytest.approx(lr.coef_[0, 0], rel=1e-5)
+    assert res.slope_model_intercept == pytest.approx(lr.intercept_[0], abs=1e-5)
+
+
+def test_intercept_slope_standard_errors_match_statsmodels_logit():
+    import statsmodels.api as sm
+
+    y, p, _ = _data(3000, 7, squash=0.7)
+    logit = special.logit(p)
+    ref = sm.Logit(y, sm.add_constant(logit)).fit(disp=0)
+    res = calibration_intercept_slope(y, p, confidence=0.9)
+    assert res.slope == pytest.approx(ref.params[1], rel=1e-7)
+    assert res.slope_se == pytest.approx(ref.bse[1], rel=1e-6)
+    lo, hi = ref.conf_int(alpha=0.1)[1]
+    assert (res.slope_low, res.slope_high) == pytest.approx((lo, hi), rel=1e-6)
+    assert res.slope > 1  # too-moderate predictions
+    assert res.slope_p_value < 1e-6
+    assert res.confidence == 0.9
+
+
+def test_intercept_slope_calibrated_data_and_unpacking():
+    y, p, _ = _data(50000, 11)
+    res = calibration_intercept_slope(y, p)
+    intercept, slope = res
+    assert (intercept, slope) == (res.intercept, res.slope)
+    assert res.intercept_low < 0 < res.intercept_high
+    assert res.slope_low < 1 < res.slope_high
+
+
+def test_scores_of_exactly_zero_and_one_are_clipped():
+    y, p, _ = _data(2000, 3)
+    p[:3], y[:3] = [0.0, 1.0, 1.0], [0, 1, 1]
+    res = calibration_intercept_slope(y, p)
+    assert np.isfinite([res.intercept, res.slope, res.slope_se]).all()
+
+
+def test_single_class_is_an_input_error():
+    with pytest.raises(InputError, match="only 1s"):
+        calibration_intercept_slope([1, 1, 1], [0.2, 0.5, 0.9])
+    with pytest.raises(InputError, match="only 0s"):
+        calibration_intercept_slope([0, 1, 0], [0.2, 0.5, 0.9], sample_weight=[1, 0, 2])
+
+
+def test_separation_gives_nan_slope_and_a_warning():
+    y = np.array([0, 0, 0, 1, 1, 1])
+    p = np.array([0.1, 0.2, 0.3, 0.6, 0.7, 0.8])
+    with pytest.warns(RuntimeWarning, match="separate"):
+        res = calibration_intercept_slope(y, p)
+    assert math.isnan(res.slope) and math.isnan(res.slope_low)
+    assert np.isfinite(res.intercept)
+    with pytest.warns(RuntimeWarning, match="constant"):
+        calibration_intercept_slope(y, np.full(6, 0.4))
+
+
+@pytest.mark.parametrize("confidence", [0, 1, 1.5, np.nan])
+def test_bad_confidence(confidence):
+    with pytest.raises(InputError, match="confidence"):
+        calibration_intercept_slope([0, 1, 0, 1], [0.2, 0.4, 0.5, 0.9], confidence=confidence)
+
+
+@pytest.mark.property
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(20, 200))
+def test_spiegelhalter_properties(seed, n):
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0.01, 0.99, n)
+    y = (rng.random(n) < p).astype(int)
+    z, pv = spiegelhalter_z(y, p)
+    assert 0 <= pv <= 1
+    perm = rng.permutation(n)
+    assert spiegelhalter_z(y[perm], p[perm]).statistic == pytest.approx(z, rel=1e-9, abs=1e-12)
+    assert spiegelhalter_z(y, p, sample_weight=np.ones(n)).statistic == pytest.approx(z, rel=1e-12, abs=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # small samples may separate
+        if 0 < y.sum() < n:
+            a, b = calibration_intercept_slope(y, p)
+            a2, b2 = calibration_intercept_slope(y, p, sample_weight=np.ones(n))
+            assert a == pytest.approx(a2, abs=1e-9)
+            assert (np.isnan(b) and np.isnan(b2)) or b == pytest.approx(b2, rel=1e-7)
