@@ -41,13 +41,13 @@ def _numeric_block(df: pd.DataFrame, cols, what: str) -> np.ndarray:
     return out
 
 
-def _labels_to_index(series: pd.Series, classes: tuple, label_col: str) -> np.ndarray:
+def _labels_to_index(series: pd.Series, classes: tuple, label_col: str, positions: bool = False) -> np.ndarray:
     missing = series.isna().to_numpy()
     if missing.any():
         raise InputError(
             f"the label column {label_col!r} is empty in {describe_rows(missing)}; fill or drop those rows."
         )
-    lookup = {_key(c): i for i, c in enumerate(classes)}
+    lookup = {_key(i if positions else c): i for i, c in enumerate(classes)}
     inverse, uniques = pd.factorize(series, sort=False)
     codes = np.array([lookup.get(_key(u), -1) for u in uniques], dtype=np.int64)  # loop over distinct labels only
     y = codes[inverse]
@@ -115,7 +115,7 @@ def _build(df: pd.DataFrame, mapping: ColumnMapping, cols, name: str, source: st
         raise InputError(
             f"{source}: model {name!r} has {len(df)} rows; at least {min_rows} are needed for a calibration analysis."
         )
-    y = _labels_to_index(df[mapping.label], mapping.classes, mapping.label)
+    y = _labels_to_index(df[mapping.label], mapping.classes, mapping.label, mapping.label_positions)
     probs = _probabilities(_numeric_block(df, cols, "probability"), cols, logits, renormalize)
     w = _weights(df, mapping.weight)
     present = np.unique(y)
@@ -152,10 +152,10 @@ def predictions_from_frame(df: pd.DataFrame, *, label=None, probs=None, weight=N
     """
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"expected a pandas DataFrame, got {type(df).__name__}.")
+    df = df.rename(columns=lambda c: str(c).strip())  # "label " and "label" are the same column to a person
     if df.columns.duplicated().any():
         dups = sorted(set(df.columns[df.columns.duplicated()].astype(str)))
         raise InputError(f"duplicated column names: {', '.join(map(repr, dups))}; rename them so each is unique.")
-    df = df.rename(columns=lambda c: str(c).strip())
     mapping = detect_mapping(df, label=label, probs=probs, weight=weight, model=model, positive=positive,
                              features=features)
     if len(df) < min_rows:

@@ -78,6 +78,8 @@ class ColumnMapping:
         Columns available for variable-based analysis.
     notes : tuple of str
         Decisions a person should know about (shown in the dashboard).
+    label_positions : bool
+        Integer labels are positions 0..K-1 of the probability columns.
     """
 
     label: str
@@ -87,6 +89,7 @@ class ColumnMapping:
     weight: str | None = None
     features: tuple = ()
     notes: tuple = field(default_factory=tuple)
+    label_positions: bool = False
 
     @property
     def is_binary(self) -> bool:
@@ -157,7 +160,7 @@ def _positive_of(values: list, positive) -> tuple:
 
 
 def _class_columns(cols: list, labels: list, notes: list):
-    """Match per-class probability columns to label values; None if no match."""
+    """Match per-class probability columns to label values: (columns, classes, labels_are_positions) or None."""
     prefixed = {}
     for c in cols:
         m = _PREFIX.match(c)
@@ -167,7 +170,7 @@ def _class_columns(cols: list, labels: list, notes: list):
     if prefixed:
         matched = {c: label_keys[_key(s)] for c, s in prefixed.items() if _key(s) in label_keys}
         if len(matched) >= 2:
-            return list(matched), [matched[c] for c in matched]
+            return list(matched), [matched[c] for c in matched], False
         if len(matched) == 1 and len(prefixed) == 1:
             return None  # single positive-class column, handled by the caller
         int_labels = all(isinstance(v, (int, np.integer)) for v in labels)
@@ -175,17 +178,17 @@ def _class_columns(cols: list, labels: list, notes: list):
             notes.append(
                 f"integer labels read as positions of the probability columns ({', '.join(list(prefixed)[:3])}, ...)"
             )
-            return list(prefixed), list(prefixed.values())
+            return list(prefixed), list(prefixed.values()), True
         if len(prefixed) >= 2 and not matched:
-            return list(prefixed), list(prefixed.values())  # classes never observed still get a column
+            return list(prefixed), list(prefixed.values()), False  # unobserved classes still get a column
     exact = [c for c in cols if _key(c) in label_keys]
     if len(exact) >= 2 and len(exact) == len(label_keys):
-        return exact, [label_keys[_key(c)] for c in exact]
+        return exact, [label_keys[_key(c)] for c in exact], False
     return None
 
 
 def _resolve_probs(df, cols, labels, probs, positive, notes):
-    """Return (columns, classes) for one model."""
+    """Return (columns, classes, labels_are_positions) for one model."""
     if isinstance(probs, str):
         probs = [probs]
     if isinstance(probs, dict):
@@ -195,21 +198,21 @@ def _resolve_probs(df, cols, labels, probs, positive, notes):
         label_keys = {_key(v): v for v in labels}
         classes = [label_keys.get(_key(k), k) for k in probs]
         if len(probs) == 1:
-            return list(probs.values()), list(_positive_of(labels, next(iter(probs))))
-        return list(probs.values()), classes
+            return list(probs.values()), list(_positive_of(labels, next(iter(probs)))), False
+        return list(probs.values()), classes, False
     if probs is not None:
         probs = list(probs)
         missing = [c for c in probs if c not in df.columns]
         if missing:
             raise InputError(f"probability column(s) {missing!r} not in the file; columns are: {_list(df.columns)}.")
         if len(probs) == 1:
-            return probs, list(_positive_of(labels, _single_positive(probs[0], labels, positive)))
+            return probs, list(_positive_of(labels, _single_positive(probs[0], labels, positive))), False
         found = _class_columns(probs, labels, notes)
         if found is not None and len(found[0]) == len(probs):
             return found
         if len(probs) == len(labels):
             notes.append("probability columns matched to the sorted labels in the order given")
-            return probs, list(labels)
+            return probs, list(labels), False
         raise InputError(
             f"{len(probs)} probability columns were given but the labels hold {len(labels)} classes "
             f"({labels[:10]!r}); pass one column per class as a dict {{class: column}}."
@@ -223,7 +226,7 @@ def _resolve_probs(df, cols, labels, probs, positive, notes):
         single = prefixed
     if single:
         col = single[0]
-        return [col], list(_positive_of(labels, _single_positive(col, labels, positive)))
+        return [col], list(_positive_of(labels, _single_positive(col, labels, positive))), False
     raise InputError(
         "no probability columns found; name them p_<class> (one per class) or p (positive-class probability "
         f"for binary data), or pass probs=... . Columns are: {_list(cols)}."
@@ -303,7 +306,7 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
         for name, cols in groups.items():
             stripped = {_MODEL_SEP.match(c).group(2) if _MODEL_SEP.match(c) else c: c for c in cols}
             sub = df.rename(columns={v: k for k, v in stripped.items()})
-            got_cols, got_classes = _resolve_probs(sub, list(stripped), labels, None, positive, notes)
+            got_cols, got_classes, positional = _resolve_probs(sub, list(stripped), labels, None, positive, notes)
             got_cols = [stripped[c] for c in got_cols]
             if classes is not None and [_key(c) for c in got_classes] != [_key(c) for c in classes]:
                 raise InputError(
@@ -313,7 +316,7 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
             classes = got_classes
             model_probs[name] = tuple(got_cols)
     else:
-        got_cols, classes = _resolve_probs(df, rest, labels, probs, positive, notes)
+        got_cols, classes, positional = _resolve_probs(df, rest, labels, probs, positive, notes)
         model_probs["model"] = tuple(got_cols)
 
     prob_cols = {c for cols in model_probs.values() for c in cols}
@@ -326,4 +329,4 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
             raise InputError(f"feature column(s) {missing!r} not in the file; columns are: {_list(columns)}.")
         feats = tuple(features)
     return ColumnMapping(label=label_col, probs=model_probs, classes=tuple(classes), model=model_col,
-                         weight=weight_col, features=feats, notes=tuple(notes))
+                         weight=weight_col, features=feats, notes=tuple(notes), label_positions=positional)

@@ -42,6 +42,14 @@ class RawTable:
     n_bytes: int
 
 
+def _size(n: int) -> str:
+    """Human-readable byte count: '512 B', '3.2 kB', '140 MB'."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n} B"
+
+
 def _source_bytes(source, max_bytes: int) -> tuple[bytes, str]:
     """Return the raw bytes and a display name of ``source``."""
     if isinstance(source, (str, os.PathLike)):
@@ -53,7 +61,7 @@ def _source_bytes(source, max_bytes: int) -> tuple[bytes, str]:
         size = path.stat().st_size
         if size > max_bytes:
             raise InputError(
-                f"{path.name} is {size / 1e6:.0f} MB, over the {max_bytes / 1e6:.0f} MB limit; "
+                f"{path.name} is {_size(size)}, over the {_size(max_bytes)} limit; "
                 "sample the rows or raise the limit (max_bytes=...)."
             )
         return path.read_bytes(), path.name
@@ -73,7 +81,7 @@ def _source_bytes(source, max_bytes: int) -> tuple[bytes, str]:
         )
     if len(data) > max_bytes:
         raise InputError(
-            f"{name} is over the {max_bytes / 1e6:.0f} MB limit; sample the rows or raise the limit (max_bytes=...)."
+            f"{name} is over the {_size(max_bytes)} limit; sample the rows or raise the limit (max_bytes=...)."
         )
     return data, name
 
@@ -130,7 +138,7 @@ def _read_csv(data: bytes, name: str, delimiter: str | None, encoding: str | Non
         head = head_bytes.decode(encoding or "utf-8", errors="strict")
     except UnicodeDecodeError as exc:
         # A multibyte character cut at the 64 KiB boundary is not an encoding error.
-        if exc.start < len(head_bytes) - 4:
+        if len(data) <= len(head_bytes) or exc.start < len(head_bytes) - 4:
             raise InputError(
                 f"{name} is not UTF-8 text (byte 0x{head_bytes[exc.start]:02x} at position {exc.start}); "
                 "re-save it as UTF-8 or pass encoding='latin-1' (or the file's encoding)."
@@ -146,7 +154,7 @@ def _read_csv(data: bytes, name: str, delimiter: str | None, encoding: str | Non
     try:
         table = pacsv.read_csv(io.BytesIO(data), read_options=read_opts, parse_options=parse_opts,
                                convert_options=convert_opts)
-    except pa.ArrowInvalid as exc:
+    except pa.ArrowException as exc:
         msg = str(exc)
         if "Empty CSV" in msg:
             raise InputError(f"{name} is empty; it needs a header row and at least one data row.") from None
@@ -162,12 +170,12 @@ def _read_csv(data: bytes, name: str, delimiter: str | None, encoding: str | Non
         )
     names = table.column_names
     _check_duplicate_names(names, name)
-    if len(names) == 1 and any(d in header for d in _DELIMITERS if d != sep):
-        other = next(d for d in _DELIMITERS if d != sep and d in header)
-        raise InputError(
-            f"{name} parsed into a single column {names[0]!r}; it looks delimited by {other!r}. "
-            f"Pass delimiter={other!r}."
-        )
+    if len(names) == 1:
+        # A predictions table has at least a label and a probability column.
+        hint = next((d for d in [*_DELIMITERS, ":", " "] if d != sep and d in header.strip()), None)
+        how = f"it looks delimited by {hint!r}: pass delimiter={hint!r}" if hint else \
+            "separate the label and probability columns with commas, or pass delimiter=..."
+        raise InputError(f"{name} parsed into a single column {names[0]!r} with delimiter {sep!r}; {how}.")
     return table.to_pandas()
 
 
@@ -260,13 +268,14 @@ def read_table(source, *, delimiter: str | None = None, encoding: str | None = N
     fmt = _detect_format(data, display)
     if fmt == "gzip":
         import gzip
+        import zlib
 
         try:
             data = gzip.decompress(data)
-        except OSError as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             raise InputError(f"{display} is a corrupt gzip file ({exc}).") from None
         if len(data) > max_bytes:
-            raise InputError(f"{display} decompresses to over the {max_bytes / 1e6:.0f} MB limit.")
+            raise InputError(f"{display} decompresses to over the {_size(max_bytes)} limit; sample the rows.")
         fmt = _detect_format(data, display.removesuffix(".gz"))
     if fmt == "parquet":
         frame = _read_parquet(data, display)

@@ -8,6 +8,8 @@ replaces the data already loaded: the error is stored for the page to show.
 from __future__ import annotations
 
 import hashlib
+import os
+from pathlib import Path
 
 import streamlit as st
 
@@ -122,9 +124,33 @@ def take_error() -> str | None:
 
 
 def ensure_data() -> None:
-    """Load the default demo on the first run of any page (a deep link starts here too)."""
-    if _MODELS not in st.session_state:
+    """Load the start data on the first run of any page (a deep link starts here too).
+
+    That is the file named by ``$CALIBVIZ_DATA`` (set by ``calibviz app FILE``)
+    when given, else the default demo. If the file cannot be loaded the demo is
+    shown together with the file's error message.
+    """
+    if _MODELS in st.session_state:
+        return
+    start = os.environ.get("CALIBVIZ_DATA")
+    if start:
+        if start in demo_datasets():
+            if load_demo_into_state(start):
+                return
+        else:
+            path = Path(start)
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                st.session_state[_ERROR] = f"{start}: cannot read the file ({exc.strerror})."
+            else:
+                if load_bytes_into_state(data, path.name, kind="file"):
+                    return
+        error = st.session_state.get(_ERROR)
         load_demo_into_state(DEFAULT_DEMO)
+        st.session_state[_ERROR] = error
+        return
+    load_demo_into_state(DEFAULT_DEMO)
 
 
 def current_models() -> dict[str, Predictions]:

@@ -31,8 +31,9 @@ def source_picker() -> None:
                      help="Ready-made predictions to explore; each tells a calibration story.")
         st.caption(DEMOS[st.session_state.get("cv_demo_pick", current)].story)
     with right:
-        st.file_uploader("Or upload predictions", type=["csv", "tsv", "txt", "parquet", "pq", "xlsx", "xls", "gz"],
-                         key="cv_upload", on_change=on_upload,
+        # No type= filter: calibviz's reader names the problem with any file, which is more helpful than a
+        # browser-side refusal (and Streamlit's server-side check raises instead of explaining).
+        st.file_uploader("Or upload predictions", key="cv_upload", on_change=on_upload,
                          help="One row per example: a label column and probability columns (p, or p_<class> per "
                               "class); other columns become features. CSV, TSV, Parquet or Excel.")
 

@@ -1,0 +1,85 @@
+"""AppTest of the home page: demos, uploads, bad uploads keep the previous data."""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import calibviz as cv
+from tests.conftest import BAD, bad_catalogue
+
+from .helpers import app, assert_clean, metric_values, upload
+
+pytestmark = [pytest.mark.apptest, pytest.mark.usefixtures("clear_streamlit_caches")]
+
+
+def test_opens_on_the_default_demo_fully_populated():
+    at = app().run()
+    assert_clean(at)
+    m = metric_values(at)
+    assert m["Rows"] == "20,000" and m["Classes"] == "2"
+    assert m["Prevalence of 1"] == "16.6%"
+    assert not at.error
+
+
+@pytest.mark.parametrize("name", cv.demo_datasets())
+def test_every_demo(name):
+    at = app().run()
+    at.selectbox(key="cv_demo_pick").set_value(name).run()
+    assert_clean(at)
+    preds = next(iter(cv.load_demo_models(name).values()))
+    assert metric_values(at)["Rows"] == f"{preds.n:,}"
+    assert metric_values(at)["Classes"] == str(preds.n_classes)
+    assert at.session_state["cv_source"]["demo"] == name
+
+
+def test_upload_binary_csv_and_multiclass_parquet():
+    at = app().run()
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=300)
+    df = pd.DataFrame({"y": rng.binomial(1, p), "score": p, "age": rng.integers(18, 90, 300)})
+    upload(at, "binary.csv", df.to_csv(index=False).encode())
+    assert_clean(at)
+    assert not at.error
+    assert metric_values(at)["Rows"] == "300"
+    P = rng.dirichlet(np.ones(4), 200)
+    mdf = pd.DataFrame(P, columns=[f"p_{c}" for c in "wxyz"])
+    mdf["label"] = np.array(list("wxyz"))[rng.integers(0, 4, 200)]
+    buf = io.BytesIO()
+    mdf.to_parquet(buf)
+    upload(at, "multi.parquet", buf.getvalue(), "application/octet-stream")
+    assert_clean(at)
+    assert metric_values(at)["Classes"] == "4" and metric_values(at)["Rows"] == "200"
+
+
+@pytest.mark.parametrize("name", sorted(bad_catalogue()))
+def test_bad_upload_shows_error_and_keeps_previous_data(name):
+    case = bad_catalogue()[name]
+    if case["kwargs"]:
+        pytest.skip("needs a library option (covered by the library tests)")
+    at = app().run()
+    before = metric_values(at)
+    upload(at, name, (BAD / name).read_bytes())
+    assert_clean(at)
+    assert at.error, "the problem must be shown with st.error"
+    assert case["expect"] in at.error[0].value
+    assert "previously loaded data" in at.error[0].value
+    assert metric_values(at) == before
+    assert at.session_state["cv_source"]["demo"] == "hospital_readmission"
+
+
+def test_unmappable_upload_can_be_fixed_in_the_mapping_form():
+    at = app().run()
+    df = pd.DataFrame({"readmitted": [0, 1] * 15, "risk_score": np.linspace(0.1, 0.9, 30)})
+    upload(at, "needs_mapping.csv", df.to_csv(index=False).encode())
+    assert at.error and "no label column" in at.error[0].value
+    form_label = at.selectbox[[s.label for s in at.selectbox].index("Label column")]
+    form_label.set_value("readmitted")
+    at.multiselect[0].set_value(["risk_score"])
+    at.button[0].click().run()
+    assert_clean(at)
+    assert not at.error
+    assert metric_values(at)["Rows"] == "30"
+    assert at.session_state["cv_source"]["name"] == "needs_mapping.csv"

@@ -1,0 +1,97 @@
+"""The catalogue of malformed inputs: each gives calibviz.InputError naming the problem."""
+from __future__ import annotations
+
+import string
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import calibviz as cv
+from calibviz.cli import main as cli_main
+
+from .conftest import BAD, bad_catalogue
+
+CATALOGUE = bad_catalogue()
+
+
+def test_catalogue_is_large_enough():
+    assert len(CATALOGUE) >= 25
+    on_disk = {p.name for p in BAD.iterdir()} - {"catalogue.json", "make_bad.py", "README.md"}
+    assert on_disk == set(CATALOGUE)
+
+
+@pytest.mark.parametrize("name", sorted(CATALOGUE))
+def test_bad_file_raises_input_error_with_its_message(name):
+    case = CATALOGUE[name]
+    with pytest.raises(cv.InputError) as info:
+        cv.load_predictions(BAD / name, **case["kwargs"])
+    assert case["expect"] in str(info.value)
+
+
+@pytest.mark.parametrize("name", sorted(CATALOGUE))
+def test_bad_file_from_bytes_too(name):
+    case = CATALOGUE[name]
+    with pytest.raises(cv.InputError):
+        cv.load_predictions((BAD / name).read_bytes(), name=name, **case["kwargs"])
+
+
+@pytest.mark.parametrize("name", sorted(CATALOGUE))
+def test_cli_prints_one_line_and_exits_2(name, capsys):
+    case = CATALOGUE[name]
+    args = ["info", str(BAD / name)]
+    for k, v in case["kwargs"].items():
+        if k == "max_bytes":
+            pytest.skip("max_bytes is a library option")
+        args += [f"--{k}", str(v)]
+    assert cli_main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("calibviz: error:") and "Traceback" not in err
+
+
+# ---- fuzz: random tables never produce anything but Predictions or InputError ----
+
+cells = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=True, allow_infinity=True),
+    st.text(alphabet=string.ascii_letters + string.digits + " ,;\"'\n\t", max_size=6),
+)
+names = st.sampled_from(["label", "y", "p", "p_0", "p_1", "p_a", "prob_b", "weight", "model", "x", "score",
+                         "raw__p", "cal__p", "", "label "])
+
+
+@st.composite
+def tables(draw):
+    cols = draw(st.lists(names, min_size=0, max_size=6))
+    n = draw(st.integers(0, 25))
+    data = {f"{c}#{i}": draw(st.lists(cells, min_size=n, max_size=n)) for i, c in enumerate(cols)}
+    frame = pd.DataFrame(data)
+    frame.columns = [c.split("#")[0] for c in frame.columns]
+    return frame
+
+
+@pytest.mark.property
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(frame=tables(), fmt=st.sampled_from(["csv", "frame"]), logits=st.booleans())
+def test_fuzz_only_input_error_escapes(frame, fmt, logits):
+    try:
+        if fmt == "frame":
+            out = cv.predictions_from_frame(frame, logits=logits)
+        else:
+            out = cv.load_models(frame.to_csv(index=False).encode(), logits=logits)
+    except cv.InputError as exc:
+        assert str(exc)
+        return
+    for p in out.values():
+        assert np.isfinite(p.probs).all() and p.n >= 10
+
+
+@pytest.mark.property
+@settings(max_examples=60, deadline=None)
+@given(blob=st.binary(max_size=400), name=st.sampled_from(["f.csv", "f.parquet", "f.xlsx", "f.tsv", "f", "f.gz"]))
+def test_fuzz_random_bytes(blob, name):
+    try:
+        cv.load_predictions(blob, name=name)
+    except cv.InputError:
+        pass

@@ -1,0 +1,234 @@
+"""calibviz.io: reading every format, detecting the mapping, building Predictions."""
+from __future__ import annotations
+
+import gzip
+import io
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import softmax
+
+import calibviz as cv
+from calibviz.io import detect_mapping, read_table
+
+
+def _frame(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0.05, 0.95, n)
+    return pd.DataFrame({"label": rng.binomial(1, p), "p": p, "age": rng.integers(20, 80, n),
+                         "city": rng.choice(["a", "b"], n)})
+
+
+@pytest.mark.parametrize("name", cv.demo_datasets())
+def test_every_demo_loads_from_its_file(name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # multi-model demo warns that it returns the first model
+        p = cv.load_predictions(cv.demo_path(name))
+    assert isinstance(p, cv.Predictions) and p.n >= 1000
+    np.testing.assert_allclose(p.probs.sum(axis=1), 1.0, atol=1e-12)
+    assert p.y.dtype == np.int64 and p.probs.dtype == np.float64
+
+
+@pytest.mark.parametrize("name", cv.demo_datasets())
+@pytest.mark.parametrize("fmt", ["csv", "tsv", "parquet", "xlsx", "csv.gz"])
+def test_demo_roundtrips_through_every_format(tmp_path, name, fmt):
+    frame = read_table(cv.demo_path(name)).frame
+    if fmt == "xlsx":
+        frame = frame.head(400)  # Excel writing is slow; the format path is what is tested
+    path = tmp_path / f"demo.{fmt}"
+    if fmt == "csv":
+        frame.to_csv(path, index=False)
+    elif fmt == "tsv":
+        frame.to_csv(path, index=False, sep="\t")
+    elif fmt == "parquet":
+        frame.to_parquet(path, index=False)
+    elif fmt == "xlsx":
+        frame.to_excel(path, index=False)
+    else:
+        path.write_bytes(gzip.compress(frame.to_csv(index=False).encode()))
+    models = cv.load_models(path)
+    expected = cv.load_models(cv.demo_path(name))
+    assert list(models) == list(expected) or len(models) == len(expected)
+    for got, ref in zip(models.values(), expected.values()):
+        assert got.classes == ref.classes
+        np.testing.assert_allclose(got.probs, ref.probs[: got.n], rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(got.y, ref.y[: got.n])
+        assert list(got.features.columns) == list(ref.features.columns)
+
+
+def test_sources_path_bytes_and_filelike_agree(tmp_path):
+    df = _frame()
+    data = df.to_csv(index=False).encode()
+    path = tmp_path / "x.csv"
+    path.write_bytes(data)
+    a = cv.load_predictions(path)
+    b = cv.load_predictions(data)
+    c = cv.load_predictions(io.BytesIO(data))
+    d = cv.load_predictions(str(path))
+    for other in (b, c, d):
+        np.testing.assert_array_equal(a.probs, other.probs)
+        np.testing.assert_array_equal(a.y, other.y)
+
+
+def test_binary_single_column_maps_positive_to_column_1():
+    df = _frame()
+    p = cv.predictions_from_frame(df)["model"]
+    assert p.classes == (0, 1) and p.is_binary
+    np.testing.assert_allclose(p.y_prob, df["p"])
+    np.testing.assert_array_equal(p.y, df["label"])
+    assert list(p.features.columns) == ["age", "city"]
+    assert p.numeric_features == ["age"] and p.categorical_features == ["city"]
+
+
+@pytest.mark.parametrize("labels,positive", [(["no", "yes"], "yes"), ([False, True], True), (["neg", "pos"], "pos")])
+def test_positive_class_is_inferred_for_common_label_pairs(labels, positive):
+    df = pd.DataFrame({"target": labels * 10, "score": [0.3, 0.8] * 10})
+    p = cv.predictions_from_frame(df)["model"]
+    assert p.positive_label == positive
+    np.testing.assert_allclose(p.y_prob, df["score"])
+
+
+def test_positive_class_from_column_suffix_and_override():
+    df = pd.DataFrame({"label": ["cat", "dog"] * 10, "p_dog": [0.3, 0.8] * 10})
+    assert cv.predictions_from_frame(df)["model"].positive_label == "dog"
+    df2 = pd.DataFrame({"label": ["cat", "dog"] * 10, "prob": [0.7, 0.2] * 10})
+    p = cv.predictions_from_frame(df2, positive="cat")["model"]
+    assert p.classes == ("dog", "cat")
+    np.testing.assert_array_equal(p.y, [1, 0] * 10)
+
+
+@pytest.mark.parametrize("prefix", ["p_", "prob_", "proba_", "probability_", "p-", "prob."])
+def test_per_class_prefixes(prefix):
+    k = ["ant", "bee", "cow"]
+    P = softmax(np.random.default_rng(1).normal(size=(30, 3)), axis=1)
+    df = pd.DataFrame(P, columns=[prefix + c for c in k])
+    df.insert(0, "label", np.array(k)[np.arange(30) % 3])
+    p = cv.predictions_from_frame(df)["model"]
+    assert p.classes == tuple(k)
+    np.testing.assert_allclose(p.probs, P)
+
+
+def test_columns_named_as_labels_and_integer_suffixes():
+    P = softmax(np.random.default_rng(2).normal(size=(30, 3)), axis=1)
+    df = pd.DataFrame(P, columns=["red", "green", "blue"])
+    df["y"] = np.array(["blue", "red", "green"])[np.arange(30) % 3]
+    p = cv.predictions_from_frame(df)["model"]
+    assert p.classes == ("red", "green", "blue")
+    assert p.y[0] == 2
+    df2 = pd.DataFrame(P, columns=["prob_0", "prob_1", "prob_2"])
+    df2["label"] = np.arange(30) % 3
+    p2 = cv.predictions_from_frame(df2)["model"]
+    assert p2.classes == (0, 1, 2)
+    np.testing.assert_array_equal(p2.y, np.arange(30) % 3)
+
+
+def test_integer_labels_as_column_positions_are_noted():
+    P = softmax(np.random.default_rng(3).normal(size=(30, 3)), axis=1)
+    df = pd.DataFrame(P, columns=["p_airplane", "p_bird", "p_cat"])
+    df["label"] = np.arange(30) % 3
+    p = cv.predictions_from_frame(df)["model"]
+    assert p.classes == ("airplane", "bird", "cat")
+    assert any("positions" in n for n in p.notes)
+
+
+def test_binary_two_columns():
+    df = pd.DataFrame({"label": [0, 1] * 10, "p_0": [0.7, 0.2] * 10, "p_1": [0.3, 0.8] * 10})
+    p = cv.predictions_from_frame(df)["model"]
+    np.testing.assert_allclose(p.y_prob, df["p_1"])
+
+
+def test_logits_sigmoid_and_softmax():
+    z = np.linspace(-3, 3, 20)
+    df = pd.DataFrame({"label": [0, 1] * 10, "p": z})
+    p = cv.predictions_from_frame(df, logits=True)["model"]
+    np.testing.assert_allclose(p.y_prob, 1 / (1 + np.exp(-z)))
+    Z = np.random.default_rng(4).normal(size=(20, 3)) * 4
+    df3 = pd.DataFrame(Z, columns=["p_a", "p_b", "p_c"])
+    df3["label"] = np.array(list("abc"))[np.arange(20) % 3]
+    p3 = cv.predictions_from_frame(df3, logits=True)["model"]
+    np.testing.assert_allclose(p3.probs, softmax(Z, axis=1))
+
+
+def test_renormalize_is_explicit():
+    df = pd.DataFrame({"label": list("ab") * 10, "p_a": [0.5, 0.2] * 10, "p_b": [0.3, 0.6] * 10})
+    with pytest.raises(cv.InputError, match="renormalize=True"):
+        cv.predictions_from_frame(df)
+    p = cv.predictions_from_frame(df, renormalize=True)["model"]
+    np.testing.assert_allclose(p.probs[0], [0.625, 0.375])
+
+
+def test_weights_detected_and_validated():
+    df = _frame()
+    df["sample_weight"] = np.arange(len(df)) % 3 + 1.0
+    p = cv.predictions_from_frame(df)["model"]
+    np.testing.assert_array_equal(p.weights, df["sample_weight"])
+    assert "sample_weight" not in p.features.columns
+
+
+def test_long_format_models():
+    a, b = _frame(seed=1), _frame(seed=2)
+    a["model"], b["model"] = "before", "after"
+    models = cv.predictions_from_frame(pd.concat([a, b]))
+    assert list(models) == ["before", "after"]
+    np.testing.assert_allclose(models["after"].y_prob, b["p"])
+    assert "model" not in models["before"].features.columns
+
+
+def test_wide_model_groups_and_load_predictions_warns():
+    df = _frame()
+    df = df.rename(columns={"p": "raw__p"})
+    df["cal__p"] = np.clip(df["raw__p"] * 0.9, 0, 1)
+    models = cv.predictions_from_frame(df)
+    assert list(models) == ["raw", "cal"]
+    np.testing.assert_allclose(models["cal"].y_prob, df["cal__p"])
+    data = df.to_csv(index=False).encode()
+    with pytest.warns(UserWarning, match="2 models"):
+        first = cv.load_predictions(data)
+    assert first.name == "raw"
+    assert cv.load_predictions(data, select="cal").name == "cal"
+    with pytest.raises(cv.InputError, match="not in the file"):
+        cv.load_predictions(data, select="nope")
+
+
+def test_ids_are_not_features_and_explicit_features():
+    df = _frame()
+    df.insert(0, "patient_id", range(len(df)))
+    df.insert(0, "Unnamed: 0", range(len(df)))
+    p = cv.predictions_from_frame(df)["model"]
+    assert list(p.features.columns) == ["age", "city"]
+    assert list(cv.predictions_from_frame(df, features=["city"])["model"].features.columns) == ["city"]
+
+
+def test_delimiters_are_sniffed():
+    df = _frame()
+    for sep in [",", ";", "\t", "|"]:
+        p = cv.load_predictions(df.to_csv(index=False, sep=sep).encode())
+        np.testing.assert_allclose(p.y_prob, df["p"])
+
+
+def test_encoding_option_reads_latin1():
+    text = "label,p,city\n" + "".join(f"{i % 2},0.5,Malé\n" for i in range(20))
+    p = cv.load_predictions(text.encode("latin-1"), encoding="latin-1")
+    assert p.features["city"].iloc[0] == "Malé"
+    assert cv.load_predictions(b"\xef\xbb\xbf" + text.encode("utf-8")).n == 20  # UTF-8 with BOM
+
+
+def test_predictions_are_read_only_and_fingerprinted():
+    p = cv.load_demo("hospital_readmission")
+    with pytest.raises(ValueError):
+        p.probs[0, 0] = 0.5
+    q = cv.load_demo("hospital_readmission")
+    assert p.fingerprint() == q.fingerprint() and len(p.fingerprint()) == 16
+    assert p.subset(np.arange(10)).fingerprint() != p.fingerprint()
+
+
+def test_detect_mapping_reports_what_it_found():
+    m = detect_mapping(read_table(cv.demo_path("loan_recalibration")).frame)
+    assert m.label == "label" and m.model_names == ("raw", "recalibrated")
+    assert m.probs["raw"] == ("raw__p",) and m.is_binary
+
+
+def test_input_error_is_a_value_error():
+    assert issubclass(cv.InputError, ValueError)
