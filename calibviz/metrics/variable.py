@@ -1,2 +1,244 @@
-"""Placeholder: filled in by the module owner."""
-__all__: list[str] = []
+"""Variable-based calibration error (Kelly & Smyth 2023).
+
+A model can have near-zero ECE and still be over-confident for some values of
+a feature and under-confident for others. These metrics measure calibration
+*as a function of a variable* x: VECE (binned, Eq. 7) and the worst-case VCE
+(the largest gap between LOESS curves of actual and predicted error, Sec. 6.1).
+
+Following the paper (Sec. 3), the model's prediction is its top label and the
+score is the top-label confidence, for binary models too: with ``y_prob`` of
+shape (n,) = P(y = 1), the predicted label is 1 iff ``p > 0.5`` (argmax of
+``(1 - p, p)``, ties to class 0) and the confidence is ``max(p, 1 - p)``. The
+error of a row is ``predicted label != y``, its predicted error
+``1 - confidence``.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..errors import InputError
+from ..smoothing import loess_curve
+from ..validation import check_binary, check_multiclass, describe_rows
+
+__all__ = ["vece", "max_vce", "MaxVCE", "variable_bins"]
+
+
+def top_label_errors(y_true, y_prob, sample_weight=None):
+    """Per-row actual error and predicted error of the top label.
+
+    Returns
+    -------
+    error : ndarray of float64, shape (n,)
+        1.0 where the predicted label is wrong.
+    predicted_error : ndarray of float64, shape (n,)
+        ``1 - confidence``.
+    w : ndarray of float64 or None
+    """
+    arr = np.asarray(y_prob)
+    if arr.ndim == 2:
+        y, P, w = check_multiclass(y_true, arr, sample_weight)
+        pred = np.argmax(P, axis=1)
+        conf = P[np.arange(P.shape[0]), pred]
+        correct = pred == y
+    else:
+        y, p, w = check_binary(y_true, arr, sample_weight)
+        pred = p > 0.5
+        conf = np.where(pred, p, 1.0 - p)
+        correct = pred == (y == 1.0)
+    return (~correct).astype(np.float64), 1.0 - conf, w
+
+
+def _check_variable(x, n: int, name: str = "x") -> np.ndarray:
+    try:
+        v = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name} must be numeric ({exc}); encode categories or use subgroup_table.") from None
+    if v.ndim != 1 or v.shape[0] != n:
+        raise InputError(f"{name} must have shape ({n},) to match the predictions, got {v.shape}.")
+    bad = ~np.isfinite(v)
+    if bad.any():
+        raise InputError(f"{name} is NaN or infinite in {describe_rows(bad)}; drop or impute those rows first.")
+    return v
+
+
+def variable_bins(x, n_bins: int = 10, sample_weight=None) -> np.ndarray:
+    """Equal-mass bin index (0..B'-1) of each row over a variable, ties kept together.
+
+    The sorted x are split where the cumulative count (with weights: the
+    cumulative weight) reaches ``j * n / B``, j = 1..B-1, i.e. at positions
+    ``floor(j * n / B)`` without weights. A split that falls inside a run of
+    equal x values moves to the nearer end of the run (to its start when
+    equidistant), so equal values always share a bin; splits that coincide
+    are merged, so there can be fewer than ``n_bins`` bins (a 0/1 variable
+    gives at most 2). Weights of 1 give the same bins as no weights.
+
+    Parameters
+    ----------
+    x : array-like of shape (n,)
+    n_bins : int, default 10
+    sample_weight : array-like of shape (n,), optional
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        Bin of each row; bins are numbered in increasing x and none is empty.
+
+    References
+    ----------
+    Kelly, M. & Smyth, P. (2023). Variable-based calibration for machine
+    learning classifiers, Eq. 7 and Sec. 7 (equal-support bins, B = 10).
+
+    Examples
+    --------
+    >>> variable_bins([1, 1, 1, 2, 3, 4], n_bins=3).tolist()  # split at row 2 moves to 3
+    [0, 0, 0, 1, 2, 2]
+    """
+    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+        raise InputError(f"n_bins must be a positive integer, got {n_bins!r}.")
+    v = np.asarray(x, dtype=np.float64)
+    n = v.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    j = np.arange(1, n_bins)
+    if sample_weight is None:
+        target = j * n / n_bins
+        kth = np.clip(np.floor(target).astype(np.int64), 0, n - 1)
+        # Order statistics only: O(n) partition instead of a full sort.
+        vals = np.partition(v, np.unique(kth))[kth]
+        # Run [a, b) of each split value: a rows are smaller, b rows not larger.
+        a = np.array([np.count_nonzero(v < t) for t in vals], dtype=np.float64)
+        b = np.array([np.count_nonzero(v <= t) for t in vals], dtype=np.float64)
+        before_a, before_b = a, b
+    else:
+        w = np.asarray(sample_weight, dtype=np.float64)
+        order = np.argsort(v, kind="stable")
+        xs = v[order]
+        cw = np.cumsum(w[order])
+        target = j * cw[-1] / n_bins
+        kth = np.minimum(np.searchsorted(cw, target, side="right"), n - 1)
+        vals = xs[kth]
+        a = np.searchsorted(xs, vals, side="left")
+        b = np.searchsorted(xs, vals, side="right")
+        cw0 = np.concatenate([[0.0], cw])  # weight before position i
+        before_a, before_b = cw0[a], cw0[b]
+        a, b = a.astype(np.float64), b.astype(np.float64)
+    # Move each split to the nearer end of its run of equal x values; a split
+    # at the run's end means "x > value", i.e. x >= the next float up.
+    at_start = (target - before_a) <= (before_b - target)
+    cuts = np.where(at_start, vals, np.nextafter(vals, np.inf))
+    pos = np.where(at_start, a, b)
+    cuts = np.unique(cuts[(pos > 0) & (pos < n)])
+    index = np.searchsorted(cuts, v, side="right")
+    # Renumber so that bins are consecutive and none is empty.
+    _, index = np.unique(index, return_inverse=True)
+    return index.astype(np.int64)
+
+
+def _vece_from_errors(x, error, predicted_error, w, n_bins) -> float:
+    index = variable_bins(x, n_bins, w)
+    gap = predicted_error - error  # = confidence - correctness
+    if w is None:
+        per_bin = np.bincount(index, gap)
+        return float(np.abs(per_bin).sum() / x.shape[0])
+    per_bin = np.bincount(index, w * gap)
+    return float(np.abs(per_bin).sum() / w.sum())
+
+
+def vece(x, y_true, y_prob, *, n_bins: int = 10, sample_weight=None) -> float:
+    """Variable-based expected calibration error (Kelly & Smyth, Eq. 7).
+
+    ``VECE = sum_b (n_b / n) |acc(b) - conf(b)|`` over equal-mass bins b of the
+    variable x, where ``acc(b)`` is the top-label accuracy and ``conf(b)`` the
+    mean top-label confidence in the bin (equivalently, the gap between the
+    error rate and the mean predicted error).
+
+    Parameters
+    ----------
+    x : array-like of shape (n,)
+        The variable (a feature or metadata column), numeric and finite.
+    y_true : array-like of shape (n,)
+        Binary outcomes in {0, 1} or class indices 0..K-1.
+    y_prob : array-like of shape (n,) or (n, K)
+        P(y = 1) for a binary model (treated as the 2-class model
+        ``(1 - p, p)``) or the class probabilities.
+    n_bins : int, default 10
+        Number of equal-mass bins over x (ties in x are never split, see
+        :func:`variable_bins`).
+    sample_weight : array-like of shape (n,), optional
+        Row weights: bins of equal weight, weighted means and shares.
+
+    Returns
+    -------
+    float
+        VECE in [0, 1].
+
+    References
+    ----------
+    Kelly, M. & Smyth, P. (2023). Variable-based calibration for machine
+    learning classifiers. Eq. 4-7 (VCE, VECE and its binned estimate).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.array([1, 2, 3, 4])
+    >>> y = np.array([1, 1, 0, 0])
+    >>> p = np.array([0.9, 0.9, 0.9, 0.9])  # right on x <= 2, wrong on x > 2
+    >>> round(vece(x, y, p, n_bins=2), 4)   # bins: |1 - 0.9| and |0 - 0.9|
+    0.5
+    """
+    error, predicted_error, w = top_label_errors(y_true, y_prob, sample_weight)
+    v = _check_variable(x, error.shape[0])
+    return _vece_from_errors(v, error, predicted_error, w, n_bins)
+
+
+class MaxVCE(NamedTuple):
+    """Worst-case variable-based calibration error and where it occurs."""
+
+    value: float
+    x: float
+
+
+def max_vce(x, y_true, y_prob, *, span: float = 0.75, degree: int = 2, grid=200,
+            sample_weight=None) -> MaxVCE:
+    """Largest |LOESS actual error - LOESS predicted error| over a grid of x.
+
+    Both curves are local regressions on the same x with the same weights, so
+    their difference is the LOESS of ``error - predicted_error``; its largest
+    absolute value on the grid (by default 200 points between the 5% and 95%
+    quantiles of x, where the curves are well supported) estimates
+    ``max_v |VCE(v)|``.
+
+    Parameters
+    ----------
+    x, y_true, y_prob, sample_weight : as in :func:`vece`
+    span, degree, grid : as in :func:`calibviz.smoothing.loess`
+
+    Returns
+    -------
+    MaxVCE
+        ``value`` in [0, 1] (up to smoothing overshoot) and the grid ``x``
+        where it is attained.
+
+    References
+    ----------
+    Kelly, M. & Smyth, P. (2023). Variable-based calibration for machine
+    learning classifiers, Sec. 6.1 (max VCE and v*, estimated with LOESS;
+    Table 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.arange(200.0)
+    >>> y = (x < 100).astype(int)
+    >>> p = np.full(200, 0.8)          # 20% predicted error everywhere
+    >>> res = max_vce(x, y, p, span=0.3, grid=[10.0, 190.0])
+    >>> round(res.value, 3), res.x     # right for x < 100 (error 0), wrong above
+    (0.8, 190.0)
+    """
+    error, predicted_error, w = top_label_errors(y_true, y_prob, sample_weight)
+    v = _check_variable(x, error.shape[0])
+    gx, diff = loess_curve(v, error - predicted_error, span=span, degree=degree, grid=grid, sample_weight=w)
+    i = int(np.argmax(np.abs(diff)))
+    return MaxVCE(float(abs(diff[i])), float(gx[i]))
