@@ -80,11 +80,16 @@ def _as_rows(arrays) -> tuple[list[np.ndarray], int]:
     return out, lengths[0]
 
 
-def _call(metric, arrays, weight, kwargs) -> float:
-    """Metric value as float; NaN for a degenerate (sub)sample that raised InputError."""
+def _call(metric, arrays, weight, kwargs, *, strict: bool = False) -> float:
+    """Metric value as float; NaN for a degenerate (sub)sample that raised InputError.
+
+    With ``strict`` (the full data), InputError propagates: it is the user's input.
+    """
     try:
         value = metric(*arrays, **kwargs) if weight is None else metric(*arrays, sample_weight=weight, **kwargs)
     except InputError:
+        if strict:
+            raise
         return math.nan
     try:
         return float(value)
@@ -259,7 +264,7 @@ def bootstrap(
     except (TypeError, ValueError) as exc:
         raise InputError(f"random_state must be None, an int, a SeedSequence or a numpy Generator ({exc}).") from None
 
-    estimate = _call(metric, data, w, metric_kwargs)
+    estimate = _call(metric, data, w, metric_kwargs, strict=True)
 
     chunk = max(1, min(_MAX_CHUNK_ELEMENTS // n, math.ceil(n_resamples / _MIN_PROGRESS_UPDATES)))
     values = np.empty(n_resamples)

@@ -88,35 +88,37 @@ def _grid_masses(y: np.ndarray, p: np.ndarray, w: np.ndarray | None, k: int, cur
     return _GridMasses(k, *(np.fft.rfft(_mirror(m / total)) for m in masses))
 
 
-def _kernel_fft(sigma: float, k: int) -> np.ndarray:
-    """rfft of the Gaussian (sd sigma) sampled on the circle of length 2 with 2k nodes."""
-    n = 2 * k
-    t = np.arange(n) / k
-    d = np.minimum(t, 2.0 - t)  # circular distance
-    # Periodise over enough periods that the omitted tails are < exp(-12.5).
-    reach = int(np.ceil(2.5 * sigma)) + 1
-    vals = np.zeros(n)
-    for m in range(-reach, reach + 1):
-        vals += np.exp(-0.5 * ((d + 2.0 * m) / sigma) ** 2)
-    vals *= (1.0 / k) / (sigma * np.sqrt(2.0 * np.pi))
-    return np.fft.rfft(vals)
+def _smooth(mass_fft: np.ndarray, sigma: float, m: int) -> np.ndarray:
+    """Kernel-smoothed function sum_i w_i K_sigma(t, p_i) v_i / sum_i w_i at t = j / m, j = 0..m.
+
+    ``mass_fft`` is the rfft of the mirrored node masses (length 2k circle);
+    ``m <= k`` evaluates on a coarser grid by keeping the first m + 1
+    frequencies, which is exact once the kernel's spectrum has vanished there.
+    """
+    j = np.arange(m + 1)
+    # Fourier coefficients of the 2-periodic Gaussian (sd sigma), i.e. the
+    # reflected kernel on the mirrored circle; aliasing from the sampling is
+    # below exp(-pi^2 sigma^2 k^2 / 2) ~ exp(-300) for sigma >= 8 / k.
+    spectrum = mass_fft[: m + 1] * np.exp(-0.5 * (np.pi * sigma * j) ** 2)
+    return np.fft.irfft(spectrum, n=2 * m)[: m + 1] * m
 
 
-def _smooth(mass_fft: np.ndarray, kernel_fft: np.ndarray, k: int) -> np.ndarray:
-    """Kernel-smoothed function at the nodes 0..k of [0, 1]."""
-    # Masses are per node and the kernel samples carry the step 1/k, so the
-    # product is a density: sum_i w_i K(t_j, p_i) / sum_i w_i.
-    return np.fft.irfft(mass_fft * kernel_fft, n=2 * k)[: k + 1] * k
+def _eval_size(sigma: float, k: int) -> int:
+    """Coarsest power-of-two grid (<= k) with step <= sigma / 8, at least 256 intervals."""
+    need = max(256, int(np.ceil(_STEPS_PER_SIGMA / sigma)))
+    return min(k, 1 << (need - 1).bit_length())
 
 
-def _trapezoid_abs(values: np.ndarray, k: int) -> float:
+def _trapezoid_abs(values: np.ndarray) -> float:
     a = np.abs(values)
-    return float((a.sum() - 0.5 * (a[0] + a[-1])) / k)
+    return float((a.sum() - 0.5 * (a[0] + a[-1])) / (a.size - 1))
 
 
 def _smece_at(masses: _GridMasses, sigma: float) -> float:
-    r = _smooth(masses.residual_fft, _kernel_fft(sigma, masses.k), masses.k)
-    return _trapezoid_abs(r, masses.k)
+    # The spectrum beyond frequency m is below exp(-0.5 (8 pi)^2), so a grid
+    # of m intervals resolves the smoothed residual; only its |.| kinks limit
+    # the trapezoid rule, at step <= sigma / 8.
+    return _trapezoid_abs(_smooth(masses.residual_fft, sigma, _eval_size(sigma, masses.k)))
 
 
 def _fixed_point(y, p, w, curve: bool = False) -> tuple[float, float, _GridMasses]:
@@ -292,10 +294,9 @@ def smooth_reliability_curve(
         masses = _masses_for_bandwidth(y, p, w, sigma, curve=True)
         value = _smece_at(masses, sigma)
     k = masses.k
-    kern = _kernel_fft(sigma, k)
-    density = _smooth(masses.density_fft, kern, k)
-    outcome = _smooth(masses.outcome_fft, kern, k)
-    residual = _smooth(masses.residual_fft, kern, k)
+    density = _smooth(masses.density_fft, sigma, k)
+    outcome = _smooth(masses.outcome_fft, sigma, k)
+    residual = _smooth(masses.residual_fft, sigma, k)
     nodes = np.linspace(0.0, 1.0, k + 1)
     x = np.linspace(0.0, 1.0, int(n_points))
     dens = np.interp(x, nodes, density)
