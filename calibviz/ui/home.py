@@ -137,7 +137,8 @@ def data_summary() -> None:
         gap = o["mean_prediction"] - o["prevalence"]
         direction = "over" if gap > 0 else "under"
         st.markdown(f"On average the model **{direction}-predicts** the rate of *{o['positive_class']}* by "
-                    f"{abs(gap):.1%} points ({o['mean_prediction']:.1%} predicted vs {o['prevalence']:.1%} observed).")
+                    f"{abs(gap) * 100:.1f} percentage points ({o['mean_prediction']:.1%} predicted vs "
+                    f"{o['prevalence']:.1%} observed).")
     else:
         gap = o["mean_confidence"] - o["accuracy"]
         st.markdown(f"The model is **{'over' if gap > 0 else 'under'}confident** on average: its mean confidence "
