@@ -239,6 +239,11 @@ def max_vce(x, y_true, y_prob, *, span: float = 0.75, degree: int = 2, grid=200,
     """
     error, predicted_error, w = top_label_errors(y_true, y_prob, sample_weight)
     v = _check_variable(x, error.shape[0])
-    gx, diff = loess_curve(v, error - predicted_error, span=span, degree=degree, grid=grid, sample_weight=w)
+    return MaxVCE(*_max_vce_from_errors(v, error, predicted_error, w, span, degree, grid))
+
+
+def _max_vce_from_errors(x, error, predicted_error, w, span, degree, grid, max_grid_support=50_000):
+    gx, diff = loess_curve(x, error - predicted_error, span=span, degree=degree, grid=grid,
+                           sample_weight=w, max_grid_support=max_grid_support)
     i = int(np.argmax(np.abs(diff)))
-    return MaxVCE(float(abs(diff[i])), float(gx[i]))
+    return float(abs(diff[i])), float(gx[i])

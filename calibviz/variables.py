@@ -1,0 +1,399 @@
+"""Variable-based calibration views: LOESS curves, disagreement ranges, rankings.
+
+Kelly & Smyth (2023) show that a model with near-zero ECE can be over-confident
+for some values of a feature and under-confident for others. This module
+builds the tables the dashboard and report draw (DESIGN.md §2, variable-based
+flow): the LOESS curves of actual vs predicted error (their Fig. 1) or of
+observed vs predicted rate, the x ranges where the two bands do not overlap,
+a ranking of numeric features by VECE with bootstrap intervals and max-VCE
+(their Table 1), and per-level tables for categorical columns.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from . import metrics
+from .errors import InputError
+from .metrics.resampling import bootstrap
+from .metrics.variable import (_check_variable, _max_vce_from_errors, _vece_from_errors,
+                               top_label_errors, variable_bins)
+from .smoothing import _grid_points, loess_fit
+from .validation import check_binary
+
+__all__ = ["variable_curves", "disagreement_ranges", "variable_ranking", "subgroup_table"]
+
+_CURVE_NAMES = {"error": ("actual error", "predicted error"),
+                "rate": ("observed rate", "predicted rate")}
+
+
+def _responses(y_true, y_prob, kind, sample_weight):
+    """The two per-row series whose LOESS curves are compared, and the weights."""
+    if kind == "error":
+        error, predicted_error, w = top_label_errors(y_true, y_prob, sample_weight)
+        return error, predicted_error, w
+    if kind == "rate":
+        if np.asarray(y_prob).ndim != 1:
+            raise InputError("kind='rate' needs a binary model (y_prob of shape (n,)); "
+                             "use kind='error' for multiclass predictions.")
+        y, p, w = check_binary(y_true, y_prob, sample_weight)
+        return y, p, w
+    raise InputError(f"kind must be 'error' or 'rate', got {kind!r}.")
+
+
+def variable_curves(x, y_true, y_prob, *, kind: str = "error", span: float = 0.75, degree: int = 2,
+                    grid=200, alpha: float = 0.05, scale: str = "probability",
+                    sample_weight=None) -> pd.DataFrame:
+    """LOESS curves with pointwise bands of actual vs predicted error (or rate) along x.
+
+    Parameters
+    ----------
+    x : array-like of shape (n,)
+        The variable.
+    y_true : array-like of shape (n,)
+        Outcomes in {0, 1} or class indices.
+    y_prob : array-like of shape (n,) or (n, K)
+        P(y = 1) or class probabilities.
+    kind : {"error", "rate"}, default "error"
+        ``"error"``: per-row top-label error and predicted error
+        ``1 - confidence`` (Kelly & Smyth's plots). ``"rate"`` (binary only):
+        outcome y and predicted probability p.
+    span, degree, grid, alpha : see :func:`calibviz.smoothing.loess`
+        Both curves use the same grid.
+    scale : {"probability", "percent"}, default "probability"
+        Percent multiplies fit and band by 100.
+    sample_weight : array-like of shape (n,), optional
+
+    Returns
+    -------
+    pandas.DataFrame
+        Long format, one row per (curve, grid point): ``curve, x, fit, se,
+        lower, upper``. Curves are "actual error" / "predicted error" or
+        "observed rate" / "predicted rate" (in that order). ``.attrs`` holds
+        kind, scale, span, degree, alpha.
+
+    References
+    ----------
+    Kelly, M. & Smyth, P. (2023). Variable-based calibration for machine
+    learning classifiers, Sec. 6.1, Fig. 1, App. B.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.uniform(20, 80, 500)
+    >>> p = np.full(500, 0.9)
+    >>> y = (rng.uniform(size=500) < 0.9).astype(int)
+    >>> c = variable_curves(x, y, p, grid=5)
+    >>> c["curve"].unique().tolist()
+    ['actual error', 'predicted error']
+    >>> round(float(c.loc[c["curve"] == "predicted error", "fit"].iloc[0]), 4)
+    0.1
+    """
+    if scale not in ("probability", "percent"):
+        raise InputError(f"scale must be 'probability' or 'percent', got {scale!r}.")
+    first, second, w = _responses(y_true, y_prob, kind, sample_weight)
+    v = _check_variable(x, first.shape[0])
+    g = _grid_points(grid, np.sort(v))
+    factor = 100.0 if scale == "percent" else 1.0
+    parts = []
+    for name, resp in zip(_CURVE_NAMES[kind], (first, second)):
+        t = loess_fit(v, resp, span=span, degree=degree, sample_weight=w).table(g, alpha=alpha)
+        t[["fit", "se", "lower", "upper"]] *= factor
+        t.insert(0, "curve", name)
+        parts.append(t)
+    out = pd.concat(parts, ignore_index=True)
+    out.attrs.update(kind=kind, scale=scale, span=span, degree=degree, alpha=alpha)
+    return out
+
+
+def disagreement_ranges(curves: pd.DataFrame) -> pd.DataFrame:
+    """x ranges where the bands of the two curves of :func:`variable_curves` do not overlap.
+
+    Parameters
+    ----------
+    curves : DataFrame
+        Output of :func:`variable_curves` (two curves on one grid).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per maximal run of consecutive grid points with disjoint
+        bands: ``x_start, x_end, n_points, higher, lower, max_gap`` where
+        ``higher`` names the curve that lies above and ``max_gap`` is the
+        largest distance between the facing band limits in the run. For
+        error curves, "actual error" higher means the model is
+        over-confident there ("reading" column says so in plain words).
+
+    References
+    ----------
+    Kelly, M. & Smyth, P. (2023), Sec. 6.1 (confidence bands put the gap
+    between the curves into perspective).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> c = pd.DataFrame({"curve": ["a"] * 3 + ["b"] * 3, "x": [1, 2, 3] * 2,
+    ...                   "fit": [.5, .5, .1, .1, .1, .1], "lower": [.4, .4, .0, .0, .0, .0],
+    ...                   "upper": [.6, .6, .2, .2, .2, .2]})
+    >>> disagreement_ranges(c)[["x_start", "x_end", "higher"]].values.tolist()
+    [[1, 2, 'a']]
+    """
+    names = list(dict.fromkeys(curves["curve"]))
+    if len(names) != 2:
+        raise InputError(f"curves must hold exactly two curves, found {names}.")
+    a = curves[curves["curve"] == names[0]].reset_index(drop=True)
+    b = curves[curves["curve"] == names[1]].reset_index(drop=True)
+    if len(a) != len(b) or not np.allclose(a["x"].to_numpy(float), b["x"].to_numpy(float)):
+        raise InputError("the two curves must be evaluated on the same grid (use variable_curves).")
+    a_above = (a["lower"] > b["upper"]).to_numpy()
+    b_above = (b["lower"] > a["upper"]).to_numpy()
+    state = np.where(a_above, 1, np.where(b_above, -1, 0))
+    rows = []
+    change = np.flatnonzero(np.diff(np.concatenate([[0], state, [0]])) != 0)
+    for s, e in zip(change[:-1], change[1:]):
+        if state[s] == 0:
+            continue
+        hi, lo = (a, b) if state[s] == 1 else (b, a)
+        gap = (hi["lower"].iloc[s:e].to_numpy() - lo["upper"].iloc[s:e].to_numpy()).max()
+        higher = names[0] if state[s] == 1 else names[1]
+        rows.append(dict(x_start=a["x"].iloc[s], x_end=a["x"].iloc[e - 1], n_points=int(e - s),
+                         higher=higher, lower=names[1] if state[s] == 1 else names[0],
+                         max_gap=float(gap), reading=_reading(higher)))
+    return pd.DataFrame(rows, columns=["x_start", "x_end", "n_points", "higher", "lower", "max_gap", "reading"])
+
+
+def _reading(higher: str) -> str:
+    return {"actual error": "over-confident: more errors than predicted",
+            "predicted error": "under-confident: fewer errors than predicted",
+            "observed rate": "under-predicts: outcome more frequent than predicted",
+            "predicted rate": "over-predicts: outcome less frequent than predicted"}.get(higher, f"{higher} higher")
+
+
+def _fixed_bin_interval(index, gap, w, n_resamples, confidence, rng) -> tuple[float, float]:
+    """Poisson-bootstrap interval of VECE with the bins held fixed, normal within bins.
+
+    VECE = sum_b |D_b| / W with D_b = sum_{i in b} w_i gap_i. Under the Poisson
+    bootstrap (row counts k_i ~ Poisson(1), the large-n limit of the
+    multinomial one), (D_b*, W_b*) has mean (D_b, W_b) and covariance
+    sum_{i in b} (w_i gap_i, w_i)^T (w_i gap_i, w_i); bins are independent. With
+    thousands of rows per bin these sums are normal to high accuracy, so we
+    draw them directly: O(bins x resamples) instead of O(n x resamples).
+    """
+    wv = np.ones(index.shape[0]) if w is None else w
+    m = int(index.max()) + 1
+    d = np.bincount(index, wv * gap, minlength=m)
+    W = np.bincount(index, wv, minlength=m)
+    qdd = np.bincount(index, (wv * gap) ** 2, minlength=m)
+    qdw = np.bincount(index, wv * wv * gap, minlength=m)
+    qww = np.bincount(index, wv * wv, minlength=m)
+    z1 = rng.standard_normal((n_resamples, m))
+    z2 = rng.standard_normal((n_resamples, m))
+    # Cholesky of the 2x2 covariance per bin
+    l11 = np.sqrt(qdd)
+    l21 = np.divide(qdw, l11, out=np.zeros(m), where=l11 > 0)
+    l22 = np.sqrt(np.maximum(qww - l21 ** 2, 0.0))
+    d_star = d + z1 * l11
+    w_star = W + z1 * l21 + z2 * l22
+    values = np.abs(d_star).sum(axis=1) / w_star.sum(axis=1)
+    a = (1 - confidence) / 2
+    lo, hi = np.quantile(values, [a, 1 - a])
+    return float(lo), float(hi)
+
+
+def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10,
+                     n_resamples: int = 200, confidence: float = 0.95, random_state=0,
+                     progress: Callable[[int, int], None] | None = None, sample_weight=None,
+                     span: float = 0.75, degree: int = 2, grid=200,
+                     bootstrap_max_rows: int = 5000) -> pd.DataFrame:
+    """Rank the numeric columns of ``features`` by VECE, with intervals and max-VCE.
+
+    Parameters
+    ----------
+    features : pandas.DataFrame of shape (n, f)
+        Candidate variables; non-numeric (and boolean) columns are skipped,
+        columns with missing values use their complete rows.
+    y_true, y_prob, sample_weight : as in :func:`calibviz.metrics.vece`
+    n_bins : int, default 10
+        Equal-mass bins per variable (the paper uses 10).
+    n_resamples : int, default 200
+        Bootstrap resamples for the VECE interval.
+    confidence : float, default 0.95
+    random_state : int or None, default 0
+    progress : callable ``progress(done, total)``, optional
+        Called after each feature.
+    span, degree, grid : LOESS settings for max-VCE.
+    bootstrap_max_rows : int, default 5000
+        Up to this many rows the interval is the percentile bootstrap of
+        :func:`calibviz.metrics.bootstrap` (bins recomputed on each resample);
+        above it, a Poisson bootstrap with the bins fixed and normal sums
+        within bins (cheap at n = 10^6; see ``ci_method``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per numeric feature, highest VECE first: ``feature, vece,
+        vece_low, vece_high, max_vce, x_at_max_vce, n, n_bins, ci_method``.
+
+    References
+    ----------
+    Kelly, M. & Smyth, P. (2023). Variable-based calibration for machine
+    learning classifiers, Sec. 6.1 and Table 1.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(1)
+    >>> n = 2000
+    >>> df = pd.DataFrame({"age": rng.uniform(20, 80, n), "noise": rng.normal(size=n)})
+    >>> p = np.full(n, 0.8)
+    >>> acc = np.where(df["age"] < 50, 0.95, 0.65)   # ECE ~ 0, but not along age
+    >>> y = (rng.uniform(size=n) < acc).astype(int)
+    >>> r = variable_ranking(df, y, p, n_resamples=50)
+    >>> r["feature"].tolist()
+    ['age', 'noise']
+    >>> bool(r["vece"].iloc[0] > 0.1)
+    True
+    """
+    if not isinstance(features, pd.DataFrame):
+        raise InputError("features must be a pandas DataFrame with one column per variable.")
+    error, predicted_error, w = top_label_errors(y_true, y_prob, sample_weight)
+    n = error.shape[0]
+    if len(features) != n:
+        raise InputError(f"features has {len(features)} rows but there are {n} predictions.")
+    numeric = [c for c in features.columns
+               if pd.api.types.is_numeric_dtype(features[c]) and not pd.api.types.is_bool_dtype(features[c])]
+    if not numeric:
+        raise InputError("features has no numeric columns to rank; categorical columns go to subgroup_table.")
+    rng = np.random.default_rng(random_state)
+    rows = []
+    for done, col in enumerate(numeric, start=1):
+        xv = features[col].to_numpy(dtype=np.float64, na_value=np.nan)
+        ok = np.isfinite(xv)
+        xv, e, pe = xv[ok], error[ok], predicted_error[ok]
+        wv = None if w is None else w[ok]
+        if xv.size < 2 or np.ptp(xv) == 0:
+            continue  # constant or empty: nothing to rank
+        est = _vece_from_errors(xv, e, pe, wv, n_bins)
+        index = variable_bins(xv, n_bins, wv)
+        if xv.size <= bootstrap_max_rows:
+            res = bootstrap(lambda a, b, c, sample_weight=None: _vece_from_errors(a, b, c, sample_weight, n_bins),
+                            xv, e, pe, sample_weight=wv, n_resamples=n_resamples, confidence=confidence,
+                            random_state=rng)
+            lo, hi, method = res.low, res.high, "bootstrap"
+        else:
+            lo, hi = _fixed_bin_interval(index, pe - e, wv, n_resamples, confidence, rng)
+            method = "poisson-normal, fixed bins"
+        try:
+            # 5000 fine bins are plenty for locating the largest gap in a ranking.
+            mv = _max_vce_from_errors(xv, e, pe, wv, span, degree, grid, max_grid_support=5000)
+        except InputError:
+            mv = (float("nan"), float("nan"))  # too few distinct values for a local fit
+        rows.append(dict(feature=col, vece=est, vece_low=lo, vece_high=hi,
+                         max_vce=mv[0], x_at_max_vce=mv[1], n=int(xv.size),
+                         n_bins=int(index.max()) + 1, ci_method=method))
+        if progress is not None:
+            progress(done, len(numeric))
+    out = pd.DataFrame(rows, columns=["feature", "vece", "vece_low", "vece_high", "max_vce",
+                                      "x_at_max_vce", "n", "n_bins", "ci_method"])
+    return out.sort_values("vece", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def subgroup_table(column, y_true, y_prob, *, kind: str = "rate", sample_weight=None,
+                   n_resamples: int = 200, confidence: float = 0.95, random_state=0,
+                   min_rows: int = 1, **ece_kwargs) -> pd.DataFrame:
+    """Per-level calibration of a categorical column, worst level first.
+
+    Parameters
+    ----------
+    column : array-like of shape (n,)
+        Category of each row (any hashable values; missing values form a
+        level named "<missing>").
+    y_true, y_prob, sample_weight : as in :func:`calibviz.metrics.vece`
+    kind : {"rate", "error"}, default "rate"
+        ``"rate"`` (binary only): observed outcome rate vs mean predicted
+        probability and the binary ECE (:func:`calibviz.metrics.ece`) within
+        the level. ``"error"``: top-label error rate vs mean predicted error
+        and the ECE of the top-label confidence.
+    n_resamples, confidence, random_state :
+        Bootstrap (:func:`calibviz.metrics.bootstrap`) interval of each
+        level's ECE.
+    min_rows : int, default 1
+        Levels with fewer rows are left out.
+    **ece_kwargs
+        Passed to :func:`calibviz.metrics.ece` (e.g. ``binning=``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``level, n, share, observed, predicted, gap, observed_low,
+        observed_high, ece, ece_low, ece_high`` sorted by ECE (largest first);
+        ``observed_low/high`` is a Wilson interval (effective sample size
+        ``(sum w)^2 / sum w^2`` with weights), ``gap = observed - predicted``.
+
+    References
+    ----------
+    Kelly, M. & Smyth, P. (2023), Sec. 2 (disaggregated evaluation over
+    categorical subgroups, Pan et al. 2020) and Eq. 7 with one bin per level.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> g = np.array(["a"] * 50 + ["b"] * 50)
+    >>> p = np.full(100, 0.5)
+    >>> y = np.r_[np.ones(40), np.zeros(10), np.ones(10), np.zeros(40)].astype(int)
+    >>> t = subgroup_table(g, y, p, n_resamples=20)
+    >>> t[["level", "n", "observed", "predicted"]].values.tolist()
+    [['a', 50, 0.8, 0.5], ['b', 50, 0.2, 0.5]]
+    """
+    first, second, w = _responses(y_true, y_prob, kind, sample_weight)
+    n = first.shape[0]
+    levels = pd.Series(np.asarray(column, dtype=object) if np.ndim(column) else column)
+    if levels.shape[0] != n:
+        raise InputError(f"column has {levels.shape[0]} entries but there are {n} predictions.")
+    levels = levels.astype(object).where(levels.notna(), "<missing>")
+    codes, uniques = pd.factorize(levels, sort=True)
+    wv = np.ones(n) if w is None else w
+    W = np.bincount(codes, wv)
+    W2 = np.bincount(codes, wv * wv)
+    cnt = np.bincount(codes)
+    obs = np.bincount(codes, wv * first) / W
+    pred = np.bincount(codes, wv * second) / W
+    lo, hi = _wilson(obs, W ** 2 / W2, 1 - confidence)
+    ece_fn = getattr(metrics, "ece", None)
+    rng = np.random.default_rng(random_state)
+    rows = []
+    for k, level in enumerate(uniques):
+        if cnt[k] < min_rows:
+            continue
+        sel = codes == k
+        e_val = e_lo = e_hi = float("nan")
+        if ece_fn is not None:
+            if kind == "rate":
+                args = (first[sel], second[sel])
+            else:  # ECE of the top-label confidence: correctness vs confidence
+                args = (1 - first[sel], 1 - second[sel])
+            res = bootstrap(ece_fn, *args, sample_weight=None if w is None else w[sel],
+                            n_resamples=n_resamples, confidence=confidence, random_state=rng,
+                            **ece_kwargs)
+            e_val, e_lo, e_hi = res.estimate, res.low, res.high
+        rows.append(dict(level=level, n=int(cnt[k]), share=float(W[k] / W.sum()),
+                         observed=float(obs[k]), predicted=float(pred[k]), gap=float(obs[k] - pred[k]),
+                         observed_low=float(lo[k]), observed_high=float(hi[k]),
+                         ece=e_val, ece_low=e_lo, ece_high=e_hi))
+    out = pd.DataFrame(rows, columns=["level", "n", "share", "observed", "predicted", "gap",
+                                      "observed_low", "observed_high", "ece", "ece_low", "ece_high"])
+    key = out["ece"] if out["ece"].notna().any() else out["gap"].abs()
+    return out.iloc[np.argsort(-key.to_numpy(), kind="stable")].reset_index(drop=True)
+
+
+def _wilson(p, n_eff, alpha):
+    """Wilson score interval for a proportion p with (effective) size n_eff."""
+    z = stats.norm.ppf(1 - alpha / 2)
+    denom = 1 + z * z / n_eff
+    centre = (p + z * z / (2 * n_eff)) / denom
+    half = z * np.sqrt(p * (1 - p) / n_eff + z * z / (4 * n_eff ** 2)) / denom
+    return centre - half, centre + half
