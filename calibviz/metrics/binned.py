@@ -1,2 +1,375 @@
-"""Placeholder: filled in by the module owner."""
-__all__: list[str] = []
+"""Binned calibration metrics, all computed from per-bin sufficient statistics.
+
+Each function validates its inputs once, fits the binning scheme, aggregates
+:class:`calibviz.summary.BinStatistics` with ``np.bincount`` and reduces them
+(DESIGN.md §2). Empty bins are skipped in every sum.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+from scipy.stats import chi2
+
+from ..binning import EqualMass, PAVABC, Uniform
+from ..errors import InputError
+from ..stats import _check_alpha
+from ..summary import _fit_and_sum, rejections
+from ..validation import check_binary
+
+__all__ = [
+    "ece",
+    "mce",
+    "ace",
+    "debiased_ece",
+    "tce",
+    "BrierDecomposition",
+    "brier_decomposition",
+    "HosmerLemeshowResult",
+    "hosmer_lemeshow",
+]
+
+_NORMS = ("l1", "l2", "max")
+
+
+def _binned(y_true, y_prob, sample_weight, binning, second_moments=False):
+    y, p, w = check_binary(y_true, y_prob, sample_weight)
+    bins, s = _fit_and_sum(y, p, w, binning, second_moments)
+    return y, p, w, bins, s
+
+
+def _norm_of_gaps(s, norm: str) -> float:
+    """Weighted L1 / root-mean-square / max of |obs_rate - mean_pred| over non-empty bins."""
+    if norm not in _NORMS:
+        raise InputError(f"norm must be one of {', '.join(_NORMS)}, got {norm!r}.")
+    keep = s.nonempty
+    gap = np.abs(s.sum_true[keep] - s.sum_pred[keep]) / s.weight[keep]
+    frac = s.weight[keep] / s.weight[keep].sum()
+    if norm == "l1":
+        return float(np.sum(frac * gap))
+    if norm == "l2":
+        return float(np.sqrt(np.sum(frac * gap * gap)))
+    return float(gap.max())
+
+
+def ece(y_true, y_prob, *, binning=Uniform(15), norm="l1", sample_weight=None) -> float:
+    """Expected calibration error over bins.
+
+    ``ECE = sum_b (W_b / W) |obs_rate_b - mean_pred_b|`` over non-empty bins,
+    with W_b the bin's total weight (its size without weights).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Labels in {0, 1}.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of class 1.
+    binning : Scheme, str or edges, default Uniform(15)
+        Any scheme of :mod:`calibviz.binning` or a name for
+        :func:`calibviz.binning.get_scheme`.
+    norm : {"l1", "l2", "max"}
+        "l1": weighted mean absolute gap (ECE); "l2": root of the weighted
+        mean squared gap (RMSCE); "max": largest gap over non-empty bins (MCE).
+    sample_weight : array-like of shape (n,), optional
+
+    Returns
+    -------
+    float in [0, 1]
+
+    References
+    ----------
+    Naeini, Cooper & Hauskrecht (2015), AAAI, ECE and MCE; Guo et al. (2017),
+    ICML, eq. (3); Matsubara et al. (2023), TCE paper, eq. (4) and Example 1.
+
+    Examples
+    --------
+    >>> round(ece([0, 1, 1, 1], [0.2, 0.6, 0.7, 0.9], binning=Uniform(2)), 4)
+    0.25
+    """
+    *_, s = _binned(y_true, y_prob, sample_weight, binning)
+    return _norm_of_gaps(s, norm)
+
+
+def mce(y_true, y_prob, *, binning=Uniform(15), sample_weight=None) -> float:
+    """Maximum calibration error: ``ece(..., norm="max")``.
+
+    The largest |obs_rate - mean_pred| over non-empty bins (unweighted max).
+
+    Parameters
+    ----------
+    y_true, y_prob : array-like of shape (n,)
+    binning : Scheme, str or edges, default Uniform(15)
+    sample_weight : array-like of shape (n,), optional
+
+    Returns
+    -------
+    float in [0, 1]
+
+    References
+    ----------
+    Naeini, Cooper & Hauskrecht (2015), AAAI (MCE).
+
+    Examples
+    --------
+    >>> round(mce([0, 1, 1, 1], [0.2, 0.6, 0.7, 0.9], binning=Uniform(2)), 4)
+    0.2667
+    """
+    return ece(y_true, y_prob, binning=binning, norm="max", sample_weight=sample_weight)
+
+
+def ace(y_true, y_prob, *, n_bins=15, norm="l1", sample_weight=None) -> float:
+    """Adaptive calibration error: ECE on equal-mass (quantile) bins.
+
+    Parameters
+    ----------
+    y_true, y_prob : array-like of shape (n,)
+    n_bins : int, default 15
+    norm : {"l1", "l2", "max"}
+        "max" gives MCE(Q) of the TCE paper.
+    sample_weight : array-like of shape (n,), optional
+
+    Returns
+    -------
+    float in [0, 1]
+
+    References
+    ----------
+    Nixon et al. (2019), "Measuring calibration in deep learning", CVPR-W;
+    Matsubara et al. (2023), TCE paper, Section 4 (ACE, MCE(Q)).
+
+    Examples
+    --------
+    >>> round(ace([0, 1, 1, 1], [0.2, 0.6, 0.7, 0.9], n_bins=2), 4)
+    0.15
+    """
+    return ece(y_true, y_prob, binning=EqualMass(n_bins), norm=norm, sample_weight=sample_weight)
+
+
+def debiased_ece(y_true, y_prob, *, binning=EqualMass(15), sample_weight=None, squared=False) -> float:
+    """Debiased estimate of the L2 calibration error (Kumar, Liang & Ma 2019).
+
+    The plug-in squared error ``sum_b (W_b/W)(obs_rate_b - mean_pred_b)^2``
+    overestimates the true squared L2 error because each obs_rate_b is
+    noisy; the debiased estimator subtracts the estimated variance of each
+    bin's rate: ``sum_b (W_b/W) [(obs_rate_b - mean_pred_b)^2 -
+    obs_rate_b (1 - obs_rate_b) / (n_b - 1)]``.
+
+    Parameters
+    ----------
+    y_true, y_prob : array-like of shape (n,)
+    binning : Scheme, str or edges, default EqualMass(15)
+        The paper uses uniform-mass bins.
+    sample_weight : array-like of shape (n,), optional
+        With weights, n_b is Kish's effective sample size.
+    squared : bool, default False
+        False: return ``sqrt(max(estimate, 0))``, the debiased L2 error on the
+        scale of ``ece(norm="l2")`` (as the authors' library reports it).
+        True: return the debiased estimate of the squared error itself,
+        which can be negative.
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    Bins with an effective size below 2 get no correction (the variance
+    estimate needs two samples).
+
+    References
+    ----------
+    Kumar, Liang & Ma (2019), "Verified uncertainty calibration", NeurIPS,
+    Section 5 (debiased estimator of the squared calibration error).
+
+    Examples
+    --------
+    >>> y = [0, 1] * 50; p = [0.5] * 100
+    >>> debiased_ece(y, p, binning=Uniform(1))
+    0.0
+    """
+    *_, s = _binned(y_true, y_prob, sample_weight, binning, second_moments=True)
+    keep = s.nonempty
+    rate = s.sum_true[keep] / s.weight[keep]
+    gap2 = (rate - s.sum_pred[keep] / s.weight[keep]) ** 2
+    n_eff = s.effective_n[keep]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        corr = np.where(n_eff >= 2, rate * (1 - rate) / (n_eff - 1), 0.0)
+    frac = s.weight[keep] / s.weight[keep].sum()
+    est = float(np.sum(frac * (gap2 - corr)))
+    return est if squared else float(np.sqrt(max(est, 0.0)))
+
+
+def tce(y_true, y_prob, *, binning=PAVABC(), alpha=0.05, test="binomial", sample_weight=None) -> float:
+    """Test-based calibration error, in percent.
+
+    Each prediction p_i in bin b is tested against the bin's labels (k_b
+    positives of n_b); TCE = 100 * (share of rejected predictions).
+
+    Parameters
+    ----------
+    y_true, y_prob : array-like of shape (n,)
+    binning : Scheme, str or edges, default PAVABC()
+        PAVA-BC with N//20, N//5 (the paper's default). "quantile" bins give
+        TCE(Q), PAVA() gives TCE(V).
+    alpha : float, default 0.05
+        Reject iff the p-value <= alpha.
+    test : {"binomial", "ttest"}
+        "binomial": exact two-sided binomial test with scipy's
+        minimum-likelihood p-value (decisions identical to
+        ``scipy.stats.binomtest``); "ttest": t-test with sd sqrt(mu(1-mu))
+        (the reference code uses the variance; a bug, not reproduced).
+    sample_weight : array-like of shape (n,), optional
+        Our extension: TCE becomes the weighted share of rejected
+        predictions; the tests still use the unweighted (k_b, n_b).
+
+    Returns
+    -------
+    float in [0, 100]
+
+    References
+    ----------
+    Matsubara, Tax, Mudd & Guy (2023), "TCE: A test-based approach to
+    measuring calibration error", UAI, Definition 2, eq. (7), Algorithm 1.
+
+    Examples
+    --------
+    >>> tce([0, 1] * 10, [0.5] * 20, binning=Uniform(1))
+    0.0
+    >>> tce([0] * 20, [0.9] * 20, binning=Uniform(1))
+    100.0
+    """
+    _check_alpha(alpha)
+    y, p, w, bins, s = _binned(y_true, y_prob, sample_weight, binning)
+    rej = rejections(p, bins, s, alpha=alpha, test=test)
+    if w is None:
+        return 100.0 * float(np.count_nonzero(rej)) / p.shape[0]
+    return 100.0 * float(np.sum(w[rej])) / float(np.sum(w))
+
+
+@dataclass(frozen=True)
+class BrierDecomposition:
+    """Murphy's decomposition of the Brier score over bins.
+
+    ``brier == reliability - resolution + uncertainty + within_bin_variance
+    - 2 * within_bin_covariance`` holds exactly. The classical three-term
+    identity ``brier = REL - RES + UNC`` holds only when predictions are
+    constant within bins (then both within-bin terms vanish).
+
+    Attributes
+    ----------
+    brier : mean (weighted) squared error (p - y)^2.
+    reliability : sum_b (W_b/W)(mean_pred_b - obs_rate_b)^2 (lower is better).
+    resolution : sum_b (W_b/W)(obs_rate_b - obs_rate)^2 (higher is better).
+    uncertainty : obs_rate (1 - obs_rate).
+    within_bin_variance : (1/W) sum_b sum_i w_i (p_i - mean_pred_b)^2.
+    within_bin_covariance : (1/W) sum_b sum_i w_i (p_i - mean_pred_b)(y_i - obs_rate_b).
+    """
+
+    brier: float
+    reliability: float
+    resolution: float
+    uncertainty: float
+    within_bin_variance: float
+    within_bin_covariance: float
+
+
+def brier_decomposition(y_true, y_prob, *, binning=Uniform(15), sample_weight=None) -> BrierDecomposition:
+    """Murphy decomposition of the Brier score into reliability, resolution, uncertainty.
+
+    Parameters
+    ----------
+    y_true, y_prob : array-like of shape (n,)
+    binning : Scheme, str or edges, default Uniform(15)
+    sample_weight : array-like of shape (n,), optional
+
+    Returns
+    -------
+    BrierDecomposition
+        With the two within-bin terms that make the identity exact when
+        predictions vary within a bin (Stephenson, Coelho & Jolliffe 2008).
+
+    References
+    ----------
+    Murphy (1973), "A new vector partition of the probability score", J.
+    Appl. Meteor.; Stephenson, Coelho & Jolliffe (2008), "Two extra
+    components in the Brier score decomposition", Weather and Forecasting.
+
+    Examples
+    --------
+    >>> d = brier_decomposition([0, 1, 1, 0], [0.2, 0.8, 0.8, 0.2], binning=Uniform(2))
+    >>> round(d.brier, 4), round(d.reliability, 4), round(d.resolution, 4), round(d.uncertainty, 4)
+    (0.04, 0.04, 0.25, 0.25)
+    """
+    *_, s = _binned(y_true, y_prob, sample_weight, binning, second_moments=True)
+    keep = s.nonempty
+    W = s.weight[keep].sum()
+    wb = s.weight[keep]
+    sp, sy = s.sum_pred[keep], s.sum_true[keep]
+    mp, oy = sp / wb, sy / wb
+    base = sy.sum() / W
+    rel = float(np.sum(wb * (mp - oy) ** 2) / W)
+    res = float(np.sum(wb * (oy - base) ** 2) / W)
+    unc = float(base * (1 - base))
+    wbv = float(np.sum(s.sum_pred_sq[keep] - sp * mp) / W)
+    wbc = float(np.sum(s.sum_pred_true[keep] - mp * sy) / W)
+    # sum w (p - y)^2 = sum w p^2 - 2 sum w p y + sum w y  (y^2 = y)
+    brier = float((s.sum_pred_sq[keep].sum() - 2 * s.sum_pred_true[keep].sum() + sy.sum()) / W)
+    return BrierDecomposition(brier, rel, res, unc, max(wbv, 0.0), wbc)
+
+
+class HosmerLemeshowResult(NamedTuple):
+    """(statistic, p_value) of the Hosmer-Lemeshow test."""
+
+    statistic: float
+    p_value: float
+
+
+def hosmer_lemeshow(y_true, y_prob, *, n_groups=10, sample_weight=None) -> HosmerLemeshowResult:
+    """Hosmer-Lemeshow goodness-of-fit test on deciles of risk.
+
+    Predictions are split into ``n_groups`` equal-count groups (EqualMass);
+    ``H = sum_g (O_g - E_g)^2 / (E_g (1 - E_g / n_g))`` with O_g the observed
+    and E_g the expected (sum of predictions) positives of group g; under
+    calibration H is approximately chi-squared with G - 2 degrees of freedom.
+
+    Parameters
+    ----------
+    y_true, y_prob : array-like of shape (n,)
+    n_groups : int, default 10
+        G; at least 3.
+    sample_weight : array-like of shape (n,), optional
+        Frequency weights: O_g, E_g and n_g become weighted sums.
+
+    Returns
+    -------
+    HosmerLemeshowResult
+        ``(statistic, p_value)``. Groups with E_g (1 - E_g/n_g) = 0 (all
+        predictions 0 or 1) contribute nothing and are not counted in G.
+
+    References
+    ----------
+    Hosmer & Lemeshow (1980), "Goodness of fit tests for the multiple
+    logistic regression model", Comm. Statist. Theory Methods 9(10).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0); p = rng.uniform(0.1, 0.9, 2000)
+    >>> y = (rng.uniform(size=2000) < p).astype(int)
+    >>> stat, pv = hosmer_lemeshow(y, p)
+    >>> bool(pv > 0.01)
+    True
+    """
+    if isinstance(n_groups, bool) or not isinstance(n_groups, (int, np.integer)) or n_groups < 3:
+        raise InputError(f"n_groups must be an integer >= 3, got {n_groups!r}.")
+    *_, s = _binned(y_true, y_prob, sample_weight, EqualMass(int(n_groups)))
+    keep = s.nonempty
+    obs, exp, ng = s.sum_true[keep], s.sum_pred[keep], s.weight[keep]
+    denom = exp * (1 - exp / ng)
+    ok = denom > 0
+    stat = float(np.sum((obs[ok] - exp[ok]) ** 2 / denom[ok]))
+    dof = int(ok.sum()) - 2
+    if dof < 1:
+        raise InputError("Hosmer-Lemeshow needs at least 3 groups with predictions strictly between 0 and 1.")
+    return HosmerLemeshowResult(stat, float(chi2.sf(stat, dof)))

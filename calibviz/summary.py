@@ -1,0 +1,328 @@
+"""Per-bin sufficient statistics and the reliability table built from them.
+
+Every binned metric and diagram of calibviz reads the same numbers: the sums
+of :class:`BinStatistics` (n, sum w, sum w*p, sum w*y, ...), aggregated with
+``np.bincount`` in O(n). Sums are mergeable (``a + b`` for two data chunks
+binned with the same fixed edges), which keeps the door open for out-of-core
+aggregation (DESIGN.md §2, §8). :func:`reliability_table` turns them into a
+DataFrame with intervals, acceptance bands and TCE rejection counts.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+import pandas as pd
+
+from . import stats as _stats
+from .binning import Bins, Uniform, get_scheme
+from .errors import InputError
+from .validation import check_binary
+
+__all__ = ["BinStatistics", "sufficient_statistics", "bin_statistics", "rejections", "reliability_table"]
+
+
+@dataclass(frozen=True, eq=False)
+class BinStatistics:
+    """Sums per bin, shape (B,) each; empty bins have zeros.
+
+    Attributes
+    ----------
+    count : int64, rows per bin.
+    positives : int64, rows with y = 1 (unweighted; the binomial test's k).
+    weight : float64, sum of w (= count without weights).
+    sum_pred : sum of w*p.
+    sum_true : sum of w*y.
+    sum_pred_sq : sum of w*p**2 (None unless second moments were requested).
+    sum_pred_true : sum of w*p*y (idem).
+    sum_weight_sq : sum of w**2 (idem; = count without weights).
+    """
+
+    count: np.ndarray
+    positives: np.ndarray
+    weight: np.ndarray
+    sum_pred: np.ndarray
+    sum_true: np.ndarray
+    sum_pred_sq: np.ndarray | None = None
+    sum_pred_true: np.ndarray | None = None
+    sum_weight_sq: np.ndarray | None = None
+
+    def __add__(self, other: "BinStatistics") -> "BinStatistics":
+        """Merge the statistics of two chunks binned identically."""
+        if self.count.shape != other.count.shape:
+            raise InputError("cannot merge bin statistics with different numbers of bins.")
+        merged = {}
+        for f in fields(self):
+            a, b = getattr(self, f.name), getattr(other, f.name)
+            merged[f.name] = None if a is None or b is None else a + b
+        return BinStatistics(**merged)
+
+    @property
+    def nonempty(self) -> np.ndarray:
+        """Mask of bins with positive weight."""
+        return self.weight > 0
+
+    @property
+    def total_weight(self) -> float:
+        return float(self.weight.sum())
+
+    def _ratio(self, num):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.nonempty, num / self.weight, np.nan)
+
+    @property
+    def mean_pred(self) -> np.ndarray:
+        """Weighted mean prediction per bin (NaN for empty bins)."""
+        return self._ratio(self.sum_pred)
+
+    @property
+    def obs_rate(self) -> np.ndarray:
+        """Weighted observed rate of y = 1 per bin (NaN for empty bins)."""
+        return self._ratio(self.sum_true)
+
+    @property
+    def gap(self) -> np.ndarray:
+        """obs_rate - mean_pred: positive where the model under-predicts."""
+        return self.obs_rate - self.mean_pred
+
+    @property
+    def effective_n(self) -> np.ndarray:
+        """Kish effective sample size (sum w)^2 / sum w^2 (= count unweighted)."""
+        if self.sum_weight_sq is None:
+            return self.count.astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.sum_weight_sq > 0, self.weight**2 / self.sum_weight_sq, 0.0)
+
+
+def sufficient_statistics(y, p, index, n_bins, w=None, *, second_moments=True) -> BinStatistics:
+    """Per-bin sums of validated arrays (no checks; use :func:`bin_statistics`).
+
+    Parameters
+    ----------
+    y, p : ndarray of float64, shape (n,)
+        Labels in {0, 1} and predictions.
+    index : ndarray of int64, shape (n,)
+        Bin id per sample (0..n_bins-1).
+    n_bins : int
+    w : ndarray of float64, shape (n,), optional
+    second_moments : bool, default True
+        Also compute sum w p^2, sum w p y and sum w^2 (Brier terms, intervals).
+
+    Returns
+    -------
+    BinStatistics
+
+    Examples
+    --------
+    >>> s = sufficient_statistics(np.array([0., 1, 1]), np.array([.2, .6, .8]), np.array([0, 1, 1]), 2)
+    >>> s.count.tolist(), s.obs_rate.tolist()
+    ([1, 2], [0.0, 1.0])
+    """
+    count = np.bincount(index, minlength=n_bins).astype(np.int64)
+    positives = np.bincount(index, weights=y, minlength=n_bins)
+    if w is None:
+        weight = count.astype(np.float64)
+        sum_true = positives
+        sum_pred = np.bincount(index, weights=p, minlength=n_bins)
+        wp = p
+    else:
+        weight = np.bincount(index, weights=w, minlength=n_bins)
+        wp = w * p
+        sum_pred = np.bincount(index, weights=wp, minlength=n_bins)
+        sum_true = np.bincount(index, weights=w * y, minlength=n_bins)
+    extra = {}
+    if second_moments:
+        extra["sum_pred_sq"] = np.bincount(index, weights=wp * p, minlength=n_bins)
+        extra["sum_pred_true"] = np.bincount(index, weights=wp * y, minlength=n_bins)
+        extra["sum_weight_sq"] = weight if w is None else np.bincount(index, weights=w * w, minlength=n_bins)
+    return BinStatistics(
+        count=count,
+        positives=np.rint(positives).astype(np.int64),
+        weight=weight,
+        sum_pred=sum_pred,
+        sum_true=sum_true,
+        **extra,
+    )
+
+
+def _fit_and_sum(y, p, w, binning, second_moments):
+    scheme = get_scheme(binning)
+    bins = scheme._fit(p, y, w)
+    return bins, sufficient_statistics(y, p, bins.index, bins.n_bins, w, second_moments=second_moments)
+
+
+def bin_statistics(y_true, y_prob, *, binning=Uniform(15), sample_weight=None, second_moments=True):
+    """Fit a binning scheme and aggregate the per-bin sufficient statistics.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Labels in {0, 1}.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of class 1.
+    binning : Scheme, str or edges, default Uniform(15)
+        See :func:`calibviz.binning.get_scheme`.
+    sample_weight : array-like of shape (n,), optional
+    second_moments : bool, default True
+
+    Returns
+    -------
+    (Bins, BinStatistics)
+
+    Examples
+    --------
+    >>> bins, s = bin_statistics([0, 1, 1, 0], [0.1, 0.4, 0.6, 0.9], binning=Uniform(2))
+    >>> s.count.tolist(), s.positives.tolist()
+    ([2, 2], [1, 1])
+    """
+    y, p, w = check_binary(y_true, y_prob, sample_weight)
+    return _fit_and_sum(y, p, w, binning, second_moments)
+
+
+_TESTS = ("binomial", "ttest")
+
+
+def rejections(p, bins: Bins, stats: BinStatistics, *, alpha=0.05, test="binomial") -> np.ndarray:
+    """TCE: is each prediction rejected by the test against its bin's labels?
+
+    Parameters
+    ----------
+    p : ndarray of float64, shape (n,)
+        Validated predictions.
+    bins : Bins
+    stats : BinStatistics
+        Statistics of the same bins (k = positives, n = count per bin).
+    alpha : float, default 0.05
+    test : {"binomial", "ttest"}
+        Exact two-sided binomial test (scipy's minimum-likelihood p-value) or
+        the t-test variant with sd sqrt(mu(1-mu)).
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+
+    References
+    ----------
+    Matsubara et al. (2023), "TCE", UAI, Definition 2, eq. (7); App. C.1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calibviz.binning import Uniform
+    >>> p = np.array([0.5, 0.5, 0.9]); y = np.array([0., 1, 1])
+    >>> b = Uniform(1)._fit(p, y, None)
+    >>> rejections(p, b, sufficient_statistics(y, p, b.index, 1)).tolist()
+    [False, False, False]
+    """
+    if test not in _TESTS:
+        raise InputError(f"test must be one of {', '.join(_TESTS)}, got {test!r}.")
+    used = stats.count > 0
+    ids = np.flatnonzero(used)
+    remap = np.full(stats.count.shape[0], -1, dtype=np.int64)
+    remap[ids] = np.arange(ids.shape[0])
+    group = remap[bins.index]
+    k, n = stats.positives[ids], stats.count[ids]
+    if test == "binomial":
+        return _stats.binom_reject(k, n, p, alpha, group=group)
+    alpha = _stats._check_alpha(alpha)
+    return _stats.ttest_pvalue(k[group], n[group], p) <= alpha
+
+
+def reliability_table(
+    y_true,
+    y_prob,
+    *,
+    binning=Uniform(15),
+    alpha=0.05,
+    interval="wilson",
+    sample_weight=None,
+    test="binomial",
+) -> pd.DataFrame:
+    """The per-bin table behind every reliability diagram and binned metric.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Labels in {0, 1}.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of class 1.
+    binning : Scheme, str or edges, default Uniform(15)
+    alpha : float, default 0.05
+        Level of the intervals, the acceptance band and the TCE test.
+    interval : {"wilson", "beta" (Clopper-Pearson), "jeffreys"}
+        Interval for the observed rate (statsmodels ``proportion_confint``).
+    sample_weight : array-like of shape (n,), optional
+        Weights: rates and means are weighted; the interval uses Kish's
+        effective sample size; the binomial test and the acceptance band use
+        the unweighted counts (k, n), and ``rejected_rate`` is the weighted
+        share of rejected predictions.
+    test : {"binomial", "ttest"} or None
+        Test for the TCE columns; None skips them.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per non-empty bin with columns ``bin`` (id in the scheme),
+        ``lower``, ``upper`` (edges), ``n`` (rows), ``weight`` (sum of
+        weights, = n unweighted), ``positives`` (rows with y = 1),
+        ``mean_pred``, ``obs_rate``, ``gap`` (= obs_rate - mean_pred;
+        positive means the model under-predicts), ``ci_low``, ``ci_high``,
+        ``accept_low``, ``accept_high`` (binomial acceptance band at the
+        bin's mean prediction, as a rate), ``rejected`` (TCE: predictions of
+        the bin rejected by the test) and ``rejected_rate``. ``df.attrs``
+        holds ``scheme``, ``alpha``, ``interval``, ``test``, ``n`` and
+        ``total_weight``.
+
+    References
+    ----------
+    Matsubara et al. (2023), "TCE", UAI (test-based reliability diagram,
+    Fig. 1); Naeini et al. (2015) (ECE bins); Brown, Cai & DasGupta (2001)
+    (intervals).
+
+    Examples
+    --------
+    >>> t = reliability_table([0, 0, 1, 1], [0.1, 0.2, 0.7, 0.8], binning=Uniform(2))
+    >>> t[["bin", "n", "positives", "obs_rate", "rejected"]].to_dict("list")
+    {'bin': [0, 1], 'n': [2, 2], 'positives': [0, 2], 'obs_rate': [0.0, 1.0], 'rejected': [0, 0]}
+    """
+    y, p, w = check_binary(y_true, y_prob, sample_weight)
+    scheme = get_scheme(binning)
+    bins, s = _fit_and_sum(y, p, w, scheme, True)
+    keep = np.flatnonzero(s.count > 0)
+    mean_pred, obs_rate = s.mean_pred[keep], s.obs_rate[keep]
+    n_eff = s.effective_n[keep]
+    ci_low, ci_high = _stats.proportion_interval(obs_rate * n_eff, n_eff, alpha, interval)
+    acc_low, acc_high = _stats.acceptance_band(s.count[keep], mean_pred, alpha)
+    table = pd.DataFrame(
+        {
+            "bin": keep.astype(np.int64),
+            "lower": bins.edges[:-1][keep],
+            "upper": bins.edges[1:][keep],
+            "n": s.count[keep],
+            "weight": s.weight[keep],
+            "positives": s.positives[keep],
+            "mean_pred": mean_pred,
+            "obs_rate": obs_rate,
+            "gap": obs_rate - mean_pred,
+            "ci_low": ci_low,
+            "ci_high": ci_high,
+            "accept_low": acc_low,
+            "accept_high": acc_high,
+        }
+    )
+    if test is not None:
+        rej = rejections(p, bins, s, alpha=alpha, test=test)
+        n_rej = np.bincount(bins.index, weights=rej, minlength=bins.n_bins)
+        w_rej = n_rej if w is None else np.bincount(bins.index, weights=w * rej, minlength=bins.n_bins)
+        table["rejected"] = np.rint(n_rej[keep]).astype(np.int64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            table["rejected_rate"] = np.where(s.weight[keep] > 0, w_rej[keep] / s.weight[keep], 0.0)
+    table.attrs.update(
+        scheme=bins.scheme,
+        alpha=float(alpha),
+        interval=str(interval),
+        test=test,
+        n=int(p.shape[0]),
+        total_weight=s.total_weight,
+    )
+    return table
