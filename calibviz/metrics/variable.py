@@ -126,7 +126,8 @@ def variable_bins(x, n_bins: int = 10, sample_weight=None) -> np.ndarray:
         a, b = a.astype(np.float64), b.astype(np.float64)
     # Move each split to the nearer end of its run of equal x values; a split
     # at the run's end means "x > value", i.e. x >= the next float up.
-    at_start = (target - before_a) <= (before_b - target)
+    # a == kth: the split already sits at the start of its run (no tie across it).
+    at_start = (a >= kth) | ((target - before_a) <= (before_b - target))
     cuts = np.where(at_start, vals, np.nextafter(vals, np.inf))
     pos = np.where(at_start, a, b)
     cuts = np.unique(cuts[(pos > 0) & (pos < n)])
