@@ -1,0 +1,212 @@
+import itertools
+
+import numpy as np
+import pytest
+from scipy.optimize import isotonic_regression
+
+from calibviz import InputError
+from calibviz import binning as bn
+
+
+def test_uniform_edges_and_roundoff():
+    b = bn.Uniform(10).fit([0.0, 0.3, 0.7, 0.29999999999999993, 1.0, 0.05])
+    assert b.index.tolist() == [0, 3, 7, 2, 9, 0]
+    for B in (3, 7, 10, 15):
+        e = np.arange(B + 1) / B
+        idx = bn.Uniform(B).fit(e).index
+        assert idx.tolist() == list(range(B)) + [B - 1]
+        below = np.nextafter(e[1:-1], 0)
+        assert bn.Uniform(B).fit(below).index.tolist() == list(range(B - 1))
+
+
+def test_uniform_matches_sklearn_calibration_curve():
+    from sklearn.calibration import calibration_curve
+
+    rng = np.random.default_rng(0)
+    p = rng.random(5000)
+    y = (rng.random(5000) < p).astype(int)
+    b = bn.Uniform(10).fit(p)
+    counts = b.counts
+    prob_true, prob_pred = calibration_curve(y, p, n_bins=10, strategy="uniform")
+    keep = counts > 0
+    np.testing.assert_allclose(np.bincount(b.index, weights=y, minlength=10)[keep] / counts[keep], prob_true)
+    np.testing.assert_allclose(np.bincount(b.index, weights=p, minlength=10)[keep] / counts[keep], prob_pred)
+
+
+def _equal_mass_reference(p, y, B):
+    o = np.lexsort((y, p))
+    cuts = np.r_[0, (np.arange(1, B) * len(p)) // B, len(p)]
+    out = np.empty(len(p), int)
+    for j in range(B):
+        out[o[cuts[j]:cuts[j + 1]]] = j
+    return out
+
+
+def test_equal_mass_positions_and_ties():
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        n, B = int(rng.integers(1, 40)), int(rng.integers(1, 12))
+        p = rng.integers(0, 5, n) / 4.0
+        y = rng.integers(0, 2, n)
+        np.testing.assert_array_equal(bn.EqualMass(B).fit(p, y).index, _equal_mass_reference(p, y, B))
+
+
+def test_equal_mass_continuous_matches_sklearn_quantile():
+    from sklearn.calibration import calibration_curve
+
+    rng = np.random.default_rng(2)
+    p = rng.random(1000)
+    y = (rng.random(1000) < p).astype(int)
+    b = bn.EqualMass(10).fit(p)
+    assert set(b.counts.tolist()) == {100}
+    prob_true, _ = calibration_curve(y, p, n_bins=10, strategy="quantile")
+    np.testing.assert_allclose(np.bincount(b.index, weights=y) / b.counts, prob_true)
+
+
+def test_fewer_points_than_bins_and_all_equal():
+    b = bn.EqualMass(10).fit([0.2, 0.4, 0.6])
+    assert b.counts.sum() == 3 and b.n_bins == 10 and np.all(np.diff(b.edges) >= 0)
+    b = bn.EqualMass(4).fit([0.5] * 9, [0, 1] * 4 + [0])
+    assert b.counts.tolist() == [2, 2, 2, 3]
+    for scheme in (bn.PAVA(), bn.PAVABC(), bn.PAVABC(2, 4), bn.MedianVariance(2)):
+        b = scheme.fit([0.5] * 9, [0, 1] * 4 + [0])
+        assert b.counts.sum() == 9
+    assert bn.PAVA().fit([0.5] * 9, [0, 1] * 4 + [0]).n_bins == 1
+
+
+def _pava_reference_blocks(p, y):
+    """Independent: isotonic fit on the unique-score means, blocks where the fit changes."""
+    u, inv = np.unique(p, return_inverse=True)
+    sums = np.bincount(inv, weights=y)
+    cnt = np.bincount(inv)
+    fit = isotonic_regression(sums / cnt, weights=cnt.astype(float)).x
+    return fit[inv]
+
+
+def test_pava_blocks_are_isotonic_fit_and_never_split_ties():
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        n = int(rng.integers(1, 60))
+        p = rng.integers(0, 12, n) / 11.0
+        y = rng.integers(0, 2, n).astype(float)
+        b = bn.PAVA().fit(p, y)
+        rate = (np.bincount(b.index, weights=y) / b.counts)[b.index]
+        np.testing.assert_allclose(rate, _pava_reference_blocks(p, y))
+        # equal scores share a bin
+        for v in np.unique(p):
+            assert len(np.unique(b.index[p == v])) == 1
+        assert np.all(np.diff(np.bincount(b.index, weights=y) / b.counts) > 0)
+
+
+def test_pava_matches_sklearn_isotonic():
+    from sklearn.isotonic import IsotonicRegression
+
+    rng = np.random.default_rng(5)
+    p = rng.random(500)
+    y = (rng.random(500) < p).astype(float)
+    b = bn.PAVA().fit(p, y)
+    rate = (np.bincount(b.index, weights=y) / b.counts)[b.index]
+    np.testing.assert_allclose(rate, IsotonicRegression().fit(p, y).predict(p), atol=1e-12)
+
+
+def _pavabc_naive(y, n_min, n_max, rule):
+    """Literal transcription of Algorithm 2 with explicit arrays (independent of ours)."""
+    N = len(y)
+    Y, Wt = [0.0] * (N + 2), [0] * (N + 2)
+    B = 0
+    for i in range(N - n_min):
+        B += 1
+        Y[B], Wt[B] = y[i], 1
+        while B > 1:
+            if Wt[B - 1] + Wt[B] > n_min:
+                if Wt[B - 1] + Wt[B] > n_max:
+                    break
+                if Y[B - 1] / Wt[B - 1] < Y[B] / Wt[B]:
+                    break
+            Y[B - 1] += Y[B]
+            Wt[B - 1] += Wt[B]
+            B -= 1
+    if n_min > 0:
+        tail = sum(y[N - n_min:])
+        cond = (Wt[B] + n_min <= n_max) if rule == "paper" else (2 * n_min <= n_max)
+        if B >= 1 and cond:
+            Y[B] += tail
+            Wt[B] += n_min
+        else:
+            B += 1
+            Y[B], Wt[B] = tail, n_min
+    return Wt[1:B + 1]
+
+
+@pytest.mark.parametrize("rule", ["paper", "reference"])
+def test_pavabc_matches_algorithm_2(rule):
+    rng = np.random.default_rng(6)
+    for _ in range(300):
+        n = int(rng.integers(2, 80))
+        n_min = int(rng.integers(0, n // 2 + 1))
+        n_max = int(rng.integers(max(n_min, 1), n + 1))
+        p = np.sort(rng.random(n))
+        y = (rng.random(n) < p).astype(float)
+        b = bn.PAVABC(n_min, n_max, tail_rule=rule).fit(p, y)
+        assert b.counts.tolist() == _pavabc_naive(list(y), n_min, n_max, rule)
+
+
+def test_pavabc_rules_differ_and_paper_respects_n_max():
+    # the reference tail rule can exceed n_max; the paper rule cannot
+    y = [0] * 11
+    p = np.linspace(0.01, 0.99, 11)
+    paper = bn.PAVABC(2, 5, tail_rule="paper").fit(p, y)
+    ref = bn.PAVABC(2, 5, tail_rule="reference").fit(p, y)
+    assert paper.counts.tolist() == [5, 4, 2]
+    assert ref.counts.tolist() == [5, 6]
+    rng = np.random.default_rng(7)
+    for _ in range(100):
+        n = int(rng.integers(20, 200))
+        n_min, n_max = n // 20, n // 5
+        p = rng.random(n)
+        y = (rng.random(n) < p).astype(float)
+        c = bn.PAVABC(n_min, n_max).fit(p, y).counts
+        assert c.max() <= n_max and (n_min == 0 or c.min() >= n_min)
+
+
+def test_pavabc_defaults_and_degenerate():
+    assert bn.PAVABC().constraints(6000) == (300, 1200)
+    b = bn.PAVABC(5, 10).fit([0.1, 0.2, 0.3], [0, 1, 1])
+    assert b.counts.tolist() == [3]
+    with pytest.raises(InputError):
+        bn.PAVABC(10, 5)
+    with pytest.raises(InputError):
+        bn.PAVABC().fit([0.1, 0.2])  # needs labels
+
+
+def test_median_variance():
+    p = np.r_[np.linspace(0, 0.1, 40), np.linspace(0.8, 1, 40)]
+    b = bn.MedianVariance(10).fit(p)
+    assert b.counts.min() >= 10 and b.counts.sum() == 80
+    assert bn.MedianVariance(10, max_bins=2).fit(p).counts.tolist() == [40, 40]
+    assert bn.MedianVariance(10).fit(p[:15]).n_bins == 1
+    # tied median: the lower part holds the values strictly below it
+    assert bn.MedianVariance(2).fit([0.1, 0.2, 0.5, 0.5, 0.5, 0.9]).counts.tolist() == [2, 4]
+
+
+def test_custom_and_get_scheme():
+    b = bn.Custom([0, 0.25, 1]).fit([0.0, 0.25, 1.0])
+    assert b.index.tolist() == [0, 1, 1]
+    with pytest.raises(InputError):
+        bn.Custom([0, 0.5, 0.4])
+    with pytest.raises(InputError):
+        bn.Custom([0.2, 1]).fit([0.1])
+    assert isinstance(bn.get_scheme("quantile"), bn.EqualMass)
+    assert isinstance(bn.get_scheme("PAVA-BC"), bn.PAVABC)
+    assert bn.get_scheme([0, 0.5, 1]) == bn.Custom((0.0, 0.5, 1.0))
+    assert isinstance(bn.get_scheme("median_variance", min_size=3), bn.MedianVariance)
+    with pytest.raises(InputError):
+        bn.get_scheme("nope")
+    with pytest.raises(InputError):
+        bn.Uniform(0)
+    assert bn.Auto().fit(np.linspace(0, 1, 100)).scheme == "equal_mass(15)"
+
+
+def test_weights_shape_checked():
+    with pytest.raises(InputError):
+        bn.Uniform(3).fit([0.1, 0.2], sample_weight=[1.0])
