@@ -1,0 +1,85 @@
+"""Benchmark of the binary calibration core against the peers, in one run.
+
+    python benchmarks/bench_binary.py [--quick]
+
+Prints a Markdown table of timings and ratios:
+* TCE with PAVA-BC (N//20, N//5) at N = 10^6 vs a per-prediction
+  scipy.stats.binomtest loop (timed on a subsample and scaled to N);
+* ECE + ACE + MCE + Brier at N = 10^7 vs sklearn calibration_curve alone
+  (15 uniform bins); peak RSS of the process.
+"""
+import argparse
+import resource
+import time
+
+import numpy as np
+from scipy.stats import binomtest
+from sklearn.calibration import calibration_curve
+
+from calibviz import binning as bn
+from calibviz import metrics as M
+from calibviz.summary import bin_statistics
+
+
+def data(n, seed=0, shift=0.0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(0, 2, n)
+    p = 1 / (1 + np.exp(-(0.25 * x)))
+    y = (rng.random(n) < np.clip(p + shift, 0, 1)).astype(np.int8)
+    return y, p
+
+
+def timed(fn, repeat=1):
+    best = np.inf
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t)
+    return best, out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="smaller N for a smoke run")
+    args = ap.parse_args()
+    n_tce = 10**5 if args.quick else 10**6
+    n_big = 10**6 if args.quick else 10**7
+    n_loop = 500 if args.quick else 2000
+    rows = []
+
+    for label, shift in (("calibrated", 0.0), ("miscalibrated (+0.1)", -0.1)):
+        y, p = data(n_tce, shift=shift)
+        t_cv, value = timed(lambda: M.tce(y, p))
+        bins = bn.PAVABC().fit(p, y)
+        k = np.bincount(bins.index, weights=y, minlength=bins.n_bins).astype(int)
+        nb = bins.counts
+        sub = np.random.default_rng(1).choice(n_tce, n_loop, replace=False)
+        t0 = time.perf_counter()
+        for i in sub:
+            b = bins.index[i]
+            binomtest(int(k[b]), int(nb[b]), float(p[i])).pvalue
+        t_loop = (time.perf_counter() - t0) / n_loop * n_tce
+        rows.append((f"TCE PAVA-BC, N={n_tce:.0e}, {label} (TCE={value:.2f}%)", t_cv,
+                     f"binomtest loop (scaled from {n_loop})", t_loop))
+
+    y, p = data(n_big, seed=2)
+
+    def ours():
+        return (M.ece(y, p), M.ace(y, p), M.mce(y, p), M.brier_decomposition(y, p).brier)
+
+    t_cv, _ = timed(ours, repeat=2)
+    t_sk, _ = timed(lambda: calibration_curve(y, p, n_bins=15, strategy="uniform"), repeat=2)
+    rows.append((f"ECE+ACE+MCE+Brier, N={n_big:.0e}", t_cv, "sklearn calibration_curve (15 uniform)", t_sk))
+    t_st, _ = timed(lambda: bin_statistics(y, p, binning=bn.Uniform(15)), repeat=2)
+    rows.append((f"bin_statistics Uniform(15), N={n_big:.0e}", t_st, "sklearn calibration_curve (15 uniform)", t_sk))
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
+
+    print("| work | calibviz (s) | peer | peer (s) | speed-up |")
+    print("|---|---|---|---|---|")
+    for name, a, peer, b in rows:
+        print(f"| {name} | {a:.3f} | {peer} | {b:.3f} | {b / a:.1f}x |")
+    print(f"\nPeak RSS of the whole run: {rss:.2f} GB")
+
+
+if __name__ == "__main__":
+    main()
