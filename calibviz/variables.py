@@ -277,8 +277,8 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
         wv = None if w is None else w[ok]
         if xv.size < 2 or np.ptp(xv) == 0:
             continue  # constant or empty: nothing to rank
-        est = _vece_from_errors(xv, e, pe, wv, n_bins)
         index = variable_bins(xv, n_bins, wv)
+        est = _vece_from_errors(xv, e, pe, wv, n_bins, index)
         if xv.size <= bootstrap_max_rows:
             res = bootstrap(lambda a, b, c, sample_weight=None: _vece_from_errors(a, b, c, sample_weight, n_bins),
                             xv, e, pe, sample_weight=wv, n_resamples=n_resamples, confidence=confidence,

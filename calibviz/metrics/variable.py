@@ -137,8 +137,10 @@ def variable_bins(x, n_bins: int = 10, sample_weight=None) -> np.ndarray:
     return index.astype(np.int64)
 
 
-def _vece_from_errors(x, error, predicted_error, w, n_bins) -> float:
-    index = variable_bins(x, n_bins, w)
+def _vece_from_errors(x, error, predicted_error, w, n_bins, index=None) -> float:
+    """VECE from per-row errors; ``index`` (from variable_bins) skips re-binning."""
+    if index is None:
+        index = variable_bins(x, n_bins, w)
     gap = predicted_error - error  # = confidence - correctness
     if w is None:
         per_bin = np.bincount(index, gap)
