@@ -1,0 +1,95 @@
+import numpy as np
+import pytest
+
+from calibviz import InputError
+from calibviz import binning as bn
+from calibviz import metrics as M
+
+
+def _data(n=4000, seed=0, shift=0.0):
+    rng = np.random.default_rng(seed)
+    p = rng.random(n)
+    y = (rng.random(n) < np.clip(p + shift, 0, 1)).astype(int)
+    return y, p
+
+
+def _naive_ece(y, p, B):
+    total, worst = 0.0, 0.0
+    for b in range(B):
+        m = (p >= b / B) & ((p < (b + 1) / B) if b < B - 1 else (p <= 1))
+        if m.any():
+            g = abs(y[m].mean() - p[m].mean())
+            total += m.mean() * g
+            worst = max(worst, g)
+    return total, worst
+
+
+def test_ece_mce_naive_loop():
+    y, p = _data()
+    e, m = _naive_ece(y, p, 15)
+    assert M.ece(y, p) == pytest.approx(e, abs=1e-12)
+    assert M.mce(y, p) == pytest.approx(m, abs=1e-12)
+    assert M.ece(y, p, norm="l2") >= M.ece(y, p) - 1e-12
+
+
+def test_ece_string_binning():
+    y, p = _data()
+    assert M.ece(y, p, binning="quantile") == M.ace(y, p)
+
+
+def test_brier_decomposition_identity():
+    y, p = _data(shift=0.05)
+    w = np.random.default_rng(2).random(y.size)
+    for weights in (None, w):
+        d = M.brier_decomposition(y, p, binning=bn.Uniform(10), sample_weight=weights)
+        ww = np.ones_like(p) if weights is None else weights
+        assert d.brier == pytest.approx(np.average((p - y) ** 2, weights=ww), abs=1e-12)
+        rhs = d.reliability - d.resolution + d.uncertainty + d.within_bin_variance - 2 * d.within_bin_covariance
+        assert d.brier == pytest.approx(rhs, abs=1e-12)
+    # constant predictions within bins: the three-term identity holds
+    pc = np.round(p, 1)
+    d = M.brier_decomposition(y, pc, binning=bn.Custom(np.linspace(-0.05, 1.05, 12)))
+    assert d.brier == pytest.approx(d.reliability - d.resolution + d.uncertainty, abs=1e-12)
+
+
+def test_debiased_ece():
+    y, p = _data(20000, 4)
+    plug = M.ece(y, p, binning=bn.EqualMass(15), norm="l2")
+    deb = M.debiased_ece(y, p)
+    assert deb <= plug
+    sq = M.debiased_ece(y, p, squared=True)
+    assert deb == pytest.approx(np.sqrt(max(sq, 0)))
+
+
+def test_tce_properties():
+    y, p = _data(3000, 5)
+    assert 0 <= M.tce(y, p) <= 100
+    assert M.tce(y, p, alpha=0.0) <= M.tce(y, p, alpha=0.05) <= M.tce(y, p, alpha=0.5) <= M.tce(y, p, alpha=1.0)
+    assert M.tce(y, p, alpha=1.0) == 100.0
+    assert 0 <= M.tce(y, p, test="ttest") <= 100
+    with pytest.raises(InputError):
+        M.tce(y, p, test="z")
+
+
+def test_hosmer_lemeshow_against_manual():
+    from scipy.stats import chi2
+
+    y, p = _data(2000, 6)
+    stat, pv = M.hosmer_lemeshow(y, p)
+    o = np.argsort(p)
+    H = 0.0
+    for g in np.array_split(o, 10):
+        O, E, n = y[g].sum(), p[g].sum(), g.size
+        H += (O - E) ** 2 / (E * (1 - E / n))
+    assert stat == pytest.approx(H)
+    assert pv == pytest.approx(chi2.sf(H, 8))
+    y2, p2 = _data(2000, 6, shift=0.15)
+    assert M.hosmer_lemeshow(y2, p2).p_value < 1e-6
+
+
+def test_edge_cases():
+    assert M.ece([1, 1], [1.0, 1.0]) == 0.0
+    assert M.ece([0, 1], [0.0, 1.0]) == 0.0
+    assert M.tce([0, 0, 1], [0.0, 0.0, 1.0], binning=bn.Uniform(2)) == 0.0
+    assert M.mce([0], [0.3]) == pytest.approx(0.3)
+    assert M.ece([0, 1, 0, 1], [0.5] * 4, binning=bn.Uniform(1)) == 0.0
