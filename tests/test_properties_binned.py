@@ -1,0 +1,102 @@
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from calibviz import binning as bn
+from calibviz import metrics as M
+
+pytestmark = pytest.mark.property
+
+
+@st.composite
+def views(draw, min_size=1, max_size=60):
+    n = draw(st.integers(min_size, max_size))
+    grid = draw(st.sampled_from([4, 10, 1000]))  # coarse grids give ties
+    p = np.array(draw(st.lists(st.integers(0, grid), min_size=n, max_size=n))) / grid
+    y = np.array(draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)))
+    return y, p
+
+
+SCHEMES = [bn.Uniform(5), bn.EqualMass(4), bn.PAVA(), bn.PAVABC(), bn.PAVABC(2, 6), bn.MedianVariance(3)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(views(), st.integers(0, 2**31 - 1))
+def test_row_order_invariance(data, seed):
+    y, p = data
+    perm = np.random.default_rng(seed).permutation(y.size)
+    for s in SCHEMES:
+        assert M.ece(y, p, binning=s) == pytest.approx(M.ece(y[perm], p[perm], binning=s), abs=1e-12)
+        assert M.tce(y, p, binning=s) == pytest.approx(M.tce(y[perm], p[perm], binning=s), abs=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(views())
+def test_bounds_and_mce_ge_ece(data):
+    y, p = data
+    for s in SCHEMES:
+        e = M.ece(y, p, binning=s)
+        assert 0 <= e <= 1
+        assert M.mce(y, p, binning=s) >= e - 1e-12
+        assert 0 <= M.tce(y, p, binning=s) <= 100
+
+
+@settings(max_examples=40, deadline=None)
+@given(views(min_size=2), st.floats(0, 1), st.floats(0, 1))
+def test_tce_monotone_in_alpha(data, a1, a2):
+    y, p = data
+    lo, hi = sorted((a1, a2))
+    assert M.tce(y, p, binning=bn.EqualMass(3), alpha=lo) <= M.tce(y, p, binning=bn.EqualMass(3), alpha=hi)
+
+
+@settings(max_examples=40, deadline=None)
+@given(views())
+def test_unit_weights_equal_no_weights(data):
+    y, p = data
+    w = np.ones(y.size)
+    for s in SCHEMES:
+        assert M.ece(y, p, binning=s, sample_weight=w) == pytest.approx(M.ece(y, p, binning=s), abs=1e-12)
+        assert M.tce(y, p, binning=s, sample_weight=w) == pytest.approx(M.tce(y, p, binning=s), abs=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 8), st.integers(0, 8)), min_size=1, max_size=5))
+def test_zero_error_when_bins_exactly_calibrated(groups):
+    # each group: n samples predicted k/n with exactly k positives, one Custom bin per distinct score
+    p, y = [], []
+    for n, k in groups:
+        k = min(k, n)
+        p += [k / n] * n
+        y += [1] * k + [0] * (n - k)
+    p, y = np.array(p), np.array(y)
+    edges = np.r_[-1e-9, (np.unique(p)[1:] + np.unique(p)[:-1]) / 2, 1 + 1e-9]
+    s = bn.Custom(edges)
+    assert M.ece(y, p, binning=s) == pytest.approx(0, abs=1e-12)
+    assert M.tce(y, p, binning=s) == 0.0
+
+
+def _within_var(y, sizes):
+    out, start = 0.0, 0
+    for n in sizes:
+        seg = y[start:start + n]
+        out += n * seg.var()
+        start += n
+    return out / y.size
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 1), min_size=1, max_size=11))
+def test_pava_minimises_within_bin_variance(labels):
+    y = np.array(labels, dtype=float)
+    p = np.linspace(0.05, 0.95, y.size)  # distinct scores
+    best = _within_var(y, bn.PAVA().fit(p, y).counts)
+    n = y.size
+    for r in range(n):
+        for cuts in itertools.combinations(range(1, n), r):
+            bounds = (0,) + cuts + (n,)
+            rates = [y[a:b].mean() for a, b in zip(bounds[:-1], bounds[1:])]
+            if all(r1 <= r2 for r1, r2 in zip(rates[:-1], rates[1:])):
+                assert best <= _within_var(y, np.diff(bounds)) + 1e-12
