@@ -1,11 +1,12 @@
-"""The shared sidebar every page renders: navigation, the loaded data, the model picker."""
+"""The shared sidebar every page renders: navigation, the loaded data, the model picker, the controls."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import streamlit as st
 
-from .data import current_models, current_source, ensure_data
+from .data import current_models, current_source, ensure_data, load_demo_into_state
+from .settings import binning_controls, init_from_url, metric_controls, sync_url, uncertainty_controls
 
 __all__ = ["PAGES", "render_sidebar", "page_setup"]
 
@@ -24,14 +25,27 @@ PAGES = [
 ]
 
 
-def page_setup(title: str) -> None:
-    """First call of every page: page config, data, sidebar."""
+def page_setup(title: str, controls: tuple = ()) -> None:
+    """First call of every page: page config, URL settings, data, sidebar with the page's controls.
+
+    ``controls`` picks the sidebar groups: "binning", "uncertainty", "metrics".
+    """
     st.set_page_config(page_title=f"calibviz · {title}", page_icon=":material/insights:", layout="wide")
+    ignored = init_from_url()
+    first_run = "cv_models" not in st.session_state
+    demo = st.query_params.get("data")
+    if first_run and demo:
+        if not load_demo_into_state(demo):
+            ignored.append(f"data={demo}")
     ensure_data()
-    render_sidebar()
+    if ignored:
+        st.warning(f"Ignored link settings that are not valid: {', '.join(ignored)}.", icon=":material/link_off:")
+    render_sidebar(controls)
+    src = current_source()
+    sync_url({"data": src.get("demo")})
 
 
-def render_sidebar() -> None:
+def render_sidebar(controls: tuple = ()) -> None:
     with st.sidebar:
         st.markdown("### calibviz")
         for path, label, icon in PAGES:
@@ -44,5 +58,18 @@ def render_sidebar() -> None:
         kind = "binary" if first.is_binary else f"{first.n_classes} classes"
         st.caption(f"**Data:** {src.get('title') or src['name']}  \n{first.n:,} rows · {kind}")
         if len(models) > 1:
-            st.selectbox("Model", list(models), key="cv_model",
+            # Widget state does not survive page switches: keep the pick in "cv_model" (see ui.data).
+            if st.session_state.get("cv_model") not in models:
+                st.session_state["cv_model"] = next(iter(models))
+            st.session_state["w_model"] = st.session_state["cv_model"]
+            st.selectbox("Model", list(models), key="w_model",
+                         on_change=lambda: st.session_state.update(cv_model=st.session_state["w_model"]),
                          help="Which model's predictions the pages analyse; the Compare page shows all.")
+        if controls:
+            st.divider()
+        if "binning" in controls:
+            binning_controls(first.n)
+        if "uncertainty" in controls:
+            uncertainty_controls()
+        if "metrics" in controls:
+            metric_controls()

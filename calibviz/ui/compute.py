@@ -1,0 +1,58 @@
+"""Cached computations of the dashboard, keyed on the data fingerprint and the settings.
+
+A plain process-wide LRU (held by ``st.cache_resource``) rather than
+``st.cache_data``: long work (the bootstrap) reports progress to a bar drawn
+by the page, which ``st.cache_data`` would record and replay as elements.
+Values are immutable results (DataFrames are copied on the way out).
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Callable
+
+import pandas as pd
+import streamlit as st
+
+__all__ = ["cached", "progress_bar"]
+
+_MAX_ENTRIES = 256
+
+
+@st.cache_resource(show_spinner=False)
+def _lru() -> OrderedDict:
+    return OrderedDict()
+
+
+def cached(key: tuple, compute: Callable[[], object]):
+    """``compute()`` once per ``key`` (which must include the data fingerprint and every setting used)."""
+    store = _lru()
+    if key in store:
+        store.move_to_end(key)
+        value = store[key]
+    else:
+        value = compute()
+        store[key] = value
+        while len(store) > _MAX_ENTRIES:
+            store.popitem(last=False)
+    return value.copy() if isinstance(value, pd.DataFrame) else value
+
+
+class progress_bar:
+    """Context manager giving a ``progress(done, total)`` callback drawn as a Streamlit progress bar."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.bar = None
+
+    def __enter__(self):
+        return self
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            self.bar = st.progress(0.0, text=self.text)
+        self.bar.progress(min(1.0, done / max(total, 1)), text=f"{self.text} ({done:,}/{total:,})")
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.empty()
+        return False

@@ -1,0 +1,173 @@
+"""View settings shared by all pages: sidebar controls, session persistence, shareable URLs.
+
+Settings live in ``st.session_state["cv_settings"]`` (a plain dict that
+survives page switches; widget state alone does not). Widgets are keyed
+``w_<name>`` and copy their value into that dict in ``on_change``. The URL
+carries every non-default setting (``?scheme=pavabc&alpha=0.01&data=...``), so
+a view can be shared; a fresh session reads it back first.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from ..binning import SCHEME_NAMES
+from ..panel import BINARY_METRICS, DEFAULT_BINARY_METRICS, PanelConfig
+
+__all__ = ["Setting", "SETTINGS", "settings", "init_from_url", "sync_url", "binning_controls", "metric_controls",
+           "uncertainty_controls", "set_setting", "panel_config"]
+
+_STORE = "cv_settings"
+SCHEME_LABELS = {
+    "uniform": "Uniform (equal width)", "equal_mass": "Equal mass (quantiles)", "pava": "PAVA (isotonic blocks)",
+    "pavabc": "PAVA-BC (size-constrained)", "median_variance": "Median-variance splits",
+}
+INTERVAL_LABELS = {"wilson": "Wilson", "beta": "Clopper-Pearson (exact)", "jeffreys": "Jeffreys"}
+ALPHAS = (0.001, 0.01, 0.05, 0.1)
+RESAMPLES = (0, 50, 100, 200, 500, 1000)
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: object
+    parse: type
+    choices: tuple | None = None
+    low: float | None = None
+    high: float | None = None
+
+    def coerce(self, raw):
+        """Parse a URL value; None when it is not acceptable."""
+        try:
+            if self.parse is tuple:
+                value = tuple(v for v in str(raw).split(",") if v)
+                ok = all(v in (self.choices or v) for v in value)
+                return value if ok and value else None
+            value = self.parse(raw)
+        except (TypeError, ValueError):
+            return None
+        if self.choices is not None and value not in self.choices:
+            return None
+        if self.low is not None and value < self.low or self.high is not None and value > self.high:
+            return None
+        return value
+
+
+SETTINGS: dict[str, Setting] = {s.name: s for s in [
+    Setting("scheme", "uniform", str, tuple(k for k in SCHEME_LABELS if k in SCHEME_NAMES)),
+    Setting("bins", 15, int, low=2, high=100),
+    Setting("n_min", 0, int, low=0, high=10**9),
+    Setting("n_max", 0, int, low=0, high=10**9),
+    Setting("alpha", 0.05, float, ALPHAS),
+    Setting("interval", "wilson", str, tuple(INTERVAL_LABELS)),
+    Setting("boot", 100, int, RESAMPLES),
+    Setting("seed", 0, int, low=0, high=2**31 - 1),
+    Setting("metrics", tuple(DEFAULT_BINARY_METRICS), tuple, tuple(BINARY_METRICS)),
+    Setting("view", "confidence", str),
+    Setting("band", True, lambda v: str(v).lower() in ("1", "true", "yes")),
+]}
+
+
+def _store() -> dict:
+    if _STORE not in st.session_state:
+        st.session_state[_STORE] = {k: s.default for k, s in SETTINGS.items()}
+    return st.session_state[_STORE]
+
+
+def settings() -> dict:
+    """The current settings (a copy)."""
+    return dict(_store())
+
+
+def set_setting(name: str, value) -> None:
+    _store()[name] = value
+
+
+def init_from_url() -> list[str]:
+    """Read settings from the URL once per session; returns the parameters that were ignored."""
+    if st.session_state.get("cv_url_read"):
+        return []
+    st.session_state["cv_url_read"] = True
+    ignored = []
+    store = _store()
+    for key, raw in st.query_params.to_dict().items():
+        spec = SETTINGS.get(key)
+        if spec is None:
+            continue
+        value = spec.coerce(raw)
+        if value is None:
+            ignored.append(f"{key}={raw}")
+        else:
+            store[key] = value
+    return ignored
+
+
+def _url_value(v) -> str:
+    return ",".join(v) if isinstance(v, tuple) else str(v)
+
+
+def sync_url(extra: dict | None = None) -> None:
+    """Write the non-default settings (and ``extra``, e.g. the demo name) into the URL."""
+    params = {k: _url_value(v) for k, v in _store().items() if v != SETTINGS[k].default}
+    params.update({k: str(v) for k, v in (extra or {}).items() if v is not None})
+    if params != st.query_params.to_dict():
+        st.query_params.from_dict(params)
+
+
+def _widget(name: str, factory, **kwargs):
+    """Render a widget bound to the settings store."""
+    key = f"w_{name}"
+    store = _store()
+    st.session_state[key] = list(store[name]) if isinstance(store[name], tuple) else store[name]
+
+    def _copy():
+        value = st.session_state[key]
+        store[name] = tuple(value) if isinstance(value, list) else value
+
+    return factory(key=key, on_change=_copy, **kwargs)
+
+
+def binning_controls(n_rows: int, *, allow=None) -> None:
+    """Binning scheme and its parameters."""
+    names = [k for k in SETTINGS["scheme"].choices if allow is None or k in allow]
+    if _store()["scheme"] not in names:
+        set_setting("scheme", names[0])
+    _widget("scheme", st.selectbox, label="Binning", options=names, format_func=SCHEME_LABELS.get,
+            help="How predictions are grouped into bins for the diagram and the binned metrics.")
+    scheme = _store()["scheme"]
+    if scheme in ("uniform", "equal_mass"):
+        _widget("bins", st.slider, label="Number of bins", min_value=2, max_value=50,
+                help="More bins show more detail but each bin's rate is noisier.")
+    if scheme == "pavabc":
+        auto_min, auto_max = max(1, n_rows // 20), max(1, n_rows // 5)
+        _widget("n_min", st.number_input, label="Smallest bin (0 = N/20)", min_value=0, step=50,
+                help=f"PAVA-BC minimum bin size; 0 uses N/20 = {auto_min:,} as the TCE paper recommends.")
+        _widget("n_max", st.number_input, label="Largest bin (0 = N/5)", min_value=0, step=50,
+                help=f"PAVA-BC maximum bin size; 0 uses N/5 = {auto_max:,}.")
+
+
+def uncertainty_controls() -> None:
+    """Alpha, interval type, bootstrap resamples and seed."""
+    _widget("alpha", st.select_slider, label="Significance level α", options=list(ALPHAS),
+            help="Level of the tests (TCE) and of the intervals (1 - α).")
+    _widget("interval", st.selectbox, label="Interval for observed rates", options=list(INTERVAL_LABELS),
+            format_func=INTERVAL_LABELS.get, help="Binomial confidence interval drawn around each bin's rate.")
+    _widget("band", st.checkbox, label="Show acceptance band",
+            help="Range of rates a perfectly calibrated model would show in each bin (binomial, 1 - α).")
+    _widget("boot", st.select_slider, label="Bootstrap resamples", options=list(RESAMPLES),
+            help="Resamples for the metric intervals; 0 turns them off (faster).")
+    _widget("seed", st.number_input, label="Random seed", min_value=0, step=1,
+            help="Seed of the bootstrap: the same seed gives the same intervals.")
+
+
+def metric_controls() -> None:
+    _widget("metrics", st.multiselect, label="Metrics", options=list(BINARY_METRICS),
+            format_func=lambda k: BINARY_METRICS[k].label, help="Which metrics the panel shows.")
+
+
+def panel_config(s: dict | None = None) -> PanelConfig:
+    """The metric options the current settings define."""
+    s = s or settings()
+    return PanelConfig(binning=s["scheme"], n_bins=int(s["bins"]), alpha=float(s["alpha"]),
+                       n_min=int(s["n_min"]) or None, n_max=int(s["n_max"]) or None)

@@ -1,0 +1,54 @@
+"""Which binary view of the current predictions a page analyses (DESIGN.md §2: every diagram is a
+reliability diagram of some binary view)."""
+from __future__ import annotations
+
+import streamlit as st
+
+from .. import reduce
+from ..io import Predictions
+from .compute import cached
+from .settings import set_setting, settings
+
+__all__ = ["view_options", "current_view", "view_picker"]
+
+
+def view_options(preds: Predictions) -> dict[str, str]:
+    """{setting value: label} of the binary views a user can pick."""
+    if preds.is_binary:
+        return {"binary": f"P({preds.positive_label})"}
+    opts = {"confidence": "Confidence (top class correct?)"}
+    opts.update({f"classwise:{i}": f"{c} vs rest" for i, c in enumerate(preds.classes)})
+    predicted = set(reduce.predicted_class(preds.probs).tolist())  # a top-label view needs predicted rows
+    opts.update({f"top_label:{i}": f"predicted = {c}" for i, c in enumerate(preds.classes) if i in predicted})
+    return opts
+
+
+def _resolve(preds: Predictions, value: str) -> str:
+    opts = view_options(preds)
+    return value if value in opts else next(iter(opts))
+
+
+def current_view(preds: Predictions) -> reduce.BinaryView:
+    """The binary view the settings select (cached per data and view)."""
+    value = _resolve(preds, settings()["view"])
+
+    def compute():
+        if value in ("binary", "confidence"):
+            return reduce.views(preds, value)[0]
+        kind, idx = value.split(":")
+        return next(v for v in reduce.views(preds, kind) if v.label == int(idx))
+
+    return cached(("view", preds.fingerprint(), value), compute)
+
+
+def view_picker(preds: Predictions) -> None:
+    """Selector of the binary view for multiclass data (nothing to pick for binary data)."""
+    if preds.is_binary:
+        return
+    opts = view_options(preds)
+    value = _resolve(preds, settings()["view"])
+    st.session_state["w_view"] = value
+    st.selectbox("Binary view", list(opts), format_func=opts.get, key="w_view",
+                 on_change=lambda: set_setting("view", st.session_state["w_view"]),
+                 help="Multiclass predictions are diagnosed as binary claims: the confidence, one class vs the "
+                      "rest, or the top label within one predicted class (Gupta & Ramdas 2022).")
