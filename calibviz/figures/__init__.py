@@ -1,0 +1,23 @@
+"""Plotly figures built from calibviz's tables and curves (DESIGN.md §2, §3).
+
+Every builder returns a :class:`plotly.graph_objects.Figure`. Called with
+predictions, a builder takes the matching metric's positional arguments
+(``reliability_diagram(y_true, y_prob)``, ``top_label_diagram(y_true,
+y_prob_matrix)``, ``variable_curves(x, y_true, y_prob)``, ...); called with a
+precomputed table or curve (``table=``, ``curves=``, ``ranking=``) it draws
+exactly that. Figures compute no statistics of their own: the numbers come
+from :mod:`calibviz.summary`, :mod:`calibviz.distributions`,
+:mod:`calibviz.sensitivity`, :mod:`calibviz.variables` and
+:mod:`calibviz.multiclass`. One theme (:mod:`calibviz.figures.theme`).
+"""
+from .reliability import reliability_diagram
+from .testbased import binning_comparison, tce_diagram, violin_per_bin
+from .theme import apply_theme
+
+__all__ = [
+    "reliability_diagram",
+    "tce_diagram",
+    "violin_per_bin",
+    "binning_comparison",
+    "apply_theme",
+]

@@ -1,0 +1,217 @@
+"""The standard reliability diagram (mean prediction vs observed rate per bin)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ..binning import Uniform
+from ..distributions import histogram
+from ..summary import reliability_table
+from ._base import (binary_inputs, bin_label, count_text, level_label, rectangles, require_columns,
+                    round_list)
+from .theme import AXIS, COLORS, apply_theme, model_color, with_alpha
+
+__all__ = ["reliability_diagram", "reliability_hover"]
+
+_TABLE_COLUMNS = ("lower", "upper", "n", "weight", "positives", "mean_pred", "obs_rate", "ci_low", "ci_high")
+
+
+def reliability_hover(table: pd.DataFrame) -> list[str]:
+    """Hover text of each bin: the numbers behind the mark.
+
+    Parameters
+    ----------
+    table : DataFrame
+        A :func:`calibviz.summary.reliability_table`.
+
+    Returns
+    -------
+    list of str, one per row.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"lower": [0.4], "upper": [0.5], "n": [200], "weight": [200.0],
+    ...                   "positives": [48], "mean_pred": [0.452], "obs_rate": [0.24],
+    ...                   "ci_low": [0.184], "ci_high": [0.305]})
+    >>> reliability_hover(t)[0]
+    'bin [0.40, 0.50): observed 48/200 = 0.240, mean prediction 0.452, 95% CI 0.184-0.305'
+    """
+    level = level_label(table.attrs.get("alpha", 0.05))
+    last = np.zeros(len(table), bool)
+    if len(table):
+        last[-1] = table["upper"].iloc[-1] >= table.attrs.get("upper_limit", 1.0)
+    labels = bin_label(table["lower"], table["upper"], last)
+    weighted = not np.allclose(table["weight"], table["n"])
+    out = []
+    for lab, r in zip(labels, table.itertuples(index=False)):
+        if weighted:
+            obs = f"observed rate {r.obs_rate:.3f} (weighted; {r.positives:,}/{r.n:,} rows positive)"
+        else:
+            obs = f"observed {r.positives:,}/{r.n:,} = {r.obs_rate:.3f}"
+        text = f"bin {lab}: {obs}, mean prediction {r.mean_pred:.3f}, {level} CI {r.ci_low:.3f}-{r.ci_high:.3f}"
+        if "accept_low" in table.columns:
+            text += f"<br>range a calibrated model would show (binomial, {level}): {r.accept_low:.3f}-{r.accept_high:.3f}"
+        out.append(text)
+    return out
+
+
+def reliability_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), alpha: float = 0.05,
+                        interval: str = "wilson", sample_weight=None, table=None,
+                        show_ci: bool = True, show_band: bool = False, show_gaps: bool = False,
+                        show_counts: bool = True, show_histogram: bool = True, hist_bins: int = 30,
+                        title: str | None = "Reliability diagram", height: int | None = None) -> go.Figure:
+    """Standard reliability diagram: (mean prediction, observed rate) per bin, one or several models.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,), or dict
+        Outcomes in {0, 1}; or ``{name: (y_true, y_prob[, sample_weight])}``,
+        ``{name: cv.Predictions}`` (binary) or ``{name: reliability table}``
+        to overlay several models.
+    y_prob : array-like of shape (n,), optional
+        Predicted P(y = 1) (omit with a dict or ``table``).
+    binning : Scheme, str or edges, default Uniform(15)
+        As :func:`calibviz.metrics.ece`.
+    alpha : float, default 0.05
+        Level of the observed-rate interval and the acceptance band.
+    interval : {"wilson", "beta", "jeffreys"}
+        Interval for the observed rate.
+    sample_weight : array-like of shape (n,), optional
+    table : DataFrame or dict of DataFrames, optional
+        Precomputed :func:`calibviz.summary.reliability_table` (instead of
+        predictions); no prediction histogram is drawn then.
+    show_ci : bool, default True
+        Error bars: the (1 - alpha) confidence interval of the observed rate.
+    show_band : bool, default False
+        The binomial acceptance band: per bin, the range of observed rates a
+        *calibrated* model would show at this bin's mean prediction and size
+        (drawn around the diagonal over the bin's extent).
+    show_gaps : bool, default False
+        Bars from the diagonal to the observed rate (the gap of each bin).
+    show_counts : bool, default True
+        Panel below with the rows per bin.
+    show_histogram : bool, default True
+        Panel at the side with the histogram of predictions (split by
+        outcome for one model).
+    hist_bins : int, default 30
+    title : str, optional
+    height : int, optional
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+
+    References
+    ----------
+    DeGroot & Fienberg (1983), "The comparison and evaluation of forecasters"
+    (reliability diagram); Niculescu-Mizil & Caruana (2005); Brocker & Smith
+    (2007), "Increasing the reliability of reliability diagrams" (consistency
+    band); Matsubara et al. (2023), Fig. 1 right (count panel and histogram).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=1000); y = (rng.uniform(size=1000) < p).astype(int)
+    >>> fig = reliability_diagram(y, p, binning=Uniform(10), show_band=True)
+    >>> [t.name for t in fig.data][:3]
+    ['Perfect calibration', 'Range a calibrated model would show (binomial, 95%)', 'model']
+    """
+    models = binary_inputs(y_true, y_prob, sample_weight, table)
+    for m in models:
+        if m.table is None:
+            m.table = reliability_table(m.y, m.p, binning=binning, alpha=alpha, interval=interval,
+                                        sample_weight=m.w, test=None)
+        require_columns(m.table, _TABLE_COLUMNS, f"reliability table of {m.name!r}")
+    with_hist = show_histogram and any(m.p is not None for m in models)
+    rows = 2 if show_counts else 1
+    cols = 2 if with_hist else 1
+    specs = [[{}] * cols for _ in range(rows)]
+    if rows == 2 and cols == 2:
+        specs[1][1] = None
+    fig = make_subplots(rows=rows, cols=cols, specs=specs, shared_xaxes="columns", shared_yaxes="rows",
+                        row_heights=[0.74, 0.26] if rows == 2 else None,
+                        column_widths=[0.8, 0.2] if cols == 2 else None,
+                        horizontal_spacing=0.025, vertical_spacing=0.05)
+    single = len(models) == 1
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="Perfect calibration",
+                             line=dict(color=COLORS["diagonal"], dash="dash", width=1.5), hoverinfo="skip"),
+                  row=1, col=1)
+    for i, m in enumerate(models):
+        t = m.table
+        color = model_color(i)
+        level = level_label(t.attrs.get("alpha", alpha))
+        hover = reliability_hover(t)
+        if show_band:
+            require_columns(t, ("accept_low", "accept_high"), f"reliability table of {m.name!r}")
+            bx, by = rectangles(t["lower"], t["upper"], t["accept_low"], t["accept_high"])
+            band_color = COLORS["band"] if single else color
+            fig.add_trace(go.Scatter(
+                x=bx, y=by, mode="lines", fill="toself", line=dict(width=0.5, color=with_alpha(band_color, 0.6)),
+                fillcolor=with_alpha(band_color, 0.18), hoveron="fills", hoverinfo="name",
+                name=f"Range a calibrated model would show (binomial, {level})" + ("" if single else f": {m.name}"),
+                legendgroup=m.name), row=1, col=1)
+        if show_gaps:
+            width = np.asarray(t["upper"] - t["lower"], float) * 0.8
+            fig.add_trace(go.Bar(
+                x=round_list(t["mean_pred"]), y=round_list(t["obs_rate"] - t["mean_pred"]),
+                base=round_list(t["mean_pred"]), width=round_list(width),
+                marker=dict(color=with_alpha(COLORS["observed"] if single else color, 0.35), line_width=0),
+                name="Gap (observed - predicted)" + ("" if single else f": {m.name}"), hoverinfo="skip",
+                legendgroup=m.name), row=1, col=1)
+        err = None
+        if show_ci:
+            err = dict(type="data", symmetric=False, array=round_list(t["ci_high"] - t["obs_rate"]),
+                       arrayminus=round_list(t["obs_rate"] - t["ci_low"]), color=color, thickness=1.5, width=4)
+        name = m.name if not single else (m.name if m.name != "model" else "Observed frequency per bin")
+        if show_ci:
+            name += f" ({level} CI of the observed rate)"
+        fig.add_trace(go.Scatter(
+            x=round_list(t["mean_pred"]), y=round_list(t["obs_rate"]), mode="lines+markers", name=name,
+            line=dict(color=color, width=2), marker=dict(color=color, size=9, symbol="circle",
+                                                          line=dict(color="white", width=1)),
+            error_y=err, hovertext=hover, hovertemplate="%{hovertext}<extra>" + m.name + "</extra>",
+            legendgroup=m.name), row=1, col=1)
+        if show_counts:
+            fig.add_trace(go.Bar(
+                x=round_list(t["lower"]), width=round_list(t["upper"] - t["lower"]), offset=0,
+                y=round_list(t["weight"]), marker=dict(color=COLORS["count"] if single else color,
+                                                        opacity=0.75 if single else 0.45,
+                                                        line=dict(color="white", width=0.5)),
+                name="Rows per bin" + ("" if single else f": {m.name}"), showlegend=False,
+                hovertext=[f"{h.split(':')[0]}: {c} rows" for h, c in zip(hover, count_text(t["weight"]))],
+                hovertemplate="%{hovertext}<extra></extra>", legendgroup=m.name), row=2, col=1)
+        if with_hist and m.p is not None:
+            _side_histogram(fig, m, hist_bins, color, single)
+    fig.update_layout(barmode="overlay", bargap=0)
+    fig.update_xaxes(range=[-0.01, 1.01], row=1, col=1)
+    fig.update_yaxes(range=[-0.02, 1.02], title_text=AXIS["observed"], row=1, col=1)
+    fig.update_xaxes(title_text=AXIS["mean_pred"] if rows == 1 else None, row=1, col=1)
+    if show_counts:
+        fig.update_xaxes(title_text=AXIS["pred"] + " (bin edges)", row=2, col=1)
+        fig.update_yaxes(title_text="Rows", rangemode="tozero", row=2, col=1)
+    if with_hist:
+        fig.update_xaxes(title_text=AXIS["count"], rangemode="tozero", row=1, col=2)
+        fig.update_yaxes(showticklabels=False, row=1, col=2)
+    return apply_theme(fig, title=title, height=height or (620 if show_counts else 560))
+
+
+def _side_histogram(fig, m, hist_bins, color, single):
+    """Horizontal histogram of predictions at the right of the main panel (y = predicted probability)."""
+    if single:
+        h = histogram(m.p, bins=hist_bins, range=(0, 1), y_true=m.y, sample_weight=m.w)
+        series = [("count_neg", "Predictions with y = 0", COLORS["negative"]),
+                  ("count_pos", "Predictions with y = 1", COLORS["positive"])]
+    else:
+        h = histogram(m.p, bins=hist_bins, range=(0, 1), sample_weight=m.w)
+        series = [("count", f"Predictions: {m.name}", color)]
+    centers = round_list((h["lower"] + h["upper"]) / 2)
+    for col, name, c in series:
+        fig.add_trace(go.Bar(
+            y=centers, x=round_list(h[col]), orientation="h", width=float(h["upper"].iloc[0] - h["lower"].iloc[0]),
+            marker=dict(color=with_alpha(c, 0.55), line_width=0), name=name, legendgroup=m.name + "hist",
+            hovertext=[f"predictions in [{a:.2f}, {b:.2f}): {v}" for a, b, v in
+                       zip(h["lower"], h["upper"], count_text(h[col]))],
+            hovertemplate="%{hovertext}<extra>" + name + "</extra>"), row=1, col=2)
