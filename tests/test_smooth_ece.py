@@ -194,3 +194,70 @@ def test_properties(data):
     assert smooth_ece(y, p, sample_weight=np.ones(y.size)) == pytest.approx(v, abs=1e-12)
     rep = np.repeat(np.arange(y.size), counts)
     assert smooth_ece(y, p, sample_weight=counts) == pytest.approx(smooth_ece(y[rep], p[rep]), abs=1e-9)
+
+
+# --- Austin & Steyerberg's ICI / E50 / E90 / Emax ---------------------------
+
+
+def _skmisc_indices(y, p, span=0.75, degree=2, w=None):
+    """Independent reference: R's loess (via skmisc) evaluated at every observation."""
+    skl = pytest.importorskip("skmisc.loess")
+    model = skl.loess(p, y, weights=w, span=span, degree=degree, surface="direct")
+    model.fit()
+    diff = np.abs(p - model.predict(p).values)
+    return diff.mean(), np.quantile(diff, 0.5), np.quantile(diff, 0.9), diff.max()
+
+
+@pytest.mark.golden
+@pytest.mark.parametrize("kind", ["calibrated", "overconfident", "underconfident", "skewed"])
+@pytest.mark.parametrize("span, degree", [(0.75, 2), (0.5, 1)])
+def test_calibration_index_matches_r_loess(kind, span, degree):
+    from calibviz.metrics import calibration_index
+
+    y, p = _dataset(kind, 800, seed=12)
+    res = calibration_index(y, p, span=span, degree=degree, n_grid=5000)  # exact: every distinct p
+    ref = _skmisc_indices(y, p, span, degree)
+    assert tuple(res) == pytest.approx(ref, abs=1e-7)
+
+
+@pytest.mark.slow
+def test_calibration_index_grid_interpolation_tolerance():
+    from calibviz.metrics import calibration_index
+
+    y, p = _dataset("underconfident", 6000, seed=13)
+    exact = calibration_index(y, p, n_grid=10_000)
+    approx = calibration_index(y, p)  # 1000-point grid, interpolated
+    ref = _skmisc_indices(y, p)
+    assert tuple(exact) == pytest.approx(ref, abs=1e-7)
+    assert tuple(approx) == pytest.approx(ref, abs=1e-5)
+
+
+def test_calibration_index_weights_and_validation():
+    from calibviz.metrics import calibration_index
+
+    y, p = _dataset("overconfident", 500, seed=14)
+    a = calibration_index(y, p)
+    assert tuple(calibration_index(y, p, sample_weight=np.ones(500))) == pytest.approx(tuple(a), abs=1e-12)
+    w = np.random.default_rng(0).uniform(0.5, 2, 500)
+    b = calibration_index(y, p, sample_weight=w, n_grid=5000)
+
+    def naive_fit(x0):
+        # weighted local quadratic with tricube weights on the q = floor(0.75 n) nearest
+        # (skmisc's `weights` disagrees with this textbook fit, so it is not used here)
+        d = np.abs(p - x0)
+        h = np.sort(d)[int(np.floor(0.75 * p.size)) - 1]
+        k = (1 - np.clip(d / h, 0, 1) ** 3) ** 3 * w
+        X = np.column_stack([np.ones_like(p), p - x0, (p - x0) ** 2]) * np.sqrt(k)[:, None]
+        return np.linalg.lstsq(X, y * np.sqrt(k), rcond=None)[0][0]
+
+    diff = np.abs(p - np.array([naive_fit(v) for v in p]))
+    assert b.ici == pytest.approx(np.dot(diff, w) / w.sum(), abs=1e-7)
+    assert b.emax == pytest.approx(diff.max(), abs=1e-7)
+    order = np.argsort(diff)
+    cum = np.cumsum(w[order])
+    assert b.e90 == pytest.approx(diff[order][np.argmax(cum >= 0.9 * cum[-1])], abs=1e-7)
+    assert a.e50 <= a.e90 <= a.emax
+    with pytest.raises(InputError, match="n_grid"):
+        calibration_index(y, p, n_grid=1)
+    with pytest.raises(InputError, match="only 0 and 1"):
+        calibration_index([0, 2, 1], [0.1, 0.2, 0.3])

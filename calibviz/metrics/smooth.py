@@ -20,7 +20,7 @@ from scipy import optimize
 from ..errors import InputError
 from ..validation import check_binary
 
-__all__ = ["smooth_ece", "smooth_reliability_curve"]
+__all__ = ["smooth_ece", "smooth_reliability_curve", "calibration_index", "CalibrationIndexResult"]
 
 # Grid resolution: the kernel is only resolved when the grid step h is well
 # below sigma. We demand h <= sigma / _STEPS_PER_SIGMA, which bounds the
@@ -318,3 +318,112 @@ def smooth_reliability_curve(
     df.attrs["bandwidth"] = float(sigma)
     df.attrs["smooth_ece"] = float(value)
     return df
+
+
+@dataclass(frozen=True)
+class CalibrationIndexResult:
+    """Austin & Steyerberg's calibration indices; unpacks as ``(ici, e50, e90, emax)``.
+
+    Attributes
+    ----------
+    ici : float
+        Integrated Calibration Index: (weighted) mean of ``|p_i - c(p_i)|``,
+        ``c`` the LOESS calibration curve.
+    e50, e90 : float
+        Median and 90th percentile of ``|p_i - c(p_i)|``.
+    emax : float
+        Maximum of ``|p_i - c(p_i)|`` over the observations.
+    """
+
+    ici: float
+    e50: float
+    e90: float
+    emax: float
+
+    def __iter__(self):
+        return iter((self.ici, self.e50, self.e90, self.emax))
+
+
+def _quantiles(values: np.ndarray, w: np.ndarray | None, qs) -> list[float]:
+    if w is None or np.all(w == w[0]):
+        # R's default (type 7), which the paper's code uses.
+        return [float(v) for v in np.quantile(values, qs)]
+    order = np.argsort(values)
+    cum = np.cumsum(w[order])
+    # weighted inverse CDF: smallest value whose cumulative weight reaches q
+    return [float(values[order][np.searchsorted(cum, q * cum[-1])]) for q in qs]
+
+
+def calibration_index(
+    y_true, y_prob, *, sample_weight=None, span: float = 0.75, degree: int = 2, n_grid: int = 1000
+) -> CalibrationIndexResult:
+    """Integrated Calibration Index (ICI), E50, E90 and Emax.
+
+    The calibration curve ``c`` is the LOESS regression of the outcome on the
+    predicted probability (:func:`calibviz.smoothing.loess_curve`: local
+    degree-2 fit, tricube weights, span 0.75, as R's ``loess`` defaults the
+    paper uses); the indices summarise ``|p_i - c(p_i)|`` over the
+    observations: mean (ICI), median (E50), 90th percentile (E90), maximum
+    (Emax).
+
+    For speed, ``c`` is evaluated at the distinct predictions when there are
+    at most ``n_grid`` of them, and otherwise on ``n_grid`` equally spaced
+    points spanning the predictions, linearly interpolated to each
+    observation. The interpolation error is at most ``step^2 / 8 * max|c''|``;
+    with the default 1000 points the indices stayed within 1e-5 of R's loess
+    evaluated at every observation in the tests (n = 6000).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Outcomes in {0, 1}.
+    y_prob : array-like of shape (n,)
+        Predicted probabilities of the outcome 1, in [0, 1].
+    sample_weight : array-like of shape (n,), optional
+        Weights for the LOESS fit and for the mean and quantiles (weighted
+        inverse-CDF quantiles when the weights are not all equal; R's type 7
+        otherwise).
+    span : float, default 0.75
+        LOESS span (fraction of observations in each neighbourhood).
+    degree : {1, 2}, default 2
+        Degree of the local polynomial.
+    n_grid : int, default 1000
+        Evaluation points of the curve (>= 2), see above.
+
+    Returns
+    -------
+    CalibrationIndexResult
+        ``ici, e50, e90, emax``.
+
+    References
+    ----------
+    P. C. Austin and E. W. Steyerberg, "The Integrated Calibration Index
+    (ICI) and related metrics for quantifying the calibration of logistic
+    regression models", Statistics in Medicine 38(21), 2019, pp. 4051-4065,
+    Sec. 2 (ICI = integral of |x - x_c| over the distribution of predictions,
+    estimated by the mean over observations; E50, E90, Emax).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calibviz.metrics import calibration_index
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(0.05, 0.95, 5000)
+    >>> y = rng.random(5000) < p ** 2        # true risk p^2: predictions too high
+    >>> res = calibration_index(y, p)
+    >>> round(res.ici, 1), res.e50 <= res.e90 <= res.emax
+    (0.2, True)
+    """
+    from ..smoothing import loess_curve  # the one LOESS implementation of the package
+
+    if isinstance(n_grid, bool) or not isinstance(n_grid, (int, np.integer)) or n_grid < 2:
+        raise InputError(f"n_grid must be an integer >= 2, got {n_grid!r}.")
+    y, p, w = check_binary(y_true, y_prob, sample_weight)
+    distinct = np.unique(p)
+    grid = distinct if distinct.size <= n_grid else np.linspace(distinct[0], distinct[-1], int(n_grid))
+    gx, fit = loess_curve(p, y, span=span, degree=degree, grid=grid, sample_weight=w)
+    diff = np.abs(p - np.interp(p, gx, fit))
+    ici = float(diff.mean() if w is None else np.dot(diff, w) / w.sum())
+    e50, e90 = _quantiles(diff, w, [0.5, 0.9])
+    keep = diff if w is None else diff[w > 0]
+    return CalibrationIndexResult(ici=ici, e50=e50, e90=e90, emax=float(keep.max()))
