@@ -11,7 +11,8 @@ from .smooth import *  # noqa: F401,F403
 from .goodness import *  # noqa: F401,F403
 from .resampling import *  # noqa: F401,F403
 from .variable import *  # noqa: F401,F403
-from . import binned, scores, smooth, goodness, resampling, variable
+from .multiclass import *  # noqa: F401,F403
+from . import binned, scores, smooth, goodness, resampling, variable, multiclass
 
 __all__ = [
     *binned.__all__,
@@ -20,4 +21,5 @@ __all__ = [
     *goodness.__all__,
     *resampling.__all__,
     *variable.__all__,
+    *multiclass.__all__,
 ]
