@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ..binning import SCHEME_NAMES
+from ..binning import PAVABC, SCHEME_NAMES, get_scheme
 from ..panel import BINARY_METRICS, DEFAULT_BINARY_METRICS, PanelConfig
 
 __all__ = ["Setting", "SETTINGS", "settings", "init_from_url", "sync_url", "binning_controls", "metric_controls",
-           "uncertainty_controls", "set_setting", "panel_config"]
+           "uncertainty_controls", "set_setting", "panel_config", "page_control", "tce_scheme", "SCHEME_LABELS"]
 
 _STORE = "cv_settings"
 SCHEME_LABELS = {
@@ -66,6 +66,12 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in [
     Setting("metrics", tuple(DEFAULT_BINARY_METRICS), tuple, tuple(BINARY_METRICS)),
     Setting("view", "confidence", str),
     Setting("band", True, lambda v: str(v).lower() in ("1", "true", "yes")),
+    Setting("tce_scheme", "pavabc", str, ("pavabc", "pava", "equal_mass", "uniform")),
+    Setting("tce_axis", "bin", str, ("bin", "probability")),
+    Setting("feature", "", str),
+    Setting("kind", "error", str, ("error", "rate")),
+    Setting("span", 0.75, float, low=0.1, high=2.0),
+    Setting("scale", "percent", str, ("percent", "probability")),
 ]}
 
 
@@ -128,14 +134,12 @@ def _widget(name: str, factory, **kwargs):
     return factory(key=key, on_change=_copy, **kwargs)
 
 
-def binning_controls(n_rows: int, *, allow=None) -> None:
-    """Binning scheme and its parameters."""
-    names = [k for k in SETTINGS["scheme"].choices if allow is None or k in allow]
-    if _store()["scheme"] not in names:
-        set_setting("scheme", names[0])
-    _widget("scheme", st.selectbox, label="Binning", options=names, format_func=SCHEME_LABELS.get,
+def binning_controls(n_rows: int, *, setting: str = "scheme") -> None:
+    """Binning scheme (the setting ``setting``: "scheme" for ECE-type pages, "tce_scheme" for TCE) and its parameters."""
+    names = list(SETTINGS[setting].choices)
+    _widget(setting, st.selectbox, label="Binning", options=names, format_func=SCHEME_LABELS.get,
             help="How predictions are grouped into bins for the diagram and the binned metrics.")
-    scheme = _store()["scheme"]
+    scheme = _store()[setting]
     if scheme in ("uniform", "equal_mass"):
         _widget("bins", st.slider, label="Number of bins", min_value=2, max_value=50,
                 help="More bins show more detail but each bin's rate is noisier.")
@@ -164,6 +168,19 @@ def uncertainty_controls() -> None:
 def metric_controls() -> None:
     _widget("metrics", st.multiselect, label="Metrics", options=list(BINARY_METRICS),
             format_func=lambda k: BINARY_METRICS[k].label, help="Which metrics the panel shows.")
+
+
+def page_control(name: str, factory, **kwargs):
+    """A page-local control (in the main area) bound to the settings store and the URL."""
+    return _widget(name, factory, **kwargs)
+
+
+def tce_scheme(s: dict | None = None):
+    """The binning of the Test-based page: PAVA-BC with the sidebar's n_min / n_max, or another scheme."""
+    s = s or settings()
+    if s["tce_scheme"] == "pavabc":
+        return PAVABC(int(s["n_min"]) or None, int(s["n_max"]) or None)
+    return get_scheme(s["tce_scheme"], n_bins=int(s["bins"]))
 
 
 def panel_config(s: dict | None = None) -> PanelConfig:

@@ -28,9 +28,11 @@ PAGES = [
 def page_setup(title: str, controls: tuple = ()) -> None:
     """First call of every page: page config, URL settings, data, sidebar with the page's controls.
 
-    ``controls`` picks the sidebar groups: "binning", "uncertainty", "metrics".
+    ``controls`` picks the sidebar groups: "binning", "tce_binning", "uncertainty", "metrics".
     """
     st.set_page_config(page_title=f"calibviz · {title}", page_icon=":material/insights:", layout="wide")
+    # Less empty space above the title: figures must fit a 1366x768 projector.
+    st.markdown("<style>.block-container{padding-top:2.2rem;padding-bottom:2rem}</style>", unsafe_allow_html=True)
     ignored = init_from_url()
     first_run = "cv_models" not in st.session_state
     demo = st.query_params.get("data")
@@ -69,6 +71,8 @@ def render_sidebar(controls: tuple = ()) -> None:
             st.divider()
         if "binning" in controls:
             binning_controls(first.n)
+        if "tce_binning" in controls:
+            binning_controls(first.n, setting="tce_scheme")
         if "uncertainty" in controls:
             uncertainty_controls()
         if "metrics" in controls:

@@ -1,0 +1,58 @@
+"""Test-based: the TCE reliability diagram, TCE with alpha and PAVA-BC controls, binning comparison, violins."""
+import streamlit as st
+
+from calibviz import figures, metrics
+from calibviz.summary import reliability_table
+from calibviz.ui import current_predictions, page_setup
+from calibviz.ui.blocks import download_table, show_figure
+from calibviz.ui.compute import cached
+from calibviz.ui.settings import page_control, settings, tce_scheme
+from calibviz.ui.views import current_view, view_picker
+
+page_setup("Test-based", controls=("tce_binning", "uncertainty"))
+preds = current_predictions()
+st.title("Test-based calibration (TCE)")
+st.caption("Each prediction is tested against the observed rate of its bin with an exact binomial test; TCE is the "
+           "percentage of predictions the test rejects (Matsubara et al. 2023). Bins default to PAVA-BC, which the "
+           "paper recommends.")
+view_picker(preds)
+view = current_view(preds)
+page_control("tce_axis", st.radio, label="Place bins", options=["bin", "probability"], horizontal=True,
+             format_func={"bin": "by bin ID (as in the paper)", "probability": "on the probability axis"}.get,
+             help="The paper draws bins side by side by ID; the probability axis shows where they lie.")
+s = settings()
+scheme = tce_scheme(s)
+alpha = float(s["alpha"])
+key = (preds.fingerprint(), view.name, scheme, alpha)
+
+table = cached(("tce_table",) + key, lambda: reliability_table(view.y, view.p, binning=scheme, alpha=alpha,
+                                                                sample_weight=view.w))
+tce = cached(("tce",) + key, lambda: metrics.tce(view.y, view.p, binning=scheme, alpha=alpha,
+                                                 sample_weight=view.w))
+n_rej, n_all = int(table["rejected"].sum()), int(table["n"].sum())
+m1, m2, m3 = st.columns(3)
+m1.metric("TCE", f"{tce:.1f}%", help="Percentage of predictions rejected by the binomial test at level α.")
+m2.metric("Rejected predictions", f"{n_rej:,} of {n_all:,}")
+m3.metric("Bins", len(table), help="Non-empty bins of the chosen scheme.")
+st.markdown(f"**{tce:.0f}% of predictions deviate significantly from their bin's observed rate** "
+            f"(exact two-sided binomial test, α = {alpha:g}).")
+
+fig = cached(("tce_fig", s["tce_axis"]) + key, lambda: figures.tce_diagram(
+    view.y, view.p, binning=scheme, alpha=alpha, sample_weight=view.w, x_axis=s["tce_axis"],
+    title=f"Test-based reliability diagram · {view.name}"))
+show_figure(fig, f"tce_{preds.name}_{view.name}", key="tce")
+
+tab_cmp, tab_violin, tab_table = st.tabs(["Binning comparison", "Predictions per bin", "Per-bin table"])
+with tab_cmp:
+    st.caption("Bin sizes (bars spanning each bin) and empirical probabilities (steps) of PAVA, PAVA-BC and "
+               "equal-mass bins: PAVA-BC keeps PAVA's adaptivity while bounding bin sizes (TCE paper, Figs. 2-4).")
+    cmp_fig = cached(("binning_comparison", preds.fingerprint(), view.name, scheme),
+                     lambda: figures.binning_comparison(view.y, view.p, sample_weight=view.w))
+    show_figure(cmp_fig, f"binning_comparison_{preds.name}", key="cmp")
+with tab_violin:
+    violin = cached(("violin",) + key, lambda: figures.violin_per_bin(view.y, view.p, binning=scheme, alpha=alpha,
+                                                                       sample_weight=view.w))
+    show_figure(violin, f"violins_{preds.name}", key="violin")
+with tab_table:
+    st.dataframe(table, hide_index=True, width="stretch")
+    download_table(table, f"tce_bins_{preds.name}_{view.name}", key="tce_bins")

@@ -1,0 +1,89 @@
+"""AppTest of every dashboard page on every demo dataset and on uploaded files."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import calibviz as cv
+
+from .helpers import ROOT, app, assert_clean, figures, metric_values, upload
+
+pytestmark = [pytest.mark.apptest, pytest.mark.usefixtures("clear_streamlit_caches")]
+
+PAGES = ["pages/1_Reliability.py", "pages/2_Test_based.py", "pages/3_Multiclass.py", "pages/4_Variables.py",
+         "pages/5_Compare.py", "pages/6_Report.py"]
+EXISTING = [p for p in PAGES if (ROOT / p).exists()]
+
+
+def _open(page: str, demo: str | None = None, **query):
+    at = app()
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    if demo:
+        at.selectbox(key="cv_demo_pick").set_value(demo).run()
+    at.switch_page(page).run()
+    assert_clean(at)
+    return at
+
+
+@pytest.mark.parametrize("demo", cv.demo_datasets())
+@pytest.mark.parametrize("page", EXISTING)
+def test_page_runs_on_every_demo(page, demo):
+    at = _open(page, demo)
+    assert not at.error, [e.value for e in at.error]
+    info = " ".join(i.value for i in at.info)
+    figs = figures(at)
+    if "does not apply" in info or "only for" in info:
+        return  # the page says plainly why it has nothing to show
+    if page != "pages/6_Report.py":
+        assert figs, "every analysis page shows at least one figure"
+        for f in figs:
+            assert f["data"], "figure without traces"
+
+
+@pytest.mark.parametrize("page", EXISTING)
+def test_page_runs_on_uploaded_binary_and_multiclass(page):
+    rng = np.random.default_rng(5)
+    at = app().run()
+    p = rng.uniform(size=400)
+    df = pd.DataFrame({"label": rng.binomial(1, p), "p": p, "x": rng.normal(size=400), "grp": rng.choice(list("ab"), 400)})
+    upload(at, "up.csv", df.to_csv(index=False).encode())
+    at.switch_page(page).run()
+    assert_clean(at)
+    P = rng.dirichlet(np.ones(3), 300)
+    mdf = pd.DataFrame(P, columns=["p_r", "p_g", "p_b"])
+    mdf["label"] = np.array(list("rgb"))[rng.integers(0, 3, 300)]
+    at.switch_page("app.py").run()
+    upload(at, "multi.csv", mdf.to_csv(index=False).encode())
+    at.switch_page(page).run()
+    assert_clean(at)
+
+
+def test_tce_page_reacts_to_alpha_and_reads_the_url():
+    at = _open("pages/2_Test_based.py")
+    before = metric_values(at)["TCE"]
+    assert before == f"{cv.metrics.tce(*_binary_demo()):.1f}%"
+    at.sidebar.select_slider[0].set_value(0.001).run()
+    assert_clean(at)
+    assert metric_values(at)["TCE"] != before
+    assert at.query_params["alpha"] == ["0.001"] or at.query_params["alpha"] == "0.001"
+    fresh = _open("pages/2_Test_based.py", alpha="0.01")
+    y, p = _binary_demo()
+    assert metric_values(fresh)["TCE"] == f"{cv.metrics.tce(y, p, alpha=0.01):.1f}%"
+
+
+def test_invalid_url_setting_is_reported_not_fatal():
+    at = app()
+    at.query_params["alpha"] = "banana"
+    at.query_params["bins"] = "12"
+    at.run()
+    assert_clean(at)
+    assert any("alpha=banana" in w.value for w in at.warning)
+    assert at.session_state["cv_settings"]["bins"] == 12 and at.session_state["cv_settings"]["alpha"] == 0.05
+
+
+def _binary_demo():
+    d = cv.load_demo("hospital_readmission")
+    return d.y, d.y_prob
