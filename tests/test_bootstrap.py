@@ -232,3 +232,16 @@ def test_smooth_ece_interval_contains_estimate_when_miscalibrated(seed):
     y, p = _binary(3000, seed, squash=0.6)
     res = bootstrap(smooth_ece, y, p, n_resamples=100, random_state=seed)
     assert res.low <= res.estimate <= res.high
+
+
+def test_bootstrap_of_binned_ece_with_forwarded_binning():
+    from calibviz.binning import Uniform
+    from calibviz.metrics import ece
+
+    y, p = _binary(2000, seed=9, squash=0.7)
+    res = bootstrap(ece, y, p, n_resamples=60, random_state=0, binning=Uniform(10))
+    assert res.estimate == ece(y, p, binning=Uniform(10))
+    assert res.low <= res.estimate <= res.high
+    # fixed-edge bins treat integer weights as repetitions: both resampling modes agree
+    res_w = bootstrap(ece, y, p, n_resamples=60, random_state=0, binning=Uniform(10), resample="weights")
+    np.testing.assert_allclose(res.distribution, res_w.distribution, rtol=1e-9, atol=1e-12)
