@@ -11,13 +11,18 @@ from :mod:`calibviz.summary`, :mod:`calibviz.distributions`,
 :mod:`calibviz.multiclass`. One theme (:mod:`calibviz.figures.theme`).
 """
 from .reliability import reliability_diagram
+from .sensitivity import binning_sensitivity
 from .testbased import binning_comparison, tce_diagram, violin_per_bin
 from .theme import apply_theme
+from .variable import variable_curves, vece_ranking
 
 __all__ = [
     "reliability_diagram",
     "tce_diagram",
     "violin_per_bin",
     "binning_comparison",
+    "variable_curves",
+    "vece_ranking",
+    "binning_sensitivity",
     "apply_theme",
 ]

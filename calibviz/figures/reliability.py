@@ -116,8 +116,9 @@ def reliability_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), alpha:
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=1000); y = (rng.uniform(size=1000) < p).astype(int)
     >>> fig = reliability_diagram(y, p, binning=Uniform(10), show_band=True)
-    >>> [t.name for t in fig.data][:3]
-    ['Perfect calibration', 'Range a calibrated model would show (binomial, 95%)', 'model']
+    >>> [t.name for t in fig.data][:3]  # doctest: +NORMALIZE_WHITESPACE
+    ['Perfect calibration', 'Range a calibrated model would show (binomial, 95%)',
+     'Observed frequency per bin (95% CI of the observed rate)']
     """
     models = binary_inputs(y_true, y_prob, sample_weight, table)
     for m in models:

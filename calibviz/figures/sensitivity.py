@@ -1,0 +1,93 @@
+"""Binning sensitivity: a metric against the number of bins, per scheme, with intervals."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .. import sensitivity as _sensitivity
+from ..errors import InputError
+from ._base import require_columns, round_list
+from .theme import apply_theme, model_color, with_alpha
+
+__all__ = ["binning_sensitivity"]
+
+_DASH = ("solid", "dash", "dot", "dashdot")
+
+
+def binning_sensitivity(y_true=None, y_prob=None, *, metrics=("ece",), schemes=("uniform", "equal_mass"),
+                        n_bins=(5, 10, 15, 20, 25, 30), n_resamples: int = 200, confidence: float = 0.95,
+                        sample_weight=None, alpha: float = 0.05, random_state=0, table: pd.DataFrame | None = None,
+                        title: str | None = "Sensitivity to the number of bins",
+                        height: int | None = None) -> go.Figure:
+    """Metric value against the number of bins, one line per scheme, with bootstrap bands.
+
+    One panel per metric (ECE, TCE, ... have different scales).
+
+    Parameters
+    ----------
+    y_true, y_prob : array-like of shape (n,)
+        Outcomes in {0, 1} and predicted P(y = 1).
+    metrics, schemes, n_bins, n_resamples, confidence, sample_weight, alpha, random_state :
+        As :func:`calibviz.sensitivity.binning_sensitivity`.
+    table : DataFrame, optional
+        Precomputed :func:`calibviz.sensitivity.binning_sensitivity` output.
+    title : str, optional
+    height : int, optional
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+
+    References
+    ----------
+    Gupta & Ramdas (2022), ICLR, Fig. 2 (ECE against the number of bins);
+    Nixon et al. (2019), "Measuring calibration in deep learning".
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"metric": "ece", "label": "ECE", "scheme": ["uniform"] * 2,
+    ...                   "scheme_label": "equal width", "n_bins": [5, 10], "value": [0.02, 0.03],
+    ...                   "low": [0.01, 0.02], "high": [0.03, 0.04]})
+    >>> fig = binning_sensitivity(table=t)
+    >>> list(fig.data[1].x), list(fig.data[1].y)
+    ([5, 10], [0.02, 0.03])
+    """
+    if table is None:
+        if y_true is None or y_prob is None:
+            raise InputError("pass y_true and y_prob (or table=calibviz.sensitivity.binning_sensitivity(...)).")
+        table = _sensitivity.binning_sensitivity(y_true, y_prob, metrics=metrics, schemes=schemes, n_bins=n_bins,
+                                                 n_resamples=n_resamples, confidence=confidence,
+                                                 sample_weight=sample_weight, alpha=alpha, random_state=random_state)
+    require_columns(table, ("metric", "scheme", "n_bins", "value", "low", "high"), "the sensitivity table")
+    metric_names = list(dict.fromkeys(table["metric"]))
+    labels = {m: (table.loc[table["metric"] == m, "label"].iloc[0] if "label" in table else m) for m in metric_names}
+    conf = table.attrs.get("confidence", confidence)
+    fig = make_subplots(rows=1, cols=len(metric_names), subplot_titles=[labels[m] for m in metric_names],
+                        horizontal_spacing=0.08)
+    scheme_names = list(dict.fromkeys(table["scheme"]))
+    for c, metric in enumerate(metric_names, start=1):
+        for i, scheme in enumerate(scheme_names):
+            g = table[(table["metric"] == metric) & (table["scheme"] == scheme)].sort_values("n_bins")
+            if g.empty:
+                continue
+            color = model_color(i)
+            slabel = g["scheme_label"].iloc[0] if "scheme_label" in g else scheme
+            x = [int(v) for v in g["n_bins"]]
+            if np.isfinite(g["low"]).any():
+                fig.add_trace(go.Scatter(x=x + x[::-1], y=round_list(g["high"]) + round_list(g["low"])[::-1],
+                                         fill="toself", fillcolor=with_alpha(color, 0.18), line=dict(width=0),
+                                         mode="lines", showlegend=False, legendgroup=scheme, hoverinfo="skip",
+                                         name=f"{slabel}: {100 * conf:g}% CI"), row=1, col=c)
+            hover = [f"{labels[metric]}, {slabel} bins, B = {b}: {v:.4g} ({100 * conf:g}% CI {lo:.4g}-{hi:.4g})"
+                     for b, v, lo, hi in zip(x, g["value"], g["low"], g["high"])]
+            fig.add_trace(go.Scatter(x=x, y=round_list(g["value"]), mode="lines+markers", name=f"{slabel} bins",
+                                     line=dict(color=color, width=2.5, dash=_DASH[i % len(_DASH)]),
+                                     marker=dict(size=8, color=color), legendgroup=scheme, showlegend=c == 1,
+                                     hovertext=hover, hovertemplate="%{hovertext}<extra></extra>"), row=1, col=c)
+        fig.update_yaxes(rangemode="tozero", row=1, col=c)
+        fig.update_xaxes(title_text="Number of bins B", row=1, col=c)
+    fig.update_yaxes(title_text="Metric value", row=1, col=1)
+    return apply_theme(fig, title=title, height=height or 460)

@@ -1,0 +1,213 @@
+"""Variable-based calibration figures (Kelly & Smyth 2023): LOESS curves along a variable, VECE ranking."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .. import variables as _variables
+from ..distributions import histogram
+from ..errors import InputError
+from ._base import count_text, level_label, require_columns, round_list
+from .theme import COLORS, PALETTE, apply_theme, with_alpha
+
+__all__ = ["variable_curves", "vece_ranking"]
+
+_CURVE_STYLE = {  # observed quantity solid vermillion, model's own expectation dashed blue
+    "actual error": (COLORS["observed"], "solid"), "observed rate": (COLORS["observed"], "solid"),
+    "predicted error": (COLORS["prediction"], "dash"), "predicted rate": (COLORS["prediction"], "dash"),
+}
+
+
+def variable_curves(x=None, y_true=None, y_prob=None, *, kind: str = "error", span: float = 0.75,
+                    degree: int = 2, grid=200, alpha: float = 0.05, scale: str = "probability",
+                    sample_weight=None, curves: pd.DataFrame | None = None, ranges: pd.DataFrame | None = None,
+                    show_ranges: bool = True, hist_bins: int = 40, name: str | None = None,
+                    title: str | None = None, height: int | None = None) -> go.Figure:
+    """LOESS curves of actual vs predicted error (or observed vs predicted rate) along a variable.
+
+    Top: the two curves with their pointwise bands; x ranges where the bands
+    do not overlap are shaded and named in the hover. Bottom: the
+    distribution of the variable (rows per histogram bin), so a reader sees
+    where the curves rest on few rows.
+
+    Parameters
+    ----------
+    x : array-like of shape (n,)
+        The variable (a pandas Series gives the axis title its name).
+    y_true : array-like of shape (n,)
+        Outcomes in {0, 1} or class indices.
+    y_prob : array-like of shape (n,) or (n, K)
+        P(y = 1) or class probabilities.
+    kind, span, degree, grid, alpha, scale, sample_weight :
+        As :func:`calibviz.variables.variable_curves`.
+    curves : DataFrame, optional
+        Precomputed :func:`calibviz.variables.variable_curves` output (then
+        pass ``x`` only for the distribution panel, or omit it).
+    ranges : DataFrame, optional
+        Precomputed :func:`calibviz.variables.disagreement_ranges`; default
+        computed from ``curves``.
+    show_ranges : bool, default True
+    hist_bins : int, default 40
+    name : str, optional
+        Name of the variable for the axis title.
+    title : str, optional
+    height : int, optional
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+
+    References
+    ----------
+    Kelly, M. & Smyth, P. (2023). Variable-based calibration for machine
+    learning classifiers, AAAI, Sec. 6.1 and Fig. 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.uniform(20, 80, 800); p = np.full(800, 0.8)
+    >>> y = (rng.uniform(size=800) < np.where(x < 50, 0.95, 0.65)).astype(int)
+    >>> fig = variable_curves(x, y, p, grid=50, name="age")
+    >>> [t.name for t in fig.data if t.type == "scatter" and t.fill is None]
+    ['actual error', 'predicted error']
+    """
+    if name is None:
+        name = getattr(x, "name", None) or "x"
+    if curves is None:
+        if x is None or y_true is None or y_prob is None:
+            raise InputError("pass x, y_true and y_prob (or curves=variable_curves(...)).")
+        curves = _variables.variable_curves(x, y_true, y_prob, kind=kind, span=span, degree=degree, grid=grid,
+                                            alpha=alpha, scale=scale, sample_weight=sample_weight)
+    require_columns(curves, ("curve", "x", "fit", "lower", "upper"), "curves")
+    if ranges is None and show_ranges:
+        ranges = _variables.disagreement_ranges(curves)
+    alpha = curves.attrs.get("alpha", alpha)
+    level = level_label(alpha)
+    with_hist = x is not None
+    fig = make_subplots(rows=2 if with_hist else 1, cols=1, shared_xaxes=True,
+                        row_heights=[0.75, 0.25] if with_hist else None, vertical_spacing=0.05)
+    top = float(np.nanmax(curves["upper"]))
+    if show_ranges and ranges is not None and len(ranges):
+        # one filled trace for all flagged ranges: hover names which curve is higher
+        xs, ys, texts = [], [], []
+        for r in ranges.itertuples(index=False):
+            xs += [r.x_start, r.x_end, r.x_end, r.x_start, r.x_start, None]
+            ys += [0, 0, top * 1.05, top * 1.05, 0, None]
+            reading = getattr(r, "reading", f"{r.higher} higher")
+            texts.append(f"{name} {r.x_start:.4g}-{r.x_end:.4g}: {reading} (bands do not overlap; max gap {r.max_gap:.3f})")
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", fill="toself", fillcolor=with_alpha(COLORS["flag"], 0.35),
+                                 line=dict(width=0), name="Bands do not overlap", hoveron="fills",
+                                 text="<br>".join(texts), hoverinfo="text"), row=1, col=1)
+    for i, (cname, g) in enumerate(curves.groupby("curve", sort=False)):
+        color, dash = _CURVE_STYLE.get(cname, (PALETTE[i % len(PALETTE)], "solid"))
+        gx = round_list(g["x"])
+        fig.add_trace(go.Scatter(x=gx + gx[::-1], y=round_list(g["upper"]) + round_list(g["lower"])[::-1],
+                                 fill="toself", fillcolor=with_alpha(color, 0.18), line=dict(width=0),
+                                 mode="lines", name=f"{cname}: {level} band", showlegend=False,
+                                 legendgroup=cname, hoverinfo="skip"), row=1, col=1)
+        hover = [f"{name} = {a:.4g}: {cname} {f:.3f} ({level} band {lo:.3f}-{hi:.3f})"
+                 for a, f, lo, hi in zip(g["x"], g["fit"], g["lower"], g["upper"])]
+        fig.add_trace(go.Scatter(x=gx, y=round_list(g["fit"]), mode="lines", name=cname, legendgroup=cname,
+                                 line=dict(color=color, width=2.5, dash=dash), hovertext=hover,
+                                 hovertemplate="%{hovertext}<extra></extra>"), row=1, col=1)
+    kind = curves.attrs.get("kind", kind)
+    unit = " (%)" if curves.attrs.get("scale", scale) == "percent" else ""
+    ytitle = ("Error rate" if kind == "error" else "Probability of y = 1") + unit
+    fig.update_yaxes(title_text=ytitle, rangemode="tozero", row=1, col=1)
+    if with_hist:
+        xv = np.asarray(x, dtype=np.float64)
+        xv = xv[np.isfinite(xv)]
+        h = histogram(xv, bins=hist_bins, sample_weight=None)
+        fig.add_trace(go.Bar(x=round_list((h["lower"] + h["upper"]) / 2), y=round_list(h["count"]),
+                             width=float(h["upper"].iloc[0] - h["lower"].iloc[0]),
+                             marker=dict(color=with_alpha(COLORS["count"], 0.7), line=dict(color="white", width=0.5)),
+                             name=f"Rows by {name}", showlegend=False,
+                             hovertext=[f"{name} in [{a:.4g}, {b:.4g}): {c} rows" for a, b, c in
+                                        zip(h["lower"], h["upper"], count_text(h["count"]))],
+                             hovertemplate="%{hovertext}<extra></extra>"), row=2, col=1)
+        fig.update_yaxes(title_text="Rows", rangemode="tozero", row=2, col=1)
+        fig.update_xaxes(title_text=name, row=2, col=1)
+        lo, hi = float(curves["x"].min()), float(curves["x"].max())
+        pad = 0.02 * (hi - lo or 1)
+        fig.update_xaxes(range=[lo - pad, hi + pad])  # the curves' grid (5%-95% quantiles) sets the view
+    else:
+        fig.update_xaxes(title_text=name, row=1, col=1)
+    fig.update_layout(bargap=0)
+    if title is None:
+        title = f"Calibration along {name}: " + ("actual vs predicted error" if kind == "error"
+                                                 else "observed vs predicted rate")
+    return apply_theme(fig, title=title, height=height or 560)
+
+
+def vece_ranking(features=None, y_true=None, y_prob=None, *, n_bins: int = 10, n_resamples: int = 200,
+                 confidence: float = 0.95, random_state=0, sample_weight=None, ranking: pd.DataFrame | None = None,
+                 top_n: int | None = 20, title: str | None = "Variables ranked by VECE",
+                 height: int | None = None) -> go.Figure:
+    """Horizontal bar chart of VECE per variable with bootstrap intervals, highest first.
+
+    Parameters
+    ----------
+    features : DataFrame of shape (n, f)
+        Candidate variables (numeric columns are ranked).
+    y_true, y_prob, n_bins, n_resamples, confidence, random_state, sample_weight :
+        As :func:`calibviz.variables.variable_ranking`.
+    ranking : DataFrame, optional
+        Precomputed :func:`calibviz.variables.variable_ranking` output.
+    top_n : int or None, default 20
+        Show the first ``top_n`` variables (None: all).
+    title : str, optional
+    height : int, optional
+        Default grows with the number of bars.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+
+    References
+    ----------
+    Kelly, M. & Smyth, P. (2023), Eq. 7 (VECE) and Table 1.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> r = pd.DataFrame({"feature": ["age", "bmi"], "vece": [0.12, 0.02], "vece_low": [0.09, 0.01],
+    ...                   "vece_high": [0.15, 0.04], "max_vce": [0.2, 0.05], "n": [100, 100]})
+    >>> fig = vece_ranking(ranking=r)
+    >>> list(fig.data[0].y), list(fig.data[0].x)
+    (['bmi', 'age'], [0.02, 0.12])
+    """
+    if ranking is None:
+        if features is None or y_true is None or y_prob is None:
+            raise InputError("pass features, y_true and y_prob (or ranking=variable_ranking(...)).")
+        ranking = _variables.variable_ranking(features, y_true, y_prob, n_bins=n_bins, n_resamples=n_resamples,
+                                              confidence=confidence, random_state=random_state,
+                                              sample_weight=sample_weight)
+    require_columns(ranking, ("feature", "vece", "vece_low", "vece_high"), "ranking")
+    r = ranking.sort_values("vece", ascending=False, kind="stable")
+    if top_n is not None:
+        r = r.head(int(top_n))
+    r = r.iloc[::-1]  # highest at the top of a horizontal bar chart
+    level = f"{100 * confidence:g}%" if ranking is None else "95%"
+    hover = []
+    for row in r.itertuples(index=False):
+        text = f"{row.feature}: VECE {row.vece:.4f} (CI {row.vece_low:.4f}-{row.vece_high:.4f})"
+        if hasattr(row, "max_vce") and np.isfinite(row.max_vce):
+            text += f"<br>max-VCE {row.max_vce:.4f}" + (
+                f" at {row.x_at_max_vce:.4g}" if hasattr(row, "x_at_max_vce") else "")
+        if hasattr(row, "n"):
+            text += f"<br>{int(row.n):,} rows"
+        hover.append(text)
+    fig = go.Figure(go.Bar(
+        y=[str(f) for f in r["feature"]], x=round_list(r["vece"]), orientation="h",
+        marker=dict(color=with_alpha(COLORS["prediction"], 0.75), line_width=0),
+        error_x=dict(type="data", symmetric=False, array=round_list(r["vece_high"] - r["vece"]),
+                     arrayminus=round_list(r["vece"] - r["vece_low"]), color=COLORS["text"], thickness=1.5, width=5),
+        name="VECE with bootstrap CI", hovertext=hover, hovertemplate="%{hovertext}<extra></extra>"))
+    fig.update_xaxes(title_text="VECE (mean |actual - predicted error| over equal-mass bins of the variable)",
+                     rangemode="tozero")
+    fig.update_yaxes(title_text=None, automargin=True)
+    fig.update_layout(showlegend=False)
+    return apply_theme(fig, title=title, height=height or max(320, 140 + 34 * len(r)), legend="none")
