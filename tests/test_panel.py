@@ -54,3 +54,27 @@ def test_tce_reading_is_plain_language():
 def test_unknown_metric_is_an_input_error():
     with pytest.raises(cv.InputError, match="unknown metric"):
         metric_value("nope", [0, 1], [0.2, 0.8])
+
+
+def test_compare_models_paired_differences():
+    from calibviz.panel import compare_models
+
+    m = cv.load_demo_models("loan_recalibration")
+    t = compare_models({k: (v.y, v.y_prob) for k, v in m.items()}, metrics=("ece", "brier"), n_resamples=40)
+    assert t["paired"].all()
+    ref = t[t["model"] == "raw"]
+    assert (ref["diff"] == 0).all()
+    cal = t[(t["model"] == "recalibrated") & (t["metric"] == "ece")].iloc[0]
+    assert cal["diff"] == pytest.approx(M.ece(m["recalibrated"].y, m["recalibrated"].y_prob)
+                                        - M.ece(m["raw"].y, m["raw"].y_prob))
+    assert cal["diff_low"] <= cal["diff"] <= cal["diff_high"] < 0
+
+
+def test_compare_models_unpaired_when_rows_differ():
+    from calibviz.panel import compare_models
+
+    rng = np.random.default_rng(0)
+    a = (rng.integers(0, 2, 500), rng.uniform(size=500))
+    b = (rng.integers(0, 2, 300), rng.uniform(size=300))
+    t = compare_models({"a": a, "b": b}, metrics=("ece",), n_resamples=30)
+    assert not t.loc[1, "paired"] and np.isfinite(t.loc[1, "diff_low"])

@@ -1,0 +1,67 @@
+"""Compare: several models side by side and overlaid, metric table with intervals and differences."""
+import pandas as pd
+import streamlit as st
+
+from calibviz import figures, reduce
+from calibviz.panel import compare_models
+from calibviz.ui import current_models, page_setup
+from calibviz.ui.blocks import download_table, not_applicable, show_figure
+from calibviz.ui.compute import cached, progress_bar
+from calibviz.ui.settings import panel_config, settings
+
+page_setup("Compare", controls=("binning", "uncertainty", "metrics"))
+st.title("Compare models")
+models = current_models()
+if len(models) < 2:
+    not_applicable("Comparing needs several models in one file: a `model` column (one row per example and model) "
+                   "or column groups such as `raw__p` and `calibrated__p`. The *Loan default before and after "
+                   "recalibration* demo on the Data page has two.")
+    st.stop()
+
+s = settings()
+cfg = panel_config(s)
+kind = "binary" if next(iter(models.values())).is_binary else "confidence"
+views = {name: reduce.views(p, kind)[0] for name, p in models.items()}
+st.caption(f"{len(models)} models, {'positive-class probability' if kind == 'binary' else 'confidence'} view; the "
+           f"first model ({next(iter(models))}) is the reference for differences.")
+fps = tuple(p.fingerprint() for p in models.values())
+key = (fps, kind, cfg, s["interval"], s["band"])
+
+overlay = cached(("compare_overlay",) + key, lambda: figures.reliability_diagram(
+    {n: (v.y, v.p, v.w) for n, v in views.items()}, binning=cfg.scheme(), alpha=cfg.alpha, interval=s["interval"],
+    title="Reliability diagrams overlaid"))
+show_figure(overlay, "compare_overlay", key="overlay")
+
+st.subheader("Metrics with 95% intervals and differences to the reference")
+metrics = tuple(s["metrics"]) or ("ece",)
+
+
+def _table():
+    with progress_bar("Bootstrapping metric differences") as progress:
+        return compare_models({n: (v.y, v.p, v.w) for n, v in views.items()}, metrics=metrics, config=cfg,
+                              n_resamples=int(s["boot"]), random_state=int(s["seed"]), progress=progress)
+
+
+table = cached(("compare_table", metrics, int(s["boot"]), int(s["seed"])) + key, _table)
+shown = pd.DataFrame({
+    "Metric": table["label"], "Model": table["model"], "Value": table["value"].map("{:.4g}".format),
+    "95% interval": [f"{lo:.4g} – {hi:.4g}" if pd.notna(lo) else "" for lo, hi in zip(table["low"], table["high"])],
+    "Difference": table["diff"].map("{:+.4g}".format),
+    "Difference interval": [f"{lo:+.4g} – {hi:+.4g}" if pd.notna(lo) else "" for lo, hi in
+                            zip(table["diff_low"], table["diff_high"])],
+})
+st.dataframe(shown, hide_index=True, width="stretch")
+better = table[(table["model"] != next(iter(models))) & (table["diff_high"] < 0)]
+for _, r in better.iterrows():
+    st.markdown(f"- **{r['model']}** has a lower {r['label']} than {next(iter(models))} "
+                f"({r['value']:.4g} vs {r['value'] - r['diff']:.4g}), beyond the bootstrap noise.")
+download_table(table, "compare_metrics", key="compare")
+
+st.subheader("Side by side")
+cols = st.columns(min(len(views), 3))
+for i, (name, v) in enumerate(views.items()):
+    with cols[i % len(cols)]:
+        fig = cached(("compare_single", name) + key, lambda v=v, name=name: figures.reliability_diagram(
+            v.y, v.p, binning=cfg.scheme(), alpha=cfg.alpha, interval=s["interval"], sample_weight=v.w,
+            show_band=bool(s["band"]), show_histogram=False, title=name))
+        show_figure(fig, f"reliability_{name}", key=f"single_{i}")
