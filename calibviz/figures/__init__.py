@@ -10,6 +10,7 @@ from :mod:`calibviz.summary`, :mod:`calibviz.distributions`,
 :mod:`calibviz.sensitivity`, :mod:`calibviz.variables` and
 :mod:`calibviz.multiclass`. One theme (:mod:`calibviz.figures.theme`).
 """
+from .multiclass import bin_zoom, classwise_grid, top_label_diagram, top_label_small_multiples
 from .reliability import reliability_diagram
 from .sensitivity import binning_sensitivity
 from .testbased import binning_comparison, tce_diagram, violin_per_bin
@@ -21,6 +22,10 @@ __all__ = [
     "tce_diagram",
     "violin_per_bin",
     "binning_comparison",
+    "top_label_diagram",
+    "top_label_small_multiples",
+    "classwise_grid",
+    "bin_zoom",
     "variable_curves",
     "vece_ranking",
     "binning_sensitivity",
