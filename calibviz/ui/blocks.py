@@ -12,7 +12,8 @@ from ..reduce import BinaryView
 from .compute import cached, progress_bar
 from .settings import panel_config, settings
 
-__all__ = ["show_figure", "download_table", "metric_panel_block", "slug", "not_applicable"]
+__all__ = ["show_figure", "download_table", "panel_table", "show_headlines", "show_metric_table", "slug",
+           "not_applicable"]
 
 
 def slug(text: str) -> str:
@@ -61,22 +62,30 @@ def _format_interval(row) -> str:
     return f"{lo:.4g} – {hi:.4g}"
 
 
-def metric_panel_block(view: BinaryView, fingerprint: str, *, metrics=None, headline: int = 2) -> pd.DataFrame:
-    """Headline readings and the metric table (with bootstrap intervals) of one binary view."""
+def panel_table(view: BinaryView, fingerprint: str, *, metrics=None) -> pd.DataFrame:
+    """The metric panel of one binary view (cached per data, view and settings; bootstrap with progress)."""
     s = settings()
     keys = tuple(metrics or s["metrics"]) or ("ece",)
     cfg = panel_config(s)
     n_boot, seed = int(s["boot"]), int(s["seed"])
-    cache_key = ("panel", fingerprint, view.name, keys, cfg, n_boot, seed)
 
     def compute():
         with progress_bar("Bootstrapping metric intervals") as progress:
             return metric_panel(view.y, view.p, metrics=keys, config=cfg, sample_weight=view.w,
                                 n_resamples=n_boot, random_state=seed, progress=progress)
 
-    table = cached(cache_key, compute)
-    for _, row in table.head(headline).iterrows():
+    return cached(("panel", fingerprint, view.name, keys, cfg, n_boot, seed), compute)
+
+
+def show_headlines(table: pd.DataFrame, n: int = 3) -> None:
+    """The first metrics as sentences for stakeholders."""
+    for _, row in table.head(n).iterrows():
         st.markdown(f"**{row['label']} = {_format_value(row)}.** {row['reading']}")
+
+
+def show_metric_table(table: pd.DataFrame, name: str) -> None:
+    """All metrics with intervals and readings, CSV download and definitions."""
+    n_boot = table.attrs.get("n_resamples", 0)
     shown = pd.DataFrame({
         "Metric": table["label"],
         "Value": table.apply(_format_value, axis=1),
@@ -86,11 +95,11 @@ def metric_panel_block(view: BinaryView, fingerprint: str, *, metrics=None, head
     st.dataframe(shown, hide_index=True, width="stretch",
                  column_config={"What it means": st.column_config.TextColumn(width="large")})
     if n_boot:
-        st.caption(f"Intervals: percentile bootstrap, {n_boot} resamples, seed {seed} (bins refitted on each "
-                   "resample); calibration slope and intercept: Wald intervals of the logistic fit.")
-    download_table(table.drop(columns=["description"]), f"metrics_{view.name}", label="Metrics as CSV",
-                   key=f"metrics_{slug(view.name)}")
+        st.caption(f"Intervals: percentile bootstrap, {n_boot} resamples, seed {table.attrs.get('random_state')} "
+                   "(bins refitted on each resample); calibration slope and intercept: Wald intervals of the "
+                   "logistic fit; tests: p-values.")
+    download_table(table.drop(columns=["description"]), f"metrics_{name}", label="Metrics as CSV",
+                   key=f"metrics_{slug(name)}")
     with st.expander("Metric definitions"):
-        for key in keys:
+        for key in table["metric"]:
             st.markdown(f"- **{BINARY_METRICS[key].label}**: {BINARY_METRICS[key].description}")
-    return table
