@@ -13,7 +13,7 @@ page_setup("Compare", controls=("binning", "uncertainty", "metrics"))
 st.title("Compare models")
 models = current_models()
 if len(models) < 2:
-    not_applicable("Comparing needs several models in one file: a `model` column (one row per example and model) "
+    not_applicable("This page does not apply to a single model: comparing needs several models in one file: a `model` column (one row per example and model) "
                    "or column groups such as `raw__p` and `calibrated__p`. The *Loan default before and after "
                    "recalibration* demo on the Data page has two.")
     st.stop()
