@@ -1,0 +1,89 @@
+"""Variables: LOESS calibration curves along any column, VECE ranking, categorical subgroups (Kelly & Smyth 2023)."""
+import streamlit as st
+
+from calibviz import figures
+from calibviz.variables import disagreement_ranges, subgroup_table, variable_curves, variable_ranking
+from calibviz.ui import current_predictions, page_setup
+from calibviz.ui.blocks import download_table, not_applicable, show_figure
+from calibviz.ui.compute import cached, progress_bar
+from calibviz.ui.settings import page_control, set_setting, settings
+
+page_setup("Variables", controls=("uncertainty",))
+preds = current_predictions()
+st.title("Calibration along variables")
+st.caption("A model can look calibrated on average yet be over-confident for some values of a variable and "
+           "under-confident for others (Kelly & Smyth 2023). The curves are LOESS fits of actual and predicted "
+           "error against the variable, with 95% bands.")
+numeric, categorical = preds.numeric_features, preds.categorical_features
+if not numeric and not categorical:
+    not_applicable("This page does not apply: the loaded data has no feature columns. Columns other than the "
+                   "label, probabilities, weight and model are used as variables (try the hospital demo).")
+    st.stop()
+
+s = settings()
+fp = preds.fingerprint()
+y_prob = preds.y_prob if preds.is_binary else preds.probs
+n_boot, seed = int(s["boot"]), int(s["seed"])
+
+if numeric:
+    st.subheader("Which variables hide miscalibration?")
+
+    def _ranking():
+        with progress_bar("Ranking variables by VECE") as progress:
+            return variable_ranking(preds.features[numeric], preds.y, y_prob, sample_weight=preds.weights,
+                                    n_resamples=n_boot, random_state=seed, progress=progress)
+
+    ranking = cached(("ranking", fp, n_boot, seed), _ranking)
+    show_figure(figures.vece_ranking(ranking=ranking), f"vece_ranking_{preds.name}", key="ranking")
+    top = ranking.iloc[0]
+    st.markdown(f"**{top['feature']}** shows the largest variable-based calibration error: VECE = "
+                f"{top['vece']:.3f}, with the largest local gap ({100 * top['max_vce']:.1f} percentage points) "
+                f"at {top['feature']} ≈ {top['x_at_max_vce']:.4g}.")
+    download_table(ranking, f"vece_ranking_{preds.name}", label="Ranking as CSV", key="ranking")
+
+st.subheader("Look at one variable")
+columns = numeric + categorical
+if s["feature"] not in columns:
+    set_setting("feature", str(ranking.iloc[0]["feature"]) if numeric else columns[0])
+c1, c2, c3 = st.columns(3)
+with c1:
+    page_control("feature", st.selectbox, label="Variable", options=columns,
+                 help="Any column of the data; numeric ones get LOESS curves, categorical ones a per-level table.")
+feature = settings()["feature"]
+if feature in numeric:
+    kinds = ["error", "rate"] if preds.is_binary else ["error"]
+    if s["kind"] not in kinds:
+        set_setting("kind", "error")
+    with c2:
+        page_control("kind", st.radio, label="Curves", options=kinds, horizontal=True,
+                     format_func={"error": "actual vs predicted error", "rate": "observed vs predicted rate"}.get,
+                     help="Error: Kelly & Smyth's view (1 - confidence vs mistakes). Rate: P(positive) for binary.")
+    with c3:
+        page_control("span", st.select_slider, label="LOESS span", options=[0.3, 0.5, 0.75, 1.0],
+                     help="Share of the data in each local fit: smaller follows the data more closely.")
+    s = settings()
+    x = preds.features[feature].to_numpy(dtype=float)
+    key = (fp, feature, s["kind"], float(s["span"]), float(s["alpha"]))
+    curves = cached(("curves",) + key, lambda: variable_curves(
+        x, preds.y, y_prob, kind=s["kind"], span=float(s["span"]), alpha=float(s["alpha"]), scale="percent",
+        sample_weight=preds.weights))
+    ranges = cached(("ranges",) + key, lambda: disagreement_ranges(curves))
+    fig = figures.variable_curves(curves=curves, ranges=ranges, name=feature, title=None)
+    show_figure(fig, f"variable_{preds.name}_{feature}", key="curves")
+    if len(ranges):
+        for _, r in ranges.iterrows():
+            st.markdown(f"- {feature} from {r['x_start']:.4g} to {r['x_end']:.4g}: **{r['reading']}** "
+                        f"(largest gap {r['max_gap']:.1f} percentage points).")
+    else:
+        st.markdown(f"The two bands overlap everywhere: no range of {feature} where the model is significantly "
+                    "over- or under-confident.")
+    download_table(curves, f"curves_{preds.name}_{feature}", label="Curves as CSV", key="curves")
+else:
+    table = cached(("subgroups", fp, feature, n_boot, seed), lambda: subgroup_table(
+        preds.features[feature], preds.y, y_prob, sample_weight=preds.weights, n_resamples=n_boot,
+        random_state=seed))
+    st.dataframe(table, hide_index=True, width="stretch")
+    worst = table.iloc[0]
+    st.markdown(f"Worst calibrated level: **{worst['level']}** ({worst['n']:,} rows), observed "
+                f"{worst['observed']:.3f} vs predicted {worst['predicted']:.3f}.")
+    download_table(table, f"subgroups_{preds.name}_{feature}", label="Levels as CSV", key="subgroups")
