@@ -145,9 +145,11 @@ def _grid(tables: dict, titles: dict, order: list, cols: int, title, height, lev
     """Small multiples of reliability diagrams (one per table in ``order``)."""
     cols = max(1, min(int(cols), len(order)))
     rows = math.ceil(len(order) / cols)
+    height = height or 170 + 250 * rows
+    # two-line panel titles need ~70 px between rows, whatever the number of rows
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=[titles[k] for k in order],
-                        shared_xaxes=True, shared_yaxes=True, horizontal_spacing=0.03,
-                        vertical_spacing=min(0.12, 0.3 / max(rows - 1, 1)) if rows > 1 else 0.1)
+                        shared_xaxes=True, shared_yaxes=True, horizontal_spacing=0.04,
+                        vertical_spacing=min(0.3, 70 / max(height - 200, 100)) if rows > 1 else 0.1)
     for i, key in enumerate(order):
         r, c = divmod(i, cols)
         t = tables[key]
@@ -169,20 +171,20 @@ def _grid(tables: dict, titles: dict, order: list, cols: int, title, height, lev
     fig.update_yaxes(range=[-0.02, 1.02], tickvals=[0, 0.5, 1], showgrid=True)
     fig.update_xaxes(title_text="Predicted", row=rows)
     fig.update_yaxes(title_text="Observed", col=1)
-    fig.update_annotations(font_size=14)
-    fig = apply_theme(fig, title=title, height=height or 150 + 210 * rows)
-    fig.update_annotations(font_size=14)  # subplot titles: keep them within their panel
+    fig = apply_theme(fig, title=title, height=height)
+    fig.update_annotations(font_size=14)  # subplot titles: two short lines that stay within their panel
     return fig
 
 
 def top_label_small_multiples(y_true=None, y_prob=None, *, binning=Uniform(15), classes=None, sample_weight=None,
                               alpha: float = 0.05, tables: dict | None = None, top_n: int | None = 20,
-                              offset: int = 0, cols: int = 5, title: str | None = None,
+                              offset: int = 0, cols: int = 4, title: str | None = None,
                               height: int | None = None) -> go.Figure:
     """Top-label reliability diagram of each predicted class, as small multiples.
 
     Panel l uses only the rows predicted as class l: x = mean top score in a
     bin, y = share of those rows whose true class is l, with its interval.
+    Panel titles give the share of rows predicted as l and its TL-ECE_l.
     Panels are ordered by class (as the classes are given); with many
     classes, ``top_n`` and ``offset`` page through them.
 
@@ -198,7 +200,7 @@ def top_label_small_multiples(y_true=None, y_prob=None, *, binning=Uniform(15), 
         Panels per page (None: all).
     offset : int, default 0
         First class shown (page = offset // top_n).
-    cols : int, default 5
+    cols : int, default 4
     title : str, optional
     height : int, optional
 
@@ -215,7 +217,7 @@ def top_label_small_multiples(y_true=None, y_prob=None, *, binning=Uniform(15), 
     >>> P = [[0.6, 0.2, 0.2]] * 5 + [[0.2, 0.6, 0.2]] * 5
     >>> y = [0, 2, 2, 2, 2, 1, 1, 1, 1, 1]
     >>> fig = top_label_small_multiples(y, P, binning=Uniform(10), classes=["a", "b", "c"])
-    >>> [a.text.split(":")[0] for a in fig.layout.annotations]
+    >>> [a.text.split("<br>")[0] for a in fig.layout.annotations]
     ['predicted a', 'predicted b']
     """
     if tables is None:
@@ -228,7 +230,7 @@ def top_label_small_multiples(y_true=None, y_prob=None, *, binning=Uniform(15), 
     titles = {}
     for k in order:
         a = tables[k].attrs
-        titles[k] = (f"predicted {k}: " + (f"{100 * a['share']:.1f}% of rows" if "share" in a else "")
+        titles[k] = (f"predicted {k}<br>" + (f"{100 * a['share']:.1f}%" if "share" in a else "")
                      + (f", TL-ECE {a['ece']:.3f}" if "ece" in a else ""))
     if title is None:
         title = "Top-label reliability per predicted class"
@@ -305,8 +307,8 @@ def classwise_grid(y_true=None, y_prob=None, *, binning=Uniform(15), classes=Non
     for k in order:
         r = info.loc[str(k)]
         ci = f" ({r['low']:.3f}-{r['high']:.3f})" if np.isfinite(r["low"]) else ""
-        share = f", {100 * r['share']:.1f}% of rows" if "share" in r and np.isfinite(r["share"]) else ""
-        titles[k] = f"#{int(r['rank'])} {k}: ECE {r['value']:.3f}{ci}{share}"
+        share = f" ({100 * r['share']:.1f}% of rows)" if "share" in r and np.isfinite(r["share"]) else ""
+        titles[k] = f"#{int(r['rank'])} {k}{share}<br>ECE {r['value']:.3f}{ci}"
     if title is None:
         title = "Class-wise reliability, worst class first"
         overall = ranking.attrs.get("overall")

@@ -1,0 +1,56 @@
+"""calibviz.sensitivity: values equal the metrics, intervals equal the shared bootstrap."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from calibviz import metrics
+from calibviz.binning import EqualMass, Uniform
+from calibviz.errors import InputError
+from calibviz.sensitivity import binning_sensitivity
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(11)
+    p = rng.uniform(size=1500)
+    y = (rng.uniform(size=1500) < p ** 1.3).astype(int)
+    return y, p
+
+
+def test_values_are_the_metrics(data):
+    y, p = data
+    t = binning_sensitivity(y, p, metrics=("ece", "mce", "tce"), n_bins=(4, 9), n_resamples=0)
+    assert len(t) == 3 * 2 * 2 and t["low"].isna().all()
+    for r in t.itertuples():
+        scheme = Uniform(r.n_bins) if r.scheme == "uniform" else EqualMass(r.n_bins)
+        ref = {"ece": metrics.ece, "mce": metrics.mce, "tce": metrics.tce}[r.metric](y, p, binning=scheme)
+        assert r.value == pytest.approx(ref, rel=1e-12)
+
+
+def test_intervals_are_the_shared_seed_bootstrap(data):
+    y, p = data
+    t = binning_sensitivity(y, p, n_bins=(10,), schemes=("equal_mass",), n_resamples=40, random_state=3)
+    res = metrics.bootstrap(metrics.ece, y, p, n_resamples=40, random_state=3, binning=EqualMass(10))
+    assert (t["low"].iloc[0], t["high"].iloc[0]) == pytest.approx((res.low, res.high))
+    assert t.attrs["n_resamples"] == 40
+
+
+def test_ace_is_ece_on_equal_mass_bins(data):
+    y, p = data
+    t = binning_sensitivity(y, p, schemes=("quantile",), n_bins=(15,), n_resamples=0)
+    assert t["value"].iloc[0] == pytest.approx(metrics.ace(y, p, n_bins=15))
+    assert t["scheme_label"].iloc[0] == "equal mass"
+
+
+@pytest.mark.parametrize("kwargs, fragment", [
+    (dict(metrics=("nope",)), "unknown metric"),
+    (dict(n_bins=()), "n_bins"),
+    (dict(n_bins=(0,)), "n_bins"),
+    (dict(n_resamples=-1), "n_resamples"),
+    (dict(schemes=("pava_foo",)), "unknown binning"),
+])
+def test_bad_input(data, kwargs, fragment):
+    y, p = data
+    with pytest.raises(InputError, match=fragment):
+        binning_sensitivity(y, p, **{"n_resamples": 0, **kwargs})
