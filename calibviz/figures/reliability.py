@@ -194,7 +194,9 @@ def reliability_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), alpha:
         fig.update_xaxes(title_text=AXIS["pred"] + " (bin edges)", row=2, col=1)
         fig.update_yaxes(title_text="Rows", rangemode="tozero", row=2, col=1)
     if with_hist:
-        fig.update_xaxes(title_text=AXIS["count"], rangemode="tozero", row=1, col=2)
+        # the side panel's y is the *predicted* probability (shared scale with the main panel)
+        fig.update_xaxes(title_text="Predictions by outcome<br>(rows)" if single else "Predictions<br>(rows)",
+                         rangemode="tozero", row=1, col=2)
         fig.update_yaxes(showticklabels=False, row=1, col=2)
     return apply_theme(fig, title=title, height=height or (620 if show_counts else 560))
 

@@ -212,7 +212,7 @@ def tce_diagram(y_true=None, y_prob=None, *, binning=PAVABC(), alpha: float = 0.
                              hovertext=[f"predictions in [{a:.3f}, {b:.3f}): {c}" for a, b, c in
                                         zip(h["lower"], h["upper"], count_text(h["count"]))],
                              hovertemplate="%{hovertext}<extra></extra>"), row=1, col=2)
-        fig.update_xaxes(title_text=AXIS["count"], rangemode="tozero", row=1, col=2)
+        fig.update_xaxes(title_text="All predictions<br>(rows)", rangemode="tozero", row=1, col=2)
         fig.update_yaxes(showticklabels=False, row=1, col=2)
     fig.update_layout(barmode="overlay", bargap=0)
     fig.update_yaxes(range=[0, ymax], title_text="Predicted probability P(y = 1 | x)", row=1, col=1)

@@ -98,8 +98,8 @@ def variable_curves(x=None, y_true=None, y_prob=None, *, kind: str = "error", sp
             ys += [0, 0, top * 1.05, top * 1.05, 0, None]
             reading = getattr(r, "reading", f"{r.higher} higher")
             texts.append(f"{name} {r.x_start:.4g}-{r.x_end:.4g}: {reading} (bands do not overlap; max gap {r.max_gap:.3f})")
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", fill="toself", fillcolor=with_alpha(COLORS["flag"], 0.35),
-                                 line=dict(width=0), name="Bands do not overlap", hoveron="fills",
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", fill="toself", fillcolor=with_alpha(COLORS["flag"], 0.25),
+                                 line=dict(width=0), name="Flagged: the bands do not overlap", hoveron="fills",
                                  text="<br>".join(texts), hoverinfo="text"), row=1, col=1)
     for i, (cname, g) in enumerate(curves.groupby("curve", sort=False)):
         color, dash = _CURVE_STYLE.get(cname, (PALETTE[i % len(PALETTE)], "solid"))
