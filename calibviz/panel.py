@@ -17,10 +17,10 @@ import pandas as pd
 from . import metrics as M
 from .binning import PAVABC, EqualMass, get_scheme
 from .errors import InputError
-from .validation import check_binary
+from .validation import check_binary, check_multiclass
 
-__all__ = ["PanelConfig", "MetricSpec", "BINARY_METRICS", "DEFAULT_BINARY_METRICS", "metric_panel", "metric_value",
-           "compare_models"]
+__all__ = ["PanelConfig", "MetricSpec", "BINARY_METRICS", "DEFAULT_BINARY_METRICS", "MULTICLASS_METRICS",
+           "DEFAULT_MULTICLASS_METRICS", "metric_panel", "metric_value", "compare_models"]
 
 
 @dataclass(frozen=True)
@@ -177,6 +177,43 @@ BINARY_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
 
 DEFAULT_BINARY_METRICS = ("ece", "ace", "mce", "tce", "smooth_ece", "brier", "log_loss")
 
+MULTICLASS_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
+    MetricSpec(
+        "confidence_ece", "Confidence ECE",
+        lambda y, P, w, c: M.confidence_ece(y, P, binning=c.scheme(), sample_weight=w),
+        "ECE of the top-class probability against 'top class correct' (Guo et al. 2017).",
+        lambda v, ctx: f"The confidence is off from the accuracy by {_pct(v)} on average.",
+    ),
+    MetricSpec(
+        "top_label_ece", "Top-label ECE",
+        lambda y, P, w, c: M.top_label_ece(y, P, binning=c.scheme(), sample_weight=w),
+        "ECE of the top probability within each predicted class (Gupta & Ramdas 2022, Eq. 5).",
+        lambda v, ctx: (f"Within each predicted class, the confidence is off by {_pct(v)} on average: the "
+                        "claim 'P(this label) = confidence' is what a user reads."),
+    ),
+    MetricSpec(
+        "top_label_mce", "Top-label MCE",
+        lambda y, P, w, c: M.top_label_mce(y, P, binning=c.scheme(), reduce="bin", sample_weight=w),
+        "Largest class-weighted top-label deviation over bins (as the paper's tables report it).",
+        lambda v, ctx: f"In the worst confidence bin, top-label claims are off by {_pct(v)}.",
+    ),
+    MetricSpec(
+        "classwise_ece", "Class-wise ECE",
+        lambda y, P, w, c: M.classwise_ece(y, P, binning=c.scheme(), sample_weight=w),
+        "Mean over classes of the ECE of 'class k vs rest' (Kull et al. 2019).",
+        lambda v, ctx: f"Per class, predicted probabilities are off by {_pct(v)} on average.",
+    ),
+    MetricSpec(
+        "classwise_tce", "Class-wise TCE",
+        lambda y, P, w, c: M.classwise_tce(y, P, binning=PAVABC(c.n_min, c.n_max), alpha=c.alpha, sample_weight=w),
+        "TCE of each one-vs-rest view, averaged over classes (TCE paper, Remark 2).",
+        lambda v, ctx: f"{v:.0f}% of class probabilities deviate significantly from their bin's observed rate.",
+        unit="percent",
+    ),
+]}
+
+DEFAULT_MULTICLASS_METRICS = ("confidence_ece", "top_label_ece", "top_label_mce", "classwise_ece")
+
 
 def metric_value(key: str, y_true, y_prob, *, config: PanelConfig = PanelConfig(), sample_weight=None) -> float:
     """The value of one registered binary metric.
@@ -191,11 +228,12 @@ def metric_value(key: str, y_true, y_prob, *, config: PanelConfig = PanelConfig(
     return float(spec.compute(y, p, w, config))
 
 
-def _spec(key: str) -> MetricSpec:
+def _spec(key: str, registry: dict | None = None) -> MetricSpec:
+    registry = BINARY_METRICS if registry is None else registry
     try:
-        return BINARY_METRICS[key]
+        return registry[key]
     except KeyError:
-        raise InputError(f"unknown metric {key!r}; choose from {', '.join(BINARY_METRICS)}.") from None
+        raise InputError(f"unknown metric {key!r}; choose from {', '.join(registry)}.") from None
 
 
 def _wald_interval(key, y, p, w, confidence):
@@ -208,14 +246,17 @@ def _wald_interval(key, y, p, w, confidence):
 def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: PanelConfig = PanelConfig(),
                  sample_weight=None, n_resamples: int = 200, confidence: float = 0.95, random_state=0,
                  progress=None) -> pd.DataFrame:
-    """Metrics of a binary view with bootstrap intervals and plain-language readings.
+    """Metrics with bootstrap intervals and plain-language readings.
 
     Parameters
     ----------
-    y_true, y_prob : array-like of shape (n,)
-        Binary labels and P(y = 1).
+    y_true : array-like of shape (n,)
+        Binary labels, or class indices 0..K-1 for multiclass data.
+    y_prob : array-like of shape (n,) or (n, K)
+        P(y = 1), or probability vectors (then the multiclass metrics apply).
     metrics : sequence of str
-        Keys of :data:`BINARY_METRICS`.
+        Keys of :data:`BINARY_METRICS` (binary) or :data:`MULTICLASS_METRICS`
+        (multiclass; the binary default becomes :data:`DEFAULT_MULTICLASS_METRICS`).
     config : PanelConfig
         Binning and test options shared by the metrics.
     sample_weight : array-like of shape (n,), optional
@@ -244,10 +285,18 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
     >>> t["metric"].tolist(), bool((t["low"] <= t["value"]).all())
     (['ece', 'tce'], True)
     """
-    y, p, w = check_binary(y_true, y_prob, sample_weight)
-    specs = [_spec(k) for k in metrics]
+    if np.ndim(y_prob) == 2:
+        y, p, w = check_multiclass(y_true, y_prob, sample_weight)
+        registry = MULTICLASS_METRICS
+        prevalence = float("nan")
+        if tuple(metrics) == DEFAULT_BINARY_METRICS:
+            metrics = DEFAULT_MULTICLASS_METRICS
+    else:
+        y, p, w = check_binary(y_true, y_prob, sample_weight)
+        registry = BINARY_METRICS
+        prevalence = float(np.average(y, weights=w))
+    specs = [_spec(k, registry) for k in metrics]
     n_boot = sum(s.bootstrap for s in specs) if n_resamples else 0
-    prevalence = float(np.average(y, weights=w))
     rows = []
     done_before = 0
     for spec in specs:

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ..panel import BINARY_METRICS, metric_panel
+from ..panel import metric_panel
 from ..reduce import BinaryView
 from .compute import cached, progress_bar
 from .settings import panel_config, settings
@@ -101,5 +101,5 @@ def show_metric_table(table: pd.DataFrame, name: str) -> None:
     download_table(table.drop(columns=["description"]), f"metrics_{name}", label="Metrics as CSV",
                    key=f"metrics_{slug(name)}")
     with st.expander("Metric definitions"):
-        for key in table["metric"]:
-            st.markdown(f"- **{BINARY_METRICS[key].label}**: {BINARY_METRICS[key].description}")
+        for label, description in zip(table["label"], table["description"]):
+            st.markdown(f"- **{label}**: {description}")

@@ -1,0 +1,88 @@
+"""Multiclass: confidence vs top-label diagram, per-class top-label diagrams, class-wise grid, bin zoom."""
+import streamlit as st
+
+from calibviz import figures
+from calibviz.multiclass import class_ranking, top_label_table
+from calibviz.ui import current_predictions, page_setup
+from calibviz.ui.blocks import download_table, not_applicable, panel_table, show_figure, show_headlines, \
+    show_metric_table
+from calibviz.ui.compute import cached, progress_bar
+from calibviz.ui.settings import panel_config, settings
+
+page_setup("Multiclass", controls=("binning", "uncertainty"))
+preds = current_predictions()
+st.title("Multiclass calibration")
+if preds.is_binary:
+    not_applicable("This page does not apply to binary data: with two classes, confidence, top-label and class-wise "
+                   "calibration all reduce to the reliability diagram of the Reliability page. Try the CIFAR-10 "
+                   "demo on the Data page.")
+    st.stop()
+st.caption("A multiclass model makes several kinds of probability claims (Gupta & Ramdas 2022): the confidence "
+           "('the top class is right with probability c'), the top label ('this label is right with probability "
+           "c', per predicted class) and class-wise ('class k has probability q'). Each is checked as a binary "
+           "reliability diagram.")
+s = settings()
+cfg = panel_config(s)
+scheme = cfg.scheme()
+fp = preds.fingerprint()
+n_boot, seed = int(s["boot"]), int(s["seed"])
+y, P, w, classes = preds.y, preds.probs, preds.weights, [str(c) for c in preds.classes]
+
+from calibviz.reduce import BinaryView  # noqa: E402  (a view over all rows for the panel cache key)
+
+panel = panel_table(BinaryView(y=y, p=P, w=w, name="multiclass"), fp,
+                    metrics=("confidence_ece", "top_label_ece", "top_label_mce", "classwise_ece"))
+left, right = st.columns([3, 2], gap="medium")
+table = cached(("tl_table", fp, scheme, cfg.alpha), lambda: top_label_table(
+    y, P, binning=scheme, classes=classes, sample_weight=w, alpha=cfg.alpha))
+with left:
+    st.subheader("Confidence (★) vs top-label (+)")
+    fig = figures.top_label_diagram(table=table, title=None)
+    show_figure(fig, f"top_label_{preds.name}", key="tl")
+with right:
+    st.subheader("In plain words")
+    show_headlines(panel, 4)
+    st.caption("Stars are confidence calibration; pluses add each bin's class-weighted top-label deviation. "
+               "Pluses far from their star mean the confidence looks calibrated only because classes cancel out.")
+
+tab_metrics, tab_zoom, tab_tl, tab_cw = st.tabs(["Metrics", "Zoom into a bin", "Per predicted class",
+                                                 "Class-wise grid"])
+with tab_metrics:
+    show_metric_table(panel, f"{preds.name}_multiclass")
+    st.caption("Binned errors are biased upwards in small samples, and their bootstrap resamples more so: an "
+               "estimate at or below its percentile interval signals a bias comparable to the noise.")
+with tab_zoom:
+    bins = table["bin"].tolist()
+    labels = {b: f"bin {b}: confidence {lo:.2f}-{hi:.2f} ({n:,} rows)" for b, lo, hi, n in
+              zip(table["bin"], table["lower"], table["upper"], table["n"])}
+    busiest = int(table.loc[table["deviation"].idxmax(), "bin"])
+    pick = st.selectbox("Bin", bins, index=bins.index(busiest), format_func=labels.get, key="w_zoom_bin",
+                        help="Which confidence bin to open; by default the one with the largest top-label deviation.")
+    zoom = cached(("zoom", fp, scheme, pick), lambda: figures.bin_zoom(y, P, pick, binning=scheme, classes=classes,
+                                                                       sample_weight=w, title=None))
+    show_figure(zoom, f"bin_zoom_{preds.name}_{pick}", key="zoom")
+with tab_tl:
+    k = len(classes)
+    offset = st.number_input("First class (by share of predictions)", min_value=0, max_value=max(0, k - 1),
+                             value=0, step=20, key="w_tl_offset",
+                             help="With many classes the panels are paged, 20 at a time.") if k > 20 else 0
+    small = cached(("tl_small", fp, scheme, offset), lambda: figures.top_label_small_multiples(
+        y, P, binning=scheme, classes=classes, sample_weight=w, top_n=20, offset=int(offset), title=None))
+    show_figure(small, f"top_label_per_class_{preds.name}", key="tl_small")
+with tab_cw:
+    def _ranking():
+        with progress_bar("Ranking classes") as progress:
+            return class_ranking(y, P, binning=scheme, classes=classes, sample_weight=w, n_resamples=n_boot,
+                                 random_state=seed, progress=progress)
+
+    ranking = cached(("class_ranking", fp, scheme, n_boot, seed), _ranking)
+    k = len(classes)
+    offset = st.number_input("First rank shown", min_value=0, max_value=max(0, k - 1), value=0, step=12,
+                             key="w_cw_offset", help="Panels are ranked by class-wise ECE, worst first; "
+                                                     "page through 12 at a time.") if k > 12 else 0
+    grid = cached(("cw_grid", fp, scheme, n_boot, seed, offset), lambda: figures.classwise_grid(
+        y, P, binning=scheme, classes=classes, sample_weight=w, ranking=ranking, top_n=12, offset=int(offset),
+        title=None))
+    show_figure(grid, f"classwise_{preds.name}", key="cw")
+    st.dataframe(ranking, hide_index=True, width="stretch")
+    download_table(ranking, f"class_ranking_{preds.name}", label="Ranking as CSV", key="class_ranking")
