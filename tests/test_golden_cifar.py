@@ -41,7 +41,10 @@ def load_vendored(model: str, method: str):
     f = np.load(DATA / f"{model}.npz")
     if method == "base":
         return f["test_labels"].astype(np.int64), softmax(f["test_logits"])
-    if "test_temp_rows" in f:  # temperature 1: the temp files are a row permutation of the base files
+    split = DATA / f"{model}_temp.npz"  # large models keep the TS logits in a file of their own (< 5 MB each)
+    if split.exists():
+        f = np.load(split)
+    elif "test_temp_rows" in f:  # temperature 1: the temp files are a row permutation of the base files
         r = f["test_temp_rows"].astype(np.int64)
         return f["test_labels"][r].astype(np.int64), softmax(f["test_logits"][r])
     return f["test_labels_temp"].astype(np.int64), softmax(f["test_logits_temp"])
