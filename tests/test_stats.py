@@ -93,3 +93,32 @@ def test_acceptance_band_is_binomial_quantiles():
     lo, hi = st.acceptance_band([50, 7], [0.3, 0.9], 0.1)
     np.testing.assert_allclose(lo, [binom.ppf(0.05, 50, 0.3) / 50, binom.ppf(0.05, 7, 0.9) / 7])
     np.testing.assert_allclose(hi, [binom.ppf(0.95, 50, 0.3) / 50, binom.ppf(0.95, 7, 0.9) / 7])
+
+
+def test_fast_binom_helpers_identical_to_scipy():
+    rng = np.random.default_rng(11)
+    n = rng.choice([1, 2, 7, 50, 1000, 40000], 4000).astype(float)
+    x = np.floor(rng.uniform(-2, n + 2))
+    p = np.r_[rng.random(3990), 0.0, 1.0, 0.5, 0.0, 1.0, 0.25, 0.75, 1e-300, 1 - 1e-16, 0.1]
+    np.testing.assert_array_equal(st._pmf(x, n, p), binom.pmf(x, n, p))
+    np.testing.assert_array_equal(st._cdf(x, n, p), binom.cdf(x, n, p))
+    np.testing.assert_array_equal(st._sf(x, n, p), binom.sf(x, n, p))
+
+
+@pytest.mark.parametrize("alpha", [1e-4, 0.01, 0.05, 0.3])
+def test_band_refinement_matches_exact_pvalues_near_the_boundary(alpha):
+    # predictions packed around both decision boundaries of many (k, n): the cells of
+    # the band refinement must agree with the exact (scipy-identical) p-values everywhere
+    rng = np.random.default_rng(int(alpha * 1e4))
+    n = rng.choice([3, 20, 97, 500, 4000, 50000, 200000], 60)
+    k = np.minimum(n, np.floor(rng.random(60) * (n + 1))).astype(np.int64)
+    g = rng.integers(0, 60, 60000)
+    m = k[g] / n[g]
+    sd = np.sqrt(np.maximum(m * (1 - m), 1.0 / n[g]) / n[g])
+    p = np.clip(m + rng.choice([-1, 1], g.size) * rng.uniform(1.0, 3.5, g.size) * sd, 0, 1)
+    p[:500] = np.round(p[:500], 3)  # ties
+    got = st.binom_reject(k, n, p, alpha, group=g)
+    ref = st._pvalue(k[g], n[g], p) <= alpha
+    np.testing.assert_array_equal(got, ref)
+    sub = rng.choice(g.size, 300, replace=False)
+    np.testing.assert_array_equal(got[sub], [binomtest(int(k[g[i]]), int(n[g[i]]), float(p[i])).pvalue <= alpha for i in sub])
