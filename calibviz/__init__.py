@@ -7,7 +7,7 @@ Streamlit dashboard built on it. Data flow (DESIGN.md §2)::
 
     io -> reduce -> binning -> summary -> metrics -> figures -> pages / report / cli
 """
-from . import binning, metrics
+from . import binning, metrics, reduce
 from .demo import demo_datasets, demo_info, demo_path, load_demo, load_demo_models
 from .errors import InputError
 from .io import Predictions, load_models, load_predictions, predictions_from_frame
@@ -19,5 +19,5 @@ __version__ = "0.1.0"
 __all__ = [
     "InputError", "Predictions", "load_predictions", "load_models", "predictions_from_frame",
     "demo_datasets", "demo_info", "demo_path", "load_demo", "load_demo_models", "__version__",
-    "binning", "metrics", "reliability_table", "loess",
+    "binning", "metrics", "reduce", "reliability_table", "loess",
 ]
