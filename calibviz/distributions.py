@@ -39,8 +39,8 @@ class BinDistributions(NamedTuple):
         Long format ``bin, value, density``: for each non-empty bin,
         ``grid_size`` prediction values from the bin's minimum to its maximum
         and the kernel density there (integrates to about 1 over the bin's
-        range). A bin whose predictions are all equal has one row with
-        ``density`` NaN (a point mass; drawn as a line).
+        range). A bin whose predictions are all equal (spread below 1e-9)
+        has one row with ``density`` NaN (a point mass; drawn as a line).
     summary : DataFrame
         One row per non-empty bin: ``bin, n, weight, min, q25, median, q75,
         max, mean`` of the bin's predictions (weighted quantiles and mean
@@ -158,10 +158,16 @@ def bin_distributions(y_prob, index, *, sample_weight=None, grid_size: int = 64,
     for b in range(bin_ids.shape[0]):  # loop over bins; each step is vectorised
         lo, hi = ps[starts[b]], ps[ends[b]]
         pts = sub[sub_starts[b]:sub_starts[b] + m[b]]
-        if hi <= lo or np.ptp(pts) == 0:
+        kde = None
+        # a spread at round-off level (or a single distinct value) has no density: a point mass
+        if hi - lo > 1e-9 * max(1.0, abs(hi)) and np.ptp(pts) > 0:
+            try:
+                kde = gaussian_kde(pts, bw_method=float(n_eff[b]) ** (-0.2))
+            except np.linalg.LinAlgError:  # variance underflows for denormal spreads
+                kde = None
+        if kde is None:
             frames.append((np.full(1, bin_ids[b]), np.array([lo]), np.array([np.nan])))
             continue
-        kde = gaussian_kde(pts, bw_method=float(n_eff[b]) ** (-0.2))
         grid = np.linspace(lo, hi, grid_size)
         frames.append((np.full(grid_size, bin_ids[b]), grid, kde(grid)))
         bandwidths[b] = float(np.sqrt(kde.covariance[0, 0]))

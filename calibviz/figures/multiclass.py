@@ -169,7 +169,9 @@ def _grid(tables: dict, titles: dict, order: list, cols: int, title, height, lev
                 hovertemplate="%{hovertext}<extra></extra>"), row=r + 1, col=c + 1)
     fig.update_xaxes(range=[-0.02, 1.02], tickvals=[0, 0.5, 1], showgrid=True)
     fig.update_yaxes(range=[-0.02, 1.02], tickvals=[0, 0.5, 1], showgrid=True)
-    fig.update_xaxes(title_text="Predicted", row=rows)
+    for c in range(cols):  # the lowest panel of each column carries the x ticks (the last row may be short)
+        last_row = rows if (rows - 1) * cols + c < len(order) else rows - 1
+        fig.update_xaxes(showticklabels=True, title_text="Predicted", row=last_row, col=c + 1)
     fig.update_yaxes(title_text="Observed", col=1)
     fig = apply_theme(fig, title=title, height=height)
     fig.update_annotations(font_size=14)  # subplot titles: two short lines that stay within their panel

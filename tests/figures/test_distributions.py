@@ -107,3 +107,9 @@ def test_histogram_matches_numpy_and_splits_by_outcome():
 def test_bad_input_raises_input_error(call, fragment):
     with pytest.raises(InputError, match=fragment):
         call()
+
+
+def test_round_off_spread_is_a_point_mass():
+    # found by hypothesis: gaussian_kde's covariance underflows for a denormal spread
+    d = bin_distributions([0.0, 1.3e-270], [0, 0])
+    assert len(d.densities) == 1 and np.isnan(d.densities["density"].iloc[0])
