@@ -132,6 +132,6 @@ def apply_theme(fig: go.Figure, *, title: str | None = None, height: int | None 
                                       yanchor="bottom"),
                           margin=dict(t=top, b=60))
     elif legend == "none":
-        fig.update_layout(showlegend=False)
+        fig.update_layout(showlegend=False, margin=dict(t=60 if title else 30))
     fig.update_annotations(font_size=FONT["axis_title"])  # subplot titles
     return fig

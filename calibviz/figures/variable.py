@@ -190,10 +190,10 @@ def vece_ranking(features=None, y_true=None, y_prob=None, *, n_bins: int = 10, n
     if top_n is not None:
         r = r.head(int(top_n))
     r = r.iloc[::-1]  # highest at the top of a horizontal bar chart
-    level = f"{100 * confidence:g}%" if ranking is None else "95%"
+    level = f"{100 * confidence:g}% CI"
     hover = []
     for row in r.itertuples(index=False):
-        text = f"{row.feature}: VECE {row.vece:.4f} (CI {row.vece_low:.4f}-{row.vece_high:.4f})"
+        text = f"{row.feature}: VECE {row.vece:.4f} ({level} {row.vece_low:.4f}-{row.vece_high:.4f})"
         if hasattr(row, "max_vce") and np.isfinite(row.max_vce):
             text += f"<br>max-VCE {row.max_vce:.4f}" + (
                 f" at {row.x_at_max_vce:.4g}" if hasattr(row, "x_at_max_vce") else "")
