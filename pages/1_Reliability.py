@@ -4,7 +4,7 @@ import streamlit as st
 from calibviz import figures
 from calibviz.summary import reliability_table
 from calibviz.ui import current_predictions, page_setup
-from calibviz.ui.blocks import download_table, panel_table, show_figure, show_headlines, show_metric_table
+from calibviz.ui.blocks import BOOTSTRAP_ROW_BUDGET, download_table, panel_table, show_figure, show_headlines, show_metric_table
 from calibviz.ui.compute import cached
 from calibviz.ui.settings import panel_config, settings
 from calibviz.ui.views import current_view, view_picker
@@ -44,5 +44,10 @@ with tab_bins:
 with tab_sens:
     st.caption("How each metric moves with the number of bins, per binning scheme: a stable conclusion "
                "should not hinge on one choice.")
-    sens = cached(("sensitivity", preds.fingerprint(), view.name), lambda: figures.binning_sensitivity(view.y, view.p, sample_weight=view.w))
+    # Bands from 100 resamples per point while that stays cheap; on large data the curves alone.
+    n_sens = 100 if view.n * 100 <= BOOTSTRAP_ROW_BUDGET else 0
+    if not n_sens:
+        st.caption(f"Bootstrap bands are left out on {view.n:,} rows to keep the page fast.")
+    sens = cached(("sensitivity", preds.fingerprint(), view.name, n_sens), lambda: figures.binning_sensitivity(
+        view.y, view.p, metrics=("ece", "mce"), sample_weight=view.w, n_resamples=n_sens))
     show_figure(sens, f"binning_sensitivity_{preds.name}", key="sensitivity")

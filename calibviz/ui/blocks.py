@@ -1,6 +1,7 @@
 """Page building blocks: figures with downloads, tables with CSV export, the metric panel."""
 from __future__ import annotations
 
+import hashlib
 import re
 
 import numpy as np
@@ -12,7 +13,7 @@ from ..reduce import BinaryView
 from .compute import cached, progress_bar
 from .settings import panel_config, settings
 
-__all__ = ["show_figure", "download_table", "panel_table", "show_headlines", "show_metric_table", "slug",
+__all__ = ["BOOTSTRAP_ROW_BUDGET", "show_figure", "download_table", "panel_table", "show_headlines", "show_metric_table", "slug",
            "not_applicable"]
 
 
@@ -62,19 +63,39 @@ def _format_interval(row) -> str:
     return f"{lo:.4g} – {hi:.4g}"
 
 
+#: Above this many resampled rows (n x resamples) the intervals wait for a click: the values show at once.
+BOOTSTRAP_ROW_BUDGET = 5_000_000
+
+
 def panel_table(view: BinaryView, fingerprint: str, *, metrics=None) -> pd.DataFrame:
-    """The metric panel of one binary view (cached per data, view and settings; bootstrap with progress)."""
+    """The metric panel of one binary view (cached per data, view and settings; bootstrap with progress).
+
+    On large data the bootstrap is not started automatically: the values are
+    shown with a button that computes the intervals (and says how many
+    resamples of how many rows it will draw).
+    """
     s = settings()
     keys = tuple(metrics or s["metrics"]) or ("ece",)
     cfg = panel_config(s)
     n_boot, seed = int(s["boot"]), int(s["seed"])
+    base = ("panel", fingerprint, view.name, keys, cfg, seed)
+    consent = "cv_boot_ok_" + hashlib.sha1(repr(base).encode()).hexdigest()[:16]
+    wanted = n_boot and (view.n * n_boot <= BOOTSTRAP_ROW_BUDGET or st.session_state.get(consent))
+    n_run = n_boot if wanted else 0
 
     def compute():
         with progress_bar("Bootstrapping metric intervals") as progress:
             return metric_panel(view.y, view.p, metrics=keys, config=cfg, sample_weight=view.w,
-                                n_resamples=n_boot, random_state=seed, progress=progress)
+                                n_resamples=n_run, random_state=seed, progress=progress)
 
-    return cached(("panel", fingerprint, view.name, keys, cfg, n_boot, seed), compute)
+    table = cached(base + (n_run,), compute)
+    if n_boot and not wanted:
+        if st.button(f"Compute 95% intervals ({n_boot} bootstrap resamples of {view.n:,} rows)",
+                     key=f"boot_{slug(view.name)}", icon=":material/calculate:",
+                     help="On large data the bootstrap takes a while; the values above are exact."):
+            st.session_state[consent] = True
+            st.rerun()
+    return table
 
 
 def show_headlines(table: pd.DataFrame, n: int = 3) -> None:
