@@ -1,0 +1,653 @@
+"""A self-contained HTML calibration report: what a review meeting saw, shareable afterwards.
+
+The report is assembled from the same pieces as the dashboard
+(:func:`calibviz.panel.metric_panel`, :mod:`calibviz.figures`,
+:func:`calibviz.reliability_table`, :mod:`calibviz.multiclass`,
+:mod:`calibviz.variables`) into one HTML file that opens offline: plotly.js is
+embedded once in the head, every figure is a ``<div>`` plus a small script.
+
+Escaping (the report is opened by people who did not write the data): every
+string that comes from the user's data (file name, model, class, column and
+level names) goes through :func:`html.escape` before it reaches the HTML, and
+is escaped before it is handed to a figure too, so plotly.js shows it as text
+(plotly decodes ``&lt;`` for display; its JSON already writes ``<`` as
+``\\u003c``). Numbers are formatted by this module.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import platform
+import shlex
+from importlib import metadata
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from . import figures
+from .binning import PAVABC
+from .errors import InputError
+from .io import Predictions
+from .multiclass import class_ranking, top_label_table
+from .overview import data_overview
+from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS,
+                    PanelConfig, compare_models, metric_panel)
+from .reduce import views
+from .summary import reliability_table
+from .variables import disagreement_ranges, variable_curves, variable_ranking
+
+__all__ = ["build_report", "write_report", "report_contents", "resolve_metrics", "format_value",
+           "format_interval", "DEFAULT_COMPARE_METRICS", "VERSION_PACKAGES"]
+
+#: Metrics of the model comparison table (TCE's bootstrap is ~50x slower than ECE's; each
+#: compared metric is bootstrapped three times per model, so it is left to the per-model tables).
+DEFAULT_COMPARE_METRICS = ("ece", "ace", "brier", "log_loss")
+#: Packages whose versions the reproducibility block lists.
+VERSION_PACKAGES = ("calibviz", "numpy", "scipy", "pandas", "statsmodels", "plotly")
+_PLOT_CONFIG = {"displaylogo": False, "responsive": True}
+_MAPPING_FLAGS = {"label": "--label", "probs": "--probs", "positive": "--positive", "weight": "--weight",
+                  "model": "--model-column", "delimiter": "--delimiter", "encoding": "--encoding", "sheet": "--sheet"}
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def format_value(value: float, unit: str) -> str:
+    """A metric value as shown in tables: percent with 2 decimals, probabilities with 4.
+
+    Examples
+    --------
+    >>> format_value(0.01234, "probability"), format_value(3.14159, "percent"), format_value(float("nan"), "z")
+    ('0.0123', '3.14%', 'n/a')
+    """
+    if value is None or not np.isfinite(value):
+        return "n/a"
+    if unit == "percent":
+        return f"{value:.2f}%"
+    if unit == "probability":
+        return f"{value:.4f}"
+    return f"{value:.4g}"
+
+
+def format_interval(low: float, high: float, unit: str) -> str:
+    """An interval as ``low – high`` in the unit's format ('' when there is none).
+
+    Examples
+    --------
+    >>> format_interval(0.011, 0.02, "probability"), format_interval(float("nan"), 1.0, "percent")
+    ('0.0110 – 0.0200', '')
+    """
+    if low is None or high is None or not (np.isfinite(low) and np.isfinite(high)):
+        return ""
+    return f"{format_value(low, unit)} – {format_value(high, unit)}"
+
+
+def _e(value) -> str:
+    """HTML-escaped text of any value (quotes too: values also land in attributes)."""
+    return html.escape(str(value), quote=True)
+
+
+def _labels(values) -> list[str]:
+    """User labels escaped for figures (plotly shows entities as the characters they stand for)."""
+    return [_e(v) for v in values]
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def resolve_metrics(metrics, is_binary: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The metric keys that apply to binary or multiclass data, and the requested ones that do not.
+
+    Parameters
+    ----------
+    metrics : sequence of str or None
+        Keys of :data:`calibviz.panel.BINARY_METRICS` or
+        :data:`calibviz.panel.MULTICLASS_METRICS` (case-insensitive; a
+        metric's label such as "smECE" is accepted too). None gives the
+        default panel of the data's kind.
+    is_binary : bool
+
+    Returns
+    -------
+    (keys, skipped) : tuple of tuples
+        ``keys`` apply to the data; ``skipped`` are known metrics of the
+        other kind (a file with binary and multiclass models asks for both).
+
+    Raises
+    ------
+    InputError
+        A name that is no metric at all, or none of the names applies.
+
+    Examples
+    --------
+    >>> resolve_metrics(["ECE", "confidence_ece"], True)
+    (('ece',), ('confidence_ece',))
+    >>> resolve_metrics(None, False)[0][:2]
+    ('confidence_ece', 'top_label_ece')
+    """
+    own, other = (BINARY_METRICS, MULTICLASS_METRICS) if is_binary else (MULTICLASS_METRICS, BINARY_METRICS)
+    if metrics is None:
+        return (DEFAULT_BINARY_METRICS if is_binary else DEFAULT_MULTICLASS_METRICS), ()
+    if isinstance(metrics, str):
+        metrics = [m for m in metrics.split(",") if m.strip()]
+    keys, skipped = [], []
+    for name in metrics:
+        key = metric_key(name)
+        if key in own:
+            if key not in keys:
+                keys.append(key)
+        elif key in other:
+            skipped.append(key)
+    if not keys:
+        kind = "binary" if is_binary else "multiclass"
+        raise InputError(f"none of the metrics {', '.join(map(str, metrics))} applies to {kind} data; "
+                         f"choose from {', '.join(own)}.")
+    return tuple(keys), tuple(skipped)
+
+
+def metric_key(name) -> str:
+    """The registry key of a metric name or label (case-insensitive); InputError when unknown.
+
+    Examples
+    --------
+    >>> metric_key("ECE"), metric_key("smECE"), metric_key("Top-label ECE")
+    ('ece', 'smooth_ece', 'top_label_ece')
+    """
+    wanted = str(name).strip().lower()
+    for registry in (BINARY_METRICS, MULTICLASS_METRICS):
+        for key, spec in registry.items():
+            if wanted in (key, spec.label.lower()):
+                return key
+    raise InputError(f"unknown metric {name!r}; choose from {', '.join(list(BINARY_METRICS) + list(MULTICLASS_METRICS))}.")
+
+
+def _as_models(models) -> dict[str, Predictions]:
+    if isinstance(models, Predictions):
+        return {models.name: models}
+    if not isinstance(models, dict) or not models or not all(isinstance(v, Predictions) for v in models.values()):
+        raise InputError("models must be a calibviz.Predictions or a non-empty dict {name: Predictions} "
+                         "(e.g. from calibviz.load_models(path)).")
+    return {str(k): v for k, v in models.items()}
+
+
+# --------------------------------------------------------------------------- what the report holds
+
+
+def report_contents(models) -> list[str]:
+    """Titles of the sections a report of ``models`` will contain (the dashboard shows them before building).
+
+    Examples
+    --------
+    >>> import calibviz as cv
+    >>> report_contents(cv.load_demo_models("cifar10_resnet50"))[:3]
+    ['Summary', 'Metrics with intervals', 'Reliability diagram (confidence)']
+    """
+    models = _as_models(models)
+    out = ["Summary"]
+    if len(models) > 1:
+        out.append("Model comparison")
+    first = True
+    for p in models.values():
+        view = "positive class" if p.is_binary else "confidence"
+        items = ["Metrics with intervals", f"Reliability diagram ({view})", "Test-based reliability diagram (TCE)",
+                 "Per-bin tables"]
+        if not p.is_binary:
+            items += ["Top-label diagram", "Class ranking"]
+        if p.numeric_features:
+            items += ["Variables ranked by VECE", "Curves of the top variable"]
+        if first or len(models) > 1:
+            out += [s for s in items if s not in out]
+        first = False
+    return out + ["Reproducibility"]
+
+
+# --------------------------------------------------------------------------- HTML pieces
+
+
+def _figure_html(fig) -> str:
+    return fig.to_html(full_html=False, include_plotlyjs=False, config=_PLOT_CONFIG)
+
+
+def _table_html(df: pd.DataFrame, floats: int = 4, max_rows: int | None = None) -> str:
+    """A DataFrame as an HTML table; cells and headers are escaped by pandas (escape=True)."""
+    note = ""
+    if max_rows is not None and len(df) > max_rows:
+        note = f'<p class="note">First {max_rows} of {len(df)} rows.</p>'
+        df = df.head(max_rows)
+    shown = df.copy()
+    for c in shown.columns:
+        if pd.api.types.is_float_dtype(shown[c]):
+            shown[c] = shown[c].map(lambda v: "" if pd.isna(v) else f"{v:.{floats}g}" if abs(v) >= 1e4
+                                    else f"{v:.{floats}f}")
+    return note + shown.to_html(index=False, escape=True, border=0, classes="cv-table", na_rep="")
+
+
+def _metric_table_html(panel: pd.DataFrame, confidence: float) -> str:
+    rows = []
+    for r in panel.itertuples():
+        p = "" if not np.isfinite(r.p_value) else f"{r.p_value:.3g}"
+        rows.append(f"<tr><td title=\"{_e(r.description)}\">{_e(r.label)}</td>"
+                    f"<td class=\"num\">{_e(format_value(r.value, r.unit))}</td>"
+                    f"<td class=\"num\">{_e(format_interval(r.low, r.high, r.unit))}</td>"
+                    f"<td class=\"num\">{p}</td><td>{_e(r.reading)}</td></tr>")
+    head = (f"<tr><th>Metric</th><th>Value</th><th>{100 * confidence:g}% interval</th><th>p-value</th>"
+            "<th>What it means</th></tr>")
+    defs = "".join(f"<li><b>{_e(r.label)}</b>: {_e(r.description)}</li>" for r in panel.itertuples())
+    return (f'<table class="cv-table metrics"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
+            f"<details><summary>Metric definitions</summary><ul>{defs}</ul></details>")
+
+
+_CSS = """
+body{font-family:Arial,Helvetica,sans-serif;color:#222;max-width:1180px;margin:0 auto;padding:0 24px 48px;
+line-height:1.45}
+h1{margin:24px 0 4px}h2{border-bottom:2px solid #0072B2;padding-bottom:4px;margin-top:40px}
+h3{margin-top:28px}.sub{color:#555;margin:0 0 16px}.note{color:#555;font-size:0.9em}
+nav ul{columns:2;padding-left:20px}
+.cv-table{border-collapse:collapse;font-size:13px;margin:8px 0 16px}
+.cv-table th,.cv-table td{border-bottom:1px solid #ddd;padding:3px 8px;text-align:right;vertical-align:top}
+.cv-table th{background:#f3f6f9}.cv-table td:first-child,.cv-table th:first-child{text-align:left}
+.metrics td:last-child{text-align:left;max-width:520px}.num{white-space:nowrap}
+.summary li{margin:4px 0}.figure{margin:8px 0 16px;min-height:200px}
+pre{background:#f6f8fa;padding:10px;overflow-x:auto;white-space:pre-wrap;word-break:break-all}
+dl.repro{display:grid;grid-template-columns:max-content auto;gap:2px 16px}dl.repro dt{font-weight:bold}
+dl.repro dd{margin:0}details{margin:4px 0 12px}
+@media print{.figure{break-inside:avoid}}
+"""
+
+
+class _Progress:
+    """Maps the stages of the report (and the bootstrap inside them) to ``progress(done, total)``."""
+
+    UNITS = 100
+
+    def __init__(self, callback, stages: int):
+        self.callback, self.total, self.done = callback, stages * self.UNITS, 0
+
+    def inner(self):
+        start = self.done
+
+        def report(d, t):
+            if self.callback is not None:
+                self.callback(start + int(self.UNITS * d / max(t, 1)), self.total)
+        return report
+
+    def step(self):
+        self.done += self.UNITS
+        if self.callback is not None:
+            self.callback(min(self.done, self.total), self.total)
+
+
+def _binary_view(p: Predictions):
+    return views(p, "binary" if p.is_binary else "confidence")[0]
+
+
+def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg: PanelConfig, n_resamples: int,
+                   confidence: float, random_state, prog: _Progress, headline: list) -> str:
+    """The HTML of one model; appends plain-language sentences to ``headline``."""
+    anchor = f"model-{idx}"
+    v = _binary_view(p)
+    what = (f"P({_e(p.positive_label)}), the probability of the positive class" if p.is_binary else
+            "the confidence (top-class probability) against 'the top class is correct'")
+    parts = [f'<section id="{anchor}"><h2>Model: {_e(name)}</h2>',
+             f"<h3 id=\"{anchor}-metrics\">Metrics with intervals</h3>",
+             _metric_table_html(panel, confidence),
+             f'<p class="note">Intervals: percentile bootstrap, {n_resamples} resamples, seed {_e(random_state)} '
+             "(bins refitted on each resample); calibration slope and intercept: Wald intervals; tests: p-values."
+             "</p>" if n_resamples else '<p class="note">Bootstrap intervals were turned off (0 resamples).</p>']
+    scheme = cfg.scheme()
+    table = reliability_table(v.y, v.p, binning=scheme, alpha=cfg.alpha, sample_weight=v.w)
+    fig = figures.reliability_diagram(v.y, v.p, binning=scheme, alpha=cfg.alpha, sample_weight=v.w,
+                                      show_band=True, title=None)
+    parts += [f'<h3 id="{anchor}-reliability">Reliability diagram ({"positive class" if p.is_binary else "confidence"})'
+              "</h3>",
+              f"<p>Each point is a bin of predictions of {what}: its mean prediction (x) against the observed "
+              "rate (y), with its interval; a calibrated model stays on the diagonal, within the band.</p>",
+              f'<div class="figure">{_figure_html(fig)}</div>',
+              f"<details open><summary>Per-bin table ({_e(cfg.binning)} bins)</summary>{_table_html(table)}"
+              "</details>"]
+    prog.step()
+    tce_bins = PAVABC(cfg.n_min, cfg.n_max)
+    tce_table = reliability_table(v.y, v.p, binning=tce_bins, alpha=cfg.alpha, sample_weight=v.w)
+    tce_fig = figures.tce_diagram(v.y, v.p, binning=tce_bins, alpha=cfg.alpha, sample_weight=v.w, title=None)
+    parts += [f'<h3 id="{anchor}-tce">Test-based reliability diagram (TCE)</h3>',
+              "<p>PAVA-BC bins: per bin, the distribution of its predictions (violin) and its observed rate (red "
+              f"segment); the bars below count the predictions a binomial test at level {cfg.alpha:g} rejects "
+              "against the bin's observed rate.</p>",
+              f'<div class="figure">{_figure_html(tce_fig)}</div>',
+              f"<details><summary>Per-bin table (PAVA-BC bins)</summary>{_table_html(tce_table)}</details>"]
+    prog.step()
+    if not p.is_binary:
+        classes = [str(c) for c in p.classes]
+        tl_table = top_label_table(p.y, p.probs, binning=scheme, classes=classes, sample_weight=p.weights,
+                                   alpha=cfg.alpha)
+        tl_fig = figures.top_label_diagram(p.y, p.probs, binning=scheme, classes=_labels(classes),
+                                           sample_weight=p.weights, alpha=cfg.alpha, title=None)
+        ranking = class_ranking(p.y, p.probs, binning=scheme, classes=classes, sample_weight=p.weights,
+                                n_resamples=n_resamples, confidence=confidence, random_state=random_state,
+                                progress=prog.inner())
+        shown_ranking = ranking.assign(label=_labels(ranking["label"]))
+        grid = figures.classwise_grid(p.y, p.probs, binning=scheme, classes=_labels(classes), sample_weight=p.weights,
+                                      alpha=cfg.alpha, ranking=shown_ranking, top_n=12, title=None)
+        worst = ranking.iloc[0]
+        headline.append(f"The worst calibrated class (one vs rest) is <b>{_e(worst['label'])}</b> with class-wise "
+                        f"ECE {format_value(worst['value'], 'probability')}"
+                        + (f" ({format_interval(worst['low'], worst['high'], 'probability')})"
+                           if np.isfinite(worst["low"]) else "") + ".")
+        parts += [f'<h3 id="{anchor}-top-label">Top-label diagram</h3>',
+                  "<p>Stars: confidence calibration per bin; pluses add each bin's class-weighted top-label "
+                  "deviation (Gupta &amp; Ramdas 2022). Pluses far from their star mean the confidence looks "
+                  "calibrated only because classes cancel out.</p>",
+                  f'<div class="figure">{_figure_html(tl_fig)}</div>',
+                  f"<details><summary>Per-bin top-label table</summary>{_table_html(tl_table)}</details>",
+                  f'<h3 id="{anchor}-classes">Class ranking</h3>',
+                  "<p>Classes ranked by their one-vs-rest (class-wise) ECE, worst first; the panels show the "
+                  "worst 12.</p>",
+                  f'<div class="figure">{_figure_html(grid)}</div>',
+                  _table_html(ranking, max_rows=100)]
+        prog.step()
+    numeric = p.numeric_features
+    if numeric:
+        y_prob = p.y_prob if p.is_binary else p.probs
+        ranking = variable_ranking(p.features[numeric], p.y, y_prob, sample_weight=p.weights,
+                                   n_resamples=n_resamples, confidence=confidence, random_state=random_state,
+                                   progress=prog.inner())
+        top = ranking.iloc[0]
+        feature = str(top["feature"])
+        x = p.features[feature].to_numpy(dtype=float)
+        curves = variable_curves(x, p.y, y_prob, kind="error", alpha=cfg.alpha, scale="percent",
+                                 sample_weight=p.weights)
+        ranges = disagreement_ranges(curves)
+        rank_fig = figures.vece_ranking(ranking=ranking.assign(feature=_labels(ranking["feature"])), title=None)
+        curve_fig = figures.variable_curves(curves=curves, ranges=ranges, name=_e(feature), title=None)
+        sentences = [f"{_e(feature)} from {r.x_start:.4g} to {r.x_end:.4g}: <b>{_e(r.reading)}</b> (largest gap "
+                     f"{r.max_gap:.1f} percentage points)." for r in ranges.itertuples()]
+        headline.append(f"Of the numeric columns, <b>{_e(feature)}</b> shows the largest variable-based "
+                        f"calibration error (VECE {top['vece']:.3f})"
+                        + (f"; {sentences[0]}" if sentences else
+                           "; its actual and predicted error curves overlap everywhere.") )
+        parts += [f'<h3 id="{anchor}-variables">Variables ranked by VECE</h3>',
+                  "<p>A model can be calibrated on average and miscalibrated along a variable (Kelly &amp; Smyth "
+                  "2023): VECE is the row-weighted gap between actual and predicted error in equal-mass bins of "
+                  "each numeric column.</p>",
+                  f'<div class="figure">{_figure_html(rank_fig)}</div>', _table_html(ranking),
+                  f'<h3 id="{anchor}-curves">Curves of the top variable: {_e(feature)}</h3>',
+                  "<p>LOESS curves of actual and predicted error (percent) along the variable, with "
+                  f"{100 * (1 - cfg.alpha):g}% bands; shaded ranges are where the bands do not overlap.</p>",
+                  f'<div class="figure">{_figure_html(curve_fig)}</div>',
+                  ("<ul>" + "".join(f"<li>{s}</li>" for s in sentences) + "</ul>") if sentences else
+                  "<p>The two bands overlap everywhere: no range where the model is significantly over- or "
+                  "under-confident.</p>"]
+        prog.step()
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _compare_section(models: dict[str, Predictions], cfg: PanelConfig, metrics, n_resamples, confidence,
+                     random_state, prog: _Progress, headline: list) -> str:
+    vs = {name: _binary_view(p) for name, p in models.items()}
+    shown = {_e(name): (v.y, v.p, v.w) for name, v in vs.items()}
+    overlay = figures.reliability_diagram(shown, binning=cfg.scheme(), alpha=cfg.alpha, title=None)
+    table = compare_models({n: (v.y, v.p, v.w) for n, v in vs.items()}, metrics=metrics, config=cfg,
+                           n_resamples=n_resamples, confidence=confidence, random_state=random_state,
+                           progress=prog.inner())
+    ref = next(iter(models))
+    for r in table[(table["model"] != ref) & (table["diff_high"] < 0)].itertuples():
+        headline.append(f"<b>{_e(r.model)}</b> has a lower {_e(r.label)} than <b>{_e(ref)}</b> "
+                        f"({r.value:.4g} vs {r.value - r.diff:.4g}), beyond the bootstrap noise.")
+    for r in table[(table["model"] != ref) & (table["diff_low"] > 0)].itertuples():
+        headline.append(f"<b>{_e(r.model)}</b> has a higher {_e(r.label)} than <b>{_e(ref)}</b> "
+                        f"({r.value:.4g} vs {r.value - r.diff:.4g}), beyond the bootstrap noise.")
+    prog.step()
+    return ('<section id="compare"><h2>Model comparison</h2>'
+            f"<p>The {len(models)} models' reliability diagrams overlaid "
+            f"({'positive class' if next(iter(models.values())).is_binary else 'confidence'}); differences are to "
+            f"the first model, <b>{_e(ref)}</b>, with {'paired ' if table['paired'].all() else ''}bootstrap "
+            "intervals.</p>"
+            f'<div class="figure">{_figure_html(overlay)}</div>' + _table_html(table) + "</section>")
+
+
+def _versions() -> dict[str, str]:
+    out = {}
+    for pkg in VERSION_PACKAGES:
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:  # a source checkout without installation
+            out[pkg] = __import__(pkg).__version__
+    out["python"] = platform.python_version()
+    return out
+
+
+def _python_call(source, load_options, cfg, metrics, n_resamples, random_state, title) -> str:
+    load = ", ".join([repr(source)] + [f"{k}={v!r}" for k, v in (load_options or {}).items()])
+    loader = f"cv.load_demo_models({source!r})" if _is_demo(source) else f"cv.load_models({load})"
+    args = [f"config={cfg!r}", f"metrics={metrics!r}", f"n_resamples={n_resamples}",
+            f"random_state={random_state!r}"]
+    if title:
+        args.append(f"title={title!r}")
+    if source is not None:
+        args.append(f"source={source!r}")
+    return ("import calibviz as cv\nfrom calibviz.panel import PanelConfig\nfrom calibviz.report import write_report\n"
+            f"write_report({loader if source is not None else 'models'}, 'report.html', {', '.join(args)})")
+
+
+def _is_demo(source) -> bool:
+    from .demo import demo_datasets
+
+    return isinstance(source, str) and source in demo_datasets() and not Path(source).exists()
+
+
+def _cli_command(source, load_options, cfg, metrics, n_resamples, random_state, title) -> str | None:
+    if source is None:
+        return None
+    cmd = ["calibviz", "report", str(source), "-o", "report.html"]
+    for key, value in (load_options or {}).items():
+        if key in ("logits", "renormalize"):
+            if value:
+                cmd.append(f"--{key}")
+        elif key in _MAPPING_FLAGS and value is not None:
+            cmd.append(_MAPPING_FLAGS[key])
+            cmd += [str(v) for v in value] if isinstance(value, (list, tuple)) else [str(value)]
+    cmd += ["--binning", cfg.binning, "--bins", str(cfg.n_bins), "--alpha", f"{cfg.alpha:g}"]
+    if cfg.n_min is not None:
+        cmd += ["--n-min", str(cfg.n_min)]
+    if cfg.n_max is not None:
+        cmd += ["--n-max", str(cfg.n_max)]
+    if metrics is not None:
+        cmd += ["--metrics", ",".join(metrics)]
+    cmd += ["--ci", str(n_resamples), "--seed", str(random_state)]
+    if title:
+        cmd += ["--title", title]
+    return " ".join(shlex.quote(c) for c in cmd)
+
+
+def _repro_section(models, cfg, metrics, compare_metrics, n_resamples, confidence, random_state, source,
+                   load_options, title, skipped) -> str:
+    settings = {
+        "binning (ECE, MCE, diagrams)": f"{cfg.binning}" + (f", {cfg.n_bins} bins" if cfg.binning in
+                                                            ("uniform", "equal_mass", "quantile") else ""),
+        "TCE binning": f"PAVA-BC, n_min = {cfg.n_min or 'N/20'}, n_max = {cfg.n_max or 'N/5'}",
+        "significance level α": f"{cfg.alpha:g}",
+        "metrics": ", ".join(metrics) if metrics is not None else "default panel per kind of data",
+        "comparison metrics": ", ".join(compare_metrics) if len(models) > 1 else "(one model)",
+        "bootstrap resamples": str(n_resamples),
+        "interval level": f"{100 * confidence:g}%",
+        "random seed": str(random_state),
+        "panel configuration": repr(cfg),
+    }
+    if skipped:
+        settings["metrics skipped"] = "; ".join(f"{_e(m)}: {', '.join(k)}" for m, k in skipped.items() if k)
+    data_rows = []
+    for name, p in models.items():
+        classes = ", ".join(str(c) for c in p.classes[:20]) + (" …" if p.n_classes > 20 else "")
+        data_rows.append({"model": name, "source": p.source, "rows": p.n, "classes": p.n_classes,
+                          "class labels": classes, "weighted": p.weights is not None,
+                          "features": len(p.features.columns), "fingerprint (SHA-256)": p.fingerprint()})
+    versions = _versions()
+    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    call = _python_call(source, load_options, cfg, metrics, n_resamples, random_state, title)
+    cli = _cli_command(source, load_options, cfg, metrics, n_resamples, random_state, title)
+    dl = lambda d: '<dl class="repro">' + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in d.items()) + "</dl>"
+    return ('<section id="reproducibility"><h2>Reproducibility</h2>'
+            f'<h3>Settings</h3>{dl(settings)}'
+            f'<h3>Data</h3><p>Source: <code>{_e(source if source is not None else "(in memory)")}</code></p>'
+            f"{_table_html(pd.DataFrame(data_rows))}"
+            f'<h3>Software</h3>{dl(versions)}'
+            f'<h3>Generated</h3><p id="generated">{_e(now)}</p>'
+            f'<h3>Regenerate</h3><p>Python:</p><pre id="python-call">{_e(call)}</pre>'
+            + (f'<p>Command line:</p><pre id="cli-command">{_e(cli)}</pre>' if cli else
+               "<p>Command line: not available for data built in memory.</p>")
+            + "</section>")
+
+
+def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n_resamples: int = 200,
+                 random_state=0, title: str | None = None, source: str | None = None, progress=None,
+                 compare_metrics=DEFAULT_COMPARE_METRICS, confidence: float = 0.95,
+                 load_options: dict | None = None) -> str:
+    """A self-contained HTML calibration report (opens offline; plotly.js embedded once).
+
+    Parameters
+    ----------
+    models : calibviz.Predictions or dict of {str: Predictions}
+        One model, or several (e.g. :func:`calibviz.load_models`); several
+        models add a comparison section (their views must be of one kind).
+    config : PanelConfig
+        Binning, bins, alpha and PAVA-BC sizes used throughout.
+    metrics : sequence of str, optional
+        Metric keys of :mod:`calibviz.panel`; None gives the default panel of
+        each model's kind. Keys of the other kind are skipped (and listed).
+    n_resamples : int, default 200
+        Bootstrap resamples of every interval (0 turns them off: fastest).
+    random_state : int, default 0
+    title : str, optional
+        Report title (default: "Calibration report: <source>").
+    source : str, optional
+        The file path or demo name the models were loaded from: shown, and
+        used in the commands that regenerate the report.
+    progress : callable(done, total), optional
+        Called as the report advances.
+    compare_metrics : sequence of str
+        Metrics of the comparison table (several models only).
+    confidence : float, default 0.95
+        Level of the bootstrap intervals.
+    load_options : dict, optional
+        The column-mapping options used to load ``source`` (``label=``,
+        ``probs=``, ...), for the regenerate commands.
+
+    Returns
+    -------
+    str
+        The HTML document. Every value taken from the data (file, model,
+        class, column and level names) is HTML-escaped.
+
+    References
+    ----------
+    The sections follow DESIGN.md §5; the methods are those of the sections'
+    functions: Naeini et al. (2015) ECE; Matsubara et al. (2023) TCE and its
+    diagram (Fig. 1); Gupta & Ramdas (2022) top-label diagram (Fig. 1a);
+    Kelly & Smyth (2023) VECE and variable-based curves.
+
+    Examples
+    --------
+    >>> import calibviz as cv
+    >>> page = build_report(cv.load_demo("hospital_readmission"), n_resamples=0, source="hospital_readmission")
+    >>> page.startswith("<!DOCTYPE html>"), page.count("<script>/**") + page.count('<script type="text/javascript">/**')
+    (True, 1)
+    >>> "Reproducibility" in page and "Variables ranked by VECE" in page
+    True
+    """
+    models = _as_models(models)
+    if not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
+        raise InputError(f"n_resamples must be a non-negative integer, got {n_resamples!r}.")
+    if not 0 < config.alpha < 1:
+        raise InputError(f"alpha must be between 0 and 1 (exclusive), got {config.alpha!r}.")
+    kinds = {p.is_binary for p in models.values()}
+    if len(models) > 1 and len(kinds) > 1:
+        raise InputError("the models mix binary and multiclass predictions; report them separately.")
+    first = next(iter(models.values()))
+    compare_metrics = resolve_metrics(compare_metrics, True)[0] if len(models) > 1 else ()
+    stages = sum(2 + (not p.is_binary) + bool(p.numeric_features) + 1 for p in models.values()) + (len(models) > 1)
+    prog = _Progress(progress, stages)
+    source_name = source if source is not None else (first.source or first.name)
+    title = title or f"Calibration report: {source_name}"
+
+    headline: dict[str, list] = {}
+    sections, skipped = [], {}
+    for i, (name, p) in enumerate(models.items()):
+        keys, skipped[name] = resolve_metrics(metrics, p.is_binary)
+        panel = metric_panel(p.y, p.y_prob if p.is_binary else p.probs, metrics=keys, config=config,
+                             sample_weight=p.weights, n_resamples=n_resamples, confidence=confidence,
+                             random_state=random_state, progress=prog.inner())
+        prog.step()
+        lines = [f"<b>{_e(r.label)} = {_e(format_value(r.value, r.unit))}</b>"
+                 + (f" ({_e(format_interval(r.low, r.high, r.unit))})" if np.isfinite(r.low) else "")
+                 + f". {_e(r.reading)}" for r in panel.head(4).itertuples()]
+        headline[name] = lines
+        sections.append(_model_section(i, name, p, panel, config, n_resamples, confidence, random_state, prog,
+                                       headline[name]))
+    compare_html, compare_lines = "", []
+    if len(models) > 1:
+        compare_html = _compare_section(models, config, compare_metrics, n_resamples, confidence, random_state,
+                                        prog, compare_lines)
+
+    summary = ['<section id="summary"><h2>Summary</h2>']
+    for i, (name, p) in enumerate(models.items()):
+        o = data_overview(p)
+        desc = (f"{o['rows']:,} predictions, binary (positive class {_e(p.positive_label)}, prevalence "
+                f"{o['prevalence']:.3f}, mean prediction {o['mean_prediction']:.3f})" if p.is_binary else
+                f"{o['rows']:,} predictions, {o['classes']} classes, accuracy {o['accuracy']:.3f}, mean confidence "
+                f"{o['mean_confidence']:.3f}") + (", weighted" if o["weighted"] else "")
+        summary.append(f'<h3><a href="#model-{i}">{_e(name)}</a></h3><p>{desc}.</p><ul class="summary">'
+                       + "".join(f"<li>{s}</li>" for s in headline[name]) + "</ul>")
+    if compare_lines:
+        summary.append("<h3>Comparison</h3><ul class=\"summary\">" + "".join(f"<li>{s}</li>" for s in compare_lines)
+                       + "</ul>")
+    summary.append("</section>")
+
+    toc = ['<nav><ul><li><a href="#summary">Summary</a></li>']
+    if compare_html:
+        toc.append('<li><a href="#compare">Model comparison</a></li>')
+    toc += [f'<li><a href="#model-{i}">Model: {_e(n)}</a></li>' for i, n in enumerate(models)]
+    toc.append('<li><a href="#reproducibility">Reproducibility</a></li></ul></nav>')
+
+    from plotly.offline import get_plotlyjs
+
+    repro = _repro_section(models, config, metrics, compare_metrics, n_resamples, confidence, random_state, source,
+                           load_options, title, skipped)
+    generated = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    body = "".join(summary) + compare_html + "".join(sections) + repro
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<meta name=\"generator\" content=\"calibviz {_e(_versions()['calibviz'])}\">"
+            f"<title>{_e(title)}</title><style>{_CSS}</style>"
+            # plotly.js once, inline: the file opens offline and every figure below reuses it
+            f'<script type="text/javascript">{get_plotlyjs()}</script></head><body>'
+            f"<h1>{_e(title)}</h1><p class=\"sub\">calibviz calibration report · generated {generated} · "
+            f"{len(models)} model{'s' if len(models) > 1 else ''}</p>"
+            + "".join(toc) + body + "</body></html>\n")
+
+
+def write_report(models, path, **options) -> Path:
+    """Build the report (:func:`build_report` options) and write it to ``path`` as UTF-8.
+
+    Returns
+    -------
+    pathlib.Path
+        The written file.
+
+    Examples
+    --------
+    >>> import calibviz as cv, tempfile, os
+    >>> out = write_report(cv.load_demo("hospital_readmission"), os.path.join(tempfile.mkdtemp(), "r.html"),
+    ...                    n_resamples=0)
+    >>> out.stat().st_size > 3_000_000
+    True
+    """
+    page = build_report(models, **options)
+    path = Path(path)
+    try:
+        path.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write the report to {path}: {exc.strerror}; choose a writable path with -o.") from None
+    return path
