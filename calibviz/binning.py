@@ -445,13 +445,108 @@ def _pavabc_sizes(ys, ws, n_min: int, n_max: int, tail_rule: str):
         S.append(s)
         W.append(w)
         C.append(c)
+    return _attach_tail(C, N - stop, n_min, n_max, tail_rule)
+
+
+def _attach_tail(C, tail: int, n_min: int, n_max: int, tail_rule: str):
+    """Algorithm 2's last step: the final ``n_min`` rows join the last block or form one."""
     if n_min > 0:
-        tail = N - stop
         if C and ((C[-1] + tail <= n_max) if tail_rule == "paper" else (2 * n_min <= n_max)):
             C[-1] += tail
         else:
             C.append(tail)
     return C
+
+
+_VECTOR_MIN = 256  # below this n_min the event loop below has too many events; use the stack loop
+
+
+def _pavabc_sizes_unweighted(y, n_min: int, n_max: int, tail_rule: str):
+    """Same blocks as :func:`_pavabc_sizes` for unweighted 0/1 labels, in chunks.
+
+    Invariant of the stack loop: every block below the top has at least
+    max(n_min, 1) rows (a new block is only pushed when the top is that
+    large), so a merge with it is decided by size <= n_max and the means.
+    The top block T = [t, e) then evolves in two phases:
+
+    * small (|T| < n_min): rows join unconditionally; after each join T
+      merges into the block below iff size and means allow (first such row
+      found with one vectorised test);
+    * large (|T| >= n_min): a row with y <= mean(T) joins; otherwise an
+      excursion E starts, grows unconditionally while |E| <= n_min, and
+      merges back at the first row where mean(E) <= mean(T), i.e. where the
+      running mean of [t, j] reaches a new (weak) minimum. So T absorbs rows
+      exactly up to the successive running-minimum records of the mean of
+      [t, j], as long as records are at most n_min apart and |T| <= n_max;
+      at each record T may merge with the block below. Otherwise E escapes
+      and becomes the new top.
+
+    Each event (merge, escape) costs one vectorised pass over at most
+    ``2*n_min + 4096`` rows; there are O(N / n_min) events. Means are
+    compared exactly: integer cross-products for merges, and correctly
+    rounded quotients of integers below 2**26 for records (equal fractions
+    give equal floats, different ones different floats).
+    """
+    N = y.shape[0]
+    P = np.zeros(N + 1, dtype=np.int64)
+    np.cumsum(y, out=P[1:])
+    stop = N - n_min
+    gap = max(n_min, 1)
+    chunk = 2 * gap + 4096
+    starts, C, S = [], [], []  # frozen blocks below the top: start row, rows, positives
+
+    def merge_down(t, e):
+        """Merge the top [t, e) into the blocks below while allowed; new start of the top."""
+        c, s = e - t, int(P[e] - P[t])
+        while C and C[-1] + c <= n_max and S[-1] * c >= s * C[-1]:
+            t = starts.pop()
+            c += C.pop()
+            s += S.pop()
+        return t
+
+    def first_merge(rows, t):
+        """First row r (of the sorted candidates) where the top [t, r] may merge below, else None."""
+        if not C or not rows.size:
+            return None
+        size = rows + 1 - t
+        ok = (C[-1] + size <= n_max) & (S[-1] * size >= (P[rows + 1] - P[t]) * C[-1])
+        i = int(np.argmax(ok))
+        return int(rows[i]) if ok[i] else None
+
+    t = e = 0
+    while e < stop:
+        if e - t < gap:  # small phase
+            hi = min(t + gap, stop)
+            r = first_merge(np.arange(e, hi), t)
+            if r is None:
+                e = hi
+            else:
+                e = r + 1
+                t = merge_down(t, e)
+            continue
+        hi = min(t + n_max, stop, e + chunk)
+        rows = np.arange(e, hi)
+        mean = (P[e + 1:hi + 1] - P[t]) / (rows + 1 - t)
+        run_min = np.minimum.accumulate(np.r_[(P[e] - P[t]) / (e - t), mean])
+        rec = rows[mean <= run_min[:-1]]
+        bad = np.flatnonzero(np.diff(np.r_[e - 1, rec]) > gap)
+        rec = rec[: bad[0]] if bad.size else rec
+        r = first_merge(rec, t)
+        if r is not None:
+            e = r + 1
+            t = merge_down(t, e)
+            continue
+        last = int(rec[-1]) if rec.size else e - 1
+        e = last + 1
+        if last + gap <= hi - 1 or hi == t + n_max or hi == stop:
+            # the pending excursion never merges back: T is final until something merges into it
+            starts.append(t)
+            C.append(e - t)
+            S.append(int(P[e] - P[t]))
+            t = e
+    if e > t:
+        C.append(e - t)
+    return _attach_tail(C, N - stop, n_min, n_max, tail_rule)
 
 
 @dataclass(frozen=True)
@@ -525,7 +620,9 @@ class PAVABC(Scheme):
         if N <= n_min:
             return _bins_from_sizes(order, ps, [N], name)
         ys = y[order]
-        if w is None:
+        if w is None and n_min >= _VECTOR_MIN and N < 2**26:
+            sizes = _pavabc_sizes_unweighted(ys, n_min, n_max, self.tail_rule)
+        elif w is None:
             # integer arithmetic: exact comparisons of block means
             sizes = _pavabc_sizes(ys.astype(np.int64).tolist(), [1] * N, n_min, n_max, self.tail_rule)
         else:

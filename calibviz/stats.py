@@ -321,7 +321,7 @@ def _band_bounds(k, n, q1, q2, right):
 
 _CELLS = 16  # each undecided cell of the band is split into this many
 _EXACT = 8  # cells with at most this many predictions get exact p-values
-_LEVELS = 12  # refinement depth: band width / 16^12 is below float resolution
+_LEVELS = 14  # refinement depth; cells stop shrinking at ~1e-15 anyway
 
 
 def _decide_band(k, n, p, g, alpha, regions):
@@ -332,9 +332,9 @@ def _decide_band(k, n, p, g, alpha, regions):
     (:func:`_band_bounds`) lie on one side of alpha decides all its
     predictions at once. Undecided cells are split again; small or
     float-narrow ones get exact p-values (identical (group, p) pairs share
-    one). Cost: O(#predictions) arithmetic per level plus O(#cells) special
-    functions; the exact remainder is the few predictions whose p-value is
-    within the bounds' slack of alpha.
+    one). Cost: a few passes over the predictions per level plus O(#cells)
+    special functions; the exact remainder is the few predictions whose
+    p-value is within the bounds' slack of alpha.
     """
     kf, nf = k.astype(np.float64), n.astype(np.float64)
     _, acc_lo, acc_hi, rej_lo, rej_hi = regions
@@ -342,52 +342,52 @@ def _decide_band(k, n, p, g, alpha, regions):
     right, left = kf[g] < pn, kf[g] > pn
     out = np.zeros(p.shape, dtype=bool)
     out[~(right | left)] = alpha >= 1.0  # k == p*n: scipy's p-value is 1
-    ids = np.flatnonzero(right | left)
-    seg = 2 * g[ids] + right[ids]
-    # segment 2*group + side, side 1 = right of k/n: the band between the regions
+    # segment 2*group + side (side 1: right of k/n): the band between the regions
     a = np.column_stack((np.maximum(rej_lo, 0.0), acc_hi)).ravel()
     b = np.column_stack((acc_lo, np.minimum(rej_hi, 1.0))).ravel()
+    ids = np.flatnonzero(right | left)
+    seg = 2 * g[ids] + right[ids]
+    q = p[ids]
+    outside = (q < a[seg]) | (q > b[seg]) | (b[seg] <= a[seg])  # float corner cases: exact
+    exact = [ids[outside]]
+    ids, seg, q = ids[~outside], seg[~outside], q[~outside]
     sk, sn = np.repeat(kf, 2), np.repeat(nf, 2)
     sright = np.tile([False, True], k.shape[0])
-    exact = []
-
-    def edge(s, j):  # left edge of cell j of segment s (j = _CELLS: right end)
-        return np.where(j >= _CELLS, b[s], a[s] + (b[s] - a[s]) * (j / _CELLS))
-
     for _ in range(_LEVELS):
         if not ids.size:
             break
-        q = p[ids]
-        width = b[seg] - a[seg]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            c = np.floor((q - a[seg]) / width * _CELLS)
-        c = np.clip(np.nan_to_num(c), 0, _CELLS - 1).astype(np.int64)
-        # a prediction outside its cell (round-off, empty band) goes to the exact path
-        inside = (width > 0) & (q >= edge(seg, c)) & (q <= edge(seg, c + 1))
-        cell = seg * _CELLS + c
+        width = b - a
+        scale = np.where(width > 0, _CELLS / np.where(width > 0, width, 1.0), 0.0)
+        c = np.floor((q - a[seg]) * scale[seg])
+        np.clip(c, 0, _CELLS - 1, out=c)
+        cell = seg * _CELLS + c.astype(np.int64)
         cnt = np.bincount(cell, minlength=a.shape[0] * _CELLS)
         act = np.flatnonzero(cnt)
         s_act, j_act = act // _CELLS, act % _CELLS
-        q1, q2 = edge(s_act, j_act), edge(s_act, j_act + 1)
+        # cell edges widened by more than the round-off of the index computation,
+        # so each cell surely contains its predictions (bounds hold on any interval)
+        pad = width[s_act] * 1e-12 + 1e-15
+        q1 = np.maximum(a[s_act] + width[s_act] * (j_act / _CELLS) - pad, a[s_act])
+        q2 = np.minimum(a[s_act] + width[s_act] * ((j_act + 1) / _CELLS) + pad, b[s_act])
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             low, high = _band_bounds(sk[s_act], sn[s_act], q1, q2, sright[s_act])
         code = np.zeros(cnt.shape[0], dtype=np.int8)  # 0 refine, 1 accept, 2 reject, 3 exact
         code[act[low * (1 - _MARGIN) - _TINY > alpha]] = 1
         code[act[high * (1 + _MARGIN) + _TINY <= alpha]] = 2
-        small = (cnt[act] <= _EXACT) | (q2 - q1 <= 4 * np.spacing(q2))
+        small = (cnt[act] <= _EXACT) | (q2 - q1 <= 1e-13)
         code[act[(code[act] == 0) & small]] = 3
         pc = code[cell]
-        pc[~inside] = 3
         out[ids[pc == 2]] = True
         exact.append(ids[pc == 3])
         refine = act[code[act] == 0]
-        new_id = np.full(cnt.shape[0], -1, dtype=np.int64)
-        new_id[refine] = np.arange(refine.shape[0])
-        s_ref, j_ref = refine // _CELLS, refine % _CELLS
-        a, b = edge(s_ref, j_ref), edge(s_ref, j_ref + 1)
-        sk, sn, sright = sk[s_ref], sn[s_ref], sright[s_ref]
         keep = pc == 0
-        ids, seg = ids[keep], new_id[cell[keep]]
+        new_id = np.zeros(cnt.shape[0], dtype=np.int64)
+        new_id[refine] = np.arange(refine.shape[0])
+        sel = np.searchsorted(act, refine)
+        a, b = q1[sel], q2[sel]
+        s_ref = s_act[sel]
+        sk, sn, sright = sk[s_ref], sn[s_ref], sright[s_ref]
+        ids, q, seg = ids[keep], q[keep], new_id[cell[keep]]
     exact = np.concatenate(exact + [ids])
     if exact.size:
         # identical (group, p) pairs share one exact p-value

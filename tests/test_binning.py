@@ -150,6 +150,24 @@ def test_pavabc_matches_algorithm_2(rule):
         assert b.counts.tolist() == _pavabc_naive(list(y), n_min, n_max, rule)
 
 
+@pytest.mark.parametrize("rule", ["paper", "reference"])
+def test_pavabc_chunked_path_matches_algorithm_2(rule):
+    # the vectorised event loop (unweighted, n_min >= 256 in fit) against the literal
+    # Algorithm 2, on data shaped like real scores: calibrated, shifted, reversed, constant
+    rng = np.random.default_rng(8)
+    for i in range(40):
+        n = int(rng.choice([600, 3000, 12000]))
+        n_min = int(rng.choice([0, 1, 3, 40, 256, n // 20, n // 7]))
+        n_max = max(n_min, 1) * int(rng.choice([1, 2, 4])) + int(rng.integers(0, 3))
+        p = np.sort(rng.random(n))
+        y = (rng.random(n) < np.clip(p + rng.choice([0.0, -0.2, 0.2]), 0, 1)).astype(np.int64)
+        y = y[::-1].copy() if i % 5 == 0 else (np.zeros(n, np.int64) if i % 11 == 0 else y)
+        ref = _pavabc_naive(list(y), n_min, n_max, rule)
+        assert bn._pavabc_sizes_unweighted(y, n_min, n_max, rule) == ref
+        if n_min >= bn._VECTOR_MIN:
+            assert bn.PAVABC(n_min, n_max, tail_rule=rule).fit(p, y).counts.tolist() == ref
+
+
 def test_pavabc_rules_differ_and_paper_respects_n_max():
     # the reference tail rule can exceed n_max; the paper rule cannot
     y = [0] * 11
