@@ -24,7 +24,7 @@ table = cached(("table",) + key, lambda: reliability_table(view.y, view.p, binni
                                                             interval=s["interval"], sample_weight=view.w))
 fig = cached(("reliability_fig",) + key, lambda: figures.reliability_diagram(
     view.y, view.p, binning=cfg.scheme(), alpha=cfg.alpha, interval=s["interval"], sample_weight=view.w,
-    show_band=bool(s["band"]), title=None))
+    show_band=bool(s["band"]), title=""))
 panel = panel_table(view, preds.fingerprint())
 
 left, right = st.columns([3, 2], gap="medium")

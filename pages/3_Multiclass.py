@@ -37,7 +37,7 @@ table = cached(("tl_table", fp, scheme, cfg.alpha), lambda: top_label_table(
     y, P, binning=scheme, classes=classes, sample_weight=w, alpha=cfg.alpha))
 with left:
     st.subheader("Confidence (★) vs top-label (+)")
-    fig = figures.top_label_diagram(table=table, title=None)
+    fig = figures.top_label_diagram(table=table, title="")
     show_figure(fig, f"top_label_{preds.name}", key="tl")
 with right:
     st.subheader("In plain words")
@@ -59,7 +59,7 @@ with tab_zoom:
     pick = st.selectbox("Bin", bins, index=bins.index(busiest), format_func=labels.get, key="w_zoom_bin",
                         help="Which confidence bin to open; by default the one with the largest top-label deviation.")
     zoom = cached(("zoom", fp, scheme, pick), lambda: figures.bin_zoom(y, P, pick, binning=scheme, classes=classes,
-                                                                       sample_weight=w, title=None))
+                                                                       sample_weight=w, title=""))
     show_figure(zoom, f"bin_zoom_{preds.name}_{pick}", key="zoom")
 with tab_tl:
     k = len(classes)
@@ -67,7 +67,7 @@ with tab_tl:
                              value=0, step=20, key="w_tl_offset",
                              help="With many classes the panels are paged, 20 at a time.") if k > 20 else 0
     small = cached(("tl_small", fp, scheme, offset), lambda: figures.top_label_small_multiples(
-        y, P, binning=scheme, classes=classes, sample_weight=w, top_n=20, offset=int(offset), title=None))
+        y, P, binning=scheme, classes=classes, sample_weight=w, top_n=20, offset=int(offset), title=""))
     show_figure(small, f"top_label_per_class_{preds.name}", key="tl_small")
 with tab_cw:
     def _ranking():
@@ -82,7 +82,7 @@ with tab_cw:
                                                      "page through 12 at a time.") if k > 12 else 0
     grid = cached(("cw_grid", fp, scheme, n_boot, seed, offset), lambda: figures.classwise_grid(
         y, P, binning=scheme, classes=classes, sample_weight=w, ranking=ranking, top_n=12, offset=int(offset),
-        title=None))
+        title=""))
     show_figure(grid, f"classwise_{preds.name}", key="cw")
     st.dataframe(ranking, hide_index=True, width="stretch")
     download_table(ranking, f"class_ranking_{preds.name}", label="Ranking as CSV", key="class_ranking")

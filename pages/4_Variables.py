@@ -68,7 +68,7 @@ if feature in numeric:
         x, preds.y, y_prob, kind=s["kind"], span=float(s["span"]), alpha=float(s["alpha"]), scale="percent",
         sample_weight=preds.weights))
     ranges = cached(("ranges",) + key, lambda: disagreement_ranges(curves))
-    fig = figures.variable_curves(curves=curves, ranges=ranges, name=feature, title=None)
+    fig = figures.variable_curves(x, curves=curves, ranges=ranges, name=feature, title="")
     show_figure(fig, f"variable_{preds.name}_{feature}", key="curves")
     if len(ranges):
         for _, r in ranges.iterrows():
