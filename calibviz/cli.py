@@ -5,7 +5,13 @@ exits 0. Subcommands::
 
     calibviz demos                     list the demo datasets
     calibviz info FILE [mapping]       validate a predictions file and summarise it
+    calibviz metrics FILE [options]    the metric panel per model (table, JSON or CSV; CI gates)
+    calibviz report FILE -o OUT.html   a self-contained HTML calibration report
     calibviz app [FILE]                start the dashboard (on FILE, or on the demo data)
+
+``metrics`` exits 1 when a ``--fail-above METRIC=VALUE`` threshold is exceeded.
+Its JSON output is a list of objects ``{model, metric, label, value, low,
+high, p_value, unit, reading}`` (NaN written as null), see :data:`JSON_FIELDS`.
 """
 from __future__ import annotations
 
@@ -16,11 +22,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from .errors import InputError
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "JSON_FIELDS", "parse_threshold"]
 
 APP_ENV = "CALIBVIZ_DATA"
+#: Fields of every record of ``calibviz metrics --format json`` (and the CSV columns), in order.
+JSON_FIELDS = ("model", "metric", "label", "value", "low", "high", "p_value", "unit", "reading")
+BINNINGS = ("uniform", "equal_mass", "pava", "pavabc", "median_variance")
 
 
 def _add_mapping(p: argparse.ArgumentParser) -> None:
@@ -47,10 +58,32 @@ def _mapping_kwargs(args) -> dict:
     return kw
 
 
+def _add_metric_options(p: argparse.ArgumentParser, *, ci_default: int) -> None:
+    g = p.add_argument_group("metric options")
+    g.add_argument("--binning", choices=BINNINGS, default="uniform",
+                   help="binning of ECE, MCE, RMSCE, the Brier decomposition and the diagrams (default: uniform)")
+    g.add_argument("--bins", type=int, default=15, metavar="N", help="bins of uniform / equal_mass and ACE (default: 15)")
+    g.add_argument("--alpha", type=float, default=0.05, metavar="A",
+                   help="level of the TCE tests; intervals are at 1 - A (default: 0.05)")
+    g.add_argument("--n-min", dest="n_min", type=int, metavar="N", help="PAVA-BC smallest bin of TCE (default: N/20)")
+    g.add_argument("--n-max", dest="n_max", type=int, metavar="N", help="PAVA-BC largest bin of TCE (default: N/5)")
+    g.add_argument("--metrics", metavar="LIST",
+                   help="comma-separated metric keys, e.g. ece,tce,brier (default: the standard panel); "
+                        "`calibviz metrics --list` names them all")
+    g.add_argument("--ci", type=int, default=ci_default, metavar="N_RESAMPLES",
+                   help=f"bootstrap resamples of the intervals, 0 = none (default: {ci_default})")
+    g.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap (default: 0)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="calibviz", description="Diagnose the calibration of probabilistic classifiers.",
-        epilog="examples:\n  calibviz demos\n  calibviz info preds.csv --label y --probs p\n  calibviz app preds.parquet",
+        epilog="examples:\n  calibviz demos\n  calibviz info preds.csv --label y --probs p\n"
+               "  calibviz metrics hospital_readmission --ci 200 --format json\n"
+               "  calibviz metrics preds.csv --fail-above ece=0.05 --fail-above tce=20\n"
+               "  calibviz report preds.csv -o report.html\n  calibviz app preds.parquet\n\n"
+               "FILE is a CSV, TSV, Parquet or Excel file, or a demo name (calibviz demos).\n"
+               "Exit status: 0 ok, 1 a --fail-above threshold was exceeded, 2 bad input or usage.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"calibviz {__import__('calibviz').__version__}")
@@ -64,6 +97,43 @@ def build_parser() -> argparse.ArgumentParser:
     info.add_argument("file", help="CSV, TSV, Parquet or Excel file (or a demo name)")
     info.add_argument("--format", choices=["table", "json"], default="table")
     _add_mapping(info)
+    met = sub.add_parser(
+        "metrics", help="the metric panel per model (table, JSON or CSV; CI gates)",
+        description="Compute the metric panel of every model in FILE (binary or multiclass) with optional "
+                    "bootstrap intervals and plain-language readings.",
+        epilog="examples:\n  calibviz metrics preds.csv --label y --probs p\n"
+               "  calibviz metrics hospital_readmission --metrics ece,tce,brier --ci 200\n"
+               "  calibviz metrics cifar10_resnet50 --format json\n"
+               "  calibviz metrics preds.parquet --format csv > metrics.csv\n"
+               "  calibviz metrics preds.csv --fail-above ece=0.05 --fail-above tce=20   # CI gate\n\n"
+               "JSON: a list of {model, metric, label, value, low, high, p_value, unit, reading}; missing numbers\n"
+               "are null. TCE is in percent (0-100), ECE-type metrics are probabilities (0-1).\n"
+               "Exit status: 0 ok, 1 a threshold was exceeded (listed on stderr), 2 bad input.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    met.add_argument("file", nargs="?", help="CSV, TSV, Parquet or Excel file (or a demo name)")
+    met.add_argument("--format", choices=["table", "json", "csv"], default="table", help="output format (default: table)")
+    met.add_argument("--fail-above", dest="fail_above", action="append", default=[], metavar="METRIC=VALUE",
+                     help="exit 1 when METRIC exceeds VALUE for any model (repeatable; the metric is computed "
+                          "even if --metrics omits it)")
+    met.add_argument("--list", action="store_true", help="list the metric keys and exit")
+    _add_metric_options(met, ci_default=0)
+    _add_mapping(met)
+    rep = sub.add_parser(
+        "report", help="write a self-contained HTML calibration report",
+        description="Write an HTML report of every model in FILE: plain-language summary, metric table with "
+                    "intervals, standard and test-based reliability diagrams, multiclass and variable sections "
+                    "where they apply, per-bin tables, model comparison, and a reproducibility block. The file "
+                    "opens offline (plotly.js is embedded).",
+        epilog="examples:\n  calibviz report preds.csv -o report.html\n"
+               "  calibviz report loan_recalibration -o loan.html --ci 0     # fastest: no intervals\n"
+               "  calibviz report preds.parquet -o r.html --binning equal_mass --bins 10 --alpha 0.01",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    rep.add_argument("file", help="CSV, TSV, Parquet or Excel file (or a demo name)")
+    rep.add_argument("-o", "--output", default="calibviz-report.html", metavar="OUT.html",
+                     help="where to write the report (default: calibviz-report.html)")
+    rep.add_argument("--title", help="report title (default: 'Calibration report: FILE')")
+    _add_metric_options(rep, ci_default=200)
+    _add_mapping(rep)
     app = sub.add_parser("app", help="start the dashboard",
                          description="Start the Streamlit dashboard, on FILE if given, else on the demo data.",
                          epilog="example:\n  calibviz app preds.csv --port 8502",
@@ -107,6 +177,140 @@ def _cmd_info(args) -> int:
     return 0
 
 
+def parse_threshold(text: str) -> tuple[str, float]:
+    """``"ece=0.05"`` -> ``("ece", 0.05)``: a metric key (or label, any case) and a finite number.
+
+    Examples
+    --------
+    >>> parse_threshold("ECE=0.05"), parse_threshold("smECE = 0.1")
+    (('ece', 0.05), ('smooth_ece', 0.1))
+    """
+    from .report import metric_key
+
+    name, sep, value = str(text).partition("=")
+    if not sep or not name.strip() or not value.strip():
+        raise InputError(f"--fail-above expects METRIC=VALUE (e.g. ece=0.05), got {text!r}.")
+    try:
+        threshold = float(value)
+    except ValueError:
+        raise InputError(f"--fail-above {text!r}: {value.strip()!r} is not a number; write e.g. ece=0.05.") from None
+    if not np.isfinite(threshold):
+        raise InputError(f"--fail-above {text!r}: the threshold must be a finite number.")
+    return metric_key(name), threshold
+
+
+def _config(args):
+    from .panel import PanelConfig
+
+    if not 0 < args.alpha < 1:
+        raise InputError(f"--alpha must be between 0 and 1 (exclusive), got {args.alpha:g}.")
+    if args.bins < 1:
+        raise InputError(f"--bins must be a positive integer, got {args.bins}.")
+    if args.ci < 0:
+        raise InputError(f"--ci must be 0 (no intervals) or a positive number of resamples, got {args.ci}.")
+    for flag, v in (("--n-min", args.n_min), ("--n-max", args.n_max)):
+        if v is not None and v < 1:
+            raise InputError(f"{flag} must be a positive number of predictions, got {v}.")
+    if args.n_min and args.n_max and args.n_min > args.n_max:
+        raise InputError(f"--n-min ({args.n_min}) must not exceed --n-max ({args.n_max}).")
+    return PanelConfig(binning=args.binning, n_bins=args.bins, alpha=args.alpha, n_min=args.n_min, n_max=args.n_max)
+
+
+def _metric_list(args):
+    return None if args.metrics is None else [m for m in args.metrics.split(",") if m.strip()]
+
+
+def _list_metrics() -> int:
+    from .panel import BINARY_METRICS, MULTICLASS_METRICS
+
+    for kind, registry in (("binary", BINARY_METRICS), ("multiclass", MULTICLASS_METRICS)):
+        print(f"{kind} metrics:")
+        for key, spec in registry.items():
+            print(f"  {key:22s} {spec.label}: {spec.description}")
+    return 0
+
+
+def _json_number(v):
+    return None if v is None or not np.isfinite(v) else float(v)
+
+
+def _cmd_metrics(args) -> int:
+    import pandas as pd
+
+    from .panel import metric_panel
+    from .report import format_interval, format_value, resolve_metrics
+
+    if args.list:
+        return _list_metrics()
+    if not args.file:
+        raise InputError("FILE is missing: give a predictions file or a demo name, e.g. calibviz metrics "
+                         "hospital_readmission.")
+    thresholds = [parse_threshold(t) for t in args.fail_above]
+    cfg = _config(args)
+    requested = _metric_list(args)
+    if requested is not None:
+        from .report import metric_key
+
+        requested = [metric_key(m) for m in requested]  # unknown names fail before the file is read
+    models = _load(args.file, **_mapping_kwargs(args))
+    records = []
+    for name, p in models.items():
+        keys, _ = resolve_metrics(requested, p.is_binary)
+        own = resolve_metrics([k for k, _ in thresholds] or keys, p.is_binary)[0] if thresholds else ()
+        keys = keys + tuple(k for k in own if k not in keys)
+        panel = metric_panel(p.y, p.y_prob if p.is_binary else p.probs, metrics=keys, config=cfg,
+                             sample_weight=p.weights, n_resamples=args.ci, random_state=args.seed)
+        for r in panel.itertuples():
+            records.append({"model": name, "metric": r.metric, "label": r.label, "value": _json_number(r.value),
+                            "low": _json_number(r.low), "high": _json_number(r.high),
+                            "p_value": _json_number(r.p_value), "unit": r.unit, "reading": r.reading})
+    known = {r["metric"] for r in records}
+    for key, _ in thresholds:
+        if key not in known:
+            raise InputError(f"--fail-above {key}: this metric does not apply to the data in {args.file}.")
+    if args.format == "json":
+        print(json.dumps(records, indent=2, ensure_ascii=False))
+    elif args.format == "csv":
+        sys.stdout.write(pd.DataFrame(records, columns=list(JSON_FIELDS)).to_csv(index=False))
+    else:
+        _print_table(records, args.ci, format_value, format_interval)
+    failures = [f"{r['label']} of model {r['model']} = {format_value(r['value'], r['unit'])} exceeds {t:g}"
+                for key, t in thresholds for r in records
+                if r["metric"] == key and r["value"] is not None and r["value"] > t]
+    for f in failures:
+        print(f"calibviz: threshold exceeded: {f}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def _print_table(records, n_resamples, format_value, format_interval) -> None:
+    head = ("model", "metric", "value", "interval" if n_resamples else "", "reading")
+    rows = [(r["model"], r["label"], format_value(r["value"], r["unit"]),
+             format_interval(r["low"], r["high"], r["unit"]) or
+             (f"p = {r['p_value']:.3g}" if r["p_value"] is not None else ""), r["reading"]) for r in records]
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+    for row in (head, *rows):
+        print("  ".join(str(x).ljust(w) for x, w in zip(row[:-1], widths)) + "  " + row[-1])
+
+
+def _cmd_report(args) -> int:
+    from .report import metric_key, write_report
+
+    cfg = _config(args)
+    metrics = _metric_list(args)
+    if metrics is not None:
+        metrics = [metric_key(m) for m in metrics]
+    out = Path(args.output)
+    if not out.parent.exists():
+        raise InputError(f"cannot write {out}: the folder {out.parent} does not exist.")
+    load = _mapping_kwargs(args)
+    models = _load(args.file, **load)
+    options = {k: v for k, v in load.items() if v not in (None, False)}
+    write_report(models, out, config=cfg, metrics=metrics, n_resamples=args.ci, random_state=args.seed,
+                 title=args.title, source=args.file, load_options=options)
+    print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)
+    return 0
+
+
 def _cmd_app(args) -> int:
     root = Path(__file__).resolve().parents[1]
     script = root / "app.py"
@@ -128,7 +332,8 @@ def main(argv=None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
-    handler = {"demos": _cmd_demos, "info": _cmd_info, "app": _cmd_app}[args.command]
+    handler = {"demos": _cmd_demos, "info": _cmd_info, "metrics": _cmd_metrics, "report": _cmd_report,
+               "app": _cmd_app}[args.command]
     try:
         return handler(args)
     except InputError as exc:

@@ -219,7 +219,7 @@ def _table_html(df: pd.DataFrame, floats: int = 4, max_rows: int | None = None) 
     shown = df.copy()
     for c in shown.columns:
         if pd.api.types.is_float_dtype(shown[c]):
-            shown[c] = shown[c].map(lambda v: "" if pd.isna(v) else f"{v:.{floats}g}" if abs(v) >= 1e4
+            shown[c] = shown[c].map(lambda v: "" if pd.isna(v) else f"{v:.{floats + 2}g}" if abs(v) >= 10
                                     else f"{v:.{floats}f}")
     return note + shown.to_html(index=False, escape=True, border=0, classes="cv-table", na_rep="")
 
@@ -476,8 +476,8 @@ def _repro_section(models, cfg, metrics, compare_metrics, n_resamples, confidenc
         "random seed": str(random_state),
         "panel configuration": repr(cfg),
     }
-    if skipped:
-        settings["metrics skipped"] = "; ".join(f"{_e(m)}: {', '.join(k)}" for m, k in skipped.items() if k)
+    if any(skipped.values()):
+        settings["metrics skipped"] = "; ".join(f"{m}: {', '.join(k)}" for m, k in skipped.items() if k)
     data_rows = []
     for name, p in models.items():
         classes = ", ".join(str(c) for c in p.classes[:20]) + (" …" if p.n_classes > 20 else "")
@@ -570,7 +570,7 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
     stages = sum(2 + (not p.is_binary) + bool(p.numeric_features) + 1 for p in models.values()) + (len(models) > 1)
     prog = _Progress(progress, stages)
     source_name = source if source is not None else (first.source or first.name)
-    title = title or f"Calibration report: {source_name}"
+    user_title, title = title, title or f"Calibration report: {source_name}"
 
     headline: dict[str, list] = {}
     sections, skipped = [], {}
@@ -614,7 +614,7 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
     from plotly.offline import get_plotlyjs
 
     repro = _repro_section(models, config, metrics, compare_metrics, n_resamples, confidence, random_state, source,
-                           load_options, title, skipped)
+                           load_options, user_title, skipped)
     generated = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     body = "".join(summary) + compare_html + "".join(sections) + repro
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
