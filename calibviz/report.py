@@ -351,8 +351,13 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
     if numeric:
         y_prob = p.y_prob if p.is_binary else p.probs
         ranking = variable_ranking(p.features[numeric], p.y, y_prob, sample_weight=p.weights,
-                                   n_resamples=n_resamples, confidence=confidence, random_state=random_state,
-                                   progress=prog.inner())
+                                   n_resamples=n_resamples or 1, confidence=confidence,
+                                   random_state=random_state, progress=prog.inner(),
+                                   # it refuses 0 resamples: without intervals, take its cheap fixed-bin path
+                                   # once and drop the interval below
+                                   **({} if n_resamples else {"bootstrap_max_rows": -1}))
+        if not n_resamples:
+            ranking = ranking.assign(vece_low=np.nan, vece_high=np.nan, ci_method="none (0 resamples)")
         top = ranking.iloc[0]
         feature = str(top["feature"])
         x = p.features[feature].to_numpy(dtype=float)
@@ -405,7 +410,22 @@ def _compare_section(models: dict[str, Predictions], cfg: PanelConfig, metrics, 
             f"({'positive class' if next(iter(models.values())).is_binary else 'confidence'}); differences are to "
             f"the first model, <b>{_e(ref)}</b>, with {'paired ' if table['paired'].all() else ''}bootstrap "
             "intervals.</p>"
-            f'<div class="figure">{_figure_html(overlay)}</div>' + _table_html(table) + "</section>")
+            f'<div class="figure">{_figure_html(overlay)}</div>' + _table_html(_compare_shown(table, confidence))
+            + "</section>")
+
+
+def _compare_shown(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
+    """The comparison table in words and formatted numbers (all metrics compared are probabilities/scores)."""
+    level = f"{100 * confidence:g}%"
+    return pd.DataFrame({
+        "Metric": table["label"], "Model": table["model"], "Value": table["value"].map("{:.4g}".format),
+        f"{level} interval": [f"{lo:.4g} – {hi:.4g}" if pd.notna(lo) else "" for lo, hi in
+                              zip(table["low"], table["high"])],
+        "Difference to reference": table["diff"].map("{:+.4g}".format),
+        "Difference interval": [f"{lo:+.4g} – {hi:+.4g}" if pd.notna(lo) else "" for lo, hi in
+                                zip(table["diff_low"], table["diff_high"])],
+        "Paired": table["paired"].map({True: "yes", False: "no"}),
+    })
 
 
 def _versions() -> dict[str, str]:
