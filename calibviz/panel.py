@@ -20,7 +20,7 @@ from .errors import InputError
 from .validation import check_binary, check_multiclass
 
 __all__ = ["PanelConfig", "MetricSpec", "BINARY_METRICS", "DEFAULT_BINARY_METRICS", "MULTICLASS_METRICS",
-           "DEFAULT_MULTICLASS_METRICS", "metric_panel", "metric_value", "compare_models"]
+           "DEFAULT_MULTICLASS_METRICS", "metric_panel", "metric_value", "compare_models", "config_key"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,7 @@ class MetricSpec:
     lower_is_better: bool = True
     bootstrap: bool = True
     p_value: Callable | None = None  # (y, p, w, cfg) -> float, for tests
+    depends: tuple = ()  # the PanelConfig fields the value depends on (for caching)
 
 
 def _tce(y, p, w, cfg):
@@ -177,6 +178,14 @@ BINARY_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
 
 DEFAULT_BINARY_METRICS = ("ece", "ace", "mce", "tce", "smooth_ece", "brier", "log_loss")
 
+_SCHEME_FIELDS = ("binning", "n_bins", "n_min", "n_max")
+_DEPENDS = {
+    "ece": _SCHEME_FIELDS, "mce": _SCHEME_FIELDS, "rmsce": _SCHEME_FIELDS, "brier_reliability": _SCHEME_FIELDS,
+    "ace": ("n_bins",), "debiased_ece": ("n_bins",), "tce": ("alpha", "n_min", "n_max"),
+    "confidence_ece": _SCHEME_FIELDS, "top_label_ece": _SCHEME_FIELDS, "top_label_mce": _SCHEME_FIELDS,
+    "classwise_ece": _SCHEME_FIELDS, "classwise_tce": ("alpha", "n_min", "n_max"),
+}
+
 MULTICLASS_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
     MetricSpec(
         "confidence_ece", "Confidence ECE",
@@ -213,6 +222,26 @@ MULTICLASS_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
 ]}
 
 DEFAULT_MULTICLASS_METRICS = ("confidence_ece", "top_label_ece", "top_label_mce", "classwise_ece")
+
+for _registry in (BINARY_METRICS, MULTICLASS_METRICS):
+    for _key, _spec_ in list(_registry.items()):
+        _registry[_key] = replace(_spec_, depends=_DEPENDS.get(_key, ()))
+
+
+def config_key(metric: str, config: PanelConfig) -> tuple:
+    """The part of ``config`` that ``metric``'s value depends on (a cache key).
+
+    Examples
+    --------
+    >>> config_key("tce", PanelConfig(n_bins=10))
+    (('alpha', 0.05), ('n_min', None), ('n_max', None))
+    >>> config_key("brier", PanelConfig())
+    ()
+    """
+    spec = BINARY_METRICS.get(metric) or MULTICLASS_METRICS.get(metric)
+    if spec is None:
+        raise InputError(f"unknown metric {metric!r}.")
+    return tuple((f, getattr(config, f)) for f in spec.depends)
 
 
 def metric_value(key: str, y_true, y_prob, *, config: PanelConfig = PanelConfig(), sample_weight=None) -> float:

@@ -20,8 +20,9 @@ s = settings()
 cfg = panel_config(s)
 key = (preds.fingerprint(), view.name, cfg, s["interval"], s["band"])
 
+# The TCE columns live on the Test-based page; here the table matches the diagram.
 table = cached(("table",) + key, lambda: reliability_table(view.y, view.p, binning=cfg.scheme(), alpha=cfg.alpha,
-                                                            interval=s["interval"], sample_weight=view.w))
+                                                            interval=s["interval"], sample_weight=view.w, test=None))
 fig = cached(("reliability_fig",) + key, lambda: figures.reliability_diagram(
     view.y, view.p, binning=cfg.scheme(), alpha=cfg.alpha, interval=s["interval"], sample_weight=view.w,
     show_band=bool(s["band"]), title=""))

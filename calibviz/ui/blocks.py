@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ..panel import metric_panel
+from ..panel import config_key, metric_panel
 from ..reduce import BinaryView
 from .compute import cached, progress_bar
 from .settings import panel_config, settings
@@ -83,12 +83,17 @@ def panel_table(view: BinaryView, fingerprint: str, *, metrics=None) -> pd.DataF
     wanted = n_boot and (view.n * n_boot <= BOOTSTRAP_ROW_BUDGET or st.session_state.get(consent))
     n_run = n_boot if wanted else 0
 
-    def compute():
-        with progress_bar("Bootstrapping metric intervals") as progress:
-            return metric_panel(view.y, view.p, metrics=keys, config=cfg, sample_weight=view.w,
-                                n_resamples=n_run, random_state=seed, progress=progress)
+    def one(key):
+        # Cached per metric on the settings it depends on: changing the bins does not recompute TCE.
+        def compute():
+            with progress_bar(f"Bootstrapping {key}") as progress:
+                return metric_panel(view.y, view.p, metrics=(key,), config=cfg, sample_weight=view.w,
+                                    n_resamples=n_run, random_state=seed, progress=progress)
 
-    table = cached(base + (n_run,), compute)
+        return cached(("metric", fingerprint, view.name, key, config_key(key, cfg), n_run, seed), compute)
+
+    table = pd.concat([one(k) for k in keys], ignore_index=True)
+    table.attrs.update(n_resamples=n_run, random_state=seed, confidence=0.95)
     if n_boot and not wanted:
         if st.button(f"Compute 95% intervals ({n_boot} bootstrap resamples of {view.n:,} rows)",
                      key=f"boot_{slug(view.name)}", icon=":material/calculate:",
