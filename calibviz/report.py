@@ -188,18 +188,15 @@ def report_contents(models) -> list[str]:
     out = ["Summary"]
     if len(models) > 1:
         out.append("Model comparison")
-    first = True
     for p in models.values():
         view = "positive class" if p.is_binary else "confidence"
         items = ["Metrics with intervals", f"Reliability diagram ({view})", "Test-based reliability diagram (TCE)",
-                 "Per-bin tables"]
+                 "Per-bin table"]
         if not p.is_binary:
             items += ["Top-label diagram", "Class ranking"]
         if p.numeric_features:
             items += ["Variables ranked by VECE", "Curves of the top variable"]
-        if first or len(models) > 1:
-            out += [s for s in items if s not in out]
-        first = False
+        out += [s for s in items if s not in out]
     return out + ["Reproducibility"]
 
 
