@@ -5,7 +5,7 @@ Run with ``streamlit run app.py`` (opens on the hospital-readmission demo).
 import streamlit as st
 
 from calibviz.ui import page_setup
-from calibviz.ui.home import data_summary, load_messages, mapping_editor, source_picker
+from calibviz.ui.home import data_summary, headline_metrics, load_messages, mapping_editor, next_steps, source_picker
 
 page_setup("Data")
 st.title("Can I trust these probabilities?")
@@ -16,3 +16,7 @@ load_messages()
 mapping_editor()
 st.subheader("Data summary")
 data_summary()
+st.subheader("Headline calibration")
+headline_metrics()
+st.subheader("Where to look next")
+next_steps()

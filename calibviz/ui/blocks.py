@@ -43,7 +43,7 @@ def not_applicable(message: str) -> None:
     st.info(message, icon=":material/info:")
 
 
-def _format_value(row) -> str:
+def _format_value(row) -> str:  # shared with ui.home
     v = row["value"]
     if not np.isfinite(v):
         return "n/a"

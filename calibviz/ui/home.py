@@ -5,11 +5,13 @@ import streamlit as st
 
 from ..demo import DEMOS, demo_datasets
 from ..errors import InputError
+from .. import reduce
 from ..overview import class_table, data_overview
-from .data import (current_predictions, current_source, detected_mapping, load_bytes_into_state,
+from .blocks import _format_interval, _format_value, panel_table, show_headlines
+from .data import (current_models, current_predictions, current_source, detected_mapping, load_bytes_into_state,
                    load_demo_into_state, on_upload, pending_file, raw_table, take_error)
 
-__all__ = ["source_picker", "load_messages", "mapping_editor", "data_summary"]
+__all__ = ["source_picker", "load_messages", "mapping_editor", "data_summary", "headline_metrics", "next_steps"]
 
 _NONE = "(none)"
 _AUTO = "(auto-detect)"
@@ -147,3 +149,39 @@ def data_summary() -> None:
             st.dataframe(class_table(preds), hide_index=True)
     if len(preds.features.columns):
         st.caption("Feature columns: " + ", ".join(map(str, preds.features.columns)))
+
+
+def headline_metrics() -> None:
+    """Three headline calibration numbers with bootstrap intervals and their plain-language readings."""
+    preds = current_predictions()
+    if preds.is_binary:
+        view, keys = reduce.views(preds, "binary")[0], ("ece", "tce", "smooth_ece")
+    else:
+        view = reduce.BinaryView(y=preds.y, p=preds.probs, w=preds.weights, name="multiclass")
+        keys = ("confidence_ece", "top_label_ece", "classwise_ece")
+    table = panel_table(view, preds.fingerprint(), metrics=keys)
+    cols = st.columns(len(table))
+    for col, (_, row) in zip(cols, table.iterrows()):
+        interval = _format_interval(row)
+        col.metric(row["label"], _format_value(row), help=row["description"])
+        if interval:
+            col.caption(f"95% interval {interval}")
+    show_headlines(table, len(table))
+
+
+def next_steps() -> None:
+    """Where to look next, given what the data holds."""
+    preds = current_predictions()
+    models = current_models()
+    st.page_link("pages/1_Reliability.py", label="Reliability: the diagram, all metrics, bin by bin",
+                 icon=":material/show_chart:")
+    st.page_link("pages/2_Test_based.py", label="Test-based: which predictions deviate significantly (TCE)",
+                 icon=":material/rule:")
+    if not preds.is_binary:
+        st.page_link("pages/3_Multiclass.py", label="Multiclass: confidence vs top-label, class by class",
+                     icon=":material/category:")
+    if len(preds.features.columns):
+        st.page_link("pages/4_Variables.py", label=f"Variables: calibration along {len(preds.features.columns)} "
+                     "feature columns", icon=":material/tune:")
+    if len(models) > 1:
+        st.page_link("pages/5_Compare.py", label=f"Compare the {len(models)} models", icon=":material/compare_arrows:")
