@@ -1,0 +1,242 @@
+"""The command line: exit codes, JSON/CSV output, --fail-above gates, the bad-input catalogue, --help."""
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import calibviz as cv
+from calibviz.cli import JSON_FIELDS, main, parse_threshold
+from calibviz.panel import PanelConfig, metric_panel
+
+from .conftest import BAD, ROOT, bad_catalogue
+
+CATALOGUE = bad_catalogue()
+
+
+def run(argv, capsys):
+    code = main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def assert_one_line_error(code, err):
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("calibviz: error:"), err
+    assert "Traceback" not in err
+
+
+# ---------------------------------------------------------------- metrics
+
+
+def test_metrics_table_exit_0(capsys):
+    code, out, err = run(["metrics", "hospital_readmission"], capsys)
+    assert code == 0 and err == ""
+    assert out.splitlines()[0].split()[:3] == ["model", "metric", "value"]
+    assert "TCE" in out and "percentage points" in out
+
+
+def test_metrics_json_schema_and_values(capsys):
+    code, out, _ = run(["metrics", "hospital_readmission", "--metrics", "ece,tce,hosmer_lemeshow", "--ci", "20",
+                        "--seed", "3", "--binning", "equal_mass", "--bins", "10", "--format", "json"], capsys)
+    assert code == 0
+    records = json.loads(out)
+    assert isinstance(records, list) and len(records) == 3
+    types = {"model": str, "metric": str, "label": str, "unit": str, "reading": str}
+    for r in records:
+        assert tuple(r) == JSON_FIELDS
+        for key in ("value", "low", "high", "p_value"):
+            assert r[key] is None or isinstance(r[key], float)
+        for key, t in types.items():
+            assert isinstance(r[key], t)
+    p = cv.load_demo("hospital_readmission")
+    panel = metric_panel(p.y, p.y_prob, metrics=("ece", "tce", "hosmer_lemeshow"), n_resamples=20, random_state=3,
+                         config=PanelConfig(binning="equal_mass", n_bins=10))
+    for r, row in zip(records, panel.itertuples()):
+        assert r["metric"] == row.metric and r["value"] == pytest.approx(row.value)
+    assert records[0]["low"] == pytest.approx(panel.loc[0, "low"]) and records[0]["p_value"] is None
+    assert records[2]["low"] is None and 0 <= records[2]["p_value"] <= 1  # a test: p-value, no interval
+    assert records[1]["unit"] == "percent" and records[0]["model"] == "hospital_readmission"
+
+
+def test_metrics_json_multiclass_and_several_models(capsys):
+    code, out, _ = run(["metrics", "cifar10_resnet50", "--format", "json"], capsys)
+    assert code == 0
+    assert [r["metric"] for r in json.loads(out)] == ["confidence_ece", "top_label_ece", "top_label_mce",
+                                                      "classwise_ece"]
+    code, out, _ = run(["metrics", "loan_recalibration", "--metrics", "ece", "--format", "json"], capsys)
+    assert [r["model"] for r in json.loads(out)] == ["raw", "recalibrated"]
+
+
+def test_metrics_csv(capsys):
+    code, out, _ = run(["metrics", "loan_recalibration", "--metrics", "ece,brier", "--format", "csv"], capsys)
+    assert code == 0
+    df = pd.read_csv(io.StringIO(out))
+    assert tuple(df.columns) == JSON_FIELDS and len(df) == 4
+    assert df["low"].isna().all()  # no --ci: no intervals
+
+
+def test_metrics_on_a_file_with_mapping(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=300)
+    path = tmp_path / "preds.csv"
+    pd.DataFrame({"outcome_flag": rng.binomial(1, p), "score_a": p}).to_csv(path, index=False)
+    code, out, _ = run(["metrics", str(path), "--label", "outcome_flag", "--probs", "score_a", "--metrics", "ece",
+                        "--format", "json"], capsys)
+    assert code == 0
+    preds = cv.load_predictions(path, label="outcome_flag", probs="score_a")
+    assert json.loads(out)[0]["value"] == pytest.approx(cv.metrics.ece(preds.y, preds.y_prob))
+
+
+@pytest.mark.parametrize("gate, code", [("ece=0.5", 0), ("ECE=0.01", 1), ("smECE=0.001", 1), ("tce=100", 0)])
+def test_fail_above_exit_codes(gate, code, capsys):
+    got, out, err = run(["metrics", "hospital_readmission", "--metrics", "ece", "--fail-above", gate], capsys)
+    assert got == code
+    if code:
+        assert "threshold exceeded" in err and "hospital_readmission" in err
+    else:
+        assert err == ""
+    # the gated metric is computed even when --metrics omits it
+    key = parse_threshold(gate)[0]
+    assert cv.panel.BINARY_METRICS[key].label in out
+
+
+def test_fail_above_names_every_failing_model(capsys):
+    code, _, err = run(["metrics", "loan_recalibration", "--fail-above", "ece=0.001", "--fail-above", "brier=1"],
+                       capsys)
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 2 and "model raw" in lines[0] and "model recalibrated" in lines[1]
+
+
+@pytest.mark.parametrize("gate", ["ece", "ece=", "=0.1", "ece=abc", "ece=nan", "accuracy=0.1", "ece=inf"])
+def test_fail_above_parsing_errors(gate, capsys):
+    code, out, err = run(["metrics", "hospital_readmission", "--fail-above", gate], capsys)
+    assert_one_line_error(code, err)
+    assert out == ""
+
+
+def test_fail_above_metric_of_the_other_kind(capsys):
+    code, _, err = run(["metrics", "cifar10_resnet50", "--fail-above", "tce=5"], capsys)
+    assert_one_line_error(code, err)
+
+
+@pytest.mark.parametrize("argv", [
+    ["metrics", "hospital_readmission", "--alpha", "1.5"],
+    ["metrics", "hospital_readmission", "--bins", "0"],
+    ["metrics", "hospital_readmission", "--ci", "-1"],
+    ["metrics", "hospital_readmission", "--n-min", "500", "--n-max", "100"],
+    ["metrics", "hospital_readmission", "--metrics", "accuracy"],
+    ["metrics", "cifar10_resnet50", "--metrics", "ece"],
+    ["metrics"],
+    ["metrics", "no_such_file.csv"],
+    ["report", "no_such_file.csv", "-o", "x.html"],
+    ["report", "hospital_readmission", "-o", "/no/such/folder/x.html"],
+    ["report", "hospital_readmission", "--metrics", "nope"],
+])
+def test_bad_options_one_line_exit_2(argv, capsys):
+    code, out, err = run(argv, capsys)
+    assert_one_line_error(code, err)
+
+
+def test_argparse_usage_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["metrics", "hospital_readmission", "--binning", "weird"])
+    assert info.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_metrics_list(capsys):
+    code, out, _ = run(["metrics", "--list"], capsys)
+    assert code == 0 and "smooth_ece" in out and "classwise_tce" in out
+
+
+# ---------------------------------------------------------------- report
+
+
+def test_report_writes_a_file(tmp_path, capsys):
+    out = tmp_path / "r.html"
+    code, stdout, err = run(["report", "cifar10_resnet50", "-o", str(out), "--ci", "0", "--binning", "equal_mass",
+                             "--bins", "10", "--title", "CIFAR review"], capsys)
+    assert code == 0 and stdout == "" and err.startswith(f"wrote {out}")
+    page = out.read_text()
+    assert "<title>CIFAR review</title>" in page and "Top-label diagram" in page
+    assert "equal_mass, 10 bins" in page
+    assert "calibviz report cifar10_resnet50 -o report.html --binning equal_mass --bins 10" in page
+
+
+def test_report_on_a_file_keeps_the_mapping(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    p = rng.uniform(size=300)
+    src = tmp_path / "scores.csv"
+    pd.DataFrame({"truth": rng.binomial(1, p), "s": p}).to_csv(src, index=False)
+    out = tmp_path / "r.html"
+    assert main(["report", str(src), "-o", str(out), "--label", "truth", "--probs", "s", "--ci", "0"]) == 0
+    page = out.read_text()
+    assert f"calibviz report {src} -o report.html --label truth --probs s" in page
+
+
+# ---------------------------------------------------------------- the bad-input catalogue
+
+
+def _catalogue_args(name):
+    case = CATALOGUE[name]
+    args = []
+    for k, v in case["kwargs"].items():
+        if k == "max_bytes":
+            pytest.skip("max_bytes is a library option")
+        args += [f"--{k}", str(v)]
+    return [str(BAD / name)] + args
+
+
+@pytest.mark.parametrize("name", sorted(CATALOGUE))
+def test_catalogue_through_metrics(name, capsys):
+    code, out, err = run(["metrics"] + _catalogue_args(name), capsys)
+    assert_one_line_error(code, err)
+    assert CATALOGUE[name]["expect"] in err and out == ""
+
+
+@pytest.mark.parametrize("name", sorted(CATALOGUE))
+def test_catalogue_through_report(name, tmp_path, capsys):
+    out = tmp_path / "r.html"
+    code, _, err = run(["report"] + _catalogue_args(name) + ["-o", str(out)], capsys)
+    assert_one_line_error(code, err)
+    assert CATALOGUE[name]["expect"] in err and not out.exists()
+
+
+# ---------------------------------------------------------------- help, other commands, console entry
+
+
+@pytest.mark.parametrize("command", [[], ["metrics"], ["report"], ["info"], ["app"], ["demos"]])
+def test_help_everywhere(command, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(command + ["--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: calibviz")
+    if command and command[0] in ("metrics", "report", "info", "app"):
+        assert "example" in out
+
+
+def test_demos_and_info_still_work(capsys):
+    assert main(["demos"]) == 0
+    assert "cifar10_resnet50" in capsys.readouterr().out
+    code, out, _ = run(["info", "cifar10_resnet50", "--format", "json"], capsys)
+    assert code == 0 and json.loads(out)[0]["classes"] == 10
+
+
+def test_python_dash_m_entry(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "calibviz", "metrics", "hospital_readmission", "--metrics", "ece",
+                           "--format", "json", "--fail-above", "ece=0.001"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout)[0]["metric"] == "ece"
+    assert proc.stderr.startswith("calibviz: threshold exceeded: ECE of model hospital_readmission")
+    bad = subprocess.run([sys.executable, "-m", "calibviz", "metrics", str(BAD / "empty.csv")],
+                         capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
