@@ -181,15 +181,27 @@ class Scheme:
 # edge-based schemes
 
 
-def _uniform_index(p: np.ndarray, n_bins: int) -> np.ndarray:
-    """min(floor(p*B), B-1), corrected so that p == k/B lands in bin k exactly."""
+_CHUNK = 1 << 16  # rows per block of chunked passes: temporaries stay in cache
+
+
+def _uniform_index(p: np.ndarray, n_bins: int):
+    """(index, counts): min(floor(p*B), B-1), corrected so that p == k/B lands in bin k exactly.
+
+    Works in chunks of ``_CHUNK`` rows so that the temporaries stay in cache.
+    """
     edges = np.arange(n_bins + 1, dtype=np.float64) / n_bins
-    idx = np.minimum((p * n_bins).astype(np.int64), n_bins - 1)
-    # p*B can round across an integer; compare against the float edges k/B instead
-    idx -= p < edges[idx]
-    top = np.minimum(idx + 1, n_bins)
-    idx += (idx < n_bins - 1) & (p >= edges[top])
-    return idx
+    upper = np.r_[edges[1:n_bins], np.inf]  # start of the next bin; none after the last
+    idx = np.empty(p.shape[0], dtype=np.intp)
+    counts = np.zeros(n_bins, dtype=np.int64)
+    for s in range(0, p.shape[0], _CHUNK):
+        pc, i = p[s:s + _CHUNK], idx[s:s + _CHUNK]
+        np.multiply(pc, n_bins, out=i, casting="unsafe")  # truncation = floor for p >= 0
+        np.minimum(i, n_bins - 1, out=i)
+        # p*B can round across an integer; compare against the float edges k/B instead
+        i -= pc < edges[i]
+        i += pc >= upper[i]
+        counts += np.bincount(i, minlength=n_bins)
+    return idx, counts
 
 
 @dataclass(frozen=True)
@@ -226,8 +238,7 @@ class Uniform(Scheme):
 
     def _fit(self, p, y, w) -> Bins:
         B = self.n_bins
-        idx = _uniform_index(p, B)
-        counts = np.bincount(idx, minlength=B).astype(np.int64)
+        idx, counts = _uniform_index(p, B)
         edges = np.arange(B + 1, dtype=np.float64) / B
         return Bins(edges=edges, index=idx, counts=counts, scheme=f"uniform({B})")
 
@@ -276,6 +287,73 @@ class Custom(Scheme):
 # rank-based schemes
 
 
+_HIST_BUCKETS = 1 << 16  # value buckets of the histogram selection
+_HIST_MIN = 1 << 17  # below this many rows, np.partition / searchsorted are as fast
+
+
+class _Histogram:
+    """Bucket id ``min(floor(p * H), H - 1)`` of every score and the bucket counts.
+
+    The bucket id is non-decreasing in p, so bucket order is value order:
+    order statistics and ranks against a few values only need exact work
+    inside the few buckets that hold those values.
+    """
+
+    def __init__(self, p: np.ndarray):
+        H = _HIST_BUCKETS
+        self.bucket = np.empty(p.shape[0], dtype=np.intp)
+        self.counts = np.zeros(H, dtype=np.int64)
+        for s in range(0, p.shape[0], _CHUNK):
+            b = self.bucket[s:s + _CHUNK]
+            np.multiply(p[s:s + _CHUNK], H, out=b, casting="unsafe")
+            np.minimum(b, H - 1, out=b)
+            self.counts += np.bincount(b, minlength=H)
+
+    @staticmethod
+    def of(values: np.ndarray) -> np.ndarray:
+        out = np.empty(values.shape[0], dtype=np.intp)
+        np.multiply(values, _HIST_BUCKETS, out=out, casting="unsafe")  # same arithmetic as above
+        return np.minimum(out, _HIST_BUCKETS - 1)
+
+
+def _order_statistics(p: np.ndarray, kth: np.ndarray, hist: _Histogram | None) -> np.ndarray:
+    """``np.sort(p)[kth]`` for sorted unique positions, without sorting p.
+
+    With a histogram, only the scores of the buckets holding those ranks are
+    sorted (O(N) overall); if they are too many (heavy ties), np.partition.
+    """
+    if hist is None:
+        return np.partition(p, kth)[kth]
+    cum = np.cumsum(hist.counts)
+    kb = np.searchsorted(cum, kth, side="right")  # bucket holding each rank
+    need = np.zeros(_HIST_BUCKETS, dtype=bool)
+    need[kb] = True
+    buckets = np.flatnonzero(need)
+    if hist.counts[buckets].sum() > p.shape[0] // 4:
+        return np.partition(p, kth)[kth]
+    sub = np.sort(p[need[hist.bucket]])  # bucket order is value order
+    offset = np.cumsum(hist.counts[buckets]) - hist.counts[buckets]  # start of each bucket in sub
+    before = cum[kb] - hist.counts[kb]  # ranks below each bucket
+    return sub[offset[np.searchsorted(buckets, kb)] + (kth - before)]
+
+
+def _count_below(v: np.ndarray, p: np.ndarray, hist: _Histogram | None):
+    """(``np.searchsorted(v, p, "left")``, rows that may equal some v) for sorted v.
+
+    With a histogram, a score in a bucket that holds no v has the same count
+    as its whole bucket (a per-bucket table); only the others are searched.
+    """
+    if hist is None:
+        return np.searchsorted(v, p, side="left"), np.arange(p.shape[0])
+    bv = _Histogram.of(v)
+    table = np.searchsorted(bv, np.arange(_HIST_BUCKETS), side="left")
+    table[bv] = -1  # buckets holding a cut value: exact search below
+    pos = table[hist.bucket]
+    maybe = np.flatnonzero(pos < 0)
+    pos[maybe] = np.searchsorted(v, p[maybe], side="left")
+    return pos, maybe
+
+
 @dataclass(frozen=True)
 class EqualMass(Scheme):
     """Equal-count ("quantile", adaptive) bins on the sorted predictions.
@@ -297,7 +375,9 @@ class EqualMass(Scheme):
       with the same score can be in different bins. ``Bins.index`` records the
       exact membership.
     * Sizes count rows, not weights.
-    * Uses ``np.partition`` (O(N)) rather than a full sort.
+    * O(N), no full sort: order statistics and ranks from a 65536-bucket
+      histogram of the scores, exact work only inside the buckets holding a
+      cut value (``np.partition`` on small inputs).
 
     References
     ----------
@@ -321,23 +401,22 @@ class EqualMass(Scheme):
         if B == 1:
             return Bins(np.array([0.0, 1.0]), np.zeros(N, np.int64), np.array([N], np.int64), name)
         cuts = (np.arange(1, B, dtype=np.int64) * N) // B  # first sorted position of bins 1..B-1
-        kth = np.unique(np.concatenate((cuts, cuts - 1)))
-        kth = kth[(kth >= 0) & (kth < N)]
-        part = np.partition(p, kth)
-        v = part[cuts]  # value at each cut position (non-decreasing)
-        prev = part[np.maximum(cuts - 1, 0)]
+        kth = np.unique(np.concatenate((cuts, np.maximum(cuts - 1, 0))))
+        hist = _Histogram(p) if N >= _HIST_MIN else None
+        vals = _order_statistics(p, kth, hist)
+        v = vals[np.searchsorted(kth, cuts)]  # value at each cut position (non-decreasing)
+        prev = vals[np.searchsorted(kth, np.maximum(cuts - 1, 0))]
         mid = np.where(cuts > 0, 0.5 * (prev + v), 0.0)
         edges = np.concatenate(([0.0], mid, [1.0]))
 
         # A score that differs from every cut value is in bin #{v_j < p}.
-        pos = np.searchsorted(v, p, side="left")
-        tied = v[np.minimum(pos, B - 2)] == p
-        idx = pos.astype(np.int64)
-        if tied.any():
+        pos, maybe = _count_below(v, p, hist)
+        t = maybe[v[np.minimum(pos[maybe], B - 2)] == p[maybe]]  # scores equal to a cut value
+        idx = pos
+        if t.size:
             # Scores equal to a cut value: place by rank in the (p, y, w) order.
-            free = ~tied
-            below_free = np.cumsum(np.bincount(idx[free], minlength=B))  # free samples in bins <= b
-            t = np.flatnonzero(tied)
+            free_counts = np.bincount(idx, minlength=B) - np.bincount(idx[t], minlength=B)
+            below_free = np.cumsum(free_counts)  # free samples in bins <= b
             keys = [t] + [k[t] for k in (w, y) if k is not None] + [p[t]]
             t = t[np.lexsort(keys)]
             tv = p[t]
@@ -347,7 +426,7 @@ class EqualMass(Scheme):
             rank = below_free[j] + np.arange(t.shape[0])
             starts = np.concatenate(([0], cuts))
             idx[t] = np.searchsorted(starts, rank, side="right") - 1
-        counts = np.bincount(idx, minlength=B).astype(np.int64)
+        counts = np.diff(np.r_[0, cuts, N]).astype(np.int64)  # bin b = sorted positions cuts[b-1]..cuts[b]-1
         return Bins(edges=edges, index=idx, counts=counts, scheme=name)
 
 

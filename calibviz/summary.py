@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats as _stats
-from .binning import Bins, Uniform, get_scheme
+from .binning import _CHUNK, Bins, Uniform, get_scheme
 from .errors import InputError
 from .validation import check_binary
 
@@ -118,31 +118,56 @@ def sufficient_statistics(y, p, index, n_bins, w=None, *, second_moments=True) -
     >>> s.count.tolist(), s.obs_rate.tolist()
     ([1, 2], [0.0, 1.0])
     """
-    count = np.bincount(index, minlength=n_bins).astype(np.int64)
-    positives = np.bincount(index, weights=y, minlength=n_bins)
-    if w is None:
-        weight = count.astype(np.float64)
-        sum_true = positives
-        sum_pred = np.bincount(index, weights=p, minlength=n_bins)
-        wp = p
+    n = p.shape[0]
+    if n > _CHUNK:
+        # chunked: each slice of (index, p, y, w) is read from memory once for all sums
+        acc = None
+        for s in range(0, n, _CHUNK):
+            sl = slice(s, s + _CHUNK)
+            part = _sums(y[sl], p[sl], index[sl], n_bins, None if w is None else w[sl], second_moments)
+            acc = part if acc is None else [a + b for a, b in zip(acc, part)]
     else:
-        weight = np.bincount(index, weights=w, minlength=n_bins)
-        wp = w * p
-        sum_pred = np.bincount(index, weights=wp, minlength=n_bins)
-        sum_true = np.bincount(index, weights=w * y, minlength=n_bins)
-    extra = {}
-    if second_moments:
-        extra["sum_pred_sq"] = np.bincount(index, weights=wp * p, minlength=n_bins)
-        extra["sum_pred_true"] = np.bincount(index, weights=wp * y, minlength=n_bins)
-        extra["sum_weight_sq"] = weight if w is None else np.bincount(index, weights=w * w, minlength=n_bins)
+        acc = _sums(y, p, index, n_bins, w, second_moments)
+    count, positives, weight, sum_pred, sum_true, *extra = acc
+    if w is None:
+        weight, sum_true = count, positives
+    moments = dict(zip(("sum_pred_sq", "sum_pred_true", "sum_weight_sq"), extra))
+    if second_moments and w is None:
+        moments["sum_weight_sq"] = count
     return BinStatistics(
-        count=count,
+        count=np.rint(count).astype(np.int64),
         positives=np.rint(positives).astype(np.int64),
         weight=weight,
         sum_pred=sum_pred,
         sum_true=sum_true,
-        **extra,
+        **moments,
     )
+
+
+def _sums(y, p, index, n_bins, w, second_moments):
+    """Per-bin float sums [count, positives, weight, w p, w y, (w p^2, w p y, w^2)] of one slice.
+
+    Without weights, weight and w y are returned as None (they equal count and positives).
+    """
+    count = np.bincount(index, minlength=n_bins).astype(np.float64)
+    positives = np.bincount(index, weights=y, minlength=n_bins)
+    if w is None:
+        out = [count, positives, 0.0, np.bincount(index, weights=p, minlength=n_bins), 0.0]
+        wp = p
+    else:
+        wp = w * p
+        out = [
+            count,
+            positives,
+            np.bincount(index, weights=w, minlength=n_bins),
+            np.bincount(index, weights=wp, minlength=n_bins),
+            np.bincount(index, weights=w * y, minlength=n_bins),
+        ]
+    if second_moments:
+        out.append(np.bincount(index, weights=wp * p, minlength=n_bins))
+        out.append(np.bincount(index, weights=wp * y, minlength=n_bins))
+        out.append(0.0 if w is None else np.bincount(index, weights=w * w, minlength=n_bins))
+    return out
 
 
 def _fit_and_sum(y, p, w, binning, second_moments):

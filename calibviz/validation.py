@@ -49,6 +49,15 @@ def check_weights(sample_weight, n: int) -> np.ndarray | None:
     return w
 
 
+def _binary_labels_fast(y_arr: np.ndarray) -> np.ndarray | None:
+    """float64 copy of bool or integer labels that are all 0/1, else None (use the full checks)."""
+    if y_arr.dtype == np.bool_:
+        return y_arr.astype(np.float64)
+    if np.issubdtype(y_arr.dtype, np.integer) and y_arr.size and y_arr.min() >= 0 and y_arr.max() <= 1:
+        return y_arr.astype(np.float64)
+    return None
+
+
 def check_binary(y_true, y_prob, sample_weight=None, *, min_samples: int = 1):
     """Validate a binary view.
 
@@ -77,6 +86,10 @@ def check_binary(y_true, y_prob, sample_weight=None, *, min_samples: int = 1):
         raise InputError(f"y_true has {y_arr.shape[0]} entries but y_prob has {p.shape[0]}; they must have the same length.")
     if p.shape[0] < min_samples:
         raise InputError(f"need at least {min_samples} predictions, got {p.shape[0]}.")
+    y = _binary_labels_fast(y_arr)
+    if y is not None and p.size and p.min() >= 0.0 and p.max() <= 1.0:
+        # fast path: two reductions prove every check below (NaN fails both comparisons)
+        return y, p, check_weights(sample_weight, p.shape[0])
     y = _as_1d_float(y_arr, "y_true")
     bad_y = ~((y == 0) | (y == 1))
     if bad_y.any():

@@ -50,6 +50,26 @@ def test_equal_mass_positions_and_ties():
         np.testing.assert_array_equal(bn.EqualMass(B).fit(p, y).index, _equal_mass_reference(p, y, B))
 
 
+@pytest.mark.parametrize("kind", ["continuous", "ties", "concentrated", "constant"])
+def test_equal_mass_histogram_path_matches_sorting(kind):
+    # above _HIST_MIN rows the cut values and ranks come from a bucket histogram
+    rng = np.random.default_rng(9)
+    n = bn._HIST_MIN + 12345
+    p = {
+        "continuous": rng.random(n),
+        "ties": np.round(rng.beta(0.4, 0.4, n), 3),
+        "concentrated": np.clip(rng.normal(0.5, 1e-5, n), 0, 1),
+        "constant": np.full(n, 0.3),
+    }[kind]
+    y = rng.integers(0, 2, n)
+    for B in (2, 15, 1000):
+        b = bn.EqualMass(B).fit(p, y)
+        np.testing.assert_array_equal(b.index, _equal_mass_reference(p, y, B))
+        ps = np.sort(p)
+        cuts = (np.arange(1, B) * n) // B
+        np.testing.assert_array_equal(b.edges[1:-1], 0.5 * (ps[cuts - 1] + ps[cuts]))
+
+
 def test_equal_mass_continuous_matches_sklearn_quantile():
     from sklearn.calibration import calibration_curve
 

@@ -93,3 +93,40 @@ def test_edge_cases():
     assert M.tce([0, 0, 1], [0.0, 0.0, 1.0], binning=bn.Uniform(2)) == 0.0
     assert M.mce([0], [0.3]) == pytest.approx(0.3)
     assert M.ece([0, 1, 0, 1], [0.5] * 4, binning=bn.Uniform(1)) == 0.0
+
+
+def test_binned_metrics_equal_the_individual_functions():
+    y, p = _data(50000, seed=4, shift=0.05)
+    w = np.random.default_rng(5).random(y.size)
+    for sw in (None, w):
+        got = M.binned_metrics(
+            y, p, metrics=["ece", "rmsce", "mce", "ace", "mce_q", "brier", "reliability", "resolution", "uncertainty"],
+            binning=bn.Uniform(12), n_bins=9, sample_weight=sw,
+        )
+        d = M.brier_decomposition(y, p, binning=bn.Uniform(12), sample_weight=sw)
+        assert got == {
+            "ece": M.ece(y, p, binning=bn.Uniform(12), sample_weight=sw),
+            "rmsce": M.ece(y, p, binning=bn.Uniform(12), norm="l2", sample_weight=sw),
+            "mce": M.mce(y, p, binning=bn.Uniform(12), sample_weight=sw),
+            "ace": M.ace(y, p, n_bins=9, sample_weight=sw),
+            "mce_q": M.ace(y, p, n_bins=9, norm="max", sample_weight=sw),
+            "brier": d.brier, "reliability": d.reliability, "resolution": d.resolution, "uncertainty": d.uncertainty,
+        }
+    assert d.brier == pytest.approx(np.average((p - y) ** 2, weights=w), rel=1e-12)
+    assert list(M.binned_metrics(y, p)) == ["ece", "ace", "mce", "brier"]
+    with pytest.raises(InputError):
+        M.binned_metrics(y, p, metrics=["nope"])
+
+
+def test_chunked_statistics_match_naive_sums():
+    # more rows than one chunk: per-bin sums accumulated chunk by chunk
+    from calibviz.summary import bin_statistics
+
+    y, p = _data(200001, seed=6)
+    w = np.random.default_rng(7).random(y.size)
+    _, s = bin_statistics(y, p, binning=bn.Uniform(7), sample_weight=w)
+    b = np.minimum((p * 7).astype(int), 6)
+    for name, ref in [("count", np.bincount(b)), ("weight", np.bincount(b, w)), ("sum_pred", np.bincount(b, w * p)),
+                      ("sum_true", np.bincount(b, w * y)), ("sum_pred_sq", np.bincount(b, w * p * p)),
+                      ("sum_pred_true", np.bincount(b, w * p * y)), ("sum_weight_sq", np.bincount(b, w * w))]:
+        np.testing.assert_allclose(getattr(s, name), ref, rtol=1e-12, err_msg=name)
