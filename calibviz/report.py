@@ -293,6 +293,11 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
              f'<p class="note">Intervals: percentile bootstrap, {n_resamples} resamples, seed {_e(random_state)} '
              "(bins refitted on each resample); calibration slope and intercept: Wald intervals; tests: p-values."
              "</p>" if n_resamples else '<p class="note">Bootstrap intervals were turned off (0 resamples).</p>']
+    below = panel[(panel["unit"].isin(["probability", "percent"])) & (panel["value"] < panel["low"])]
+    if len(below):
+        parts.append(f'<p class="note">{_e(", ".join(below["label"]))}: the estimate lies below its interval. '
+                     "Binned errors are biased upwards in small samples, and their bootstrap resamples more so; "
+                     "this signals a bias comparable to the noise.</p>")
     scheme = cfg.scheme()
     table = reliability_table(v.y, v.p, binning=scheme, alpha=cfg.alpha, sample_weight=v.w)
     fig = figures.reliability_diagram(v.y, v.p, binning=scheme, alpha=cfg.alpha, sample_weight=v.w,
@@ -364,7 +369,7 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
         rank_fig = figures.vece_ranking(ranking=ranking.assign(feature=_labels(ranking["feature"])), title=None)
         curve_fig = figures.variable_curves(curves=curves, ranges=ranges, name=_e(feature), title=None)
         sentences = [f"{_e(feature)} from {r.x_start:.4g} to {r.x_end:.4g}: <b>{_e(r.reading)}</b> (largest gap "
-                     f"{r.max_gap:.1f} percentage points)." for r in ranges.itertuples()]
+                     f"{r.max_gap:.2g} percentage points)." for r in ranges.itertuples()]
         headline.append(f"Of the numeric columns, <b>{_e(feature)}</b> shows the largest variable-based "
                         f"calibration error (VECE {top['vece']:.3f})"
                         + (f"; {sentences[0]}" if sentences else
