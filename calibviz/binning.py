@@ -189,19 +189,29 @@ def _uniform_index(p: np.ndarray, n_bins: int):
 
     Works in chunks of ``_CHUNK`` rows so that the temporaries stay in cache.
     """
-    edges = np.arange(n_bins + 1, dtype=np.float64) / n_bins
-    upper = np.r_[edges[1:n_bins], np.inf]  # start of the next bin; none after the last
     idx = np.empty(p.shape[0], dtype=np.intp)
     counts = np.zeros(n_bins, dtype=np.int64)
+    chunk = _uniform_chunker(n_bins)
     for s in range(0, p.shape[0], _CHUNK):
-        pc, i = p[s:s + _CHUNK], idx[s:s + _CHUNK]
-        np.multiply(pc, n_bins, out=i, casting="unsafe")  # truncation = floor for p >= 0
-        np.minimum(i, n_bins - 1, out=i)
-        # p*B can round across an integer; compare against the float edges k/B instead
-        i -= pc < edges[i]
-        i += pc >= upper[i]
+        i = chunk(p[s:s + _CHUNK], idx[s:s + _CHUNK])
         counts += np.bincount(i, minlength=n_bins)
     return idx, counts
+
+
+def _uniform_chunker(n_bins: int):
+    """Function writing the Uniform bin ids of one chunk of scores into ``out`` (and returning it)."""
+    edges = np.arange(n_bins + 1, dtype=np.float64) / n_bins
+    upper = np.r_[edges[1:n_bins], np.inf]  # start of the next bin; none after the last
+
+    def index(pc: np.ndarray, out: np.ndarray) -> np.ndarray:
+        np.multiply(pc, n_bins, out=out, casting="unsafe")  # truncation = floor for p >= 0
+        np.minimum(out, n_bins - 1, out=out)
+        # p*B can round across an integer; compare against the float edges k/B instead
+        out -= pc < edges[out]
+        out += pc >= upper[out]
+        return out
+
+    return index
 
 
 @dataclass(frozen=True)
@@ -348,7 +358,9 @@ def _count_below(v: np.ndarray, p: np.ndarray, hist: _Histogram | None):
     bv = _Histogram.of(v)
     table = np.searchsorted(bv, np.arange(_HIST_BUCKETS), side="left")
     table[bv] = -1  # buckets holding a cut value: exact search below
-    pos = table[hist.bucket]
+    pos = np.empty(p.shape[0], dtype=np.intp)
+    for s in range(0, p.shape[0], _CHUNK):  # chunked gather: the table stays in cache
+        np.take(table, hist.bucket[s:s + _CHUNK], out=pos[s:s + _CHUNK])
     maybe = np.flatnonzero(pos < 0)
     pos[maybe] = np.searchsorted(v, p[maybe], side="left")
     return pos, maybe

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats as _stats
-from .binning import _CHUNK, Bins, Uniform, get_scheme
+from .binning import _CHUNK, Bins, Uniform, _uniform_chunker, get_scheme
 from .errors import InputError
 from .validation import check_binary
 
@@ -101,8 +101,9 @@ def sufficient_statistics(y, p, index, n_bins, w=None, *, second_moments=True) -
     ----------
     y, p : ndarray of float64, shape (n,)
         Labels in {0, 1} and predictions.
-    index : ndarray of int64, shape (n,)
-        Bin id per sample (0..n_bins-1).
+    index : ndarray of int64, shape (n,), or callable
+        Bin id per sample (0..n_bins-1), or ``index(start, stop)`` returning
+        the bin ids of rows start..stop-1 (computed chunk by chunk).
     n_bins : int
     w : ndarray of float64, shape (n,), optional
     second_moments : bool, default True
@@ -119,12 +120,14 @@ def sufficient_statistics(y, p, index, n_bins, w=None, *, second_moments=True) -
     ([1, 2], [0.0, 1.0])
     """
     n = p.shape[0]
-    if n > _CHUNK:
-        # chunked: each slice of (index, p, y, w) is read from memory once for all sums
+    if callable(index) or n > _CHUNK:
+        # chunked: each slice of (index, p, y, w) is read from memory once for all sums;
+        # a callable index(start, stop) computes the bin ids of a slice on the fly
         acc = None
         for s in range(0, n, _CHUNK):
             sl = slice(s, s + _CHUNK)
-            part = _sums(y[sl], p[sl], index[sl], n_bins, None if w is None else w[sl], second_moments)
+            idx = index(s, min(s + _CHUNK, n)) if callable(index) else index[sl]
+            part = _sums(y[sl], p[sl], idx, n_bins, None if w is None else w[sl], second_moments)
             acc = part if acc is None else [a + b for a, b in zip(acc, part)]
     else:
         acc = _sums(y, p, index, n_bins, w, second_moments)
@@ -168,6 +171,22 @@ def _sums(y, p, index, n_bins, w, second_moments):
         out.append(np.bincount(index, weights=wp * y, minlength=n_bins))
         out.append(0.0 if w is None else np.bincount(index, weights=w * w, minlength=n_bins))
     return out
+
+
+def _stats_only(y, p, w, binning, second_moments) -> BinStatistics:
+    """Per-bin sums when the caller needs no :class:`Bins` (metrics).
+
+    Uniform bins are indexed and summed chunk by chunk, without building the
+    per-row index; other schemes go through :func:`_fit_and_sum`.
+    """
+    scheme = get_scheme(binning)
+    if type(scheme) is not Uniform or p.shape[0] <= _CHUNK:
+        return _fit_and_sum(y, p, w, scheme, second_moments)[1]
+    chunk = _uniform_chunker(scheme.n_bins)
+    buf = np.empty(_CHUNK, dtype=np.intp)
+    return sufficient_statistics(
+        y, p, lambda s, e: chunk(p[s:e], buf[: e - s]), scheme.n_bins, w, second_moments=second_moments
+    )
 
 
 def _fit_and_sum(y, p, w, binning, second_moments):

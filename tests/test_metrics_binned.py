@@ -130,3 +130,13 @@ def test_chunked_statistics_match_naive_sums():
                       ("sum_true", np.bincount(b, w * y)), ("sum_pred_sq", np.bincount(b, w * p * p)),
                       ("sum_pred_true", np.bincount(b, w * p * y)), ("sum_weight_sq", np.bincount(b, w * w))]:
         np.testing.assert_allclose(getattr(s, name), ref, rtol=1e-12, err_msg=name)
+
+
+def test_uniform_metrics_on_many_rows_match_naive():
+    # above one chunk, ece/mce/brier sum Uniform bins on the fly (no per-row index)
+    y, p = _data(150001, seed=8, shift=-0.03)
+    p[:7] = [0.0, 1.0, 1 / 15, 2 / 15, 7 / 15, 14 / 15, 0.5]
+    e, m = _naive_ece(y, p, 15)
+    assert M.ece(y, p) == pytest.approx(e, abs=1e-12)
+    assert M.mce(y, p) == pytest.approx(m, abs=1e-12)
+    assert M.brier_decomposition(y, p).brier == pytest.approx(np.mean((p - y) ** 2), rel=1e-12)

@@ -15,7 +15,7 @@ from scipy.stats import chi2
 from ..binning import EqualMass, PAVABC, Uniform
 from ..errors import InputError
 from ..stats import _check_alpha
-from ..summary import _fit_and_sum, rejections
+from ..summary import _fit_and_sum, _stats_only, rejections
 from ..validation import check_binary
 
 __all__ = [
@@ -38,6 +38,12 @@ def _binned(y_true, y_prob, sample_weight, binning, second_moments=False):
     y, p, w = check_binary(y_true, y_prob, sample_weight)
     bins, s = _fit_and_sum(y, p, w, binning, second_moments)
     return y, p, w, bins, s
+
+
+def _stats(y_true, y_prob, sample_weight, binning, second_moments=False):
+    """Validated per-bin sums for metrics that need no per-row bins."""
+    y, p, w = check_binary(y_true, y_prob, sample_weight)
+    return _stats_only(y, p, w, binning, second_moments)
 
 
 def _norm_of_gaps(s, norm: str) -> float:
@@ -88,7 +94,7 @@ def ece(y_true, y_prob, *, binning=Uniform(15), norm="l1", sample_weight=None) -
     >>> round(ece([0, 1, 1, 1], [0.2, 0.6, 0.7, 0.9], binning=Uniform(2)), 4)
     0.25
     """
-    *_, s = _binned(y_true, y_prob, sample_weight, binning)
+    s = _stats(y_true, y_prob, sample_weight, binning)
     return _norm_of_gaps(s, norm)
 
 
@@ -189,7 +195,7 @@ def debiased_ece(y_true, y_prob, *, binning=EqualMass(15), sample_weight=None, s
     >>> debiased_ece(y, p, binning=Uniform(1))
     0.0
     """
-    *_, s = _binned(y_true, y_prob, sample_weight, binning, second_moments=True)
+    s = _stats(y_true, y_prob, sample_weight, binning, second_moments=True)
     keep = s.nonempty
     rate = s.sum_true[keep] / s.weight[keep]
     gap2 = (rate - s.sum_pred[keep] / s.weight[keep]) ** 2
@@ -302,7 +308,7 @@ def brier_decomposition(y_true, y_prob, *, binning=Uniform(15), sample_weight=No
     >>> round(d.brier, 4), round(d.reliability, 4), round(d.resolution, 4), round(d.uncertainty, 4)
     (0.04, 0.04, 0.25, 0.25)
     """
-    *_, s = _binned(y_true, y_prob, sample_weight, binning, second_moments=True)
+    s = _stats(y_true, y_prob, sample_weight, binning, second_moments=True)
     return _decomposition(s)
 
 
@@ -388,9 +394,9 @@ def binned_metrics(
     stats = {}
     if "binning" in kinds:
         moments = any(m in ("brier", "reliability", "resolution", "uncertainty") for m in names)
-        stats["binning"] = _fit_and_sum(y, p, w, binning, moments)[1]
+        stats["binning"] = _stats_only(y, p, w, binning, moments)
     if "equal_mass" in kinds:
-        stats["equal_mass"] = _fit_and_sum(y, p, w, EqualMass(n_bins), False)[1]
+        stats["equal_mass"] = _stats_only(y, p, w, EqualMass(n_bins), False)
     return {m: _PANEL[m][1](stats[_PANEL[m][0]]) for m in names}
 
 
@@ -439,7 +445,7 @@ def hosmer_lemeshow(y_true, y_prob, *, n_groups=10, sample_weight=None) -> Hosme
     """
     if isinstance(n_groups, bool) or not isinstance(n_groups, (int, np.integer)) or n_groups < 3:
         raise InputError(f"n_groups must be an integer >= 3, got {n_groups!r}.")
-    *_, s = _binned(y_true, y_prob, sample_weight, EqualMass(int(n_groups)))
+    s = _stats(y_true, y_prob, sample_weight, EqualMass(int(n_groups)))
     keep = s.nonempty
     obs, exp, ng = s.sum_true[keep], s.sum_pred[keep], s.weight[keep]
     denom = exp * (1 - exp / ng)
