@@ -16,9 +16,13 @@ def bad_catalogue() -> dict:
     return json.loads((BAD / "catalogue.json").read_text())
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def clear_streamlit_caches():
-    """Streamlit caches are process-wide: clear them so AppTests do not leak into each other."""
+    """Streamlit caches are process-wide: clear them so one test module's AppTests do not leak into another's.
+
+    Within a module the cached results (keyed on the data fingerprint and the settings) are shared on purpose:
+    recomputing the same bootstrap for every test would only make the suite slower.
+    """
     import streamlit as st
 
     st.cache_data.clear()
