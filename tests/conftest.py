@@ -6,6 +6,10 @@ from pathlib import Path
 
 import pytest
 
+# tests/data holds fixtures and the scripts that made them: never import them during collection
+# (--doctest-modules would run tests/data/bad/make_bad.py and rewrite the catalogue).
+collect_ignore_glob = ["data/*"]
+
 DATA = Path(__file__).resolve().parent / "data"
 ROOT = Path(__file__).resolve().parents[1]
 BAD = DATA / "bad"
