@@ -143,11 +143,13 @@ def check_multiclass(y_true, y_prob, sample_weight=None, *, atol: float = 1e-6):
             f"y_true must hold class indices 0..{K - 1}; it does not in {describe_rows(bad_y)}. "
             "Encode labels in the order of the probability columns."
         )
-    bad_p = ~np.isfinite(P).all(axis=1)
-    if bad_p.any():
-        raise InputError(f"y_prob is NaN or infinite in {describe_rows(bad_p)}; drop or fix those rows.")
-    out = ((P < 0) | (P > 1)).any(axis=1)
-    if out.any():
+    # Fast path: two reductions decide validity (NaN fails both comparisons); the per-row masks that name the
+    # offending rows are only computed when something is wrong (10^6 x 100 costs ~0.1 s instead of ~1 s).
+    if not (P.size == 0 or (P.min() >= 0.0 and P.max() <= 1.0)):
+        bad_p = ~np.isfinite(P).all(axis=1)
+        if bad_p.any():
+            raise InputError(f"y_prob is NaN or infinite in {describe_rows(bad_p)}; drop or fix those rows.")
+        out = ((P < 0) | (P > 1)).any(axis=1)
         raise InputError(f"y_prob entries must lie in [0, 1]; some do not in {describe_rows(out)}.")
     off = np.abs(P.sum(axis=1) - 1.0) > atol
     if off.any():

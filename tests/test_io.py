@@ -232,3 +232,15 @@ def test_detect_mapping_reports_what_it_found():
 
 def test_input_error_is_a_value_error():
     assert issubclass(cv.InputError, ValueError)
+
+
+@pytest.mark.parametrize("bad,match", [(np.nan, "NaN or infinite"), (np.inf, "NaN or infinite"), (1.5, "lie in"),
+                                       (-0.1, "lie in")])
+def test_check_multiclass_names_bad_rows(bad, match):
+    from calibviz.validation import check_multiclass
+
+    P = np.full((6, 3), 1 / 3)
+    P[4, 1] = bad
+    with pytest.raises(cv.InputError, match=match) as info:
+        check_multiclass(np.zeros(6, dtype=int), P)
+    assert "0-based: 4" in str(info.value)
