@@ -31,21 +31,24 @@ def _as_1d_float(values, name: str) -> np.ndarray:
     return arr
 
 
-def check_weights(sample_weight, n: int) -> np.ndarray | None:
-    """Validate ``sample_weight`` of length ``n``; ``None`` stays ``None``."""
+def check_weights(sample_weight, n: int, *, what: str = "sample_weight") -> np.ndarray | None:
+    """Validate ``sample_weight`` of length ``n``; ``None`` stays ``None``.
+
+    ``what`` names the weights in messages (e.g. "weight column 'w'").
+    """
     if sample_weight is None:
         return None
-    w = _as_1d_float(sample_weight, "sample_weight")
+    w = _as_1d_float(sample_weight, what)
     if w.shape[0] != n:
-        raise InputError(f"sample_weight has {w.shape[0]} entries but there are {n} predictions; pass one weight per row.")
+        raise InputError(f"{what} has {w.shape[0]} entries but there are {n} predictions; pass one weight per row.")
     bad = ~np.isfinite(w)
     if bad.any():
-        raise InputError(f"sample_weight is NaN or infinite in {describe_rows(bad)}; fill or drop those rows.")
+        raise InputError(f"{what} is NaN or infinite in {describe_rows(bad)}; fill or drop those rows.")
     neg = w < 0
     if neg.any():
-        raise InputError(f"sample_weight is negative in {describe_rows(neg)}; weights must be >= 0.")
+        raise InputError(f"{what} is negative in {describe_rows(neg)}; weights must be >= 0.")
     if not (w > 0).any():
-        raise InputError("sample_weight sums to zero; at least one row needs a positive weight.")
+        raise InputError(f"{what} is zero everywhere (it sums to zero); at least one row needs a positive weight.")
     return w
 
 

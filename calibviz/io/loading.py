@@ -9,7 +9,7 @@ import pandas as pd
 from scipy.special import expit, softmax
 
 from ..errors import InputError
-from ..validation import describe_rows
+from ..validation import check_weights, describe_rows
 from .mapping import ColumnMapping, _key, detect_mapping
 from .predictions import Predictions
 from .readers import DEFAULT_MAX_BYTES, read_table
@@ -97,16 +97,7 @@ def _probabilities(block: np.ndarray, cols, logits: bool, renormalize: bool) -> 
 def _weights(df: pd.DataFrame, col: str | None):
     if col is None:
         return None
-    w = _numeric_block(df, [col], "weight")[:, 0]
-    bad = ~np.isfinite(w)
-    if bad.any():
-        raise InputError(f"weight column {col!r} is NaN or infinite in {describe_rows(bad)}; fill or drop those rows.")
-    neg = w < 0
-    if neg.any():
-        raise InputError(f"weight column {col!r} is negative in {describe_rows(neg)}; weights must be >= 0.")
-    if not (w > 0).any():
-        raise InputError(f"weight column {col!r} is zero everywhere; at least one row needs a positive weight.")
-    return w
+    return check_weights(_numeric_block(df, [col], "weight")[:, 0], len(df), what=f"weight column {col!r}")
 
 
 def _build(df: pd.DataFrame, mapping: ColumnMapping, cols, name: str, source: str, logits: bool,
