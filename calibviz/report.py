@@ -21,7 +21,6 @@ import platform
 import shlex
 from importlib import metadata
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -38,7 +37,7 @@ from .reduce import views
 from .summary import reliability_table
 from .variables import disagreement_ranges, variable_curves, variable_ranking
 
-__all__ = ["build_report", "write_report", "report_contents", "resolve_metrics", "format_value",
+__all__ = ["build_report", "write_report", "report_contents", "resolve_metrics", "metric_key", "format_value",
            "format_interval", "DEFAULT_COMPARE_METRICS", "VERSION_PACKAGES"]
 
 #: Metrics of the model comparison table (TCE's bootstrap is ~50x slower than ECE's; each
@@ -119,6 +118,12 @@ def resolve_metrics(metrics, is_binary: bool) -> tuple[tuple[str, ...], tuple[st
     ------
     InputError
         A name that is no metric at all, or none of the names applies.
+
+    References
+    ----------
+    The metrics' sources are listed in :data:`calibviz.panel.BINARY_METRICS`
+    and :data:`calibviz.panel.MULTICLASS_METRICS` (e.g. Naeini et al. 2015 for
+    ECE, Matsubara et al. 2023 for TCE, Gupta & Ramdas 2022 for top-label ECE).
 
     Examples
     --------
@@ -657,6 +662,10 @@ def write_report(models, path, **options) -> Path:
     -------
     pathlib.Path
         The written file.
+
+    References
+    ----------
+    As :func:`build_report`.
 
     Examples
     --------
