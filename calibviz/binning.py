@@ -334,16 +334,25 @@ def _order_statistics(p: np.ndarray, kth: np.ndarray, hist: _Histogram | None) -
     """
     if hist is None:
         return np.partition(p, kth)[kth]
-    cum = np.cumsum(hist.counts)
-    kb = np.searchsorted(cum, kth, side="right")  # bucket holding each rank
-    need = np.zeros(_HIST_BUCKETS, dtype=bool)
-    need[kb] = True
-    buckets = np.flatnonzero(need)
-    if hist.counts[buckets].sum() > p.shape[0] // 4:
+    kb = _rank_buckets(hist.counts, kth)
+    if hist.counts[np.unique(kb)].sum() > p.shape[0] // 4:
         return np.partition(p, kth)[kth]
-    sub = np.sort(p[need[hist.bucket]])  # bucket order is value order
-    offset = np.cumsum(hist.counts[buckets]) - hist.counts[buckets]  # start of each bucket in sub
-    before = cum[kb] - hist.counts[kb]  # ranks below each bucket
+    need = np.zeros(hist.counts.shape[0], dtype=bool)
+    need[kb] = True
+    return _select_in_buckets(p[need[hist.bucket]], hist.counts, kth, kb)
+
+
+def _rank_buckets(counts: np.ndarray, kth: np.ndarray) -> np.ndarray:
+    """Bucket holding each sorted position ``kth``, from the bucket counts."""
+    return np.searchsorted(np.cumsum(counts), kth, side="right")
+
+
+def _select_in_buckets(values, counts, kth, kb) -> np.ndarray:
+    """Sorted positions ``kth`` of all scores, given the scores of exactly the buckets ``kb``."""
+    sub = np.sort(values)  # bucket order is value order
+    buckets = np.unique(kb)
+    offset = np.cumsum(counts[buckets]) - counts[buckets]  # start of each bucket in sub
+    before = np.cumsum(counts)[kb] - counts[kb]  # ranks below each bucket
     return sub[offset[np.searchsorted(buckets, kb)] + (kth - before)]
 
 
@@ -364,6 +373,29 @@ def _count_below(v: np.ndarray, p: np.ndarray, hist: _Histogram | None):
     maybe = np.flatnonzero(pos < 0)
     pos[maybe] = np.searchsorted(v, p[maybe], side="left")
     return pos, maybe
+
+
+def _equal_mass_cuts(N: int, B: int) -> np.ndarray:
+    """First sorted position of bins 1..B-1: floor(j*N/B) (TCE reference convention)."""
+    return (np.arange(1, B, dtype=np.int64) * N) // B
+
+
+def _tied_bins(t, p, y, w, v, cuts, free_counts):
+    """Equal-mass bins of the rows ``t`` whose score equals a cut value.
+
+    They are placed by rank in the (p, y, w, row) order: ``free_counts`` are
+    the per-bin counts of all other rows, which all sit strictly between the
+    cut values. Returns (t in that order, their bins).
+    """
+    below_free = np.cumsum(free_counts)  # free samples in bins <= b
+    keys = [t] + [k[t] for k in (w, y) if k is not None] + [p[t]]
+    t = t[np.lexsort(keys)]
+    j = np.searchsorted(v, p[t], side="left")  # first cut holding this value
+    # free samples below the value are exactly those in bins <= j; tied ones
+    # with smaller values precede this sample in the sorted tied list
+    rank = below_free[j] + np.arange(t.shape[0])
+    starts = np.concatenate(([0], cuts))
+    return t, np.searchsorted(starts, rank, side="right") - 1
 
 
 @dataclass(frozen=True)
@@ -412,7 +444,7 @@ class EqualMass(Scheme):
         name = f"equal_mass({B})"
         if B == 1:
             return Bins(np.array([0.0, 1.0]), np.zeros(N, np.int64), np.array([N], np.int64), name)
-        cuts = (np.arange(1, B, dtype=np.int64) * N) // B  # first sorted position of bins 1..B-1
+        cuts = _equal_mass_cuts(N, B)
         kth = np.unique(np.concatenate((cuts, np.maximum(cuts - 1, 0))))
         hist = _Histogram(p) if N >= _HIST_MIN else None
         vals = _order_statistics(p, kth, hist)
@@ -426,18 +458,8 @@ class EqualMass(Scheme):
         t = maybe[v[np.minimum(pos[maybe], B - 2)] == p[maybe]]  # scores equal to a cut value
         idx = pos
         if t.size:
-            # Scores equal to a cut value: place by rank in the (p, y, w) order.
             free_counts = np.bincount(idx, minlength=B) - np.bincount(idx[t], minlength=B)
-            below_free = np.cumsum(free_counts)  # free samples in bins <= b
-            keys = [t] + [k[t] for k in (w, y) if k is not None] + [p[t]]
-            t = t[np.lexsort(keys)]
-            tv = p[t]
-            j = np.searchsorted(v, tv, side="left")  # first cut holding this value
-            # free samples below the value are exactly those in bins <= j; tied ones
-            # with smaller values precede this sample in the sorted tied list
-            rank = below_free[j] + np.arange(t.shape[0])
-            starts = np.concatenate(([0], cuts))
-            idx[t] = np.searchsorted(starts, rank, side="right") - 1
+            t, idx[t] = _tied_bins(t, p, y, w, v, cuts, free_counts)
         counts = np.diff(np.r_[0, cuts, N]).astype(np.int64)  # bin b = sorted positions cuts[b-1]..cuts[b]-1
         return Bins(edges=edges, index=idx, counts=counts, scheme=name)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 import pandas as pd
 
+from . import binning as _binning
 from . import stats as _stats
 from .binning import _CHUNK, Bins, Uniform, _uniform_chunker, get_scheme
 from .errors import InputError
@@ -187,6 +188,105 @@ def _stats_only(y, p, w, binning, second_moments) -> BinStatistics:
     return sufficient_statistics(
         y, p, lambda s, e: chunk(p[s:e], buf[: e - s]), scheme.n_bins, w, second_moments=second_moments
     )
+
+
+_FINE = 1 << 14  # value buckets of the fine histogram behind _panel_statistics
+_PANEL_MIN = 1 << 20  # below this many rows, binning each scheme directly is as fast
+
+
+def _add_statistics(a: BinStatistics, b: BinStatistics) -> BinStatistics:
+    """Bin-wise sum of two statistics over the same bins (None fields stay None)."""
+    return BinStatistics(**{
+        f.name: None if getattr(a, f.name) is None else getattr(a, f.name) + getattr(b, f.name) for f in fields(a)
+    })
+
+
+def _panel_statistics(y, p, w, n_uniform: int, n_equal_mass: int | None, second_moments: bool):
+    """Uniform(n_uniform) and EqualMass(n_equal_mass) statistics from one pass over the rows.
+
+    The pass sums (n, y, p, ...) per value bucket ``b(p) = floor((p - min) H / (max - min))``
+    (H = 16384), a non-decreasing function of p. A bucket that holds no bin boundary of a
+    scheme lies inside one bin, whose number is the count of boundary buckets below it,
+    so its sums go to that bin wholesale. Only the rows of the few buckets holding a
+    boundary (a Uniform edge k/B, an equal-mass cut value) are binned one by one, exactly
+    as :class:`calibviz.binning.Uniform` and :class:`calibviz.binning.EqualMass` do
+    (including the placement of ties at a cut); a second, cheap pass finds them. The
+    equal-mass cut values are order statistics found inside their buckets.
+
+    Returns (uniform statistics, equal-mass statistics or None), or None when more than
+    a quarter of the rows would need exact binning (heavy ties); sums equal those of the
+    direct path up to float rounding.
+    """
+    N, H = p.shape[0], _FINE
+    lo, hi = float(p.min()), float(p.max())
+    scale = H / (hi - lo) if hi > lo else 0.0
+
+    def bucket(values, out=None):
+        out = np.empty(values.shape[0], dtype=np.intp) if out is None else out
+        np.copyto(out, (values - lo) * scale, casting="unsafe")  # truncation: monotone in p
+        return np.clip(out, 0, H - 1, out=out)
+
+    buf = np.empty(_CHUNK, dtype=np.intp)
+    fine = sufficient_statistics(y, p, lambda s, e: bucket(p[s:e], buf[: e - s]), H, w, second_moments=second_moments)
+
+    u_cuts = (np.arange(n_uniform + 1, dtype=np.float64) / n_uniform)[1:n_uniform]  # bin = #{cut <= p}
+    need = np.zeros(H, dtype=bool)
+    need[bucket(u_cuts)] = True
+    if n_equal_mass is not None and n_equal_mass > 1:
+        cuts = _binning._equal_mass_cuts(N, n_equal_mass)
+        kth = np.unique(cuts)
+        kb = _binning._rank_buckets(fine.count, kth)
+        need[kb] = True
+    rows = np.concatenate([
+        np.flatnonzero(need[bucket(p[s:s + _CHUNK], buf[: min(_CHUNK, N - s)])]) + s for s in range(0, N, _CHUNK)
+    ])
+    if rows.shape[0] > N // 4:  # heavy ties at the boundaries: binning directly is cheaper
+        return None
+    rb = bucket(p[rows])
+
+    def combine(boundary_buckets, exact_rows, exact_bins, n_bins):
+        # bin of a clean bucket = number of boundaries (with multiplicity) in buckets below it
+        table = np.searchsorted(boundary_buckets, np.arange(H), side="left")
+        clean = np.ones(H, dtype=bool)
+        clean[boundary_buckets] = False
+        h = np.flatnonzero(clean & (fine.count > 0))
+        mapped = BinStatistics(**{
+            f.name: None if getattr(fine, f.name) is None
+            else np.bincount(table[h], weights=getattr(fine, f.name)[h], minlength=n_bins)
+            for f in fields(fine)
+        })
+        mapped = BinStatistics(**{**{f.name: getattr(mapped, f.name) for f in fields(mapped)},
+                                  "count": np.rint(mapped.count).astype(np.int64),
+                                  "positives": np.rint(mapped.positives).astype(np.int64)})
+        r = exact_rows
+        part = sufficient_statistics(y[r], p[r], exact_bins, n_bins, None if w is None else w[r],
+                                     second_moments=second_moments)
+        return _add_statistics(mapped, part), mapped.count
+
+    ub = bucket(u_cuts)
+    mine = np.isin(rb, ub)
+    uniform, _ = combine(ub, rows[mine], np.searchsorted(u_cuts, p[rows[mine]], side="right"), n_uniform)
+    if n_equal_mass is None:
+        return uniform, None
+    B = n_equal_mass
+    if B == 1:  # no cuts: every bucket maps to the single bin
+        return uniform, combine(np.zeros(0, dtype=np.intp), rows[:0], rows[:0], 1)[0]
+    in_kb = np.isin(rb, kb)
+    vals = _binning._select_in_buckets(p[rows[in_kb]], fine.count, kth, kb)
+    v = vals[np.searchsorted(kth, cuts)]
+    vb = bucket(v)  # non-decreasing; a bucket may hold several cuts
+    mine = np.isin(rb, vb)
+    r = rows[mine]
+    pos = np.searchsorted(v, p[r], side="left")
+    tied = v[np.minimum(pos, B - 2)] == p[r]
+    if tied.any():
+        # rows equal to a cut value: placed by rank as in EqualMass (all other rows are "free")
+        clean_counts = combine(vb, r[:0], pos[:0], B)[1]
+        free = clean_counts + np.bincount(pos[~tied], minlength=B)
+        t, tb = _binning._tied_bins(r[tied], p, y, w, v, cuts, free)
+        pos[np.searchsorted(r, t)] = tb
+    equal_mass, _ = combine(vb, r, pos, B)
+    return uniform, equal_mass
 
 
 def _fit_and_sum(y, p, w, binning, second_moments):

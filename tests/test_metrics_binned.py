@@ -140,3 +140,17 @@ def test_uniform_metrics_on_many_rows_match_naive():
     assert M.ece(y, p) == pytest.approx(e, abs=1e-12)
     assert M.mce(y, p) == pytest.approx(m, abs=1e-12)
     assert M.brier_decomposition(y, p).brier == pytest.approx(np.mean((p - y) ** 2), rel=1e-12)
+
+
+def test_binned_metrics_one_pass_path_on_many_rows():
+    from calibviz.summary import _PANEL_MIN
+
+    y, p = _data(_PANEL_MIN + 1, seed=11, shift=0.02)
+    p = np.round(p, 4)  # ties at the equal-mass cuts
+    got = M.binned_metrics(y, p, metrics=["ece", "mce", "ace", "mce_q", "brier", "reliability"])
+    ref = {
+        "ece": M.ece(y, p), "mce": M.mce(y, p), "ace": M.ace(y, p), "mce_q": M.ace(y, p, norm="max"),
+        "brier": M.brier_decomposition(y, p).brier, "reliability": M.brier_decomposition(y, p).reliability,
+    }
+    for k, v in ref.items():
+        assert got[k] == pytest.approx(v, rel=1e-9, abs=1e-14), k

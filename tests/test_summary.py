@@ -85,3 +85,38 @@ def test_bad_options():
         reliability_table([0, 1], [0.2, 0.8], test="z")
     with pytest.raises(InputError):
         reliability_table([0, 2], [0.2, 0.8])
+
+
+@pytest.mark.parametrize("kind", ["continuous", "ties", "concentrated", "masses"])
+def test_panel_statistics_equal_direct_binning(kind):
+    # binned_metrics' one-pass path (fine histogram, exact rows at boundaries) against
+    # fitting Uniform and EqualMass and summing per row
+    from dataclasses import fields
+
+    from calibviz import binning as bn
+    from calibviz.summary import _fit_and_sum, _panel_statistics
+
+    rng = np.random.default_rng(10)
+    n = 300_001
+    p = {
+        "continuous": rng.random(n),
+        "ties": np.round(rng.random(n), 3),
+        "concentrated": np.clip(rng.normal(0.5, 1e-4, n), 0, 1),
+        "masses": np.r_[np.zeros(n // 2), np.full(n // 4, 1 / 3), rng.random(n - n // 2 - n // 4)],
+    }[kind]
+    y = (rng.random(n) < p).astype(float)
+    for w, bu, be, moments in [(None, 15, 10, True), (rng.random(n), 7, 1, False), (None, 3, 100, False)]:
+        got = _panel_statistics(y, p, w, bu, be, moments)
+        if got is None:  # heavy ties: the caller bins directly
+            assert kind == "masses"
+            continue
+        for a, scheme in zip(got, (bn.Uniform(bu), bn.EqualMass(be))):
+            ref = _fit_and_sum(y, p, w, scheme, moments)[1]
+            for f in fields(ref):
+                x, z = getattr(a, f.name), getattr(ref, f.name)
+                if z is None:
+                    assert x is None
+                elif f.name in ("count", "positives"):
+                    np.testing.assert_array_equal(x, z)
+                else:
+                    np.testing.assert_allclose(x, z, rtol=1e-10, atol=1e-9)

@@ -12,10 +12,10 @@ from typing import NamedTuple
 import numpy as np
 from scipy.stats import chi2
 
-from ..binning import EqualMass, PAVABC, Uniform
+from ..binning import EqualMass, PAVABC, Uniform, get_scheme
 from ..errors import InputError
 from ..stats import _check_alpha
-from ..summary import _fit_and_sum, _stats_only, rejections
+from ..summary import _PANEL_MIN, _fit_and_sum, _panel_statistics, _stats_only, rejections
 from ..validation import check_binary
 
 __all__ = [
@@ -350,8 +350,10 @@ def binned_metrics(
 
     The same numbers as the individual functions (same reductions of the
     same per-bin sums), without re-validating the input and re-binning it
-    for every metric: on large data this is several times faster than
-    calling them one by one.
+    for every metric. From 2**20 rows with Uniform bins, both schemes' sums
+    come from one pass over the rows (a fine histogram of the scores, see
+    ``calibviz.summary._panel_statistics``): equal to the individual
+    functions up to float rounding of the sums (~1e-12 relative).
 
     Parameters
     ----------
@@ -391,12 +393,21 @@ def binned_metrics(
         raise InputError(f"unknown metric(s) {unknown}; choose from {', '.join(_PANEL)}.")
     y, p, w = check_binary(y_true, y_prob, sample_weight)
     kinds = {_PANEL[m][0] for m in names}
+    moments = any(m in ("brier", "reliability", "resolution", "uncertainty") for m in names)
+    scheme = get_scheme(binning)
+    EqualMass(n_bins)  # validates n_bins
+    both = None
+    if type(scheme) is Uniform and p.shape[0] >= _PANEL_MIN:
+        # one pass over the rows for both schemes (a fine histogram of the scores)
+        both = _panel_statistics(y, p, w, scheme.n_bins, n_bins if "equal_mass" in kinds else None, moments)
     stats = {}
-    if "binning" in kinds:
-        moments = any(m in ("brier", "reliability", "resolution", "uncertainty") for m in names)
-        stats["binning"] = _stats_only(y, p, w, binning, moments)
-    if "equal_mass" in kinds:
-        stats["equal_mass"] = _stats_only(y, p, w, EqualMass(n_bins), False)
+    if both is not None:
+        stats["binning"], stats["equal_mass"] = both
+    else:
+        if "binning" in kinds:
+            stats["binning"] = _stats_only(y, p, w, scheme, moments)
+        if "equal_mass" in kinds:
+            stats["equal_mass"] = _stats_only(y, p, w, EqualMass(n_bins), False)
     return {m: _PANEL[m][1](stats[_PANEL[m][0]]) for m in names}
 
 
