@@ -28,9 +28,7 @@ fp = preds.fingerprint()
 n_boot, seed = int(s["boot"]), int(s["seed"])
 y, P, w, classes = preds.y, preds.probs, preds.weights, [str(c) for c in preds.classes]
 
-from calibviz.reduce import BinaryView  # noqa: E402  (a view over all rows for the panel cache key)
-
-panel = panel_table(BinaryView(y=y, p=P, w=w, name="multiclass"), fp,
+panel = panel_table(y, P, w, "multiclass", fp,
                     metrics=("confidence_ece", "top_label_ece", "top_label_mce", "classwise_ece"))
 left, right = st.columns([3, 2], gap="medium")
 table = cached(("tl_table", fp, scheme, cfg.alpha), lambda: top_label_table(

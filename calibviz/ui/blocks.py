@@ -9,7 +9,6 @@ import pandas as pd
 import streamlit as st
 
 from ..panel import config_key, metric_panel
-from ..reduce import BinaryView
 from .compute import cached, progress_bar
 from .settings import panel_config, settings
 
@@ -67,8 +66,9 @@ def _format_interval(row) -> str:
 BOOTSTRAP_ROW_BUDGET = 5_000_000
 
 
-def panel_table(view: BinaryView, fingerprint: str, *, metrics=None) -> pd.DataFrame:
-    """The metric panel of one binary view (cached per data, view and settings; bootstrap with progress).
+def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.DataFrame:
+    """The metric panel of (y, p, w) — a binary view, or labels and (n, K) probabilities — cached per data
+    (``fingerprint`` and ``name``) and settings; the bootstrap shows its progress.
 
     On large data the bootstrap is not started automatically: the values are
     shown with a button that computes the intervals (and says how many
@@ -78,25 +78,26 @@ def panel_table(view: BinaryView, fingerprint: str, *, metrics=None) -> pd.DataF
     keys = tuple(metrics or s["metrics"]) or ("ece",)
     cfg = panel_config(s)
     n_boot, seed = int(s["boot"]), int(s["seed"])
-    base = ("panel", fingerprint, view.name, keys, cfg, seed)
+    n = len(y)
+    base = ("panel", fingerprint, name, keys, cfg, seed)
     consent = "cv_boot_ok_" + hashlib.sha1(repr(base).encode()).hexdigest()[:16]
-    wanted = n_boot and (view.n * n_boot <= BOOTSTRAP_ROW_BUDGET or st.session_state.get(consent))
+    wanted = n_boot and (n * n_boot <= BOOTSTRAP_ROW_BUDGET or st.session_state.get(consent))
     n_run = n_boot if wanted else 0
 
     def one(key):
         # Cached per metric on the settings it depends on: changing the bins does not recompute TCE.
         def compute():
             with progress_bar(f"Bootstrapping {key}") as progress:
-                return metric_panel(view.y, view.p, metrics=(key,), config=cfg, sample_weight=view.w,
+                return metric_panel(y, p, metrics=(key,), config=cfg, sample_weight=w,
                                     n_resamples=n_run, random_state=seed, progress=progress)
 
-        return cached(("metric", fingerprint, view.name, key, config_key(key, cfg), n_run, seed), compute)
+        return cached(("metric", fingerprint, name, key, config_key(key, cfg), n_run, seed), compute)
 
     table = pd.concat([one(k) for k in keys], ignore_index=True)
     table.attrs.update(n_resamples=n_run, random_state=seed, confidence=0.95)
     if n_boot and not wanted:
-        if st.button(f"Compute 95% intervals ({n_boot} bootstrap resamples of {view.n:,} rows)",
-                     key=f"boot_{slug(view.name)}", icon=":material/calculate:",
+        if st.button(f"Compute 95% intervals ({n_boot} bootstrap resamples of {n:,} rows)",
+                     key=f"boot_{slug(name)}", icon=":material/calculate:",
                      help="On large data the bootstrap takes a while; the values above are exact."):
             st.session_state[consent] = True
             st.rerun()

@@ -155,11 +155,12 @@ def headline_metrics() -> None:
     """Three headline calibration numbers with bootstrap intervals and their plain-language readings."""
     preds = current_predictions()
     if preds.is_binary:
-        view, keys = reduce.views(preds, "binary")[0], ("ece", "tce", "smooth_ece")
+        view = reduce.views(preds, "binary")[0]
+        table = panel_table(view.y, view.p, view.w, view.name, preds.fingerprint(),
+                            metrics=("ece", "tce", "smooth_ece"))
     else:
-        view = reduce.BinaryView(y=preds.y, p=preds.probs, w=preds.weights, name="multiclass")
-        keys = ("confidence_ece", "top_label_ece", "classwise_ece")
-    table = panel_table(view, preds.fingerprint(), metrics=keys)
+        table = panel_table(preds.y, preds.probs, preds.weights, "multiclass", preds.fingerprint(),
+                            metrics=("confidence_ece", "top_label_ece", "classwise_ece"))
     cols = st.columns(len(table))
     for col, (_, row) in zip(cols, table.iterrows()):
         interval = _format_interval(row)
