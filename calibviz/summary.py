@@ -16,7 +16,7 @@ import pandas as pd
 
 from . import binning as _binning
 from . import stats as _stats
-from .binning import _CHUNK, Bins, Uniform, _uniform_chunker, get_scheme
+from .binning import _CHUNK, Bins, EqualMass, Uniform, _uniform_chunker, get_scheme
 from .errors import InputError
 from .validation import check_binary
 
@@ -178,9 +178,14 @@ def _stats_only(y, p, w, binning, second_moments) -> BinStatistics:
     """Per-bin sums when the caller needs no :class:`Bins` (metrics).
 
     Uniform bins are indexed and summed chunk by chunk, without building the
-    per-row index; other schemes go through :func:`_fit_and_sum`.
+    per-row index; EqualMass bins of many rows come from :func:`_panel_statistics`;
+    other schemes go through :func:`_fit_and_sum`.
     """
     scheme = get_scheme(binning)
+    if type(scheme) is EqualMass and scheme.n_bins > 1 and p.shape[0] >= _PANEL_MIN:
+        both = _panel_statistics(y, p, w, None, scheme.n_bins, second_moments)
+        if both is not None:
+            return both[1]
     if type(scheme) is not Uniform or p.shape[0] <= _CHUNK:
         return _fit_and_sum(y, p, w, scheme, second_moments)[1]
     chunk = _uniform_chunker(scheme.n_bins)
@@ -201,7 +206,7 @@ def _add_statistics(a: BinStatistics, b: BinStatistics) -> BinStatistics:
     })
 
 
-def _panel_statistics(y, p, w, n_uniform: int, n_equal_mass: int | None, second_moments: bool):
+def _panel_statistics(y, p, w, n_uniform: int | None, n_equal_mass: int | None, second_moments: bool):
     """Uniform(n_uniform) and EqualMass(n_equal_mass) statistics from one pass over the rows.
 
     The pass sums (n, y, p, ...) per value bucket ``b(p) = floor((p - min) H / (max - min))``
@@ -213,7 +218,8 @@ def _panel_statistics(y, p, w, n_uniform: int, n_equal_mass: int | None, second_
     (including the placement of ties at a cut); a second, cheap pass finds them. The
     equal-mass cut values are order statistics found inside their buckets.
 
-    Returns (uniform statistics, equal-mass statistics or None), or None when more than
+    Returns (uniform statistics, equal-mass statistics), each None when its number of
+    bins is None, or None when more than
     a quarter of the rows would need exact binning (heavy ties); sums equal those of the
     direct path up to float rounding.
     """
@@ -229,9 +235,10 @@ def _panel_statistics(y, p, w, n_uniform: int, n_equal_mass: int | None, second_
     buf = np.empty(_CHUNK, dtype=np.intp)
     fine = sufficient_statistics(y, p, lambda s, e: bucket(p[s:e], buf[: e - s]), H, w, second_moments=second_moments)
 
-    u_cuts = (np.arange(n_uniform + 1, dtype=np.float64) / n_uniform)[1:n_uniform]  # bin = #{cut <= p}
     need = np.zeros(H, dtype=bool)
-    need[bucket(u_cuts)] = True
+    if n_uniform is not None:
+        u_cuts = (np.arange(n_uniform + 1, dtype=np.float64) / n_uniform)[1:n_uniform]  # bin = #{cut <= p}
+        need[bucket(u_cuts)] = True
     if n_equal_mass is not None and n_equal_mass > 1:
         cuts = _binning._equal_mass_cuts(N, n_equal_mass)
         kth = np.unique(cuts)
@@ -263,9 +270,11 @@ def _panel_statistics(y, p, w, n_uniform: int, n_equal_mass: int | None, second_
                                      second_moments=second_moments)
         return _add_statistics(mapped, part), mapped.count
 
-    ub = bucket(u_cuts)
-    mine = np.isin(rb, ub)
-    uniform, _ = combine(ub, rows[mine], np.searchsorted(u_cuts, p[rows[mine]], side="right"), n_uniform)
+    uniform = None
+    if n_uniform is not None:
+        ub = bucket(u_cuts)
+        mine = np.isin(rb, ub)
+        uniform = combine(ub, rows[mine], np.searchsorted(u_cuts, p[rows[mine]], side="right"), n_uniform)[0]
     if n_equal_mass is None:
         return uniform, None
     B = n_equal_mass
