@@ -20,7 +20,8 @@ from .errors import InputError
 from .validation import check_binary, check_multiclass
 
 __all__ = ["PanelConfig", "MetricSpec", "BINARY_METRICS", "DEFAULT_BINARY_METRICS", "MULTICLASS_METRICS",
-           "DEFAULT_MULTICLASS_METRICS", "metric_panel", "metric_value", "compare_models", "config_key"]
+           "DEFAULT_MULTICLASS_METRICS", "metric_panel", "metric_value", "compare_models", "config_key",
+           "format_value", "format_interval"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,36 @@ class PanelConfig:
         if self.binning in ("pavabc", "pava_bc"):
             return PAVABC(self.n_min, self.n_max)
         return get_scheme(self.binning, n_bins=self.n_bins)
+
+
+def format_value(value: float, unit: str) -> str:
+    """A metric value as shown in tables: percent with 2 decimals, probabilities with 4.
+
+    Examples
+    --------
+    >>> format_value(0.01234, "probability"), format_value(3.14159, "percent"), format_value(float("nan"), "z")
+    ('0.0123', '3.14%', 'n/a')
+    """
+    if value is None or not np.isfinite(value):
+        return "n/a"
+    if unit == "percent":
+        return f"{value:.2f}%"
+    if unit == "probability":
+        return f"{value:.4f}"
+    return f"{value:.4g}"
+
+
+def format_interval(low: float, high: float, unit: str) -> str:
+    """An interval as ``low – high`` in the unit's format ('' when there is none).
+
+    Examples
+    --------
+    >>> format_interval(0.011, 0.02, "probability"), format_interval(float("nan"), 1.0, "percent")
+    ('0.0110 – 0.0200', '')
+    """
+    if low is None or high is None or not (np.isfinite(low) and np.isfinite(high)):
+        return ""
+    return f"{format_value(low, unit)} – {format_value(high, unit)}"
 
 
 def _pct(v: float) -> str:

@@ -32,6 +32,7 @@ from .io import Predictions
 from .multiclass import class_ranking, top_label_table
 from .overview import data_overview
 from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS,
+                    format_interval, format_value,
                     PanelConfig, compare_models, metric_panel)
 from .reduce import views
 from .summary import reliability_table
@@ -51,36 +52,6 @@ _MAPPING_FLAGS = {"label": "--label", "probs": "--probs", "positive": "--positiv
 
 
 # --------------------------------------------------------------------------- formatting
-
-
-def format_value(value: float, unit: str) -> str:
-    """A metric value as shown in tables: percent with 2 decimals, probabilities with 4.
-
-    Examples
-    --------
-    >>> format_value(0.01234, "probability"), format_value(3.14159, "percent"), format_value(float("nan"), "z")
-    ('0.0123', '3.14%', 'n/a')
-    """
-    if value is None or not np.isfinite(value):
-        return "n/a"
-    if unit == "percent":
-        return f"{value:.2f}%"
-    if unit == "probability":
-        return f"{value:.4f}"
-    return f"{value:.4g}"
-
-
-def format_interval(low: float, high: float, unit: str) -> str:
-    """An interval as ``low – high`` in the unit's format ('' when there is none).
-
-    Examples
-    --------
-    >>> format_interval(0.011, 0.02, "probability"), format_interval(float("nan"), 1.0, "percent")
-    ('0.0110 – 0.0200', '')
-    """
-    if low is None or high is None or not (np.isfinite(low) and np.isfinite(high)):
-        return ""
-    return f"{format_value(low, unit)} – {format_value(high, unit)}"
 
 
 def _e(value) -> str:

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ..panel import config_key, metric_panel
+from ..panel import config_key, format_interval, format_value, metric_panel
 from .compute import cached, progress_bar
 from .settings import panel_config, settings
 
@@ -42,24 +42,16 @@ def not_applicable(message: str) -> None:
     st.info(message, icon=":material/info:")
 
 
-def _format_value(row) -> str:  # shared with ui.home
-    v = row["value"]
-    if not np.isfinite(v):
-        return "n/a"
-    if row["unit"] == "percent":
-        return f"{v:.2f}%"
-    if row["unit"] == "probability":
-        return f"{v:.4f}"
-    return f"{v:.4g}"
+def _format_value(row) -> str:
+    return format_value(row["value"], row["unit"])
 
 
 def _format_interval(row) -> str:
-    lo, hi = row["low"], row["high"]
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        return f"p = {row['p_value']:.3g}" if np.isfinite(row["p_value"]) else ""
-    if row["unit"] == "percent":
-        return f"{lo:.2f}% – {hi:.2f}%"
-    return f"{lo:.4g} – {hi:.4g}"
+    """The interval, or the p-value of a test (which has none)."""
+    text = format_interval(row["low"], row["high"], row["unit"])
+    if not text and np.isfinite(row["p_value"]):
+        return f"p = {row['p_value']:.3g}"
+    return text
 
 
 #: Above this many resampled rows (n x resamples) the intervals wait for a click: the values show at once.
