@@ -76,14 +76,15 @@ def _pmf(x, n, p):
     if _binom_pmf is None:  # pragma: no cover
         return binom.pmf(x, n, p)
     inside = (x >= 0) & (x <= n)
-    return np.where(inside, np.clip(_binom_pmf(np.clip(x, 0, n), n, p), 0, 1), 0.0)
+    # np.minimum/np.maximum: same values as np.clip, less call overhead on small arrays
+    return np.where(inside, np.minimum(np.maximum(_binom_pmf(np.minimum(np.maximum(x, 0), n), n, p), 0), 1), 0.0)
 
 
 def _cdf(x, n, p):
     """``scipy.stats.binom.cdf(x, n, p)``, same conventions as :func:`_pmf` (1 for x >= n, 0 for x < 0)."""
     if _binom_cdf is None:  # pragma: no cover
         return binom.cdf(x, n, p)
-    inner = np.clip(_binom_cdf(np.clip(np.floor(x), 0, n), n, p), 0, 1)
+    inner = np.minimum(np.maximum(_binom_cdf(np.minimum(np.maximum(np.floor(x), 0), n), n, p), 0), 1)
     return np.where(x >= n, 1.0, np.where(x < 0, 0.0, inner))
 
 
@@ -91,7 +92,7 @@ def _sf(x, n, p):
     """``scipy.stats.binom.sf(x, n, p)`` (1 for x < 0, 0 for x >= n)."""
     if _binom_sf is None:  # pragma: no cover
         return binom.sf(x, n, p)
-    inner = np.clip(_binom_sf(np.clip(np.floor(x), 0, n), n, p), 0, 1)
+    inner = np.minimum(np.maximum(_binom_sf(np.minimum(np.maximum(np.floor(x), 0), n), n, p), 0), 1)
     return np.where(x < 0, 1.0, np.where(x >= n, 0.0, inner))
 
 
@@ -234,11 +235,13 @@ def _pvalue_impl(k, n, p, alpha):
     return out
 
 
-def _bisect_threshold(pred, lo, hi, true_at_lo: bool, iters: int = 64):
+def _bisect_threshold(pred, lo, hi, true_at_lo: bool, iters: int = 24):
     """Vectorised bisection for the boundary of a monotone predicate on [lo, hi].
 
     Returns the last point known to satisfy ``pred`` (the side given by
-    ``true_at_lo``) after ``iters`` halvings.
+    ``true_at_lo``) after ``iters`` halvings. 2**-24 is plenty: what the
+    certified regions leave out goes to the cell refinement, not to exact
+    p-values.
     """
     lo = lo.copy()
     hi = hi.copy()
