@@ -19,9 +19,9 @@ from scipy import stats
 from . import metrics
 from .errors import InputError
 from .metrics.resampling import bootstrap
-from .metrics.variable import (_check_variable, _max_vce_from_errors, _vece_from_errors,
-                               top_label_errors, variable_bins)
-from .smoothing import _grid_points, loess_fit
+from .metrics.variable import (_check_variable, _largest_gap, _sorted_bin_starts, _vece_from_errors,
+                               _vece_from_sums, top_label_errors)
+from .smoothing import _grid_points, _sort_obs, _sorted_curve, loess_fit
 from .validation import check_binary
 
 __all__ = ["variable_curves", "disagreement_ranges", "variable_ranking", "subgroup_table"]
@@ -173,7 +173,7 @@ def _reading(higher: str) -> str:
             "predicted rate": "over-predicts: outcome less frequent than predicted"}.get(higher, f"{higher} higher")
 
 
-def _fixed_bin_interval(index, gap, w, n_resamples, confidence, rng) -> tuple[float, float]:
+def _fixed_bin_interval(d, W, qdd, qdw, qww, n_resamples, confidence, rng) -> tuple[float, float]:
     """Poisson-bootstrap interval of VECE with the bins held fixed, normal within bins.
 
     VECE = sum_b |D_b| / W with D_b = sum_{i in b} w_i gap_i. Under the Poisson
@@ -182,14 +182,12 @@ def _fixed_bin_interval(index, gap, w, n_resamples, confidence, rng) -> tuple[fl
     sum_{i in b} (w_i gap_i, w_i)^T (w_i gap_i, w_i); bins are independent. With
     thousands of rows per bin these sums are normal to high accuracy, so we
     draw them directly: O(bins x resamples) instead of O(n x resamples).
+
+    Parameters are the per-bin sums ``d = sum w gap``, ``W = sum w``,
+    ``qdd = sum (w gap)^2``, ``qdw = sum w^2 gap``, ``qww = sum w^2``, each of
+    shape (bins,): the caller forms them in one O(n) pass.
     """
-    wv = np.ones(index.shape[0]) if w is None else w
-    m = int(index.max()) + 1
-    d = np.bincount(index, wv * gap, minlength=m)
-    W = np.bincount(index, wv, minlength=m)
-    qdd = np.bincount(index, (wv * gap) ** 2, minlength=m)
-    qdw = np.bincount(index, wv * wv * gap, minlength=m)
-    qww = np.bincount(index, wv * wv, minlength=m)
+    m = d.shape[0]
     z1 = rng.standard_normal((n_resamples, m))
     z2 = rng.standard_normal((n_resamples, m))
     # Cholesky of the 2x2 covariance per bin
@@ -202,6 +200,17 @@ def _fixed_bin_interval(index, gap, w, n_resamples, confidence, rng) -> tuple[fl
     a = (1 - confidence) / 2
     lo, hi = np.quantile(values, [a, 1 - a])
     return float(lo), float(hi)
+
+
+def _sorted_bin_sums(gs, ws, starts):
+    """Per-bin sums (d, W, qdd, qdw, qww) of :func:`_fixed_bin_interval` from rows sorted by x."""
+    if ws is None:  # unit weights: sum w = sum w^2 = count, sum w^2 gap = sum gap
+        W = np.diff(np.append(starts, gs.shape[0])).astype(np.float64)
+        d = np.add.reduceat(gs, starts)
+        return d, W, np.add.reduceat(gs * gs, starts), d, W
+    wg = ws * gs
+    return (np.add.reduceat(wg, starts), np.add.reduceat(ws, starts), np.add.reduceat(wg * wg, starts),
+            np.add.reduceat(ws * wg, starts), np.add.reduceat(ws * ws, starts))
 
 
 def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10,
@@ -269,32 +278,43 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
     if not numeric:
         raise InputError("features has no numeric columns to rank; categorical columns go to subgroup_table.")
     rng = np.random.default_rng(random_state)
+    gap = predicted_error - error  # = confidence - correctness
     rows = []
     for done, col in enumerate(numeric, start=1):
         xv = features[col].to_numpy(dtype=np.float64, na_value=np.nan)
         ok = np.isfinite(xv)
-        xv, e, pe = xv[ok], error[ok], predicted_error[ok]
-        wv = None if w is None else w[ok]
-        if xv.size < 2 or np.ptp(xv) == 0:
-            continue  # constant or empty: nothing to rank
-        index = variable_bins(xv, n_bins, wv)
-        est = _vece_from_errors(xv, e, pe, wv, n_bins, index)
+        if ok.all():
+            e, pe, g, wv = error, predicted_error, gap, w
+        else:
+            xv, e, pe, g = xv[ok], error[ok], predicted_error[ok], gap[ok]
+            wv = None if w is None else w[ok]
+        if xv.size < 2:
+            continue  # empty: nothing to rank
+        # One sort per feature, shared by the VECE bins, their sums and the LOESS.
+        _, xs, gs, ws = _sort_obs(xv, g, wv)
+        if xs[0] == xs[-1]:
+            continue  # constant: nothing to rank
+        starts = _sorted_bin_starts(xs, n_bins, ws)
+        sums = _sorted_bin_sums(gs, ws, starts)
+        est = _vece_from_sums(sums[0], sums[1].sum())
         if xv.size <= bootstrap_max_rows:
             res = bootstrap(lambda a, b, c, sample_weight=None: _vece_from_errors(a, b, c, sample_weight, n_bins),
                             xv, e, pe, sample_weight=wv, n_resamples=n_resamples, confidence=confidence,
                             random_state=rng)
             lo, hi, method = res.low, res.high, "bootstrap"
         else:
-            lo, hi = _fixed_bin_interval(index, pe - e, wv, n_resamples, confidence, rng)
+            lo, hi = _fixed_bin_interval(*sums, n_resamples, confidence, rng)
             method = "poisson-normal, fixed bins"
         try:
-            # 5000 fine bins are plenty for locating the largest gap in a ranking.
-            mv = _max_vce_from_errors(xv, e, pe, wv, span, degree, grid, max_grid_support=5000)
+            # LOESS of error - predicted error = -gap; 5000 fine bins are plenty
+            # for locating the largest gap in a ranking.
+            mv = _largest_gap(*_sorted_curve(xs, -gs, ws, span=span, degree=degree, grid=grid,
+                                             max_grid_support=5000))
         except InputError:
             mv = (float("nan"), float("nan"))  # too few distinct values for a local fit
         rows.append(dict(feature=col, vece=est, vece_low=lo, vece_high=hi,
                          max_vce=mv[0], x_at_max_vce=mv[1], n=int(xv.size),
-                         n_bins=int(index.max()) + 1, ci_method=method))
+                         n_bins=int(starts.size), ci_method=method))
         if progress is not None:
             progress(done, len(numeric))
     out = pd.DataFrame(rows, columns=["feature", "vece", "vece_low", "vece_high", "max_vce",

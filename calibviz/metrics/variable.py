@@ -101,40 +101,86 @@ def variable_bins(x, n_bins: int = 10, sample_weight=None) -> np.ndarray:
     n = v.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    j = np.arange(1, n_bins)
     if sample_weight is None:
-        target = j * n / n_bins
-        kth = np.clip(np.floor(target).astype(np.int64), 0, n - 1)
-        # Order statistics only: O(n) partition instead of a full sort.
-        vals = np.partition(v, np.unique(kth))[kth]
-        # Run [a, b) of each split value: a rows are smaller, b rows not larger.
-        a = np.array([np.count_nonzero(v < t) for t in vals], dtype=np.float64)
-        b = np.array([np.count_nonzero(v <= t) for t in vals], dtype=np.float64)
-        before_a, before_b = a, b
+        target, kth, vals, a, b, before_a, before_b = _unsorted_splits(v, n_bins)
     else:
         w = np.asarray(sample_weight, dtype=np.float64)
         order = np.argsort(v, kind="stable")
-        xs = v[order]
-        cw = np.cumsum(w[order])
+        target, kth, vals, a, b, before_a, before_b = _sorted_splits(v[order], w[order], n_bins)
+    cuts = _move_splits(target, kth, vals, a, b, before_a, before_b, n)
+    index = np.searchsorted(cuts, v, side="right")
+    # Renumber so that bins are consecutive and none is empty (rank of the used bins).
+    used = np.bincount(index, minlength=cuts.size + 1) > 0
+    if not used.all():
+        index = (np.cumsum(used) - 1)[index]
+    return index.astype(np.int64)
+
+
+def _unsorted_splits(v, n_bins):
+    """Split targets, positions, values and runs of unsorted, unweighted x."""
+    n = v.shape[0]
+    target = np.arange(1, n_bins) * n / n_bins
+    kth = np.clip(np.floor(target).astype(np.int64), 0, n - 1)
+    # Order statistics only: O(n) partition instead of a full sort.
+    vals = np.partition(v, np.unique(kth))[kth]
+    # Run [a, b) of each split value: a rows are smaller, b rows not larger.
+    a = np.array([np.count_nonzero(v < t) for t in vals], dtype=np.float64)
+    b = np.array([np.count_nonzero(v <= t) for t in vals], dtype=np.float64)
+    return target, kth, vals, a, b, a, b
+
+
+def _sorted_splits(xs, ws, n_bins):
+    """The same for x sorted (``ws`` the weights in that order, None for counts)."""
+    n = xs.shape[0]
+    j = np.arange(1, n_bins)
+    if ws is None:
+        target = j * n / n_bins
+        kth = np.clip(np.floor(target).astype(np.int64), 0, n - 1)
+    else:
+        cw = np.cumsum(ws)
         target = j * cw[-1] / n_bins
         kth = np.minimum(np.searchsorted(cw, target, side="right"), n - 1)
-        vals = xs[kth]
-        a = np.searchsorted(xs, vals, side="left")
-        b = np.searchsorted(xs, vals, side="right")
+    vals = xs[kth]
+    a = np.searchsorted(xs, vals, side="left")
+    b = np.searchsorted(xs, vals, side="right")
+    if ws is None:
+        before_a, before_b = a.astype(np.float64), b.astype(np.float64)
+    else:
         cw0 = np.concatenate([[0.0], cw])  # weight before position i
         before_a, before_b = cw0[a], cw0[b]
-        a, b = a.astype(np.float64), b.astype(np.float64)
-    # Move each split to the nearer end of its run of equal x values; a split
-    # at the run's end means "x > value", i.e. x >= the next float up.
+    return target, kth, vals, a.astype(np.float64), b.astype(np.float64), before_a, before_b
+
+
+def _move_splits(target, kth, vals, a, b, before_a, before_b, n):
+    """Cut values (bin k holds ``cuts[k-1] <= x < cuts[k]``) after moving ties.
+
+    Each split moves to the nearer end of its run of equal x values; a split
+    at the run's end means "x > value", i.e. x >= the next float up.
+    """
     # a == kth: the split already sits at the start of its run (no tie across it).
     at_start = (a >= kth) | ((target - before_a) <= (before_b - target))
     cuts = np.where(at_start, vals, np.nextafter(vals, np.inf))
     pos = np.where(at_start, a, b)
-    cuts = np.unique(cuts[(pos > 0) & (pos < n)])
-    index = np.searchsorted(cuts, v, side="right")
-    # Renumber so that bins are consecutive and none is empty.
-    _, index = np.unique(index, return_inverse=True)
-    return index.astype(np.int64)
+    return np.unique(cuts[(pos > 0) & (pos < n)])
+
+
+def _sorted_bin_starts(xs, n_bins: int, ws=None) -> np.ndarray:
+    """First sorted row of each :func:`variable_bins` bin, for x already sorted.
+
+    The same bins as ``variable_bins(x, n_bins, w)`` (bin k is
+    ``xs[starts[k]:starts[k+1]]``) without a per-row index, so per-bin sums
+    are ``np.add.reduceat(values_sorted, starts)``. Internal (not in
+    ``__all__``): used by the variable ranking, which sorts each feature once.
+    """
+    target, kth, vals, a, b, before_a, before_b = _sorted_splits(xs, ws, n_bins)
+    cuts = _move_splits(target, kth, vals, a, b, before_a, before_b, xs.shape[0])
+    # Rows below each cut; distinct positions are the non-empty bins.
+    return np.unique(np.concatenate([[0], np.searchsorted(xs, cuts, side="left")]))
+
+
+def _vece_from_sums(per_bin_gap, total_weight) -> float:
+    """Eq. 7 from per-bin sums of w * (predicted error - error) and the total weight."""
+    return float(np.abs(per_bin_gap).sum() / total_weight)
 
 
 def _vece_from_errors(x, error, predicted_error, w, n_bins, index=None) -> float:
@@ -143,10 +189,8 @@ def _vece_from_errors(x, error, predicted_error, w, n_bins, index=None) -> float
         index = variable_bins(x, n_bins, w)
     gap = predicted_error - error  # = confidence - correctness
     if w is None:
-        per_bin = np.bincount(index, gap)
-        return float(np.abs(per_bin).sum() / x.shape[0])
-    per_bin = np.bincount(index, w * gap)
-    return float(np.abs(per_bin).sum() / w.sum())
+        return _vece_from_sums(np.bincount(index, gap), x.shape[0])
+    return _vece_from_sums(np.bincount(index, w * gap), w.sum())
 
 
 def vece(x, y_true, y_prob, *, n_bins: int = 10, sample_weight=None) -> float:
@@ -248,5 +292,10 @@ def max_vce(x, y_true, y_prob, *, span: float = 0.75, degree: int = 2, grid=200,
 def _max_vce_from_errors(x, error, predicted_error, w, span, degree, grid, max_grid_support=50_000):
     gx, diff = loess_curve(x, error - predicted_error, span=span, degree=degree, grid=grid,
                            sample_weight=w, max_grid_support=max_grid_support)
+    return _largest_gap(gx, diff)
+
+
+def _largest_gap(gx, diff) -> tuple[float, float]:
+    """max |LOESS(error - predicted error)| on the grid and the grid x where it occurs."""
     i = int(np.argmax(np.abs(diff)))
     return float(abs(diff[i])), float(gx[i])
