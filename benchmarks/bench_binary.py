@@ -78,20 +78,25 @@ def main():
                  "binomtest loop (scaled from 200)", t_loop))
 
     y, p = data(n_big, seed=2)
-    t_sk, _ = timed(lambda: calibration_curve(y, p, n_bins=15, strategy="uniform"), repeat=3)
-
-    def separate():
-        return (M.ece(y, p), M.ace(y, p), M.mce(y, p), M.brier_decomposition(y, p).brier)
-
-    t_cv, _ = timed(separate, repeat=3)
-    rows.append((f"ECE+ACE+MCE+Brier, N={n_big:.0e}, four calls", t_cv, "sklearn calibration_curve (15 uniform)", t_sk))
-    t_one, _ = timed(lambda: M.binned_metrics(y, p, metrics=("ece", "ace", "mce", "brier")), repeat=3)
-    rows.append((f"ECE+ACE+MCE+Brier, N={n_big:.0e}, binned_metrics", t_one, "sklearn calibration_curve (15 uniform)", t_sk))
-    for name, fn in (("ece", M.ece), ("ace", M.ace), ("mce", M.mce)):
-        t_m, _ = timed(lambda: fn(y, p), repeat=3)
-        rows.append((f"{name}, N={n_big:.0e}", t_m, "sklearn calibration_curve (15 uniform)", t_sk))
-    t_st, _ = timed(lambda: bin_statistics(y, p, binning=bn.Uniform(15)), repeat=3)
-    rows.append((f"bin_statistics Uniform(15), N={n_big:.0e}", t_st, "sklearn calibration_curve (15 uniform)", t_sk))
+    work = {
+        "sklearn": lambda: calibration_curve(y, p, n_bins=15, strategy="uniform"),
+        f"ECE+ACE+MCE+Brier, N={n_big:.0e}, four calls": lambda: (
+            M.ece(y, p), M.ace(y, p), M.mce(y, p), M.brier_decomposition(y, p).brier),
+        f"ECE+ACE+MCE+Brier, N={n_big:.0e}, binned_metrics": lambda: M.binned_metrics(
+            y, p, metrics=("ece", "ace", "mce", "brier")),
+        f"ece, N={n_big:.0e}": lambda: M.ece(y, p),
+        f"ace, N={n_big:.0e}": lambda: M.ace(y, p),
+        f"mce, N={n_big:.0e}": lambda: M.mce(y, p),
+        f"brier_decomposition, N={n_big:.0e}": lambda: M.brier_decomposition(y, p),
+        f"bin_statistics Uniform(15), N={n_big:.0e}": lambda: bin_statistics(y, p, binning=bn.Uniform(15)),
+    }
+    # interleaved repeats, best of each: a shared machine's load hits peer and ours alike
+    best = dict.fromkeys(work, np.inf)
+    for _ in range(5):
+        for name, fn in work.items():
+            best[name] = min(best[name], timed(fn)[0])
+    t_sk = best.pop("sklearn")
+    rows += [(name, t, "sklearn calibration_curve (15 uniform)", t_sk) for name, t in best.items()]
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
 
     print("| work | calibviz (s) | peer | peer (s) | speed-up |")

@@ -196,7 +196,7 @@ def _stats_only(y, p, w, binning, second_moments) -> BinStatistics:
 
 
 _FINE = 1 << 14  # value buckets of the fine histogram behind _panel_statistics
-_PANEL_MIN = 1 << 20  # below this many rows, binning each scheme directly is as fast
+_PANEL_MIN = 1 << 18  # below this many rows, binning each scheme directly is as fast
 
 
 def _add_statistics(a: BinStatistics, b: BinStatistics) -> BinStatistics:

@@ -350,7 +350,7 @@ def binned_metrics(
 
     The same numbers as the individual functions (same reductions of the
     same per-bin sums), without re-validating the input and re-binning it
-    for every metric. From 2**20 rows with Uniform bins, both schemes' sums
+    for every metric. From 2**18 rows with Uniform bins, both schemes' sums
     come from one pass over the rows (a fine histogram of the scores, see
     ``calibviz.summary._panel_statistics``): equal to the individual
     functions up to float rounding of the sums (~1e-12 relative).
