@@ -8,6 +8,7 @@ from hypothesis import assume, given, settings, strategies as st
 
 from calibviz import InputError
 from calibviz.metrics import max_vce, vece, variable_bins
+from calibviz.metrics.variable import _sorted_bin_starts
 
 skmisc_loess = pytest.importorskip("skmisc.loess").loess
 
@@ -72,6 +73,35 @@ def test_ties_are_never_split_and_weights_of_one_change_nothing():
     y = rng.integers(0, 2, x.size)
     assert vece(x, y, p) == pytest.approx(vece(x, y, p, sample_weight=np.ones(x.size)), abs=1e-14)
     assert variable_bins(np.r_[np.zeros(30), np.ones(70)], 10).max() == 1  # 0/1 variable: 2 bins
+
+
+def test_split_moves_can_leave_an_empty_bin_which_is_dropped():
+    # Two splits: one inside the run of 1.0 moves to its end (x >= next float
+    # up), the next sits at the start of the run of v2 = two floats up; no
+    # value lies between them, so the bin [next float up, v2) is empty.
+    v2 = np.nextafter(np.nextafter(1.0, 2.0), 2.0)
+    x = np.array([1.0, 1.0, v2, v2])
+    assert variable_bins(x, 3).tolist() == [0, 0, 1, 1]
+    assert variable_bins(x[::-1], 3, np.ones(4)).tolist() == [1, 1, 0, 0]
+    np.testing.assert_array_equal(_sorted_bin_starts(x, 3), [0, 2])
+
+
+@pytest.mark.property
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10 ** 6), st.integers(2, 400), st.integers(1, 15), st.integers(1, 40),
+       st.booleans())
+def test_sorted_bin_starts_are_the_variable_bins(seed, n, n_bins, n_values, weighted):
+    """The ranking's bins (run starts of the sorted x) equal variable_bins' per-row index."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, n_values, n).astype(float)  # many ties
+    w = rng.uniform(0, 3, n) * (rng.uniform(size=n) < 0.8) if weighted else None
+    if w is not None and not (w > 0).any():
+        w[0] = 1.0
+    idx = variable_bins(x, n_bins, w)
+    order = np.argsort(x, kind="stable")
+    starts = _sorted_bin_starts(x[order], n_bins, None if w is None else w[order])
+    expected = np.repeat(np.arange(starts.size), np.diff(np.append(starts, n)))
+    np.testing.assert_array_equal(idx[order], expected)
 
 
 def test_integer_weights_equal_repeated_rows():

@@ -20,7 +20,7 @@ from hypothesis import given, settings, strategies as st
 from scipy import stats
 
 from calibviz import InputError
-from calibviz.smoothing import loess, loess_fit
+from calibviz.smoothing import _sorted_quantiles, loess, loess_curve, loess_fit
 
 skmisc_loess = pytest.importorskip("skmisc.loess").loess
 
@@ -154,6 +154,15 @@ def test_grid_int_spans_5_to_95_percent_quantiles_and_band_is_t_interval():
     assert curve.attrs["span"] == 0.75 and curve.attrs["degree"] == 2
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 20, 21, 1001, 10 ** 5 + 7])
+def test_sorted_quantiles_are_numpy_quantiles_bit_for_bit(n):
+    rng = np.random.default_rng(n)
+    qs = [0.0, 0.05, 0.3333, 0.5, 0.95, 1.0]
+    for x in (rng.normal(0, 1e3, n), np.round(rng.normal(50, 10, n))):
+        xs = np.sort(x)
+        np.testing.assert_array_equal(_sorted_quantiles(xs, qs), np.quantile(x, qs))
+
+
 def test_row_order_and_unit_weights_do_not_matter():
     x, y, _ = _dataset("ties_binary")
     perm = np.random.default_rng(0).permutation(x.size)
@@ -185,6 +194,21 @@ def test_large_input_is_pre_aggregated_and_close_to_exact():
     exact_curve = loess_fit(x, y, max_grid_support=10 ** 6).table(grid)
     assert approx.attrs["exact"] is False and approx.attrs["exact_curve"] is False
     assert np.max(np.abs(approx["fit"] - exact_curve["fit"]) / exact_curve["se"]) < 1e-2
+
+
+def test_curve_equals_fit_predict_with_fine_bins_and_weights():
+    rng = np.random.default_rng(8)
+    n = 30_000
+    x = rng.gamma(2.0, 10.0, n)
+    y = np.sin(x / 8) + rng.normal(0, 0.5, n)
+    w = rng.uniform(0.2, 2.0, n)
+    grid = np.linspace(5, 40, 25)
+    perm = rng.permutation(n)
+    gx, fx = loess_curve(x[perm], y[perm], sample_weight=w[perm], grid=grid, max_grid_support=4000)
+    ref = loess_fit(x, y, sample_weight=w, max_grid_support=4000)
+    assert not ref.exact_curve
+    np.testing.assert_array_equal(gx, grid)
+    np.testing.assert_allclose(fx, ref.predict(grid), rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("kwargs,match", [

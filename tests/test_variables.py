@@ -6,9 +6,11 @@ import pandas as pd
 import pytest
 
 from calibviz import InputError
-from calibviz.metrics import vece
-from calibviz.smoothing import loess
-from calibviz.variables import disagreement_ranges, subgroup_table, variable_curves, variable_ranking
+from calibviz.metrics import vece, variable_bins
+from calibviz.metrics.variable import _sorted_bin_starts
+from calibviz.smoothing import loess, loess_curve
+from calibviz.variables import (_sorted_bin_sums, disagreement_ranges, subgroup_table, variable_curves,
+                                variable_ranking)
 
 
 def theorem1_case(n=20_000, delta=0.2, seed=0):
@@ -77,6 +79,49 @@ def test_fixed_bin_interval_is_close_to_the_row_bootstrap():
     width = exact["vece_high"] - exact["vece_low"]
     assert abs(approx["vece_low"] - exact["vece_low"]) < 0.25 * width
     assert abs(approx["vece_high"] - exact["vece_high"]) < 0.25 * width
+
+
+def test_large_n_ranking_equals_the_single_feature_functions():
+    """Above bootstrap_max_rows (poisson-normal intervals) and above 5000 distinct
+    values (max-VCE from 5000 fine bins): estimates equal vece / the LOESS of
+    error - predicted error, with weights and with missing values."""
+    x, y, p, conf, correct = theorem1_case(n=12_000)
+    rng = np.random.default_rng(2)
+    w = rng.uniform(0.5, 2.0, x.size)
+    holes = np.where(rng.uniform(size=x.size) < 0.1, np.nan, x)
+    feats = pd.DataFrame({"age": x, "holes": holes, "ties": np.round(x)})
+    for sw in (None, w):
+        r = variable_ranking(feats, y, p, n_resamples=100, sample_weight=sw).set_index("feature")
+        for col in feats:
+            ok = np.isfinite(feats[col].to_numpy())
+            xv, wv = feats[col].to_numpy()[ok], None if sw is None else sw[ok]
+            row = r.loc[col]
+            assert row["n"] == ok.sum() and row["ci_method"].startswith("poisson")
+            assert row["vece"] == pytest.approx(vece(xv, y[ok], p[ok], sample_weight=wv), rel=1e-12)
+            gx, diff = loess_curve(xv, conf[ok] - correct[ok], sample_weight=wv, max_grid_support=5000)
+            i = np.argmax(np.abs(diff))
+            assert row["max_vce"] == pytest.approx(abs(diff[i]), rel=1e-10)
+            assert row["x_at_max_vce"] == gx[i]
+            assert row["vece_low"] < row["vece"] < row["vece_high"]
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_sorted_bin_sums_are_per_bin_sums(weighted):
+    rng = np.random.default_rng(6)
+    n = 3000
+    x = np.round(rng.normal(40, 10, n))
+    gap = rng.uniform(-1, 1, n)
+    w = rng.uniform(0, 2, n) if weighted else None
+    order = np.argsort(x)
+    starts = _sorted_bin_starts(x[order], 10, None if w is None else w[order])
+    got = _sorted_bin_sums(gap[order], None if w is None else w[order], starts)
+    idx = variable_bins(x, 10, w)
+    wv = np.ones(n) if w is None else w
+    for k in range(idx.max() + 1):
+        b = idx == k
+        expected = [np.sum(wv[b] * gap[b]), np.sum(wv[b]), np.sum((wv[b] * gap[b]) ** 2),
+                    np.sum(wv[b] ** 2 * gap[b]), np.sum(wv[b] ** 2)]
+        np.testing.assert_allclose([v[k] for v in got], expected, rtol=1e-12, atol=1e-12)
 
 
 def test_progress_and_reproducibility():
