@@ -83,3 +83,20 @@ def test_unmappable_upload_can_be_fixed_in_the_mapping_form():
     assert not at.error
     assert metric_values(at)["Rows"] == "30"
     assert at.session_state["cv_source"]["name"] == "needs_mapping.csv"
+
+
+def test_start_file_from_calibviz_app(monkeypatch, tmp_path):
+    """`calibviz app FILE` passes the file through $CALIBVIZ_DATA; a bad one falls back to the demo, with its error."""
+    rng = np.random.default_rng(3)
+    p = rng.uniform(size=120)
+    good = tmp_path / "start.csv"
+    pd.DataFrame({"label": rng.binomial(1, p), "p": p}).to_csv(good, index=False)
+    monkeypatch.setenv("CALIBVIZ_DATA", str(good))
+    at = app().run()
+    assert_clean(at)
+    assert metric_values(at)["Rows"] == "120" and at.session_state["cv_source"]["name"] == "start.csv"
+    monkeypatch.setenv("CALIBVIZ_DATA", str(BAD / "no_label_column.csv"))
+    at = app().run()
+    assert_clean(at)
+    assert at.error and "no label column" in at.error[0].value
+    assert metric_values(at)["Rows"] == "20,000"
