@@ -199,16 +199,27 @@ def _uniform_index(p: np.ndarray, n_bins: int):
 
 
 def _uniform_chunker(n_bins: int):
-    """Function writing the Uniform bin ids of one chunk of scores into ``out`` (and returning it)."""
-    edges = np.arange(n_bins + 1, dtype=np.float64) / n_bins
-    upper = np.r_[edges[1:n_bins], np.inf]  # start of the next bin; none after the last
+    """Function writing the Uniform bin ids of one chunk of scores into ``out`` (and returning it).
+
+    Float arithmetic throughout (vectorised; float->int64 casts and integer
+    gathers are several times slower): f = floor(p*B) capped at B-1, then
+    compared with the float edges. ``f / B`` is exactly the edge ``k/B`` of
+    ``np.arange(B + 1) / B`` (same correctly rounded division of the same
+    integer), so the round-off correction matches the edges bit for bit.
+    """
 
     def index(pc: np.ndarray, out: np.ndarray) -> np.ndarray:
-        np.multiply(pc, n_bins, out=out, casting="unsafe")  # truncation = floor for p >= 0
-        np.minimum(out, n_bins - 1, out=out)
+        f = pc * n_bins
+        np.floor(f, out=f)
+        np.minimum(f, n_bins - 1, out=f)
         # p*B can round across an integer; compare against the float edges k/B instead
-        out -= pc < edges[out]
-        out += pc >= upper[out]
+        below = pc < f / n_bins
+        if below.any():
+            f -= below
+        above = (pc >= (f + 1) / n_bins) & (f < n_bins - 1)
+        if above.any():
+            f += above
+        np.copyto(out, f, casting="unsafe")
         return out
 
     return index

@@ -18,6 +18,17 @@ def test_uniform_edges_and_roundoff():
         assert bn.Uniform(B).fit(below).index.tolist() == list(range(B - 1))
 
 
+def test_uniform_index_at_every_float_edge():
+    # index == largest k with float edge k/B <= p (capped at B-1), for scores on, just
+    # above and just below every edge, many B, and more rows than one chunk
+    rng = np.random.default_rng(12)
+    for B in list(range(1, 130)) + [1000, 4096, 65537]:
+        e = np.arange(B + 1) / B
+        p = np.clip(np.r_[rng.random(3 * bn._CHUNK // 2), e, np.nextafter(e, 2), np.nextafter(e, -1)], 0, 1)
+        ref = np.minimum(np.searchsorted(e, p, side="right") - 1, B - 1)
+        np.testing.assert_array_equal(bn.Uniform(B).fit(p).index, ref)
+
+
 def test_uniform_matches_sklearn_calibration_curve():
     from sklearn.calibration import calibration_curve
 
