@@ -61,9 +61,13 @@ def main():
     feats = pd.DataFrame({f"f{i}": rng.normal(size=n) for i in range(20)})
     p = rng.uniform(size=n)
     yb = (rng.uniform(size=n) < p).astype(int)
-    t_rank = best_of(lambda: variable_ranking(feats, yb, p, n_resamples=200), repeat=1)
+    # Issue 5: "a few seconds", read as <= 3 s on a 2-core machine.
+    t_rank = best_of(lambda: variable_ranking(feats, yb, p, n_resamples=200))
     rows.append(("VECE ranking (VECE + 95% CI + max-VCE), 20 features, N=1,000,000", t_rank, "",
-                 "target: a few seconds"))
+                 "target <= 3 s: " + ("PASS" if t_rank <= 3 else "FAIL")))
+    w = rng.uniform(0.5, 2.0, n)
+    t_rank = best_of(lambda: variable_ranking(feats, yb, p, n_resamples=200, sample_weight=w))
+    rows.append(("same, with sample weights", t_rank, "", "target <= 3 s: " + ("PASS" if t_rank <= 3 else "FAIL")))
 
     print("| work | calibviz | peer | ratio / target |")
     print("|---|---|---|---|")

@@ -33,9 +33,9 @@ Method (R's rules, checked against ``skmisc.loess`` in tests/test_smoothing.py):
   inverse variances would be ``s^2 sum_j l_j^2 / w_j``); without weights the
   two agree.
 
-Speed: observations are aggregated onto their distinct x values ("support
-points", with sums of w, w^2, w*y) and all fits are computed from those sums,
-which is exact. Fits at every support point (needed for the residuals and
+Speed: the observations are sorted by x once; they are aggregated onto their
+distinct x values ("support points", with sums of w, w^2, w*y over runs of
+the sorted rows) and all fits are computed from those sums, which is exact. Fits at every support point (needed for the residuals and
 ``tr L``) cost O(m^2) for m support points, so when x has more than
 ``max_support`` distinct values it is pre-aggregated onto ``max_support`` fine
 bins (the union of equal-width and equal-count edges, each bin represented by
