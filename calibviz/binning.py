@@ -326,15 +326,16 @@ class _Histogram:
         self.counts = np.zeros(H, dtype=np.int64)
         for s in range(0, p.shape[0], _CHUNK):
             b = self.bucket[s:s + _CHUNK]
-            np.multiply(p[s:s + _CHUNK], H, out=b, casting="unsafe")
-            np.minimum(b, H - 1, out=b)
+            self.of(p[s:s + _CHUNK], b)
             self.counts += np.bincount(b, minlength=H)
 
     @staticmethod
-    def of(values: np.ndarray) -> np.ndarray:
-        out = np.empty(values.shape[0], dtype=np.intp)
-        np.multiply(values, _HIST_BUCKETS, out=out, casting="unsafe")  # same arithmetic as above
-        return np.minimum(out, _HIST_BUCKETS - 1)
+    def of(values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Bucket ids of ``values`` (capped in float before the cast: faster, same result)."""
+        f = np.minimum(values * _HIST_BUCKETS, _HIST_BUCKETS - 1)
+        out = np.empty(values.shape[0], dtype=np.intp) if out is None else out
+        np.copyto(out, f, casting="unsafe")  # truncation = floor for f >= 0
+        return out
 
 
 def _order_statistics(p: np.ndarray, kth: np.ndarray, hist: _Histogram | None) -> np.ndarray:

@@ -228,9 +228,12 @@ def _panel_statistics(y, p, w, n_uniform: int | None, n_equal_mass: int | None, 
     scale = H / (hi - lo) if hi > lo else 0.0
 
     def bucket(values, out=None):
+        x = (values - lo) * scale
+        np.maximum(x, 0, out=x)  # capping before the truncation: monotone in p, cheap
+        np.minimum(x, H - 1, out=x)
         out = np.empty(values.shape[0], dtype=np.intp) if out is None else out
-        np.copyto(out, (values - lo) * scale, casting="unsafe")  # truncation: monotone in p
-        return np.clip(out, 0, H - 1, out=out)
+        np.copyto(out, x, casting="unsafe")
+        return out
 
     buf = np.empty(_CHUNK, dtype=np.intp)
     fine = sufficient_statistics(y, p, lambda s, e: bucket(p[s:e], buf[: e - s]), H, w, second_moments=second_moments)
