@@ -229,7 +229,8 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
     n_bins : int, default 10
         Equal-mass bins per variable (the paper uses 10).
     n_resamples : int, default 200
-        Bootstrap resamples for the VECE interval.
+        Bootstrap resamples for the VECE interval; 0 skips the intervals
+        (NaN bounds, ``ci_method`` "none").
     confidence : float, default 0.95
     random_state : int or None, default 0
     progress : callable ``progress(done, total)``, optional
@@ -297,7 +298,9 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
         starts = _sorted_bin_starts(xs, n_bins, ws)
         sums = _sorted_bin_sums(gs, ws, starts)
         est = _vece_from_sums(sums[0], sums[1].sum())
-        if xv.size <= bootstrap_max_rows:
+        if not n_resamples:  # intervals not asked for
+            lo, hi, method = float("nan"), float("nan"), "none"
+        elif xv.size <= bootstrap_max_rows:
             res = bootstrap(lambda a, b, c, sample_weight=None: _vece_from_errors(a, b, c, sample_weight, n_bins),
                             xv, e, pe, sample_weight=wv, n_resamples=n_resamples, confidence=confidence,
                             random_state=rng)
@@ -396,10 +399,13 @@ def subgroup_table(column, y_true, y_prob, *, kind: str = "rate", sample_weight=
                 args = (first[sel], second[sel])
             else:  # ECE of the top-label confidence: correctness vs confidence
                 args = (1 - first[sel], 1 - second[sel])
-            res = bootstrap(ece_fn, *args, sample_weight=None if w is None else w[sel],
-                            n_resamples=n_resamples, confidence=confidence, random_state=rng,
-                            **ece_kwargs)
-            e_val, e_lo, e_hi = res.estimate, res.low, res.high
+            ws = None if w is None else w[sel]
+            if n_resamples:
+                res = bootstrap(ece_fn, *args, sample_weight=ws, n_resamples=n_resamples, confidence=confidence,
+                                random_state=rng, **ece_kwargs)
+                e_val, e_lo, e_hi = res.estimate, res.low, res.high
+            else:  # intervals not asked for
+                e_val = float(ece_fn(*args, sample_weight=ws, **ece_kwargs))
         rows.append(dict(level=level, n=int(cnt[k]), share=float(W[k] / W.sum()),
                          observed=float(obs[k]), predicted=float(pred[k]), gap=float(obs[k] - pred[k]),
                          observed_low=float(lo[k]), observed_high=float(hi[k]),

@@ -165,3 +165,17 @@ def test_bad_inputs():
         variable_ranking(pd.DataFrame({"c": ["a", "b", "c"]}), [0, 1, 1], [0.1, 0.2, 0.3])
     with pytest.raises(InputError, match="scale"):
         variable_curves([1, 2, 3], [0, 1, 1], [0.1, 0.2, 0.3], scale="pct")
+
+
+@pytest.mark.parametrize("n", [3000, 12000])  # bootstrap path and fixed-bin path
+def test_ranking_and_subgroups_without_intervals(n):
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=n)
+    p = rng.uniform(0.05, 0.95, n)
+    y = rng.binomial(1, p)
+    feats = pd.DataFrame({"x": x, "z": rng.normal(size=n)})
+    r = variable_ranking(feats, y, p, n_resamples=0)
+    assert r["vece_low"].isna().all() and (r["ci_method"] == "none").all()
+    np.testing.assert_allclose(r.set_index("feature").loc["x", "vece"], vece(x, y, p))
+    g = subgroup_table(pd.Series(rng.choice(list("ab"), n)), y, p, n_resamples=0)
+    assert g["ece"].notna().all() and g["ece_low"].isna().all()
