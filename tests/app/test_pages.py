@@ -87,3 +87,9 @@ def test_invalid_url_setting_is_reported_not_fatal():
 def _binary_demo():
     d = cv.load_demo("hospital_readmission")
     return d.y, d.y_prob
+
+
+@pytest.mark.parametrize("page", EXISTING)
+def test_pages_without_bootstrap(page):
+    at = _open(page, boot="0", scheme="pavabc")
+    assert not at.error, [e.value for e in at.error]
