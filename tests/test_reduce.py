@@ -172,3 +172,20 @@ def test_top_k_scores_are_sorted_and_distinct_classes(seed, n, K):
     assert (np.diff(scores, axis=0) <= 0).all()
     assert np.allclose(scores.sum(axis=0), Q.sum(axis=1))
     assert (sum(v.y for v in vs) == 1).all()  # the true class has exactly one rank
+
+
+def test_classwise_selected_labels_equal_the_full_reduction():
+    from calibviz.reduce import classwise
+
+    rng = np.random.default_rng(4)
+    P = rng.dirichlet(np.ones(5), 200)
+    y = rng.integers(0, 5, 200)
+    full = classwise(y, P)
+    some = classwise(y, P, labels=[3, 1])
+    assert [v.label for v in some] == [3, 1]
+    for v in some:
+        np.testing.assert_array_equal(v.p, full[v.label].p)
+        np.testing.assert_array_equal(v.y, full[v.label].y)
+        assert v.name == full[v.label].name
+    with pytest.raises(InputError):
+        classwise(y, P, labels=[7])

@@ -36,6 +36,8 @@ def current_view(preds: Predictions) -> reduce.BinaryView:
         if value in ("binary", "confidence"):
             return reduce.views(preds, value)[0]
         kind, idx = value.split(":")
+        if kind == "classwise":  # only the chosen class: all K views of 10^6 rows would take gigabytes
+            return reduce.classwise(preds.y, preds.probs, preds.weights, classes=preds.classes, labels=[int(idx)])[0]
         return next(v for v in reduce.views(preds, kind) if v.label == int(idx))
 
     return cached(("view", preds.fingerprint(), value), compute)

@@ -93,3 +93,13 @@ def _binary_demo():
 def test_pages_without_bootstrap(page):
     at = _open(page, boot="0", scheme="pavabc")
     assert not at.error, [e.value for e in at.error]
+
+
+@pytest.mark.parametrize("view", ["classwise:3", "top_label:2", "confidence"])
+def test_multiclass_binary_views_on_the_reliability_page(view):
+    at = _open("pages/1_Reliability.py", "cifar10_resnet50")
+    at.selectbox(key="w_view").set_value(view).run()
+    assert_clean(at)
+    assert at.session_state["cv_settings"]["view"] == view
+    names = {"classwise:3": "cat vs rest", "top_label:2": "predicted = bird", "confidence": "confidence"}
+    assert any(names[view] in m.value for m in at.subheader)
