@@ -32,7 +32,8 @@ def page_setup(title: str, controls: tuple = ()) -> None:
     """
     st.set_page_config(page_title=f"calibviz · {title}", page_icon=":material/insights:", layout="wide")
     # Less empty space above the title: figures must fit a 1366x768 projector.
-    st.markdown("<style>.block-container{padding-top:2.2rem;padding-bottom:2rem}</style>", unsafe_allow_html=True)
+    st.markdown("<style>[data-testid=\"stMainBlockContainer\"]{padding-top:2.2rem;padding-bottom:2rem}</style>",
+                unsafe_allow_html=True)
     ignored = init_from_url()
     first_run = "cv_models" not in st.session_state
     demo = st.query_params.get("data")
