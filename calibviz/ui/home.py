@@ -32,6 +32,12 @@ def source_picker() -> None:
                      key="cv_demo_pick", format_func=lambda n: DEMOS[n].title, on_change=_on_demo_change,
                      help="Ready-made predictions to explore; each tells a calibration story.")
         st.caption(DEMOS[st.session_state.get("cv_demo_pick", current)].story)
+        if src["kind"] != "demo":
+            st.info(f"Showing your file **{src['name']}**.", icon=":material/upload_file:")
+            if st.button("Show the selected demo instead", key="cv_back_to_demo",
+                         help="Your file stays uploaded; upload it again to come back to it."):
+                load_demo_into_state(st.session_state.get("cv_demo_pick", current))
+                st.rerun()
     with right:
         # No type= filter: calibviz's reader names the problem with any file, which is more helpful than a
         # browser-side refusal (and Streamlit's server-side check raises instead of explaining).

@@ -100,3 +100,14 @@ def test_start_file_from_calibviz_app(monkeypatch, tmp_path):
     assert_clean(at)
     assert at.error and "no label column" in at.error[0].value
     assert metric_values(at)["Rows"] == "20,000"
+
+
+def test_back_to_the_demo_after_an_upload():
+    at = app().run()
+    rng = np.random.default_rng(8)
+    p = rng.uniform(size=50)
+    upload(at, "mine.csv", pd.DataFrame({"label": rng.binomial(1, p), "p": p}).to_csv(index=False).encode())
+    assert any("mine.csv" in i.value for i in at.info)
+    at.button(key="cv_back_to_demo").click().run()
+    assert_clean(at)
+    assert metric_values(at)["Rows"] == "20,000" and at.session_state["cv_source"]["kind"] == "demo"
