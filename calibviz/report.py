@@ -344,8 +344,8 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
         ranges = disagreement_ranges(curves)
         rank_fig = figures.vece_ranking(ranking=ranking.assign(feature=_labels(ranking["feature"])), title=None)
         curve_fig = figures.variable_curves(curves=curves, ranges=ranges, name=_e(feature), title=None)
-        sentences = [f"{_e(feature)} from {r.x_start:.4g} to {r.x_end:.4g}: <b>{_e(r.reading)}</b> (largest gap "
-                     f"{r.max_gap:.2g} percentage points)." for r in ranges.itertuples()]
+        sentences = [f"{_e(feature)} from {r.x_start:.4g} to {r.x_end:.4g}: <b>{_e(r.reading)}</b> (curves up to "
+                     f"{r.max_difference:.2g} percentage points apart)." for r in ranges.itertuples()]
         headline.append(f"Of the numeric columns, <b>{_e(feature)}</b> shows the largest variable-based "
                         f"calibration error (VECE {top['vece']:.3f})"
                         + (f"; {sentences[0]}" if sentences else

@@ -122,9 +122,11 @@ def disagreement_ranges(curves: pd.DataFrame) -> pd.DataFrame:
     -------
     pandas.DataFrame
         One row per maximal run of consecutive grid points with disjoint
-        bands: ``x_start, x_end, n_points, higher, lower, max_gap`` where
-        ``higher`` names the curve that lies above and ``max_gap`` is the
-        largest distance between the facing band limits in the run. For
+        bands: ``x_start, x_end, n_points, higher, lower, max_gap,
+        max_difference`` where
+        ``higher`` names the curve that lies above, ``max_gap`` is the
+        largest distance between the facing band limits in the run and
+        ``max_difference`` the largest distance between the two fits. For
         error curves, "actual error" higher means the model is
         over-confident there ("reading" column says so in plain words).
 
@@ -159,11 +161,13 @@ def disagreement_ranges(curves: pd.DataFrame) -> pd.DataFrame:
             continue
         hi, lo = (a, b) if state[s] == 1 else (b, a)
         gap = (hi["lower"].iloc[s:e].to_numpy() - lo["upper"].iloc[s:e].to_numpy()).max()
+        diff = (hi["fit"].iloc[s:e].to_numpy() - lo["fit"].iloc[s:e].to_numpy()).max()
         higher = names[0] if state[s] == 1 else names[1]
         rows.append(dict(x_start=a["x"].iloc[s], x_end=a["x"].iloc[e - 1], n_points=int(e - s),
                          higher=higher, lower=names[1] if state[s] == 1 else names[0],
-                         max_gap=float(gap), reading=_reading(higher)))
-    return pd.DataFrame(rows, columns=["x_start", "x_end", "n_points", "higher", "lower", "max_gap", "reading"])
+                         max_gap=float(gap), max_difference=float(diff), reading=_reading(higher)))
+    return pd.DataFrame(rows, columns=["x_start", "x_end", "n_points", "higher", "lower", "max_gap",
+                                       "max_difference", "reading"])
 
 
 def _reading(higher: str) -> str:

@@ -73,7 +73,7 @@ if feature in numeric:
     if len(ranges):
         for _, r in ranges.iterrows():
             st.markdown(f"- {feature} from {r['x_start']:.4g} to {r['x_end']:.4g}: **{r['reading']}** "
-                        f"(largest gap {r['max_gap']:.1f} percentage points).")
+                        f"(curves up to {r['max_difference']:.1f} percentage points apart).")
     else:
         st.markdown(f"The two bands overlap everywhere: no range of {feature} where the model is significantly "
                     "over- or under-confident.")

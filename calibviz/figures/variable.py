@@ -97,7 +97,10 @@ def variable_curves(x=None, y_true=None, y_prob=None, *, kind: str = "error", sp
             xs += [r.x_start, r.x_end, r.x_end, r.x_start, r.x_start, None]
             ys += [0, 0, top * 1.05, top * 1.05, 0, None]
             reading = getattr(r, "reading", f"{r.higher} higher")
-            texts.append(f"{name} {r.x_start:.4g}-{r.x_end:.4g}: {reading} (bands do not overlap; max gap {r.max_gap:.3f})")
+            apart = getattr(r, "max_difference", None)
+            curves_apart = "" if apart is None else f"curves up to {apart:.3g} apart; "
+            texts.append(f"{name} {r.x_start:.4g}-{r.x_end:.4g}: {reading} "
+                         f"({curves_apart}bands separated by up to {r.max_gap:.3g})")
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", fill="toself", fillcolor=with_alpha(COLORS["flag"], 0.25),
                                  line=dict(width=0), name="Flagged: the bands do not overlap", hoveron="fills",
                                  text="<br>".join(texts), hoverinfo="text"), row=1, col=1)
