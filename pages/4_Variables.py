@@ -50,7 +50,11 @@ with c1:
     page_control("feature", st.selectbox, label="Variable", options=columns,
                  help="Any column of the data; numeric ones get LOESS curves, categorical ones a per-level table.")
 feature = settings()["feature"]
-if feature in numeric:
+# A numeric column with a handful of values (a 36/60-month term) reads better as groups than as a curve.
+few_values = feature in numeric and preds.features[feature].nunique() < 10
+if few_values:
+    st.caption(f"{feature} takes fewer than 10 distinct values: shown per value instead of as a curve.")
+if feature in numeric and not few_values:
     kinds = ["error", "rate"] if preds.is_binary else ["error"]
     if s["kind"] not in kinds:
         set_setting("kind", "error")

@@ -13,6 +13,8 @@ from typing import Callable
 import pandas as pd
 import streamlit as st
 
+from ..errors import InputError
+
 __all__ = ["cached", "progress_bar"]
 
 _MAX_ENTRIES = 256
@@ -24,13 +26,21 @@ def _lru() -> OrderedDict:
 
 
 def cached(key: tuple, compute: Callable[[], object]):
-    """``compute()`` once per ``key`` (which must include the data fingerprint and every setting used)."""
+    """``compute()`` once per ``key`` (which must include the data fingerprint and every setting used).
+
+    A :class:`calibviz.InputError` raised by the computation (data or settings the method cannot
+    handle) is shown as an error message and ends the page run: no traceback reaches the user.
+    """
     store = _lru()
     if key in store:
         store.move_to_end(key)
         value = store[key]
     else:
-        value = compute()
+        try:
+            value = compute()
+        except InputError as exc:
+            st.error(f"{exc}\n\nChange the settings or the data and try again.", icon=":material/error:")
+            st.stop()
         store[key] = value
         while len(store) > _MAX_ENTRIES:
             store.popitem(last=False)

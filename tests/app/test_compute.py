@@ -1,0 +1,43 @@
+"""calibviz.ui.compute: cached results, and input errors shown as messages, never tracebacks."""
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from .helpers import TIMEOUT, app, assert_clean
+
+pytestmark = [pytest.mark.apptest, pytest.mark.usefixtures("clear_streamlit_caches")]
+
+
+def _script():
+    import streamlit as st
+
+    from calibviz.errors import InputError
+    from calibviz.ui.compute import cached
+
+    def fail():
+        raise InputError("x has only 2 distinct values")
+
+    st.write(cached(("ok", 1), lambda: 41 + 1))
+    cached(("fails", 1), fail)
+    st.write("not reached")
+
+
+def test_input_error_in_a_computation_is_shown_and_stops_the_page():
+    at = AppTest.from_function(_script, default_timeout=TIMEOUT).run()
+    assert_clean(at)
+    assert at.error and "only 2 distinct values" in at.error[0].value
+    texts = [m.value for m in at.markdown]
+    assert any("42" in t for t in texts) and "not reached" not in texts
+
+
+def test_numeric_column_with_few_values_is_shown_per_value():
+    at = app()
+    at.query_params["data"] = "loan_recalibration"
+    at.query_params["feature"] = "term_months"
+    at.run()
+    at.switch_page("pages/4_Variables.py").run()
+    assert_clean(at)
+    assert not at.error
+    assert any("fewer than 10 distinct values" in c.value for c in at.caption)
+    assert len(at.dataframe) >= 1
