@@ -244,3 +244,53 @@ def test_check_multiclass_names_bad_rows(bad, match):
     with pytest.raises(cv.InputError, match=match) as info:
         check_multiclass(np.zeros(6, dtype=int), P)
     assert "0-based: 4" in str(info.value)
+
+
+def test_class_never_observed_keeps_its_column():
+    rng = np.random.default_rng(0)
+    n = 200
+    P = rng.dirichlet([5, 5], n) * (1 - 4e-4)
+    P = np.c_[P, np.full(n, 4e-4)]
+    df = pd.DataFrame(P, columns=["p_cat", "p_dog", "p_bird"])
+    df.insert(0, "label", np.where(rng.uniform(size=n) < P[:, 1], "dog", "cat"))
+    p = cv.predictions_from_frame(df)["model"]
+    assert p.classes == ("cat", "dog", "bird") and list(p.features.columns) == []
+    assert any("never occur" in note for note in p.notes)
+    np.testing.assert_allclose(p.probs, P / P.sum(axis=1, keepdims=True))
+
+
+def test_unrelated_p_columns_stay_features():
+    rng = np.random.default_rng(1)
+    p = rng.uniform(size=50)
+    df = pd.DataFrame({"label": rng.binomial(1, p), "p_1": p, "p_value": rng.uniform(size=50)})
+    got = cv.predictions_from_frame(df)["model"]
+    np.testing.assert_allclose(got.y_prob, p)
+    assert list(got.features.columns) == ["p_value"]
+    df2 = pd.DataFrame({"label": rng.binomial(1, p), "p": p, "p_value": rng.uniform(size=50),
+                        "p_adj": rng.uniform(size=50)})
+    got2 = cv.predictions_from_frame(df2)["model"]
+    np.testing.assert_allclose(got2.y_prob, p)
+    assert set(got2.features.columns) == {"p_value", "p_adj"}
+
+
+def test_model_column_and_groups_together_is_an_error():
+    df = pd.DataFrame({"label": [0, 1] * 10, "model": ["m1", "m2"] * 10, "a__p": [0.3] * 20, "b__p": [0.6] * 20})
+    with pytest.raises(cv.InputError, match="both a model column"):
+        cv.predictions_from_frame(df)
+
+
+def test_missing_model_names_are_named():
+    df = pd.DataFrame({"label": [0, 1] * 10, "p": [0.3, 0.6] * 10, "model": ["a"] * 19 + [None]})
+    with pytest.raises(cv.InputError, match="model column 'model' is empty in 1 row"):
+        cv.predictions_from_frame(df)
+
+
+def test_excel_numeric_header_reads_as_typed(tmp_path):
+    P = softmax(np.random.default_rng(2).normal(size=(30, 3)), axis=1)
+    df = pd.DataFrame(P, columns=[0, 1, 2])
+    df.insert(0, "label", np.arange(30) % 3)
+    path = tmp_path / "numeric_header.xlsx"
+    df.to_excel(path, index=False)
+    p = cv.load_predictions(path)
+    assert p.classes == (0, 1, 2)
+    np.testing.assert_allclose(p.probs, P)

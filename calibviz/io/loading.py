@@ -154,6 +154,10 @@ def predictions_from_frame(df: pd.DataFrame, *, label=None, probs=None, weight=N
     out: dict[str, Predictions] = {}
     if mapping.model is not None:
         cols = next(iter(mapping.probs.values()))
+        missing = df[mapping.model].isna().to_numpy()
+        if missing.any():
+            raise InputError(f"the model column {mapping.model!r} is empty in {describe_rows(missing)}; "
+                             "name the model of every row or drop those rows.")
         key = df[mapping.model].astype(str)
         for name in pd.unique(key):
             out[str(name)] = _build(df[key == name], mapping, cols, str(name), source, logits, renormalize, min_rows)

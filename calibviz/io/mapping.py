@@ -159,28 +159,59 @@ def _positive_of(values: list, positive) -> tuple:
     )
 
 
-def _class_columns(cols: list, labels: list, notes: list):
-    """Match per-class probability columns to label values: (columns, classes, labels_are_positions) or None."""
+def _rows_sum_to_one(df: pd.DataFrame, cols) -> bool:
+    """Do these columns hold probability vectors (finite rows summing to 1 within 1e-3)?"""
+    try:
+        block = df[list(cols)].apply(pd.to_numeric, errors="raise").to_numpy(dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    sums = block.sum(axis=1)
+    finite = np.isfinite(sums)
+    return bool(finite.any()) and bool(np.all(np.abs(sums[finite] - 1.0) <= 1e-3))
+
+
+def _class_columns(df: pd.DataFrame, cols: list, labels: list, notes: list):
+    """Match per-class probability columns to label values: (columns, classes, labels_are_positions) or None.
+
+    Columns whose suffix is no label are read as classes only when the rows then sum to 1 (a class
+    that never occurs in the labels still has a column); otherwise they stay features (``p_value``).
+    """
     prefixed = {}
     for c in cols:
         m = _PREFIX.match(c)
         if m:
             prefixed[c] = m.group(1)
     label_keys = {_key(v): v for v in labels}
+    has_single = any(c.lower() in SINGLE_PROB_NAMES for c in cols)
     if prefixed:
         matched = {c: label_keys[_key(s)] for c, s in prefixed.items() if _key(s) in label_keys}
+        unmatched = [c for c in prefixed if c not in matched]
         if len(matched) >= 2:
-            return list(matched), [matched[c] for c in matched], False
-        if len(matched) == 1 and len(prefixed) == 1:
-            return None  # single positive-class column, handled by the caller
+            if not unmatched:
+                return list(matched), list(matched.values()), False
+            everything = list(prefixed)
+            if _rows_sum_to_one(df, everything):
+                notes.append(f"classes {', '.join(prefixed[c] for c in unmatched)} have probability columns but "
+                             "never occur in the labels")
+                return everything, [matched.get(c, prefixed[c]) for c in everything], False
+            if _rows_sum_to_one(df, list(matched)):
+                notes.append(f"{', '.join(unmatched)} not read as classes (the rows sum to 1 without them)")
+                return list(matched), list(matched.values()), False
+            raise InputError(
+                f"columns {', '.join(map(repr, unmatched))} look like probability columns but name no label, and "
+                "the rows sum to 1 neither with nor without them; pass probs=[...] with the class columns."
+            )
+        if len(matched) == 1 and len(label_keys) <= 2:
+            return None  # a single p_<label> column: the caller reads it as P(positive)
         int_labels = all(isinstance(v, (int, np.integer)) for v in labels)
-        if len(prefixed) >= 2 and int_labels and all(0 <= v < len(prefixed) for v in labels):
+        if (len(prefixed) >= 2 and not matched and not has_single and int_labels
+                and all(0 <= v < len(prefixed) for v in labels) and _rows_sum_to_one(df, list(prefixed))):
             notes.append(
                 f"integer labels read as positions of the probability columns ({', '.join(list(prefixed)[:3])}, ...)"
             )
             return list(prefixed), list(prefixed.values()), True
-        if len(prefixed) >= 2 and not matched:
-            return list(prefixed), list(prefixed.values()), False  # unobserved classes still get a column
+        if len(prefixed) >= 2 and not matched and _rows_sum_to_one(df, list(prefixed)):
+            return list(prefixed), list(prefixed.values()), False  # the labels will be checked against them
     exact = [c for c in cols if _key(c) in label_keys]
     if len(exact) >= 2 and len(exact) == len(label_keys):
         return exact, [label_keys[_key(c)] for c in exact], False
@@ -207,7 +238,7 @@ def _resolve_probs(df, cols, labels, probs, positive, notes):
             raise InputError(f"probability column(s) {missing!r} not in the file; columns are: {_list(df.columns)}.")
         if len(probs) == 1:
             return probs, list(_positive_of(labels, _single_positive(probs[0], labels, positive))), False
-        found = _class_columns(probs, labels, notes)
+        found = _class_columns(df, probs, labels, notes)
         if found is not None and len(found[0]) == len(probs):
             return found
         if len(probs) == len(labels):
@@ -217,13 +248,15 @@ def _resolve_probs(df, cols, labels, probs, positive, notes):
             f"{len(probs)} probability columns were given but the labels hold {len(labels)} classes "
             f"({labels[:10]!r}); pass one column per class as a dict {{class: column}}."
         )
-    found = _class_columns(cols, labels, notes)
+    found = _class_columns(df, cols, labels, notes)
     if found is not None:
         return found
     single = [c for c in cols if c.lower() in SINGLE_PROB_NAMES]
-    prefixed = [c for c in cols if _PREFIX.match(c)]
-    if not single and len(prefixed) == 1:
-        single = prefixed
+    if not single:
+        label_keys = {_key(v) for v in labels}
+        prefixed = [c for c in cols if _PREFIX.match(c)]
+        naming_a_label = [c for c in prefixed if _key(_PREFIX.match(c).group(1)) in label_keys]
+        single = naming_a_label[:1] if len(naming_a_label) == 1 else prefixed if len(prefixed) == 1 else []
     if single:
         col = single[0]
         return [col], list(_positive_of(labels, _single_positive(col, labels, positive))), False
@@ -302,6 +335,11 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
 
     model_probs: dict[str, tuple] = {}
     classes = None
+    if groups is not None and model_col is not None:
+        raise InputError(
+            f"the file has both a model column ({model_col!r}) and column groups per model "
+            f"({', '.join(map(repr, groups))}); use one layout, or pass model=... / probs=... to choose."
+        )
     if groups is not None:
         for name, cols in groups.items():
             stripped = {_MODEL_SEP.match(c).group(2) if _MODEL_SEP.match(c) else c: c for c in cols}

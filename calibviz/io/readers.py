@@ -214,7 +214,9 @@ def _read_excel(data: bytes, name: str, sheet) -> pd.DataFrame:
         raise InputError(f"{name} is not a readable Excel workbook ({type(exc).__name__}: {exc}); re-save it as .xlsx or CSV.") from None
     if raw.empty:
         raise InputError(f"{name} has an empty first sheet; put the predictions table on the first sheet or pass sheet=...")
-    header = ["" if pd.isna(v) else str(v) for v in raw.iloc[0].tolist()]
+    # A header cell typed as a number comes back as 0.0: show it as the user typed it ("0").
+    header = ["" if pd.isna(v) else str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
+              for v in raw.iloc[0].tolist()]
     _check_duplicate_names(header, name)
     frame = raw.iloc[1:].reset_index(drop=True)
     frame.columns = header
