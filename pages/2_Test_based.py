@@ -32,7 +32,9 @@ tce = cached(("tce",) + key, lambda: metrics.tce(view.y, view.p, binning=scheme,
 n_rej, n_all = int(table["rejected"].sum()), int(table["n"].sum())
 m1, m2, m3 = st.columns(3)
 m1.metric("TCE", f"{tce:.1f}%", help="Percentage of predictions rejected by the binomial test at level α.")
-m2.metric("Rejected predictions", f"{n_rej:,} of {n_all:,}")
+m2.metric("Rejected predictions", f"{n_rej:,} of {n_all:,}",
+          help="Rows; with sample weights TCE is the weighted share, so the two can differ."
+          if view.w is not None else "Predictions rejected by the test, out of all predictions.")
 m3.metric("Bins", len(table), help="Non-empty bins of the chosen scheme.")
 st.markdown(f"**{tce:.0f}% of predictions deviate significantly from their bin's observed rate** "
             f"(exact two-sided binomial test, α = {alpha:g}).")

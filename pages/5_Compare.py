@@ -25,7 +25,7 @@ views = {name: reduce.views(p, kind)[0] for name, p in models.items()}
 st.caption(f"{len(models)} models, {'positive-class probability' if kind == 'binary' else 'confidence'} view; the "
            f"first model ({next(iter(models))}) is the reference for differences.")
 fps = tuple(p.fingerprint() for p in models.values())
-key = (fps, kind, cfg, s["interval"], s["band"])
+key = (tuple(models), fps, kind, cfg, s["interval"], s["band"])
 
 overlay = cached(("compare_overlay",) + key, lambda: figures.reliability_diagram(
     {n: (v.y, v.p, v.w) for n, v in views.items()}, binning=cfg.scheme(), alpha=cfg.alpha, interval=s["interval"],

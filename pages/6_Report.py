@@ -4,7 +4,7 @@ import streamlit as st
 from calibviz.report import build_report, report_contents
 from calibviz.ui import current_models, current_source, page_setup
 from calibviz.ui.blocks import slug
-from calibviz.ui.compute import progress_bar
+from calibviz.ui.compute import guarded, progress_bar
 from calibviz.ui.settings import SCHEME_LABELS, panel_config, settings
 
 page_setup("Report", controls=("binning", "uncertainty", "metrics"))
@@ -42,7 +42,8 @@ with right:
 built = st.session_state.get("cv_report")
 if st.button("Build the report", type="primary", key="build_report", icon=":material/description:"):
     with progress_bar("Building the report") as progress:
-        st.session_state["cv_report"] = built = (key, build_report(models, progress=progress, **options))
+        report = guarded(lambda: build_report(models, progress=progress, **options))
+    st.session_state["cv_report"] = built = (key, report)
 if built and built[0] == key:
     page = built[1].encode("utf-8")
     st.download_button("Download the report (HTML)", data=page, file_name=f"calibviz_report_{slug(source)}.html",

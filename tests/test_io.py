@@ -294,3 +294,14 @@ def test_excel_numeric_header_reads_as_typed(tmp_path):
     p = cv.load_predictions(path)
     assert p.classes == (0, 1, 2)
     np.testing.assert_allclose(p.probs, P)
+
+
+def test_fingerprint_covers_the_features():
+    df = _frame()
+    a = cv.predictions_from_frame(df)["model"]
+    b = cv.predictions_from_frame(df.rename(columns={"age": "income"}))["model"]
+    df2 = df.copy()
+    df2.loc[0, "age"] += 1
+    c = cv.predictions_from_frame(df2)["model"]
+    assert len({a.fingerprint(), b.fingerprint(), c.fingerprint()}) == 3
+    assert a.fingerprint() == cv.predictions_from_frame(df)["model"].fingerprint()

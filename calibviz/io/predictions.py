@@ -132,14 +132,26 @@ class Predictions:
         return float(np.average(hit, weights=self.weights))
 
     def fingerprint(self) -> str:
-        """SHA-256 (16 hex digits) of labels, probabilities and weights: identifies the data in reports and caches."""
+        """SHA-256 (16 hex digits) of labels, probabilities, weights, classes and features.
+
+        Identifies the data in reports and keys the dashboard's caches; computed once (the
+        object is immutable).
+        """
+        cached = self.__dict__.get("_fingerprint")
+        if cached is not None:
+            return cached
         h = hashlib.sha256()
         h.update(np.ascontiguousarray(self.y).tobytes())
         h.update(np.ascontiguousarray(self.probs).tobytes())
         if self.weights is not None:
             h.update(np.ascontiguousarray(self.weights).tobytes())
         h.update(repr(self.classes).encode())
-        return h.hexdigest()[:16]
+        h.update(repr(list(self.features.columns)).encode())
+        if len(self.features.columns):
+            h.update(pd.util.hash_pandas_object(self.features, index=False).to_numpy().tobytes())
+        value = h.hexdigest()[:16]
+        object.__setattr__(self, "_fingerprint", value)
+        return value
 
     def subset(self, rows) -> "Predictions":
         """The predictions of the selected rows (boolean mask or indices)."""

@@ -15,7 +15,7 @@ import streamlit as st
 
 from ..errors import InputError
 
-__all__ = ["cached", "progress_bar"]
+__all__ = ["cached", "guarded", "progress_bar"]
 
 _MAX_ENTRIES = 256
 
@@ -36,15 +36,20 @@ def cached(key: tuple, compute: Callable[[], object]):
         store.move_to_end(key)
         value = store[key]
     else:
-        try:
-            value = compute()
-        except InputError as exc:
-            st.error(f"{exc}\n\nChange the settings or the data and try again.", icon=":material/error:")
-            st.stop()
+        value = guarded(compute)
         store[key] = value
         while len(store) > _MAX_ENTRIES:
             store.popitem(last=False)
     return value.copy() if isinstance(value, pd.DataFrame) else value
+
+
+def guarded(compute: Callable[[], object]):
+    """``compute()``; a :class:`calibviz.InputError` becomes an error message that ends the page run."""
+    try:
+        return compute()
+    except InputError as exc:
+        st.error(f"{exc}\n\nChange the settings or the data and try again.", icon=":material/error:")
+        st.stop()
 
 
 class progress_bar:

@@ -14,6 +14,7 @@ import streamlit as st
 
 from ..binning import PAVABC, SCHEME_NAMES, get_scheme
 from ..panel import BINARY_METRICS, DEFAULT_BINARY_METRICS, PanelConfig
+from .compute import guarded
 
 __all__ = ["Setting", "SETTINGS", "settings", "init_from_url", "sync_url", "binning_controls", "metric_controls",
            "uncertainty_controls", "set_setting", "panel_config", "page_control", "tce_scheme", "SCHEME_LABELS"]
@@ -56,7 +57,7 @@ class Setting:
 
 SETTINGS: dict[str, Setting] = {s.name: s for s in [
     Setting("scheme", "uniform", str, tuple(k for k in SCHEME_LABELS if k in SCHEME_NAMES)),
-    Setting("bins", 15, int, low=2, high=100),
+    Setting("bins", 15, int, low=2, high=50),  # the slider's range
     Setting("n_min", 0, int, low=0, high=10**9),
     Setting("n_max", 0, int, low=0, high=10**9),
     Setting("alpha", 0.05, float, ALPHAS),
@@ -70,7 +71,7 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in [
     Setting("tce_axis", "bin", str, ("bin", "probability")),
     Setting("feature", "", str),
     Setting("kind", "error", str, ("error", "rate")),
-    Setting("span", 0.75, float, low=0.1, high=2.0),
+    Setting("span", 0.75, float, (0.3, 0.5, 0.75, 1.0)),  # the Variables page's slider options
     Setting("scale", "percent", str, ("percent", "probability")),
 ]}
 
@@ -179,12 +180,15 @@ def tce_scheme(s: dict | None = None):
     """The binning of the Test-based page: PAVA-BC with the sidebar's n_min / n_max, or another scheme."""
     s = s or settings()
     if s["tce_scheme"] == "pavabc":
-        return PAVABC(int(s["n_min"]) or None, int(s["n_max"]) or None)
+        return guarded(lambda: PAVABC(int(s["n_min"]) or None, int(s["n_max"]) or None))
     return get_scheme(s["tce_scheme"], n_bins=int(s["bins"]))
 
 
 def panel_config(s: dict | None = None) -> PanelConfig:
     """The metric options the current settings define."""
     s = s or settings()
-    return PanelConfig(binning=s["scheme"], n_bins=int(s["bins"]), alpha=float(s["alpha"]),
-                       n_min=int(s["n_min"]) or None, n_max=int(s["n_max"]) or None)
+    config = PanelConfig(binning=s["scheme"], n_bins=int(s["bins"]), alpha=float(s["alpha"]),
+                         n_min=int(s["n_min"]) or None, n_max=int(s["n_max"]) or None)
+    if config.n_min and config.n_max and config.n_min > config.n_max:
+        guarded(lambda: PAVABC(config.n_min, config.n_max))  # says what is wrong and ends the page run
+    return config

@@ -103,3 +103,21 @@ def test_multiclass_binary_views_on_the_reliability_page(view):
     assert at.session_state["cv_settings"]["view"] == view
     names = {"classwise:3": "cat vs rest", "top_label:2": "predicted = bird", "confidence": "confidence"}
     assert any(names[view] in m.value for m in at.subheader)
+
+
+@pytest.mark.parametrize("page", EXISTING)
+def test_inconsistent_pavabc_sizes_are_a_message(page):
+    at = _open(page, scheme="pavabc", n_min="5000", n_max="100")
+    assert not at.exception
+    if page in ("pages/1_Reliability.py", "pages/2_Test_based.py"):  # they bin the binary demo with PAVA-BC
+        assert at.error and "n_min" in at.error[0].value
+
+
+def test_out_of_range_url_values_are_ignored():
+    at = app()
+    at.query_params["bins"] = "80"
+    at.query_params["span"] = "0.2"
+    at.run()
+    at.switch_page("pages/1_Reliability.py").run()
+    assert_clean(at)
+    assert at.session_state["cv_settings"]["bins"] == 15 and at.session_state["cv_settings"]["span"] == 0.75

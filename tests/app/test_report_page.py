@@ -54,3 +54,16 @@ def test_multiclass_report_page_lists_multiclass_sections():
     at = _open("cifar10_resnet50", boot="0")
     text = " ".join(m.value for m in at.markdown)
     assert "Top-label diagram" in text and "Class ranking" in text
+
+
+def test_report_with_inconsistent_sizes_shows_the_problem():
+    from .helpers import app as _app
+
+    at = _app()
+    at.query_params["n_min"] = "5000"
+    at.query_params["boot"] = "0"
+    at.run()
+    at.switch_page("pages/6_Report.py").run()
+    at.button(key="build_report").click().run()
+    assert not at.exception
+    assert at.error and "n_max" in at.error[0].value
