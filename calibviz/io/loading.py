@@ -1,6 +1,7 @@
 """From a file (or DataFrame) to validated :class:`Predictions`, one per model."""
 from __future__ import annotations
 
+import re
 import warnings
 from pathlib import Path
 
@@ -32,9 +33,12 @@ def _numeric_block(df: pd.DataFrame, cols, what: str) -> np.ndarray:
             bad = num.isna() & s.notna()
             if bad.any():
                 i = int(np.flatnonzero(bad.to_numpy())[0])
+                example = s.iloc[i]
+                hint = (" It looks like a decimal comma: save the file with a decimal point ('0.25')."
+                        if isinstance(example, str) and re.fullmatch(r"\s*-?\d+,\d+\s*", example) else "")
                 raise InputError(
                     f"{what} column {c!r} holds non-numeric values in {describe_rows(bad.to_numpy())}, "
-                    f"e.g. {s.iloc[i]!r}; it must hold numbers."
+                    f"e.g. {example!r}; it must hold numbers.{hint}"
                 )
             s = num
         out[:, j] = s.to_numpy(dtype=np.float64, na_value=np.nan)
