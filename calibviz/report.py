@@ -192,8 +192,12 @@ def _table_html(df: pd.DataFrame, floats: int = 4, max_rows: int | None = None) 
     shown = df.copy()
     for c in shown.columns:
         if pd.api.types.is_float_dtype(shown[c]):
-            shown[c] = shown[c].map(lambda v: "" if pd.isna(v) else f"{v:.{floats + 2}g}" if abs(v) >= 10
-                                    else f"{v:.{floats}f}")
+            col = shown[c]
+            if np.all(np.isnan(col) | (col == np.round(col))):  # whole numbers (e.g. weights = counts)
+                shown[c] = col.map(lambda v: "" if pd.isna(v) else f"{v:.0f}")
+            else:
+                shown[c] = col.map(lambda v: "" if pd.isna(v) else f"{v:.{floats + 2}g}" if abs(v) >= 10
+                                   else f"{v:.{floats}f}")
     return note + shown.to_html(index=False, escape=True, border=0, classes="cv-table", na_rep="")
 
 
