@@ -13,7 +13,6 @@ curves of one metric are comparable across B and schemes.
 """
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from . import metrics as _metrics

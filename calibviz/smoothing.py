@@ -55,7 +55,7 @@ import pandas as pd
 from scipy import interpolate, stats
 
 from .errors import InputError
-from .validation import check_weights, describe_rows
+from .validation import _as_1d_float, check_weights, describe_rows
 
 __all__ = ["loess", "loess_fit", "loess_curve", "LoessFit"]
 
@@ -370,12 +370,7 @@ class LoessFit:
 
 
 def _as_finite_1d(values, name: str) -> np.ndarray:
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"{name} must be numeric; could not convert it to numbers ({exc}).") from None
-    if arr.ndim != 1:
-        raise InputError(f"{name} must be one-dimensional, got shape {arr.shape}.")
+    arr = _as_1d_float(values, name)
     bad = ~np.isfinite(arr)
     if bad.any():
         raise InputError(f"{name} is NaN or infinite in {describe_rows(bad)}; drop or fill those rows.")

@@ -11,7 +11,7 @@ from plotly.subplots import make_subplots
 from .. import multiclass as _mc
 from ..binning import Uniform
 from ..errors import InputError
-from ._base import bin_label, count_text, level_label, rectangles, require_columns, round_list
+from ._base import bin_label, count_text, level_label, require_columns, round_list
 from .reliability import reliability_hover
 from .theme import AXIS, COLORS, PALETTE, apply_theme, with_alpha
 

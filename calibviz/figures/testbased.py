@@ -141,7 +141,6 @@ def tce_diagram(y_true=None, y_prob=None, *, binning=PAVABC(), alpha: float = 0.
     if x_axis not in ("bin", "probability"):
         raise InputError(f"x_axis must be 'bin' or 'probability', got {x_axis!r}.")
     m = _single(y_true, y_prob, sample_weight, table, "tce_diagram")
-    hist = None
     if m.table is None:
         table, distributions = _table_and_distributions(m, binning, alpha, test, "wilson", grid_size, max_points)
     else:

@@ -88,7 +88,7 @@ def mapping_editor() -> None:
                        f"{', '.join(map(str, mapping.classes[:12]))}"
                        + (f", model column **{mapping.model}**" if mapping.model else "")
                        + (f", weight **{mapping.weight}**" if mapping.weight else "") + ".")
-        with st.form(f"cv_mapping_form"):
+        with st.form("cv_mapping_form"):
             c1, c2, c3 = st.columns(3)
             label = c1.selectbox("Label column", columns,
                                  index=columns.index(mapping.label) if mapping else 0,
