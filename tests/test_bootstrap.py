@@ -184,7 +184,9 @@ def test_sample_weight_is_resampled_and_passed():
         ({"n_resamples": 2.5}, "n_resamples"),
         ({"confidence": 1.0}, "confidence"),
         ({"confidence": 0}, "confidence"),
-        ({"method": "basic"}, "method"),
+        ({"method": "studentized"}, "method"),  # "basic" became a valid method
+        ({"alternative": "both"}, "alternative"),
+        ({"bounds": (1, 0)}, "bounds"),
         ({"resample": "blocks"}, "resample"),
         ({"n_jackknife": 1}, "n_jackknife"),
         ({"random_state": "seed"}, "random_state"),

@@ -3,6 +3,11 @@
 The rows of the inputs are resampled jointly; the metric is any callable that
 returns a number. Resample indices are drawn in chunks from one seeded numpy
 ``Generator`` so the same ``random_state`` always gives the same result.
+
+Four interval methods are offered (percentile, basic, BCa, bias-corrected).
+Which one the dashboard uses for which metric is decided by a coverage study
+(``benchmarks/coverage_study.py``, results in ``docs/intervals.md``) and
+recorded in :mod:`calibviz.metrics.intervals`.
 """
 from __future__ import annotations
 
@@ -18,7 +23,13 @@ from scipy import stats
 from ..errors import InputError
 from ..validation import check_weights
 
-__all__ = ["bootstrap", "BootstrapResult"]
+__all__ = ["bootstrap", "BootstrapResult", "interval_from_distribution", "INTERVAL_METHODS"]
+
+#: The interval methods of :func:`bootstrap` (``"bias-corrected"`` is accepted
+#: as a spelling of ``"bias_corrected"``).
+INTERVAL_METHODS = ("percentile", "basic", "bca", "bias_corrected")
+_METHOD_ALIASES = {"bias-corrected": "bias_corrected", "BCa": "bca"}
+_ALTERNATIVES = ("two-sided", "less", "greater")
 
 # Upper bound on the number of indices drawn at once (chunk rows * n): 2^23
 # int64 indices = 64 MB, large enough to amortise the generator call.
@@ -29,18 +40,21 @@ _MIN_PROGRESS_UPDATES = 20
 
 @dataclass(frozen=True)
 class BootstrapResult:
-    """Result of :func:`bootstrap`.
+    """Result of :func:`bootstrap` (and of :func:`interval_from_distribution`).
 
     Attributes
     ----------
     estimate : float
-        The metric on the full data.
+        The metric on the full data (the plug-in estimate).
     low, high : float
-        Interval limits at level ``confidence``.
+        Interval limits at level ``confidence``. A one-sided interval has
+        ``low = -inf`` (``alternative="less"``: an upper bound) or
+        ``high = inf`` (``"greater"``), replaced by the ``bounds`` of
+        :func:`bootstrap` when those are given.
     confidence : float
         Requested coverage, e.g. 0.95.
     method : str
-        ``"percentile"`` or ``"bca"``.
+        ``"percentile"``, ``"basic"``, ``"bca"`` or ``"bias_corrected"``.
     n_resamples : int
         Number of resamples drawn.
     distribution : ndarray of shape (n_resamples - n_failed,)
@@ -49,6 +63,27 @@ class BootstrapResult:
         Resamples on which the metric returned NaN/inf or raised
         :class:`~calibviz.InputError` (e.g. a resample with one class only);
         they are left out of ``distribution`` and the interval.
+    alternative : str
+        ``"two-sided"`` (default), ``"less"`` or ``"greater"``.
+    bias : float
+        Bootstrap estimate of the bias of ``estimate``: ``mean(distribution)
+        - estimate`` (Efron & Tibshirani 1993, Eq. 10.2); NaN without
+        resamples. Reported for every method.
+    debiased : float or None
+        The bias-corrected estimate ``estimate - bias`` (clipped to
+        ``bounds``) for ``method="bias_corrected"``; None for the other
+        methods, which report no debiased estimate.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calibviz.metrics import bootstrap
+    >>> x = np.random.default_rng(0).normal(size=200)
+    >>> res = bootstrap(np.var, x, n_resamples=500, method="bias_corrected", random_state=0)
+    >>> res.method, res.debiased == res.point, res.low <= res.point <= res.high
+    ('bias_corrected', True, True)
+    >>> bootstrap(np.var, x, n_resamples=50, random_state=0).debiased is None
+    True
     """
 
     estimate: float
@@ -59,6 +94,14 @@ class BootstrapResult:
     n_resamples: int
     distribution: np.ndarray = field(repr=False, compare=False)
     n_failed: int = 0
+    alternative: str = "two-sided"
+    bias: float = math.nan
+    debiased: float | None = None
+
+    @property
+    def point(self) -> float:
+        """The value to show with the interval: ``debiased`` when reported, else ``estimate``."""
+        return self.estimate if self.debiased is None else self.debiased
 
 
 def _as_rows(arrays) -> tuple[list[np.ndarray], int]:
@@ -124,14 +167,173 @@ def _percentile_of_score(dist: np.ndarray, score: float) -> float:
     return ((dist < score).sum() + (dist <= score).sum()) / (2.0 * dist.size)
 
 
-def _bca_levels(dist, estimate, jack, alpha) -> tuple[float, float]:
+def _bca_levels(dist, estimate, jack, levels) -> list:
+    """BCa-adjusted quantile levels (Efron & Tibshirani 1993, Eqs. 14.9-14.15); None stays None.
+
+    ``jack`` None gives acceleration 0 (the bias-corrected percentile method).
+    """
     z0 = stats.norm.ppf(_percentile_of_score(dist, estimate))
-    d = jack.mean() - jack
-    denom = 6.0 * (d @ d) ** 1.5
-    accel = float((d**3).sum() / denom) if denom > 0 else 0.0
-    z = stats.norm.ppf([alpha / 2.0, 1.0 - alpha / 2.0])
-    levels = stats.norm.cdf(z0 + (z0 + z) / (1.0 - accel * (z0 + z)))
-    return float(levels[0]), float(levels[1])
+    accel = 0.0
+    if jack is not None and jack.size:
+        d = jack.mean() - jack
+        denom = 6.0 * (d @ d) ** 1.5
+        accel = float((d**3).sum() / denom) if denom > 0 else 0.0
+    out = []
+    for level in levels:
+        if level is None:
+            out.append(None)
+            continue
+        z = stats.norm.ppf(level)
+        out.append(float(stats.norm.cdf(z0 + (z0 + z) / (1.0 - accel * (z0 + z)))))
+    return out
+
+
+def _check_interval_args(method, confidence, alternative, bounds):
+    """Validated (method, confidence, alternative, (lower, upper)); raises InputError."""
+    method = _METHOD_ALIASES.get(method, method) if isinstance(method, str) else method
+    if method not in INTERVAL_METHODS:
+        raise InputError(f"method must be one of {', '.join(map(repr, INTERVAL_METHODS))}, got {method!r}.")
+    if not (isinstance(confidence, numbers.Real) and not isinstance(confidence, bool) and 0 < confidence < 1):
+        raise InputError(f"confidence must lie strictly between 0 and 1 (e.g. 0.95), got {confidence!r}.")
+    if alternative not in _ALTERNATIVES:
+        raise InputError(f"alternative must be one of {', '.join(map(repr, _ALTERNATIVES))}, got {alternative!r}.")
+    if bounds is None:
+        bounds = (None, None)
+    try:
+        lower, upper = bounds
+        lower = -math.inf if lower is None else float(lower)
+        upper = math.inf if upper is None else float(upper)
+    except (TypeError, ValueError):
+        raise InputError(f"bounds must be a pair (lower, upper) of numbers or None, got {bounds!r}.") from None
+    if math.isnan(lower) or math.isnan(upper) or lower > upper:
+        raise InputError(f"bounds must be a pair (lower, upper) with lower <= upper, got {bounds!r}.")
+    return method, float(confidence), alternative, (lower, upper)
+
+
+def _clip(value: float, lower: float, upper: float) -> float:
+    return value if math.isnan(value) else min(max(value, lower), upper)
+
+
+def _interval(dist, estimate, method, confidence, alternative, jack, lower, upper, *, stacklevel):
+    """(low, high, bias, debiased) of one method on finite resampled values ``dist``."""
+    alpha = 1.0 - confidence
+    if alternative == "two-sided":
+        levels = [alpha / 2.0, 1.0 - alpha / 2.0]
+    elif alternative == "less":  # an upper bound: (-inf, high]
+        levels = [None, confidence]
+    else:  # "greater": a lower bound, [low, inf)
+        levels = [alpha, None]
+    low, high = -math.inf, math.inf
+    bias = math.nan
+    debiased = None
+    if not dist.size or (method != "percentile" and not math.isfinite(estimate)):
+        if method == "bias_corrected":
+            debiased = math.nan
+        return math.nan, math.nan, bias, debiased
+    if math.isfinite(estimate):
+        bias = float(dist.mean() - estimate)
+    if method == "percentile":
+        q = [None if lv is None else float(np.quantile(dist, lv)) for lv in levels]
+        low = low if q[0] is None else q[0]
+        high = high if q[1] is None else q[1]
+    elif method in ("basic", "bias_corrected"):
+        # theta_hat - theta is approximated by theta* - theta_hat: the limits are
+        # 2 theta_hat minus the *opposite* quantiles (Davison & Hinkley 1997, Sec. 5.2).
+        if levels[0] is not None:
+            low = 2.0 * estimate - float(np.quantile(dist, 1.0 - levels[0]))
+        if levels[1] is not None:
+            high = 2.0 * estimate - float(np.quantile(dist, 1.0 - levels[1]))
+        if method == "bias_corrected":
+            debiased = _clip(estimate - bias, lower, upper)
+    else:  # bca
+        adj = _bca_levels(dist, estimate, jack, levels)
+        finite = [lv for lv in adj if lv is not None]
+        if all(math.isfinite(lv) and 0 < lv < 1 for lv in finite):
+            if adj[0] is not None:
+                low = float(np.quantile(dist, adj[0]))
+            if adj[1] is not None:
+                high = float(np.quantile(dist, adj[1]))
+        else:
+            warnings.warn(
+                "bootstrap: the BCa interval is undefined because the estimate lies outside the resampled "
+                "values (bias correction infinite); low/high are NaN. Use method='basic' or 'percentile'.",
+                RuntimeWarning,
+                stacklevel=stacklevel,
+            )
+            return math.nan, math.nan, bias, debiased
+    return _clip(low, lower, upper), _clip(high, lower, upper), bias, debiased
+
+
+def interval_from_distribution(
+    distribution,
+    estimate: float,
+    *,
+    method: str = "percentile",
+    confidence: float = 0.95,
+    alternative: str = "two-sided",
+    jackknife=None,
+    bounds=None,
+) -> BootstrapResult:
+    """Interval of any method from already computed bootstrap values.
+
+    :func:`bootstrap` draws the resamples and calls this function; it is
+    public so that one set of resamples can give every method's interval
+    (the coverage study does this, so that methods differ only by their
+    formula, not by resampling noise).
+
+    Parameters
+    ----------
+    distribution : array-like of shape (B,)
+        Metric values on the resamples; non-finite values are dropped.
+    estimate : float
+        The metric on the full data.
+    method, confidence, alternative, bounds
+        As in :func:`bootstrap`.
+    jackknife : array-like, optional
+        Leave-one(-group)-out values of the metric, for the BCa acceleration;
+        without them ``method="bca"`` uses acceleration 0 (the
+        bias-corrected percentile interval, Efron & Tibshirani 1993,
+        Sec. 14.3).
+
+    Returns
+    -------
+    BootstrapResult
+        With ``n_resamples`` = number of finite values and ``n_failed = 0``.
+
+    References
+    ----------
+    B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*,
+    Chapman & Hall, 1993, Ch. 10, 13, 14; A. C. Davison and D. V. Hinkley,
+    *Bootstrap Methods and their Application*, Cambridge University Press,
+    1997, Sec. 5.2-5.3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> dist = np.array([0.11, 0.12, 0.13, 0.14, 0.15])
+    >>> r = interval_from_distribution(dist, 0.10, method="basic", confidence=0.5)
+    >>> round(r.low, 4), round(r.high, 4)    # 2 * 0.10 - (0.14, 0.12)
+    (0.06, 0.08)
+    >>> r = interval_from_distribution(dist, 0.10, method="bias_corrected", confidence=0.5)
+    >>> round(r.bias, 4), round(r.debiased, 4)
+    (0.03, 0.07)
+    >>> r = interval_from_distribution(dist, 0.10, method="percentile", alternative="less", bounds=(0, 1))
+    >>> r.low, round(r.high, 4)
+    (0.0, 0.148)
+    """
+    method, confidence, alternative, (lower, upper) = _check_interval_args(method, confidence, alternative, bounds)
+    dist = np.asarray(distribution, dtype=np.float64).ravel()
+    dist = dist[np.isfinite(dist)]
+    jack = None
+    if jackknife is not None:
+        jack = np.asarray(jackknife, dtype=np.float64).ravel()
+        jack = jack[np.isfinite(jack)]
+    estimate = float(estimate)
+    low, high, bias, debiased = _interval(dist, estimate, method, confidence, alternative, jack, lower, upper,
+                                          stacklevel=3)
+    return BootstrapResult(estimate=estimate, low=low, high=high, confidence=confidence, method=method,
+                           n_resamples=int(dist.size), distribution=dist, n_failed=0, alternative=alternative,
+                           bias=bias, debiased=debiased)
 
 
 def bootstrap(
@@ -145,6 +347,8 @@ def bootstrap(
     progress: Callable[[int, int], None] | None = None,
     resample: str = "rows",
     n_jackknife: int = 200,
+    alternative: str = "two-sided",
+    bounds=None,
     **metric_kwargs,
 ) -> BootstrapResult:
     """Bootstrap confidence interval for any metric of row-aligned data.
@@ -152,6 +356,8 @@ def bootstrap(
     Rows are resampled with replacement jointly across ``arrays`` (2-D arrays
     along axis 0) and ``sample_weight``; ``metric(*resampled_arrays,
     [sample_weight=...,] **metric_kwargs)`` is evaluated on each resample.
+    Write ``theta_hat`` for the estimate, ``theta*`` for the resampled values
+    and ``q(a)`` for their ``a``-quantile (linear interpolation).
 
     Parameters
     ----------
@@ -167,14 +373,48 @@ def bootstrap(
         Number of bootstrap resamples, >= 1.
     confidence : float, default 0.95
         Interval level, in (0, 1).
-    method : {"percentile", "bca"}, default "percentile"
-        ``"percentile"``: quantiles ``(1 -/+ confidence) / 2`` of the
-        resampled values (linear interpolation). ``"bca"``: bias-corrected and
-        accelerated percentiles; the acceleration comes from a jackknife that
-        is leave-one-out for ``n <= n_jackknife`` and otherwise leaves out
-        each of ``n_jackknife`` random groups of about ``n / n_jackknife``
-        rows (delete-d / grouped jackknife), costing ``n_jackknife`` extra
-        metric calls instead of ``n``.
+    method : {"percentile", "basic", "bca", "bias_corrected"}, default "percentile"
+        How the interval is read off the resampled values (two-sided limits
+        shown; ``alpha = 1 - confidence``):
+
+        ``"percentile"``: ``[q(alpha/2), q(1 - alpha/2)]`` (Efron &
+        Tibshirani 1993, Eq. 13.5). Right when the estimator is unbiased on
+        some monotone scale. A metric that is biased upward, as every binned
+        calibration error is (each bin contributes ``|noisy gap|``), makes
+        ``theta*`` overshoot ``theta_hat`` by about as much as ``theta_hat``
+        overshoots the true value, so the interval sits about two biases
+        above the truth and can lie entirely above ``theta_hat``.
+
+        ``"basic"`` (reverse percentile): ``[2 theta_hat - q(1 - alpha/2),
+        2 theta_hat - q(alpha/2)]`` (Davison & Hinkley 1997, Sec. 5.2), from
+        the approximation "``theta_hat - theta`` is distributed like
+        ``theta* - theta_hat``". Its centre is about ``theta_hat - bias``: it
+        removes the bias the bootstrap sees. When that bias is large compared
+        with the spread, ``theta_hat`` itself lies above the interval; use
+        ``"bias_corrected"`` to show a value that lies inside it.
+
+        ``"bias_corrected"``: the basic interval, reported together with the
+        bias-corrected estimate ``debiased = theta_hat - bias = 2 theta_hat -
+        mean(theta*)`` (Efron & Tibshirani 1993, Sec. 10.6). The two come
+        from the same approximation: ``debiased`` is the mean and the basic
+        interval the central ``confidence`` range of the bootstrap's
+        approximation ``theta_hat - (theta* - theta_hat)`` of the
+        distribution of the true value; so ``debiased`` lies inside the
+        interval whenever ``mean(theta*)`` lies between ``q(alpha/2)`` and
+        ``q(1 - alpha/2)`` (always, unless the resampled values are extremely
+        skewed). Shifting a percentile interval by the bias instead would
+        count the bias once too often. Bias correction trades bias for
+        variance (the same section's caution); ``docs/intervals.md``
+        measures both.
+
+        ``"bca"``: bias-corrected and accelerated percentiles (Efron &
+        Tibshirani 1993, Ch. 14); the acceleration comes from a jackknife
+        that is leave-one-out for ``n <= n_jackknife`` and otherwise leaves
+        out each of ``n_jackknife`` random groups of about ``n /
+        n_jackknife`` rows (delete-d / grouped jackknife), costing
+        ``n_jackknife`` extra metric calls instead of ``n``. Like the
+        percentile interval it never leaves the range of the resampled
+        values, so it cannot correct a bias larger than their spread.
     random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator
         Seed for the resampling; the same seed gives the same result.
     progress : callable ``progress(done, total)``, optional
@@ -192,6 +432,17 @@ def bootstrap(
         as weight-aware.
     n_jackknife : int, default 200
         Number of jackknife groups for ``method="bca"``.
+    alternative : {"two-sided", "less", "greater"}, default "two-sided"
+        ``"less"`` gives a one-sided upper bound ``(-inf, high]`` at level
+        ``confidence`` (e.g. "ECE <= high with 95% confidence"), ``"greater"``
+        a lower bound ``[low, inf)``; as in :func:`scipy.stats.bootstrap`.
+    bounds : (lower, upper), optional
+        The range of the metric, e.g. ``(0, 1)`` for ECE or ``(0, 100)`` for
+        TCE; either may be None. Interval limits (including the infinite
+        limit of a one-sided interval) and ``debiased`` are clipped to it.
+        Clipping never changes whether the interval contains a value of the
+        range; it keeps the basic interval from reporting, e.g., a negative
+        ECE.
     **metric_kwargs
         Forwarded to ``metric`` (e.g. ``binning=Uniform(10)``). The names
         above are reserved by ``bootstrap``.
@@ -200,14 +451,16 @@ def bootstrap(
     -------
     BootstrapResult
         ``estimate`` (metric on the full data), ``low``, ``high``, the
-        resampled ``distribution`` and ``n_failed``.
+        resampled ``distribution``, ``n_failed``, ``method``, ``bias`` and,
+        for ``"bias_corrected"``, ``debiased``; ``point`` is the value to
+        show with the interval.
 
     Raises
     ------
     InputError
         For arrays of different lengths, ``n_resamples < 1``, ``confidence``
-        outside (0, 1), an unknown ``method``/``resample``, or a metric that
-        does not return a number.
+        outside (0, 1), an unknown ``method``/``resample``/``alternative``,
+        bad ``bounds``, or a metric that does not return a number.
 
     Warns
     -----
@@ -215,7 +468,7 @@ def bootstrap(
         When resamples were dropped because the metric returned NaN/inf (or
         raised InputError) on them, and when the BCa correction is undefined
         because the estimate lies outside the resampled values (the interval
-        is then NaN; use ``method="percentile"``).
+        is then NaN; use ``method="basic"`` or ``"percentile"``).
 
     Notes
     -----
@@ -223,18 +476,28 @@ def bootstrap(
     and a warning is raised. If every resample fails, ``low`` and ``high`` are
     NaN.
 
+    No bootstrap interval can cover a true value that lies on the boundary of
+    the metric's range, such as the calibration error 0 of a perfectly
+    calibrated model: every resampled value is positive. The calibrated-model
+    reference (consistency resampling) answers that question instead; see
+    ``docs/intervals.md`` for the coverage of each method and metric.
+
     References
     ----------
     B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*,
-    Chapman & Hall, 1993: Ch. 13 (percentile interval, Eq. 13.5) and Ch. 14
-    (BCa, Eqs. 14.9-14.15; the jackknife acceleration is Eq. 14.15);
-    delete-d jackknife: J. Shao and C. F. J. Wu, "A general theory for
-    jackknife variance estimation", Ann. Statist. 17(3), 1989.
+    Chapman & Hall, 1993: Ch. 10 (bootstrap estimate of bias, Eq. 10.2, and
+    bias correction, Sec. 10.6), Ch. 13 (percentile interval, Eq. 13.5) and
+    Ch. 14 (BCa, Eqs. 14.9-14.15; the jackknife acceleration is Eq. 14.15).
+    A. C. Davison and D. V. Hinkley, *Bootstrap Methods and their
+    Application*, Cambridge University Press, 1997: Sec. 2.2.1 (bias) and
+    Sec. 5.2 (basic bootstrap interval). Delete-d jackknife: J. Shao and
+    C. F. J. Wu, "A general theory for jackknife variance estimation", Ann.
+    Statist. 17(3), 1989.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from calibviz.metrics import bootstrap, brier_score
+    >>> from calibviz.metrics import bootstrap, brier_score, ece
     >>> rng = np.random.default_rng(0)
     >>> p = rng.random(2000)
     >>> y = (rng.random(2000) < p).astype(int)
@@ -243,6 +506,20 @@ def bootstrap(
     True
     >>> res == bootstrap(brier_score, y, p, n_resamples=200, random_state=1)
     True
+
+    The basic interval reflects the percentile quantiles about the estimate:
+
+    >>> b = bootstrap(brier_score, y, p, n_resamples=200, random_state=1, method="basic")
+    >>> bool(np.isclose(b.low, 2 * res.estimate - res.high)), bool(np.isclose(b.high, 2 * res.estimate - res.low))
+    (True, True)
+
+    A binned calibration error is biased upward; the bias-corrected method
+    reports a debiased value inside its interval:
+
+    >>> q = np.clip(p + 0.1 * (p - 0.5), 0, 1)        # a mildly overconfident model
+    >>> bc = bootstrap(ece, y, q, n_resamples=200, random_state=1, method="bias_corrected", bounds=(0, 1))
+    >>> bool(bc.bias > 0), bool(bc.debiased < bc.estimate), bool(bc.low <= bc.point <= bc.high)
+    (True, True, True)
     """
     if not callable(metric):
         raise InputError(f"metric must be a callable returning a number, got {type(metric).__name__}.")
@@ -251,10 +528,7 @@ def bootstrap(
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, numbers.Integral) or n_resamples < 1:
         raise InputError(f"n_resamples must be an integer >= 1, got {n_resamples!r}.")
     n_resamples = int(n_resamples)
-    if not (isinstance(confidence, numbers.Real) and 0 < confidence < 1):
-        raise InputError(f"confidence must lie strictly between 0 and 1 (e.g. 0.95), got {confidence!r}.")
-    if method not in ("percentile", "bca"):
-        raise InputError(f"method must be 'percentile' or 'bca', got {method!r}.")
+    method, confidence, alternative, (lower, upper) = _check_interval_args(method, confidence, alternative, bounds)
     if resample not in ("rows", "weights"):
         raise InputError(f"resample must be 'rows' or 'weights', got {resample!r}.")
     if isinstance(n_jackknife, bool) or not isinstance(n_jackknife, numbers.Integral) or n_jackknife < 2:
@@ -297,29 +571,21 @@ def bootstrap(
             stacklevel=2,
         )
 
-    alpha = 1.0 - confidence
-    low = high = math.nan
-    if dist.size and method == "percentile":
-        low, high = (float(v) for v in np.quantile(dist, [alpha / 2.0, 1.0 - alpha / 2.0]))
-    elif dist.size and np.isfinite(estimate):
+    jack = None
+    if method == "bca" and dist.size and np.isfinite(estimate):
         jack = _jackknife(metric, data, w, metric_kwargs, int(n_jackknife), rng)
-        lo_level, hi_level = _bca_levels(dist, estimate, jack, alpha)
-        if np.isfinite(lo_level) and np.isfinite(hi_level) and 0 < lo_level < 1 and 0 < hi_level < 1:
-            low, high = (float(v) for v in np.quantile(dist, [lo_level, hi_level]))
-        else:
-            warnings.warn(
-                "bootstrap: the BCa interval is undefined because the estimate lies outside the resampled "
-                "values (bias correction infinite); low/high are NaN. Use method='percentile'.",
-                RuntimeWarning,
-                stacklevel=2,
-            )
+    low, high, bias, debiased = _interval(dist, float(estimate), method, confidence, alternative, jack, lower, upper,
+                                          stacklevel=3)
     return BootstrapResult(
         estimate=float(estimate),
         low=low,
         high=high,
-        confidence=float(confidence),
+        confidence=confidence,
         method=method,
         n_resamples=n_resamples,
         distribution=dist,
         n_failed=n_failed,
+        alternative=alternative,
+        bias=bias,
+        debiased=debiased,
     )
