@@ -54,8 +54,15 @@ _TIE = 1e-12
 
 
 def _plus(conf, acc, delta):
-    """y of the plus marker: conf + Delta if acc > conf, else conf - Delta (ties: minus)."""
-    return np.where(acc - conf > _TIE, conf + delta, conf - delta)
+    """y of the plus marker: conf + Delta if acc > conf, else conf - Delta (ties: minus).
+
+    Round-off at the bounds is removed: with every class right in a bin,
+    Delta = 1 - conf and conf + Delta can come out as 1 + 2e-16; such a
+    plus is 1 (it lies on the bound, not outside [0, 1]).
+    """
+    plus = np.where(acc - conf > _TIE, conf + delta, conf - delta)
+    inside = np.clip(plus, 0.0, 1.0)
+    return np.where(np.abs(plus - inside) <= _TIE, inside, plus)
 
 
 def top_label_table(y_true, y_prob, *, binning=Uniform(15), classes=None, sample_weight=None, alpha=0.05) -> pd.DataFrame:
@@ -89,10 +96,23 @@ def top_label_table(y_true, y_prob, *, binning=Uniform(15), classes=None, sample
         :func:`calibviz.reliability_table` for the confidence view (star =
         ``(mean_pred, obs_rate)``, with ``ci_low``, ``ci_high`` ...), plus
         ``frac`` (share of the total weight, the grey bars), ``deviation``
-        (Delta_b >= |gap|), ``plus`` (y of the plus marker; **not clipped**:
-        it can leave [0, 1]), ``plus_outside`` (bool) and ``n_classes``
-        (predicted classes present in the bin). ``attrs`` as the reliability
-        table's, plus ``confidence_ece`` and ``top_label_ece`` on these bins.
+        (Delta_b >= |gap|), ``plus`` (y of the plus marker, ``conf_b +-
+        Delta_b``: a deviation drawn from the confidence, **not an accuracy**,
+        and not clipped: it can leave [0, 1]), ``plus_outside`` (bool) and
+        ``n_classes`` (predicted classes present in the bin). ``attrs`` as the
+        reliability table's, plus ``confidence_ece`` and ``top_label_ece`` on
+        these bins.
+
+    Notes
+    -----
+    A plus above 1 (or below 0) is not an error. If every predicted class
+    in bin b deviated in the star's direction, Delta_b would equal
+    ``|acc_b - conf_b|`` and the plus would sit on the star. Delta_b is larger
+    exactly when some classes are over-confident and others under-confident
+    in the bin (they partly cancel in the star); it is then bounded by 1 but
+    not by the room ``1 - conf_b`` above the confidence. Gupta & Ramdas fix
+    their axes to [0, 1], so such pluses disappear from their plots; calibviz
+    keeps them (the figure labels the y axis and hover accordingly).
 
     References
     ----------

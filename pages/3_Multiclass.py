@@ -40,8 +40,9 @@ with left:
 with right:
     st.subheader("In plain words")
     show_headlines(panel, 4)
-    st.caption("Stars are confidence calibration; pluses add each bin's class-weighted top-label deviation. "
-               "Pluses far from their star mean the confidence looks calibrated only because classes cancel out.")
+    st.caption("Stars are confidence calibration (accuracy per bin); pluses sit at the confidence ± each bin's "
+               "class-weighted top-label deviation, not an accuracy, so they can leave [0, 1]. Pluses far from "
+               "their star mean the confidence looks calibrated only because classes cancel out.")
 
 tab_metrics, tab_zoom, tab_tl, tab_cw = st.tabs(["Metrics", "Zoom into a bin", "Per predicted class",
                                                  "Class-wise grid"])

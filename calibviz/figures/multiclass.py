@@ -11,6 +11,7 @@ from plotly.subplots import make_subplots
 from .. import multiclass as _mc
 from ..binning import Uniform
 from ..errors import InputError
+from ..panel import format_interval, format_value
 from ._base import bin_label, count_text, level_label, require_columns, round_list
 from .reliability import reliability_hover
 from .theme import AXIS, COLORS, PALETTE, apply_theme, with_alpha
@@ -37,9 +38,13 @@ def top_label_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), classes=
     Stars are ``(conf_b, acc_b)`` of each confidence bin; pluses are
     ``(conf_b, conf_b +- Delta_b)`` with ``Delta_b`` the class-weighted
     deviation, on the same side of the diagonal as the star and never
-    closer to it. A plus can leave [0, 1]: the y axis is widened to show it
-    (it is not clipped or dropped) and its hover says so. Grey bars give the
-    share of rows in each bin on the same axis.
+    closer to it. A plus is a deviation drawn from the confidence, not an
+    accuracy, and it can leave [0, 1] (when classes in a bin deviate in
+    opposite directions, see :func:`calibviz.multiclass.top_label_table`):
+    the y axis says what each marker is, its ticks stop at 1, a plus
+    outside [0, 1] is kept (not clipped or dropped) in a grey region
+    labelled "not an accuracy", and its hover gives the sum and why.
+    Grey bars give the share of rows in each bin on the same axis.
 
     Parameters
     ----------
@@ -74,7 +79,7 @@ def top_label_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), classes=
     >>> y = [0, 2, 2, 2, 2, 1, 1, 1, 1, 1]
     >>> fig = top_label_diagram(y, P, binning=Uniform(10))
     >>> [(t.name, list(t.y)) for t in fig.data if t.type == "scatter" and t.mode == "markers"]
-    [('Confidence (pooled over classes)', [0.6]), ('Top-label (class-weighted deviation)', [0.2])]
+    [('Confidence (pooled over classes)', [0.6]), ('Top-label: confidence ± class-weighted deviation', [0.2])]
     """
     if table is None:
         _need(y_true, y_prob, "table (top_label_table)")
@@ -102,32 +107,45 @@ def top_label_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), classes=
                              marker=dict(symbol="star", size=15, color=COLORS["prediction"],
                                          line=dict(color="white", width=1)),
                              hovertext=star_hover, hovertemplate="%{hovertext}<extra>star</extra>"))
-    plus_hover = [f"bin {lab}: confidence {c:.3f}, class-weighted deviation {d:.3f} -> plotted at {p:.3f}"
-                  + (" (outside [0, 1]: axis widened to show it)" if o else "")
+    plus_hover = [f"bin {lab}: confidence {c:.3f} {'+' if p > c else '-'} class-weighted top-label deviation "
+                  f"{d:.3f} = {p:.3f} (a deviation drawn from the confidence, not an accuracy)"
+                  + (f"<br>{'above 1' if p > 1 else 'below 0'}: predicted classes in this bin are off in "
+                     "opposite directions, so their mean |accuracy - confidence| exceeds the room "
+                     f"{'above' if p > 1 else 'below'} the confidence" if o else "")
                   + f"<br>{int(k)} predicted classes in the bin"
                   for lab, c, d, p, o, k in zip(labels, table["mean_pred"], table["deviation"], table["plus"], outside,
                                                 table.get("n_classes", pd.Series([0] * len(table))))]
     fig.add_trace(go.Scatter(x=round_list(table["mean_pred"]), y=round_list(table["plus"]), mode="markers",
-                             name="Top-label (class-weighted deviation)",
+                             name="Top-label: confidence ± class-weighted deviation",
                              marker=dict(symbol="cross-thin", size=14, color=COLORS["observed"],
                                          line=dict(color=COLORS["observed"], width=3)),
                              hovertext=plus_hover, hovertemplate="%{hovertext}<extra>plus</extra>"))
     lo = min(0.0, float(table["plus"].min())) if len(table) else 0.0
     hi = max(1.0, float(table["plus"].max())) if len(table) else 1.0
     pad = 0.03
+    shaded = []
     if outside.any():  # shade the region outside [0, 1] so readers see why the axis is wider
         for a, b in ((lo - pad, 0.0), (1.0, hi + pad)):
             if b - a > pad:
                 fig.add_hrect(y0=a, y1=b, fillcolor="#EEEEEE", line_width=0, layer="below")
+                shaded.append((a, b))
     fig.update_xaxes(range=[-0.01, 1.01], title_text="Confidence (top-label predicted probability)")
-    fig.update_yaxes(range=[lo - pad, hi + pad], title_text="Accuracy / effective true probability")
+    # ticks stop at 1: nothing above it reads as an accuracy
+    fig.update_yaxes(range=[lo - pad, hi + pad], tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1.0],
+                     title_text="Accuracy (★) · confidence ± deviation (+)")
     fig.update_layout(bargap=0)
     if title is None:
         a = table.attrs
         title = "Confidence vs top-label reliability"
         if "confidence_ece" in a and "top_label_ece" in a:
-            title += f" (conf-ECE {a['confidence_ece']:.4f}, TL-ECE {a['top_label_ece']:.4f})"
-    return apply_theme(fig, title=title, height=height or 580)
+            title += (f" (conf-ECE {format_value(a['confidence_ece'], 'probability')}, "
+                      f"TL-ECE {format_value(a['top_label_ece'], 'probability')})")
+    fig = apply_theme(fig, title=title, height=height or 580)
+    for a, b in shaded:  # after the theme: a subplot-title annotation would lift the legend
+        fig.add_annotation(x=0.0, xref="x", xanchor="left", y=(a + b) / 2, yref="y", yanchor="middle",
+                           text="outside [0, 1]: + only (confidence ± deviation, not an accuracy)",
+                           showarrow=False, font=dict(size=12, color=COLORS["text"]))
+    return fig
 
 
 def _page(items: list, top_n, offset) -> list:

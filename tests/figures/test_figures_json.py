@@ -226,9 +226,40 @@ def test_top_label_plus_outside_unit_interval_is_visible():
     assert plus.y[0] == pytest.approx(-0.07, abs=1e-9)
     lo, hi = fig.layout.yaxis.range
     assert lo < -0.07 and hi >= 1
-    assert "outside [0, 1]" in plus.hovertext[0]
+    assert "below 0" in plus.hovertext[0] and "not an accuracy" in plus.hovertext[0]
     star = trace_by_name(fig, "Confidence")
     assert star.marker.symbol == "star" and star.y[0] == pytest.approx(0.1)
+
+
+def test_top_label_plus_above_1_is_not_shown_as_an_accuracy():
+    """sklearn digits, logistic regression: a bin's plus lands at 1.13 (its classes are off in opposite
+    directions); the figure must not read as an accuracy above 1."""
+    from sklearn.datasets import load_digits
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import train_test_split
+
+    X, y = load_digits(return_X_y=True)
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, random_state=3)
+    P = LogisticRegression(max_iter=2000).fit(X_train, y_train).predict_proba(X_test)
+    t = mc.top_label_table(y_test, P, binning=Uniform(15))
+    assert t["plus"].max() > 1 and (t["obs_rate"] <= 1).all()   # the plus, never the accuracy, leaves [0, 1]
+    spec = json.loads(figures.top_label_diagram(table=t).to_json())
+    yaxis = spec["layout"]["yaxis"]
+    title = yaxis["title"]["text"]
+    assert "Accuracy (★)" in title and "confidence ± deviation (+)" in title
+    assert max(yaxis["tickvals"]) == 1  # no tick label above 1 on this axis
+    assert yaxis["range"][1] > t["plus"].max()  # the plus is kept, not clipped
+    plus = next(tr for tr in spec["data"] if tr.get("name", "").startswith("Top-label"))
+    star = next(tr for tr in spec["data"] if tr.get("name", "").startswith("Confidence"))
+    assert max(star["y"]) <= 1
+    for yv, text in zip(plus["y"], plus["hovertext"]):
+        assert "not an accuracy" in text
+        assert ("above 1" in text) == (yv > 1)
+    notes = [a["text"] for a in spec["layout"].get("annotations", [])]
+    assert any("not an accuracy" in n for n in notes)
+    # equal-mass bins where every class is right: the plus lies on 1 (round-off), not outside
+    em = mc.top_label_table(y_test, P, binning=EqualMass(15))
+    assert em["plus"].max() <= 1 and not (em["plus_outside"] & (em["obs_rate"] == 1)).any()
 
 
 def test_top_label_diagram_equals_table(multiclass_data):
