@@ -11,7 +11,8 @@ from .blocks import _format_interval, _format_value, panel_table, show_headlines
 from .data import (current_models, current_predictions, current_source, detected_mapping, load_bytes_into_state,
                    load_demo_into_state, on_upload, pending_file, raw_table, take_error)
 
-__all__ = ["source_picker", "load_messages", "mapping_editor", "data_summary", "headline_metrics", "next_steps"]
+__all__ = ["source_picker", "load_messages", "mapping_editor", "data_summary", "headline_metrics", "next_steps",
+           "mean_gap_reading"]
 
 _NONE = "(none)"
 _AUTO = "(auto-detect)"
@@ -123,6 +124,39 @@ def mapping_editor() -> None:
                 st.rerun()
 
 
+def mean_gap_reading(predicted: float, observed: float, positive_class=None) -> str:
+    """The home page's sentence on calibration in the large, in percentage points with one decimal.
+
+    Binary (``positive_class`` given): mean prediction vs prevalence;
+    multiclass: mean confidence vs accuracy. A gap that rounds to 0.0
+    points at that precision reads "matches (within 0.05 percentage
+    points)", never "under-predicts ... by 0.0 percentage points".
+
+    Examples
+    --------
+    >>> mean_gap_reading(0.1662, 0.1660, 1)
+    'On average the model **matches** the rate of *1* (within 0.05 percentage points: 16.6% predicted vs 16.6% observed).'
+    >>> mean_gap_reading(0.20, 0.166, 1)
+    'On average the model **over-predicts** the rate of *1* by 3.4 percentage points (20.0% predicted vs 16.6% observed).'
+    >>> mean_gap_reading(0.95, 0.93)
+    'The model is **overconfident** on average: its mean confidence is 95.0% for an accuracy of 93.0% (2.0 percentage points apart).'
+    """
+    points = round(abs(predicted - observed) * 100, 1)
+    if positive_class is not None:
+        if points == 0:
+            return (f"On average the model **matches** the rate of *{positive_class}* (within 0.05 percentage "
+                    f"points: {predicted:.1%} predicted vs {observed:.1%} observed).")
+        direction = "over" if predicted > observed else "under"
+        return (f"On average the model **{direction}-predicts** the rate of *{positive_class}* by {points:.1f} "
+                f"percentage points ({predicted:.1%} predicted vs {observed:.1%} observed).")
+    if points == 0:
+        return (f"The model's mean confidence **matches** its accuracy on average (within 0.05 percentage points: "
+                f"{predicted:.1%} confidence for an accuracy of {observed:.1%}).")
+    return (f"The model is **{'over' if predicted > observed else 'under'}confident** on average: its mean "
+            f"confidence is {predicted:.1%} for an accuracy of {observed:.1%} ({points:.1f} percentage points "
+            "apart).")
+
+
 def data_summary() -> None:
     """Rows, classes, prevalence/accuracy and the class table of the selected model."""
     preds = current_predictions()
@@ -142,15 +176,9 @@ def data_summary() -> None:
                        help="Average top probability; above the accuracy means overconfidence on average.")
     cols[4].metric("Features", o["features"], help="Other columns, available on the Variables page.")
     if preds.is_binary:
-        gap = o["mean_prediction"] - o["prevalence"]
-        direction = "over" if gap > 0 else "under"
-        st.markdown(f"On average the model **{direction}-predicts** the rate of *{o['positive_class']}* by "
-                    f"{abs(gap) * 100:.1f} percentage points ({o['mean_prediction']:.1%} predicted vs "
-                    f"{o['prevalence']:.1%} observed).")
+        st.markdown(mean_gap_reading(o["mean_prediction"], o["prevalence"], o["positive_class"]))
     else:
-        gap = o["mean_confidence"] - o["accuracy"]
-        st.markdown(f"The model is **{'over' if gap > 0 else 'under'}confident** on average: its mean confidence "
-                    f"is {o['mean_confidence']:.1%} for an accuracy of {o['accuracy']:.1%}.")
+        st.markdown(mean_gap_reading(o["mean_confidence"], o["accuracy"]))
         with st.expander("Classes"):
             st.dataframe(class_table(preds), hide_index=True)
     if len(preds.features.columns):

@@ -111,3 +111,21 @@ def test_back_to_the_demo_after_an_upload():
     at.button(key="cv_back_to_demo").click().run()
     assert_clean(at)
     assert metric_values(at)["Rows"] == "20,000" and at.session_state["cv_source"]["kind"] == "demo"
+
+
+def test_a_gap_that_rounds_to_zero_reads_matches():
+    """'under-predicts the rate of 1 by 0.0 percentage points' must read 'matches' (binary and multiclass)."""
+    from calibviz.ui.home import mean_gap_reading
+
+    assert "**matches**" in mean_gap_reading(0.16604, 0.1660, 1) and "0.0 percentage" not in \
+        mean_gap_reading(0.16604, 0.1660, 1)
+    assert "under-predicts" in mean_gap_reading(0.1650, 0.1660, 1)
+    assert "**matches** its accuracy" in mean_gap_reading(0.9300, 0.93004)
+    at = app().run()
+    # 200 rows, prevalence 0.25, every prediction 0.2502: 0.02 percentage points apart
+    df = pd.DataFrame({"y": [1] * 50 + [0] * 150, "score": [0.2502] * 200})
+    upload(at, "flat.csv", df.to_csv(index=False).encode())
+    assert_clean(at)
+    text = " ".join(m.value for m in at.markdown)
+    assert "On average the model **matches** the rate of *1* (within 0.05 percentage points" in text
+    assert "-predicts**" not in text  # (the panel's readings are panel.py's; this is the summary sentence)
