@@ -235,7 +235,7 @@ def histogram(values, *, bins=30, range=None, y_true=None, sample_weight=None) -
         raise InputError(f"bad histogram bins or range: {exc}.") from None
     out = pd.DataFrame({"lower": edges[:-1], "upper": edges[1:], "count": count.astype(np.float64)})
     if y_true is not None:
-        y, _, _ = check_binary(y_true, np.clip(np.nan_to_num(v), 0, 1), sample_weight)
+        y, _, _ = check_binary(y_true, np.clip(np.nan_to_num(v), 0, 1), sample_weight, drop_zero_weight=False)
         pos, _ = np.histogram(v, bins=edges, weights=y if w is None else w * y)
         out["count_pos"] = pos.astype(np.float64)
         out["count_neg"] = out["count"] - out["count_pos"]

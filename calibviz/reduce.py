@@ -201,7 +201,7 @@ def confidence(y_true, y_prob, sample_weight=None) -> BinaryView:
     >>> v.p.tolist(), v.y.tolist()
     ([0.5, 0.6], [1.0, 0.0])
     """
-    return _confidence(*check_multiclass(y_true, y_prob, sample_weight))
+    return _confidence(*check_multiclass(y_true, y_prob, sample_weight, drop_zero_weight=False))
 
 
 def _confidence(y, P, w) -> BinaryView:
@@ -239,7 +239,7 @@ def top_label(y_true, y_prob, sample_weight=None, classes=None) -> list[BinaryVi
     >>> [(v.name, v.rows.tolist(), v.y.tolist()) for v in vs]
     [('predicted = cat', [0, 1], [1.0, 0.0]), ('predicted = dog', [2], [1.0])]
     """
-    return _top_label(*check_multiclass(y_true, y_prob, sample_weight), classes)
+    return _top_label(*check_multiclass(y_true, y_prob, sample_weight, drop_zero_weight=False), classes)
 
 
 def _top_label(y, P, w, classes) -> list[BinaryView]:
@@ -288,7 +288,7 @@ def classwise(y_true, y_prob, sample_weight=None, classes=None, labels=None) -> 
     >>> [(v.name, v.p.tolist(), v.y.tolist()) for v in vs]
     [('cat vs rest', [0.6, 0.3], [1.0, 0.0]), ('dog vs rest', [0.4, 0.7], [0.0, 1.0])]
     """
-    return _classwise(*check_multiclass(y_true, y_prob, sample_weight), classes, labels)
+    return _classwise(*check_multiclass(y_true, y_prob, sample_weight, drop_zero_weight=False), classes, labels)
 
 
 def _classwise(y, P, w, classes, labels=None) -> list[BinaryView]:
@@ -337,7 +337,7 @@ def binary(y_true, y_prob, sample_weight=None, classes=None, positive: int = 1) 
     >>> v.name, v.p.tolist(), v.y.tolist()
     ('P(yes)', [0.2, 0.7], [0.0, 1.0])
     """
-    return _binary(*check_multiclass(y_true, y_prob, sample_weight), classes, positive)
+    return _binary(*check_multiclass(y_true, y_prob, sample_weight, drop_zero_weight=False), classes, positive)
 
 
 def _binary(y, P, w, classes, positive=1) -> BinaryView:
@@ -383,7 +383,7 @@ def top_k_confidence(y_true, y_prob, k: int = 2, sample_weight=None) -> list[Bin
     >>> [(v.name, v.p.tolist(), v.y.tolist()) for v in vs]
     [('confidence', [0.5, 0.6], [0.0, 0.0]), ('rank 2 confidence', [0.3, 0.3], [1.0, 0.0])]
     """
-    return _top_k_confidence(*check_multiclass(y_true, y_prob, sample_weight), k)
+    return _top_k_confidence(*check_multiclass(y_true, y_prob, sample_weight, drop_zero_weight=False), k)
 
 
 def _top_k_confidence(y, P, w, k) -> list[BinaryView]:
@@ -425,7 +425,7 @@ def top_k_label(y_true, y_prob, k: int = 2, sample_weight=None, classes=None) ->
     >>> [(v.name, v.rows.tolist(), v.p.tolist(), v.y.tolist()) for v in vs]
     [('predicted = a', [0], [0.5], [0.0]), ('predicted = b', [1], [0.6], [0.0]), ('rank 2 = b', [0], [0.3], [1.0]), ('rank 2 = c', [1], [0.3], [0.0])]
     """
-    return _top_k_label(*check_multiclass(y_true, y_prob, sample_weight), k, classes)
+    return _top_k_label(*check_multiclass(y_true, y_prob, sample_weight, drop_zero_weight=False), k, classes)
 
 
 def _top_k_label(y, P, w, k, classes) -> list[BinaryView]:

@@ -292,11 +292,9 @@ def _panel_statistics(y, p, w, n_uniform: int | None, n_equal_mass: int | None, 
     pos = np.searchsorted(v, p[r], side="left")
     tied = v[np.minimum(pos, B - 2)] == p[r]
     if tied.any():
-        # rows equal to a cut value: placed by rank as in EqualMass (all other rows are "free")
-        clean_counts = combine(vb, r[:0], pos[:0], B)[1]
-        free = clean_counts + np.bincount(pos[~tied], minlength=B)
-        t, tb = _binning._tied_bins(r[tied], p, y, w, v, cuts, free)
-        pos[np.searchsorted(r, t)] = tb
+        # rows equal to a cut value: the tie rule of EqualMass (a tie never straddles a cut)
+        row_counts = combine(vb, r[:0], pos[:0], B)[1] + np.bincount(pos, minlength=B)
+        pos[tied] = _binning._equal_mass_ties(cuts, v, row_counts, pos[tied])[1]
     equal_mass, _ = combine(vb, r, pos, B)
     return uniform, equal_mass
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["check_binary", "check_multiclass", "check_weights", "describe_rows"]
+__all__ = ["check_binary", "check_multiclass", "check_weights", "describe_rows", "drop_zero_weight"]
 
 
 def describe_rows(mask: np.ndarray, limit: int = 5) -> str:
@@ -52,6 +52,25 @@ def check_weights(sample_weight, n: int, *, what: str = "sample_weight") -> np.n
     return w
 
 
+def drop_zero_weight(w: np.ndarray | None, *arrays: np.ndarray):
+    """``(*arrays, w)`` without the rows of weight 0: a row with weight 0 is an absent row (DESIGN.md §4).
+
+    Every metric and table treats such a row as if it were deleted (bins, group
+    sizes, counts and smoothing spans count rows, so zero weights alone would
+    not make a row absent). Arrays are returned unchanged when no weight is 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> drop_zero_weight(np.array([1.0, 0.0, 2.0]), np.array([0.1, 0.2, 0.3]))
+    (array([0.1, 0.3]), array([1., 2.]))
+    """
+    if w is None or w.all():
+        return (*arrays, w)
+    keep = w > 0
+    return (*(a[keep] for a in arrays), w[keep])
+
+
 def _binary_labels_fast(y_arr: np.ndarray) -> np.ndarray | None:
     """float64 copy of bool or integer labels that are all 0/1, else None (use the full checks)."""
     if y_arr.dtype == np.bool_:
@@ -61,7 +80,7 @@ def _binary_labels_fast(y_arr: np.ndarray) -> np.ndarray | None:
     return None
 
 
-def check_binary(y_true, y_prob, sample_weight=None, *, min_samples: int = 1):
+def check_binary(y_true, y_prob, sample_weight=None, *, min_samples: int = 1, drop_zero_weight: bool = True):
     """Validate a binary view.
 
     Parameters
@@ -74,6 +93,10 @@ def check_binary(y_true, y_prob, sample_weight=None, *, min_samples: int = 1):
         Non-negative finite weights.
     min_samples : int
         Smallest admissible n.
+    drop_zero_weight : bool, default True
+        Leave out the rows of weight 0 (absent rows, see
+        :func:`drop_zero_weight`); False keeps every row, for callers that
+        align the result with other per-row arrays.
 
     Returns
     -------
@@ -92,7 +115,7 @@ def check_binary(y_true, y_prob, sample_weight=None, *, min_samples: int = 1):
     y = _binary_labels_fast(y_arr)
     if y is not None and p.size and p.min() >= 0.0 and p.max() <= 1.0:
         # fast path: two reductions prove every check below (NaN fails both comparisons)
-        return y, p, check_weights(sample_weight, p.shape[0])
+        return _rows(y, p, check_weights(sample_weight, p.shape[0]), drop_zero_weight)
     y = _as_1d_float(y_arr, "y_true")
     bad_y = ~((y == 0) | (y == 1))
     if bad_y.any():
@@ -109,10 +132,14 @@ def check_binary(y_true, y_prob, sample_weight=None, *, min_samples: int = 1):
             f"y_prob must lie in [0, 1]; it does not in {describe_rows(out)} (min {p.min():.4g}, max {p.max():.4g}). "
             "If these are logits or scores, convert them to probabilities first (e.g. logits=True when loading)."
         )
-    return y, p, check_weights(sample_weight, p.shape[0])
+    return _rows(y, p, check_weights(sample_weight, p.shape[0]), drop_zero_weight)
 
 
-def check_multiclass(y_true, y_prob, sample_weight=None, *, atol: float = 1e-6):
+def _rows(y, p, w, drop: bool):
+    return drop_zero_weight(w, y, p) if drop else (y, p, w)
+
+
+def check_multiclass(y_true, y_prob, sample_weight=None, *, atol: float = 1e-6, drop_zero_weight: bool = True):
     """Validate a multiclass view.
 
     Parameters
@@ -122,6 +149,8 @@ def check_multiclass(y_true, y_prob, sample_weight=None, *, atol: float = 1e-6):
     y_prob : array-like of shape (n, K)
         Probability vectors; each row must sum to 1 within ``atol``.
     sample_weight : array-like of shape (n,), optional
+    drop_zero_weight : bool, default True
+        As in :func:`check_binary`.
 
     Returns
     -------
@@ -160,4 +189,4 @@ def check_multiclass(y_true, y_prob, sample_weight=None, *, atol: float = 1e-6):
             f"each row of y_prob must sum to 1 (tolerance {atol:g}); rows do not in {describe_rows(off)}. "
             "Renormalise the rows (renormalize=True when loading) or pass softmax probabilities."
         )
-    return y_f.astype(np.int64), P, check_weights(sample_weight, P.shape[0])
+    return _rows(y_f.astype(np.int64), P, check_weights(sample_weight, P.shape[0]), drop_zero_weight)

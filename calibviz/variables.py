@@ -22,7 +22,7 @@ from .metrics.resampling import bootstrap
 from .metrics.variable import (_check_variable, _largest_gap, _sorted_bin_starts, _vece_from_errors,
                                _vece_from_sums, top_label_errors)
 from .smoothing import _grid_points, _sort_obs, _sorted_curve, loess_fit
-from .validation import check_binary
+from .validation import check_binary, drop_zero_weight
 
 __all__ = ["variable_curves", "disagreement_ranges", "variable_ranking", "subgroup_table"]
 
@@ -39,8 +39,7 @@ def _responses(y_true, y_prob, kind, sample_weight):
         if np.asarray(y_prob).ndim != 1:
             raise InputError("kind='rate' needs a binary model (y_prob of shape (n,)); "
                              "use kind='error' for multiclass predictions.")
-        y, p, w = check_binary(y_true, y_prob, sample_weight)
-        return y, p, w
+        return check_binary(y_true, y_prob, sample_weight, drop_zero_weight=False)
     raise InputError(f"kind must be 'error' or 'rate', got {kind!r}.")
 
 
@@ -71,9 +70,32 @@ def variable_curves(x, y_true, y_prob, *, kind: str = "error", span: float = 0.7
     -------
     pandas.DataFrame
         Long format, one row per (curve, grid point): ``curve, x, fit, se,
-        lower, upper``. Curves are "actual error" / "predicted error" or
-        "observed rate" / "predicted rate" (in that order). ``.attrs`` holds
-        kind, scale, span, degree, alpha.
+        lower, upper, truncated``. Curves are "actual error" / "predicted
+        error" or "observed rate" / "predicted rate" (in that order).
+        ``fit``, ``lower`` and ``upper`` are truncated to [0, 1] ([0, 100]
+        in percent); ``truncated`` is True where any of the three was moved
+        and ``se`` is the smoother's standard error before truncation.
+        ``.attrs`` holds kind, scale, span, degree, alpha, ``bounds`` (the
+        admissible range) and ``n_truncated`` (rows with ``truncated``).
+
+    Notes
+    -----
+    Both curves are Kelly & Smyth's LOESS fits (local quadratic, pointwise
+    t-bands from the linear smoother's standard error, as R's ``loess``). A
+    linear smoother of 0/1 responses is not bounded: near sparse data or a
+    rate close to 0 or 1 the local quadratic can cross the bounds (an error
+    rate of -1%, a band down to -5%). The curves are kept on the
+    probability scale and the point estimate and band are truncated to the
+    admissible range, the standard practice for linear smoothers of a
+    probability: projecting onto [0, 1] never moves an estimate away from a
+    true value in [0, 1], and a truncated band covers the true value
+    whenever the untruncated one does. A band on the logit scale would
+    instead need a different smoother (local likelihood) and no longer be
+    the published method. Truncation changes only what is drawn: VECE
+    (binned) and max-VCE (the largest difference of the untruncated LOESS
+    curves, Kelly & Smyth Sec. 6.1; :func:`calibviz.metrics.max_vce`) are
+    computed from the raw fits, and :func:`calibviz.smoothing.loess` gives
+    the untruncated curve.
 
     References
     ----------
@@ -92,11 +114,16 @@ def variable_curves(x, y_true, y_prob, *, kind: str = "error", span: float = 0.7
     ['actual error', 'predicted error']
     >>> round(float(c.loc[c["curve"] == "predicted error", "fit"].iloc[0]), 4)
     0.1
+    >>> x = np.arange(60.0); p = np.full(60, 0.7); y = (x < 30).astype(int)  # every error at x >= 30
+    >>> c = variable_curves(x, y, p, span=0.3, grid=[2.0, 20.0, 40.0])
+    >>> bool(c["lower"].min() >= 0), c.attrs["n_truncated"] > 0   # the raw band dips below 0 at x = 2
+    (True, True)
     """
     if scale not in ("probability", "percent"):
         raise InputError(f"scale must be 'probability' or 'percent', got {scale!r}.")
     first, second, w = _responses(y_true, y_prob, kind, sample_weight)
     v = _check_variable(x, first.shape[0])
+    first, second, v, w = drop_zero_weight(w, first, second, v)
     g = _grid_points(grid, np.sort(v))
     factor = 100.0 if scale == "percent" else 1.0
     parts = []
@@ -104,10 +131,20 @@ def variable_curves(x, y_true, y_prob, *, kind: str = "error", span: float = 0.7
         t = loess_fit(v, resp, span=span, degree=degree, sample_weight=w).table(g, alpha=alpha)
         t[["fit", "se", "lower", "upper"]] *= factor
         t.insert(0, "curve", name)
-        parts.append(t)
+        parts.append(_truncate(t, factor))
     out = pd.concat(parts, ignore_index=True)
-    out.attrs.update(kind=kind, scale=scale, span=span, degree=degree, alpha=alpha)
+    out.attrs.update(kind=kind, scale=scale, span=span, degree=degree, alpha=alpha, bounds=(0.0, factor),
+                     n_truncated=int(out["truncated"].sum()))
     return out
+
+
+def _truncate(table: pd.DataFrame, top: float) -> pd.DataFrame:
+    """Fit and band clipped to [0, top], with a ``truncated`` flag per grid point (see variable_curves)."""
+    cols = ["fit", "lower", "upper"]
+    raw = table[cols].to_numpy()
+    table["truncated"] = ((raw < 0.0) | (raw > top)).any(axis=1)
+    table[cols] = np.clip(raw, 0.0, top)
+    return table
 
 
 def disagreement_ranges(curves: pd.DataFrame) -> pd.DataFrame:
@@ -129,6 +166,8 @@ def disagreement_ranges(curves: pd.DataFrame) -> pd.DataFrame:
         ``max_difference`` the largest distance between the two fits. For
         error curves, "actual error" higher means the model is
         over-confident there ("reading" column says so in plain words).
+        Bands and fits are compared as given, i.e. truncated to the
+        admissible range as drawn (see :func:`variable_curves`).
 
     References
     ----------
@@ -287,7 +326,7 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
     rows = []
     for done, col in enumerate(numeric, start=1):
         xv = features[col].to_numpy(dtype=np.float64, na_value=np.nan)
-        ok = np.isfinite(xv)
+        ok = np.isfinite(xv) if w is None else np.isfinite(xv) & (w > 0)  # weight 0 = absent row
         if ok.all():
             e, pe, g, wv = error, predicted_error, gap, w
         else:
@@ -382,6 +421,9 @@ def subgroup_table(column, y_true, y_prob, *, kind: str = "rate", sample_weight=
     if levels.shape[0] != n:
         raise InputError(f"column has {levels.shape[0]} entries but there are {n} predictions.")
     levels = levels.astype(object).where(levels.notna(), "<missing>")
+    if w is not None and not w.all():  # weight 0 = absent row
+        first, second, levels, w = drop_zero_weight(w, first, second, levels.to_numpy())
+        levels, n = pd.Series(levels), first.shape[0]
     codes, uniques = pd.factorize(levels, sort=True)
     wv = np.ones(n) if w is None else w
     W = np.bincount(codes, wv)

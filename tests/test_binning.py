@@ -43,13 +43,31 @@ def test_uniform_matches_sklearn_calibration_curve():
     np.testing.assert_allclose(np.bincount(b.index, weights=p, minlength=10)[keep] / counts[keep], prob_pred)
 
 
+def _equal_mass_cuts_reference(p, B):
+    """Tie rule, written plainly: a cut inside a run of equal scores moves to the nearer end (lower on a draw)."""
+    ps = np.sort(p)
+    n = len(p)
+    cuts = []
+    for j in range(1, B):
+        c = (j * n) // B
+        if 0 < c < n and ps[c - 1] == ps[c]:
+            start = c
+            while start > 0 and ps[start - 1] == ps[c]:
+                start -= 1
+            end = c
+            while end < n and ps[end] == ps[c]:
+                end += 1
+            c = start if c - start <= end - c else end
+        cuts.append(c)
+    return ps, np.array(cuts, dtype=int)
+
+
 def _equal_mass_reference(p, y, B):
-    o = np.lexsort((y, p))
-    cuts = np.r_[0, (np.arange(1, B) * len(p)) // B, len(p)]
-    out = np.empty(len(p), int)
-    for j in range(B):
-        out[o[cuts[j]:cuts[j + 1]]] = j
-    return out
+    """Bin of each row under the tie rule; labels (y) play no part."""
+    ps, cuts = _equal_mass_cuts_reference(p, B)
+    # a row's bin is the number of cuts at or below the first sorted position of its score
+    first = np.searchsorted(ps, p, side="left")
+    return np.searchsorted(cuts, first, side="right")
 
 
 def test_equal_mass_positions_and_ties():
@@ -76,9 +94,10 @@ def test_equal_mass_histogram_path_matches_sorting(kind):
     for B in (2, 15, 1000):
         b = bn.EqualMass(B).fit(p, y)
         np.testing.assert_array_equal(b.index, _equal_mass_reference(p, y, B))
-        ps = np.sort(p)
-        cuts = (np.arange(1, B) * n) // B
-        np.testing.assert_array_equal(b.edges[1:-1], 0.5 * (ps[cuts - 1] + ps[cuts]))
+        ps, cuts = _equal_mass_cuts_reference(p, B)
+        inner = (cuts > 0) & (cuts < n)
+        np.testing.assert_array_equal(b.edges[1:-1][inner], 0.5 * (ps[cuts[inner] - 1] + ps[cuts[inner]]))
+        np.testing.assert_array_equal(b.counts, np.diff(np.r_[0, cuts, n]))
 
 
 def test_equal_mass_continuous_matches_sklearn_quantile():
@@ -97,7 +116,8 @@ def test_fewer_points_than_bins_and_all_equal():
     b = bn.EqualMass(10).fit([0.2, 0.4, 0.6])
     assert b.counts.sum() == 3 and b.n_bins == 10 and np.all(np.diff(b.edges) >= 0)
     b = bn.EqualMass(4).fit([0.5] * 9, [0, 1] * 4 + [0])
-    assert b.counts.tolist() == [2, 2, 2, 3]
+    # a tie is never split: cuts 2, 4, 6 move to the nearer end of the run [0, 9): 0, 0, 9
+    assert b.counts.tolist() == [0, 0, 9, 0]
     for scheme in (bn.PAVA(), bn.PAVABC(), bn.PAVABC(2, 4), bn.MedianVariance(2)):
         b = scheme.fit([0.5] * 9, [0, 1] * 4 + [0])
         assert b.counts.sum() == 9

@@ -82,7 +82,8 @@ def test_hosmer_lemeshow_against_manual():
         O, E, n = y[g].sum(), p[g].sum(), g.size
         H += (O - E) ** 2 / (E * (1 - E / n))
     assert stat == pytest.approx(H)
-    assert pv == pytest.approx(chi2.sf(H, 8))
+    assert pv == pytest.approx(chi2.sf(H, 10))  # fixed predictions: G degrees of freedom
+    assert M.hosmer_lemeshow(y, p, fitted=True).p_value == pytest.approx(chi2.sf(H, 8))  # in-sample fit: G - 2
     y2, p2 = _data(2000, 6, shift=0.15)
     assert M.hosmer_lemeshow(y2, p2).p_value < 1e-6
 

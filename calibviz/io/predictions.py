@@ -54,7 +54,7 @@ class Predictions:
     notes: tuple = ()
 
     def __post_init__(self):
-        y, probs, w = check_multiclass(self.y, self.probs, self.weights, atol=1e-3)
+        y, probs, w = check_multiclass(self.y, self.probs, self.weights, atol=1e-3, drop_zero_weight=False)
         if len(self.classes) != probs.shape[1]:
             from ..errors import InputError
 

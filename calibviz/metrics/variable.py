@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..smoothing import loess_curve
-from ..validation import check_binary, check_multiclass, describe_rows
+from ..validation import check_binary, check_multiclass, describe_rows, drop_zero_weight
 
 __all__ = ["vece", "max_vce", "MaxVCE", "variable_bins"]
 
@@ -38,12 +38,12 @@ def top_label_errors(y_true, y_prob, sample_weight=None):
     """
     arr = np.asarray(y_prob)
     if arr.ndim == 2:
-        y, P, w = check_multiclass(y_true, arr, sample_weight)
+        y, P, w = check_multiclass(y_true, arr, sample_weight, drop_zero_weight=False)
         pred = np.argmax(P, axis=1)
         conf = P[np.arange(P.shape[0]), pred]
         correct = pred == y
     else:
-        y, p, w = check_binary(y_true, arr, sample_weight)
+        y, p, w = check_binary(y_true, arr, sample_weight, drop_zero_weight=False)
         pred = p > 0.5
         conf = np.where(pred, p, 1.0 - p)
         correct = pred == (y == 1.0)
@@ -237,6 +237,7 @@ def vece(x, y_true, y_prob, *, n_bins: int = 10, sample_weight=None) -> float:
     """
     error, predicted_error, w = top_label_errors(y_true, y_prob, sample_weight)
     v = _check_variable(x, error.shape[0])
+    error, predicted_error, v, w = drop_zero_weight(w, error, predicted_error, v)
     return _vece_from_errors(v, error, predicted_error, w, n_bins)
 
 
@@ -286,6 +287,7 @@ def max_vce(x, y_true, y_prob, *, span: float = 0.75, degree: int = 2, grid=200,
     """
     error, predicted_error, w = top_label_errors(y_true, y_prob, sample_weight)
     v = _check_variable(x, error.shape[0])
+    error, predicted_error, v, w = drop_zero_weight(w, error, predicted_error, v)
     return MaxVCE(*_max_vce_from_errors(v, error, predicted_error, w, span, degree, grid))
 
 
