@@ -12,7 +12,8 @@ from .goodness import *  # noqa: F401,F403
 from .resampling import *  # noqa: F401,F403
 from .variable import *  # noqa: F401,F403
 from .multiclass import *  # noqa: F401,F403
-from . import binned, scores, smooth, goodness, resampling, variable, multiclass
+from .consistency import *  # noqa: F401,F403
+from . import binned, scores, smooth, goodness, resampling, variable, multiclass, consistency
 
 __all__ = [
     *binned.__all__,
@@ -22,4 +23,5 @@ __all__ = [
     *resampling.__all__,
     *variable.__all__,
     *multiclass.__all__,
+    *consistency.__all__,
 ]

@@ -1,0 +1,730 @@
+"""The calibrated-model reference of a metric: consistency resampling.
+
+Every calibration metric has a value that a perfectly calibrated model with
+the same predictions would reach, and that value depends on n, on the bins
+and on the predictions themselves (a binned ECE of a calibrated model is
+never 0). Consistency resampling (Bröcker & Smith 2007) draws labels from the
+predictions, ``y* ~ Bernoulli(p)`` (multiclass: ``y* ~ Categorical(row of
+probabilities)``), recomputes the metric with the same predictions, weights
+and options, and reads the observed value against that null distribution
+(DESIGN.md §2, §4: "every metric shown to a user has its calibrated-model
+reference beside it").
+
+Three ways to draw the null values, chosen per metric:
+
+* *generic*: draw ``y*`` for every row and call the metric (any metric, any
+  callable; label-dependent bins such as PAVA-BC are refitted every time);
+* *fixed cells, exact*: for binned metrics whose bins do not depend on the
+  labels (Uniform, Custom, EqualMass, MedianVariance) the bins are fitted
+  once; each resample draws ``y*`` per row and only the per-bin sums of
+  ``y*`` are recomputed (one ``bincount``), then reduced by the very
+  function the metric uses (:func:`calibviz.metrics.binned._norm_of_gaps`,
+  ...);
+* *fixed cells, binomial buckets* (unweighted data, many rows): the rows of
+  each bin are grouped by a fine bucket of the score, and each resample
+  draws one ``Binomial(n_bucket, mean score of the bucket)`` per bucket
+  instead of one Bernoulli per row (an approximation with a proven bound,
+  see :func:`consistency_test`).
+"""
+from __future__ import annotations
+
+import inspect
+import math
+import numbers
+import warnings
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+import numpy as np
+
+from ..binning import Custom, EqualMass, MedianVariance, Uniform, get_scheme
+from ..errors import InputError
+from ..reduce import _top
+from ..summary import BinStatistics, _fit_and_sum
+from ..validation import check_binary, check_multiclass
+from .binned import _decomposition, _norm_of_gaps, ace, brier_decomposition, debiased_ece, ece, hosmer_lemeshow, mce, tce
+from .goodness import spiegelhalter_z
+from .multiclass import (
+    _bin_deviation,
+    _top_label_cells,
+    classwise_ece,
+    classwise_tce,
+    confidence_ece,
+    top_label_ece,
+    top_label_mce,
+)
+from .resampling import _call
+from .scores import brier_score, log_loss
+from .smooth import calibration_index, smooth_ece
+
+__all__ = ["consistency_test", "ConsistencyResult", "CONSISTENCY_METRICS"]
+
+#: Buckets per unit interval of the binomial-bucket path (bucket width h = 2^-12).
+_BUCKETS = 1 << 12
+#: ``method="auto"`` draws per row while n * n_resamples is at most this (about 0.3 s of draws).
+_EXACT_MAX = 1 << 25
+#: Rows per chunk of the exact per-row draws (the uniforms stay in cache).
+_CHUNK = 1 << 16
+#: Upper bound on the entries of one block of binomial draws or of one chunk of the inverse CDF.
+_BLOCK = 1 << 22
+#: Bins whose membership depends on the score alone (never on the labels).
+_LABEL_FREE = (Uniform, Custom, EqualMass, MedianVariance)
+#: Of those, the rank-based ones: bins are runs of the sorted scores.
+_RANK_BASED = (EqualMass, MedianVariance)
+#: Relative tolerance of "null value >= statistic": the observed value and the resampled ones may be
+#: summed in a different order, so values equal in exact arithmetic can differ in the last bits.
+_TIE_RTOL = 1e-10
+_METHODS = ("auto", "exact", "fast")
+
+
+@dataclass(frozen=True)
+class ConsistencyResult:
+    """Result of :func:`consistency_test`: the observed metric against a calibrated model's.
+
+    Attributes
+    ----------
+    statistic : float
+        The metric on the data (for ``spiegelhalter_z``: ``|Z|``).
+    null_mean : float
+        Mean of the metric over the resamples: what a perfectly calibrated
+        model with these predictions would show on average.
+    null_low, null_high : float
+        Central ``level`` range of the null distribution (quantiles
+        ``(1 - level) / 2`` and ``(1 + level) / 2``, linear interpolation).
+    p_value : float
+        ``(1 + #{null >= statistic}) / (1 + number of null values)``: small
+        when the observed value is larger than a calibrated model's.
+    level : float
+        Coverage of ``[null_low, null_high]``, e.g. 0.95.
+    n_resamples : int
+        Number of resamples drawn.
+    metric : str
+        Name of the metric (a callable's ``__name__``).
+    method : str
+        How the null values were drawn: ``"exact"`` (a Bernoulli or
+        categorical label per row) or ``"buckets"`` (binomial buckets, see
+        :func:`consistency_test`).
+    distribution : ndarray of shape (n_resamples - n_failed,)
+        The null values, in drawing order.
+    n_failed : int
+        Resamples on which the metric returned NaN/inf or raised
+        :class:`~calibviz.InputError`; they are left out of the null
+        distribution (as in :func:`calibviz.metrics.bootstrap`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calibviz.metrics import consistency_test
+    >>> p = np.linspace(0.05, 0.95, 400); y = (np.arange(400) % 3 == 0).astype(int)
+    >>> r = consistency_test(y, p, n_resamples=99, random_state=0)
+    >>> type(r).__name__, r.n_resamples, r.metric, r.null_low <= r.null_mean <= r.null_high
+    ('ConsistencyResult', 99, 'ece', True)
+    """
+
+    statistic: float
+    null_mean: float
+    null_low: float
+    null_high: float
+    p_value: float
+    level: float
+    n_resamples: int
+    metric: str
+    method: str
+    distribution: np.ndarray = field(repr=False, compare=False)
+    n_failed: int = 0
+
+
+# ----------------------------------------------------------------------------
+# fixed cells: bins fitted once, only the per-cell sums of y* change
+
+
+@dataclass(frozen=True, eq=False)
+class _Plan:
+    """Rows in fixed cells, each with a Bernoulli(q) outcome, and the metric as a function of the cell sums."""
+
+    cell: np.ndarray  # cell id of every row, shape (n,)
+    q: np.ndarray  # success probability of every row's outcome (the score), shape (n,)
+    w: np.ndarray | None  # row weights
+    base: BinStatistics  # observed sums; count, weight, sum_pred (and second moments) stay fixed
+    reduce: Callable[[BinStatistics], float]  # the metric's own reduction of the sums
+    moments: bool  # whether the reduction needs sum_pred_true (second moments)
+
+    def stats(self, positives, sum_true, sum_pred_true) -> BinStatistics:
+        """The resample's statistics: the observed ones with the drawn sums of y*."""
+        return replace(
+            self.base,
+            positives=positives,
+            sum_true=sum_true,
+            sum_pred_true=sum_pred_true if self.moments else self.base.sum_pred_true,
+        )
+
+
+def _splits_ties(q: np.ndarray, key: np.ndarray, n_bins: int, grouped: bool) -> bool:
+    """Does a score occur in two adjacent bins (of the same group)?
+
+    For rank-based bins (runs of the sorted scores within each group, cell =
+    group * n_bins + bin), the max score of a bin is <= the min score of the
+    next non-empty bin; equality means a run of tied scores straddles the
+    boundary, whose split could then depend on the labels.
+    """
+    size = int(key.max()) + 1 if key.size else 0
+    lo = np.full(size, np.inf)
+    hi = np.full(size, -np.inf)
+    np.minimum.at(lo, key, q)
+    np.maximum.at(hi, key, q)
+    used = np.flatnonzero(lo <= hi)
+    adjacent = np.ones(max(used.shape[0] - 1, 0), dtype=bool)
+    if grouped:
+        adjacent = used[1:] // n_bins == used[:-1] // n_bins
+    return bool(np.any(adjacent & (hi[used[:-1]] >= lo[used[1:]])))
+
+
+def _label_free(binning):
+    """The scheme if its bins never depend on the labels, else None."""
+    scheme = get_scheme(binning)
+    return scheme if type(scheme) in _LABEL_FREE else None
+
+
+def _binary_plan(binning, reduce, moments=False):
+    """Plan builder for a binary metric that is ``reduce(per-bin sums on binning)``."""
+
+    def build(y, p, w):
+        scheme = _label_free(binning)
+        if scheme is None:
+            return None
+        bins, s = _fit_and_sum(y, p, w, scheme, moments)
+        if isinstance(scheme, _RANK_BASED) and _splits_ties(p, bins.index, bins.n_bins, False):
+            return None
+        return _Plan(bins.index, p, w, s, reduce, moments)
+
+    return build
+
+
+def _confidence_plan(binning, norm):
+    def build(y, P, w):
+        scheme = _label_free(binning)
+        if scheme is None:
+            return None
+        c, h = _top(P)
+        bins, s = _fit_and_sum((y == c).astype(np.float64), h, w, scheme, False)
+        if isinstance(scheme, _RANK_BASED) and _splits_ties(h, bins.index, bins.n_bins, False):
+            return None
+        return _Plan(bins.index, h, w, s, lambda st: _norm_of_gaps(st, norm), False)
+
+    return build
+
+
+def _top_label_plan(binning, fit, reduce):
+    """Plan builder for a top-label metric ``reduce(cells, per-cell sums)`` (cell = predicted class x bin)."""
+
+    def build(y, P, w):
+        scheme = _label_free(binning)
+        if scheme is None:
+            return None
+        cells = _top_label_cells(y, P, w, scheme, fit)
+        if isinstance(scheme, _RANK_BASED):
+            if cells.bins is not None:  # one pooled fit
+                split = _splits_ties(cells.h, cells.bins.index, cells.bins.n_bins, False)
+            else:  # one fit per predicted class
+                split = _splits_ties(cells.h, cells.index, cells.n_bins, True)
+            if split:
+                return None
+        return _Plan(cells.index, cells.h, w, cells.stats, lambda st: reduce(cells, st), False)
+
+    return build
+
+
+def _tl_bin_max(cells, s) -> float:
+    """Top-label MCE, reduce="bin": the largest class-weighted deviation of a bin (as top_label_mce)."""
+    dev, weight = _bin_deviation(replace(cells, stats=s))
+    return float(np.max(dev[weight > 0]))
+
+
+def _bucket_groups(plan: _Plan):
+    """Groups of rows sharing a cell and a score bucket of width 1/_BUCKETS.
+
+    Returns (size, mean score, cells holding groups, start of each such cell's groups).
+    """
+    H = _BUCKETS
+    n_cells = plan.base.count.shape[0]
+    bucket = np.minimum(plan.q * H, H - 1).astype(np.int64)
+    key = plan.cell.astype(np.int64) * H + bucket
+    if n_cells * H <= _BLOCK:
+        size = np.bincount(key, minlength=n_cells * H)
+        g = np.flatnonzero(size)
+        total = np.bincount(key, weights=plan.q, minlength=n_cells * H)[g]
+        size = size[g]
+    else:
+        g, inverse = np.unique(key, return_inverse=True)
+        size = np.bincount(inverse.reshape(-1))
+        total = np.bincount(inverse.reshape(-1), weights=plan.q)
+    mean = np.clip(total / size, 0.0, 1.0)
+    gcell = g // H  # non-decreasing: groups of one cell are consecutive
+    starts = np.flatnonzero(np.r_[True, gcell[1:] != gcell[:-1]])
+    return size, mean, gcell[starts], starts
+
+
+def _null_fixed(plan: _Plan, n_resamples: int, rng: np.random.Generator, buckets) -> np.ndarray:
+    """Null values of a fixed-cell plan: exact per-row draws, or binomial draws per bucket."""
+    n_cells = plan.base.count.shape[0]
+    values = np.empty(n_resamples)
+    if buckets is not None:
+        size, mean, cells, starts = buckets
+        G = size.shape[0]
+        chunk = max(1, _BLOCK // G)
+        pos = np.zeros((min(chunk, n_resamples), n_cells), dtype=np.int64)
+        spt = np.zeros(pos.shape) if plan.moments else None
+        for done in range(0, n_resamples, chunk):
+            c = min(chunk, n_resamples - done)
+            k = rng.binomial(size, mean, size=(c, G))
+            pos[:c, cells] = np.add.reduceat(k, starts, axis=1)
+            if plan.moments:  # sum of p * y* over a bucket ~ mean score x successes
+                spt[:c, cells] = np.add.reduceat(k * mean, starts, axis=1)
+            for j in range(c):
+                st = plan.stats(pos[j].copy(), pos[j].astype(np.float64), None if spt is None else spt[j].copy())
+                values[done + j] = plan.reduce(st)
+        return values
+    # exact: rows sorted by cell once, so each cell's sums are one reduceat over a contiguous run
+    order = np.argsort(plan.cell, kind="stable")
+    cs = plan.cell[order]
+    starts = np.flatnonzero(np.r_[True, cs[1:] != cs[:-1]])
+    cells = cs[starts]
+    q = plan.q[order]
+    w = None if plan.w is None else plan.w[order]
+    wp = None if not plan.moments else (q if w is None else w * q)
+    n = q.shape[0]
+    u = np.empty(min(n, _CHUNK))
+    z = np.empty(n, dtype=bool)
+    positives = np.zeros(n_cells, dtype=np.int64)
+    sum_true = np.zeros(n_cells)
+    spt = np.zeros(n_cells) if plan.moments else None
+    for r in range(n_resamples):
+        for s in range(0, n, _CHUNK):  # chunks: the uniforms stay in cache; same stream as one call
+            m = min(_CHUNK, n - s)
+            rng.random(out=u[:m])
+            np.less(u[:m], q[s:s + m], out=z[s:s + m])
+        positives[cells] = np.add.reduceat(z, starts, dtype=np.int64)
+        sum_true[cells] = positives[cells] if w is None else np.add.reduceat(w * z, starts)
+        if spt is not None:
+            spt[cells] = np.add.reduceat(wp * z, starts)
+        values[r] = plan.reduce(plan.stats(positives.copy(), sum_true.copy(), None if spt is None else spt.copy()))
+    return values
+
+
+# ----------------------------------------------------------------------------
+# generic: draw labels for every row and call the metric
+
+
+def _categorical_draw(P: np.ndarray, cum: np.ndarray | None, rng: np.random.Generator) -> np.ndarray:
+    """One class per row, ``y* ~ Categorical(P[i])``, by inverse CDF with one uniform per row.
+
+    y* = #{k : cumsum(P[i])_k <= u * rowsum}; rows are processed in chunks
+    (the cumulative sums are recomputed per chunk unless ``cum`` is given).
+    """
+    n, K = P.shape
+    u = rng.random(n)
+    out = np.empty(n, dtype=np.int64)
+    step = max(1, _BLOCK // K)
+    for s in range(0, n, step):
+        cs = cum[s:s + step] if cum is not None else np.cumsum(P[s:s + step], axis=1)
+        thr = u[s:s + step] * cs[:, -1]
+        out[s:s + step] = np.count_nonzero(cs <= thr[:, None], axis=1)
+    np.minimum(out, K - 1, out=out)  # round-off guard (u * total rounding up to the total)
+    return out
+
+
+def _null_generic(func, kind, draw, y_prob, w, options, n_resamples, rng, named: bool) -> np.ndarray:
+    """Null values by drawing labels for every row and calling the metric (named metrics or a callable)."""
+    values = np.empty(n_resamples)
+    n = y_prob.shape[0]
+    if kind == "binary":
+        if named:
+            # calibviz's metrics do not depend on the row order: sorted scores make every refit's sort
+            # (PAVA-BC, EqualMass, ...) a pass over presorted data
+            order = np.argsort(y_prob, kind="stable")
+            y_prob = y_prob[order]
+            w = None if w is None else w[order]
+        u = np.empty(n)
+        for r in range(n_resamples):
+            rng.random(out=u)
+            ystar = u < y_prob
+            values[r] = _call(func, [ystar if named else ystar.astype(np.float64), y_prob], w, options)
+        return values
+    K = y_prob.shape[1]
+    if draw == "top":
+        # the metric only sees whether y* is the predicted class: y* = c with probability max(P[i])
+        c, h = _top(y_prob)
+        other = (c + 1) % K
+        for r in range(n_resamples):
+            ystar = np.where(rng.random(n) < h, c, other)
+            values[r] = _call(func, [ystar, y_prob], w, options)
+        return values
+    cum = np.cumsum(y_prob, axis=1) if y_prob.size <= _BLOCK * 4 else None
+    for r in range(n_resamples):
+        values[r] = _call(func, [_categorical_draw(y_prob, cum, rng), y_prob], w, options)
+    return values
+
+
+# ----------------------------------------------------------------------------
+# the metrics by name
+
+
+@dataclass(frozen=True)
+class _Metric:
+    func: Callable  # (y, p, sample_weight=None, **options) -> float
+    base: Callable  # the calibviz function whose keyword options are accepted
+    kind: str  # "binary" | "multiclass"
+    draw: str = "joint"  # multiclass generic draws: "top" (only y* == argmax matters) or "joint"
+    plan: Callable | None = None  # options -> plan builder (y, p, w) -> _Plan | None
+    fixed: tuple = ()  # options set by the name (rmsce: norm)
+
+
+def _rmsce(y_true, y_prob, *, sample_weight=None, **options):
+    return ece(y_true, y_prob, norm="l2", sample_weight=sample_weight, **options)
+
+
+def _hl_statistic(y_true, y_prob, *, sample_weight=None, **options):
+    return hosmer_lemeshow(y_true, y_prob, sample_weight=sample_weight, **options).statistic
+
+
+def _abs_spiegelhalter(y_true, y_prob, *, sample_weight=None, **options):
+    return abs(spiegelhalter_z(y_true, y_prob, sample_weight=sample_weight, **options).statistic)
+
+
+def _brier_reliability(y_true, y_prob, *, sample_weight=None, **options):
+    return brier_decomposition(y_true, y_prob, sample_weight=sample_weight, **options).reliability
+
+
+def _ici(y_true, y_prob, *, sample_weight=None, **options):
+    return calibration_index(y_true, y_prob, sample_weight=sample_weight, **options).ici
+
+
+def _ece_plan(o, norm=None):
+    return _binary_plan(o["binning"], lambda s, nm=norm or o["norm"]: _norm_of_gaps(s, nm))
+
+
+_REGISTRY = {
+    "ece": _Metric(ece, ece, "binary", plan=_ece_plan),
+    "ace": _Metric(ace, ace, "binary",
+                   plan=lambda o: _binary_plan(EqualMass(o["n_bins"]), lambda s, nm=o["norm"]: _norm_of_gaps(s, nm))),
+    "mce": _Metric(mce, mce, "binary", plan=lambda o: _ece_plan(o, "max")),
+    "rmsce": _Metric(_rmsce, ece, "binary", plan=lambda o: _ece_plan(o, "l2"), fixed=("norm",)),
+    "debiased_ece": _Metric(debiased_ece, debiased_ece, "binary"),
+    "tce": _Metric(tce, tce, "binary"),
+    "smooth_ece": _Metric(smooth_ece, smooth_ece, "binary", fixed=("return_bandwidth",)),
+    "brier": _Metric(brier_score, brier_score, "binary"),
+    "log_loss": _Metric(log_loss, log_loss, "binary"),
+    "hosmer_lemeshow": _Metric(_hl_statistic, hosmer_lemeshow, "binary"),
+    "spiegelhalter_z": _Metric(_abs_spiegelhalter, spiegelhalter_z, "binary"),
+    "brier_reliability": _Metric(
+        _brier_reliability, brier_decomposition, "binary",
+        plan=lambda o: _binary_plan(o["binning"], lambda s: _decomposition(s).reliability, moments=True),
+    ),
+    "ici": _Metric(_ici, calibration_index, "binary"),
+    "confidence_ece": _Metric(confidence_ece, confidence_ece, "multiclass", draw="top",
+                              plan=lambda o: _confidence_plan(o["binning"], o["norm"])),
+    "top_label_ece": _Metric(
+        top_label_ece, top_label_ece, "multiclass", draw="top",
+        plan=lambda o: _top_label_plan(o["binning"], o["fit"], lambda cells, s, nm=o["norm"]: _norm_of_gaps(s, nm)),
+    ),
+    "top_label_mce": _Metric(
+        top_label_mce, top_label_mce, "multiclass", draw="top",
+        plan=lambda o: _top_label_plan(
+            o["binning"], o["fit"],
+            _tl_bin_max if o["reduce"] == "bin" else (lambda cells, s: _norm_of_gaps(s, "max")),
+        ),
+    ),
+    "classwise_ece": _Metric(classwise_ece, classwise_ece, "multiclass"),
+    "classwise_tce": _Metric(classwise_tce, classwise_tce, "multiclass"),
+}
+_ALIASES = {"smece": "smooth_ece", "brier_score": "brier"}
+
+#: Metric names :func:`consistency_test` accepts (plus the aliases "smece" and "brier_score").
+CONSISTENCY_METRICS = tuple(_REGISTRY)
+
+
+def _resolve(metric):
+    """(name, _Metric or None for a callable)."""
+    if callable(metric):
+        return getattr(metric, "__name__", type(metric).__name__), None
+    if isinstance(metric, str):
+        key = metric.strip().lower().replace("-", "_")
+        key = _ALIASES.get(key, key)
+        if key in _REGISTRY:
+            return key, _REGISTRY[key]
+    raise InputError(
+        f"unknown metric {metric!r}; pass a callable (y_true, y_prob, sample_weight=None) -> float "
+        f"or one of: {', '.join(CONSISTENCY_METRICS)} (aliases: smece, brier_score)."
+    )
+
+
+def _options(name: str, spec: _Metric, options: dict) -> dict:
+    """Options with the metric's defaults filled in; unknown names are an InputError."""
+    params = inspect.signature(spec.base).parameters
+    allowed = [
+        k for k, prm in params.items()
+        if prm.kind is inspect.Parameter.KEYWORD_ONLY and k != "sample_weight" and k not in spec.fixed
+    ]
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        accepted = ", ".join(allowed) if allowed else "none"
+        raise InputError(
+            f"metric {name!r} does not take the option(s) {', '.join(map(repr, unknown))}; "
+            f"it accepts: {accepted}."
+        )
+    return {**{k: params[k].default for k in allowed}, **options}
+
+
+def _check_kind(name: str, spec: _Metric | None, ndim: int, shape) -> str:
+    if ndim not in (1, 2):
+        raise InputError(
+            f"y_prob must have shape (n,) (binary: P(y = 1)) or (n, K) (multiclass), got shape {shape}."
+        )
+    kind = "binary" if ndim == 1 else "multiclass"
+    if spec is None or spec.kind == kind:
+        return kind
+    if spec.kind == "binary":
+        raise InputError(
+            f"metric {name!r} is binary and needs y_prob of shape (n,) with P(y = 1), got shape {shape}. "
+            "For two classes pass y_prob[:, 1]; for K classes use a multiclass metric "
+            "(confidence_ece, top_label_ece, top_label_mce, classwise_ece, classwise_tce)."
+        )
+    raise InputError(
+        f"metric {name!r} is multiclass and needs y_prob of shape (n, K), got shape {shape}. "
+        "For a binary view use a binary metric (e.g. 'ece'), or pass np.column_stack([1 - p, p])."
+    )
+
+
+def consistency_test(
+    y_true,
+    y_prob,
+    *,
+    metric="ece",
+    n_resamples: int = 1000,
+    random_state=None,
+    sample_weight=None,
+    level: float = 0.95,
+    method: str = "auto",
+    **options,
+) -> ConsistencyResult:
+    """Compare a metric with its value under a perfectly calibrated model (consistency resampling).
+
+    Labels are redrawn from the predictions themselves, ``y* ~ Bernoulli(p)``
+    (multiclass: ``y* ~ Categorical(P[i])``), ``n_resamples`` times; the
+    metric is recomputed on ``(y*, y_prob)`` with the same weights and
+    options. The null values show the range a calibrated model with exactly
+    these predictions would reach, and the p-value says how unusual the
+    observed value is against it.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary labels in {0, 1}, or class indices 0..K-1 with a (n, K) ``y_prob``.
+    y_prob : array-like of shape (n,) or (n, K)
+        P(y = 1) for a binary metric; probability vectors (rows sum to 1) for
+        a multiclass metric.
+    metric : str or callable, default "ece"
+        One of ``CONSISTENCY_METRICS``: binary "ece", "ace", "mce", "rmsce"
+        (= ``ece(norm="l2")``), "debiased_ece", "tce", "smooth_ece" (or
+        "smece"), "brier" (:func:`brier_score`), "log_loss",
+        "hosmer_lemeshow" (its statistic), "spiegelhalter_z" (``|Z|``, so
+        that larger is worse, as for every other metric),
+        "brier_reliability" (the reliability term of
+        :func:`brier_decomposition`), "ici" (:func:`calibration_index`'s
+        ICI); multiclass "confidence_ece", "top_label_ece",
+        "top_label_mce", "classwise_ece", "classwise_tce". Or a callable
+        ``metric(y_true, y_prob, sample_weight=None, **options) -> float``
+        (larger = worse calibrated); it receives validated arrays (labels as
+        float64 0/1, or int64 class indices for a (n, K) ``y_prob``) and
+        ``sample_weight=`` only when weights are given.
+    n_resamples : int, default 1000
+        Number of label draws, >= 1.
+    random_state : None, int or numpy.random.Generator
+        Seed of the draws; the same seed gives the same result.
+    sample_weight : array-like of shape (n,), optional
+        Passed to the metric as ``sample_weight`` for the statistic and every
+        resample. Rows of weight 0 are absent rows (dropped by the input
+        checks).
+    level : float, default 0.95
+        Coverage of ``[null_low, null_high]``, in (0, 1).
+    method : {"auto", "exact", "fast"}, default "auto"
+        "exact": one Bernoulli (categorical) draw per row and resample.
+        "fast": binomial buckets (see Notes) wherever they apply (unweighted
+        data, metrics on label-free bins), exact draws elsewhere. "auto":
+        buckets when they apply, ``n * n_resamples > 2**25`` and the buckets
+        hold at least 8 rows on average; exact otherwise. The result's
+        ``method`` says which draws were used.
+    **options
+        Passed to the metric, e.g. ``binning=Uniform(10)``, ``n_bins=10``
+        ("ace"), ``alpha=0.01`` ("tce"), ``norm="l2"``, ``n_groups=`` ...
+
+    Returns
+    -------
+    ConsistencyResult
+        ``statistic``, ``null_mean``, ``null_low``, ``null_high``,
+        ``p_value``, ``level``, ``n_resamples``, ``metric``, ``method``,
+        ``distribution`` (the null values) and ``n_failed``.
+
+    Raises
+    ------
+    InputError
+        For bad arrays, an unknown metric name (the message lists them), an
+        option the metric does not take, a binary metric with a (n, K)
+        ``y_prob`` or a multiclass one with a (n,) ``y_prob``, bad
+        ``n_resamples``, ``level``, ``method`` or ``random_state``, or a
+        metric that is undefined (NaN, InputError) on the data themselves.
+
+    Warns
+    -----
+    RuntimeWarning
+        When the metric was undefined (NaN/inf or InputError) on some
+        resamples: they are counted in ``n_failed`` and left out.
+
+    Notes
+    -----
+    *p-value.* ``(1 + #{null >= statistic}) / (1 + m)`` with m the number of
+    finite null values (``n_resamples`` unless some failed), the Monte Carlo
+    p-value that is exactly valid (super-uniform) for any m. Null values
+    within a relative 1e-10 of the statistic count as ties (>=): the observed
+    value and the resampled ones may be summed in a different order.
+
+    *How the null values are drawn.* Binned metrics whose bins depend on the
+    scores alone (Uniform, Custom, EqualMass, MedianVariance bins of "ece",
+    "ace", "mce", "rmsce", "brier_reliability", "confidence_ece",
+    "top_label_ece", "top_label_mce") fit their bins once; each resample only
+    changes the per-bin sums of y*, which the metric's own reduction turns
+    into its value. (Rank-based bins are fitted once only when no run of tied
+    scores straddles a bin boundary; otherwise, and for label-dependent bins
+    such as PAVA-BC, every resample calls the metric.) All other metrics
+    draw y* for every row and call the metric; named binary metrics get the
+    rows sorted by score (they do not depend on row order, and a refit's
+    sort is then a pass over presorted data). "confidence_ece" and the
+    top-label metrics only see whether y* is the predicted class (argmax,
+    first on ties), which is Bernoulli(max P[i]): that is what is drawn.
+    Class-wise metrics and callables with a (n, K) ``y_prob`` get the joint
+    categorical draw (inverse CDF, one uniform per row).
+
+    *Binomial buckets (approximation).* Without weights, the rows of each
+    bin are grouped by score buckets ``[j h, (j+1) h)`` of width
+    ``h = 2**-12``, and a resample draws ``Binomial(n_g, pbar_g)`` for each
+    bucket g (n_g rows of mean score pbar_g) instead of n_g Bernoulli(p_i).
+    Both have the same mean; the exact sum's variance
+    ``sum_i p_i (1 - p_i) = n_g pbar_g (1 - pbar_g) - sum_i (p_i - pbar_g)^2``
+    is smaller than the binomial's by ``sum_i (p_i - pbar_g)^2``, which is
+    at most ``n_g (pbar_g - a)(a + h - pbar_g) <= n_g h^2 / 4`` for the
+    bucket ``[a, a + h)`` (Bhatia-Davis) and at most a fraction
+    ``h / max(pbar_g, 1 - pbar_g) <= 2 h = 2**-11`` (0.05%) of the binomial
+    variance, so each bin's standard deviation is overstated by at most
+    0.025%. The binomial is also the more spread of the two in convex order
+    (Hoeffding 1956), so the approximation can only make the null values
+    very slightly larger, i.e. the p-value very slightly conservative. With
+    "brier_reliability", ``sum p y*`` of a bucket is taken as
+    ``pbar_g x successes`` (the reliability term does not use it). Weighted
+    data are always drawn row by row (exact), without re-binning where the
+    bins are label-free.
+
+    References
+    ----------
+    J. Bröcker and L. A. Smith, "Increasing the reliability of reliability
+    diagrams", Weather and Forecasting 22(3), 2007 (consistency resampling);
+    T. Dimitriadis, T. Gneiting and A. I. Jordan, "Stable reliability
+    diagrams for probabilistic classifiers", PNAS 118(8), 2021
+    (consistency bands of CORP reliability diagrams); W. Hoeffding, "On
+    the distribution of the number of successes in independent trials",
+    Ann. Math. Statist. 27(3), 1956 (Poisson-binomial vs binomial);
+    A. C. Davison and D. V. Hinkley, *Bootstrap Methods and their
+    Application*, 1997, Sec. 4.2 (Monte Carlo p-value (1 + #) / (1 + m)).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calibviz.metrics import consistency_test
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(0.05, 0.95, 2000)
+    >>> y = (rng.random(2000) < p).astype(int)          # a calibrated model
+    >>> r = consistency_test(y, p, metric="ece", n_resamples=200, random_state=1)
+    >>> r.null_low < r.null_mean < r.null_high, r.p_value > 0.05
+    (True, True)
+    >>> y_bad = (rng.random(2000) < p ** 2).astype(int)  # true risk p^2: over-predicts
+    >>> consistency_test(y_bad, p, metric="tce", n_resamples=50, random_state=1).p_value < 0.05
+    True
+    >>> P = rng.dirichlet([1, 1, 1], 500); yk = np.array([rng.choice(3, p=row) for row in P])
+    >>> round(consistency_test(yk, P, metric="classwise_ece", n_resamples=50, random_state=0).p_value, 2) > 0.01
+    True
+    """
+    name, spec = _resolve(metric)
+    if isinstance(n_resamples, (bool, np.bool_)) or not isinstance(n_resamples, numbers.Integral) or n_resamples < 1:
+        raise InputError(f"n_resamples must be an integer >= 1, got {n_resamples!r}.")
+    n_resamples = int(n_resamples)
+    if isinstance(level, (bool, np.bool_)) or not (isinstance(level, numbers.Real) and 0 < level < 1):
+        raise InputError(f"level must lie strictly between 0 and 1 (e.g. 0.95), got {level!r}.")
+    if method not in _METHODS:
+        raise InputError(f"method must be one of {', '.join(map(repr, _METHODS))}, got {method!r}.")
+    try:
+        rng = np.random.default_rng(random_state)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"random_state must be None, an int or a numpy Generator ({exc}).") from None
+    try:
+        shape = np.shape(y_prob)
+    except ValueError:
+        raise InputError("y_prob must be a numeric array of shape (n,) or (n, K) (rows of equal length).") from None
+    kind = _check_kind(name, spec, len(shape), shape)
+
+    if kind == "binary":
+        y, prob, w = check_binary(y_true, y_prob, sample_weight)
+    else:
+        y, prob, w = check_multiclass(y_true, y_prob, sample_weight)
+    if spec is None:
+        func, opts = metric, dict(options)
+    else:
+        func, opts = spec.func, _options(name, spec, options)
+
+    statistic = _call(func, [y, prob], w, options, strict=True)
+    if not math.isfinite(statistic):
+        raise InputError(f"metric {name!r} is {statistic} on these data; it has no calibrated-model reference.")
+
+    plan = None
+    if spec is not None and spec.plan is not None:
+        plan = spec.plan(opts)(y, prob, w)
+    buckets = None
+    if plan is not None and w is None and method != "exact":
+        groups = _bucket_groups(plan)
+        n = prob.shape[0]
+        if method == "fast" or (n * n_resamples > _EXACT_MAX and 8 * groups[0].shape[0] <= n):
+            buckets = groups
+    if plan is not None:
+        values = _null_fixed(plan, n_resamples, rng, buckets)
+    else:
+        draw = "joint" if spec is None else spec.draw
+        values = _null_generic(func, kind, draw, prob, w, options, n_resamples, rng, spec is not None)
+
+    finite = np.isfinite(values)
+    dist = values[finite]
+    n_failed = int(n_resamples - dist.shape[0])
+    if n_failed:
+        warnings.warn(
+            f"consistency_test: the metric {name!r} was undefined (NaN/inf or InputError) on {n_failed} of "
+            f"{n_resamples} resamples; they were left out of the null distribution (see n_failed).",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    if dist.shape[0]:
+        tol = _TIE_RTOL * abs(statistic)
+        p_value = (1.0 + np.count_nonzero(dist >= statistic - tol)) / (1.0 + dist.shape[0])
+        low, high = (float(v) for v in np.quantile(dist, [(1 - level) / 2, (1 + level) / 2]))
+        null_mean = float(dist.mean())
+    else:
+        p_value = low = high = null_mean = math.nan
+    return ConsistencyResult(
+        statistic=float(statistic),
+        null_mean=null_mean,
+        null_low=low,
+        null_high=high,
+        p_value=float(p_value),
+        level=float(level),
+        n_resamples=n_resamples,
+        metric=name,
+        method="buckets" if buckets is not None else "exact",
+        distribution=dist,
+        n_failed=n_failed,
+    )
