@@ -401,11 +401,53 @@ def test_options_are_passed_through():
         ("tce", {"alpha": 0.01, "binning": B.Uniform(5)}, lambda: tce(y, p, alpha=0.01, binning=B.Uniform(5))),
         ("hosmer_lemeshow", {"n_groups": 5}, lambda: hosmer_lemeshow(y, p, n_groups=5).statistic),
         ("ece", {"binning": B.PAVA()}, lambda: ece(y, p, binning=B.PAVA())),  # label-dependent bins: generic
-        ("brier_reliability", {"binning": B.Uniform(4)}, lambda: brier_decomposition(y, p, binning=B.Uniform(4)).reliability),
+        ("brier_reliability", {"binning": B.Uniform(4)},
+         lambda: brier_decomposition(y, p, binning=B.Uniform(4)).reliability),
     ]
     for metric, opts, ref in cases:
         res = consistency_test(y, p, metric=metric, n_resamples=20, random_state=0, **opts)
         assert res.statistic == pytest.approx(ref(), rel=1e-12), (metric, opts)
+
+
+@pytest.mark.parametrize("n", [3000, 300_000])  # 300,000 > 2^18: the metrics sum EqualMass bins in one pass
+def test_fixed_bins_are_the_metrics_own_bins(n):
+    """The once-fitted bins and the metric's reduction give back its value (ties included; sums of
+    3e5 rows in another order agree to ~1e-12 relative)."""
+    from calibviz.metrics.consistency import _REGISTRY, _options
+    from calibviz.validation import check_binary, check_multiclass
+
+    rng = np.random.default_rng(37)
+    p = np.round(rng.beta(2, 2, n), 2)  # heavy ties
+    y = (rng.random(n) < p).astype(int)
+    w = rng.uniform(0.5, 2, n)
+    cases = [
+        ("ece", {}, lambda **k: ece(y, p, **k)),
+        ("ace", {"n_bins": 7}, lambda **k: ace(y, p, n_bins=7, **k)),
+        ("mce", {"binning": B.MedianVariance(50)}, lambda **k: mce(y, p, binning=B.MedianVariance(50), **k)),
+        ("rmsce", {"binning": B.EqualMass(10)}, lambda **k: ece(y, p, binning=B.EqualMass(10), norm="l2", **k)),
+        ("brier_reliability", {"binning": B.EqualMass(10)},
+         lambda **k: brier_decomposition(y, p, binning=B.EqualMass(10), **k).reliability),
+    ]
+    for weights in (None, w):
+        yy, pp, ww = check_binary(y, p, weights)
+        for name, opts, ref in cases:
+            spec = _REGISTRY[name]
+            plan = spec.plan(_options(name, spec, opts))(yy, pp, ww)
+            assert plan is not None, name
+            assert plan.reduce(plan.base) == pytest.approx(ref(sample_weight=weights), rel=1e-9, abs=1e-15), name
+    yk, P = _multiclass(min(n, 20_000), 4, seed=38)
+    P = np.round(P, 2)
+    P /= P.sum(axis=1, keepdims=True)
+    yk, P, _ = check_multiclass(yk, P)
+    for name, opts, fn in [("confidence_ece", {"binning": B.EqualMass(6)}, confidence_ece),
+                           ("top_label_ece", {"binning": B.EqualMass(6)}, top_label_ece),
+                           ("top_label_ece", {"binning": B.EqualMass(6), "fit": "pooled"}, top_label_ece),
+                           ("top_label_mce", {}, top_label_mce),
+                           ("top_label_mce", {"reduce": "cell", "binning": B.Uniform(4)}, top_label_mce)]:
+        spec = _REGISTRY[name]
+        plan = spec.plan(_options(name, spec, opts))(yk, P, None)
+        assert plan is not None, name
+        assert plan.reduce(plan.base) == pytest.approx(fn(yk, P, **opts), rel=1e-12), (name, opts)
 
 
 def test_fast_path_variants_agree_with_exact_draws():
@@ -519,6 +561,16 @@ def test_failed_resamples_are_counted_and_left_out():
         res = consistency_test(y, p, metric=flaky, n_resamples=40, random_state=0)
     assert res.n_failed == 20 and res.distribution.shape == (20,)
     assert res.p_value == pytest.approx((1 + np.sum(res.distribution >= res.statistic)) / 21)
+
+
+def test_an_infinite_statistic_is_larger_than_every_null_value():
+    y, p = _calibrated(200, 36)
+
+    def impossible(y_true, y_prob):  # e.g. a likelihood ratio of outcomes the model calls impossible
+        return float("inf") if np.array_equal(y_true, y) else float(np.mean(y_true))
+
+    res = consistency_test(y, p, metric=impossible, n_resamples=30, random_state=0)
+    assert res.statistic == np.inf and res.p_value == 1 / 31 and res.n_failed == 0
 
 
 def test_bad_inputs_raise_input_error():
