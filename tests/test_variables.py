@@ -43,6 +43,47 @@ def test_rate_curves_binary_only():
         variable_curves(x, y, np.column_stack([1 - p, p]), kind="rate")
 
 
+def step_errors(n=400, seed=0):
+    """No errors below x = 50 and 60% above, at a constant 30% predicted error: the local quadratic
+    overshoots below 0 just before the step and its band crosses 0 wherever there are no errors."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(0, 100, n)
+    error = (x >= 50) & (rng.uniform(size=n) < 0.6)
+    return x, np.where(error, 0, 1), np.full(n, 0.7)
+
+
+@pytest.mark.parametrize("scale, top", [("probability", 1.0), ("percent", 100.0)])
+def test_curves_and_bands_are_truncated_to_the_admissible_range_and_flagged(scale, top):
+    x, y, p = step_errors()
+    grid = np.linspace(5, 95, 91)
+    raw = loess(x, (y == 0).astype(float), span=0.3, grid=grid)  # the actual-error LOESS, untruncated
+    assert raw["fit"].min() < -0.01 and raw["lower"].min() < -0.05  # the reading the issue reports
+    c = variable_curves(x, y, p, span=0.3, grid=grid, scale=scale)
+    assert {"fit", "lower", "upper", "truncated"} <= set(c.columns)
+    assert (c[["fit", "lower", "upper"]] >= 0).all().all() and (c[["fit", "lower", "upper"]] <= top).all().all()
+    actual = c[c["curve"] == "actual error"].reset_index(drop=True)
+    f = top / 1.0
+    moved = ((raw[["fit", "lower", "upper"]] < 0) | (raw[["fit", "lower", "upper"]] > 1)).any(axis=1)
+    np.testing.assert_array_equal(actual["truncated"], moved)
+    np.testing.assert_allclose(actual["fit"], f * raw["fit"].clip(0, 1), atol=1e-9)
+    np.testing.assert_allclose(actual["lower"], f * raw["lower"].clip(0, 1), atol=1e-9)
+    np.testing.assert_allclose(actual["se"], f * raw["se"], rtol=1e-12)  # the smoother's se is kept
+    untouched = actual[~actual["truncated"]]
+    np.testing.assert_allclose(untouched["fit"], f * raw.loc[~moved, "fit"], rtol=1e-12)
+    assert c.attrs["n_truncated"] == int(c["truncated"].sum()) > 0 and c.attrs["bounds"] == (0.0, top)
+    assert not c.loc[c["curve"] == "predicted error", "truncated"].any()  # a constant 30% needs no truncation
+
+
+def test_truncation_leaves_vece_and_max_vce_alone():
+    x, y, p = step_errors()
+    feats = pd.DataFrame({"x": x})
+    r = variable_ranking(feats, y, p, n_resamples=0, span=0.3)
+    # max-VCE is the largest gap between the untruncated LOESS curves (Kelly & Smyth Sec. 6.1)
+    gx, diff = loess_curve(x, (y == 0).astype(float) - 0.3, span=0.3)
+    assert r.loc[0, "max_vce"] == pytest.approx(np.abs(diff).max(), rel=1e-9)
+    assert r.loc[0, "vece"] == pytest.approx(vece(x, y, p))
+
+
 def test_disagreement_ranges_find_the_theorem1_split():
     x, y, p, *_ = theorem1_case(n=20_000)
     r = disagreement_ranges(variable_curves(x, y, p, grid=60, span=0.3))

@@ -32,6 +32,12 @@ def variable_curves(x=None, y_true=None, y_prob=None, *, kind: str = "error", sp
     distribution of the variable (rows per histogram bin), so a reader sees
     where the curves rest on few rows.
 
+    Curves and bands never leave [0, 1] ([0, 100]%): where the local fit
+    crossed a bound they are truncated to it (the ``truncated`` column of
+    :func:`calibviz.variables.variable_curves`, which says why); a dotted
+    line along the bound marks those x, with a legend entry, and the hover
+    of each truncated point says so.
+
     Parameters
     ----------
     x : array-like of shape (n,)
@@ -71,8 +77,8 @@ def variable_curves(x=None, y_true=None, y_prob=None, *, kind: str = "error", sp
     >>> x = rng.uniform(20, 80, 800); p = np.full(800, 0.8)
     >>> y = (rng.uniform(size=800) < np.where(x < 50, 0.95, 0.65)).astype(int)
     >>> fig = variable_curves(x, y, p, grid=50, name="age")
-    >>> [t.name for t in fig.data if t.type == "scatter" and t.fill is None]
-    ['actual error', 'predicted error']
+    >>> [t.name for t in fig.data if t.type == "scatter" and t.fill is None]  # the 5% error band reaches 0
+    ['actual error', 'predicted error', 'Truncated at 0 (LOESS crosses the bound)']
     """
     if name is None:
         name = getattr(x, "name", None) or "x"
@@ -90,6 +96,9 @@ def variable_curves(x=None, y_true=None, y_prob=None, *, kind: str = "error", sp
     fig = make_subplots(rows=2 if with_hist else 1, cols=1, shared_xaxes=True,
                         row_heights=[0.75, 0.25] if with_hist else None, vertical_spacing=0.05)
     top = float(np.nanmax(curves["upper"]))
+    percent = curves.attrs.get("scale", scale) == "percent"
+    bound = 100.0 if percent else 1.0
+    unit = "%" if percent else ""
     if show_ranges and ranges is not None and len(ranges):
         # one filled trace for all flagged ranges: hover names which curve is higher
         xs, ys, texts = [], [], []
@@ -111,14 +120,18 @@ def variable_curves(x=None, y_true=None, y_prob=None, *, kind: str = "error", sp
                                  fill="toself", fillcolor=with_alpha(color, 0.18), line=dict(width=0),
                                  mode="lines", name=f"{cname}: {level} band", showlegend=False,
                                  legendgroup=cname, hoverinfo="skip"), row=1, col=1)
+        cut = g["truncated"] if "truncated" in g else pd.Series(False, index=g.index)
         hover = [f"{name} = {a:.4g}: {cname} {f:.3f} ({level} band {lo:.3f}-{hi:.3f})"
-                 for a, f, lo, hi in zip(g["x"], g["fit"], g["lower"], g["upper"])]
+                 + (f"<br>truncated at {_bound_text(lo, hi, bound, unit)}: the local fit crosses the bound "
+                    "where rows are few" if t else "")
+                 for a, f, lo, hi, t in zip(g["x"], g["fit"], g["lower"], g["upper"], cut)]
         fig.add_trace(go.Scatter(x=gx, y=round_list(g["fit"]), mode="lines", name=cname, legendgroup=cname,
                                  line=dict(color=color, width=2.5, dash=dash), hovertext=hover,
                                  hovertemplate="%{hovertext}<extra></extra>"), row=1, col=1)
+    if "truncated" in curves and curves["truncated"].any():
+        _add_truncation_marks(fig, curves, bound, unit)
     kind = curves.attrs.get("kind", kind)
-    unit = " (%)" if curves.attrs.get("scale", scale) == "percent" else ""
-    ytitle = ("Error rate" if kind == "error" else "Probability of y = 1") + unit
+    ytitle = ("Error rate" if kind == "error" else "Probability of y = 1") + (" (%)" if percent else "")
     fig.update_yaxes(title_text=ytitle, rangemode="tozero", row=1, col=1)
     if with_hist:
         xv = np.asarray(x, dtype=np.float64)
@@ -143,6 +156,37 @@ def variable_curves(x=None, y_true=None, y_prob=None, *, kind: str = "error", sp
         title = f"Calibration along {name}: " + ("actual vs predicted error" if kind == "error"
                                                  else "observed vs predicted rate")
     return apply_theme(fig, title=title, height=height or 560)
+
+
+def _bound_text(lo: float, hi: float, bound: float, unit: str) -> str:
+    """Which bound(s) a truncated point touches, e.g. "0%" or "0% and 100%"."""
+    hit = [f"{v:g}{unit}" for v, touches in ((0.0, lo <= 0.0), (bound, hi >= bound)) if touches]
+    return " and ".join(hit) or f"0{unit}"
+
+
+def _add_truncation_marks(fig, curves: pd.DataFrame, bound: float, unit: str) -> None:
+    """A dotted line along 0 (and the top bound) over the x where a curve or band was truncated."""
+    cut = curves[curves["truncated"]]
+    for value, touches in ((0.0, cut["lower"] <= 0.0), (bound, cut["upper"] >= bound)):
+        xs = np.unique(cut.loc[touches, "x"].to_numpy(float))
+        if not xs.size:
+            continue
+        grid = np.unique(curves["x"].to_numpy(float))
+        pos = np.searchsorted(grid, xs)
+        # runs of consecutive grid points; a lone point gets a short segment to its neighbours' midpoints
+        breaks = np.flatnonzero(np.diff(pos) > 1) + 1
+        seg_x: list = []
+        for run in np.split(pos, breaks):
+            a, b = run[0], run[-1]
+            left = (grid[a] + grid[a - 1]) / 2 if a > 0 else grid[a]
+            right = (grid[b] + grid[b + 1]) / 2 if b + 1 < grid.size else grid[b]
+            seg_x += [float(left), float(right), None]
+        text = (f"truncated at {value:g}{unit}: the local linear smoother (LOESS) crosses the bound where "
+                "rows are few; curve and band are drawn on the admissible range")
+        fig.add_trace(go.Scatter(x=seg_x, y=[value if v is not None else None for v in seg_x], mode="lines",
+                                 line=dict(color=COLORS["text"], width=3, dash="dot"),
+                                 name=f"Truncated at {value:g}{unit} (LOESS crosses the bound)",
+                                 hovertext=text, hoverinfo="text"), row=1, col=1)
 
 
 def vece_ranking(features=None, y_true=None, y_prob=None, *, n_bins: int = 10, n_resamples: int = 200,

@@ -341,6 +341,32 @@ def test_variable_curves_draw_the_curves_and_flag_ranges():
     assert fig.layout.xaxis2.title.text == "age"
 
 
+def test_variable_curves_never_leave_0_100_percent_and_say_where_they_were_truncated():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 100, 400)
+    error = (x >= 50) & (rng.uniform(size=400) < 0.6)  # no errors below 50: the raw LOESS dips below 0
+    y, p = np.where(error, 0, 1), np.full(400, 0.7)
+    curves = variables.variable_curves(x, y, p, span=0.3, grid=91, scale="percent")
+    fig = figures.variable_curves(x, curves=curves, name="age")
+    top = [t for t in fig.data if t.type == "scatter" and (t.yaxis or "y") == "y" and t.y is not None]
+    ys = np.array([v for t in top for v in t.y if v is not None], float)
+    assert ys.min() >= 0 and ys.max() <= 100
+    actual = [t for t in fig.data if t.name == "actual error"][0]
+    band = trace_by_name(fig, "actual error: 95% band")
+    _close([v for v in band.y if v is not None], np.r_[curves.loc[curves["curve"] == "actual error", "upper"],
+                                                    curves.loc[curves["curve"] == "actual error", "lower"][::-1]])
+    cut = curves.loc[curves["curve"] == "actual error", "truncated"].to_numpy()
+    assert cut.any() and not cut.all()
+    assert all(("truncated at 0%" in h) == c for h, c in zip(actual.hovertext, cut))
+    mark = trace_by_name(fig, "Truncated at 0%")
+    assert mark.showlegend is not False and "crosses the bound" in mark.hovertext
+    assert {v for v in mark.y if v is not None} == {0.0}
+    # nothing truncated, no mark
+    d = cv.load_demo("hospital_readmission")
+    plain = figures.variable_curves(d.features["age"], d.y_true, d.y_prob, kind="rate", grid=40)
+    assert not any((t.name or "").startswith("Truncated") for t in plain.data)
+
+
 def test_vece_ranking_bars_sorted_with_intervals():
     r = pd.DataFrame({"feature": ["b", "a", "c"], "vece": [0.05, 0.10, 0.01], "vece_low": [0.03, 0.08, 0.0],
                       "vece_high": [0.07, 0.12, 0.02]})
@@ -421,3 +447,4 @@ def test_every_figure_builds_on_every_demo(demo):
             figures.classwise_grid(y, P, classes=pr.classes, n_resamples=20)
             figures.bin_zoom(y, P, int(t["bin"].iloc[-2]), classes=pr.classes)
             figures.variable_curves(P.max(1), y, P)
+
