@@ -349,9 +349,9 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
         rank_fig = figures.vece_ranking(ranking=ranking.assign(feature=_labels(ranking["feature"])), title=None)
         curve_fig = figures.variable_curves(curves=curves, ranges=ranges, name=_e(feature), title=None)
         sentences = [f"{_e(feature)} from {r.x_start:.4g} to {r.x_end:.4g}: <b>{_e(r.reading)}</b> (curves up to "
-                     f"{r.max_difference:.2g} percentage points apart)." for r in ranges.itertuples()]
+                     f"{r.max_difference:.1f} percentage points apart)." for r in ranges.itertuples()]
         headline.append(f"Of the numeric columns, <b>{_e(feature)}</b> shows the largest variable-based "
-                        f"calibration error (VECE {top['vece']:.3f})"
+                        f"calibration error (VECE {format_value(top['vece'], 'probability')})"
                         + (f"; {sentences[0]}" if sentences else
                            "; its actual and predicted error curves overlap everywhere.") )
         parts += [f'<h3 id="{anchor}-variables">Variables ranked by VECE</h3>',
@@ -382,10 +382,10 @@ def _compare_section(models: dict[str, Predictions], cfg: PanelConfig, metrics, 
     ref = next(iter(models))
     for r in table[(table["model"] != ref) & (table["diff_high"] < 0)].itertuples():
         headline.append(f"<b>{_e(r.model)}</b> has a lower {_e(r.label)} than <b>{_e(ref)}</b> "
-                        f"({r.value:.4g} vs {r.value - r.diff:.4g}), beyond the bootstrap noise.")
+                        f"({_compare_values(r)}), beyond the bootstrap noise.")
     for r in table[(table["model"] != ref) & (table["diff_low"] > 0)].itertuples():
         headline.append(f"<b>{_e(r.model)}</b> has a higher {_e(r.label)} than <b>{_e(ref)}</b> "
-                        f"({r.value:.4g} vs {r.value - r.diff:.4g}), beyond the bootstrap noise.")
+                        f"({_compare_values(r)}), beyond the bootstrap noise.")
     prog.step()
     return ('<section id="compare"><h2>Model comparison</h2>'
             f"<p>The {len(models)} models' reliability diagrams overlaid "
@@ -396,16 +396,30 @@ def _compare_section(models: dict[str, Predictions], cfg: PanelConfig, metrics, 
             + "</section>")
 
 
+def _unit(metric: str) -> str:
+    return BINARY_METRICS[metric].unit if metric in BINARY_METRICS else MULTICLASS_METRICS[metric].unit
+
+
+def _signed(value: float, unit: str) -> str:
+    """A difference in its unit's format (:func:`format_value`) with an explicit + sign."""
+    return ("+" if value > 0 else "") + format_value(value, unit)
+
+
+def _compare_values(r) -> str:
+    u = _unit(r.metric)
+    return f"{format_value(r.value, u)} vs {format_value(r.value - r.diff, u)}"
+
+
 def _compare_shown(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
-    """The comparison table in words and formatted numbers (all metrics compared are probabilities/scores)."""
+    """The comparison table in words and numbers, each metric in its unit's format (:func:`format_value`)."""
     level = f"{100 * confidence:g}%"
+    units = [_unit(k) for k in table["metric"]]
     return pd.DataFrame({
-        "Metric": table["label"], "Model": table["model"], "Value": table["value"].map("{:.4g}".format),
-        f"{level} interval": [f"{lo:.4g} – {hi:.4g}" if pd.notna(lo) else "" for lo, hi in
-                              zip(table["low"], table["high"])],
-        "Difference to reference": table["diff"].map("{:+.4g}".format),
-        "Difference interval": [f"{lo:+.4g} – {hi:+.4g}" if pd.notna(lo) else "" for lo, hi in
-                                zip(table["diff_low"], table["diff_high"])],
+        "Metric": table["label"], "Model": table["model"], "Value": map(format_value, table["value"], units),
+        f"{level} interval": map(format_interval, table["low"], table["high"], units),
+        "Difference to reference": map(_signed, table["diff"], units),
+        "Difference interval": [f"{_signed(lo, u)} – {_signed(hi, u)}" if pd.notna(lo) else "" for lo, hi, u in
+                                zip(table["diff_low"], table["diff_high"], units)],
         "Paired": table["paired"].map({True: "yes", False: "no"}),
     })
 
@@ -597,9 +611,9 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
     for i, (name, p) in enumerate(models.items()):
         o = data_overview(p)
         desc = (f"{o['rows']:,} predictions, binary (positive class {_e(p.positive_label)}, prevalence "
-                f"{o['prevalence']:.3f}, mean prediction {o['mean_prediction']:.3f})" if p.is_binary else
-                f"{o['rows']:,} predictions, {o['classes']} classes, accuracy {o['accuracy']:.3f}, mean confidence "
-                f"{o['mean_confidence']:.3f}") + (", weighted" if o["weighted"] else "")
+                f"{o['prevalence']:.1%}, mean prediction {o['mean_prediction']:.1%})" if p.is_binary else
+                f"{o['rows']:,} predictions, {o['classes']} classes, accuracy {o['accuracy']:.1%}, mean confidence "
+                f"{o['mean_confidence']:.1%}") + (", weighted" if o["weighted"] else "")  # as on the Data page
         summary.append(f'<h3><a href="#model-{i}">{_e(name)}</a></h3><p>{desc}.</p><ul class="summary">'
                        + "".join(f"<li>{s}</li>" for s in headline[name]) + "</ul>")
     if compare_lines:

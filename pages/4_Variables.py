@@ -2,6 +2,7 @@
 import streamlit as st
 
 from calibviz import figures
+from calibviz.panel import format_value
 from calibviz.variables import disagreement_ranges, subgroup_table, variable_curves, variable_ranking
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, show_figure
@@ -37,7 +38,7 @@ if numeric:
     show_figure(figures.vece_ranking(ranking=ranking), f"vece_ranking_{preds.name}", key="ranking")
     top = ranking.iloc[0]
     st.markdown(f"**{top['feature']}** shows the largest variable-based calibration error: VECE = "
-                f"{top['vece']:.3f}, with the largest local gap ({100 * top['max_vce']:.1f} percentage points) "
+                f"{format_value(top['vece'], 'probability')}, with the largest local gap ({100 * top['max_vce']:.1f} percentage points) "
                 f"at {top['feature']} ≈ {top['x_at_max_vce']:.4g}.")
     download_table(ranking, f"vece_ranking_{preds.name}", label="Ranking as CSV", key="ranking")
 

@@ -3,7 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from calibviz import figures, reduce
-from calibviz.panel import compare_models
+from calibviz.panel import BINARY_METRICS, compare_models, format_interval, format_value
 from calibviz.ui import current_models, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, show_figure
 from calibviz.ui.compute import cached, progress_bar
@@ -43,18 +43,22 @@ def _table():
 
 
 table = cached(("compare_table", metrics, int(s["boot"]), int(s["seed"])) + key, _table)
+units = [BINARY_METRICS[k].unit for k in table["metric"]]  # each metric in its unit's one format
+signed = lambda v, u: ("+" if v > 0 else "") + format_value(v, u)  # noqa: E731
 shown = pd.DataFrame({
-    "Metric": table["label"], "Model": table["model"], "Value": table["value"].map("{:.4g}".format),
-    "95% interval": [f"{lo:.4g} – {hi:.4g}" if pd.notna(lo) else "" for lo, hi in zip(table["low"], table["high"])],
-    "Difference": table["diff"].map("{:+.4g}".format),
-    "Difference interval": [f"{lo:+.4g} – {hi:+.4g}" if pd.notna(lo) else "" for lo, hi in
-                            zip(table["diff_low"], table["diff_high"])],
+    "Metric": table["label"], "Model": table["model"], "Value": map(format_value, table["value"], units),
+    "95% interval": map(format_interval, table["low"], table["high"], units),
+    "Difference": map(signed, table["diff"], units),
+    "Difference interval": [f"{signed(lo, u)} – {signed(hi, u)}" if pd.notna(lo) else "" for lo, hi, u in
+                            zip(table["diff_low"], table["diff_high"], units)],
 })
 st.dataframe(shown, hide_index=True, width="stretch")
 better = table[(table["model"] != next(iter(models))) & (table["diff_high"] < 0)]
 for _, r in better.iterrows():
+    u = BINARY_METRICS[r["metric"]].unit
     st.markdown(f"- **{r['model']}** has a lower {r['label']} than {next(iter(models))} "
-                f"({r['value']:.4g} vs {r['value'] - r['diff']:.4g}), beyond the bootstrap noise.")
+                f"({format_value(r['value'], u)} vs {format_value(r['value'] - r['diff'], u)}), beyond the "
+                "bootstrap noise.")
 download_table(table, "compare_metrics", key="compare")
 
 st.subheader("Side by side")

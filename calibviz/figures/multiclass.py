@@ -251,7 +251,7 @@ def top_label_small_multiples(y_true=None, y_prob=None, *, binning=Uniform(15), 
     for k in order:
         a = tables[k].attrs
         titles[k] = (f"predicted {k}<br>" + (f"{100 * a['share']:.1f}%" if "share" in a else "")
-                     + (f", TL-ECE {a['ece']:.3f}" if "ece" in a else ""))
+                     + (f", TL-ECE {format_value(a['ece'], 'probability')}" if "ece" in a else ""))
     if title is None:
         title = "Top-label reliability per predicted class"
         if top_n is not None and len(tables) > len(order):
@@ -326,14 +326,14 @@ def classwise_grid(y_true=None, y_prob=None, *, binning=Uniform(15), classes=Non
     titles = {}
     for k in order:
         r = info.loc[str(k)]
-        ci = f" ({r['low']:.3f}-{r['high']:.3f})" if np.isfinite(r["low"]) else ""
+        ci = f" ({format_interval(r['low'], r['high'], 'probability')})" if np.isfinite(r["low"]) else ""
         share = f" ({100 * r['share']:.1f}% of rows)" if "share" in r and np.isfinite(r["share"]) else ""
-        titles[k] = f"#{int(r['rank'])} {k}{share}<br>ECE {r['value']:.3f}{ci}"
+        titles[k] = f"#{int(r['rank'])} {k}{share}<br>ECE {format_value(r['value'], 'probability')}{ci}"
     if title is None:
         title = "Class-wise reliability, worst class first"
         overall = ranking.attrs.get("overall")
         if overall is not None:
-            title += f" (CW-ECE {overall:.4f})"
+            title += f" (CW-ECE {format_value(overall, 'probability')})"
         if top_n is not None and len(ranked) > len(order):
             title += f": ranks {offset + 1}-{offset + len(order)} of {len(ranked)}"
     return _grid(tables, titles, order, cols, title, height, alpha)

@@ -8,12 +8,19 @@ from plotly.subplots import make_subplots
 
 from .. import sensitivity as _sensitivity
 from ..errors import InputError
+from ..panel import BINARY_METRICS, format_interval, format_value
 from ._base import require_columns, round_list
 from .theme import apply_theme, model_color, with_alpha
 
 __all__ = ["binning_sensitivity"]
 
 _DASH = ("solid", "dash", "dot", "dashdot")
+
+
+def _unit(metric: str) -> str:
+    """The panel's unit of a metric (TCE: percent), so hovers read as the metric tables do."""
+    spec = BINARY_METRICS.get(metric)
+    return spec.unit if spec is not None else "probability"
 
 
 def binning_sensitivity(y_true=None, y_prob=None, *, metrics=("ece",), schemes=("uniform", "equal_mass"),
@@ -81,7 +88,9 @@ def binning_sensitivity(y_true=None, y_prob=None, *, metrics=("ece",), schemes=(
                                          fill="toself", fillcolor=with_alpha(color, 0.18), line=dict(width=0),
                                          mode="lines", showlegend=False, legendgroup=scheme, hoverinfo="skip",
                                          name=f"{slabel}: {100 * conf:g}% CI"), row=1, col=c)
-            hover = [f"{labels[metric]}, {slabel} bins, B = {b}: {v:.4g} ({100 * conf:g}% CI {lo:.4g}-{hi:.4g})"
+            unit = _unit(metric)
+            hover = [f"{labels[metric]}, {slabel} bins, B = {b}: {format_value(v, unit)}"
+                     + (f" ({100 * conf:g}% CI {format_interval(lo, hi, unit)})" if np.isfinite(lo) else "")
                      for b, v, lo, hi in zip(x, g["value"], g["low"], g["high"])]
             fig.add_trace(go.Scatter(x=x, y=round_list(g["value"]), mode="lines+markers", name=f"{slabel} bins",
                                      line=dict(color=color, width=2.5, dash=_DASH[i % len(_DASH)]),

@@ -9,6 +9,7 @@ from plotly.subplots import make_subplots
 from ..binning import PAVA, PAVABC, EqualMass, Uniform, get_scheme
 from ..distributions import bin_distributions, histogram
 from ..errors import InputError
+from ..panel import format_value
 from ..summary import reliability_table
 from ._base import (FittedBins, binary_inputs, bin_label, count_text, level_label, require_columns,
                     round_list, segments)
@@ -189,7 +190,7 @@ def tce_diagram(y_true=None, y_prob=None, *, binning=PAVABC(), alpha: float = 0.
                 + (f", range {summ['min'].iloc[i]:.3f}-{summ['max'].iloc[i]:.3f}" if summ is not None else "")
                 + f"<br>empirical probability {r.positives:,}/{r.n:,} = {r.obs_rate:.3f}"
                 + f"<br>rejected (binomial test, alpha = {table.attrs.get('alpha', alpha):g}): {r.rejected:,}"
-                + f" = TCE of the bin {100 * r.rejected_rate:.1f}%")
+                + f" = TCE of the bin {format_value(100 * r.rejected_rate, 'percent')}")
         hover.append(text)
     fig.add_trace(go.Scatter(x=[center[b] for b in ids], y=round_list(table["mean_pred"]), mode="markers",
                              marker=dict(symbol="line-ew", size=14, color=COLORS["text"], line=dict(width=2, color=COLORS["text"])),
@@ -224,7 +225,8 @@ def tce_diagram(y_true=None, y_prob=None, *, binning=PAVABC(), alpha: float = 0.
         fig.update_xaxes(title_text=AXIS["pred"] + " (bins)", row=2, col=1)
     fig.update_yaxes(title_text="Count", rangemode="tozero", row=2, col=1)
     if title is None:
-        title = f"Test-based reliability diagram (TCE = {tce_value:.1f}%, {table.attrs.get('scheme', '')} bins)"
+        title = (f"Test-based reliability diagram (TCE = {format_value(tce_value, 'percent')}, "
+                 f"{table.attrs.get('scheme', '')} bins)")
     return apply_theme(fig, title=title, height=height or 640)
 
 

@@ -9,6 +9,7 @@ from plotly.subplots import make_subplots
 from .. import variables as _variables
 from ..distributions import histogram
 from ..errors import InputError
+from ..panel import format_interval, format_value
 from ._base import count_text, level_label, require_columns, round_list
 from .theme import COLORS, PALETTE, apply_theme, with_alpha
 
@@ -107,9 +108,9 @@ def variable_curves(x=None, y_true=None, y_prob=None, *, kind: str = "error", sp
             ys += [0, 0, top * 1.05, top * 1.05, 0, None]
             reading = getattr(r, "reading", f"{r.higher} higher")
             apart = getattr(r, "max_difference", None)
-            curves_apart = "" if apart is None else f"curves up to {apart:.3g} apart; "
+            curves_apart = "" if apart is None else f"curves up to {_distance(apart, percent)} apart; "
             texts.append(f"{name} {r.x_start:.4g}-{r.x_end:.4g}: {reading} "
-                         f"({curves_apart}bands separated by up to {r.max_gap:.3g})")
+                         f"({curves_apart}bands separated by up to {_distance(r.max_gap, percent)})")
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", fill="toself", fillcolor=with_alpha(COLORS["flag"], 0.25),
                                  line=dict(width=0), name="Flagged: the bands do not overlap", hoveron="fills",
                                  text="<br>".join(texts), hoverinfo="text"), row=1, col=1)
@@ -156,6 +157,11 @@ def variable_curves(x=None, y_true=None, y_prob=None, *, kind: str = "error", sp
         title = f"Calibration along {name}: " + ("actual vs predicted error" if kind == "error"
                                                  else "observed vs predicted rate")
     return apply_theme(fig, title=title, height=height or 560)
+
+
+def _distance(value: float, percent: bool) -> str:
+    """A distance between two curves: percentage points (one decimal, as the pages' readings) or probability."""
+    return f"{value:.1f} percentage points" if percent else format_value(value, "probability")
 
 
 def _bound_text(lo: float, hi: float, bound: float, unit: str) -> str:
@@ -240,9 +246,10 @@ def vece_ranking(features=None, y_true=None, y_prob=None, *, n_bins: int = 10, n
     level = f"{100 * confidence:g}% CI"
     hover = []
     for row in r.itertuples(index=False):
-        text = f"{row.feature}: VECE {row.vece:.4f} ({level} {row.vece_low:.4f}-{row.vece_high:.4f})"
+        ci = format_interval(row.vece_low, row.vece_high, "probability")
+        text = f"{row.feature}: VECE {format_value(row.vece, 'probability')}" + (f" ({level} {ci})" if ci else "")
         if hasattr(row, "max_vce") and np.isfinite(row.max_vce):
-            text += f"<br>max-VCE {row.max_vce:.4f}" + (
+            text += f"<br>max-VCE {format_value(row.max_vce, 'probability')}" + (
                 f" at {row.x_at_max_vce:.4g}" if hasattr(row, "x_at_max_vce") else "")
         if hasattr(row, "n"):
             text += f"<br>{int(row.n):,} rows"

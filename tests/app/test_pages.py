@@ -64,14 +64,14 @@ def test_page_runs_on_uploaded_binary_and_multiclass(page):
 def test_tce_page_reacts_to_alpha_and_reads_the_url():
     at = _open("pages/2_Test_based.py")
     before = metric_values(at)["TCE"]
-    assert before == f"{cv.metrics.tce(*_binary_demo()):.1f}%"
+    assert before == f"{cv.metrics.tce(*_binary_demo()):.2f}%"
     at.sidebar.select_slider[0].set_value(0.001).run()
     assert_clean(at)
     assert metric_values(at)["TCE"] != before
     assert at.query_params["alpha"] == ["0.001"] or at.query_params["alpha"] == "0.001"
     fresh = _open("pages/2_Test_based.py", alpha="0.01")
     y, p = _binary_demo()
-    assert metric_values(fresh)["TCE"] == f"{cv.metrics.tce(y, p, alpha=0.01):.1f}%"
+    assert metric_values(fresh)["TCE"] == f"{cv.metrics.tce(y, p, alpha=0.01):.2f}%"
 
 
 def test_invalid_url_setting_is_reported_not_fatal():
@@ -121,3 +121,22 @@ def test_out_of_range_url_values_are_ignored():
     at.switch_page("pages/1_Reliability.py").run()
     assert_clean(at)
     assert at.session_state["cv_settings"]["bins"] == 15 and at.session_state["cv_settings"]["span"] == 0.75
+
+
+@pytest.mark.parametrize("demo", ["hospital_readmission", "loan_recalibration"])
+def test_tce_reads_the_same_on_the_data_page_and_the_test_based_page(demo):
+    """One number format per unit: the TCE headline of the Data page and the Test-based page's TCE are the
+    same string (percent with 2 decimals, calibviz.panel.format_value), and so is the page's sentence."""
+    from calibviz.panel import format_value
+
+    at = app().run()
+    at.selectbox(key="cv_demo_pick").set_value(demo).run()
+    assert_clean(at)
+    home = metric_values(at)["TCE"]
+    at.switch_page("pages/2_Test_based.py").run()
+    assert_clean(at)
+    page = metric_values(at)["TCE"]
+    assert home == page and home.endswith("%") and len(home.split(".")[1]) == 3  # "4.82%"
+    d = next(iter(cv.load_demo_models(demo).values()))
+    assert page == format_value(cv.metrics.tce(d.y, d.y_prob), "percent")
+    assert any(m.value.startswith(f"**{page} of predictions deviate") for m in at.markdown)

@@ -86,7 +86,7 @@ def test_shared_link_on_a_fresh_server(fresh_server, page):
     wait_idle(page)
     d = cv.load_demo("cifar10_resnet50")
     v = cv.reduce.confidence(d.y, d.probs)
-    expected = f"{cv.metrics.tce(v.y, v.p, alpha=0.01):.1f}%"
+    expected = f"{cv.metrics.tce(v.y, v.p, alpha=0.01):.2f}%"  # calibviz.panel.format_value, percent
     metric = page.get_by_test_id("stMetric").filter(has_text="TCE").get_by_test_id("stMetricValue").inner_text()
     assert metric == expected
     assert "alpha=0.01" in page.url and "data=cifar10_resnet50" in page.url

@@ -128,7 +128,7 @@ def test_tce_diagram_segments_bars_and_title_equal_the_table(binary_data):
     assert list(grey.y) == t["n"].tolist() and list(red.y) == t["rejected"].tolist()
     assert all("TCE of the bin" in h for h in red.hovertext)
     tce = metrics.tce(y, p, binning=PAVABC(n_min=150, n_max=600))
-    assert f"TCE = {tce:.1f}%" in fig.layout.title.text
+    assert f"TCE = {tce:.2f}%" in fig.layout.title.text  # the panel's percent format
     ticks = fig.layout.xaxis3.ticktext
     assert list(ticks) == [str(b + 1) for b in t["bin"]]
 
@@ -448,3 +448,25 @@ def test_every_figure_builds_on_every_demo(demo):
             figures.bin_zoom(y, P, int(t["bin"].iloc[-2]), classes=pr.classes)
             figures.variable_curves(P.max(1), y, P)
 
+
+def test_metric_values_in_figures_use_the_panel_formatter(binary_data, multiclass_data):
+    """One number format per unit: TCE as format_value(., "percent"), ECE-type metrics as "probability"."""
+    from calibviz.panel import format_interval, format_value
+
+    y, p = binary_data
+    tce = metrics.tce(y, p)
+    assert f"TCE = {format_value(tce, 'percent')}," in figures.tce_diagram(y, p).layout.title.text
+    sens = figures.binning_sensitivity(y, p, metrics=("ece", "tce"), n_bins=(5, 10), n_resamples=0)
+    t = binning_sensitivity(y, p, metrics=("ece", "tce"), n_bins=(5, 10), n_resamples=0)
+    texts = [h for tr in sens.data if tr.hovertext for h in tr.hovertext]
+    for r in t.itertuples():
+        unit = "percent" if r.metric == "tce" else "probability"
+        assert any(h.endswith(f"B = {r.n_bins}: {format_value(r.value, unit)}") and h.startswith(r.label)
+                   for h in texts)
+    Y, P = multiclass_data
+    ranking = mc.class_ranking(Y, P, n_resamples=20, classes=list("abcd"))
+    grid = figures.classwise_grid(Y, P, ranking=ranking, classes=list("abcd"))
+    first = ranking.iloc[0]
+    assert (f"ECE {format_value(first['value'], 'probability')} "
+            f"({format_interval(first['low'], first['high'], 'probability')})") in grid.layout.annotations[0].text
+    assert f"CW-ECE {format_value(ranking.attrs['overall'], 'probability')}" in grid.layout.title.text
