@@ -1,0 +1,746 @@
+"""CORP: the PAV (isotonic) reliability curve, its bands, and the MCB/DSC/UNC score decomposition.
+
+CORP stands for *Consistent, Optimally binned, Reproducible, PAV-based*
+(Dimitriadis, Gneiting & Jordan 2021). The reliability curve is the
+isotonic (pool-adjacent-violators) regression of the outcome on the
+prediction: no bins to choose, and among all non-decreasing recalibration
+maps it fits best under every proper scoring rule at once. Its value at a
+prediction is the *conditional event probability* (CEP) estimate.
+
+Everything here works on the *groups of equal scores* of the sorted
+predictions (tied scores are pooled, DESIGN.md §4): one sort, then O(G) work
+for G distinct scores, so resampled curves and bootstrap decompositions cost
+O(G) per resample.
+
+* :func:`corp_table`: the curve (one row per evaluation point) with
+  consistency bands (where the curve of a calibrated model with these
+  predictions would fall) and confidence bands (where the true curve lies),
+  both by resampling as in the reliabilitydiag R package;
+* :func:`corp_decomposition`: ``score = MCB - DSC + UNC`` for the Brier
+  score or the log loss;
+* :func:`decomposition_table`: several models' decompositions with paired
+  bootstrap intervals and a sentence per model against a reference (the
+  MCB-DSC plot of the triptych);
+* :func:`murphy_table`: mean elementary scores across thresholds (Murphy
+  diagram).
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import isotonic_regression
+from scipy.special import xlogy
+
+from ..errors import InputError
+from ..validation import check_binary
+from .resampling import interval_from_distribution
+from .scores import LOG_LOSS_EPS
+
+__all__ = [
+    "CorpDecomposition",
+    "corp_decomposition",
+    "corp_table",
+    "decomposition_table",
+    "murphy_table",
+    "CORP_SCORES",
+    "CORP_BANDS",
+]
+
+#: Scores :func:`corp_decomposition` decomposes ("log" = log loss, nats).
+CORP_SCORES = ("brier", "log")
+#: Bands :func:`corp_table` can add.
+CORP_BANDS = ("consistency", "confidence")
+_SCORE_ALIASES = {"brier": "brier", "brier_score": "brier", "log": "log", "log_loss": "log", "logloss": "log"}
+
+
+# ----------------------------------------------------------------------------
+# groups of equal scores and the PAV fit on them
+
+
+@dataclass(frozen=True, eq=False)
+class _Groups:
+    """Distinct sorted scores with their row counts and weighted outcome sums."""
+
+    x: np.ndarray  # distinct scores, increasing, shape (G,)
+    count: np.ndarray  # rows per group (int64)
+    weight: np.ndarray  # sum of weights (= count unweighted)
+    pos: np.ndarray  # sum of w * y
+    neg: np.ndarray  # sum of w * (1 - y)
+    order: np.ndarray  # row permutation sorting the scores
+    starts: np.ndarray  # first sorted position of each group
+
+    @property
+    def n(self) -> int:
+        return int(self.order.shape[0])
+
+    def group_of_rows(self) -> np.ndarray:
+        """Group id of every input row (in input order)."""
+        gid = np.empty(self.n, dtype=np.int64)
+        gid[self.order] = np.repeat(np.arange(self.x.shape[0], dtype=np.int64), self.count)
+        return gid
+
+
+def _groups(y: np.ndarray, p: np.ndarray, w: np.ndarray | None) -> _Groups:
+    order = np.argsort(p, kind="stable")
+    ps = p[order]
+    n = ps.shape[0]
+    starts = np.flatnonzero(np.r_[True, ps[1:] != ps[:-1]])
+    count = np.diff(np.r_[starts, n])
+    ys = y[order]
+    if w is None:
+        weight = count.astype(np.float64)
+        pos = np.add.reduceat(ys, starts)
+    else:
+        ws = w[order]
+        weight = np.add.reduceat(ws, starts)
+        pos = np.add.reduceat(ws * ys, starts)
+    neg = np.maximum(weight - pos, 0.0) if w is None else np.add.reduceat(ws * (1.0 - ys), starts)
+    return _Groups(ps[starts], count, weight, pos, neg, order, starts)
+
+
+def _pav(pos: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(fitted value per group, first group of each block) of the weighted PAV fit of pos/weight.
+
+    Adjacent blocks with equal fitted values are pooled, so block values are
+    strictly increasing. Every weight must be positive.
+    """
+    fit = isotonic_regression(pos / weight, weights=weight)
+    first = fit.blocks[:-1]
+    val = fit.x[first]
+    keep = np.r_[True, val[1:] != val[:-1]]
+    return fit.x, first[keep]
+
+
+# ----------------------------------------------------------------------------
+# scores on groups
+
+
+def _check_score(score) -> str:
+    key = _SCORE_ALIASES.get(str(score).strip().lower()) if isinstance(score, str) else None
+    if key is None:
+        raise InputError(f"score must be 'brier' or 'log' (log loss), got {score!r}.")
+    return key
+
+
+def _total(score: str, pos, neg, q, *, clip: bool) -> float:
+    """Sum over groups of the score of predictions q: pos * S(q, 1) + neg * S(q, 0)."""
+    if score == "brier":
+        return float(np.dot(pos, (1.0 - q) ** 2) + np.dot(neg, q * q))
+    if clip:  # the model's own predictions: clipped like calibviz.metrics.log_loss
+        q = np.clip(q, LOG_LOSS_EPS, 1.0 - LOG_LOSS_EPS)
+    # recalibrated and climatological values never give probability 0 to an observed outcome
+    # (a PAV block at 0 holds only y = 0), so xlogy's 0 * log 0 = 0 is exact
+    return float(-(np.sum(xlogy(pos, q)) + np.sum(xlogy(neg, 1.0 - q))))
+
+
+@dataclass(frozen=True)
+class CorpDecomposition:
+    """Result of :func:`corp_decomposition`: ``score = miscalibration - discrimination + uncertainty``.
+
+    Attributes
+    ----------
+    score : float
+        Mean score of the predictions, S(p).
+    miscalibration : float
+        MCB = S(p) - S(PAV-recalibrated p) >= 0: what recalibration would save.
+    discrimination : float
+        DSC = S(climatology) - S(PAV-recalibrated p) >= 0: what the
+        predictions' ordering is worth.
+    uncertainty : float
+        UNC = S(climatology): the score of always predicting the (weighted) base rate.
+    score_name : str
+        "brier" or "log".
+
+    ``mcb``, ``dsc``, ``unc`` are aliases; iterating gives
+    ``(score, miscalibration, discrimination, uncertainty)``.
+
+    Examples
+    --------
+    >>> d = CorpDecomposition(0.2, 0.01, 0.06, 0.25, "brier")
+    >>> d.mcb, d.dsc, d.unc, round(d.mcb - d.dsc + d.unc, 10)
+    (0.01, 0.06, 0.25, 0.2)
+    """
+
+    score: float
+    miscalibration: float
+    discrimination: float
+    uncertainty: float
+    score_name: str = "brier"
+
+    @property
+    def mcb(self) -> float:
+        return self.miscalibration
+
+    @property
+    def dsc(self) -> float:
+        return self.discrimination
+
+    @property
+    def unc(self) -> float:
+        return self.uncertainty
+
+    def __iter__(self):
+        return iter((self.score, self.miscalibration, self.discrimination, self.uncertainty))
+
+    def to_dict(self) -> dict:
+        return {"score": self.score, "miscalibration": self.miscalibration,
+                "discrimination": self.discrimination, "uncertainty": self.uncertainty,
+                "score_name": self.score_name}
+
+
+def _decompose(score: str, pos, neg, x, weight) -> CorpDecomposition:
+    """Decomposition from group sums (groups with positive weight only)."""
+    total = float(weight.sum())
+    cep, _ = _pav(pos, weight)
+    base = float(pos.sum()) / total
+    s_p = _total(score, pos, neg, x, clip=True) / total
+    s_c = _total(score, pos, neg, cep, clip=False) / total
+    s_u = _total(score, np.array([pos.sum()]), np.array([neg.sum()]), np.array([base]), clip=False) / total
+    return CorpDecomposition(s_p, s_p - s_c, s_u - s_c, s_u, score)
+
+
+def corp_decomposition(y_true, y_prob, *, score="brier", sample_weight=None) -> CorpDecomposition:
+    """CORP decomposition of a mean score into miscalibration, discrimination and uncertainty.
+
+    ``S(p) = MCB - DSC + UNC`` with ``MCB = S(p) - S(c)``, ``DSC = S(r) -
+    S(c)`` and ``UNC = S(r)``, where ``c`` are the PAV-recalibrated
+    predictions (isotonic regression of y on p, tied scores pooled) and
+    ``r`` is the climatology (the base rate for every row). Because the PAV
+    fit is optimal under every proper scoring rule among non-decreasing maps
+    of p, MCB >= 0 and DSC >= 0 for both scores.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Outcomes in {0, 1}.
+    y_prob : array-like of shape (n,)
+        Predicted P(y = 1), in [0, 1].
+    score : {"brier", "log"}, default "brier"
+        The Brier score (mean squared error) or the log loss in nats
+        ("log_loss" is accepted). The model's own log loss clips p to
+        ``[eps, 1 - eps]`` exactly as :func:`calibviz.metrics.log_loss`
+        (so S(p) equals it); the recalibrated and climatological
+        predictions need no clipping.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights: every mean, the base rate and the PAV fit are
+        weighted. Rows of weight 0 are absent rows.
+
+    Returns
+    -------
+    CorpDecomposition
+        ``score``, ``miscalibration``, ``discrimination``, ``uncertainty``
+        (aliases ``mcb``, ``dsc``, ``unc``); the identity holds to rounding.
+
+    References
+    ----------
+    T. Dimitriadis, T. Gneiting and A. I. Jordan, "Stable reliability
+    diagrams for probabilistic classifiers", PNAS 118(8), 2021, eq. (5)-(6)
+    (CORP decomposition S = MCB - DSC + UNC); A. H. Murphy, "A new vector
+    partition of the probability score", J. Appl. Meteor. 12, 1973 (the
+    binned Brier decomposition it replaces).
+
+    Examples
+    --------
+    >>> from calibviz.metrics import corp_decomposition
+    >>> d = corp_decomposition([0, 0, 1, 0, 1, 1], [0.1, 0.3, 0.3, 0.6, 0.8, 0.9])
+    >>> [round(v, 4) for v in d]          # score, MCB, DSC, UNC
+    [0.1667, 0.0556, 0.1389, 0.25]
+    >>> abs(d.mcb - d.dsc + d.unc - d.score) < 1e-12
+    True
+    """
+    key = _check_score(score)
+    y, p, w = check_binary(y_true, y_prob, sample_weight)
+    g = _groups(y, p, w)
+    return _decompose(key, g.pos, g.neg, g.x, g.weight)
+
+
+# ----------------------------------------------------------------------------
+# the curve and its bands
+
+
+def _check_int(value, name: str, minimum: int) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise InputError(f"{name} must be an integer >= {minimum}, got {value!r}.")
+    return int(value)
+
+
+def _check_level(level) -> float:
+    if isinstance(level, (bool, np.bool_)) or not (isinstance(level, numbers.Real) and 0 < level < 1):
+        raise InputError(f"level must lie strictly between 0 and 1 (e.g. 0.9), got {level!r}.")
+    return float(level)
+
+
+def _check_bands(bands) -> tuple[str, ...]:
+    if bands is None:
+        return ()
+    if isinstance(bands, str):
+        bands = (bands,)
+    out = []
+    for b in bands:
+        if b not in CORP_BANDS:
+            raise InputError(f"bands must be a subset of {CORP_BANDS}, got {b!r}.")
+        if b not in out:
+            out.append(b)
+    return tuple(out)
+
+
+def _eval_points(g: _Groups, block_first: np.ndarray, n_points: int) -> np.ndarray:
+    """Group ids where the curve and bands are evaluated: every group when few, else block ends + quantiles."""
+    G = g.x.shape[0]
+    if G <= 2 * n_points:
+        return np.arange(G)
+    block_last = np.r_[block_first[1:] - 1, G - 1]
+    cum = np.cumsum(g.weight)
+    by_mass = np.searchsorted(cum, np.linspace(0.0, cum[-1], n_points), side="left")
+    by_x = np.searchsorted(g.x, np.linspace(g.x[0], g.x[-1], n_points), side="left")
+    pts = np.concatenate((block_first, block_last, by_mass, by_x, [0, G - 1]))
+    return np.unique(np.clip(pts, 0, G - 1))
+
+
+def _band(g: _Groups, q: np.ndarray, w_sorted, eval_ids, n_resamples, level, rng, resample_predictions):
+    """Pointwise (low, high) of refitted PAV curves under y* ~ Bernoulli(q) at the groups ``eval_ids``."""
+    G = g.x.shape[0]
+    draws = np.empty((n_resamples, eval_ids.shape[0]))
+    n = g.n
+    probs = g.weight / g.weight.sum()
+    q_rows = None
+    if not resample_predictions and w_sorted is not None:
+        q_rows = np.repeat(q, g.count)
+    for r in range(n_resamples):
+        if resample_predictions:
+            # n rows drawn with replacement (probability proportional to weight), aggregated per group
+            cnt = rng.multinomial(n, probs)
+            k = rng.binomial(cnt, q).astype(np.float64)
+            present = np.flatnonzero(cnt)
+            fit, _ = _pav(k[present], cnt[present].astype(np.float64))
+            # a group absent from the resample takes the fit of the nearest present group below
+            # (above for groups below the first present one), as reliabilitydiag does
+            at = np.searchsorted(present, eval_ids, side="right") - 1
+            draws[r] = fit[np.maximum(at, 0)]
+        elif w_sorted is None:
+            k = rng.binomial(g.count, q).astype(np.float64)
+            fit, _ = _pav(k, g.weight)
+            draws[r] = fit[eval_ids]
+        else:
+            z = rng.random(n) < q_rows
+            k = np.add.reduceat(w_sorted * z, g.starts)
+            fit, _ = _pav(k, g.weight)
+            draws[r] = fit[eval_ids]
+    lo, hi = np.quantile(draws, [(1.0 - level) / 2.0, (1.0 + level) / 2.0], axis=0)
+    return lo, hi, G
+
+
+def corp_table(
+    y_true,
+    y_prob,
+    *,
+    sample_weight=None,
+    bands=("consistency",),
+    level: float = 0.9,
+    n_resamples: int = 100,
+    random_state=None,
+    resample_predictions: bool = True,
+    n_points: int = 400,
+) -> pd.DataFrame:
+    """The CORP reliability curve (PAV fit of y on p) with consistency and confidence bands.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Outcomes in {0, 1}.
+    y_prob : array-like of shape (n,)
+        Predicted P(y = 1).
+    sample_weight : array-like of shape (n,), optional
+        Weights of the PAV fit (and of the resampling, see Notes).
+    bands : sequence of {"consistency", "confidence"} or None, default ("consistency",)
+        "consistency": where the curve of a *calibrated* model with these
+        predictions would fall (labels drawn as ``y* ~ Bernoulli(p)``);
+        "confidence": where the true calibration curve lies (labels drawn
+        from the fitted curve, ``y* ~ Bernoulli(CEP(p))``).
+    level : float, default 0.9
+        Pointwise coverage of the bands (reliabilitydiag's default).
+    n_resamples : int, default 100
+        Refitted curves per band.
+    random_state : None, int or numpy.random.Generator
+    resample_predictions : bool, default True
+        Draw the predictions with replacement before the labels (as
+        reliabilitydiag); False keeps the predictions fixed and redraws the
+        labels only (the calibrated-model reference of
+        :func:`calibviz.metrics.consistency_test`).
+    n_points : int, default 400
+        With more than ``2 * n_points`` distinct scores the curve is
+        evaluated at every PAV block's first and last score plus
+        ``n_points`` quantiles and ``n_points`` evenly spaced scores (enough
+        to draw it exactly: the curve is constant on blocks); otherwise at
+        every distinct score.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per evaluation point, increasing ``x`` (a distinct
+        prediction): ``x``, ``cep`` (the PAV fit), ``block`` (PAV block id),
+        ``block_lower``, ``block_upper`` (the block's smallest and largest
+        score), ``block_n`` (rows), ``block_weight``, ``block_positives``
+        (weighted count of y = 1) and, per band, ``consistency_low``,
+        ``consistency_high``, ``confidence_low``, ``confidence_high``.
+        ``attrs``: ``level``, ``n_resamples``, ``bands``, ``n``,
+        ``n_distinct``, ``n_blocks``, ``weighted``, ``resample_predictions``
+        and ``decomposition`` (the Brier :func:`corp_decomposition` as a dict).
+
+    Notes
+    -----
+    Each resample refits PAV on the groups of equal scores with their
+    resampled counts: predictions resampled with replacement are a
+    multinomial draw of group counts (probabilities proportional to the
+    groups' weights), and the positives of a group are then one binomial
+    draw, so a resample costs O(G), not O(n). A group that a resample
+    misses takes the fit of the nearest lower present group (or the lowest
+    present one), as reliabilitydiag fills its join. Confidence bands at a
+    score whose fitted CEP is exactly 0 or 1 (away from the ends) collapse,
+    since every draw there is 0 (1); reliabilitydiag then interpolates the
+    band between its neighbours, and so does this table. Weighted data with
+    fixed predictions draw one label per row.
+
+    References
+    ----------
+    T. Dimitriadis, T. Gneiting and A. I. Jordan, "Stable reliability
+    diagrams for probabilistic classifiers", PNAS 118(8), 2021 (CORP
+    reliability diagram, consistency and confidence bands by resampling);
+    J. Bröcker and L. A. Smith, "Increasing the reliability of reliability
+    diagrams", Weather and Forecasting 22(3), 2007 (consistency resampling);
+    R. E. Barlow et al., *Statistical Inference under Order Restrictions*,
+    1972 (pool-adjacent-violators).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calibviz.metrics import corp_table
+    >>> t = corp_table([0, 0, 1, 0, 1, 1], [0.1, 0.3, 0.3, 0.6, 0.8, 0.9], bands=None)
+    >>> t[["x", "cep", "block"]].to_dict("list")
+    {'x': [0.1, 0.3, 0.6, 0.8, 0.9], 'cep': [0.0, 0.3333333333333333, 0.3333333333333333, 1.0, 1.0], 'block': [0, 1, 1, 2, 2]}
+    >>> rng = np.random.default_rng(0); p = rng.uniform(size=500); y = rng.uniform(size=500) < p
+    >>> t = corp_table(y, p, bands=("consistency", "confidence"), n_resamples=50, random_state=0)
+    >>> bool((t.consistency_low <= t.consistency_high).all()), t.attrs["level"]
+    (True, 0.9)
+    """
+    y, p, w = check_binary(y_true, y_prob, sample_weight)
+    bands = _check_bands(bands)
+    level = _check_level(level)
+    n_resamples = _check_int(n_resamples, "n_resamples", 1)
+    n_points = _check_int(n_points, "n_points", 2)
+    try:
+        rng = np.random.default_rng(random_state)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"random_state must be None, an int or a numpy Generator ({exc}).") from None
+    g = _groups(y, p, w)
+    cep, block_first = _pav(g.pos, g.weight)
+    G = g.x.shape[0]
+    block_of_group = np.repeat(np.arange(block_first.shape[0]), np.diff(np.r_[block_first, G]))
+    block_last = np.r_[block_first[1:] - 1, G - 1]
+    ids = _eval_points(g, block_first, n_points)
+    b = block_of_group[ids]
+    cum_n = np.r_[0, np.cumsum(g.count)]
+    cum_w = np.r_[0.0, np.cumsum(g.weight)]
+    cum_pos = np.r_[0.0, np.cumsum(g.pos)]
+    first, last = block_first[b], block_last[b]
+    table = pd.DataFrame({
+        "x": g.x[ids],
+        "cep": cep[ids],
+        "block": b.astype(np.int64),
+        "block_lower": g.x[first],
+        "block_upper": g.x[last],
+        "block_n": (cum_n[last + 1] - cum_n[first]).astype(np.int64),
+        "block_weight": cum_w[last + 1] - cum_w[first],
+        "block_positives": cum_pos[last + 1] - cum_pos[first],
+    })
+    w_sorted = None if w is None else w[g.order]
+    for band in bands:
+        q = g.x if band == "consistency" else cep
+        lo, hi, _ = _band(g, q, w_sorted, ids, n_resamples, level, rng, resample_predictions)
+        if band == "confidence":
+            lo, hi = _interpolate_degenerate(table["x"].to_numpy(), table["cep"].to_numpy(), lo, hi)
+        table[f"{band}_low"] = lo
+        table[f"{band}_high"] = hi
+    table.attrs.update(
+        level=level, n_resamples=n_resamples, bands=bands, n=g.n, n_distinct=int(G),
+        n_blocks=int(block_first.shape[0]), weighted=w is not None, resample_predictions=bool(resample_predictions),
+        decomposition=_decompose("brier", g.pos, g.neg, g.x, g.weight).to_dict(),
+    )
+    return table
+
+
+def _interpolate_degenerate(x, cep, lo, hi):
+    """Confidence limits at interior points with CEP exactly 0 or 1, interpolated from the other points."""
+    bad = (cep == 0.0) | (cep == 1.0)
+    if x.shape[0] > 2:
+        bad[0] = bad[-1] = False
+    good = ~bad
+    if not bad.any() or good.sum() < 2:
+        return lo, hi
+    return np.interp(x, x[good], lo[good]), np.interp(x, x[good], hi[good])
+
+
+# ----------------------------------------------------------------------------
+# several models: decompositions with bootstrap intervals and readings
+
+
+def _model_arrays(name, value):
+    if isinstance(value, (tuple, list)) and len(value) in (2, 3):
+        y, p, w = check_binary(*(value if len(value) == 3 else (*value, None)))
+        return y, p, w
+    raise InputError(f"model {name!r}: expected (y_true, y_prob) or (y_true, y_prob, sample_weight), "
+                     f"got {type(value).__name__}.")
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.4f}" if abs(v) >= 1e-4 or v == 0 else f"{v:.2g}"
+
+
+def _clear(low, high) -> bool:
+    return bool(np.isfinite(low) and np.isfinite(high) and (low > 0 or high < 0))
+
+
+def _reading(row, ref, score_label: str, paired: bool) -> str:
+    if row["model"] == ref["model"]:
+        return f"{row['model']} is the reference."
+    d_score = row["score"] - ref["score"]
+    d_mcb = row["miscalibration"] - ref["miscalibration"]
+    d_dsc = row["discrimination"] - ref["discrimination"]
+    verdict = "worse" if d_score > 0 else "better" if d_score < 0 else "the same"
+    head = (f"{row['model']} scores {_fmt(abs(d_score))} {verdict} than {ref['model']} ({score_label} "
+            f"{_fmt(row['score'])} vs {_fmt(ref['score'])})" if d_score else
+            f"{row['model']} scores the same as {ref['model']} ({score_label} {_fmt(row['score'])})")
+    calib = "worse calibrated" if d_mcb > 0 else "better calibrated"
+    discr = "discriminates less" if d_dsc < 0 else "discriminates more"
+    parts = []
+    for label, d, lo, hi in ((calib, d_mcb, row.get("d_mcb_low"), row.get("d_mcb_high")),
+                             (discr, d_dsc, row.get("d_dsc_low"), row.get("d_dsc_high"))):
+        name = "MCB" if label == calib else "DSC"
+        text = f"{label} ({name} {d:+.4f}"
+        if paired and lo is not None and np.isfinite(lo):
+            text += ", clear" if _clear(lo, hi) else ", within resampling noise"
+        parts.append(text + ")")
+    if d_score > 0:
+        loses = [("calibration", d_mcb), ("discrimination", -d_dsc)]
+        main = max(loses, key=lambda t: t[1])
+        why = f": it loses mainly on {main[0]}" if main[1] > 0 else ""
+    elif d_score < 0:
+        gains = [("calibration", -d_mcb), ("discrimination", d_dsc)]
+        main = max(gains, key=lambda t: t[1])
+        why = f": it gains mainly on {main[0]}" if main[1] > 0 else ""
+    else:
+        why = ""
+    return f"{head}{why}; it is {parts[0]} and {parts[1]}."
+
+
+def decomposition_table(
+    models: dict,
+    *,
+    score="brier",
+    reference=None,
+    n_resamples: int = 200,
+    confidence: float = 0.9,
+    random_state=None,
+) -> pd.DataFrame:
+    """CORP decompositions of several models, with bootstrap intervals and a reading against a reference.
+
+    Parameters
+    ----------
+    models : dict
+        ``{name: (y_true, y_prob[, sample_weight])}``, binary predictions.
+        When every model has the same labels and weights (the usual case:
+        several models scored on the same rows), the bootstrap is *paired*
+        (the same resampled rows for every model) and the differences to the
+        reference get intervals too.
+    score : {"brier", "log"}, default "brier"
+    reference : str, optional
+        The model the others are compared with; default the first.
+    n_resamples : int, default 200
+        Bootstrap resamples (0: no intervals).
+    confidence : float, default 0.9
+        Level of the percentile intervals.
+    random_state : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per model: ``model``, ``score``, ``miscalibration``,
+        ``discrimination``, ``uncertainty``, their intervals
+        (``score_low``, ``score_high``, ``mcb_low``, ``mcb_high``,
+        ``dsc_low``, ``dsc_high``), for a paired bootstrap the intervals of
+        the differences to the reference (``d_score_low``, ``d_score_high``,
+        ``d_mcb_low``, ``d_mcb_high``, ``d_dsc_low``, ``d_dsc_high``),
+        ``note`` (why an estimate lies outside its interval, if it does) and
+        ``reading`` (one sentence: does the model lose on calibration or on
+        discrimination against the reference?). ``attrs``: ``score``,
+        ``reference``, ``paired``, ``confidence``, ``n_resamples``.
+
+    Notes
+    -----
+    Percentile intervals. MCB is biased upward in small samples (a PAV fit
+    follows noise), so its bootstrap values can lie above the estimate; the
+    ``note`` column says so when the estimate falls outside its interval.
+    Each resample costs O(n) per model (a weighted count per group of equal
+    scores) plus the O(G) PAV fit.
+
+    References
+    ----------
+    T. Dimitriadis, T. Gneiting and A. I. Jordan (2021), PNAS 118(8), Fig. 4
+    (MCB-DSC plot with score isolines); T. Dimitriadis, T. Gneiting, A. I.
+    Jordan and P. Vogel, "Evaluating probabilistic classifiers: the
+    triptych", International Journal of Forecasting 40(3), 2024.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0); p = rng.uniform(size=2000); y = (rng.uniform(size=2000) < p).astype(int)
+    >>> t = decomposition_table({"calibrated": (y, p), "overconfident": (y, np.clip(1.4 * p - 0.2, 0, 1))},
+    ...                         n_resamples=50, random_state=0)
+    >>> t["model"].tolist(), bool(t.loc[1, "miscalibration"] > t.loc[0, "miscalibration"])
+    (['calibrated', 'overconfident'], True)
+    >>> "loses mainly on calibration" in t.loc[1, "reading"]
+    True
+    """
+    key = _check_score(score)
+    if not isinstance(models, dict) or not models:
+        raise InputError("models must be a non-empty dict {name: (y_true, y_prob[, sample_weight])}.")
+    n_resamples = _check_int(n_resamples, "n_resamples", 0)
+    if isinstance(confidence, bool) or not (isinstance(confidence, numbers.Real) and 0 < confidence < 1):
+        raise InputError(f"confidence must lie strictly between 0 and 1, got {confidence!r}.")
+    try:
+        rng = np.random.default_rng(random_state)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"random_state must be None, an int or a numpy Generator ({exc}).") from None
+    names = [str(k) for k in models]
+    ref_name = names[0] if reference is None else str(reference)
+    if ref_name not in names:
+        raise InputError(f"reference {reference!r} is not one of the models: {', '.join(names)}.")
+    arrays = [_model_arrays(k, v) for k, v in models.items()]
+    y0, _, w0 = arrays[0]
+    paired = all(a[0].shape == y0.shape and np.array_equal(a[0], y0)
+                 and ((a[2] is None and w0 is None) or (a[2] is not None and w0 is not None
+                                                        and np.array_equal(a[2], w0))) for a in arrays)
+    groups = [_groups(*a) for a in arrays]
+    est = [_decompose(key, g.pos, g.neg, g.x, g.weight) for g in groups]
+    m = len(arrays)
+    dist = np.full((n_resamples, m, 3), np.nan)  # score, mcb, dsc
+    if n_resamples:
+        gids = [g.group_of_rows() for g in groups]
+        for r in range(n_resamples):
+            idx_counts = None
+            for j, (y, p, w) in enumerate(arrays):
+                if idx_counts is None or not paired:
+                    n = y.shape[0]
+                    idx_counts = np.bincount(rng.integers(0, n, n), minlength=n).astype(np.float64)
+                    cw = idx_counts if w is None else idx_counts * w
+                G = groups[j].x.shape[0]
+                wt = np.bincount(gids[j], weights=cw, minlength=G)
+                pos = np.bincount(gids[j], weights=cw * y, minlength=G)
+                keep = wt > 0
+                d = _decompose(key, pos[keep], np.maximum(wt[keep] - pos[keep], 0.0), groups[j].x[keep], wt[keep])
+                dist[r, j] = (d.score, d.miscalibration, d.discrimination)
+    rows = []
+    ref_j = names.index(ref_name)
+    for j, (name, d) in enumerate(zip(names, est)):
+        row = {"model": name, "score": d.score, "miscalibration": d.miscalibration,
+               "discrimination": d.discrimination, "uncertainty": d.uncertainty}
+        notes = []
+        for col, k, label in (("score", 0, "score"), ("mcb", 1, "MCB"), ("dsc", 2, "DSC")):
+            point = (d.score, d.miscalibration, d.discrimination)[k]
+            if n_resamples:
+                res = interval_from_distribution(dist[:, j, k], point, method="percentile", confidence=confidence)
+                row[f"{col}_low"], row[f"{col}_high"] = res.low, res.high
+                if np.isfinite(res.low) and not (res.low <= point <= res.high):
+                    notes.append(f"{label} {_fmt(point)} lies outside its bootstrap interval: the resampled "
+                                 f"values are shifted ({'upward' if res.low > point else 'downward'}), as PAV "
+                                 "fits follow the noise of a resample")
+            else:
+                row[f"{col}_low"] = row[f"{col}_high"] = math.nan
+            if paired and n_resamples:
+                ref_point = (est[ref_j].score, est[ref_j].miscalibration, est[ref_j].discrimination)[k]
+                diff = dist[:, j, k] - dist[:, ref_j, k]
+                res = interval_from_distribution(diff, point - ref_point, method="percentile",
+                                                 confidence=confidence)
+                row[f"d_{col}_low"], row[f"d_{col}_high"] = res.low, res.high
+        row["note"] = "; ".join(notes)
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    score_label = "Brier score" if key == "brier" else "log loss"
+    ref_row = table.iloc[ref_j]
+    table["reading"] = [_reading(r, ref_row, score_label, paired and n_resamples > 0) for _, r in table.iterrows()]
+    table.attrs.update(score=key, reference=ref_name, paired=bool(paired), confidence=float(confidence),
+                       n_resamples=n_resamples)
+    return table
+
+
+# ----------------------------------------------------------------------------
+# Murphy diagram: elementary scores across thresholds
+
+
+def murphy_table(y_true, y_prob, *, thresholds=None, sample_weight=None) -> pd.DataFrame:
+    """Mean elementary scores across thresholds theta (the data of a Murphy diagram).
+
+    The elementary score of a probability forecast p for a binary outcome y
+    at threshold theta is the cost of acting on "p > theta" with a false
+    alarm costing theta and a miss costing 1 - theta::
+
+        S_theta(p, y) = theta * 1{y = 0, p > theta} + (1 - theta) * 1{y = 1, p <= theta}
+
+    Every proper scoring rule is a mixture of these: the Brier score is
+    ``2 * integral S_theta d theta``, the log loss ``integral S_theta /
+    (theta (1 - theta)) d theta``. A model whose curve lies below another's
+    at every theta is better for every decision maker.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+    y_prob : array-like of shape (n,)
+    thresholds : array-like, optional
+        Values of theta in [0, 1]; default 201 evenly spaced values in [0, 1].
+    sample_weight : array-like of shape (n,), optional
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``theta``, ``score`` (mean elementary score), ``false_alarms``
+        (theta x weighted share of y = 0 with p > theta) and ``misses``
+        ((1 - theta) x weighted share of y = 1 with p <= theta).
+
+    References
+    ----------
+    W. Ehm, T. Gneiting, A. Jordan and F. Krüger, "Of quantiles and
+    expectiles: consistent scoring functions, Choquet representations and
+    forecast rankings", JRSS B 78(3), 2016, Sec. 3 (elementary scores,
+    Murphy diagrams); A. H. Murphy, "A note on the utility of probabilistic
+    predictions and the probability score in the cost-loss ratio
+    decision situation", J. Appl. Meteor. 5, 1966.
+
+    Examples
+    --------
+    >>> from calibviz.metrics import murphy_table
+    >>> t = murphy_table([0, 1], [0.2, 0.7], thresholds=[0.1, 0.5, 0.9])
+    >>> t["score"].round(4).tolist()      # false alarm 0.1 * 1/2; no error; miss 0.1 * 1/2
+    [0.05, 0.0, 0.05]
+    """
+    y, p, w = check_binary(y_true, y_prob, sample_weight)
+    if thresholds is None:
+        theta = np.linspace(0.0, 1.0, 201)
+    else:
+        theta = np.asarray(thresholds, dtype=np.float64).ravel()
+        if not theta.size or not np.isfinite(theta).all() or theta.min() < 0 or theta.max() > 1:
+            raise InputError("thresholds must be finite numbers in [0, 1].")
+    ww = np.ones_like(p) if w is None else w
+    total = float(ww.sum())
+    order = np.argsort(p, kind="stable")
+    ps = p[order]
+    cum_pos = np.r_[0.0, np.cumsum((ww * y)[order])]
+    cum_neg = np.r_[0.0, np.cumsum((ww * (1.0 - y))[order])]
+    k = np.searchsorted(ps, theta, side="right")  # rows with p <= theta
+    misses = (1.0 - theta) * cum_pos[k] / total
+    false_alarms = theta * (cum_neg[-1] - cum_neg[k]) / total
+    return pd.DataFrame({"theta": theta, "score": misses + false_alarms, "false_alarms": false_alarms,
+                         "misses": misses})

@@ -1,0 +1,270 @@
+"""CORP: PAV reliability curve with bands, MCB/DSC/UNC decomposition, model comparison, Murphy diagram.
+
+Golden values come from independent code: model-diagnostics' ``decompose`` (isotonic regression by
+scikit-learn) and, for reliabilitydiag's convention, a plain PAV written out below that follows R's
+``isoreg`` (rows ordered by (x, -y), which pools tied scores) and reliabilitydiag's ``summary``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from model_diagnostics.scoring import LogLoss, SquaredError, decompose
+from sklearn.isotonic import IsotonicRegression
+
+import calibviz as cv
+from calibviz.metrics import (brier_score, consistency_test, corp_decomposition, corp_table, decomposition_table,
+                              log_loss, murphy_table)
+
+
+def _data(n, seed=0, ties=False, weights=False):
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0.01, 0.99, n)
+    if ties:
+        p = np.round(p, 1)
+    y = (rng.uniform(size=n) < p ** 1.4).astype(float)
+    w = rng.uniform(0.1, 3.0, n) if weights else None
+    return y, p, w
+
+
+# ----------------------------------------------------------------------------
+# golden: model-diagnostics' decompose
+
+
+@pytest.mark.golden
+@pytest.mark.parametrize("n", [37, 1000, 30000])
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("weights", [False, True])
+@pytest.mark.parametrize("score", ["brier", "log"])
+def test_decomposition_equals_model_diagnostics(n, ties, weights, score):
+    y, p, w = _data(n, seed=n, ties=ties, weights=weights)
+    fn = SquaredError() if score == "brier" else LogLoss()
+    ref = decompose(y, p, w, scoring_function=fn).row(0, named=True)
+    d = corp_decomposition(y, p, score=score, sample_weight=w)
+    assert d.score == pytest.approx(ref["score"], abs=1e-10)
+    assert d.miscalibration == pytest.approx(ref["miscalibration"], abs=1e-10)
+    assert d.discrimination == pytest.approx(ref["discrimination"], abs=1e-10)
+    assert d.uncertainty == pytest.approx(ref["uncertainty"], abs=1e-10)
+
+
+def _isoreg_pav(x, y):
+    """PAV as R's isoreg: rows ordered by (x, -y), adjacent violators pooled; returns the fit in input order."""
+    order = np.lexsort((-y, x))
+    vals, wts, sizes = [], [], []
+    for v in y[order]:
+        vals.append(float(v)); wts.append(1.0); sizes.append(1)
+        while len(vals) > 1 and vals[-2] >= vals[-1]:
+            v2, w2, s2 = vals.pop(), wts.pop(), sizes.pop()
+            vals[-1] = (vals[-1] * wts[-1] + v2 * w2) / (wts[-1] + w2)
+            wts[-1] += w2
+            sizes[-1] += s2
+    fit_sorted = np.repeat(vals, sizes)
+    fit = np.empty_like(fit_sorted)
+    fit[order] = fit_sorted
+    return fit
+
+
+def _reliabilitydiag_summary(x, y):
+    """reliabilitydiag's summary(): mean Brier of x, of the PAV fit (Sc) and of the base rate."""
+    cep = _isoreg_pav(x, y)
+    mean_score = np.mean((x - y) ** 2)
+    unc = np.mean((np.mean(y) - y) ** 2)
+    sc = np.mean((cep - y) ** 2)
+    return mean_score, mean_score - sc, unc - sc, unc
+
+
+@pytest.mark.golden
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_decomposition_equals_reliabilitydiag_convention(seed):
+    y, p, _ = _data(400, seed=seed, ties=True)
+    s, mcb, dsc, unc = _reliabilitydiag_summary(p, y)
+    d = corp_decomposition(y, p)
+    np.testing.assert_allclose([d.score, d.mcb, d.dsc, d.unc], [s, mcb, dsc, unc], atol=1e-12)
+
+
+def test_curve_equals_isotonic_regression_and_isoreg():
+    y, p, w = _data(3000, seed=5, ties=True, weights=True)
+    t = corp_table(y, p, sample_weight=w, bands=None)
+    iso = IsotonicRegression().fit(p, y, sample_weight=w)
+    np.testing.assert_allclose(t["cep"], iso.predict(t["x"]), atol=1e-12)
+    t0 = corp_table(y, p, bands=None)
+    fit = _isoreg_pav(p, y)
+    got = t0.set_index("x")["cep"]
+    np.testing.assert_allclose(got.loc[p].to_numpy(), fit, atol=1e-12)
+
+
+# ----------------------------------------------------------------------------
+# properties of the decomposition
+
+
+@pytest.mark.parametrize("score", ["brier", "log"])
+def test_identity_and_score(score):
+    y, p, w = _data(5000, seed=3, weights=True)
+    d = corp_decomposition(y, p, score=score, sample_weight=w)
+    assert d.mcb - d.dsc + d.unc == pytest.approx(d.score, abs=1e-14)
+    own = brier_score(y, p, sample_weight=w) if score == "brier" else log_loss(y, p, sample_weight=w)
+    assert d.score == pytest.approx(own, abs=1e-12)
+    assert d.mcb >= 0 and d.dsc >= 0
+
+
+def test_recalibrated_predictions_have_no_miscalibration_and_constant_no_discrimination():
+    y, p, _ = _data(2000, seed=4)
+    cep = IsotonicRegression().fit(p, y).predict(p)
+    assert corp_decomposition(y, cep).mcb == pytest.approx(0.0, abs=1e-14)
+    d = corp_decomposition(y, np.full_like(p, 0.3))
+    assert d.dsc == pytest.approx(0.0, abs=1e-14)
+    assert d.mcb == pytest.approx((0.3 - y.mean()) ** 2, abs=1e-14)
+
+
+def test_integer_weights_equal_repeated_rows_and_zero_weights_are_absent():
+    y, p, _ = _data(300, seed=6, ties=True)
+    k = np.random.default_rng(0).integers(0, 4, 300)
+    a = corp_decomposition(y, p, sample_weight=k.astype(float), score="log")
+    b = corp_decomposition(np.repeat(y, k), np.repeat(p, k), score="log")
+    np.testing.assert_allclose(list(a), list(b), atol=1e-13)
+    ta = corp_table(y, p, sample_weight=k.astype(float), bands=None)
+    tb = corp_table(np.repeat(y, k), np.repeat(p, k), bands=None)
+    pd.testing.assert_frame_equal(ta[["x", "cep", "block"]], tb[["x", "cep", "block"]])
+
+
+def test_row_order_does_not_matter():
+    y, p, w = _data(1000, seed=7, ties=True, weights=True)
+    perm = np.random.default_rng(1).permutation(1000)
+    assert list(corp_decomposition(y, p, sample_weight=w)) == pytest.approx(
+        list(corp_decomposition(y[perm], p[perm], sample_weight=w[perm])), abs=1e-14)
+
+
+def test_log_loss_with_certain_wrong_prediction_is_clipped_like_log_loss():
+    y = np.array([1.0, 0.0, 1.0, 0.0])
+    p = np.array([0.0, 0.2, 0.7, 0.4])
+    d = corp_decomposition(y, p, score="log")
+    assert d.score == pytest.approx(log_loss(y, p))
+    assert np.isfinite(d.mcb)
+
+
+def test_bad_input():
+    with pytest.raises(cv.InputError, match="score must be 'brier' or 'log'"):
+        corp_decomposition([0, 1], [0.2, 0.8], score="crps")
+    with pytest.raises(cv.InputError, match="bands must be"):
+        corp_table([0, 1], [0.2, 0.8], bands=("wide",))
+    with pytest.raises(cv.InputError, match="level"):
+        corp_table([0, 1], [0.2, 0.8], level=90)
+    with pytest.raises(cv.InputError, match="y_prob must lie in"):
+        corp_decomposition([0, 1], [0.2, 1.8])
+
+
+# ----------------------------------------------------------------------------
+# the curve table and its bands
+
+
+def test_table_blocks_and_thinning():
+    y, p, _ = _data(50000, seed=8)
+    full = corp_table(y, p, bands=None, n_points=10**6)
+    thin = corp_table(y, p, bands=None, n_points=200)
+    assert len(full) == np.unique(p).size
+    assert len(thin) < len(full) / 10
+    # every block keeps its first and last score, so the thinned curve draws the same steps
+    b_full = full.groupby("block").agg(lo=("x", "min"), hi=("x", "max"), cep=("cep", "first"))
+    b_thin = thin.groupby("block").agg(lo=("x", "min"), hi=("x", "max"), cep=("cep", "first"))
+    pd.testing.assert_frame_equal(b_full, b_thin)
+    assert (thin["block_lower"] <= thin["x"]).all() and (thin["x"] <= thin["block_upper"]).all()
+    assert thin.groupby("block")["block_n"].first().sum() == 50000
+    assert thin.attrs["decomposition"]["miscalibration"] == pytest.approx(corp_decomposition(y, p).mcb)
+
+
+@pytest.mark.parametrize("resample_predictions", [True, False])
+def test_consistency_band_covers_a_calibrated_model(resample_predictions):
+    rng = np.random.default_rng(9)
+    p = rng.uniform(0.05, 0.95, 4000)
+    y = (rng.uniform(size=4000) < p).astype(float)
+    t = corp_table(y, p, bands=("consistency", "confidence"), n_resamples=200, random_state=0,
+                   resample_predictions=resample_predictions)
+    inside = (t["consistency_low"] <= t["x"]) & (t["x"] <= t["consistency_high"])
+    assert inside.mean() > 0.9  # a calibrated model's curve: the diagonal lies in its consistency band
+    assert (t["consistency_low"] <= t["consistency_high"]).all()
+    assert ((t["confidence_low"] <= t["cep"] + 1e-12) & (t["cep"] <= t["confidence_high"] + 1e-12)).mean() > 0.8
+    assert (t["confidence_low"] <= t["confidence_high"]).all()
+
+
+def test_band_flags_a_miscalibrated_model_and_is_reproducible():
+    rng = np.random.default_rng(10)
+    p = rng.uniform(0.05, 0.95, 4000)
+    y = (rng.uniform(size=4000) < p ** 2).astype(float)  # over-predicts
+    t = corp_table(y, p, n_resamples=100, random_state=3)
+    outside = t["cep"] < t["consistency_low"]
+    assert outside.mean() > 0.5
+    t2 = corp_table(y, p, n_resamples=100, random_state=3)
+    pd.testing.assert_frame_equal(t, t2)
+
+
+def test_weighted_bands_with_fixed_predictions():
+    y, p, w = _data(2000, seed=11, weights=True)
+    t = corp_table(y, p, sample_weight=w, bands=("consistency",), n_resamples=50, random_state=0,
+                   resample_predictions=False)
+    assert t.attrs["weighted"] and (t["consistency_low"] <= t["consistency_high"]).all()
+
+
+# ----------------------------------------------------------------------------
+# several models
+
+
+def test_decomposition_table_values_intervals_and_readings():
+    rng = np.random.default_rng(12)
+    n = 3000
+    p = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < p).astype(float)
+    models = {"good": (y, p), "overconfident": (y, np.clip(1.5 * p - 0.25, 0, 1)),
+              "blurred": (y, 0.5 + 0.3 * (p - 0.5))}
+    t = decomposition_table(models, n_resamples=100, random_state=0)
+    assert t.attrs["paired"] and t.attrs["reference"] == "good"
+    for _, r in t.iterrows():
+        d = corp_decomposition(*models[r["model"]])
+        assert r["miscalibration"] == pytest.approx(d.mcb) and r["discrimination"] == pytest.approx(d.dsc)
+        assert r["score_low"] <= r["score_high"]
+    assert "loses mainly on calibration" in t.loc[1, "reading"]
+    assert t.loc[0, "reading"] == "good is the reference."
+    # the blurred model is a monotone map of the good one: same discrimination, only calibration differs
+    assert t.loc[2, "discrimination"] == pytest.approx(t.loc[0, "discrimination"], abs=1e-12)
+    assert "loses mainly on calibration" in t.loc[2, "reading"]
+    t2 = decomposition_table(models, n_resamples=100, random_state=0, reference="overconfident")
+    assert "gains mainly on calibration" in t2.loc[0, "reading"]
+
+
+def test_decomposition_table_unpaired_and_errors():
+    y1, p1, _ = _data(500, seed=1)
+    y2, p2, _ = _data(700, seed=2)
+    t = decomposition_table({"a": (y1, p1), "b": (y2, p2)}, n_resamples=20, random_state=0)
+    assert not t.attrs["paired"] and "d_mcb_low" not in t.columns
+    with pytest.raises(cv.InputError, match="reference"):
+        decomposition_table({"a": (y1, p1)}, reference="z")
+    with pytest.raises(cv.InputError, match="non-empty dict"):
+        decomposition_table({})
+
+
+# ----------------------------------------------------------------------------
+# Murphy diagram
+
+
+def test_murphy_table_direct_and_brier_integral():
+    y, p, w = _data(2000, seed=13, ties=True, weights=True)
+    theta = np.linspace(0, 1, 20001)
+    t = murphy_table(y, p, thresholds=theta, sample_weight=w)
+    # direct per-row computation on a few thresholds
+    for th in (0.0, 0.25, 0.3, 0.77, 1.0):
+        direct = np.sum(w * (th * ((y == 0) & (p > th)) + (1 - th) * ((y == 1) & (p <= th)))) / w.sum()
+        assert murphy_table(y, p, thresholds=[th], sample_weight=w)["score"].iloc[0] == pytest.approx(direct)
+    # Brier score = 2 * integral of the elementary scores
+    integral = 2 * np.sum(np.diff(theta) * (t["score"].to_numpy()[1:] + t["score"].to_numpy()[:-1]) / 2)
+    assert integral == pytest.approx(brier_score(y, p, sample_weight=w), abs=2e-4)
+
+
+def test_mcb_consistency_reference_with_a_callable():
+    rng = np.random.default_rng(14)
+    p = rng.uniform(0.05, 0.95, 1500)
+    y = (rng.uniform(size=1500) < p).astype(float)
+
+    def mcb(y_true, y_prob, sample_weight=None):
+        return corp_decomposition(y_true, y_prob, sample_weight=sample_weight).mcb
+
+    r = consistency_test(y, p, metric=mcb, n_resamples=100, random_state=0)
+    assert r.p_value > 0.01 and r.null_low <= r.null_high
