@@ -9,9 +9,12 @@ exits 0. Subcommands::
     calibviz report FILE -o OUT.html   a self-contained HTML calibration report
     calibviz app [FILE]                start the dashboard (on FILE, or on the demo data)
 
-``metrics`` exits 1 when a ``--fail-above METRIC=VALUE`` threshold is exceeded.
+``metrics`` exits 1 when a ``--fail-above METRIC=VALUE`` threshold is exceeded,
+or when ``--fail-p-below METRIC=P`` finds evidence of miscalibration (the
+p-value against a calibrated model with the same predictions is at most P).
 Its JSON output is a list of objects ``{model, metric, label, value, low,
-high, p_value, unit, reading}`` (NaN written as null), see :data:`JSON_FIELDS`.
+high, null_low, null_high, p_value, verdict, unit, reading}`` (NaN written as
+null), see :data:`JSON_FIELDS`.
 """
 from __future__ import annotations
 
@@ -30,7 +33,8 @@ __all__ = ["main", "build_parser", "JSON_FIELDS", "parse_threshold"]
 
 APP_ENV = "CALIBVIZ_DATA"
 #: Fields of every record of ``calibviz metrics --format json`` (and the CSV columns), in order.
-JSON_FIELDS = ("model", "metric", "label", "value", "low", "high", "p_value", "unit", "reading")
+JSON_FIELDS = ("model", "metric", "label", "value", "low", "high", "null_low", "null_high", "p_value", "verdict",
+               "unit", "reading")
 BINNINGS = ("uniform", "equal_mass", "pava", "pavabc", "median_variance")
 
 
@@ -72,7 +76,10 @@ def _add_metric_options(p: argparse.ArgumentParser, *, ci_default: int) -> None:
                         "`calibviz metrics --list` names them all")
     g.add_argument("--ci", type=int, default=ci_default, metavar="N_RESAMPLES",
                    help=f"bootstrap resamples of the intervals, 0 = none (default: {ci_default})")
-    g.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap (default: 0)")
+    g.add_argument("--reference", type=int, default=200, metavar="N_RESAMPLES",
+                   help="label redraws of the calibrated-model reference (the range a perfectly calibrated model "
+                        "with these predictions would show, and the p-value against it), 0 = none (default: 200)")
+    g.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap and the reference (default: 0)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -105,9 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
                "  calibviz metrics hospital_readmission --metrics ece,tce,brier --ci 200\n"
                "  calibviz metrics cifar10_resnet50 --format json\n"
                "  calibviz metrics preds.parquet --format csv > metrics.csv\n"
-               "  calibviz metrics preds.csv --fail-above ece=0.05 --fail-above tce=20   # CI gate\n\n"
-               "JSON: a list of {model, metric, label, value, low, high, p_value, unit, reading}; missing numbers\n"
-               "are null. TCE is in percent (0-100), ECE-type metrics are probabilities (0-1).\n"
+               "  calibviz metrics preds.csv --fail-above ece=0.05 --fail-above tce=20   # CI gate on values\n"
+               "  calibviz metrics preds.csv --fail-p-below ece=0.01   # CI gate on evidence of miscalibration\n\n"
+               "JSON: a list of {model, metric, label, value, low, high, null_low, null_high, p_value, verdict,\n"
+               "unit, reading}; missing numbers are null. null_low-null_high is what a perfectly calibrated model\n"
+               "with the same predictions would show (95%), p_value is against that reference. TCE is in percent\n"
+               "(0-100), ECE-type metrics are probabilities (0-1).\n"
                "Exit status: 0 ok, 1 a threshold was exceeded (listed on stderr), 2 bad input.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     met.add_argument("file", nargs="?", help="CSV, TSV, Parquet or Excel file (or a demo name)")
@@ -115,6 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
     met.add_argument("--fail-above", dest="fail_above", action="append", default=[], metavar="METRIC=VALUE",
                      help="exit 1 when METRIC exceeds VALUE for any model (repeatable; the metric is computed "
                           "even if --metrics omits it)")
+    met.add_argument("--fail-p-below", dest="fail_p_below", action="append", default=[], metavar="METRIC=P",
+                     help="exit 1 when the p-value of METRIC against a calibrated model with the same predictions "
+                          "is at most P for any model: evidence of miscalibration, not a raw value (repeatable)")
     met.add_argument("--list", action="store_true", help="list the metric keys and exit")
     _add_metric_options(met, ci_default=0)
     _add_mapping(met)
@@ -177,7 +190,7 @@ def _cmd_info(args) -> int:
     return 0
 
 
-def parse_threshold(text: str) -> tuple[str, float]:
+def parse_threshold(text: str, option: str = "--fail-above") -> tuple[str, float]:
     """``"ece=0.05"`` -> ``("ece", 0.05)``: a metric key (or label, any case) and a finite number.
 
     Examples
@@ -189,13 +202,13 @@ def parse_threshold(text: str) -> tuple[str, float]:
 
     name, sep, value = str(text).partition("=")
     if not sep or not name.strip() or not value.strip():
-        raise InputError(f"--fail-above expects METRIC=VALUE (e.g. ece=0.05), got {text!r}.")
+        raise InputError(f"{option} expects METRIC=VALUE (e.g. ece=0.05), got {text!r}.")
     try:
         threshold = float(value)
     except ValueError:
-        raise InputError(f"--fail-above {text!r}: {value.strip()!r} is not a number; write e.g. ece=0.05.") from None
+        raise InputError(f"{option} {text!r}: {value.strip()!r} is not a number; write e.g. ece=0.05.") from None
     if not np.isfinite(threshold):
-        raise InputError(f"--fail-above {text!r}: the threshold must be a finite number.")
+        raise InputError(f"{option} {text!r}: the threshold must be a finite number.")
     return metric_key(name), threshold
 
 
@@ -246,6 +259,15 @@ def _cmd_metrics(args) -> int:
         raise InputError("FILE is missing: give a predictions file or a demo name, e.g. calibviz metrics "
                          "hospital_readmission.")
     thresholds = [parse_threshold(t) for t in args.fail_above]
+    p_thresholds = [parse_threshold(t, "--fail-p-below") for t in args.fail_p_below]
+    for key, level in p_thresholds:
+        if not 0 < level < 1:
+            raise InputError(f"--fail-p-below {key}={level:g}: the p-value threshold must lie in (0, 1), e.g. 0.01.")
+    if p_thresholds and args.reference < 1:
+        raise InputError("--fail-p-below needs the calibrated-model reference: drop --reference 0 (or give "
+                         "--reference 200).")
+    if args.reference < 0:
+        raise InputError(f"--reference must be a non-negative number of resamples, got {args.reference}.")
     cfg = _config(args)
     requested = _metric_list(args)
     if requested is not None:
@@ -256,18 +278,22 @@ def _cmd_metrics(args) -> int:
     records = []
     for name, p in models.items():
         keys, _ = resolve_metrics(requested, p.is_binary)
-        own = resolve_metrics([k for k, _ in thresholds] or keys, p.is_binary)[0] if thresholds else ()
+        gates = [k for k, _ in thresholds + p_thresholds]
+        own = resolve_metrics(gates, p.is_binary)[0] if gates else ()
         keys = keys + tuple(k for k in own if k not in keys)
         panel = metric_panel(p.y, p.y_prob if p.is_binary else p.probs, metrics=keys, config=cfg,
-                             sample_weight=p.weights, n_resamples=args.ci, random_state=args.seed)
+                             sample_weight=p.weights, n_resamples=args.ci, random_state=args.seed,
+                             n_reference=args.reference)
         for r in panel.itertuples():
             records.append({"model": name, "metric": r.metric, "label": r.label, "value": _json_number(r.value),
                             "low": _json_number(r.low), "high": _json_number(r.high),
-                            "p_value": _json_number(r.p_value), "unit": r.unit, "reading": r.reading})
+                            "null_low": _json_number(r.null_low), "null_high": _json_number(r.null_high),
+                            "p_value": _json_number(r.p_value), "verdict": r.verdict, "unit": r.unit,
+                            "reading": r.reading})
     known = {r["metric"] for r in records}
-    for key, _ in thresholds:
+    for option, key in [("--fail-above", k) for k, _ in thresholds] + [("--fail-p-below", k) for k, _ in p_thresholds]:
         if key not in known:
-            raise InputError(f"--fail-above {key}: this metric does not apply to the data in {args.file}.")
+            raise InputError(f"{option} {key}: this metric does not apply to the data in {args.file}.")
     if args.format == "json":
         print(json.dumps(records, indent=2, ensure_ascii=False))
     elif args.format == "csv":
@@ -277,16 +303,21 @@ def _cmd_metrics(args) -> int:
     failures = [f"{r['label']} of model {r['model']} = {format_value(r['value'], r['unit'])} exceeds {t:g}"
                 for key, t in thresholds for r in records
                 if r["metric"] == key and r["value"] is not None and r["value"] > t]
+    failures += [f"{r['label']} of model {r['model']}: evidence of miscalibration, p = {r['p_value']:.3g} <= {t:g} "
+                 "against a calibrated model with the same predictions"
+                 for key, t in p_thresholds for r in records
+                 if r["metric"] == key and r["p_value"] is not None and r["p_value"] <= t]
     for f in failures:
         print(f"calibviz: threshold exceeded: {f}", file=sys.stderr)
     return 1 if failures else 0
 
 
 def _print_table(records, n_resamples, format_value, format_interval) -> None:
-    head = ("model", "metric", "value", "interval" if n_resamples else "", "reading")
+    head = ("model", "metric", "value", "interval" if n_resamples else "", "calibrated model", "p", "reading")
     rows = [(r["model"], r["label"], format_value(r["value"], r["unit"]),
-             format_interval(r["low"], r["high"], r["unit"]) or
-             (f"p = {r['p_value']:.3g}" if r["p_value"] is not None else ""), r["reading"]) for r in records]
+             format_interval(r["low"], r["high"], r["unit"]),
+             format_interval(r["null_low"], r["null_high"], r["unit"]),
+             "" if r["p_value"] is None else f"{r['p_value']:.3g}", r["reading"]) for r in records]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
     for row in (head, *rows):
         print("  ".join(str(x).ljust(w) for x, w in zip(row[:-1], widths)) + "  " + row[-1])
@@ -306,6 +337,7 @@ def _cmd_report(args) -> int:
     models = _load(args.file, **load)
     options = {k: v for k, v in load.items() if v not in (None, False)}
     write_report(models, out, config=cfg, metrics=metrics, n_resamples=args.ci, random_state=args.seed,
+                 n_reference=args.reference,
                  title=args.title, source=args.file, load_options=options)
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)
     return 0

@@ -17,11 +17,12 @@ import pandas as pd
 from . import metrics as M
 from .binning import PAVABC, EqualMass, get_scheme
 from .errors import InputError
+from .metrics.intervals import interval_options
 from .validation import check_binary, check_multiclass
 
 __all__ = ["PanelConfig", "MetricSpec", "BINARY_METRICS", "DEFAULT_BINARY_METRICS", "MULTICLASS_METRICS",
            "DEFAULT_MULTICLASS_METRICS", "metric_panel", "metric_value", "compare_models", "config_key",
-           "format_value", "format_interval"]
+           "format_value", "format_interval", "interval_caption"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,9 @@ def format_interval(low: float, high: float, unit: str) -> str:
 
 
 def _pct(v: float) -> str:
+    """A probability gap in percentage points, one decimal ('less than 0.05' instead of '0.0')."""
+    if abs(v) < 0.0005:
+        return "less than 0.05 percentage points"
     return f"{100 * v:.1f} percentage points"
 
 
@@ -99,8 +103,23 @@ class MetricSpec:
     unit: str = "probability"
     lower_is_better: bool = True
     bootstrap: bool = True
-    p_value: Callable | None = None  # (y, p, w, cfg) -> float, for tests
+    p_value: Callable | None = None  # (y, p, w, cfg) -> float: the p-value of a test's own reference
     depends: tuple = ()  # the PanelConfig fields the value depends on (for caching)
+    # (cfg) -> (name, options) of calibviz.metrics.consistency_test: the calibrated-model reference; None
+    # for metrics that are not "larger = worse calibrated" (slope, intercept: their Wald test is the reference)
+    reference: Callable | None = None
+
+
+def _worst_bin_reading(v: float, ctx: dict) -> str:
+    """MCE's reading: the worst bin named with its size, so a gap from a handful of rows reads as such."""
+    worst = ctx.get("worst_bin")
+    if worst is None:
+        return f"In the worst bin, predictions are off by {_pct(v)}."
+    rows = int(worst["n"])
+    size = f"{rows} row" + ("" if rows == 1 else "s")
+    small = " (a small bin: its gap is mostly noise)" if rows < 30 else ""
+    return (f"In the worst bin ({size}{small}, mean prediction {worst['mean_pred']:.2f}, observed rate "
+            f"{worst['obs_rate']:.2f}), predictions are off by {_pct(v)}.")
 
 
 def _tce(y, p, w, cfg):
@@ -121,7 +140,7 @@ BINARY_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
     MetricSpec(
         "mce", "MCE", lambda y, p, w, c: M.mce(y, p, binning=c.scheme(), sample_weight=w),
         "Maximum calibration error: the largest |observed rate - mean prediction| over non-empty bins.",
-        lambda v, ctx: f"In the worst bin, predictions are off by {_pct(v)}.",
+        lambda v, ctx: _worst_bin_reading(v, ctx),
     ),
     MetricSpec(
         "rmsce", "RMSCE", lambda y, p, w, c: M.ece(y, p, binning=c.scheme(), norm="l2", sample_weight=w),
@@ -138,7 +157,8 @@ BINARY_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
         "tce", "TCE", _tce,
         "Test-based calibration error: percentage of predictions that a binomial test rejects against their "
         "PAVA-BC bin's observed rate (Matsubara et al. 2023).",
-        lambda v, ctx: f"{v:.0f}% of predictions deviate significantly from their bin's observed rate.",
+        lambda v, ctx: (f"{format_value(v, 'percent')} of predictions are rejected by the binomial test against "
+                        "their bin's observed rate."),
         unit="percent",
     ),
     MetricSpec(
@@ -155,29 +175,32 @@ BINARY_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
     MetricSpec(
         "brier", "Brier score", lambda y, p, w, c: M.brier_score(y, p, sample_weight=w),
         "Mean squared difference between prediction and outcome (0 is perfect).",
-        lambda v, ctx: (f"Brier score {v:.4f}; always predicting the prevalence would score "
-                        f"{ctx['uncertainty']:.4f}."),
+        lambda v, ctx: (f"Brier score {format_value(v, 'score')}; always predicting the prevalence would score "
+                        f"{format_value(ctx['uncertainty'], 'score')}."),
         unit="score",
     ),
     MetricSpec(
         "brier_reliability", "Brier reliability",
         lambda y, p, w, c: M.brier_decomposition(y, p, binning=c.scheme(), sample_weight=w).reliability,
         "Reliability term of Murphy's Brier decomposition: the calibration part of the Brier score.",
-        lambda v, ctx: f"Miscalibration contributes {v:.4f} to the Brier score.",
+        lambda v, ctx: f"Miscalibration contributes {format_value(v, 'score')} to the Brier score.",
         unit="score",
     ),
     MetricSpec(
         "log_loss", "Log loss", lambda y, p, w, c: M.log_loss(y, p, sample_weight=w),
         "Mean negative log-likelihood of the outcomes (probabilities clipped away from 0 and 1).",
-        lambda v, ctx: f"Log loss {v:.4f} (lower is better).", unit="score",
+        lambda v, ctx: f"Log loss {format_value(v, 'score')} (lower is better).", unit="score",
     ),
     MetricSpec(
         "hosmer_lemeshow", "Hosmer-Lemeshow",
         lambda y, p, w, c: M.hosmer_lemeshow(y, p, sample_weight=w).statistic,
-        "Chi-square statistic over 10 groups of predicted risk; its p-value tests 'the model is calibrated'.",
-        lambda v, ctx: ("The Hosmer-Lemeshow test " + ("finds significant miscalibration" if ctx["p_value"] <= 0.05
-                                                         else "finds no significant miscalibration")
-                        + f" (p = {ctx['p_value']:.3g})."),
+        "Chi-square statistic over 10 groups of predicted risk; for fixed (held-out) predictions its reference "
+        "is chi-square with G degrees of freedom (Hosmer, Lemeshow & Sturdivant 2013).",
+        lambda v, ctx: ("Infinite: a group of predictions that are all exactly 0 or 1 holds outcomes that contradict "
+                        "them, which a calibrated model cannot produce." if not np.isfinite(v) else
+                        "The Hosmer-Lemeshow chi-square test (G degrees of freedom) "
+                        + ("finds significant miscalibration" if ctx["p_value"] <= 0.05
+                           else "finds no significant miscalibration") + f" (p = {ctx['p_value']:.3g})."),
         unit="statistic", bootstrap=False,
         p_value=lambda y, p, w, c: M.hosmer_lemeshow(y, p, sample_weight=w).p_value,
     ),
@@ -185,7 +208,7 @@ BINARY_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
         "spiegelhalter_z", "Spiegelhalter Z", lambda y, p, w, c: M.spiegelhalter_z(y, p, sample_weight=w).statistic,
         "Spiegelhalter's Z test of calibration (no bins); |Z| > 1.96 rejects at 5%.",
         lambda v, ctx: ("Spiegelhalter's test " + ("rejects" if ctx["p_value"] <= 0.05 else "does not reject")
-                        + f" calibration (Z = {v:.2f}, p = {ctx['p_value']:.3g})."),
+                        + f" calibration (Z = {format_value(v, 'z')}, p = {ctx['p_value']:.3g})."),
         unit="z", bootstrap=False, lower_is_better=False,
         p_value=lambda y, p, w, c: M.spiegelhalter_z(y, p, sample_weight=w).p_value,
     ),
@@ -194,15 +217,18 @@ BINARY_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
         lambda y, p, w, c: M.calibration_intercept_slope(y, p, sample_weight=w).slope,
         "Slope of the logistic recalibration of logit(p): 1 is ideal, < 1 means predictions are too extreme.",
         lambda v, ctx: ("Predictions are too extreme (overconfident)" if v < 1 else
-                        "Predictions are too timid (underconfident)") + f": calibration slope {v:.2f} (ideal 1).",
+                        "Predictions are too timid (underconfident)")
+        + f": calibration slope {format_value(v, 'slope')} (ideal 1).",
         unit="slope", bootstrap=False, lower_is_better=False,
     ),
     MetricSpec(
         "calibration_intercept", "Calibration-in-the-large",
         lambda y, p, w, c: M.calibration_intercept_slope(y, p, sample_weight=w).intercept,
         "Intercept of the offset model logit P(y=1) = a + logit(p): 0 is ideal; > 0 means under-prediction.",
-        lambda v, ctx: ("The model under-predicts the outcome on average" if v > 0 else
-                        "The model over-predicts the outcome on average") + f" (intercept {v:+.2f}, ideal 0).",
+        lambda v, ctx: ("The model matches the outcome rate on average" if abs(v) < 0.005 else
+                        "The model under-predicts the outcome on average" if v > 0 else
+                        "The model over-predicts the outcome on average")
+        + f" (intercept {'+' if v > 0 else ''}{format_value(v, 'logit')}, ideal 0).",
         unit="logit", bootstrap=False, lower_is_better=False,
     ),
 ]}
@@ -247,16 +273,42 @@ MULTICLASS_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
         "classwise_tce", "Class-wise TCE",
         lambda y, P, w, c: M.classwise_tce(y, P, binning=PAVABC(c.n_min, c.n_max), alpha=c.alpha, sample_weight=w),
         "TCE of each one-vs-rest view, averaged over classes (TCE paper, Remark 2).",
-        lambda v, ctx: f"{v:.0f}% of class probabilities deviate significantly from their bin's observed rate.",
+        lambda v, ctx: (f"{format_value(v, 'percent')} of class probabilities are rejected by the binomial test "
+                        "against their bin's observed rate."),
         unit="percent",
     ),
 ]}
 
 DEFAULT_MULTICLASS_METRICS = ("confidence_ece", "top_label_ece", "top_label_mce", "classwise_ece")
 
+def _scheme_only(name):
+    return lambda c: (name, {"binning": c.scheme()})
+
+
+def _tce_reference(name):
+    return lambda c: (name, {"binning": PAVABC(c.n_min, c.n_max), "alpha": c.alpha})
+
+
+# The calibrated-model reference of each metric: consistency_test's name and the options that make its
+# value the panel's (same bins, same alpha), so its fast paths apply.
+_REFERENCE = {
+    "ece": _scheme_only("ece"), "mce": _scheme_only("mce"), "rmsce": _scheme_only("rmsce"),
+    "brier_reliability": _scheme_only("brier_reliability"),
+    "ace": lambda c: ("ace", {"n_bins": c.n_bins}),
+    "debiased_ece": lambda c: ("debiased_ece", {"binning": EqualMass(c.n_bins)}),
+    "tce": _tce_reference("tce"),
+    "smooth_ece": lambda c: ("smooth_ece", {}), "ici": lambda c: ("ici", {}), "brier": lambda c: ("brier", {}),
+    "log_loss": lambda c: ("log_loss", {}), "hosmer_lemeshow": lambda c: ("hosmer_lemeshow", {}),
+    "spiegelhalter_z": lambda c: ("spiegelhalter_z", {}),
+    "confidence_ece": _scheme_only("confidence_ece"), "top_label_ece": _scheme_only("top_label_ece"),
+    "top_label_mce": lambda c: ("top_label_mce", {"binning": c.scheme(), "reduce": "bin"}),
+    "classwise_ece": _scheme_only("classwise_ece"),
+    "classwise_tce": _tce_reference("classwise_tce"),
+}
+
 for _registry in (BINARY_METRICS, MULTICLASS_METRICS):
     for _key, _spec_ in list(_registry.items()):
-        _registry[_key] = replace(_spec_, depends=_DEPENDS.get(_key, ()))
+        _registry[_key] = replace(_spec_, depends=_DEPENDS.get(_key, ()), reference=_REFERENCE.get(_key))
 
 
 def config_key(metric: str, config: PanelConfig) -> tuple:
@@ -303,10 +355,108 @@ def _wald_interval(key, y, p, w, confidence):
     return (r.slope_low, r.slope_high) if key == "calibration_slope" else (r.intercept_low, r.intercept_high)
 
 
+def _reference(spec: MetricSpec, y, p, w, config: PanelConfig, n_reference: int, random_state):
+    """(null_mean, null_low, null_high, p_value) of a metric against a calibrated model with these predictions.
+
+    Consistency resampling (:func:`calibviz.metrics.consistency_test`) where the metric is "larger =
+    worse"; the Wald tests of the logistic fit for calibration slope and intercept (no resampling).
+    """
+    nan = float("nan")
+    if spec.key in ("calibration_slope", "calibration_intercept"):
+        r = M.calibration_intercept_slope(y, p, sample_weight=w)
+        return nan, nan, nan, float(r.slope_p_value if spec.key == "calibration_slope" else r.intercept_p_value)
+    if spec.reference is None or not n_reference:
+        return nan, nan, nan, nan
+    name, options = spec.reference(config)
+    r = M.consistency_test(y, p, metric=name, n_resamples=n_reference, random_state=random_state,
+                           sample_weight=w, **options)
+    if spec.key == "spiegelhalter_z":  # the reference is on |Z|: a calibrated model's Z lies in [-q, q]
+        return 0.0, -r.null_high, r.null_high, r.p_value
+    return r.null_mean, r.null_low, r.null_high, r.p_value
+
+
+def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_value: float, level: float) -> str:
+    """'A perfectly calibrated model with these predictions would show a–b; no evidence of miscalibration (p = …).'"""
+    if not np.isfinite(p_value):
+        return ""
+    verdict = _verdict(p_value, level)
+    p_text = f"p = {p_value:.2g}" if p_value >= 0.001 else "p < 0.001"
+    if np.isfinite(null_low) and np.isfinite(null_high):
+        # in the reading's own unit: probability metrics read in percentage points
+        shown = (f"{100 * null_low:.1f} to {100 * null_high:.1f} percentage points" if spec.unit == "probability"
+                 else f"{format_value(null_low, spec.unit)} to {format_value(null_high, spec.unit)}")
+        return f" A perfectly calibrated model with these predictions would show {shown}: {verdict} ({p_text})."
+    return f" Against a calibrated model: {verdict} ({p_text})."
+
+
+def _verdict(p_value: float, level: float) -> str:
+    if not np.isfinite(p_value):
+        return ""
+    return "evidence of miscalibration" if p_value <= level else "no evidence of miscalibration"
+
+
+def _outside_note(spec: MetricSpec, value: float, low: float, high: float, method: str, debiased) -> str:
+    """Why a value lies outside its own interval (never shown without a reason)."""
+    if not (np.isfinite(low) and np.isfinite(high)) or low <= value <= high:
+        return ""
+    side = "above" if value > high else "below"
+    if method in ("basic", "bias_corrected"):
+        centre = (f" (bias-corrected estimate {format_value(debiased, spec.unit)})"
+                  if debiased is not None and np.isfinite(debiased) else "")
+        return (f"The value lies {side} its interval: the {method.replace('_', '-')} bootstrap interval corrects "
+                f"the estimate's bias{centre}; binned calibration errors of a finite sample are biased upward by "
+                "noise, most where the model is nearly calibrated.")
+    return (f"The value lies {side} its interval: the bootstrap distribution of this metric is skewed, most "
+            "where the model is nearly calibrated (a small bin or a value near 0 dominates).")
+
+
+def _context(spec: MetricSpec, y, p, w, config: PanelConfig, prevalence: float) -> dict:
+    ctx = {"prevalence": prevalence, "uncertainty": prevalence * (1 - prevalence),
+           "p_value": float(spec.p_value(y, p, w, config)) if spec.p_value else float("nan")}
+    if spec.key == "mce":
+        from .summary import reliability_table
+
+        t = reliability_table(y, p, binning=config.scheme(), sample_weight=w, test=None)
+        if len(t):
+            ctx["worst_bin"] = t.loc[t["gap"].abs().idxmax()]
+    return ctx
+
+
+def interval_caption(table: pd.DataFrame) -> str:
+    """One sentence saying how the intervals and the reference of a :func:`metric_panel` table were made.
+
+    Examples
+    --------
+    >>> t = metric_panel([0, 1, 1, 0] * 25, [0.2, 0.7, 0.6, 0.3] * 25, metrics=("ece", "brier"),
+    ...                  n_resamples=10, n_reference=10)
+    >>> print(interval_caption(t))  # doctest: +ELLIPSIS
+    Intervals: bootstrap, 10 resamples, seed 0 (rows resampled, bins refitted), ...
+    """
+    n_boot, n_ref = table.attrs.get("n_resamples", 0), table.attrs.get("n_reference", 0)
+    parts = []
+    if n_boot:
+        by_method: dict[str, list] = {}
+        for label, method in zip(table["label"], table.get("interval", [""] * len(table))):
+            if method and method != "wald":
+                by_method.setdefault(method.replace("_", "-"), []).append(label)
+        methods = "; ".join(f"{m} for {', '.join(labels)}" for m, labels in by_method.items())
+        parts.append(f"Intervals: bootstrap, {n_boot} resamples, seed {table.attrs.get('random_state')} (rows "
+                     f"resampled, bins refitted), {methods} (each metric's method chosen by a coverage study, "
+                     "docs/intervals.md); calibration slope and intercept: Wald intervals.")
+    else:
+        parts.append("Bootstrap intervals were turned off (0 resamples).")
+    if n_ref:
+        parts.append(f"Calibrated-model reference: {n_ref} redraws of the labels from the predictions "
+                     "(y* ~ Bernoulli(p), consistency resampling); the range is the central 95% of the metric "
+                     "over the redraws and the p-value is against them (Hosmer-Lemeshow and Spiegelhalter: their "
+                     "own tests; slope and intercept: Wald tests).")
+    return " ".join(parts)
+
+
 def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: PanelConfig = PanelConfig(),
                  sample_weight=None, n_resamples: int = 200, confidence: float = 0.95, random_state=0,
-                 progress=None) -> pd.DataFrame:
-    """Metrics with bootstrap intervals and plain-language readings.
+                 progress=None, n_reference: int = 200) -> pd.DataFrame:
+    """Metrics with intervals, the calibrated-model reference and plain-language readings.
 
     Parameters
     ----------
@@ -318,31 +468,48 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
         Keys of :data:`BINARY_METRICS` (binary) or :data:`MULTICLASS_METRICS`
         (multiclass; the binary default becomes :data:`DEFAULT_MULTICLASS_METRICS`).
     config : PanelConfig
-        Binning and test options shared by the metrics.
+        Binning and test options shared by the metrics; ``config.alpha`` is
+        also the level of the verdicts.
     sample_weight : array-like of shape (n,), optional
     n_resamples : int, default 200
-        Bootstrap resamples (percentile interval, rows resampled and bins
-        refitted each time); 0 skips the intervals.
+        Bootstrap resamples (rows resampled and bins refitted each time; the
+        interval method of each metric is the one the coverage study chose,
+        :func:`calibviz.metrics.interval_method`); 0 skips the intervals.
     confidence : float, default 0.95
     random_state : int, default 0
-        Same seed, same intervals.
+        Same seed, same intervals and references.
     progress : callable(done, total), optional
         Called as the bootstrap advances (over all metrics).
+    n_reference : int, default 200
+        Label redraws of the calibrated-model reference (consistency
+        resampling, :func:`calibviz.metrics.consistency_test`); 0 skips it.
 
     Returns
     -------
     pandas.DataFrame
         One row per metric: ``metric``, ``label``, ``value``, ``low``,
-        ``high`` (bootstrap percentile interval; Wald interval of the
-        logistic fit for intercept and slope; NaN for test statistics),
-        ``p_value`` (tests only), ``unit``, ``description``, ``reading``.
+        ``high`` (bootstrap interval; Wald interval of the logistic fit for
+        intercept and slope; NaN for test statistics), ``interval`` (its
+        method), ``null_mean``, ``null_low``, ``null_high`` (what a perfectly
+        calibrated model with these predictions would show: mean and central
+        95% of the metric under ``y* ~ Bernoulli(p)``), ``p_value`` (against
+        that reference: consistency resampling; the tests' own p-values for
+        Hosmer-Lemeshow (chi2(G)) and Spiegelhalter's Z (normal); Wald tests
+        for slope and intercept), ``verdict``, ``unit``, ``description``, ``reading`` and
+        ``note`` (why a value lies outside its own interval, else "").
+
+    References
+    ----------
+    Bröcker & Smith (2007), "Increasing the reliability of reliability
+    diagrams", Weather and Forecasting 22(3) (consistency resampling);
+    Dimitriadis, Gneiting & Jordan (2021), PNAS (consistency bands).
 
     Examples
     --------
     >>> import calibviz as cv
     >>> d = cv.load_demo("hospital_readmission")
-    >>> t = metric_panel(d.y, d.y_prob, metrics=("ece", "tce"), n_resamples=20)
-    >>> t["metric"].tolist(), bool((t["low"] <= t["value"]).all())
+    >>> t = metric_panel(d.y, d.y_prob, metrics=("ece", "tce"), n_resamples=20, n_reference=20)
+    >>> t["metric"].tolist(), bool((t["null_low"] <= t["null_high"]).all())
     (['ece', 'tce'], True)
     """
     if np.ndim(y_prob) == 2:
@@ -362,6 +529,7 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
     for spec in specs:
         value = float(spec.compute(y, p, w, config))
         low = high = np.nan
+        method, debiased = "", None
         if n_resamples and spec.bootstrap:
             offset = done_before
 
@@ -369,20 +537,29 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
                 if progress is not None:
                     progress(_offset + done, n_boot * n_resamples)
 
+            options = interval_options(spec.key)
             res = M.bootstrap(lambda yy, pp, sample_weight=None, _s=spec: _s.compute(yy, pp, sample_weight, config),
                               y, p, sample_weight=w, n_resamples=n_resamples, confidence=confidence,
-                              random_state=random_state, progress=_progress)
-            low, high = res.low, res.high
+                              random_state=random_state, progress=_progress, **options)
+            low, high, method, debiased = res.low, res.high, res.method, getattr(res, "debiased", None)
             done_before += n_resamples
         elif not spec.bootstrap:
             low, high = _wald_interval(spec.key, y, p, w, confidence)
-        pval = float(spec.p_value(y, p, w, config)) if spec.p_value else np.nan
-        ctx = {"p_value": pval, "prevalence": prevalence, "uncertainty": prevalence * (1 - prevalence)}
+            method = "wald" if np.isfinite(low) else ""
+        null_mean, null_low, null_high, p_ref = _reference(spec, y, p, w, config, n_reference, random_state)
+        ctx = _context(spec, y, p, w, config, prevalence)
+        if spec.p_value is not None:  # a test with its own reference distribution (HL: chi2(G); Z: normal)
+            p_ref = ctx["p_value"]
+        reading = spec.reading(value, ctx)
+        reading += _reference_sentence(spec, null_low, null_high, p_ref, config.alpha)
         rows.append({"metric": spec.key, "label": spec.label, "value": value, "low": low, "high": high,
-                     "p_value": pval, "unit": spec.unit, "description": spec.description,
-                     "reading": spec.reading(value, ctx)})
+                     "interval": method, "null_mean": null_mean, "null_low": null_low, "null_high": null_high,
+                     "p_value": p_ref, "verdict": _verdict(p_ref, config.alpha), "unit": spec.unit,
+                     "description": spec.description, "reading": reading,
+                     "note": _outside_note(spec, value, low, high, method, debiased)})
     out = pd.DataFrame(rows)
-    out.attrs.update(config=config, n_resamples=n_resamples, confidence=confidence, random_state=random_state)
+    out.attrs.update(config=config, n_resamples=n_resamples, confidence=confidence, random_state=random_state,
+                     n_reference=n_reference)
     return out
 
 

@@ -32,7 +32,7 @@ from .io import Predictions
 from .multiclass import class_ranking, top_label_table
 from .overview import data_overview
 from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS,
-                    format_interval, format_value,
+                    format_interval, format_value, interval_caption,
                     PanelConfig, compare_models, metric_panel)
 from .reduce import views
 from .summary import reliability_table
@@ -205,12 +205,16 @@ def _metric_table_html(panel: pd.DataFrame, confidence: float) -> str:
     rows = []
     for r in panel.itertuples():
         p = "" if not np.isfinite(r.p_value) else f"{r.p_value:.3g}"
+        note = f" {r.note}" if getattr(r, "note", "") else ""
         rows.append(f"<tr><td title=\"{_e(r.description)}\">{_e(r.label)}</td>"
                     f"<td class=\"num\">{_e(format_value(r.value, r.unit))}</td>"
                     f"<td class=\"num\">{_e(format_interval(r.low, r.high, r.unit))}</td>"
-                    f"<td class=\"num\">{p}</td><td>{_e(r.reading)}</td></tr>")
-    head = (f"<tr><th>Metric</th><th>Value</th><th>{100 * confidence:g}% interval</th><th>p-value</th>"
-            "<th>What it means</th></tr>")
+                    f"<td class=\"num\">{_e(format_interval(r.null_low, r.null_high, r.unit))}</td>"
+                    f"<td class=\"num\">{p}</td><td>{_e(r.verdict)}</td><td>{_e(r.reading + note)}</td></tr>")
+    head = (f"<tr><th>Metric</th><th>Value</th><th>{100 * confidence:g}% interval</th>"
+            "<th title=\"Central 95% of the metric when the labels are redrawn from the predictions "
+            "(y* ~ Bernoulli(p)): what a perfectly calibrated model with these predictions would show\">"
+            "Calibrated model would show</th><th>p-value</th><th>Verdict</th><th>What it means</th></tr>")
     defs = "".join(f"<li><b>{_e(r.label)}</b>: {_e(r.description)}</li>" for r in panel.itertuples())
     return (f'<table class="cv-table metrics"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
             f"<details><summary>Metric definitions</summary><ul>{defs}</ul></details>")
@@ -270,14 +274,7 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
     parts = [f'<section id="{anchor}"><h2>Model: {_e(name)}</h2>',
              f"<h3 id=\"{anchor}-metrics\">Metrics with intervals</h3>",
              _metric_table_html(panel, confidence),
-             f'<p class="note">Intervals: percentile bootstrap, {n_resamples} resamples, seed {_e(random_state)} '
-             "(bins refitted on each resample); calibration slope and intercept: Wald intervals; tests: p-values."
-             "</p>" if n_resamples else '<p class="note">Bootstrap intervals were turned off (0 resamples).</p>']
-    below = panel[(panel["unit"].isin(["probability", "percent"])) & (panel["value"] < panel["low"])]
-    if len(below):
-        parts.append(f'<p class="note">{_e(", ".join(below["label"]))}: the estimate lies below its interval. '
-                     "Binned errors are biased upwards in small samples, and their bootstrap resamples more so; "
-                     "this signals a bias comparable to the noise.</p>")
+             f'<p class="note">{_e(interval_caption(panel))}</p>']
     scheme = cfg.scheme()
     table = reliability_table(v.y, v.p, binning=scheme, alpha=cfg.alpha, sample_weight=v.w)
     fig = figures.reliability_diagram(v.y, v.p, binning=scheme, alpha=cfg.alpha, sample_weight=v.w,
@@ -520,7 +517,7 @@ def _repro_section(models, cfg, metrics, compare_metrics, n_resamples, confidenc
 def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n_resamples: int = 200,
                  random_state=0, title: str | None = None, source: str | None = None, progress=None,
                  compare_metrics=DEFAULT_COMPARE_METRICS, confidence: float = 0.95,
-                 load_options: dict | None = None) -> str:
+                 load_options: dict | None = None, n_reference: int = 200) -> str:
     """A self-contained HTML calibration report (opens offline; plotly.js embedded once).
 
     Parameters
@@ -546,6 +543,9 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
     compare_metrics : sequence of str
         Metrics of the comparison table (several models only).
     confidence : float, default 0.95
+    n_reference : int, default 200
+        Label redraws of the calibrated-model reference beside every metric
+        (:func:`calibviz.metrics.consistency_test`); 0 leaves it out.
         Level of the bootstrap intervals.
     load_options : dict, optional
         The column-mapping options used to load ``source`` (``label=``,
@@ -594,7 +594,7 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
         keys, skipped[name] = resolve_metrics(metrics, p.is_binary)
         panel = metric_panel(p.y, p.y_prob if p.is_binary else p.probs, metrics=keys, config=config,
                              sample_weight=p.weights, n_resamples=n_resamples, confidence=confidence,
-                             random_state=random_state, progress=prog.inner())
+                             random_state=random_state, progress=prog.inner(), n_reference=n_reference)
         prog.step()
         lines = [f"<b>{_e(r.label)} = {_e(format_value(r.value, r.unit))}</b>"
                  + (f" ({_e(format_interval(r.low, r.high, r.unit))})" if np.isfinite(r.low) else "")

@@ -59,7 +59,11 @@ def test_metrics_json_schema_and_values(capsys):
                          config=PanelConfig(binning="equal_mass", n_bins=10))
     for r, row in zip(records, panel.itertuples()):
         assert r["metric"] == row.metric and r["value"] == pytest.approx(row.value)
-    assert records[0]["low"] == pytest.approx(panel.loc[0, "low"]) and records[0]["p_value"] is None
+    assert records[0]["low"] == pytest.approx(panel.loc[0, "low"])
+    # p-values against a calibrated model with the same predictions, beside every metric
+    for r, row in zip(records, panel.itertuples()):
+        assert r["p_value"] == pytest.approx(row.p_value) and r["verdict"] == row.verdict
+        assert r["null_low"] == pytest.approx(row.null_low) and r["null_high"] == pytest.approx(row.null_high)
     assert records[2]["low"] is None and 0 <= records[2]["p_value"] <= 1  # a test: p-value, no interval
     assert records[1]["unit"] == "percent" and records[0]["model"] == "hospital_readmission"
 
@@ -240,3 +244,16 @@ def test_python_dash_m_entry(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "calibviz", "metrics", str(BAD / "empty.csv")],
                          capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+
+
+def test_metrics_fail_p_below_gates_on_evidence_of_miscalibration(capsys):
+    # hospital demo: miscalibrated (ECE p-value at its floor 1/201); the loan demo's recalibrated model is not
+    code, _, err = run(["metrics", "hospital_readmission", "--metrics", "ece", "--fail-p-below", "ece=0.01"], capsys)
+    assert code == 1 and "evidence of miscalibration" in err
+    code, out, err = run(["metrics", "hospital_readmission", "--metrics", "ece", "--fail-p-below", "ece=0.001",
+                          "--format", "json"], capsys)
+    assert code == 0 and err == ""
+    code, _, err = run(["metrics", "hospital_readmission", "--fail-p-below", "ece=2"], capsys)
+    assert code == 2 and "in (0, 1)" in err
+    code, _, err = run(["metrics", "hospital_readmission", "--fail-p-below", "ece=0.01", "--reference", "0"], capsys)
+    assert code == 2 and "--reference" in err

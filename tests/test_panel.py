@@ -47,8 +47,69 @@ def test_progress_reaches_the_total(demo):
 
 
 def test_tce_reading_is_plain_language():
-    t = metric_panel([0] * 100, [0.9] * 100, metrics=("tce",), n_resamples=0)
-    assert "100% of predictions deviate significantly" in t.loc[0, "reading"]
+    p = np.linspace(0.85, 0.95, 200)
+    t = metric_panel(np.zeros(200), p, metrics=("tce",), n_resamples=0, n_reference=50)
+    reading = t.loc[0, "reading"]
+    assert reading.startswith("100.00% of predictions are rejected by the binomial test")
+    assert "A perfectly calibrated model with these predictions would show" in reading
+    assert "evidence of miscalibration" in reading and t.loc[0, "verdict"] == "evidence of miscalibration"
+    # one tie of 100 equal scores is one bin: TCE is 0% or 100% for a calibrated model too, and the
+    # reference says so instead of raising an alarm
+    t = metric_panel(np.zeros(100), np.full(100, 0.9), metrics=("tce",), n_resamples=0, n_reference=200)
+    assert t.loc[0, "value"] == 100.0 and t.loc[0, "null_high"] == 100.0
+
+
+def test_reference_beside_every_metric_matches_consistency_test():
+    rng = np.random.default_rng(3)
+    p = rng.beta(2, 5, 3000)
+    y = (rng.random(3000) < p).astype(int)
+    t = metric_panel(y, p, metrics=list(BINARY_METRICS), n_resamples=0, n_reference=60, random_state=4)
+    t = t.set_index("metric")
+    r = M.consistency_test(y, p, metric="ece", binning=Uniform(15), n_resamples=60, random_state=4)
+    assert t.loc["ece", "null_low"] == r.null_low and t.loc["ece", "p_value"] == r.p_value
+    r = M.consistency_test(y, p, metric="tce", binning=PAVABC(), alpha=0.05, n_resamples=60, random_state=4)
+    assert t.loc["tce", "null_high"] == r.null_high
+    for key in BINARY_METRICS:
+        assert np.isfinite(t.loc[key, "p_value"]), key
+        assert t.loc[key, "verdict"] in ("evidence of miscalibration", "no evidence of miscalibration")
+        if key not in ("calibration_slope", "calibration_intercept"):
+            assert t.loc[key, "null_low"] <= t.loc[key, "null_high"], key
+    # HL and Spiegelhalter keep their own tests' p-values; Z's reference is symmetric
+    assert t.loc["hosmer_lemeshow", "p_value"] == M.hosmer_lemeshow(y, p).p_value
+    assert t.loc["spiegelhalter_z", "null_low"] == -t.loc["spiegelhalter_z", "null_high"]
+    # a calibrated model is not flagged by its own reference on the binned metrics
+    assert t.loc["tce", "null_low"] <= t.loc["tce", "value"] or t.loc["tce", "p_value"] > 0.05
+
+
+def test_large_calibrated_logistic_model_reads_as_calibrated():
+    # the issue's case: TCE far from 0 on a calibrated model at large n is what a calibrated model shows
+    rng = np.random.default_rng(8)
+    n = 100_000
+    p = 1 / (1 + np.exp(-rng.normal(-1, 1.5, n)))
+    y = (rng.random(n) < p).astype(int)
+    t = metric_panel(y, p, metrics=("ece", "tce"), n_resamples=0, n_reference=30, random_state=1).set_index("metric")
+    assert t.loc["tce", "value"] > 10  # TCE itself is large...
+    assert t.loc["tce", "verdict"] == "no evidence of miscalibration"  # ...and so is a calibrated model's
+    assert "no evidence of miscalibration" in t.loc["tce", "reading"]
+
+
+def test_mce_reading_names_the_worst_bin_and_its_size():
+    y = np.r_[np.zeros(5), (np.arange(200) % 2)]
+    p = np.r_[np.full(5, 0.93), np.full(200, 0.5)]
+    t = metric_panel(y, p, metrics=("mce",), n_resamples=0, n_reference=0)
+    reading = t.loc[0, "reading"]
+    assert "worst bin (5 rows (a small bin" in reading and "mean prediction 0.93" in reading
+    assert "observed rate 0.00" in reading and "93.0 percentage points" in reading
+
+
+def test_value_outside_its_interval_always_has_a_reason():
+    rng = np.random.default_rng(0)
+    p = rng.beta(2, 5, 500)
+    y = (rng.random(500) < p).astype(int)
+    t = metric_panel(y, p, metrics=("ece", "ace", "mce", "smooth_ece", "brier"), n_resamples=100, n_reference=0)
+    for row in t.itertuples():
+        outside = np.isfinite(row.low) and not (row.low <= row.value <= row.high)
+        assert bool(row.note) == outside, row.metric
 
 
 def test_unknown_metric_is_an_input_error():

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ..panel import config_key, format_interval, format_value, metric_panel
+from ..panel import config_key, format_interval, format_value, interval_caption, metric_panel
 from .compute import cached, progress_bar
 from .settings import panel_config, settings
 
@@ -47,15 +47,36 @@ def _format_value(row) -> str:
 
 
 def _format_interval(row) -> str:
-    """The interval, or the p-value of a test (which has none)."""
-    text = format_interval(row["low"], row["high"], row["unit"])
-    if not text and np.isfinite(row["p_value"]):
-        return f"p = {row['p_value']:.3g}"
-    return text
+    """The bootstrap (or Wald) interval; '' when there is none."""
+    return format_interval(row["low"], row["high"], row["unit"])
+
+
+def _format_reference(row) -> str:
+    """What a perfectly calibrated model with these predictions would show (central 95%)."""
+    return format_interval(row.get("null_low"), row.get("null_high"), row["unit"])
+
+
+def _format_p(row) -> str:
+    p = row.get("p_value")
+    if p is None or not np.isfinite(p):
+        return ""
+    return f"{p:.2g}" if p >= 0.001 else "< 0.001"
+
+
+def _verdict_badge(row) -> str:
+    """':red[evidence of miscalibration]' / ':green[no evidence of miscalibration]' for Markdown."""
+    verdict = row.get("verdict") or ""
+    if not verdict:
+        return ""
+    colour = "red" if verdict.startswith("evidence") else "green"
+    return f":{colour}[{verdict}]"
 
 
 #: Above this many resampled rows (n x resamples) the intervals wait for a click: the values show at once.
 BOOTSTRAP_ROW_BUDGET = 5_000_000
+#: Label redraws of the calibrated-model reference; above the row budget, the smaller number.
+REFERENCE_RESAMPLES = 200
+REFERENCE_RESAMPLES_LARGE = 50
 
 
 def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.DataFrame:
@@ -75,18 +96,21 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.Dat
     consent = "cv_boot_ok_" + hashlib.sha1(repr(base).encode()).hexdigest()[:16]
     wanted = n_boot and (n * n_boot <= BOOTSTRAP_ROW_BUDGET or st.session_state.get(consent))
     n_run = n_boot if wanted else 0
+    # The calibrated-model reference is what makes a value readable: it is always computed, with fewer
+    # label redraws on large data (the p-value's resolution is 1 / (redraws + 1)).
+    n_ref = REFERENCE_RESAMPLES if n * REFERENCE_RESAMPLES <= BOOTSTRAP_ROW_BUDGET else REFERENCE_RESAMPLES_LARGE
 
     def one(key):
         # Cached per metric on the settings it depends on: changing the bins does not recompute TCE.
         def compute():
             with progress_bar(f"Bootstrapping {key}") as progress:
                 return metric_panel(y, p, metrics=(key,), config=cfg, sample_weight=w,
-                                    n_resamples=n_run, random_state=seed, progress=progress)
+                                    n_resamples=n_run, random_state=seed, progress=progress, n_reference=n_ref)
 
-        return cached(("metric", fingerprint, name, key, config_key(key, cfg), n_run, seed), compute)
+        return cached(("metric", fingerprint, name, key, config_key(key, cfg), n_run, n_ref, seed), compute)
 
     table = pd.concat([one(k) for k in keys], ignore_index=True)
-    table.attrs.update(n_resamples=n_run, random_state=seed, confidence=0.95)
+    table.attrs.update(n_resamples=n_run, random_state=seed, confidence=0.95, n_reference=n_ref)
     if n_boot and not wanted:
         if st.button(f"Compute 95% intervals ({n_boot} bootstrap resamples of {n:,} rows)",
                      key=f"boot_{slug(name)}", icon=":material/calculate:",
@@ -97,26 +121,31 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.Dat
 
 
 def show_headlines(table: pd.DataFrame, n: int = 3) -> None:
-    """The first metrics as sentences for stakeholders."""
+    """The first metrics as sentences for stakeholders; each reading ends with its verdict against a calibrated
+    model."""
     for _, row in table.head(n).iterrows():
-        st.markdown(f"**{row['label']} = {_format_value(row)}.** {row['reading']}")
+        st.markdown(f"**{row['label']} = {_format_value(row)}.** {row['reading']}"
+                    + (f" *{row['note']}*" if row.get("note") else ""))
 
 
 def show_metric_table(table: pd.DataFrame, name: str) -> None:
-    """All metrics with intervals and readings, CSV download and definitions."""
-    n_boot = table.attrs.get("n_resamples", 0)
+    """All metrics with intervals, the calibrated-model reference and readings, CSV download and definitions."""
     shown = pd.DataFrame({
         "Metric": table["label"],
         "Value": table.apply(_format_value, axis=1),
         "95% interval": table.apply(_format_interval, axis=1),
-        "What it means": table["reading"],
+        "Calibrated model would show": table.apply(_format_reference, axis=1),
+        "p-value": table.apply(_format_p, axis=1),
+        "Verdict": table["verdict"],
+        "What it means": (table["reading"] + table["note"].map(lambda t: f" {t}" if t else "")),
     })
     st.dataframe(shown, hide_index=True, width="stretch",
-                 column_config={"What it means": st.column_config.TextColumn(width="large")})
-    if n_boot:
-        st.caption(f"Intervals: percentile bootstrap, {n_boot} resamples, seed {table.attrs.get('random_state')} "
-                   "(bins refitted on each resample); calibration slope and intercept: Wald intervals of the "
-                   "logistic fit; tests: p-values.")
+                 column_config={"What it means": st.column_config.TextColumn(width="large"),
+                                "Calibrated model would show": st.column_config.TextColumn(
+                                    help="Central 95% of the metric when the labels are redrawn from the "
+                                         "predictions (y* ~ Bernoulli(p)): what a perfectly calibrated model with "
+                                         "these predictions would show. It depends on n and the bins.")})
+    st.caption(interval_caption(table))
     download_table(table.drop(columns=["description"]), f"metrics_{name}", label="Metrics as CSV",
                    key=f"metrics_{slug(name)}")
     with st.expander("Metric definitions"):

@@ -7,7 +7,7 @@ from ..demo import DEMOS, demo_datasets
 from ..errors import InputError
 from .. import reduce
 from ..overview import class_table, data_overview
-from .blocks import _format_interval, _format_value, panel_table, show_headlines
+from .blocks import _format_interval, _format_reference, _format_value, _verdict_badge, panel_table, show_headlines
 from .data import (current_models, current_predictions, current_source, detected_mapping, load_bytes_into_state,
                    load_demo_into_state, on_upload, pending_file, raw_table, take_error)
 
@@ -186,7 +186,8 @@ def data_summary() -> None:
 
 
 def headline_metrics() -> None:
-    """Three headline calibration numbers with bootstrap intervals and their plain-language readings."""
+    """Three headline calibration numbers with intervals, the calibrated-model reference, one verdict each and
+    their plain-language readings."""
     preds = current_predictions()
     if preds.is_binary:
         view = reduce.views(preds, "binary")[0]
@@ -201,6 +202,12 @@ def headline_metrics() -> None:
         col.metric(row["label"], _format_value(row), help=row["description"])
         if interval:
             col.caption(f"95% interval {interval}")
+        reference = _format_reference(row)
+        if reference:
+            col.caption(f"a calibrated model would show {reference}")
+        badge = _verdict_badge(row)
+        if badge:
+            col.markdown(badge)
     show_headlines(table, len(table))
 
 
