@@ -13,7 +13,9 @@ from .resampling import *  # noqa: F401,F403
 from .variable import *  # noqa: F401,F403
 from .multiclass import *  # noqa: F401,F403
 from .consistency import *  # noqa: F401,F403
-from . import binned, scores, smooth, goodness, resampling, variable, multiclass, consistency
+from .corp import *  # noqa: F401,F403
+from .discrimination import *  # noqa: F401,F403
+from . import binned, scores, smooth, goodness, resampling, variable, multiclass, consistency, corp, discrimination
 
 __all__ = [
     *binned.__all__,
@@ -24,4 +26,6 @@ __all__ = [
     *variable.__all__,
     *multiclass.__all__,
     *consistency.__all__,
+    *corp.__all__,
+    *discrimination.__all__,
 ]
