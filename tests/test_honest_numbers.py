@@ -54,6 +54,11 @@ def test_nine_distinct_scores_calibrated_model_is_not_flagged():
     assert M.ace(y, p) < 0.05
     assert M.hosmer_lemeshow(y, p).p_value > 0.01
     assert M.tce(y, p) < 20.0  # was 58% when ties were split by label
+    # and TCE sits inside what a calibrated model with these predictions shows
+    ref = M.consistency_test(y, p, metric="tce", n_resamples=100, random_state=0)
+    assert ref.null_low <= ref.statistic <= ref.null_high and ref.p_value > 0.05
+    ref = M.consistency_test(y, p, metric="ace", n_resamples=200, random_state=0)
+    assert ref.p_value > 0.05
 
 
 def _shuffle_within_ties(p, *cols, rng):
@@ -229,3 +234,20 @@ def test_binning_fit_ignores_zero_weight_rows_but_indexes_them():
     b = bn.EqualMass(2).fit(p, sample_weight=w)
     # fitted on 0.1, 0.2, 0.4, 0.5 (edge 0.3); the absent rows get the bin their score falls in, uncounted
     assert b.counts.tolist() == [2, 2] and b.index.tolist() == [0, 0, 0, 1, 1, 1]
+
+
+# ----------------------------------------------------------------------------------------------------
+# 5. The calibrated-model reference does not raise false alarms on tied scores (size by simulation)
+
+
+def test_reference_verdict_size_on_tied_calibrated_models():
+    rng = np.random.default_rng(21)
+    reps, alarms = 80, {"ace": 0, "ece": 0, "debiased_ece": 0}
+    for _ in range(reps):
+        y, p = _tied_calibrated(3000, rng, levels=6)
+        for metric in alarms:
+            r = M.consistency_test(y, p, metric=metric, n_resamples=60, random_state=rng)
+            alarms[metric] += r.p_value <= 0.05
+    for metric, count in alarms.items():
+        # 80 replications at a nominal 5%: more than 12 alarms has probability < 0.2%
+        assert count <= 12, (metric, count)

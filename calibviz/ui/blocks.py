@@ -98,7 +98,8 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.Dat
     n_run = n_boot if wanted else 0
     # The calibrated-model reference is what makes a value readable: it is always computed, with fewer
     # label redraws on large data (the p-value's resolution is 1 / (redraws + 1)).
-    n_ref = REFERENCE_RESAMPLES if n * REFERENCE_RESAMPLES <= BOOTSTRAP_ROW_BUDGET else REFERENCE_RESAMPLES_LARGE
+    cells = n * (np.shape(p)[1] if np.ndim(p) == 2 else 1)  # class-wise metrics redo every class
+    n_ref = REFERENCE_RESAMPLES if cells * REFERENCE_RESAMPLES <= BOOTSTRAP_ROW_BUDGET else REFERENCE_RESAMPLES_LARGE
 
     def one(key):
         # Cached per metric on the settings it depends on: changing the bins does not recompute TCE.
