@@ -7,9 +7,10 @@ y_prob_matrix)``, ``variable_curves(x, y_true, y_prob)``, ...); called with a
 precomputed table or curve (``table=``, ``curves=``, ``ranking=``) it draws
 exactly that. Figures compute no statistics of their own: the numbers come
 from :mod:`calibviz.summary`, :mod:`calibviz.distributions`,
-:mod:`calibviz.sensitivity`, :mod:`calibviz.variables` and
-:mod:`calibviz.multiclass`. One theme (:mod:`calibviz.figures.theme`).
+:mod:`calibviz.sensitivity`, :mod:`calibviz.variables`,
+:mod:`calibviz.multiclass` and :mod:`calibviz.metrics` (CORP, ROC). One theme (:mod:`calibviz.figures.theme`).
 """
+from .corp import corp_diagram, mcb_dsc_plot, murphy_diagram, roc_curves
 from .multiclass import bin_zoom, classwise_grid, top_label_diagram, top_label_small_multiples
 from .reliability import reliability_diagram
 from .sensitivity import binning_sensitivity
@@ -29,5 +30,9 @@ __all__ = [
     "variable_curves",
     "vece_ranking",
     "binning_sensitivity",
+    "corp_diagram",
+    "mcb_dsc_plot",
+    "roc_curves",
+    "murphy_diagram",
     "apply_theme",
 ]

@@ -407,6 +407,10 @@ def _all_figures(y, p, Y, P, x):
         "variable": figures.variable_curves(x, y, p, grid=40),
         "ranking": figures.vece_ranking(pd.DataFrame({"x": x}), y, p, n_resamples=10),
         "sensitivity": figures.binning_sensitivity(y, p, n_bins=(5, 10), n_resamples=5),
+        "corp": figures.corp_diagram(y, p, bands=("consistency", "confidence"), n_resamples=20),
+        "mcb_dsc": figures.mcb_dsc_plot({"a": (y, p), "b": (y, p ** 1.5)}, n_resamples=20),
+        "roc": figures.roc_curves({"a": (y, p), "b": (y, p ** 1.5)}),
+        "murphy": figures.murphy_diagram({"a": (y, p), "b": (y, p ** 1.5)}),
     }
 
 
