@@ -289,7 +289,7 @@ def _cmd_metrics(args) -> int:
                             "low": _json_number(r.low), "high": _json_number(r.high),
                             "null_low": _json_number(r.null_low), "null_high": _json_number(r.null_high),
                             "p_value": _json_number(r.p_value), "verdict": r.verdict, "unit": r.unit,
-                            "reading": r.reading})
+                            "reading": r.reading + (f" {r.note}" if r.note else "")})
     known = {r["metric"] for r in records}
     for option, key in [("--fail-above", k) for k, _ in thresholds] + [("--fail-p-below", k) for k, _ in p_thresholds]:
         if key not in known:

@@ -598,7 +598,8 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
         prog.step()
         lines = [f"<b>{_e(r.label)} = {_e(format_value(r.value, r.unit))}</b>"
                  + (f" ({_e(format_interval(r.low, r.high, r.unit))})" if np.isfinite(r.low) else "")
-                 + f". {_e(r.reading)}" for r in panel.head(4).itertuples()]
+                 + f". {_e(r.reading)}" + (f" <i>{_e(r.note)}</i>" if r.note else "")
+                 for r in panel.head(4).itertuples()]
         headline[name] = lines
         sections.append(_model_section(i, name, p, panel, config, n_resamples, confidence, random_state, prog,
                                        headline[name]))
