@@ -122,6 +122,41 @@ def _worst_bin_reading(v: float, ctx: dict) -> str:
             f"{worst['obs_rate']:.2f}), predictions are off by {_pct(v)}.")
 
 
+def _share(part: float, whole: float) -> str:
+    """'3%' / '0.4%': a part of a whole in percent, one decimal below 10%.
+
+    Examples
+    --------
+    >>> _share(0.004, 0.134), _share(0.05, 0.2)
+    ('3.0%', '25%')
+    """
+    x = 100 * part / whole
+    return f"{x:.1f}%" if abs(x) < 10 else f"{x:.0f}%"
+
+
+def _mcb_reading(v: float, ctx: dict) -> str:
+    """'MCB 0.0040: miscalibration costs 3% of the Brier score (0.1340); ...'"""
+    d = ctx.get("corp")
+    share = (f" miscalibration costs {_share(v, d.score)} of the Brier score ({format_value(d.score, 'score')})"
+             if d is not None and d.score > 0 else " miscalibration's share of the Brier score")
+    return (f"MCB {format_value(v, 'score')}:{share}; isotonic recalibration would remove it without changing "
+            "the ranking.")
+
+
+def _dsc_reading(v: float, ctx: dict) -> str:
+    d = ctx.get("corp")
+    if d is None or d.uncertainty <= 0:
+        return f"DSC {format_value(v, 'score')}: what ranking the cases is worth in Brier score."
+    return (f"DSC {format_value(v, 'score')}: ranking the cases removes {_share(v, d.uncertainty)} of the "
+            f"uncertainty ({format_value(d.uncertainty, 'score')}, the Brier score of always predicting the base "
+            "rate); higher is better.")
+
+
+def _mcb_statistic(y_true, y_prob, sample_weight=None):
+    """MCB as a callable for consistency_test: a calibrated model's MCB under y* ~ Bernoulli(p)."""
+    return M.corp_decomposition(y_true, y_prob, sample_weight=sample_weight).mcb
+
+
 def _tce(y, p, w, cfg):
     return M.tce(y, p, binning=PAVABC(cfg.n_min, cfg.n_max), alpha=cfg.alpha, sample_weight=w)
 
@@ -231,6 +266,34 @@ BINARY_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
         + f" (intercept {'+' if v > 0 else ''}{format_value(v, 'logit')}, ideal 0).",
         unit="logit", bootstrap=False, lower_is_better=False,
     ),
+    MetricSpec(
+        "mcb", "MCB (CORP miscalibration)", lambda y, p, w, c: M.corp_decomposition(y, p, sample_weight=w).mcb,
+        "Miscalibration of the CORP Brier decomposition: Brier score minus the Brier score after isotonic (PAV) "
+        "recalibration; no bins to choose (Dimitriadis, Gneiting & Jordan 2021).",
+        lambda v, ctx: _mcb_reading(v, ctx), unit="score",
+    ),
+    MetricSpec(
+        "dsc", "DSC (CORP discrimination)", lambda y, p, w, c: M.corp_decomposition(y, p, sample_weight=w).dsc,
+        "Discrimination of the CORP Brier decomposition: Brier score of the base rate minus that of the "
+        "PAV-recalibrated predictions (higher is better).",
+        lambda v, ctx: _dsc_reading(v, ctx), unit="score", lower_is_better=False,
+    ),
+    MetricSpec(
+        "unc", "UNC (uncertainty)", lambda y, p, w, c: M.corp_decomposition(y, p, sample_weight=w).unc,
+        "Uncertainty of the CORP Brier decomposition: the Brier score of always predicting the base rate, "
+        "prevalence x (1 - prevalence); Brier = MCB - DSC + UNC.",
+        lambda v, ctx: (f"UNC {format_value(v, 'score')}: always predicting the base rate "
+                        f"({100 * ctx['prevalence']:.1f}%) would score this; the Brier score is MCB - DSC + UNC."),
+        unit="score",
+    ),
+    MetricSpec(
+        "auc", "AUC", lambda y, p, w, c: M.roc_auc(y, p, sample_weight=w),
+        "Area under the ROC curve with DeLong's (1988) interval: how well the predictions rank events above "
+        "non-events (0.5 = no better than chance, 1 = perfect); says nothing about calibration.",
+        lambda v, ctx: (f"A random case with the outcome gets a higher prediction than a random case without it "
+                        f"{100 * v:.1f}% of the time (ties count half; 50% = chance)."),
+        unit="auc", bootstrap=False, lower_is_better=False,
+    ),
 ]}
 
 DEFAULT_BINARY_METRICS = ("ece", "ace", "mce", "tce", "smooth_ece", "brier", "log_loss")
@@ -277,6 +340,20 @@ MULTICLASS_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
                         "against their bin's observed rate."),
         unit="percent",
     ),
+    MetricSpec(
+        "accuracy", "Accuracy", lambda y, P, w, c: M.accuracy(y, P, sample_weight=w),
+        "Share of rows whose most probable class is the true class (ties to the first class).",
+        lambda v, ctx: f"The most probable class is the true class for {100 * v:.1f}% of rows.",
+        unit="share", lower_is_better=False,
+    ),
+    MetricSpec(
+        "auc", "AUC (one-vs-rest, macro)", lambda y, P, w, c: M.ovr_auc(y, P, sample_weight=w),
+        "Mean over classes of the AUC of 'class k vs rest' (Provost & Domingos 2000): how well each class's "
+        "probability ranks its rows above the others.",
+        lambda v, ctx: (f"On average over classes, a row of the class gets a higher probability for it than a row "
+                        f"of another class {100 * v:.1f}% of the time (50% = chance)."),
+        unit="auc", lower_is_better=False,
+    ),
 ]}
 
 DEFAULT_MULTICLASS_METRICS = ("confidence_ece", "top_label_ece", "top_label_mce", "classwise_ece")
@@ -304,6 +381,8 @@ _REFERENCE = {
     "top_label_mce": lambda c: ("top_label_mce", {"binning": c.scheme(), "reduce": "bin"}),
     "classwise_ece": _scheme_only("classwise_ece"),
     "classwise_tce": _tce_reference("classwise_tce"),
+    # a calibrated model's MCB under y* ~ Bernoulli(p); DSC, UNC, AUC and accuracy are no calibration errors
+    "mcb": lambda c: (_mcb_statistic, {}),
 }
 
 for _registry in (BINARY_METRICS, MULTICLASS_METRICS):
@@ -349,6 +428,9 @@ def _spec(key: str, registry: dict | None = None) -> MetricSpec:
 
 
 def _wald_interval(key, y, p, w, confidence):
+    if key == "auc" and np.ndim(p) == 1:  # DeLong's asymptotic interval
+        r = M.auc_delong(y, p, sample_weight=w, confidence=confidence)
+        return r.low, r.high
     if key not in ("calibration_slope", "calibration_intercept"):
         return np.nan, np.nan
     r = M.calibration_intercept_slope(y, p, sample_weight=w, confidence=confidence)
@@ -413,6 +495,8 @@ def _outside_note(spec: MetricSpec, value: float, low: float, high: float, metho
 def _context(spec: MetricSpec, y, p, w, config: PanelConfig, prevalence: float) -> dict:
     ctx = {"prevalence": prevalence, "uncertainty": prevalence * (1 - prevalence),
            "p_value": float(spec.p_value(y, p, w, config)) if spec.p_value else float("nan")}
+    if spec.key in ("mcb", "dsc", "unc"):
+        ctx["corp"] = M.corp_decomposition(y, p, sample_weight=w)
     if spec.key == "mce":
         from .summary import reliability_table
 
@@ -437,12 +521,13 @@ def interval_caption(table: pd.DataFrame) -> str:
     if n_boot:
         by_method: dict[str, list] = {}
         for label, method in zip(table["label"], table.get("interval", [""] * len(table))):
-            if method and method != "wald":
+            if method and method not in ("wald", "delong"):
                 by_method.setdefault(method.replace("_", "-"), []).append(label)
         methods = "; ".join(f"{m} for {', '.join(labels)}" for m, labels in by_method.items())
         parts.append(f"Intervals: bootstrap, {n_boot} resamples, seed {table.attrs.get('random_state')} (rows "
                      f"resampled, bins refitted), {methods} (each metric's method chosen by a coverage study, "
-                     "docs/intervals.md); calibration slope and intercept: Wald intervals.")
+                     "docs/intervals.md); calibration slope and intercept: Wald intervals"
+                     + ("; AUC: DeLong's interval." if "delong" in set(table.get("interval", [])) else "."))
     else:
         parts.append("Bootstrap intervals were turned off (0 resamples).")
     if n_ref:
@@ -545,7 +630,7 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
             done_before += n_resamples
         elif not spec.bootstrap:
             low, high = _wald_interval(spec.key, y, p, w, confidence)
-            method = "wald" if np.isfinite(low) else ""
+            method = ("delong" if spec.key == "auc" else "wald") if np.isfinite(low) else ""
         null_mean, null_low, null_high, p_ref = _reference(spec, y, p, w, config, n_reference, random_state)
         ctx = _context(spec, y, p, w, config, prevalence)
         if spec.p_value is not None:  # a test with its own reference distribution (HL: chi2(G); Z: normal)

@@ -11,6 +11,9 @@ INTERVAL_METHODS_BY_METRIC: dict[str, str] = {
     "brier": "percentile", "brier_reliability": "bias_corrected", "log_loss": "percentile",
     "confidence_ece": "bias_corrected", "top_label_ece": "bias_corrected", "top_label_mce": "bias_corrected",
     "classwise_ece": "bias_corrected", "classwise_tce": "percentile",
+    # CORP terms: MCB and DSC are biased upward (a PAV fit follows the noise), as binned errors are
+    "mcb": "bias_corrected", "dsc": "bias_corrected", "unc": "percentile", "accuracy": "percentile",
+    "auc": "percentile",
 }
 
 _BOUNDS = {"tce": (0.0, 100.0), "classwise_tce": (0.0, 100.0), "log_loss": (0.0, None), "debiased_ece": (0.0, 1.0)}
