@@ -176,7 +176,8 @@ def predictions_from_frame(df: pd.DataFrame, *, label=None, probs=None, weight=N
 
 def load_models(path_or_buffer, label=None, probs=None, weight=None, logits: bool = False, *, positive=None,
                 model=None, features=None, renormalize: bool = False, delimiter=None, encoding=None, sheet=None,
-                max_bytes: int = DEFAULT_MAX_BYTES, min_rows: int = MIN_ROWS, name=None) -> dict[str, Predictions]:
+                max_bytes: int = DEFAULT_MAX_BYTES, min_rows: int = MIN_ROWS, name=None,
+                limits=None) -> dict[str, Predictions]:
     """Load every model of a predictions file: ``{model name: Predictions}`` in file order.
 
     See :func:`load_predictions` for the parameters and the formats.
@@ -189,7 +190,7 @@ def load_models(path_or_buffer, label=None, probs=None, weight=None, logits: boo
     ['raw', 'recalibrated']
     """
     raw = read_table(path_or_buffer, delimiter=delimiter, encoding=encoding, sheet=sheet, max_bytes=max_bytes,
-                     name=name)
+                     name=name, limits=limits)
     return predictions_from_frame(raw.frame, label=label, probs=probs, weight=weight, logits=logits,
                                   positive=positive, model=model, features=features, renormalize=renormalize,
                                   min_rows=min_rows, source=raw.name)
@@ -198,7 +199,7 @@ def load_models(path_or_buffer, label=None, probs=None, weight=None, logits: boo
 def load_predictions(path_or_buffer, label=None, probs=None, weight=None, logits: bool = False, *, positive=None,
                      model=None, features=None, renormalize: bool = False, delimiter=None, encoding=None,
                      sheet=None, max_bytes: int = DEFAULT_MAX_BYTES, min_rows: int = MIN_ROWS,
-                     name=None, select=None) -> Predictions:
+                     name=None, select=None, limits=None) -> Predictions:
     """Load and validate a file of predictions.
 
     Parameters
@@ -232,7 +233,7 @@ def load_predictions(path_or_buffer, label=None, probs=None, weight=None, logits
     delimiter, encoding, sheet : optional
         Reading options, see :func:`calibviz.io.read_table`.
     max_bytes : int
-        Largest file accepted.
+        Largest file accepted (as stored, before decompression).
     min_rows : int, default 10
         Fewest rows accepted.
     name : str, optional
@@ -241,6 +242,11 @@ def load_predictions(path_or_buffer, label=None, probs=None, weight=None, logits
         Which model to return when the file holds several (default: the
         first, with a warning naming the others; use :func:`load_models` for
         all of them).
+    limits : calibviz.io.ReadLimits or dict, optional
+        Bounds on rows, cells and decompressed bytes checked before and while
+        reading (default: the ``CALIBVIZ_MAX_*`` environment variables, else
+        :class:`~calibviz.io.ReadLimits`'s defaults); a dict overrides single
+        limits, e.g. ``limits={"max_rows": 50_000_000}``.
 
     Returns
     -------
@@ -261,7 +267,7 @@ def load_predictions(path_or_buffer, label=None, probs=None, weight=None, logits
     """
     models = load_models(path_or_buffer, label, probs, weight, logits, positive=positive, model=model,
                          features=features, renormalize=renormalize, delimiter=delimiter, encoding=encoding,
-                         sheet=sheet, max_bytes=max_bytes, min_rows=min_rows, name=name)
+                         sheet=sheet, max_bytes=max_bytes, min_rows=min_rows, name=name, limits=limits)
     if select is not None:
         if str(select) not in models:
             raise InputError(f"model {select!r} is not in the file; models are: {', '.join(map(repr, models))}.")

@@ -2,26 +2,41 @@
 
 Formats: CSV / TSV / other delimited text (read with pyarrow's multithreaded
 CSV reader, which is several times faster than pandas' on 10^6+ rows),
-Parquet (pyarrow) and Excel (openpyxl). Nothing is executed or unpickled:
-pickle/feather-with-pickle and similar formats are deliberately unsupported.
+gzip-compressed text, Parquet (pyarrow) and Excel ``.xlsx`` (openpyxl).
+Nothing is executed or unpickled: pickle/feather-with-pickle and similar
+formats are deliberately unsupported.
+
+Every reader checks what the file *declares* before it reads (the Parquet
+metadata, the zip directory and sheet size of an ``.xlsx``) and counts while
+it reads (gzip bytes, text lines, Excel rows and cells), against the
+:class:`~calibviz.io.limits.ReadLimits` of the call: a small file that would
+expand to gigabytes is refused in milliseconds with a message naming the
+limit, instead of exhausting the machine's memory.
 """
 from __future__ import annotations
 
 import io
 import os
+import re
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from ..errors import InputError
+from .limits import ReadLimits, _size, refuse, resolve_limits
 
-__all__ = ["read_table", "RawTable", "DEFAULT_MAX_BYTES", "SUPPORTED_SUFFIXES"]
+__all__ = ["read_table", "RawTable", "DEFAULT_MAX_BYTES", "SUPPORTED_SUFFIXES", "UNSUPPORTED_ATTR"]
 
 #: Largest file accepted by default (2 GiB); the dashboard's upload limit is
 #: set in .streamlit/config.toml and re-checked here because AppTest and the
 #: library bypass the browser's check.
 DEFAULT_MAX_BYTES = 2 * 1024**3
+
+#: ``DataFrame.attrs`` key of the columns a reader left out because their type
+#: cannot be analysed ({column: type}); the mapping names them.
+UNSUPPORTED_ATTR = "calibviz_unsupported_columns"
 
 SUPPORTED_SUFFIXES = {
     ".csv": "csv", ".txt": "csv", ".tsv": "tsv", ".tab": "tsv",
@@ -30,6 +45,9 @@ SUPPORTED_SUFFIXES = {
     ".gz": "csv",
 }
 _DELIMITERS = [",", "\t", ";", "|"]
+_OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_HEAD = 65536
+_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -40,14 +58,6 @@ class RawTable:
     name: str
     format: str
     n_bytes: int
-
-
-def _size(n: int) -> str:
-    """Human-readable byte count: '512 B', '3.2 kB', '140 MB'."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n} B"
 
 
 def _source_bytes(source, max_bytes: int) -> tuple[bytes, str]:
@@ -86,23 +96,51 @@ def _source_bytes(source, max_bytes: int) -> tuple[bytes, str]:
     return data, name
 
 
-def _detect_format(data: bytes, name: str) -> str:
-    if data[:4] == b"PAR1":
+def _detect_format(data, name: str) -> str:
+    head = bytes(data[:8])
+    if head[:4] == b"PAR1":
         return "parquet"
-    if data[:2] == b"PK" or data[:8] == b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1":
+    if head[:2] == b"PK":
         return "excel"
-    if data[:2] == b"\x1f\x8b":
+    if head == _OLE2:
+        return "ole2"
+    if head[:2] == b"\x1f\x8b":
         return "gzip"
-    if data[:2] in (b"\x80\x03", b"\x80\x04", b"\x80\x05"):
+    if head[:2] in (b"\x80\x03", b"\x80\x04", b"\x80\x05"):
         raise InputError(f"{name} looks like a Python pickle; pickles are never loaded (they can run code). Export CSV or Parquet.")
     suffix = Path(name).suffix.lower()
     fmt = SUPPORTED_SUFFIXES.get(suffix)
     if fmt is None and suffix and suffix not in ("",):
-        if b"\x00" in data[:4096]:
+        if b"\x00" in data[:4096] and _utf16_without_bom(bytes(data[:4096])) is None:
             raise InputError(
                 f"{name} is a binary file of an unsupported type ({suffix}); use CSV, TSV, Parquet or Excel."
             )
     return fmt if fmt in ("csv", "tsv") else "csv"
+
+
+def _utf16_without_bom(head: bytes) -> str | None:
+    """'utf-16-le' / 'utf-16-be' when ``head`` looks like UTF-16 text without a byte-order mark, else None.
+
+    Text in a Latin script stored as UTF-16 has a NUL byte in every other position (the high byte of
+    each character); no UTF-8 or single-byte text does.
+
+    Examples
+    --------
+    >>> _utf16_without_bom("label,p\\n1,0.5\\n".encode("utf-16-le"))
+    'utf-16-le'
+    >>> _utf16_without_bom(b"label,p\\n1,0.5\\n") is None
+    True
+    """
+    n = len(head) - len(head) % 2
+    if n < 8:
+        return None
+    even, odd = head[0:n:2], head[1:n:2]
+    half = n // 2
+    if odd.count(0) >= 0.6 * half and even.count(0) <= 0.05 * half:
+        return "utf-16-le"
+    if even.count(0) >= 0.6 * half and odd.count(0) <= 0.05 * half:
+        return "utf-16-be"
+    return None
 
 
 def _sniff_delimiter(head: str) -> str:
@@ -122,42 +160,123 @@ def _sniff_delimiter(head: str) -> str:
     return best
 
 
-def _read_csv(data: bytes, name: str, delimiter: str | None, encoding: str | None) -> pd.DataFrame:
+# ---------------------------------------------------------------------------------------------------------------
+# gzip: decompressed while counting, never past the limits
+# ---------------------------------------------------------------------------------------------------------------
+
+def _gunzip(data: bytes, name: str, limits: ReadLimits, count_lines: bool) -> bytearray:
+    """Decompress ``data`` chunk by chunk, refusing as soon as the output passes a limit.
+
+    With ``count_lines`` (delimited text) the lines are counted on the way, so a stream of
+    10^9 short rows is refused after ``max_rows`` of them, not after decompressing all.
+    """
+    import gzip
+    import zlib
+
+    out = bytearray()
+    lines = 0
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+            while True:
+                chunk = stream.read(_CHUNK)
+                if not chunk:
+                    break
+                out += chunk
+                if len(out) > limits.max_decompressed_bytes:
+                    raise refuse(limits, "max_decompressed_bytes",
+                                 f"{name} decompresses to more than {_size(limits.max_decompressed_bytes)} "
+                                 f"(it is {_size(len(data))} compressed)")
+                if count_lines:
+                    lines += chunk.count(b"\n")
+                    if lines > limits.max_rows + 1:
+                        raise refuse(limits, "max_rows",
+                                     f"{name} holds more than {limits.max_rows:,} rows (counted while "
+                                     f"decompressing, {_size(len(data))} compressed)")
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"{name} is a corrupt gzip file ({exc}).") from None
+    return out
+
+
+def _gunzip_head(data: bytes, name: str) -> bytes:
+    """The first 64 KiB of the decompressed stream (to tell the format), without decompressing the rest."""
+    import gzip
+    import zlib
+
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+            return stream.read(_HEAD)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"{name} is a corrupt gzip file ({exc}).") from None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# delimited text
+# ---------------------------------------------------------------------------------------------------------------
+
+def _blank(data) -> bool:
+    head = bytes(data[:_HEAD])
+    if head.strip():
+        return False
+    return len(data) <= _HEAD or not bytes(data).strip()
+
+
+def _read_csv(data, name: str, delimiter: str | None, encoding: str | None, limits: ReadLimits) -> pd.DataFrame:
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    if not data.strip():
+    if _blank(data):
         raise InputError(f"{name} is empty; it needs a header row and at least one data row.")
+    view = memoryview(data)
     if encoding is None:
-        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        if bytes(view[:2]) in (b"\xff\xfe", b"\xfe\xff"):
             encoding = "utf-16"
-        elif data[:3] == b"\xef\xbb\xbf":
-            data = data[3:]
-    head_bytes = data[:65536]
+        elif bytes(view[:3]) == b"\xef\xbb\xbf":
+            view = view[3:]
+        else:
+            guess = _utf16_without_bom(bytes(view[:4096]))
+            if guess is not None:
+                raise InputError(
+                    f"{name} looks like UTF-16 text without a byte-order mark (every other byte is 0); pass "
+                    f"encoding='{guess}' (command line: --encoding {guess}) or re-save the file as UTF-8."
+                )
+    head_bytes = bytes(view[:_HEAD])
     try:
         head = head_bytes.decode(encoding or "utf-8", errors="strict")
     except UnicodeDecodeError as exc:
         # A multibyte character cut at the 64 KiB boundary is not an encoding error.
-        if len(data) <= len(head_bytes) or exc.start < len(head_bytes) - 4:
+        if len(view) <= len(head_bytes) or exc.start < len(head_bytes) - 4:
             raise InputError(
-                f"{name} is not UTF-8 text (byte 0x{head_bytes[exc.start]:02x} at position {exc.start}); "
-                "re-save it as UTF-8 or pass encoding='latin-1' (or the file's encoding)."
+                f"{name} is not {encoding or 'UTF-8'} text (byte 0x{head_bytes[exc.start]:02x} at position "
+                f"{exc.start}); re-save it as UTF-8 or pass the file's encoding, e.g. encoding='latin-1' "
+                "(Western Europe) or encoding='cp1252' (Windows)."
             ) from None
         head = head_bytes[: exc.start].decode(encoding or "utf-8")
     except LookupError:
         raise InputError(f"unknown encoding {encoding!r}; use a Python codec name such as 'utf-8' or 'latin-1'.") from None
     sep = delimiter or _sniff_delimiter(head)
     header = head.splitlines()[0] if head.splitlines() else ""
+    # Declared size before parsing: lines (an upper bound on rows, quoted newlines included) times columns.
+    n_cols = header.count(sep) + 1 if sep else 1
+    breaks = max(data.count(b"\n"), data.count(b"\r"))
+    lines = breaks + (not bytes(data[-2:]).strip(b"\x00").endswith((b"\n", b"\r"))) - 1  # data lines
+    if lines > limits.max_rows:
+        raise refuse(limits, "max_rows", f"{name} has {lines:,} data lines")
+    if lines * n_cols > limits.max_cells:
+        raise refuse(limits, "max_cells", f"{name} has {lines:,} data lines of {n_cols:,} columns "
+                     f"({lines * n_cols:,} cells)", "or keep only the columns you need")
     read_opts = pacsv.ReadOptions(encoding=encoding or "utf8", block_size=1 << 24)
     parse_opts = pacsv.ParseOptions(delimiter=sep)
     convert_opts = pacsv.ConvertOptions(strings_can_be_null=True)
     try:
-        table = pacsv.read_csv(io.BytesIO(data), read_options=read_opts, parse_options=parse_opts,
-                               convert_options=convert_opts)
+        table = pacsv.read_csv(pa.BufferReader(pa.py_buffer(view)), read_options=read_opts,
+                               parse_options=parse_opts, convert_options=convert_opts)
     except pa.ArrowException as exc:
         msg = str(exc)
         if "Empty CSV" in msg:
             raise InputError(f"{name} is empty; it needs a header row and at least one data row.") from None
+        if isinstance(exc, pa.ArrowMemoryError):
+            raise InputError(f"{name} does not fit in memory while parsing ({msg.splitlines()[0]}); "
+                             "sample the rows or keep only the columns you need.") from None
         raise InputError(
             f"{name} could not be parsed as delimited text with delimiter {sep!r} ({msg.splitlines()[0]}); "
             "check that every row has the same number of fields, or pass delimiter=..."
@@ -176,7 +295,8 @@ def _read_csv(data: bytes, name: str, delimiter: str | None, encoding: str | Non
         how = f"it looks delimited by {hint!r}: pass delimiter={hint!r}" if hint else \
             "separate the label and probability columns with commas, or pass delimiter=..."
         raise InputError(f"{name} parsed into a single column {names[0]!r} with delimiter {sep!r}; {how}.")
-    return table.to_pandas()
+    _check_table_size(table.num_rows, table.num_columns, name, limits)
+    return _to_pandas(table, name)
 
 
 def _check_duplicate_names(names, name: str) -> None:
@@ -191,45 +311,354 @@ def _check_duplicate_names(names, name: str) -> None:
         )
 
 
-def _read_parquet(data: bytes, name: str) -> pd.DataFrame:
+def _check_table_size(rows: int, cols: int, name: str, limits: ReadLimits, what: str = "has") -> None:
+    if rows > limits.max_rows:
+        raise refuse(limits, "max_rows", f"{name} {what} {rows:,} rows")
+    if rows * cols > limits.max_cells:
+        raise refuse(limits, "max_cells", f"{name} {what} {rows:,} rows of {cols:,} columns ({rows * cols:,} cells)",
+                     "or keep only the columns you need")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Arrow tables (CSV, Parquet) -> pandas
+# ---------------------------------------------------------------------------------------------------------------
+
+def _unsupported_arrow_type(t) -> bool:
+    """Types whose values are containers or raw bytes: no label, probability or feature can hold them."""
     import pyarrow as pa
+
+    if pa.types.is_dictionary(t):
+        return _unsupported_arrow_type(t.value_type)
+    return (pa.types.is_nested(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t)
+            or pa.types.is_fixed_size_binary(t) or pa.types.is_binary_view(t)
+            or isinstance(t, pa.ExtensionType))
+
+
+def _to_pandas(table, name: str) -> pd.DataFrame:
+    """``table.to_pandas()``, robust to forged pandas metadata (schema metadata is a JSON hint, not data)."""
+    import pyarrow as pa
+
+    try:
+        return table.to_pandas()
+    except pa.ArrowMemoryError:
+        raise InputError(f"{name} does not fit in memory; sample the rows or keep only the columns you need.") from None
+    except Exception:  # noqa: BLE001 - a forged b"pandas" schema entry raises TypeError, KeyError, ValueError...
+        pass
+    try:
+        frame = table.replace_schema_metadata(None).to_pandas(ignore_metadata=True)
+    except Exception as exc:  # noqa: BLE001
+        raise InputError(f"{name}: its columns cannot be converted to a table ({type(exc).__name__}: {exc}); "
+                         "re-export the file as CSV.") from None
+    # pandas stores a non-default index as a column; without the metadata it would look like a feature.
+    index_cols = [c for c in frame.columns if re.fullmatch(r"__index_level_\d+__", str(c))]
+    frame = frame.drop(columns=index_cols)
+    frame.attrs["calibviz_notes"] = [f"{name}: its pandas metadata could not be read and was ignored"]
+    return frame
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Parquet: the footer declares rows and sizes; strings are measured before they are expanded
+# ---------------------------------------------------------------------------------------------------------------
+
+def _read_parquet(data, name: str, limits: ReadLimits) -> pd.DataFrame:
+    import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     try:
-        table = pq.read_table(io.BytesIO(data))
-    except (pa.ArrowException, OSError) as exc:
+        pf = pq.ParquetFile(pa.BufferReader(pa.py_buffer(data)))
+        md, schema = pf.metadata, pf.schema_arrow
+    except (pa.ArrowException, OSError, ValueError, TypeError) as exc:
         raise InputError(f"{name} is not a readable Parquet file ({exc}); re-export it or use CSV.") from None
-    _check_duplicate_names(table.column_names, name)
-    return table.to_pandas()
-
-
-def _read_excel(data: bytes, name: str, sheet) -> pd.DataFrame:
+    _check_duplicate_names(schema.names, name)
+    unsupported = {f.name: str(f.type) for f in schema if _unsupported_arrow_type(f.type)}
+    columns = [f.name for f in schema if f.name not in unsupported]
+    rows = md.num_rows
+    _check_table_size(rows, len(columns), name, limits, what="declares")
+    # Decoded (uncompressed) size of the columns to read, from the column-chunk metadata.
+    wanted = set(columns)
+    declared = 0
+    for i in range(md.num_row_groups):
+        rg = md.row_group(i)
+        for j in range(rg.num_columns):
+            col = rg.column(j)
+            if col.path_in_schema.split(".")[0] in wanted:
+                declared += max(col.total_uncompressed_size, 0)
+    if declared > limits.max_decompressed_bytes:
+        raise refuse(limits, "max_decompressed_bytes",
+                     f"{name} declares {_size(declared)} of column data ({_size(len(data))} on disk)")
+    # Strings are read dictionary-encoded (no bigger than in the file), measured, then expanded.
+    strings = [f.name for f in schema if f.name in wanted
+               and (pa.types.is_string(f.type) or pa.types.is_large_string(f.type) or pa.types.is_string_view(f.type))]
     try:
-        raw = pd.read_excel(io.BytesIO(data), sheet_name=0 if sheet is None else sheet, header=None)
+        if strings:
+            pf = pq.ParquetFile(pa.BufferReader(pa.py_buffer(data)), read_dictionary=strings)
+        table = pf.read(columns=columns)
+        expanded = table.nbytes
+        for c in strings:
+            col = table.column(c)
+            if pa.types.is_dictionary(col.type):
+                lengths = [pc.sum(pc.take(pc.binary_length(ch.dictionary), ch.indices)).as_py() or 0
+                           for ch in col.chunks if len(ch.dictionary)]
+                expanded += sum(lengths) + 4 * len(col)
+        if expanded > limits.max_decompressed_bytes:
+            raise refuse(limits, "max_decompressed_bytes",
+                         f"{name} expands to {_size(expanded)} when read ({_size(len(data))} on disk)",
+                         "or keep only the columns you need")
+        if strings:
+            table = pa.table([pc.cast(table.column(c), pa.string()) if c in strings
+                              and pa.types.is_dictionary(table.column(c).type) else table.column(c)
+                              for c in table.column_names], schema=None, names=table.column_names,
+                             metadata=table.schema.metadata)
+    except InputError:
+        raise
+    except pa.ArrowMemoryError:
+        raise InputError(f"{name} does not fit in memory; sample the rows or keep only the columns you need.") from None
+    except (pa.ArrowException, OSError, ValueError, TypeError) as exc:
+        raise InputError(f"{name} is not a readable Parquet file ({exc}); re-export it or use CSV.") from None
+    frame = _to_pandas(table, name)
+    if unsupported:
+        frame.attrs[UNSUPPORTED_ATTR] = unsupported
+    return frame
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Excel (.xlsx): the zip directory and the sheet's size first, then openpyxl streaming with a counter
+# ---------------------------------------------------------------------------------------------------------------
+
+_EXCEL_MAX_ROWS = 1_048_576
+_DIMENSION = re.compile(rb"<(?:[\w.-]+:)?dimension\s+ref\s*=\s*[\"']([A-Za-z]{1,3})(\d{1,9})"
+                        rb"(?::([A-Za-z]{1,3})(\d{1,9}))?[\"']")
+_CELL_TAG = re.compile(rb"<(?:[\w.-]+:)?c[\s/>]")
+_ERROR_CODES = {"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A", "#GETTING_DATA"}
+
+
+def _col_index(letters: bytes) -> int:
+    n = 0
+    for ch in letters.upper():
+        n = n * 26 + (ch - 64)
+    return n
+
+
+def _xlsx_sheet_parts(zf: zipfile.ZipFile, name: str, limits: ReadLimits) -> list[tuple[str, str]]:
+    """[(sheet name, part path)] in workbook order, read from xl/workbook.xml and its relationships."""
+    import xml.etree.ElementTree as ET
+
+    def small_xml(part):
+        info = zf.getinfo(part)
+        if info.file_size > 16 * 1024**2:
+            raise InputError(f"{name}: the workbook part {part} is {_size(info.file_size)}; a workbook index is a "
+                             "few kB. The file is damaged or crafted; re-save it as .xlsx or CSV.")
+        return ET.fromstring(zf.read(part))
+
+    names = set(zf.namelist())
+    if "xl/workbook.xml" not in names:
+        return [("", p) for p in sorted(n for n in names if re.fullmatch(r"xl/worksheets/[^/]+\.xml", n))]
+    book = small_xml("xl/workbook.xml")
+    rels = small_xml("xl/_rels/workbook.xml.rels") if "xl/_rels/workbook.xml.rels" in names else None
+    targets = {}
+    if rels is not None:
+        for rel in rels:
+            target = rel.get("Target", "")
+            target = target.lstrip("/") if target.startswith("/") else "xl/" + target
+            targets[rel.get("Id")] = os.path.normpath(target).replace("\\", "/")
+    out = []
+    for el in book.iter():
+        if el.tag.rsplit("}", 1)[-1] == "sheet":
+            rid = next((v for k, v in el.attrib.items() if k.rsplit("}", 1)[-1] == "id" and k != "sheetId"), None)
+            part = targets.get(rid)
+            if part in names and "worksheets/" in part:
+                out.append((el.get("name", ""), part))
+    return out
+
+
+def _count_cells(zf: zipfile.ZipFile, part: str, stop: int) -> int:
+    """Count the ``<c>`` elements of a sheet part, streaming; stops counting past ``stop``."""
+    count, tail = 0, b""
+    with zf.open(part) as src:
+        while True:
+            chunk = src.read(_CHUNK)
+            if not chunk:
+                break
+            buf = tail + chunk
+            cut = buf.rfind(b"<")
+            if cut < 0:
+                tail = b""
+                continue
+            count += len(_CELL_TAG.findall(buf, 0, cut))
+            tail = buf[cut:]
+            if count > stop:
+                return count
+    return count + len(_CELL_TAG.findall(tail))
+
+
+def _check_xlsx(data, name: str, limits: ReadLimits) -> None:
+    """Refuse a workbook whose declared sizes exceed the limits, before openpyxl opens it."""
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+        infos = zf.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise InputError(f"{name} is not a readable Excel workbook (BadZipFile: {exc}); re-save it as .xlsx or CSV.") from None
+    with zf:
+        names = {i.filename for i in infos}
+        if "xl/workbook.xml" not in names and "[Content_Types].xml" not in names:
+            inner = [i.filename for i in infos if not i.is_dir()][:3]
+            raise InputError(f"{name} is a zip archive, not an Excel workbook (it holds {', '.join(map(repr, inner))}); "
+                             "unzip it and load the CSV or Parquet file inside.")
+        # zipfile never returns more than a part's declared size, so the directory bounds what openpyxl reads.
+        total = 0
+        for info in infos:
+            total += info.file_size
+            if info.file_size > limits.max_xlsx_part_bytes:
+                what = ("its shared-strings table" if info.filename.endswith("sharedStrings.xml")
+                        else f"its part {info.filename}")
+                raise refuse(limits, "max_xlsx_part_bytes",
+                             f"{name}: {what} is {_size(info.file_size)} uncompressed ({_size(info.compress_size)} "
+                             "in the file)", "or save the sheet as CSV (an Excel cell holds at most 32,767 characters)")
+        if total > limits.max_decompressed_bytes:
+            raise refuse(limits, "max_decompressed_bytes",
+                         f"{name} decompresses to {_size(total)} ({_size(len(data))} in the file)",
+                         "or save the sheet as CSV")
+        try:
+            sheets = _xlsx_sheet_parts(zf, name, limits)
+        except InputError:
+            raise
+        except Exception:  # noqa: BLE001 - a damaged index: openpyxl will say so
+            return
+        for title, part in sheets:
+            label = f"{name}: sheet {title!r}" if title else f"{name}: {part}"
+            with zf.open(part) as src:
+                head = src.read(_HEAD)
+            m = _DIMENSION.search(head)
+            declared = None
+            if m:
+                c1, r1 = _col_index(m.group(1)), int(m.group(2))
+                c2, r2 = (_col_index(m.group(3)), int(m.group(4))) if m.group(3) else (c1, r1)
+                declared = (abs(r2 - r1) + 1) * (abs(c2 - c1) + 1)
+                ref = m.group(0).split(b"=", 1)[1].strip(b"\"' ").decode()
+                if declared <= limits.max_excel_cells:
+                    continue
+            # No dimension, or a used range above the limit (a stray cell far away, or formatting): count the
+            # cells actually stored (a C-speed scan of the XML, stopped at the limit).
+            stored = _count_cells(zf, part, limits.max_excel_cells)
+            if stored > limits.max_excel_cells:
+                if declared is not None:
+                    what = f"{label} spans {ref} ({declared:,} cells) and stores more than {limits.max_excel_cells:,}"
+                else:
+                    what = f"{label} stores more than {limits.max_excel_cells:,} cells"
+                raise refuse(limits, "max_excel_cells", what,
+                             "or save the sheet as CSV or Parquet (read 100 times faster)")
+
+
+def _excel_refusal(name, title, rows, width, last_row, limits):
+    return refuse(limits, "max_excel_cells",
+                  f"{name}: sheet {title!r} holds more than {limits.max_excel_cells:,} cells ({rows:,} non-empty "
+                  f"rows by {width:,} columns, up to row {last_row:,})",
+                  "or delete the cells outside the table (Ctrl+End in Excel jumps to the last used cell) "
+                  "or save the sheet as CSV")
+
+
+def _read_excel(data, name: str, sheet, limits: ReadLimits) -> pd.DataFrame:
+    if bytes(data[:8]) == _OLE2:
+        raise InputError(
+            f"{name} is a legacy Excel 97-2003 workbook (.xls) or a password-protected one; calibviz reads .xlsx: "
+            "open it in Excel or LibreOffice and save it as .xlsx (without a password) or CSV."
+        )
+    _check_xlsx(data, name, limits)
+    try:
+        from openpyxl import load_workbook
     except ImportError as exc:  # pragma: no cover - openpyxl is a dependency
-        raise InputError(f"reading Excel needs openpyxl ({exc}); pip install openpyxl or export CSV.") from None
-    except ValueError as exc:
-        raise InputError(f"{name}: {exc}. Pass sheet=<name or index> for the sheet with the predictions.") from None
+        raise InputError(f"reading .xlsx needs openpyxl ({exc}); pip install openpyxl or export CSV.") from None
+    try:
+        wb = load_workbook(io.BytesIO(data), read_only=True, data_only=True, keep_links=False)
+    except MemoryError:
+        raise InputError(f"{name} does not fit in memory; save the sheet as CSV.") from None
     except Exception as exc:  # openpyxl/zipfile raise many types on corrupt files
         raise InputError(f"{name} is not a readable Excel workbook ({type(exc).__name__}: {exc}); re-save it as .xlsx or CSV.") from None
-    if raw.empty:
+    try:
+        return _excel_frame(wb, name, sheet, limits)
+    except (InputError, MemoryError) as exc:
+        if isinstance(exc, MemoryError):
+            raise InputError(f"{name} does not fit in memory; save the sheet as CSV.") from None
+        raise
+    except Exception as exc:  # noqa: BLE001 - damaged sheet XML
+        raise InputError(f"{name} is not a readable Excel workbook ({type(exc).__name__}: {exc}); re-save it as .xlsx or CSV.") from None
+    finally:
+        wb.close()
+
+
+def _pick_sheet(wb, name, sheet):
+    sheets = [ws for ws in wb.worksheets if hasattr(ws, "iter_rows")]
+    titles = [ws.title for ws in sheets]
+    if not sheets:
+        raise InputError(f"{name} has no worksheet; put the predictions table on the first sheet.")
+    if sheet is None:
+        return sheets[0]
+    if sheet in titles:
+        return sheets[titles.index(sheet)]
+    if isinstance(sheet, str) and sheet.strip().lstrip("-").isdigit():
+        sheet = int(sheet)
+    if isinstance(sheet, int) and not isinstance(sheet, bool) and -len(sheets) <= sheet < len(sheets):
+        return sheets[sheet]
+    raise InputError(f"{name}: there is no sheet {sheet!r}; its sheets are {', '.join(map(repr, titles))}. "
+                     "Pass sheet=<name or index> for the sheet with the predictions.")
+
+
+def _excel_frame(wb, name: str, sheet, limits: ReadLimits) -> pd.DataFrame:
+    ws = _pick_sheet(wb, name, sheet)
+    ws.reset_dimensions()  # a declared size can be wrong: let the rows say
+    max_rows = min(limits.max_rows + 1, _EXCEL_MAX_ROWS)
+    rows: list[tuple] = []
+    width = 0
+    for i, row in enumerate(ws.iter_rows(values_only=True)):
+        if i >= max_rows:
+            if i >= _EXCEL_MAX_ROWS:
+                raise InputError(f"{name}: sheet {ws.title!r} has rows beyond Excel's last row ({_EXCEL_MAX_ROWS:,}); "
+                                 "the file is damaged or crafted. Re-save it as .xlsx or CSV.")
+            raise refuse(limits, "max_rows", f"{name}: sheet {ws.title!r} has more than {limits.max_rows:,} rows")
+        n = len(row)
+        while n and (row[n - 1] is None or row[n - 1] == ""):
+            n -= 1
+        if not n:
+            continue  # blank rows are skipped, as pandas does
+        if n > width:
+            width = n
+        rows.append(row[:n] if n < len(row) else row)
+        if len(rows) * width > limits.max_excel_cells:
+            raise _excel_refusal(name, ws.title, len(rows), width, i + 1, limits)
+    if not rows:
         raise InputError(f"{name} has an empty first sheet; put the predictions table on the first sheet or pass sheet=...")
+    _check_table_size(len(rows) - 1, width, name, limits)
+    pad = (None,)
+    rows = [r if len(r) == width else tuple(r) + pad * (width - len(r)) for r in rows]
     # A header cell typed as a number comes back as 0.0: show it as the user typed it ("0").
-    header = ["" if pd.isna(v) else str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
-              for v in raw.iloc[0].tolist()]
+    header = ["" if v is None else str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
+              for v in rows[0]]
+    # A column without a header and without a value is nothing (a stray format far to the right).
+    keep = [j for j, h in enumerate(header) if h.strip() or any(r[j] is not None for r in rows[1:])]
+    if len(keep) < width:
+        rows = [tuple(r[j] for j in keep) for r in rows]
+        header = [header[j] for j in keep]
+        width = len(keep)
     _check_duplicate_names(header, name)
-    frame = raw.iloc[1:].reset_index(drop=True)
+    frame = pd.DataFrame.from_records(rows[1:], columns=range(width), nrows=len(rows) - 1) if len(rows) > 1 \
+        else pd.DataFrame(columns=range(width))
     frame.columns = header
-    # Excel cells come back as object; recover numeric columns.
+    # Excel cells come back as objects; error cells (#N/A) are missing values; recover numeric columns.
     for col in frame.columns:
-        converted = pd.to_numeric(frame[col], errors="coerce")
-        if converted.notna().sum() == frame[col].notna().sum():
-            frame[col] = converted
+        s = frame[col]
+        if s.dtype == object:
+            s = s.mask(s.isin(_ERROR_CODES) | s.eq(""))
+            s = s.infer_objects()
+        converted = pd.to_numeric(s, errors="coerce") if s.dtype == object else s
+        if converted.notna().sum() == s.notna().sum():
+            s = converted
+        frame[col] = s
     return frame
 
 
 def read_table(source, *, delimiter: str | None = None, encoding: str | None = None, sheet=None,
-               max_bytes: int = DEFAULT_MAX_BYTES, name: str | None = None) -> RawTable:
+               max_bytes: int = DEFAULT_MAX_BYTES, name: str | None = None, limits=None) -> RawTable:
     """Read a predictions table from a path, bytes or a binary file-like object.
 
     Parameters
@@ -245,46 +674,63 @@ def read_table(source, *, delimiter: str | None = None, encoding: str | None = N
     sheet : str or int, optional
         Excel sheet; the first one by default.
     max_bytes : int
-        Refuse files larger than this.
+        Refuse files larger than this (as stored, before decompression).
     name : str, optional
         Display name used in messages; defaults to the file name.
+    limits : ReadLimits or dict, optional
+        Bounds on rows, cells and decompressed bytes (see
+        :mod:`calibviz.io.limits`); by default the ``CALIBVIZ_MAX_*``
+        environment variables, else the defaults. A dict overrides single
+        limits: ``limits={"max_rows": 50_000_000}``.
 
     Returns
     -------
     RawTable
+        Columns that cannot be analysed (Parquet lists, structs, maps, raw
+        bytes) are left out and listed in
+        ``frame.attrs["calibviz_unsupported_columns"]``.
 
     Raises
     ------
     calibviz.InputError
-        Unreadable, empty, too large, wrongly delimited or wrongly encoded
-        files, and duplicated column names.
+        Unreadable, empty, too large (on disk or once expanded), wrongly
+        delimited or wrongly encoded files, and duplicated column names.
 
     Examples
     --------
     >>> t = read_table(b"label,p\\n0,0.2\\n1,0.9\\n")
     >>> t.frame.shape, t.format
     ((2, 2), 'csv')
+    >>> read_table(b"label,p\\n0,0.2\\n1,0.9\\n0,0.4\\n", limits={"max_rows": 2})
+    Traceback (most recent call last):
+    ...
+    calibviz.errors.InputError: uploaded data has 3 data lines, above the limit of 2 (CALIBVIZ_MAX_ROWS); ...
     """
+    lim = resolve_limits(limits)
     data, display = _source_bytes(source, max_bytes)
     display = name or display
+    try:
+        return _read(data, display, delimiter, encoding, sheet, lim)
+    except MemoryError:
+        raise InputError(f"{display} ({_size(len(data))}) does not fit in the memory left on this machine; "
+                         "sample the rows, keep only the columns you need, or lower the limits "
+                         "(CALIBVIZ_MAX_ROWS, CALIBVIZ_MAX_CELLS) so such files are refused early.") from None
+
+
+def _read(data, display: str, delimiter, encoding, sheet, lim: ReadLimits) -> RawTable:
     fmt = _detect_format(data, display)
     if fmt == "gzip":
-        import gzip
-        import zlib
-
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(f"{display} is a corrupt gzip file ({exc}).") from None
-        if len(data) > max_bytes:
-            raise InputError(f"{display} decompresses to over the {_size(max_bytes)} limit; sample the rows.")
-        fmt = _detect_format(data, display.removesuffix(".gz"))
+        inner_name = display.removesuffix(".gz").removesuffix(".GZ")
+        inner = _detect_format(_gunzip_head(data, display), inner_name)
+        data = _gunzip(data, display, lim, count_lines=inner in ("csv", "tsv"))
+        fmt = inner
     if fmt == "parquet":
-        frame = _read_parquet(data, display)
-    elif fmt == "excel":
-        frame = _read_excel(data, display, sheet)
+        frame = _read_parquet(data, display, lim)
+    elif fmt in ("excel", "ole2"):
+        frame = _read_excel(data, display, sheet, lim)
+        fmt = "excel"
     else:
-        frame = _read_csv(data, display, "\t" if fmt == "tsv" and delimiter is None else delimiter, encoding)
+        frame = _read_csv(data, display, "\t" if fmt == "tsv" and delimiter is None else delimiter, encoding, lim)
     if frame.shape[1] == 0 or frame.shape[0] == 0:
         raise InputError(f"{display} has no data rows; it needs a header row and at least one data row.")
     frame.columns = [str(c).strip() for c in frame.columns]
