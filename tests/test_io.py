@@ -305,3 +305,98 @@ def test_fingerprint_covers_the_features():
     c = cv.predictions_from_frame(df2)["model"]
     assert len({a.fingerprint(), b.fingerprint(), c.fingerprint()}) == 3
     assert a.fingerprint() == cv.predictions_from_frame(df)["model"].fingerprint()
+
+
+# ---- issue #16: unsupported column types, name collisions, signed labels ----
+
+def _parquet(table) -> bytes:
+    import pyarrow.parquet as pq
+
+    buf = io.BytesIO()
+    pq.write_table(table, buf)
+    return buf.getvalue()
+
+
+def test_parquet_list_label_is_named_not_a_type_error():
+    import pyarrow as pa
+
+    data = _parquet(pa.table({"label": pa.array([[i % 2] for i in range(20)]), "p": [0.3, 0.7] * 10}))
+    with pytest.raises(cv.InputError, match=r"the label column 'label' holds list<.*int64> values; it must hold one "
+                                            r"class per row"):
+        cv.load_predictions(data, name="lists.parquet")
+
+
+def test_nested_feature_columns_are_left_out_with_a_note():
+    import pyarrow as pa
+
+    n = 40
+    df = _frame(n)
+    table = pa.table({**{c: df[c] for c in df.columns}, "emb": pa.array([[0.1, 0.2]] * n),
+                      "meta": pa.array([{"a": 1, "b": "x"}] * n), "raw": pa.array([b"\x00\x01"] * n)})
+    p = cv.load_predictions(_parquet(table), name="nested.parquet")
+    assert list(p.features.columns) == ["age", "city"]
+    note = next(n for n in p.notes if "left out of the features" in n)
+    assert "'emb' (list<" in note and "'meta' (struct<" in note and "'raw' (binary" in note
+    assert len(p.fingerprint()) == 16  # the pages' cache key: used to raise TypeError on lists
+    # The same from a DataFrame built in Python (object columns holding lists, dicts, arrays).
+    df2 = df.assign(emb=[[1, 2]] * n, meta=[{"a": 1}] * n, arr=[np.zeros(2)] * n)
+    q = cv.predictions_from_frame(df2)["model"]
+    assert list(q.features.columns) == ["age", "city"]
+    assert any("'emb' (lists, e.g. [1, 2])" in note for note in q.notes)
+    with pytest.raises(cv.InputError, match="column 'emb' holds lists.*one number"):
+        cv.predictions_from_frame(df2, features=["age", "emb"])
+    with pytest.raises(cv.InputError, match="the weight column 'w' holds lists"):
+        cv.predictions_from_frame(df2.assign(w=[[1.0]] * n), weight="w")
+
+
+def test_fingerprint_survives_unhashable_features():
+    p = cv.Predictions(y=np.array([0, 1]), probs=np.array([[0.8, 0.2], [0.3, 0.7]]), classes=(0, 1),
+                       features=pd.DataFrame({"emb": [[1, 2], [3]]}))
+    assert len(p.fingerprint()) == 16
+
+
+@pytest.mark.parametrize("forged", [
+    {"columns": 5, "index_columns": []},  # TypeError in to_pandas
+    {"index_columns": [{"kind": "range", "start": 0, "stop": 10**12, "step": 1}], "columns": [{"x": 1}]},  # KeyError
+    "not json",
+])
+def test_parquet_with_forged_pandas_metadata_loads_without_it(forged):
+    import json
+
+    import pyarrow as pa
+
+    df = _frame()
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    raw = forged if isinstance(forged, str) else json.dumps(forged)
+    table = table.replace_schema_metadata({b"pandas": raw.encode()})
+    p = cv.load_predictions(_parquet(table), name="forged.parquet")
+    np.testing.assert_allclose(p.y_prob, df["p"])
+    assert list(p.features.columns) == ["age", "city"]
+    if not isinstance(forged, str):
+        assert any("pandas metadata could not be read" in n for n in p.notes)
+
+
+def test_first_of_label_and_LABEL_wins():
+    df = _frame()
+    df.insert(1, "LABEL", 1 - df["label"])
+    p = cv.predictions_from_frame(df)["model"]
+    np.testing.assert_array_equal(p.y, df["label"])
+    assert any("'label' is the label (the first of 'label', 'LABEL')" in n for n in p.notes)
+    q = cv.predictions_from_frame(df[["LABEL", "label", "p"]])["model"]
+    np.testing.assert_array_equal(q.y, df["LABEL"])
+    assert detect_mapping(df, label="LABEL").label == "LABEL"
+
+
+@pytest.mark.parametrize("sep", ["_", "-", "__"])
+def test_signed_labels_with_p_minus_one_columns(sep):
+    rng = np.random.default_rng(5)
+    p1 = rng.uniform(0.05, 0.95, 30)
+    y = np.where(rng.uniform(size=30) < p1, 1, -1)
+    df = pd.DataFrame({"label": y, f"p{sep}-1": 1 - p1, f"p{sep}1": p1})
+    p = cv.predictions_from_frame(df)["model"]
+    assert p.classes == (-1, 1)
+    np.testing.assert_allclose(p.y_prob, p1)
+    np.testing.assert_array_equal(p.y, (y == 1).astype(int))
+    single = cv.predictions_from_frame(df[["label", f"p{sep}-1"]])["model"]  # P(-1) alone: -1 is positive
+    assert single.positive_label == -1
+    np.testing.assert_allclose(single.y_prob, 1 - p1)

@@ -24,6 +24,7 @@ Detection rules, in order (every rule can be overridden by an argument):
 from __future__ import annotations
 
 import re
+import reprlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,7 +32,7 @@ import pandas as pd
 
 from ..errors import InputError
 
-__all__ = ["ColumnMapping", "detect_mapping", "LABEL_NAMES", "WEIGHT_NAMES", "MODEL_NAMES", "ID_NAMES"]
+__all__ = ["ColumnMapping", "detect_mapping", "unsupported_columns", "LABEL_NAMES", "WEIGHT_NAMES", "MODEL_NAMES", "ID_NAMES"]
 
 LABEL_NAMES = ("label", "y", "y_true", "target", "true", "truth", "true_label", "ground_truth",
                "outcome", "actual", "class", "labels")
@@ -41,10 +42,32 @@ ID_NAMES = ("id", "row_id", "index", "unnamed: 0", "")
 _ID_PATTERN = re.compile(r"^(?:.*[_\- ])?id$|^unnamed: \d+$", re.IGNORECASE)
 SINGLE_PROB_NAMES = ("p", "prob", "proba", "probability", "y_prob", "y_proba", "y_score", "score", "pred",
                      "prediction", "predicted_probability", "p_hat", "phat", "risk", "y_pred_proba")
-_PREFIX = re.compile(r"^(?:p|prob|probs|proba|probability|y_prob|y_proba)(?:[_\-.: ]+)(.+)$", re.IGNORECASE)
+_PREFIX = re.compile(r"^(?:p|prob|probs|proba|probability|y_prob|y_proba)([_\-.: ]+)(.+)$", re.IGNORECASE)
 _MODEL_SEP = re.compile(r"^(.+?)(?:__|:)(.+)$")
 _AFFIRMATIVE = ("1", "true", "yes", "y", "pos", "positive", "t")
 _NEGATIVE = ("0", "false", "no", "n", "neg", "negative", "f", "-1")
+
+
+def _suffix(col: str, label_keys=()) -> str | None:
+    """The class named by a prefixed probability column (``p_cat`` -> ``cat``), or None.
+
+    The separator may be several characters (``p__cat``); a minus that starts a label is part of the
+    label, not of the separator, when that label exists (``p_-1`` with labels -1/1 -> ``-1``).
+
+    Examples
+    --------
+    >>> _suffix("p_-1", {"-1", "1"}), _suffix("p_1", {"-1", "1"}), _suffix("prob-cat"), _suffix("age")
+    ('-1', '1', 'cat', None)
+    """
+    m = _PREFIX.match(col)
+    if m is None:
+        return None
+    sep, rest = m.group(1), m.group(2)
+    for i in range(1, len(sep)):
+        candidate = sep[i:] + rest
+        if _key(candidate) in label_keys:
+            return candidate
+    return rest
 
 
 def _key(value) -> str:
@@ -100,12 +123,59 @@ class ColumnMapping:
         return tuple(self.probs)
 
 
+_CONTAINERS = (list, tuple, dict, set, frozenset, np.ndarray)
+_SCALAR_KINDS = {"string", "empty", "integer", "floating", "mixed-integer-float", "decimal", "boolean", "datetime64",
+                 "datetime", "date", "timedelta64", "timedelta", "time", "period", "interval", "complex", "categorical"}
+
+
+def _container_kind(s: pd.Series) -> str | None:
+    """'lists', 'dicts', 'bytes', ... when an object column holds values no analysis can use, else None."""
+    if s.dtype != object:
+        return None
+    kind = pd.api.types.infer_dtype(s, skipna=True)
+    if kind in _SCALAR_KINDS:
+        return None
+    if kind == "bytes":
+        return "raw bytes"
+    values = s.dropna()
+    hits = values.map(lambda v: isinstance(v, _CONTAINERS) or isinstance(v, (bytes, bytearray)))
+    if not hits.any():
+        return None
+    first = values[hits.to_numpy()].iloc[0]
+    name = {list: "lists", tuple: "tuples", dict: "records (dicts)", set: "sets", frozenset: "sets",
+            np.ndarray: "lists (arrays)", bytes: "raw bytes", bytearray: "raw bytes"}.get(type(first), "containers")
+    return f"{name}, e.g. {reprlib.repr(first)}"
+
+
+def unsupported_columns(df: pd.DataFrame) -> dict:
+    """Columns whose values are lists, records or raw bytes: ``{column: what it holds}``.
+
+    Includes the columns a reader left out of ``df`` (``df.attrs["calibviz_unsupported_columns"]``, e.g.
+    Parquet list or struct columns) and object columns holding such values.
+
+    Examples
+    --------
+    >>> unsupported_columns(pd.DataFrame({"x": [1, 2], "emb": [[0.1, 0.2], [0.3, 0.4]]}))
+    {'emb': 'lists, e.g. [0.1, 0.2]'}
+    """
+    out = {str(c): f"{t} values" for c, t in dict(df.attrs.get("calibviz_unsupported_columns") or {}).items()}
+    for j, c in enumerate(df.columns):
+        col = df.iloc[:, j]
+        if col.dtype == object:
+            kind = _container_kind(col)
+            if kind is not None:
+                out[c] = kind
+    return out
+
+
 def _find(columns, names, override, what):
     if override is not None:
         if override not in columns:
             raise InputError(f"{what} column {override!r} is not in the file; columns are: {_list(columns)}.")
         return override
-    lower = {c.lower(): c for c in columns}
+    lower: dict = {}
+    for c in columns:
+        lower.setdefault(c.lower(), c)  # the first of 'label' and 'LABEL', as documented
     for n in names:
         if n in lower:
             return lower[n]
@@ -176,12 +246,12 @@ def _class_columns(df: pd.DataFrame, cols: list, labels: list, notes: list):
     Columns whose suffix is no label are read as classes only when the rows then sum to 1 (a class
     that never occurs in the labels still has a column); otherwise they stay features (``p_value``).
     """
+    label_keys = {_key(v): v for v in labels}
     prefixed = {}
     for c in cols:
-        m = _PREFIX.match(c)
-        if m:
-            prefixed[c] = m.group(1)
-    label_keys = {_key(v): v for v in labels}
+        suffix = _suffix(c, label_keys)
+        if suffix is not None:
+            prefixed[c] = suffix
     has_single = any(c.lower() in SINGLE_PROB_NAMES for c in cols)
     if prefixed:
         matched = {c: label_keys[_key(s)] for c, s in prefixed.items() if _key(s) in label_keys}
@@ -255,7 +325,7 @@ def _resolve_probs(df, cols, labels, probs, positive, notes):
     if not single:
         label_keys = {_key(v) for v in labels}
         prefixed = [c for c in cols if _PREFIX.match(c)]
-        naming_a_label = [c for c in prefixed if _key(_PREFIX.match(c).group(1)) in label_keys]
+        naming_a_label = [c for c in prefixed if _key(_suffix(c, label_keys)) in label_keys]
         single = naming_a_label[:1] if len(naming_a_label) == 1 else prefixed if len(prefixed) == 1 else []
     if single:
         col = single[0]
@@ -269,9 +339,9 @@ def _resolve_probs(df, cols, labels, probs, positive, notes):
 def _single_positive(col, labels, positive):
     if positive is not None:
         return positive
-    m = _PREFIX.match(col)
-    if m and any(_key(v) == _key(m.group(1)) for v in labels):
-        return m.group(1)
+    suffix = _suffix(col, {_key(v) for v in labels})
+    if suffix is not None and any(_key(v) == _key(suffix) for v in labels):
+        return suffix
     return None
 
 
@@ -305,21 +375,48 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
     >>> m.label, m.probs, m.classes, m.features
     ('y', {'model': ('p',)}, (0, 1), ('age',))
     """
-    columns = list(df.columns)
+    unsupported = unsupported_columns(df)
+    # Columns a reader left out (Parquet lists, structs) still count for detection, so they are named.
+    columns = list(df.columns) + [c for c in unsupported if c not in df.columns]
+    notes: list[str] = [str(n) for n in df.attrs.get("calibviz_notes") or ()]
     label_col = _find(columns, LABEL_NAMES, label, "label")
     if label_col is None:
         raise InputError(
             f"no label column found; name the true-class column one of {', '.join(LABEL_NAMES[:5])} "
             f"or pass label=<column>. Columns are: {_list(columns)}."
         )
+    twins = [c for c in columns if c != label_col and str(c).lower() == str(label_col).lower()]
+    if twins and label is None:
+        notes.append(f"{label_col!r} is the label (the first of {', '.join(map(repr, [label_col, *twins]))}); "
+                     "pass label=... to choose another")
     model_col = _find(columns, MODEL_NAMES, model, "model")
     weight_col = _find(columns, WEIGHT_NAMES, weight, "weight")
+    for role, col in (("label", label_col), ("model", model_col), ("weight", weight_col)):
+        if col in unsupported:
+            one = "one class" if role == "label" else "one model name" if role == "model" else "one number"
+            raise InputError(
+                f"the {role} column {col!r} holds {unsupported[col]}; it must hold {one} per row. "
+                f"Flatten it into a plain column, or pass {role}=<column> to use another one."
+            )
+    given = [probs] if isinstance(probs, str) else list(probs.values()) if isinstance(probs, dict) else \
+        list(probs) if probs is not None else []
+    given = [c for g in given for c in ([g] if isinstance(g, str) else list(g))]
+    bad = [c for c in given + list(features or ()) if c in unsupported]
+    if bad:
+        raise InputError(
+            f"column {bad[0]!r} holds {unsupported[bad[0]]}; probabilities and features must hold one number "
+            "(or one category) per row. Flatten it into plain columns, or leave it out."
+        )
     used = {label_col, model_col, weight_col} - {None}
-    rest = [c for c in columns if c not in used]
+    rest = [c for c in columns if c not in used and c not in unsupported]
+    left_out = [c for c in unsupported if c not in used]
+    if left_out and features is None:
+        notes.append(f"{', '.join(f'{c!r} ({unsupported[c]})' for c in left_out[:5])}"
+                     f"{' and others' if len(left_out) > 5 else ''} left out of the features: values that are "
+                     "lists, records or raw bytes cannot be analysed")
     labels = _label_values(df[label_col])
     if not labels:
         raise InputError(f"the label column {label_col!r} is empty; every row needs a true class.")
-    notes: list[str] = []
 
     groups = None
     if isinstance(probs, dict) and probs and all(isinstance(v, (list, tuple)) for v in probs.values()):

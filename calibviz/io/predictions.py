@@ -148,7 +148,10 @@ class Predictions:
         h.update(repr(self.classes).encode())
         h.update(repr(list(self.features.columns)).encode())
         if len(self.features.columns):
-            h.update(pd.util.hash_pandas_object(self.features, index=False).to_numpy().tobytes())
+            try:
+                h.update(pd.util.hash_pandas_object(self.features, index=False).to_numpy().tobytes())
+            except (TypeError, ValueError):  # unhashable cells (lists) in a hand-built Predictions
+                h.update(pd.util.hash_pandas_object(self.features.astype(str), index=False).to_numpy().tobytes())
         value = h.hexdigest()[:16]
         object.__setattr__(self, "_fingerprint", value)
         return value

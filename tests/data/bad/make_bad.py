@@ -9,10 +9,13 @@ import gzip
 import io
 import json
 import pickle
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 HERE = Path(__file__).resolve().parent
 rng = np.random.default_rng(7)
@@ -80,5 +83,43 @@ text("decimal_comma.csv", "label;p\n" + "".join(f"{i % 2};0,{2 + 5 * (i % 2)}5\n
      "decimal comma")
 text("multiclass_labels_unmatched.csv", "label,p_a,p_b\n" + "a,0.6,0.4\nb,0.3,0.7\nz,0.5,0.5\n" * 5,
      "not among the classes")
+# Issue #16: formats that used to escape as TypeError / MemoryError or get the wrong advice.
+text("legacy_excel.xls", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504), "save it as .xlsx")
+text("utf16_without_bom.csv", "label,p\n" + ok_rows, "without a byte-order mark", encoding="utf-16-le")
+zbuf = io.BytesIO()
+with zipfile.ZipFile(zbuf, "w") as zf:
+    zf.writestr(zipfile.ZipInfo("preds.csv", date_time=(2026, 1, 1, 0, 0, 0)), "label,p\n" + ok_rows)
+text("zipped_csv.zip", zbuf.getvalue(), "is a zip archive")
+pbuf = io.BytesIO()
+pq.write_table(pa.table({"label": pa.array([[i % 2] for i in range(20)]),
+                         "p": [0.2 + 0.6 * (i % 2) for i in range(20)]}), pbuf)
+text("parquet_list_label.parquet", pbuf.getvalue(), "holds list")
+xbuf = io.BytesIO()
+with zipfile.ZipFile(xbuf, "w", zipfile.ZIP_DEFLATED) as zf:
+    # One value at XFD1048576, the last cell of a sheet: used to expand to 1.7e10 cells (9.8 GB).
+    parts = {
+        "[Content_Types].xml": '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/'
+        'package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.'
+        'relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/'
+        'workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>'
+        '<Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.'
+        'spreadsheetml.worksheet+xml"/></Types>',
+        "_rels/.rels": '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/'
+        'package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/'
+        '2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>',
+        "xl/workbook.xml": '<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="http://schemas.openxmlformats.org/'
+        'spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">'
+        '<sheets><sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets></workbook>',
+        "xl/_rels/workbook.xml.rels": '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.'
+        'openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.'
+        'org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>',
+        "xl/worksheets/sheet1.xml": '<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.'
+        'openxmlformats.org/spreadsheetml/2006/main"><dimension ref="A1:XFD1048576"/><sheetData><row r="1">'
+        '<c r="A1" t="inlineStr"><is><t>label</t></is></c><c r="B1" t="inlineStr"><is><t>p</t></is></c></row>'
+        '<row r="1048576"><c r="XFD1048576"><v>1</v></c></row></sheetData></worksheet>',
+    }
+    for part, xml in parts.items():
+        zf.writestr(zipfile.ZipInfo(part, date_time=(2026, 1, 1, 0, 0, 0)), xml, zipfile.ZIP_DEFLATED)
+text("xlsx_far_stray_cell.xlsx", xbuf.getvalue(), "the label column 'label' is empty")
 (HERE / "catalogue.json").write_text(json.dumps(cases, indent=1, sort_keys=True) + "\n")
 print(len(cases), "cases")
