@@ -90,10 +90,13 @@ def build_parser() -> argparse.ArgumentParser:
                "  calibviz metrics preds.csv --fail-above ece=0.05 --fail-above tce=20\n"
                "  calibviz report preds.csv -o report.html\n  calibviz app preds.parquet\n\n"
                "FILE is a CSV, TSV, Parquet or Excel file, or a demo name (calibviz demos).\n"
-               "Exit status: 0 ok, 1 a --fail-above threshold was exceeded, 2 bad input or usage.",
+               "Exit status: 0 ok, 1 a --fail-above threshold was exceeded, 2 bad input or usage,\n"
+               "3 an internal error (one line; rerun with --debug for the traceback).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"calibviz {__import__('calibviz').__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the Python traceback of an internal error (for a bug report)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.add_parser("demos", help="list the demo datasets",
                    description="List the demo datasets shipped with calibviz, with their stories.")
@@ -183,7 +186,7 @@ def _cmd_info(args) -> int:
         print(json.dumps(rows, indent=2, default=str))
     else:
         for r in rows:
-            print(f"model {r['name']}: {r['rows']:,} rows, {r['kind']} ({r['classes']} classes), "
+            print(f"model {_printable(r['name'])}: {r['rows']:,} rows, {r['kind']} ({r['classes']} classes), "
                   f"accuracy {r['accuracy']:.4f}, mean confidence {r['mean_confidence']:.4f}"
                   + (f", prevalence {r['prevalence']:.4f}, mean prediction {r['mean_prediction']:.4f}"
                      if r["kind"] == "binary" else "") + f", fingerprint {r['fingerprint']}")
@@ -308,13 +311,13 @@ def _cmd_metrics(args) -> int:
                  for key, t in p_thresholds for r in records
                  if r["metric"] == key and r["p_value"] is not None and r["p_value"] <= t]
     for f in failures:
-        print(f"calibviz: threshold exceeded: {f}", file=sys.stderr)
+        print(f"calibviz: threshold exceeded: {_printable(f)}", file=sys.stderr)
     return 1 if failures else 0
 
 
 def _print_table(records, n_resamples, format_value, format_interval) -> None:
     head = ("model", "metric", "value", "interval" if n_resamples else "", "calibrated model", "p", "reading")
-    rows = [(r["model"], r["label"], format_value(r["value"], r["unit"]),
+    rows = [(_printable(r["model"]), r["label"], format_value(r["value"], r["unit"]),
              format_interval(r["low"], r["high"], r["unit"]),
              format_interval(r["null_low"], r["null_high"], r["unit"]),
              "" if r["p_value"] is None else f"{r['p_value']:.3g}", r["reading"]) for r in records]
@@ -369,11 +372,38 @@ def main(argv=None) -> int:
     try:
         return handler(args)
     except InputError as exc:
-        msg = " ".join(str(exc).split())
-        print(f"calibviz: error: {msg}", file=sys.stderr)
+        print(f"calibviz: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except MemoryError:
+        print("calibviz: error: not enough memory for this input; use a smaller file or sample its rows.",
+              file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: never a traceback unless asked for
+        if args.debug:
+            raise
+        print(f"calibviz: internal error: {type(exc).__name__}: {_one_line(exc)} (a bug in calibviz, not in your "
+              "data; rerun with --debug for the traceback)", file=sys.stderr)
+        return 3
+
+
+def _one_line(exc: BaseException) -> str:
+    """The message of ``exc`` on one line, without terminal control characters."""
+    return _printable(" ".join(str(exc).split()))
+
+
+def _printable(text) -> str:
+    """``text`` with control characters (escape sequences, carriage returns, ...) shown as '?'.
+
+    Names come from the user's file: an escape sequence in a model name must not retitle or clear the terminal.
+
+    Examples
+    --------
+    >>> _printable("model\x1b]0;pwned\x07")
+    'model?]0;pwned?'
+    """
+    return "".join(ch if ch.isprintable() else "?" for ch in str(text))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -257,3 +257,30 @@ def test_metrics_fail_p_below_gates_on_evidence_of_miscalibration(capsys):
     assert code == 2 and "in (0, 1)" in err
     code, _, err = run(["metrics", "hospital_readmission", "--fail-p-below", "ece=0.01", "--reference", "0"], capsys)
     assert code == 2 and "--reference" in err
+
+
+def test_internal_error_is_one_line_exit_3_and_debug_shows_the_traceback(capsys, monkeypatch):
+    import calibviz.cli as cli
+
+    def broken(args):
+        raise TypeError("unexpected column type list<int64>")
+
+    monkeypatch.setattr(cli, "_cmd_demos", broken)
+    code, out, err = run(["demos"], capsys)
+    assert code == 3 and out == "" and err.count("\n") == 1
+    assert err.startswith("calibviz: internal error: TypeError: unexpected column type") and "--debug" in err
+    with pytest.raises(TypeError):
+        main(["--debug", "demos"])
+
+
+def test_model_names_with_escape_sequences_are_printed_inert(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    n = 200
+    frame = pd.DataFrame({"y": rng.integers(0, 2, 2 * n), "p": rng.random(2 * n),
+                          "model": ["a\x1b]0;pwned\x07\x1b[2J"] * n + ["b"] * n})
+    path = tmp_path / "m.csv"
+    frame.to_csv(path, index=False)
+    for argv in (["info", str(path)], ["metrics", str(path), "--metrics", "ece", "--reference", "0"]):
+        code, out, err = run(argv, capsys)
+        assert code == 0, err
+        assert "\x1b" not in out and "\x07" not in out and "a?]0;pwned??[2J" in out
