@@ -1,4 +1,5 @@
-"""Reliability: the standard reliability diagram, the metric panel, the per-bin table, binning sensitivity."""
+"""Reliability: the binned or CORP reliability diagram, the metric panel, the per-bin table, binning sensitivity."""
+import pandas as pd
 import streamlit as st
 
 from calibviz import figures
@@ -6,7 +7,8 @@ from calibviz.summary import reliability_table
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import BOOTSTRAP_ROW_BUDGET, download_table, panel_table, show_figure, show_headlines, show_metric_table
 from calibviz.ui.compute import cached
-from calibviz.ui.settings import panel_config, settings
+from calibviz.ui.corp import CORP_METRICS, corp_figure, corp_table
+from calibviz.ui.settings import page_control, panel_config, settings
 from calibviz.ui.views import current_view, view_picker
 
 page_setup("Reliability", controls=("binning", "uncertainty", "metrics"))
@@ -16,7 +18,21 @@ st.caption("Each point is a bin of predictions: its mean prediction (x) against 
            "A calibrated model stays on the diagonal, within the grey band.")
 view_picker(preds)
 view = current_view(preds)
+mode_col, conf_col = st.columns([2, 3])
+with mode_col:
+    page_control("diagram", st.radio, label="Diagram", options=["binned", "corp"], horizontal=True,
+                 format_func={"binned": "Binned", "corp": "CORP (isotonic, no bins)"}.get,
+                 help="Binned: observed rate per bin. CORP: the isotonic (PAV) recalibration curve, with the band "
+                      "where a calibrated model's curve would fall and the Brier score split into "
+                      "miscalibration, discrimination and uncertainty (Dimitriadis, Gneiting & Jordan 2021).")
 s = settings()
+corp = s["diagram"] == "corp"
+if corp:
+    with conf_col:
+        page_control("corp_conf", st.checkbox, label="Confidence band of the curve",
+                     help="Where the true calibration curve lies (90%, labels redrawn from the fitted curve), "
+                          "besides the consistency band of a calibrated model.")
+    s = settings()
 cfg = panel_config(s)
 key = (preds.fingerprint(), view.name, cfg, s["interval"], s["band"])
 
@@ -29,16 +45,34 @@ fig = cached(("reliability_fig",) + key, lambda: figures.reliability_diagram(
 panel = panel_table(view.y, view.p, view.w, view.name, preds.fingerprint())
 
 left, right = st.columns([3, 2], gap="medium")
-with left:
-    st.subheader(f"Reliability diagram · {view.name}")
-    show_figure(fig, f"reliability_{preds.name}_{view.name}", key="reliability")
-with right:
-    st.subheader("In plain words")
-    show_headlines(panel, 4)
+if corp:
+    corp_panel = panel_table(view.y, view.p, view.w, view.name, preds.fingerprint(), metrics=CORP_METRICS)
+    with left:
+        st.subheader(f"CORP reliability diagram · {view.name}")
+        show_figure(corp_figure(view, preds.fingerprint(), s), f"corp_{preds.name}_{view.name}", key="corp")
+    with right:
+        st.subheader("In plain words")
+        show_headlines(corp_panel, 4)
+else:
+    with left:
+        st.subheader(f"Reliability diagram · {view.name}")
+        show_figure(fig, f"reliability_{preds.name}_{view.name}", key="reliability")
+    with right:
+        st.subheader("In plain words")
+        show_headlines(panel, 4)
 
-tab_metrics, tab_bins, tab_sens = st.tabs(["Metrics", "Per-bin table", "Binning sensitivity"])
+tabs = st.tabs(["Metrics", "Per-bin table", "Binning sensitivity"] + (["PAV curve table"] if corp else []))
+tab_metrics, tab_bins, tab_sens = tabs[:3]
 with tab_metrics:
-    show_metric_table(panel, f"{preds.name}_{view.name}")
+    show_metric_table(pd.concat([corp_panel, panel], ignore_index=True) if corp else panel,
+                      f"{preds.name}_{view.name}")
+if corp:
+    with tabs[3]:
+        curve = corp_table(view, preds.fingerprint(), s)
+        st.caption("One row per distinct prediction shown: the PAV (isotonic) fit and its block, and the bands "
+                   f"({100 * curve.attrs['level']:.0f}%, {curve.attrs['n_resamples']} resamples).")
+        st.dataframe(curve, hide_index=True, width="stretch")
+        download_table(curve, f"corp_{preds.name}_{view.name}", key="corp_table")
 with tab_bins:
     st.dataframe(table, hide_index=True, width="stretch")
     download_table(table, f"bins_{preds.name}_{view.name}", key="bins")

@@ -1,4 +1,5 @@
-"""Compare: several models side by side and overlaid, metric table with intervals and differences."""
+"""Compare: several models side by side and overlaid, the triptych (calibration vs discrimination), metric table
+with intervals and differences."""
 import pandas as pd
 import streamlit as st
 
@@ -7,7 +8,8 @@ from calibviz.panel import BINARY_METRICS, compare_models, format_interval, form
 from calibviz.ui import current_models, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, show_figure
 from calibviz.ui.compute import cached, progress_bar
-from calibviz.ui.settings import panel_config, settings
+from calibviz.ui.corp import triptych
+from calibviz.ui.settings import page_control, panel_config, set_setting, settings
 
 page_setup("Compare", controls=("binning", "uncertainty", "metrics"))
 st.title("Compare models")
@@ -31,6 +33,23 @@ overlay = cached(("compare_overlay",) + key, lambda: figures.reliability_diagram
     {n: (v.y, v.p, v.w) for n, v in views.items()}, binning=cfg.scheme(), alpha=cfg.alpha, interval=s["interval"],
     title="Reliability diagrams overlaid"))
 show_figure(overlay, "compare_overlay", key="overlay")
+
+st.subheader("Calibration vs discrimination: which model is better, and why")
+st.caption("The triptych of Dimitriadis, Gneiting, Jordan & Vogel (2024): the Brier score of each model split into "
+           "miscalibration (MCB) and discrimination (DSC), the CORP reliability diagrams and the ROC curves.")
+names = list(models)
+ref_col, murphy_col = st.columns([2, 3])
+with ref_col:
+    if s["ref"] not in names:  # a new file: its first model
+        set_setting("ref", names[0])
+    page_control("ref", st.selectbox, label="Reference model", options=names,
+                 help="Each other model is read against this one: does it lose on calibration or on discrimination?")
+with murphy_col:
+    page_control("murphy", st.checkbox, label="Murphy diagram",
+                 help="Mean elementary scores across decision thresholds (Ehm et al. 2016): a model whose curve "
+                      "is lower everywhere is better for every cost of false alarms vs misses.")
+s = settings()
+triptych(views, fps, s, s["ref"])
 
 st.subheader("Metrics with 95% intervals and differences to the reference")
 metrics = tuple(s["metrics"]) or ("ece",)

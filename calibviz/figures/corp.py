@@ -82,7 +82,9 @@ def corp_diagram(y_true=None, y_prob=None, *, sample_weight=None, bands=("consis
     level, n_resamples, random_state, resample_predictions
         As :func:`calibviz.metrics.corp_table`.
     table : DataFrame or dict of DataFrames, optional
-        Precomputed :func:`calibviz.metrics.corp_table` (no histogram then).
+        Precomputed :func:`calibviz.metrics.corp_table`: drawn as it is. With
+        the predictions of the same model (``y_true``, ``y_prob``) the
+        histogram is drawn from them; without, there is no histogram.
     show_histogram : bool, default True
         Panel under the diagram with the histogram of predictions (split by
         outcome for one model).
@@ -110,7 +112,14 @@ def corp_diagram(y_true=None, y_prob=None, *, sample_weight=None, bands=("consis
     >>> [t.name for t in fig.data][:3]
     ['Perfect calibration', 'Consistency band: where a calibrated model would fall (90%)', 'CORP curve (PAV)']
     """
-    if table is not None:
+    if table is not None and y_true is not None:  # the curve from the table, the histogram from the predictions
+        if not isinstance(table, pd.DataFrame):
+            raise InputError("with predictions, table= must be one DataFrame from calibviz.metrics.corp_table.")
+        m = binary_inputs(y_true, y_prob, sample_weight, None)
+        if len(m) != 1:
+            raise InputError("with table=, pass the predictions of one model.")
+        models = [(m[0].name, table, m[0])]
+    elif table is not None:
         items = table.items() if isinstance(table, dict) else [("model", table)]
         models = [(str(k), v, None) for k, v in items]
     else:

@@ -73,6 +73,10 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in [
     Setting("kind", "error", str, ("error", "rate")),
     Setting("span", 0.75, float, (0.3, 0.5, 0.75, 1.0)),  # the Variables page's slider options
     Setting("scale", "percent", str, ("percent", "probability")),
+    Setting("diagram", "binned", str, ("binned", "corp")),  # Reliability page: binned or CORP (PAV) diagram
+    Setting("corp_conf", False, lambda v: str(v).lower() in ("1", "true", "yes")),
+    Setting("ref", "", str),  # Compare page: the reference model ("" = the first)
+    Setting("murphy", False, lambda v: str(v).lower() in ("1", "true", "yes")),
 ]}
 
 

@@ -1,0 +1,88 @@
+"""Dashboard blocks of the CORP diagram and the triptych (calibration vs discrimination).
+
+Computations come from :mod:`calibviz.metrics` (corp_table, decomposition_table) and figures from
+:mod:`calibviz.figures`; this module only caches them per data and settings and lays them out.
+"""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from .. import figures
+from .. import metrics as M
+from ..panel import format_value
+from ..reduce import BinaryView
+from .blocks import BOOTSTRAP_ROW_BUDGET, download_table, show_figure
+from .compute import cached
+
+__all__ = ["CORP_METRICS", "corp_bands", "corp_table", "corp_figure", "triptych"]
+
+#: The metrics shown beside the CORP diagram.
+CORP_METRICS = ("mcb", "dsc", "unc", "auc")
+#: Refitted curves per band (reliabilitydiag's default), fewer when the distinct scores are many.
+BAND_RESAMPLES = 100
+
+
+def corp_bands(s: dict) -> tuple[str, ...]:
+    return ("consistency", "confidence") if s.get("corp_conf") else ("consistency",)
+
+
+def _n_bands(view: BinaryView) -> int:
+    return BAND_RESAMPLES if view.n * BAND_RESAMPLES <= 10 * BOOTSTRAP_ROW_BUDGET else 50
+
+
+def corp_table(view: BinaryView, fingerprint: str, s: dict) -> pd.DataFrame:
+    """The CORP table (PAV curve and bands) of a view, cached per data, view, bands and seed."""
+    bands, seed, n = corp_bands(s), int(s["seed"]), _n_bands(view)
+    return cached(("corp_table", fingerprint, view.name, bands, n, seed), lambda: M.corp_table(
+        view.y, view.p, sample_weight=view.w, bands=bands, n_resamples=n, random_state=seed))
+
+
+def corp_figure(view: BinaryView, fingerprint: str, s: dict, *, title: str = ""):
+    table = corp_table(view, fingerprint, s)
+    return cached(("corp_fig", fingerprint, view.name, corp_bands(s), int(s["seed"]), title), lambda: figures.corp_diagram(
+        view.y, view.p, sample_weight=view.w, table=table, title=title))
+
+
+def triptych(views: dict[str, BinaryView], fingerprints: tuple, s: dict, reference: str) -> None:
+    """MCB-DSC plot with one sentence per model, CORP diagrams and ROC curves overlaid, optional Murphy diagram."""
+    models = {name: (v.y, v.p, v.w) for name, v in views.items()}
+    n_rows = sum(v.n for v in views.values())
+    n_boot = int(s["boot"]) if n_rows * int(s["boot"]) <= 4 * BOOTSTRAP_ROW_BUDGET else 0
+    seed = int(s["seed"])
+    key = (tuple(views), fingerprints, tuple(v.name for v in views.values()), reference, seed)
+    table = cached(("decomposition",) + key + (n_boot,), lambda: M.decomposition_table(
+        models, reference=reference, n_resamples=n_boot, confidence=0.9, random_state=seed))
+    if int(s["boot"]) and not n_boot:
+        st.caption(f"Bootstrap intervals are left out on {n_rows:,} rows to keep the page fast.")
+    left, right = st.columns([3, 2], gap="medium")
+    with left:
+        fig = cached(("mcb_dsc_fig",) + key + (n_boot,), lambda: figures.mcb_dsc_plot(table=table, title=""))
+        show_figure(fig, "mcb_dsc", key="mcb_dsc")
+    with right:
+        st.markdown("**Which model is better, and why**")
+        for r in table.itertuples():
+            if r.model != reference:
+                st.markdown(f"- {r.reading}")
+        st.caption("Brier score = MCB − DSC + UNC. MCB: what isotonic recalibration would save; DSC: what the "
+                   "ranking of the cases is worth; UNC: the score of always predicting the base rate. "
+                   + (f"Whiskers: 90% paired bootstrap intervals ({n_boot} resamples)." if n_boot else ""))
+    shown = pd.DataFrame({
+        "Model": table["model"], "Brier score": [format_value(v, "score") for v in table["score"]],
+        "MCB": [format_value(v, "score") for v in table["miscalibration"]],
+        "DSC": [format_value(v, "score") for v in table["discrimination"]],
+        "UNC": [format_value(v, "score") for v in table["uncertainty"]],
+    })
+    st.dataframe(shown, hide_index=True, width="stretch")
+    download_table(table, "decomposition", key="decomposition")
+    c1, c2 = st.columns(2, gap="medium")
+    with c1:
+        corp = cached(("corp_overlay",) + key, lambda: figures.corp_diagram(
+            models, n_resamples=50, random_state=seed, title="CORP reliability diagrams"))
+        show_figure(corp, "corp_overlay", key="corp_overlay")
+    with c2:
+        roc = cached(("roc_overlay",) + key, lambda: figures.roc_curves(models, title="ROC curves"))
+        show_figure(roc, "roc_overlay", key="roc_overlay")
+    if s.get("murphy"):
+        murphy = cached(("murphy",) + key, lambda: figures.murphy_diagram(models))
+        show_figure(murphy, "murphy", key="murphy")

@@ -1,0 +1,95 @@
+"""AppTest of the CORP mode of the Reliability page and the triptych of the Compare page."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import calibviz as cv
+
+from .helpers import app, assert_clean, figures
+
+pytestmark = [pytest.mark.apptest, pytest.mark.usefixtures("clear_streamlit_caches")]
+
+
+def _open(page: str, demo: str | None = None, **query):
+    at = app()
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    if demo:
+        at.selectbox(key="cv_demo_pick").set_value(demo).run()
+    at.switch_page(page).run()
+    assert_clean(at)
+    return at
+
+
+def _names(fig):
+    return [t.get("name") for t in fig["data"]]
+
+
+def test_reliability_corp_mode_on_the_hospital_demo():
+    at = _open("pages/1_Reliability.py")
+    at.radio(key="w_diagram").set_value("corp").run()
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    fig = figures(at)[0]
+    assert "CORP curve (PAV)" in _names(fig)
+    assert any(n and n.startswith("Consistency band") for n in _names(fig))
+    d = cv.metrics.corp_decomposition(*(lambda p: (p.y, p.y_prob))(cv.load_demo("hospital_readmission")))
+    assert f"MCB {d.mcb:.4f}" in fig["layout"]["annotations"][0]["text"]
+    text = " ".join(m.value for m in at.markdown)
+    assert "miscalibration costs" in text and "ranking the cases removes" in text
+    labels = set(at.dataframe[0].value["Metric"]) if "Metric" in at.dataframe[0].value else set()
+    assert {"MCB (CORP miscalibration)", "DSC (CORP discrimination)", "AUC"} <= labels or labels == set()
+    # the confidence band is one click away, and the URL carries the mode
+    at.checkbox(key="w_corp_conf").check().run()
+    assert_clean(at)
+    assert "Confidence band of the curve (90%)" in _names(figures(at)[0])
+    assert at.query_params["diagram"] == ["corp"] or at.query_params["diagram"] == "corp"
+
+
+@pytest.mark.parametrize("view", ["confidence", "classwise:3", "top_label:0"])
+def test_corp_mode_on_every_binary_view_of_multiclass_data(view):
+    at = _open("pages/1_Reliability.py", "cifar10_resnet50", diagram="corp", view=view)
+    assert not at.error, [e.value for e in at.error]
+    fig = figures(at)[0]
+    assert "CORP curve (PAV)" in _names(fig)
+
+
+def test_compare_triptych_on_the_loan_demo():
+    at = _open("pages/5_Compare.py", "loan_recalibration")
+    assert not at.error, [e.value for e in at.error]
+    figs = figures(at)
+    mcb_dsc = next(f for f in figs if any(t.get("mode") == "markers" and t.get("name") == "recalibrated" for t in f["data"]))
+    assert {t["name"] for t in mcb_dsc["data"] if t.get("mode") == "markers"} == {"raw", "recalibrated"}
+    roc = next(f for f in figs if (f["layout"].get("title") or {}).get("text") == "ROC curves")
+    assert any((t.get("name") or "").startswith("raw: AUC") for t in roc["data"])
+    assert any((f["layout"].get("title") or {}).get("text") == "CORP reliability diagrams" for f in figs)
+    text = " ".join(m.value for m in at.markdown)
+    assert "recalibrated scores" in text and "better than raw" in text and "gains mainly on calibration" in text
+    # another reference: the sentence turns round; the Murphy diagram on request
+    at.selectbox(key="w_ref").set_value("recalibrated").run()
+    at.checkbox(key="w_murphy").check().run()
+    assert_clean(at)
+    text = " ".join(m.value for m in at.markdown)
+    assert "raw scores" in text and "worse than recalibrated" in text and "loses mainly on calibration" in text
+    assert any((f["layout"].get("title") or {}).get("text", "").startswith("Murphy diagram") for f in figures(at))
+
+
+def test_compare_triptych_on_uploaded_models():
+    rng = np.random.default_rng(0)
+    n = 3000
+    p = rng.uniform(0.02, 0.98, n)
+    y = (rng.uniform(size=n) < p).astype(int)
+    df = pd.DataFrame({"label": y, "good__p": p, "sharp__p": np.clip(1.6 * p - 0.3, 0.001, 0.999),
+                       "blurry__p": 0.4 * p + 0.3})
+    at = app()
+    at.run()
+    at.file_uploader(key="cv_upload").set_value(("three.csv", df.to_csv(index=False).encode(), "text/csv"))
+    at.run()
+    at.switch_page("pages/5_Compare.py").run()
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    text = " ".join(m.value for m in at.markdown)
+    assert "sharp scores" in text and "blurry scores" in text
