@@ -1,0 +1,30 @@
+"""Issue #16 through the upload widget: hostile files are refused with st.error, the previous data stays."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from .. import crafted
+from .helpers import app, assert_clean, metric_values, upload
+
+pytestmark = [pytest.mark.apptest, pytest.mark.usefixtures("clear_streamlit_caches")]
+
+
+@pytest.mark.parametrize("key,fragment", [
+    ("parquet_constant_rows", "CALIBVIZ_MAX_ROWS"),
+    ("csv_gz_bomb", "CALIBVIZ_MAX_ROWS"),
+    ("xlsx_many_rows", "CALIBVIZ_MAX_EXCEL_CELLS"),
+    ("xlsx_far_cell", "the label column 'label' is empty"),
+])
+def test_hostile_upload_is_refused_and_keeps_previous_data(tmp_path, key, fragment):
+    path = crafted.ISSUE_FILES[key](tmp_path)
+    at = app().run()
+    before = metric_values(at)
+    t0 = time.perf_counter()
+    upload(at, path.name, path.read_bytes(), "application/octet-stream")
+    assert time.perf_counter() - t0 < 30
+    assert_clean(at)
+    assert at.error and fragment in at.error[0].value
+    assert metric_values(at) == before
+    assert at.session_state["cv_source"]["demo"] == "hospital_readmission"
