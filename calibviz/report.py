@@ -36,7 +36,7 @@ from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_M
                     PanelConfig, compare_models, metric_panel)
 from .reduce import views
 from .summary import reliability_table
-from .variables import disagreement_ranges, variable_curves, variable_ranking
+from .variables import CURVE_MIN_VALUES, disagreement_ranges, numeric_values, variable_curves, variable_ranking
 
 __all__ = ["build_report", "write_report", "report_contents", "resolve_metrics", "metric_key", "format_value",
            "format_interval", "DEFAULT_COMPARE_METRICS", "VERSION_PACKAGES"]
@@ -170,7 +170,7 @@ def report_contents(models) -> list[str]:
                  "Per-bin table"]
         if not p.is_binary:
             items += ["Top-label diagram", "Class ranking"]
-        if p.numeric_features:
+        if _curve_features(p):
             items += ["Variables ranked by VECE", "Curves of the top variable"]
         out += [s for s in items if s not in out]
     return out + ["Reproducibility"]
@@ -260,6 +260,11 @@ class _Progress:
             self.callback(min(self.done, self.total), self.total)
 
 
+def _curve_features(p: Predictions) -> list:
+    """Numeric features drawn as curves; as on the Variables page, few distinct values make a category."""
+    return [c for c in p.numeric_features if p.features[c].nunique(dropna=True) >= CURVE_MIN_VALUES]
+
+
 def _binary_view(p: Predictions):
     return views(p, "binary" if p.is_binary else "confidence")[0]
 
@@ -326,7 +331,7 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
                   f'<div class="figure">{_figure_html(grid)}</div>',
                   _table_html(ranking, max_rows=100)]
         prog.step()
-    numeric = p.numeric_features
+    numeric = _curve_features(p)
     if numeric:
         y_prob = p.y_prob if p.is_binary else p.probs
         ranking = variable_ranking(p.features[numeric], p.y, y_prob, sample_weight=p.weights,
@@ -337,11 +342,15 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
                                    **({} if n_resamples else {"bootstrap_max_rows": -1}))
         if not n_resamples:
             ranking = ranking.assign(vece_low=np.nan, vece_high=np.nan, ci_method="none (0 resamples)")
+    if numeric and not len(ranking):
+        parts.append("<p>No numeric column varies enough to rank (constant or missing): no variable section.</p>")
+        prog.step()
+    elif numeric:
         top = ranking.iloc[0]
         feature = str(top["feature"])
-        x = p.features[feature].to_numpy(dtype=float)
-        curves = variable_curves(x, p.y, y_prob, kind="error", alpha=cfg.alpha, scale="percent",
-                                 sample_weight=p.weights)
+        x, ok = numeric_values(p.features[feature])  # rows without a value: left out of the curves, counted
+        curves = variable_curves(x[ok], p.y[ok], y_prob[ok], kind="error", alpha=cfg.alpha, scale="percent",
+                                 sample_weight=None if p.weights is None else p.weights[ok])
         ranges = disagreement_ranges(curves)
         rank_fig = figures.vece_ranking(ranking=ranking.assign(feature=_labels(ranking["feature"])), title=None)
         curve_fig = figures.variable_curves(curves=curves, ranges=ranges, name=_e(feature), title=None)
@@ -357,6 +366,8 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
                   "each numeric column.</p>",
                   f'<div class="figure">{_figure_html(rank_fig)}</div>', _table_html(ranking),
                   f'<h3 id="{anchor}-curves">Curves of the top variable: {_e(feature)}</h3>',
+                  (f"<p>{int((~ok).sum()):,} rows without a value of {_e(feature)} are left out of the curves.</p>"
+                   if not ok.all() else ""),
                   "<p>LOESS curves of actual and predicted error (percent) along the variable, with "
                   f"{100 * (1 - cfg.alpha):g}% bands; shaded ranges are where the bands do not overlap.</p>",
                   f'<div class="figure">{_figure_html(curve_fig)}</div>',
@@ -583,7 +594,7 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
         raise InputError("the models mix binary and multiclass predictions; report them separately.")
     first = next(iter(models.values()))
     compare_metrics = resolve_metrics(compare_metrics, True)[0] if len(models) > 1 else ()
-    stages = sum(2 + (not p.is_binary) + bool(p.numeric_features) + 1 for p in models.values()) + (len(models) > 1)
+    stages = sum(2 + (not p.is_binary) + bool(_curve_features(p)) + 1 for p in models.values()) + (len(models) > 1)
     prog = _Progress(progress, stages)
     source_name = source if source is not None else (first.source or first.name)
     user_title, title = title, title or f"Calibration report: {source_name}"

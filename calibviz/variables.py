@@ -24,10 +24,28 @@ from .metrics.variable import (_check_variable, _largest_gap, _sorted_bin_starts
 from .smoothing import _grid_points, _sort_obs, _sorted_curve, loess_fit
 from .validation import check_binary, drop_zero_weight
 
-__all__ = ["variable_curves", "disagreement_ranges", "variable_ranking", "subgroup_table"]
+__all__ = ["variable_curves", "disagreement_ranges", "variable_ranking", "subgroup_table", "CURVE_MIN_VALUES", "numeric_values"]
 
 _CURVE_NAMES = {"error": ("actual error", "predicted error"),
                 "rate": ("observed rate", "predicted rate")}
+
+#: A numeric column with fewer distinct values than this is read per value (as a category), not as a curve.
+CURVE_MIN_VALUES = 10
+
+
+def numeric_values(column) -> tuple[np.ndarray, np.ndarray]:
+    """(values as float64, mask of the rows that have a finite value) of a numeric feature column.
+
+    Curves leave the rows without a value out (and pages and the report say how many) instead of failing.
+
+    Examples
+    --------
+    >>> x, ok = numeric_values(pd.Series([1.0, None, 3.0]))
+    >>> x[ok].tolist(), int((~ok).sum())
+    ([1.0, 3.0], 1)
+    """
+    x = pd.Series(column).to_numpy(dtype=np.float64, na_value=np.nan)
+    return x, np.isfinite(x)
 
 
 def _responses(y_true, y_prob, kind, sample_weight):

@@ -3,7 +3,8 @@ import streamlit as st
 
 from calibviz import figures
 from calibviz.panel import format_value
-from calibviz.variables import disagreement_ranges, subgroup_table, variable_curves, variable_ranking
+from calibviz.variables import (CURVE_MIN_VALUES, disagreement_ranges, numeric_values, subgroup_table,
+                                variable_curves, variable_ranking)
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, show_figure
 from calibviz.ui.compute import cached, progress_bar
@@ -35,6 +36,10 @@ if numeric:
                                     n_resamples=n_boot, random_state=seed, progress=progress)
 
     ranking = cached(("ranking", fp, n_boot, seed), _ranking)
+if numeric and not len(ranking):
+    not_applicable("No numeric column varies (each is constant or missing): nothing to rank. Categorical "
+                   "columns are compared level by level below.")
+elif numeric:
     show_figure(figures.vece_ranking(ranking=ranking), f"vece_ranking_{preds.name}", key="ranking")
     top = ranking.iloc[0]
     st.markdown(f"**{top['feature']}** shows the largest variable-based calibration error: VECE = "
@@ -45,16 +50,17 @@ if numeric:
 st.subheader("Look at one variable")
 columns = numeric + categorical
 if s["feature"] not in columns:
-    set_setting("feature", str(ranking.iloc[0]["feature"]) if numeric else columns[0])
+    set_setting("feature", str(ranking.iloc[0]["feature"]) if numeric and len(ranking) else columns[0])
 c1, c2, c3 = st.columns(3)
 with c1:
     page_control("feature", st.selectbox, label="Variable", options=columns,
                  help="Any column of the data; numeric ones get LOESS curves, categorical ones a per-level table.")
 feature = settings()["feature"]
 # A numeric column with a handful of values (a 36/60-month term) reads better as groups than as a curve.
-few_values = feature in numeric and preds.features[feature].nunique() < 10
+few_values = feature in numeric and preds.features[feature].nunique() < CURVE_MIN_VALUES
 if few_values:
-    st.caption(f"{feature} takes fewer than 10 distinct values: shown per value instead of as a curve.")
+    st.caption(f"{feature} takes fewer than {CURVE_MIN_VALUES} distinct values: shown per value instead of as a "
+               "curve.")
 if feature in numeric and not few_values:
     kinds = ["error", "rate"] if preds.is_binary else ["error"]
     if s["kind"] not in kinds:
@@ -67,11 +73,14 @@ if feature in numeric and not few_values:
         page_control("span", st.select_slider, label="LOESS span", options=[0.3, 0.5, 0.75, 1.0],
                      help="Share of the data in each local fit: smaller follows the data more closely.")
     s = settings()
-    x = preds.features[feature].to_numpy(dtype=float)
+    x, ok = numeric_values(preds.features[feature])
+    if not ok.all():
+        st.caption(f"{int((~ok).sum()):,} rows without a value of {feature} are left out of the curves.")
+    x = x[ok]
     key = (fp, feature, s["kind"], float(s["span"]), float(s["alpha"]))
     curves = cached(("curves",) + key, lambda: variable_curves(
-        x, preds.y, y_prob, kind=s["kind"], span=float(s["span"]), alpha=float(s["alpha"]), scale="percent",
-        sample_weight=preds.weights))
+        x, preds.y[ok], y_prob[ok], kind=s["kind"], span=float(s["span"]), alpha=float(s["alpha"]),
+        scale="percent", sample_weight=None if preds.weights is None else preds.weights[ok]))
     ranges = cached(("ranges",) + key, lambda: disagreement_ranges(curves))
     fig = figures.variable_curves(x, curves=curves, ranges=ranges, name=feature, title="")
     show_figure(fig, f"variable_{preds.name}_{feature}", key="curves")
@@ -84,11 +93,15 @@ if feature in numeric and not few_values:
                     "over- or under-confident.")
     download_table(curves, f"curves_{preds.name}_{feature}", label="Curves as CSV", key="curves")
 else:
-    table = cached(("subgroups", fp, feature, n_boot, seed), lambda: subgroup_table(
-        preds.features[feature], preds.y, y_prob, sample_weight=preds.weights, n_resamples=n_boot,
+    # binary: observed vs predicted rate per level; multiclass: actual vs predicted error (top label)
+    kind = "rate" if preds.is_binary else "error"
+    table = cached(("subgroups", fp, feature, kind, n_boot, seed), lambda: subgroup_table(
+        preds.features[feature], preds.y, y_prob, kind=kind, sample_weight=preds.weights, n_resamples=n_boot,
         random_state=seed))
     st.dataframe(table, hide_index=True, width="stretch")
-    worst = table.iloc[0]
-    st.markdown(f"Worst calibrated level: **{worst['level']}** ({worst['n']:,} rows), observed "
-                f"{worst['observed']:.3f} vs predicted {worst['predicted']:.3f}.")
+    if len(table):
+        worst = table.iloc[0]
+        what = "observed" if kind == "rate" else "error"
+        st.markdown(f"Worst calibrated level: **{worst['level']}** ({worst['n']:,} rows), {what} "
+                    f"{worst['observed']:.3f} vs predicted {worst['predicted']:.3f}.")
     download_table(table, f"subgroups_{preds.name}_{feature}", label="Levels as CSV", key="subgroups")

@@ -1,0 +1,67 @@
+"""Issue #16 (parts 2 and 3): unusual feature columns never crash the Variables page or the report."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import calibviz as cv
+from calibviz.report import build_report
+
+from .helpers import app, assert_clean, upload
+
+pytestmark = [pytest.mark.apptest, pytest.mark.usefixtures("clear_streamlit_caches")]
+
+
+def _binary(n=600, seed=0):
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0.05, 0.95, n)
+    return pd.DataFrame({"label": (rng.random(n) < p).astype(int), "p": p})
+
+
+def _variables_page(frame: pd.DataFrame, feature: str | None = None):
+    at = app().run()
+    upload(at, "up.csv", frame.to_csv(index=False).encode())
+    assert_clean(at)
+    at.switch_page("pages/4_Variables.py").run()
+    if feature is not None:
+        at.selectbox[0].set_value(feature).run()
+    assert_clean(at)
+    return at
+
+
+def test_constant_numeric_feature():
+    frame = _binary().assign(const=3.0, group=lambda d: np.where(d.index % 2, "a", "b"))
+    at = _variables_page(frame)
+    assert any("nothing to rank" in i.value for i in at.info)
+
+
+def test_multiclass_categorical_feature():
+    rng = np.random.default_rng(1)
+    n = 600
+    P = rng.dirichlet(np.ones(3), n)
+    y = np.array([rng.choice(3, p=r) for r in P])
+    frame = pd.DataFrame({"label": y, "p_0": P[:, 0], "p_1": P[:, 1], "p_2": P[:, 2],
+                          "ward": np.where(np.arange(n) % 3, "north", "south"), "age": rng.normal(50, 10, n)})
+    at = _variables_page(frame, "ward")
+    assert at.dataframe and any("Worst calibrated level" in m.value for m in at.markdown)
+
+
+def test_numeric_feature_with_missing_values():
+    frame = _binary().assign(age=lambda d: np.where(d.index % 7 == 0, np.nan, d.index * 0.1))
+    at = _variables_page(frame, "age")
+    assert any("rows without a value of age are left out" in c.value for c in at.caption)
+    assert at.get("plotly_chart")
+
+
+def test_report_never_fails_for_a_feature():
+    frame = _binary(800).assign(
+        flag=lambda d: (d.index % 2).astype(int),                            # 0/1: a category, not a curve
+        age=lambda d: np.where(d.index % 9 == 0, np.nan, d["p"] * 100 + d.index % 5),  # NaNs in the top feature
+        const=1.0)
+    preds = cv.predictions_from_frame(frame)
+    html = build_report(preds, n_resamples=0, n_reference=0)
+    assert "Curves of the top variable" in html and "rows without a value of" in html
+    only_constant = cv.predictions_from_frame(_binary().assign(const=2.0))
+    html = build_report(only_constant, n_resamples=0, n_reference=0)
+    assert "Variables ranked by VECE" not in html  # a constant column is no curve: no variable section
