@@ -135,19 +135,18 @@ def _share(part: float, whole: float) -> str:
 
 
 def _mcb_reading(v: float, ctx: dict) -> str:
-    """'MCB 0.0040: miscalibration costs 3% of the Brier score (0.1340); ...'"""
+    """'Miscalibration costs 3.0% of the Brier score (0.134); ...' (shown after 'MCB = 0.004')."""
     d = ctx.get("corp")
-    share = (f" miscalibration costs {_share(v, d.score)} of the Brier score ({format_value(d.score, 'score')})"
-             if d is not None and d.score > 0 else " miscalibration's share of the Brier score")
-    return (f"MCB {format_value(v, 'score')}:{share}; isotonic recalibration would remove it without changing "
-            "the ranking.")
+    share = (f"Miscalibration costs {_share(v, d.score)} of the Brier score ({format_value(d.score, 'score')})"
+             if d is not None and d.score > 0 else "Miscalibration's part of the Brier score")
+    return f"{share}; isotonic recalibration would remove it without changing the ranking."
 
 
 def _dsc_reading(v: float, ctx: dict) -> str:
     d = ctx.get("corp")
     if d is None or d.uncertainty <= 0:
-        return f"DSC {format_value(v, 'score')}: what ranking the cases is worth in Brier score."
-    return (f"DSC {format_value(v, 'score')}: ranking the cases removes {_share(v, d.uncertainty)} of the "
+        return "What ranking the cases is worth in Brier score; higher is better."
+    return (f"Ranking the cases removes {_share(v, d.uncertainty)} of the "
             f"uncertainty ({format_value(d.uncertainty, 'score')}, the Brier score of always predicting the base "
             "rate); higher is better.")
 
@@ -282,8 +281,8 @@ BINARY_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
         "unc", "UNC (uncertainty)", lambda y, p, w, c: M.corp_decomposition(y, p, sample_weight=w).unc,
         "Uncertainty of the CORP Brier decomposition: the Brier score of always predicting the base rate, "
         "prevalence x (1 - prevalence); Brier = MCB - DSC + UNC.",
-        lambda v, ctx: (f"UNC {format_value(v, 'score')}: always predicting the base rate "
-                        f"({100 * ctx['prevalence']:.1f}%) would score this; the Brier score is MCB - DSC + UNC."),
+        lambda v, ctx: (f"Always predicting the base rate ({100 * ctx['prevalence']:.1f}%) would score this; "
+                        "the Brier score is MCB - DSC + UNC."),
         unit="score",
     ),
     MetricSpec(

@@ -14,8 +14,6 @@ from calibviz.ui.views import current_view, view_picker
 page_setup("Reliability", controls=("binning", "uncertainty", "metrics"))
 preds = current_predictions()
 st.title("Reliability")
-st.caption("Each point is a bin of predictions: its mean prediction (x) against the observed rate (y). "
-           "A calibrated model stays on the diagonal, within the grey band.")
 view_picker(preds)
 view = current_view(preds)
 mode_col, conf_col = st.columns([2, 3])
@@ -33,6 +31,10 @@ if corp:
                      help="Where the true calibration curve lies (90%, labels redrawn from the fitted curve), "
                           "besides the consistency band of a calibrated model.")
     s = settings()
+st.caption("The curve is the isotonic (PAV) recalibration of the predictions: the observed rate each prediction "
+           "stands for, with no bins to choose. A calibrated model stays on the diagonal, within the green band."
+           if corp else "Each point is a bin of predictions: its mean prediction (x) against the observed rate (y). "
+           "A calibrated model stays on the diagonal, within the grey band.")
 cfg = panel_config(s)
 key = (preds.fingerprint(), view.name, cfg, s["interval"], s["band"])
 

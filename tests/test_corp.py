@@ -226,6 +226,7 @@ def test_decomposition_table_values_intervals_and_readings():
     # the blurred model is a monotone map of the good one: same discrimination, only calibration differs
     assert t.loc[2, "discrimination"] == pytest.approx(t.loc[0, "discrimination"], abs=1e-12)
     assert "loses mainly on calibration" in t.loc[2, "reading"]
+    assert "discriminates equally (the same ranking of the cases)" in t.loc[2, "reading"]
     t2 = decomposition_table(models, n_resamples=100, random_state=0, reference="overconfident")
     assert "gains mainly on calibration" in t2.loc[0, "reading"]
 

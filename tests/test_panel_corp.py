@@ -31,8 +31,8 @@ def test_panel_values_equal_the_library(hospital):
     assert np.isfinite(t.loc["mcb", "null_high"]) and t.loc["mcb", "null_low"] <= t.loc["mcb", "null_high"]
     assert t.loc[["dsc", "unc", "auc"], "null_high"].isna().all() and (t.loc[["dsc", "unc", "auc"], "verdict"] == "").all()
     share = 100 * d.mcb / d.score
-    assert t.loc["mcb", "reading"].startswith(f"MCB {d.mcb:.4g}: miscalibration costs {share:.1f}% of the Brier score")
-    assert "ranking the cases removes" in t.loc["dsc", "reading"]
+    assert t.loc["mcb", "reading"].startswith(f"Miscalibration costs {share:.1f}% of the Brier score")
+    assert t.loc["dsc", "reading"].startswith("Ranking the cases removes")
     assert "AUC: DeLong's interval" in interval_caption(t.reset_index())
     assert BINARY_METRICS["mcb"].reference is not None and BINARY_METRICS["dsc"].reference is None
     assert not BINARY_METRICS["dsc"].lower_is_better and not BINARY_METRICS["auc"].lower_is_better

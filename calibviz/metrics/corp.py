@@ -514,22 +514,27 @@ def _reading(row, ref, score_label: str, paired: bool) -> str:
     head = (f"{row['model']} scores {_fmt(abs(d_score))} {verdict} than {ref['model']} ({score_label} "
             f"{_fmt(row['score'])} vs {_fmt(ref['score'])})" if d_score else
             f"{row['model']} scores the same as {ref['model']} ({score_label} {_fmt(row['score'])})")
-    calib = "worse calibrated" if d_mcb > 0 else "better calibrated"
-    discr = "discriminates less" if d_dsc < 0 else "discriminates more"
+    # differences within round-off (a monotone recalibration keeps DSC exactly) read as "equal"
+    tiny = 1e-12 * max(1.0, abs(ref["uncertainty"]))
+    calib = ("equally calibrated" if abs(d_mcb) <= tiny else "worse calibrated" if d_mcb > 0 else "better calibrated")
+    discr = ("discriminates equally (the same ranking of the cases)" if abs(d_dsc) <= tiny else
+             "discriminates less" if d_dsc < 0 else "discriminates more")
     parts = []
-    for label, d, lo, hi in ((calib, d_mcb, row.get("d_mcb_low"), row.get("d_mcb_high")),
-                             (discr, d_dsc, row.get("d_dsc_low"), row.get("d_dsc_high"))):
-        name = "MCB" if label == calib else "DSC"
-        text = f"{label} ({name} {d:+.4f}"
+    for label, d, lo, hi, name in ((calib, d_mcb, row.get("d_mcb_low"), row.get("d_mcb_high"), "MCB"),
+                                   (discr, d_dsc, row.get("d_dsc_low"), row.get("d_dsc_high"), "DSC")):
+        if abs(d) <= tiny:
+            parts.append(label)
+            continue
+        text = f"{label} ({name} {d:+.4f}" if abs(d) >= 5e-5 else f"{label} ({name} {d:+.1e}"
         if paired and lo is not None and np.isfinite(lo):
             text += ", clear" if _clear(lo, hi) else ", within resampling noise"
         parts.append(text + ")")
     if d_score > 0:
-        loses = [("calibration", d_mcb), ("discrimination", -d_dsc)]
+        loses = [("calibration", d_mcb), ("discrimination", -d_dsc if abs(d_dsc) > tiny else 0.0)]
         main = max(loses, key=lambda t: t[1])
         why = f": it loses mainly on {main[0]}" if main[1] > 0 else ""
     elif d_score < 0:
-        gains = [("calibration", -d_mcb), ("discrimination", d_dsc)]
+        gains = [("calibration", -d_mcb), ("discrimination", d_dsc if abs(d_dsc) > tiny else 0.0)]
         main = max(gains, key=lambda t: t[1])
         why = f": it gains mainly on {main[0]}" if main[1] > 0 else ""
     else:

@@ -39,7 +39,8 @@ def test_reliability_corp_mode_on_the_hospital_demo():
     d = cv.metrics.corp_decomposition(*(lambda p: (p.y, p.y_prob))(cv.load_demo("hospital_readmission")))
     assert f"MCB {d.mcb:.4f}" in fig["layout"]["annotations"][0]["text"]
     text = " ".join(m.value for m in at.markdown)
-    assert "miscalibration costs" in text and "ranking the cases removes" in text
+    assert "Miscalibration costs" in text and "Ranking the cases removes" in text
+    assert "mean prediction (x) against the observed rate" not in " ".join(c.value for c in at.caption)
     labels = set(at.dataframe[0].value["Metric"]) if "Metric" in at.dataframe[0].value else set()
     assert {"MCB (CORP miscalibration)", "DSC (CORP discrimination)", "AUC"} <= labels or labels == set()
     # the confidence band is one click away, and the URL carries the mode
