@@ -35,8 +35,10 @@ from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_M
                     format_interval, format_value, interval_caption,
                     PanelConfig, compare_models, metric_panel)
 from .reduce import views
+from .metrics import corp_table, decomposition_table
 from .summary import reliability_table
-from .variables import CURVE_MIN_VALUES, disagreement_ranges, numeric_values, variable_curves, variable_ranking
+from .variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreement_ranges, numeric_values, variable_curves,
+                        variable_ranking)
 
 __all__ = ["build_report", "write_report", "report_contents", "resolve_metrics", "metric_key", "format_value",
            "format_interval", "DEFAULT_COMPARE_METRICS", "VERSION_PACKAGES"]
@@ -163,11 +165,11 @@ def report_contents(models) -> list[str]:
     models = _as_models(models)
     out = ["Summary"]
     if len(models) > 1:
-        out.append("Model comparison")
+        out += ["Model comparison", "Calibration vs discrimination (triptych)"]
     for p in models.values():
         view = "positive class" if p.is_binary else "confidence"
-        items = ["Metrics with intervals", f"Reliability diagram ({view})", "Test-based reliability diagram (TCE)",
-                 "Per-bin table"]
+        items = ["Metrics with intervals", f"Reliability diagram ({view})", f"CORP reliability diagram ({view})",
+                 "Test-based reliability diagram (TCE)", "Per-bin table"]
         if not p.is_binary:
             items += ["Top-label diagram", "Class ranking"]
         if _curve_features(p):
@@ -291,6 +293,7 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
               f'<div class="figure">{_figure_html(fig)}</div>',
               f"<details open><summary>Per-bin table ({_e(cfg.binning)} bins)</summary>{_table_html(table)}"
               "</details>"]
+    parts += _corp_parts(anchor, v, what, p.is_binary, random_state, headline)
     prog.step()
     tce_bins = PAVABC(cfg.n_min, cfg.n_max)
     tce_table = reliability_table(v.y, v.p, binning=tce_bins, alpha=cfg.alpha, sample_weight=v.w)
@@ -334,7 +337,7 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
     numeric = _curve_features(p)
     if numeric:
         y_prob = p.y_prob if p.is_binary else p.probs
-        ranking = variable_ranking(p.features[numeric], p.y, y_prob, sample_weight=p.weights,
+        ranking = variable_ranking(p.features[numeric[:MAX_RANKED_FEATURES]], p.y, y_prob, sample_weight=p.weights,
                                    n_resamples=n_resamples or 1, confidence=confidence,
                                    random_state=random_state, progress=prog.inner(),
                                    # it refuses 0 resamples: without intervals, take its cheap fixed-bin path
@@ -365,6 +368,8 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
                   "2023): VECE is the row-weighted gap between actual and predicted error in equal-mass bins of "
                   "each numeric column.</p>",
                   f'<div class="figure">{_figure_html(rank_fig)}</div>', _table_html(ranking),
+                  (f"<p>The first {MAX_RANKED_FEATURES} of {len(numeric):,} numeric columns are ranked.</p>"
+                   if len(numeric) > MAX_RANKED_FEATURES else ""),
                   f'<h3 id="{anchor}-curves">Curves of the top variable: {_e(feature)}</h3>',
                   (f"<p>{int((~ok).sum()):,} rows without a value of {_e(feature)} are left out of the curves.</p>"
                    if not ok.all() else ""),
@@ -377,6 +382,53 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
         prog.step()
     parts.append("</section>")
     return "".join(parts)
+
+
+def _corp_parts(anchor: str, v, what: str, is_binary: bool, random_state, headline: list) -> list[str]:
+    """The CORP diagram of a view (PAV curve, consistency band, histogram) and its Brier decomposition."""
+    ct = corp_table(v.y, v.p, sample_weight=v.w, bands=("consistency",), n_resamples=100, random_state=random_state)
+    d = ct.attrs["decomposition"]
+    fig = figures.corp_diagram(v.y, v.p, sample_weight=v.w, table=ct, title=None)
+    share = 100 * d["miscalibration"] / d["score"] if d["score"] > 0 else float("nan")
+    sentence = (f"CORP decomposition: Brier score {format_value(d['score'], 'score')} = MCB "
+                f"{format_value(d['miscalibration'], 'score')} − DSC {format_value(d['discrimination'], 'score')} + "
+                f"UNC {format_value(d['uncertainty'], 'score')}; miscalibration costs {share:.1f}% of the Brier "
+                "score (what isotonic recalibration would save).")
+    headline.append(_e(sentence))
+    return [f'<h3 id="{anchor}-corp">CORP reliability diagram ({"positive class" if is_binary else "confidence"})'
+            "</h3>",
+            f"<p>The isotonic (PAV) recalibration of {what}: the observed rate each prediction stands for, with "
+            f"no bins to choose; the green band ({100 * ct.attrs['level']:.0f}%, {ct.attrs['n_resamples']} "
+            "resamples) is where a calibrated model's curve would fall (Dimitriadis, Gneiting &amp; Jordan "
+            f"2021).</p><p>{_e(sentence)}</p>",
+            f'<div class="figure">{_figure_html(fig)}</div>']
+
+
+def _triptych_section(vs: dict, ref: str, n_resamples: int, random_state, headline: list) -> str:
+    """MCB-DSC plot with one sentence per model, CORP diagrams and ROC curves overlaid."""
+    data = {name: (v.y, v.p, v.w) for name, v in vs.items()}
+    table = decomposition_table(data, reference=ref, n_resamples=n_resamples, confidence=0.9,
+                                random_state=random_state)
+    shown = {_e(k): val for k, val in data.items()}
+    esc_table = table.assign(model=_labels(table["model"]), reading=_labels(table["reading"]))
+    mcb_dsc = figures.mcb_dsc_plot(table=esc_table, title=None)
+    corp = figures.corp_diagram(shown, n_resamples=50, random_state=random_state, title=None)
+    roc = figures.roc_curves(shown, title=None)
+    readings = [r for m, r in zip(table["model"], table["reading"]) if m != ref]
+    headline.extend(_e(r) for r in readings)
+    cols = ["model", "score", "miscalibration", "discrimination", "uncertainty"]
+    cols += [c for c in ("mcb_low", "mcb_high", "dsc_low", "dsc_high") if c in table.columns]
+    return ('<section id="triptych"><h2>Calibration vs discrimination (triptych)</h2>'
+            "<p>The Brier score of each model split into miscalibration (MCB: what isotonic recalibration would "
+            "save) and discrimination (DSC: what the ranking of the cases is worth); score = MCB − DSC + UNC, so "
+            "grey lines join models of equal score and up-and-left is better"
+            + (f"; whiskers are 90% paired bootstrap intervals ({n_resamples} resamples)" if n_resamples else "")
+            + f". Reference: <b>{_e(ref)}</b> (Dimitriadis, Gneiting, Jordan &amp; Vogel 2024).</p>"
+            + "<ul>" + "".join(f"<li>{_e(r)}</li>" for r in readings) + "</ul>"
+            + f'<div class="figure">{_figure_html(mcb_dsc)}</div>' + _table_html(table[cols])
+            + "<h3>CORP reliability diagrams</h3>" + f'<div class="figure">{_figure_html(corp)}</div>'
+            + "<h3>ROC curves</h3><p>Discrimination alone: AUC with DeLong's 95% interval in the legend.</p>"
+            + f'<div class="figure">{_figure_html(roc)}</div></section>')
 
 
 def _compare_section(models: dict[str, Predictions], cfg: PanelConfig, metrics, n_resamples, confidence,
@@ -401,7 +453,7 @@ def _compare_section(models: dict[str, Predictions], cfg: PanelConfig, metrics, 
             f"the first model, <b>{_e(ref)}</b>, with {'paired ' if table['paired'].all() else ''}bootstrap "
             "intervals.</p>"
             f'<div class="figure">{_figure_html(overlay)}</div>' + _table_html(_compare_shown(table, confidence))
-            + "</section>")
+            + "</section>" + _triptych_section(vs, ref, n_resamples, random_state, headline))
 
 
 def _unit(metric: str) -> str:

@@ -24,13 +24,17 @@ from .metrics.variable import (_check_variable, _largest_gap, _sorted_bin_starts
 from .smoothing import _grid_points, _sort_obs, _sorted_curve, loess_fit
 from .validation import check_binary, drop_zero_weight
 
-__all__ = ["variable_curves", "disagreement_ranges", "variable_ranking", "subgroup_table", "CURVE_MIN_VALUES", "numeric_values"]
+__all__ = ["variable_curves", "disagreement_ranges", "variable_ranking", "subgroup_table", "CURVE_MIN_VALUES", "MAX_RANKED_FEATURES", "numeric_values"]
 
 _CURVE_NAMES = {"error": ("actual error", "predicted error"),
                 "rate": ("observed rate", "predicted rate")}
 
 #: A numeric column with fewer distinct values than this is read per value (as a category), not as a curve.
 CURVE_MIN_VALUES = 10
+
+#: Pages and the report rank at most this many numeric columns (in column order) and say how many they left
+#: out: a ranking costs a few milliseconds per column, so 10^4 columns would take a minute.
+MAX_RANKED_FEATURES = 200
 
 
 def numeric_values(column) -> tuple[np.ndarray, np.ndarray]:

@@ -3,8 +3,8 @@ import streamlit as st
 
 from calibviz import figures
 from calibviz.panel import format_value
-from calibviz.variables import (CURVE_MIN_VALUES, disagreement_ranges, numeric_values, subgroup_table,
-                                variable_curves, variable_ranking)
+from calibviz.variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreement_ranges, numeric_values,
+                                subgroup_table, variable_curves, variable_ranking)
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, show_figure
 from calibviz.ui.compute import cached, progress_bar
@@ -30,9 +30,14 @@ n_boot, seed = int(s["boot"]), int(s["seed"])
 if numeric:
     st.subheader("Which variables hide miscalibration?")
 
+    ranked = numeric[:MAX_RANKED_FEATURES]
+    if len(ranked) < len(numeric):
+        st.caption(f"Ranking the first {len(ranked)} of {len(numeric):,} numeric columns; the other "
+                   f"{len(numeric) - len(ranked):,} can still be picked below.")
+
     def _ranking():
         with progress_bar("Ranking variables by VECE") as progress:
-            return variable_ranking(preds.features[numeric], preds.y, y_prob, sample_weight=preds.weights,
+            return variable_ranking(preds.features[ranked], preds.y, y_prob, sample_weight=preds.weights,
                                     n_resamples=n_boot, random_state=seed, progress=progress)
 
     ranking = cached(("ranking", fp, n_boot, seed), _ranking)
