@@ -38,8 +38,8 @@ def _csv(n=100, seed=0) -> bytes:
 
 def test_defaults_and_environment(monkeypatch):
     d = ReadLimits()
-    assert (d.max_rows, d.max_cells, d.max_decompressed_bytes, d.max_excel_cells, d.max_xlsx_part_bytes) == \
-        (10_000_000, 100_000_000, 512 * 1024**2, 1_000_000, 256 * 1024**2)
+    assert (d.max_rows, d.max_cells, d.max_columns, d.max_decompressed_bytes, d.max_excel_cells,
+            d.max_xlsx_part_bytes) == (10_000_000, 100_000_000, 30_000, 512 * 1024**2, 1_000_000, 256 * 1024**2)
     monkeypatch.setenv("CALIBVIZ_MAX_ROWS", "50")
     monkeypatch.setenv("CALIBVIZ_MAX_CELLS", "1e3")
     lim = resolve_limits()
@@ -80,6 +80,22 @@ def test_csv_rows_and_cells_are_checked_before_parsing():
         read_table(no_final_newline, limits={"max_rows": 99})
     with pytest.raises(cv.InputError, match="CALIBVIZ_MAX_ROWS"):  # old Mac line ends count too
         read_table(data.replace(b"\n", b"\r"), limits={"max_rows": 99})
+
+
+def test_wide_header_is_refused_before_parsing():
+    # 10^5 columns in a 5 MB CSV used to take ~20 s to read and map; the header is counted first.
+    k = 100_000
+    header = "label,p," + ",".join(f"f{i}" for i in range(k)) + "\n"
+    data = (header + "".join(f"{i % 2},0.5," + ",".join(["1"] * k) + "\n" for i in range(20))).encode()
+    t0 = time.perf_counter()
+    with pytest.raises(cv.InputError, match=r"100,002 columns in its header, above the limit of 30,000 "
+                                            r"\(CALIBVIZ_MAX_COLUMNS\)"):
+        read_table(data)
+    assert time.perf_counter() - t0 < 1
+    with pytest.raises(cv.InputError, match=r"declares 3 columns, above the limit of 2 \(CALIBVIZ_MAX_COLUMNS\)"):
+        buf = io.BytesIO()
+        pd.read_csv(io.BytesIO(_csv(20))).assign(x=1).to_parquet(buf)
+        read_table(buf.getvalue(), name="x.parquet", limits={"max_columns": 2})
 
 
 def test_gzip_is_counted_while_decompressing(tmp_path):

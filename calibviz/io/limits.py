@@ -20,6 +20,7 @@ limit                        environment variable                default
 ===========================  ==================================  ===============
 ``max_rows``                 ``CALIBVIZ_MAX_ROWS``               10,000,000
 ``max_cells``                ``CALIBVIZ_MAX_CELLS``              100,000,000
+``max_columns``              ``CALIBVIZ_MAX_COLUMNS``            30,000
 ``max_decompressed_bytes``   ``CALIBVIZ_MAX_DECOMPRESSED_BYTES`` 512 MiB
 ``max_excel_cells``          ``CALIBVIZ_MAX_EXCEL_CELLS``        1,000,000
 ``max_xlsx_part_bytes``      ``CALIBVIZ_MAX_XLSX_PART_BYTES``    256 MiB
@@ -48,6 +49,10 @@ class ReadLimits:
         Data rows of the table (every format).
     max_cells : int
         Rows times columns of the table (every format).
+    max_columns : int
+        Columns of the table: each costs a Python object and a detection
+        step, so 10^5 columns of a 5 MB CSV take about 20 s. The default
+        leaves room for 21,843 classes (ImageNet-21k) plus the label.
     max_decompressed_bytes : int
         Bytes a gzip stream may decompress to; the decoded size of a Parquet
         file's columns (as declared in its metadata, then as read); the sum of
@@ -74,6 +79,7 @@ class ReadLimits:
 
     max_rows: int = 10_000_000
     max_cells: int = 100_000_000
+    max_columns: int = 30_000
     max_decompressed_bytes: int = 512 * 1024**2
     max_excel_cells: int = 1_000_000
     max_xlsx_part_bytes: int = 256 * 1024**2

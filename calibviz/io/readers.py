@@ -256,7 +256,14 @@ def _read_csv(data, name: str, delimiter: str | None, encoding: str | None, limi
     sep = delimiter or _sniff_delimiter(head)
     header = head.splitlines()[0] if head.splitlines() else ""
     # Declared size before parsing: lines (an upper bound on rows, quoted newlines included) times columns.
-    n_cols = header.count(sep) + 1 if sep else 1
+    # The whole first line (the 64 KiB head may cut it): its separators give the columns.
+    start = len(data) - len(view)
+    eol = data.find(b"\n", start)
+    first = bytes(data[start:eol if eol >= 0 else len(data)])
+    n_cols = first.decode(encoding or "utf-8", errors="replace").count(sep) + 1 if sep else 1
+    if n_cols > limits.max_columns:
+        raise refuse(limits, "max_columns", f"{name} has {n_cols:,} columns in its header",
+                     "or keep only the columns you need")
     breaks = max(data.count(b"\n"), data.count(b"\r"))
     lines = breaks + (not bytes(data[-2:]).strip(b"\x00").endswith((b"\n", b"\r"))) - 1  # data lines
     if lines > limits.max_rows:
@@ -312,6 +319,8 @@ def _check_duplicate_names(names, name: str) -> None:
 
 
 def _check_table_size(rows: int, cols: int, name: str, limits: ReadLimits, what: str = "has") -> None:
+    if cols > limits.max_columns:
+        raise refuse(limits, "max_columns", f"{name} {what} {cols:,} columns", "or keep only the columns you need")
     if rows > limits.max_rows:
         raise refuse(limits, "max_rows", f"{name} {what} {rows:,} rows")
     if rows * cols > limits.max_cells:
