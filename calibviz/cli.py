@@ -300,7 +300,9 @@ def _cmd_metrics(args) -> int:
     if args.format == "json":
         print(json.dumps(records, indent=2, ensure_ascii=False))
     elif args.format == "csv":
-        sys.stdout.write(pd.DataFrame(records, columns=list(JSON_FIELDS)).to_csv(index=False))
+        from .io.export import to_csv
+
+        sys.stdout.write(to_csv(pd.DataFrame(records, columns=list(JSON_FIELDS))))
     else:
         _print_table(records, args.ci, format_value, format_interval)
     failures = [f"{r['label']} of model {r['model']} = {format_value(r['value'], r['unit'])} exceeds {t:g}"

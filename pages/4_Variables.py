@@ -9,6 +9,7 @@ from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, show_figure
 from calibviz.ui.compute import cached, progress_bar
 from calibviz.ui.settings import page_control, set_setting, settings
+from calibviz.ui.text import md
 
 page_setup("Variables", controls=("uncertainty",))
 preds = current_predictions()
@@ -47,9 +48,9 @@ if numeric and not len(ranking):
 elif numeric:
     show_figure(figures.vece_ranking(ranking=ranking), f"vece_ranking_{preds.name}", key="ranking")
     top = ranking.iloc[0]
-    st.markdown(f"**{top['feature']}** shows the largest variable-based calibration error: VECE = "
+    st.markdown(f"**{md(top['feature'])}** shows the largest variable-based calibration error: VECE = "
                 f"{format_value(top['vece'], 'probability')}, with the largest local gap ({100 * top['max_vce']:.1f} percentage points) "
-                f"at {top['feature']} ≈ {top['x_at_max_vce']:.4g}.")
+                f"at {md(top['feature'])} ≈ {top['x_at_max_vce']:.4g}.")
     download_table(ranking, f"vece_ranking_{preds.name}", label="Ranking as CSV", key="ranking")
 
 st.subheader("Look at one variable")
@@ -64,7 +65,7 @@ feature = settings()["feature"]
 # A numeric column with a handful of values (a 36/60-month term) reads better as groups than as a curve.
 few_values = feature in numeric and preds.features[feature].nunique() < CURVE_MIN_VALUES
 if few_values:
-    st.caption(f"{feature} takes fewer than {CURVE_MIN_VALUES} distinct values: shown per value instead of as a "
+    st.caption(f"{md(feature)} takes fewer than {CURVE_MIN_VALUES} distinct values: shown per value instead of as a "
                "curve.")
 if feature in numeric and not few_values:
     kinds = ["error", "rate"] if preds.is_binary else ["error"]
@@ -80,7 +81,7 @@ if feature in numeric and not few_values:
     s = settings()
     x, ok = numeric_values(preds.features[feature])
     if not ok.all():
-        st.caption(f"{int((~ok).sum()):,} rows without a value of {feature} are left out of the curves.")
+        st.caption(f"{int((~ok).sum()):,} rows without a value of {md(feature)} are left out of the curves.")
     x = x[ok]
     key = (fp, feature, s["kind"], float(s["span"]), float(s["alpha"]))
     curves = cached(("curves",) + key, lambda: variable_curves(
@@ -91,10 +92,10 @@ if feature in numeric and not few_values:
     show_figure(fig, f"variable_{preds.name}_{feature}", key="curves")
     if len(ranges):
         for _, r in ranges.iterrows():
-            st.markdown(f"- {feature} from {r['x_start']:.4g} to {r['x_end']:.4g}: **{r['reading']}** "
+            st.markdown(f"- {md(feature)} from {r['x_start']:.4g} to {r['x_end']:.4g}: **{r['reading']}** "
                         f"(curves up to {r['max_difference']:.1f} percentage points apart).")
     else:
-        st.markdown(f"The two bands overlap everywhere: no range of {feature} where the model is significantly "
+        st.markdown(f"The two bands overlap everywhere: no range of {md(feature)} where the model is significantly "
                     "over- or under-confident.")
     download_table(curves, f"curves_{preds.name}_{feature}", label="Curves as CSV", key="curves")
 else:
@@ -107,6 +108,6 @@ else:
     if len(table):
         worst = table.iloc[0]
         what = "observed" if kind == "rate" else "error"
-        st.markdown(f"Worst calibrated level: **{worst['level']}** ({worst['n']:,} rows), {what} "
+        st.markdown(f"Worst calibrated level: **{md(worst['level'])}** ({worst['n']:,} rows), {what} "
                     f"{worst['observed']:.3f} vs predicted {worst['predicted']:.3f}.")
     download_table(table, f"subgroups_{preds.name}_{feature}", label="Levels as CSV", key="subgroups")

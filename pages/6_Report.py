@@ -6,6 +6,7 @@ from calibviz.ui import current_models, current_source, page_setup
 from calibviz.ui.blocks import slug
 from calibviz.ui.compute import guarded, progress_bar
 from calibviz.ui.settings import SCHEME_LABELS, panel_config, settings
+from calibviz.ui.text import md
 
 page_setup("Report", controls=("binning", "uncertainty", "metrics"))
 models = current_models()
@@ -30,7 +31,7 @@ with left:
     st.markdown("\n".join(f"- {section}" for section in report_contents(models)))
 with right:
     st.subheader("With these settings")
-    st.markdown(f"- Data: **{src.get('title') or src['name']}** ({len(models)} model{'s' * (len(models) > 1)}, "
+    st.markdown(f"- Data: **{md(src.get('title') or src['name'])}** ({len(models)} model{'s' * (len(models) > 1)}, "
                 f"{first.n:,} rows)\n"
                 f"- Binning: {SCHEME_LABELS.get(cfg.binning, cfg.binning)}"
                 + (f", {cfg.n_bins} bins" if cfg.binning in ("uniform", "equal_mass") else "") + "\n"

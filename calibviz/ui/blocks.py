@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from ..io.export import to_csv
 from ..panel import config_key, format_interval, format_value, interval_caption, metric_panel
 from .compute import cached, progress_bar
 from .settings import panel_config, settings
@@ -32,7 +33,7 @@ def show_figure(fig, name: str, *, key: str | None = None) -> None:
 
 
 def download_table(df: pd.DataFrame, name: str, *, label: str = "Table as CSV", key: str | None = None) -> None:
-    st.download_button(label, data=df.to_csv(index=False).encode("utf-8"), file_name=f"{slug(name)}.csv",
+    st.download_button(label, data=to_csv(df).encode("utf-8"), file_name=f"{slug(name)}.csv",
                        mime="text/csv", key=f"csv_{key or slug(name)}", icon=":material/download:",
                        help="The numbers behind the figure, one row per bin.")
 

@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from ..errors import InputError
+from .text import md
 
 __all__ = ["cached", "guarded", "progress_bar"]
 
@@ -48,7 +49,7 @@ def guarded(compute: Callable[[], object]):
     try:
         return compute()
     except InputError as exc:
-        st.error(f"{exc}\n\nChange the settings or the data and try again.", icon=":material/error:")
+        st.error(f"{md(exc)}\n\nChange the settings or the data and try again.", icon=":material/error:")
         st.stop()
 
 

@@ -7,6 +7,7 @@ from ..demo import DEMOS, demo_datasets
 from ..errors import InputError
 from .. import reduce
 from ..overview import class_table, data_overview
+from .text import md
 from .blocks import _format_interval, _format_reference, _format_value, _verdict_badge, panel_table, show_headlines
 from .data import (current_models, current_predictions, current_source, detected_mapping, load_bytes_into_state,
                    load_demo_into_state, on_upload, pending_file, raw_table, take_error)
@@ -34,7 +35,7 @@ def source_picker() -> None:
                      help="Ready-made predictions to explore; each tells a calibration story.")
         st.caption(DEMOS[st.session_state.get("cv_demo_pick", current)].story)
         if src["kind"] != "demo":
-            st.info(f"Showing your file **{src['name']}**.", icon=":material/upload_file:")
+            st.info(f"Showing your file **{md(src['name'])}**.", icon=":material/upload_file:")
             if st.button("Show the selected demo instead", key="cv_back_to_demo",
                          help="Your file stays uploaded; upload it again to come back to it."):
                 load_demo_into_state(st.session_state.get("cv_demo_pick", current))
@@ -51,10 +52,10 @@ def load_messages() -> None:
     """Show the last load error (the previous data stays loaded) and the loader's notes."""
     err = take_error()
     if err:
-        st.error(f"{err}\n\nThe previously loaded data is still shown.", icon=":material/error:")
+        st.error(f"{md(err)}\n\nThe previously loaded data is still shown.", icon=":material/error:")
     preds = current_predictions()
     for note in preds.notes:
-        st.info(f"Note: {note}.", icon=":material/info:")
+        st.info(f"Note: {md(note)}.", icon=":material/info:")
 
 
 def _file_for_mapping() -> tuple[bytes, str, bool] | None:
@@ -81,14 +82,14 @@ def mapping_editor() -> None:
         mapping = detected_mapping(data, name)
     except InputError:
         mapping = None
-    title = f"Column mapping of {name}" + (" (needs your input)" if is_pending else "")
+    title = f"Column mapping of {md(name)}" + (" (needs your input)" if is_pending else "")
     with st.expander(title, expanded=is_pending):
         if mapping is not None:
-            groups = ", ".join(f"{m}: {', '.join(c)}" for m, c in mapping.probs.items())
-            st.caption(f"Detected: label **{mapping.label}**, probabilities {groups}, classes "
-                       f"{', '.join(map(str, mapping.classes[:12]))}"
-                       + (f", model column **{mapping.model}**" if mapping.model else "")
-                       + (f", weight **{mapping.weight}**" if mapping.weight else "") + ".")
+            groups = ", ".join(f"{md(m)}: {', '.join(map(md, c))}" for m, c in mapping.probs.items())
+            st.caption(f"Detected: label **{md(mapping.label)}**, probabilities {groups}, classes "
+                       f"{', '.join(map(md, mapping.classes[:12]))}"
+                       + (f", model column **{md(mapping.model)}**" if mapping.model else "")
+                       + (f", weight **{md(mapping.weight)}**" if mapping.weight else "") + ".")
         with st.form("cv_mapping_form"):
             c1, c2, c3 = st.columns(3)
             label = c1.selectbox("Label column", columns,
@@ -182,7 +183,7 @@ def data_summary() -> None:
         with st.expander("Classes"):
             st.dataframe(class_table(preds), hide_index=True)
     if len(preds.features.columns):
-        st.caption("Feature columns: " + ", ".join(map(str, preds.features.columns)))
+        st.caption("Feature columns: " + ", ".join(map(md, preds.features.columns)))
 
 
 def headline_metrics() -> None:

@@ -7,6 +7,7 @@ import streamlit as st
 
 from .data import current_models, current_source, ensure_data, load_demo_into_state
 from .settings import binning_controls, init_from_url, metric_controls, sync_url, uncertainty_controls
+from .text import md
 
 __all__ = ["PAGES", "render_sidebar", "page_setup"]
 
@@ -42,7 +43,7 @@ def page_setup(title: str, controls: tuple = ()) -> None:
             ignored.append(f"data={demo}")
     ensure_data()
     if ignored:
-        st.warning(f"Ignored link settings that are not valid: {', '.join(ignored)}.", icon=":material/link_off:")
+        st.warning(f"Ignored link settings that are not valid: {md(', '.join(ignored))}.", icon=":material/link_off:")
     render_sidebar(controls)
     src = current_source()
     sync_url({"data": src.get("demo")})
@@ -59,7 +60,7 @@ def render_sidebar(controls: tuple = ()) -> None:
         src = current_source()
         first = next(iter(models.values()))
         kind = "binary" if first.is_binary else f"{first.n_classes} classes"
-        st.caption(f"**Data:** {src.get('title') or src['name']}  \n{first.n:,} rows · {kind}")
+        st.caption(f"**Data:** {md(src.get('title') or src['name'])}  \n{first.n:,} rows · {kind}")
         if len(models) > 1:
             # Widget state does not survive page switches: keep the pick in "cv_model" (see ui.data).
             if st.session_state.get("cv_model") not in models:
