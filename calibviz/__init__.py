@@ -11,6 +11,7 @@ from . import binning, metrics, reduce
 from .demo import demo_datasets, demo_info, demo_path, load_demo, load_demo_models
 from .errors import InputError
 from .io import Predictions, load_models, load_predictions, predictions_from_frame
+from .scan import Scan, scan
 from .smoothing import loess
 from .summary import reliability_table
 
@@ -19,5 +20,5 @@ __version__ = "0.1.0"
 __all__ = [
     "InputError", "Predictions", "load_predictions", "load_models", "predictions_from_frame",
     "demo_datasets", "demo_info", "demo_path", "load_demo", "load_demo_models", "__version__",
-    "binning", "metrics", "reduce", "reliability_table", "loess",
+    "binning", "metrics", "reduce", "reliability_table", "loess", "scan", "Scan",
 ]

@@ -442,6 +442,21 @@ def reliability_table(
     y, p, w = check_binary(y_true, y_prob, sample_weight)
     scheme = get_scheme(binning)
     bins, s = _fit_and_sum(y, p, w, scheme, True)
+    rejected = None
+    if test is not None:
+        rej = rejections(p, bins, s, alpha=alpha, test=test)
+        n_rej = np.bincount(bins.index, weights=rej, minlength=bins.n_bins)
+        w_rej = n_rej if w is None else np.bincount(bins.index, weights=w * rej, minlength=bins.n_bins)
+        rejected = (n_rej, w_rej)
+    return _table(bins.edges, bins.scheme, s, alpha=alpha, interval=interval, test=test, rejected=rejected)
+
+
+def _table(edges, scheme: str, s: BinStatistics, *, alpha, interval, test, rejected=None) -> pd.DataFrame:
+    """The reliability table from bin edges and per-bin sums (second moments included).
+
+    ``rejected`` is (rejected rows, rejected weight) per bin, or None without TCE columns. A scan
+    (:mod:`calibviz.scan`) builds its tables here too, from sums aggregated where the data live.
+    """
     keep = np.flatnonzero(s.count > 0)
     mean_pred, obs_rate = s.mean_pred[keep], s.obs_rate[keep]
     n_eff = s.effective_n[keep]
@@ -450,8 +465,8 @@ def reliability_table(
     table = pd.DataFrame(
         {
             "bin": keep.astype(np.int64),
-            "lower": bins.edges[:-1][keep],
-            "upper": bins.edges[1:][keep],
+            "lower": edges[:-1][keep],
+            "upper": edges[1:][keep],
             "n": s.count[keep],
             "weight": s.weight[keep],
             "positives": s.positives[keep],
@@ -464,19 +479,17 @@ def reliability_table(
             "accept_high": acc_high,
         }
     )
-    if test is not None:
-        rej = rejections(p, bins, s, alpha=alpha, test=test)
-        n_rej = np.bincount(bins.index, weights=rej, minlength=bins.n_bins)
-        w_rej = n_rej if w is None else np.bincount(bins.index, weights=w * rej, minlength=bins.n_bins)
+    if rejected is not None:
+        n_rej, w_rej = rejected
         table["rejected"] = np.rint(n_rej[keep]).astype(np.int64)
         with np.errstate(invalid="ignore", divide="ignore"):
             table["rejected_rate"] = np.where(s.weight[keep] > 0, w_rej[keep] / s.weight[keep], 0.0)
     table.attrs.update(
-        scheme=bins.scheme,
+        scheme=scheme,
         alpha=float(alpha),
         interval=str(interval),
         test=test,
-        n=int(p.shape[0]),
+        n=int(s.count.sum()),
         total_weight=s.total_weight,
     )
     return table

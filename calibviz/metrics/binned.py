@@ -197,6 +197,11 @@ def debiased_ece(y_true, y_prob, *, binning=EqualMass(15), sample_weight=None, s
     0.0
     """
     s = _stats(y_true, y_prob, sample_weight, binning, second_moments=True)
+    return _debiased_from_stats(s, squared)
+
+
+def _debiased_from_stats(s, squared: bool = False) -> float:
+    """Kumar, Liang & Ma's debiased L2 error from per-bin sums with second moments."""
     keep = s.nonempty
     rate = s.sum_true[keep] / s.weight[keep]
     gap2 = (rate - s.sum_pred[keep] / s.weight[keep]) ** 2
@@ -500,6 +505,11 @@ def hosmer_lemeshow(y_true, y_prob, *, n_groups=10, fitted=False, sample_weight=
     if isinstance(n_groups, bool) or not isinstance(n_groups, (int, np.integer)) or n_groups < 3:
         raise InputError(f"n_groups must be an integer >= 3, got {n_groups!r}.")
     s = _stats(y_true, y_prob, sample_weight, EqualMass(int(n_groups)))
+    return _hosmer_lemeshow_from_stats(s, fitted)
+
+
+def _hosmer_lemeshow_from_stats(s, fitted: bool = False) -> HosmerLemeshowResult:
+    """The Hosmer-Lemeshow test from the per-group sums of EqualMass(G) (see :func:`hosmer_lemeshow`)."""
     keep = s.nonempty
     obs, exp, ng = s.sum_true[keep], s.sum_pred[keep], s.weight[keep]
     denom = exp * (1 - exp / ng)

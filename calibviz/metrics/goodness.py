@@ -92,6 +92,11 @@ def spiegelhalter_z(y_true, y_prob, *, sample_weight=None) -> SpiegelhalterResul
         num, var = num_terms.sum(), var_terms.sum()
     else:
         num, var = np.dot(num_terms, w), np.dot(var_terms, w)
+    return _spiegelhalter_from_sums(num, var)
+
+
+def _spiegelhalter_from_sums(num: float, var: float) -> SpiegelhalterResult:
+    """Z and its p-value from sum w (y - p)(1 - 2p) and sum w (1 - 2p)^2 p (1 - p) (mergeable sums)."""
     if not var > 0:
         raise InputError(
             "Spiegelhalter's Z is undefined here: its null variance is zero because every prediction "

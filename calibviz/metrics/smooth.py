@@ -131,8 +131,18 @@ def _smece_at(masses: _GridMasses, sigma: float) -> float:
 
 def _fixed_point(y, p, w, curve: bool = False) -> tuple[float, float, _GridMasses]:
     """(sigma*, smECE(sigma*), masses) with smECE_sigma* = sigma*."""
-    for k in _GRID_SIZES:
-        masses = _grid_masses(y, p, w, k, curve)
+    return _solve_fixed_point(lambda k: _grid_masses(y, p, w, k, curve))
+
+
+def _masses_from_nodes(k: int, residual: np.ndarray, total: float) -> _GridMasses:
+    """Grid masses from the linearly binned residual mass on the k + 1 nodes (a scan's bucket sums)."""
+    return _GridMasses(k, np.fft.rfft(_mirror(residual / total)))
+
+
+def _solve_fixed_point(masses_for, sizes=_GRID_SIZES) -> tuple[float, float, _GridMasses]:
+    """The fixed point on the grids ``sizes`` (coarsest first), with ``masses_for(k)`` giving each grid's masses."""
+    for k in sizes:
+        masses = masses_for(k)
         sigma_min = _STEPS_PER_SIGMA / k
         # smECE_sigma is non-increasing in sigma and at most mean|y - p| <= 1,
         # so g(sigma) = smECE_sigma - sigma has one root in (0, 1].

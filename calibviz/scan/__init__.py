@@ -1,0 +1,395 @@
+"""Prediction logs larger than memory: lazy scans aggregated where the data live (DESIGN.md §8).
+
+``cv.scan(source)`` opens a Parquet/CSV file, glob or directory, a SQL query,
+a DuckDB relation, a Polars LazyFrame or a PySpark DataFrame without reading
+it. A result asks the engine for one aggregation (:mod:`.aggregate`, written
+once with Narwhals, run by DuckDB, Polars or Spark): sums per fine score
+bucket (2^16 buckets) and label. Bins, metrics and the reliability table are
+then computed by the same code as in memory (:class:`calibviz.summary.BinStatistics`
+and its reductions), refined by a second pass over the few buckets where
+buckets alone cannot decide (:mod:`.refine`), so they equal the in-memory
+results up to float rounding.
+
+Layout: :mod:`.source` (sources, column roles), :mod:`.aggregate` (the one
+aggregation), :mod:`.refine` (bins from buckets, second passes),
+``duckdb_engine`` / ``polars_engine`` / ``spark_engine`` (opening sources).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..binning import EqualMass, Uniform, get_scheme
+from ..errors import InputError
+from ..io.loading import MIN_ROWS, SUM_TOLERANCE
+from ..summary import BinStatistics, _table
+from . import aggregate as _agg
+from . import refine as _ref
+from .source import ENGINES, open_source, resolve_roles
+
+__all__ = ["scan", "Scan", "ENGINES", "SCAN_METRICS"]
+
+#: Metrics a scan computes (exactly, or within the documented bound for smECE).
+SCAN_METRICS = ("ece", "ace", "mce", "rmsce", "debiased_ece", "smooth_ece", "brier", "brier_reliability",
+                "log_loss", "hosmer_lemeshow", "spiegelhalter_z")
+_MAX_REFINE = 4  # refining rounds of one result (bins, then TCE decisions)
+
+
+def _rows(n: int) -> str:
+    return f"{n} row" + ("" if n == 1 else "s")
+
+
+class Scan:
+    """A lazy view of one binary model's predictions in a large source.
+
+    Nothing is read until a result is asked for; the first result runs the
+    bucket aggregation (one pass), later ones reuse it and add at most a
+    small refining pass. Create scans with :func:`scan`.
+
+    Attributes
+    ----------
+    name : str
+        Model name (as :func:`calibviz.load_models` names it).
+    engine : str
+        "duckdb", "polars" or "spark".
+    classes : tuple
+        (negative, positive) label values.
+    models : dict
+        ``{model name: Scan}`` for every model of the source (this one included).
+    """
+
+    def __init__(self, frame, roles: _agg.Roles, *, name: str, engine: str, source: str, classes: tuple,
+                 mapping=None):
+        self._frame, self._roles = frame, roles
+        self.name, self.engine, self.source, self.classes = name, engine, source, classes
+        self.mapping = mapping
+        self.models = {name: self}
+        self._fine_cache = None
+        self._exact_cache = None
+        self._atoms_cache = None
+
+    def __repr__(self) -> str:
+        return f"Scan(name={self.name!r}, engine={self.engine!r}, source={self.source!r})"
+
+    # -- passes over the data ------------------------------------------------------------------------------------
+
+    def _fine(self) -> pd.DataFrame:
+        if self._fine_cache is None:
+            table = _agg.fine_table(self._frame, self._roles)
+            self._fine_cache = self._validate(table)
+        return self._fine_cache
+
+    def _validate(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Report bad rows counted by the aggregation (never dropped silently); return the valid groups."""
+        r, src = self._roles, self.source
+        n_of = lambda mask: int(table.loc[mask, "n"].sum())  # noqa: E731
+        probs = ", ".join(map(repr, r.probs))
+        bad = n_of(table["_b"] == _agg.BAD_SCORE)
+        if bad:
+            raise InputError(f"{src}: probability column(s) {probs} hold missing, NaN or infinite values in "
+                             f"{_rows(bad)}; drop or fill those rows.")
+        out = table["_b"] == _agg.OUT_OF_RANGE
+        if out.any():
+            lo, hi = float(table.loc[out, "pmin"].min()), float(table.loc[out, "pmax"].max())
+            raise InputError(f"{src}: probabilities must lie in [0, 1]; values outside it in {_rows(n_of(out))} "
+                             f"(min {lo:.4g}, max {hi:.4g}). If these are logits or scores, convert them first "
+                             "(scans take probabilities).")
+        off = n_of(table["_b"] == _agg.BAD_SUM)
+        if off:
+            raise InputError(f"{src}: probability rows must sum to 1 (tolerance {SUM_TOLERANCE:g}); they do not in "
+                             f"{_rows(off)}; check that every class has a column.")
+        badw = n_of(table["_b"] == _agg.BAD_WEIGHT)
+        if badw:
+            raise InputError(f"{src}: weight column {r.weight!r} is missing, NaN, infinite or negative in "
+                             f"{_rows(badw)}; weights must be finite numbers >= 0: fill or drop those rows.")
+        missing = n_of(table["_y"] == _agg.MISSING_LABEL)
+        if missing:
+            raise InputError(f"{src}: the label column {r.label!r} is empty in {_rows(missing)}; fill or drop "
+                             "those rows.")
+        unknown = n_of(table["_y"] == _agg.UNKNOWN_LABEL)
+        if unknown:
+            raise InputError(f"{src}: {_rows(unknown)} hold labels that are not among the classes "
+                             f"{[r.negative, r.positive]!r}; drop those rows or give one probability column per "
+                             "class.")
+        valid = table[(table["_b"] >= 0) & (table["_y"] >= 0)].reset_index(drop=True)
+        n = int(valid["n"].sum())
+        if n == 0 and n_of(table["_b"] == _agg.ZERO_WEIGHT):
+            raise InputError(f"{src}: weight column {r.weight!r} is zero everywhere (it sums to zero); at least one "
+                             "row needs a positive weight.")
+        if n < MIN_ROWS:
+            raise InputError(f"{src}: model {self.name!r} has {n} rows; at least {MIN_ROWS} are needed for a "
+                             "calibration analysis.")
+        present = valid.loc[valid["n"] > 0, "_y"].unique()
+        if present.size < 2:
+            cls = r.positive if present[0] == 1 else r.negative
+            raise InputError(f"{src}: only one class ({cls!r}) occurs in the labels of model {self.name!r}; "
+                             "calibration needs examples of at least two classes.")
+        return valid
+
+    def _atoms(self, refine=None) -> _ref.Atoms:
+        fine = self._fine()
+        if refine is not None and len(refine):
+            have = set() if self._exact_cache is None else set(self._exact_cache["_b"].unique())
+            need = sorted(set(int(b) for b in refine) - have)
+            if need:
+                part = _agg.exact_atoms(self._frame, self._roles, need)
+                part = part[(part["_y"] >= 0)]
+                self._exact_cache = part if self._exact_cache is None else pd.concat([self._exact_cache, part],
+                                                                                      ignore_index=True)
+                self._atoms_cache = None
+        if self._atoms_cache is None:
+            self._atoms_cache = _ref.atoms_of(fine, self._exact_cache)
+        return self._atoms_cache
+
+    def _solve(self, step):
+        """Run ``step(atoms)``, refining the buckets it asks for until it can decide."""
+        atoms = self._atoms()
+        for _ in range(_MAX_REFINE):
+            try:
+                return step(atoms)
+            except _ref.Refine as need:
+                atoms = self._atoms(need.buckets)
+        return step(atoms)
+
+    # -- results -------------------------------------------------------------------------------------------------
+
+    @property
+    def n(self) -> int:
+        """Rows of positive weight."""
+        return int(self._fine()["n"].sum())
+
+    @property
+    def total_weight(self) -> float:
+        return float(self._fine()["sw"].sum())
+
+    @property
+    def prevalence(self) -> float:
+        """Weighted share of positive labels."""
+        f = self._fine()
+        return float(f.loc[f["_y"] == 1, "sw"].sum()) / self.total_weight
+
+    def _bins(self, binning, atoms):
+        scheme = get_scheme(binning)
+        kind = _ref.scheme_kind(scheme)
+        if kind == "edges":
+            edges, index = _ref.edge_bins(scheme, atoms)
+            n_bins = edges.shape[0] - 1
+            name = scheme._fit(np.array([0.0]), None, None).scheme
+        else:
+            edges, index, _ = _ref.equal_mass_bins(scheme, atoms)
+            n_bins, name = scheme.n_bins, f"equal_mass({scheme.n_bins})"
+        return edges, index, _ref.bin_statistics(atoms, index, n_bins), name
+
+    def bin_statistics(self, binning=Uniform(15)) -> BinStatistics:
+        """Per-bin sums of a Uniform, EqualMass or Custom scheme (what the in-memory metrics reduce).
+
+        Examples
+        --------
+        >>> import calibviz as cv, pandas as pd
+        >>> df = pd.DataFrame({"y": [0, 1] * 10, "p": [0.2, 0.7] * 10})
+        >>> cv.scan(df).bin_statistics(cv.binning.Uniform(2)).count.tolist()
+        [10, 10]
+        """
+        return self._solve(lambda atoms: self._bins(binning, atoms))[2]
+
+    def reliability_table(self, binning=Uniform(15), alpha=0.05, *, interval="wilson",
+                          test="binomial") -> pd.DataFrame:
+        """The per-bin table of :func:`calibviz.reliability_table`, from the scan.
+
+        Parameters
+        ----------
+        binning : Uniform, EqualMass, Custom, or their names / edges
+        alpha : float, default 0.05
+        interval : {"wilson", "beta", "jeffreys"}
+        test : {"binomial", "ttest"} or None
+            TCE columns (``rejected``, ``rejected_rate``); None skips them.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The same columns and attrs as :func:`calibviz.reliability_table`
+            on the loaded rows; equal to it up to float rounding of the sums.
+
+        Examples
+        --------
+        >>> import calibviz as cv, pandas as pd
+        >>> df = pd.DataFrame({"y": [0, 0, 1, 1] * 5, "p": [0.1, 0.2, 0.7, 0.8] * 5})
+        >>> t = cv.scan(df).reliability_table(binning=cv.binning.Uniform(2))
+        >>> t[["bin", "n", "positives", "obs_rate", "rejected"]].to_dict("list")
+        {'bin': [0, 1], 'n': [10, 10], 'positives': [0, 10], 'obs_rate': [0.0, 1.0], 'rejected': [0, 5]}
+        """
+        def step(atoms):
+            edges, index, s, name = self._bins(binning, atoms)
+            rejected = None if test is None else _ref.rejected(atoms, index, s, alpha=alpha, test=test)
+            return _table(edges, name, s, alpha=alpha, interval=interval, test=test, rejected=rejected)
+
+        return self._solve(step)
+
+    def _sums(self):
+        f = self._fine()
+        return {c: float(f[c].sum()) for c in ("sw", "sll", "snum", "sden")}
+
+    def smooth_ece(self):
+        """(smECE, bandwidth, note): exact on the 2^14 grid of :func:`calibviz.metrics.smooth_ece`.
+
+        When the fixed point lies below 8 / 2^14 (4.9e-4; only for very well
+        calibrated logs) the in-memory function moves to a finer grid; the scan
+        reports the value at that smallest bandwidth, which bounds smECE from
+        above (smECE is non-increasing in the bandwidth), and says so in ``note``.
+        """
+        from ..metrics.smooth import _GRID_SIZES, _STEPS_PER_SIGMA, _masses_from_nodes, _solve_fixed_point
+
+        atoms, k = self._atoms(), _GRID_SIZES[0]
+        total = float(atoms.sw.sum())
+        sigma, value, _ = _solve_fixed_point(lambda kk: _masses_from_nodes(kk, _ref.smece_residual_nodes(atoms, kk),
+                                                                           total), sizes=(k,))
+        note = ""
+        if sigma <= _STEPS_PER_SIGMA / k:
+            note = (f"smECE is below {_STEPS_PER_SIGMA / k:.2g}, the finest bandwidth of the scan's grid; the value "
+                    "shown bounds it from above.")
+        return float(value), float(sigma), note
+
+    def metric(self, key: str, config=None):
+        """(value, p_value) of one metric of :data:`SCAN_METRICS` under a :class:`calibviz.panel.PanelConfig`."""
+        from ..metrics.binned import _debiased_from_stats, _decomposition, _hosmer_lemeshow_from_stats, _norm_of_gaps
+        from ..metrics.goodness import _spiegelhalter_from_sums
+        from ..panel import PanelConfig
+
+        config = PanelConfig() if config is None else config
+        nan = float("nan")
+        if key in ("ece", "mce", "rmsce"):
+            return _norm_of_gaps(self.bin_statistics(config.scheme()), {"ece": "l1", "mce": "max", "rmsce": "l2"}[key]), nan
+        if key == "ace":
+            return _norm_of_gaps(self.bin_statistics(EqualMass(config.n_bins)), "l1"), nan
+        if key == "debiased_ece":
+            return _debiased_from_stats(self.bin_statistics(EqualMass(config.n_bins))), nan
+        if key == "brier":
+            return _decomposition(self.bin_statistics(Uniform(1))).brier, nan
+        if key == "brier_reliability":
+            return _decomposition(self.bin_statistics(config.scheme())).reliability, nan
+        if key == "log_loss":
+            s = self._sums()
+            return s["sll"] / s["sw"], nan
+        if key == "hosmer_lemeshow":
+            r = _hosmer_lemeshow_from_stats(self.bin_statistics(EqualMass(10)))
+            return r.statistic, r.p_value
+        if key == "spiegelhalter_z":
+            s = self._sums()
+            r = _spiegelhalter_from_sums(s["snum"], s["sden"])
+            return r.statistic, r.p_value
+        if key == "smooth_ece":
+            return self.smooth_ece()[0], nan
+        raise InputError(f"metric {key!r} is not available on a scan yet; scans compute {', '.join(SCAN_METRICS)}.")
+
+    def metrics(self, metrics=None, config=None) -> pd.DataFrame:
+        """The metric panel of :func:`calibviz.panel.metric_panel` (values and readings), from the scan.
+
+        Parameters
+        ----------
+        metrics : sequence of str, optional
+            Keys of :data:`calibviz.panel.BINARY_METRICS`; default the standard
+            panel. Metrics a scan cannot compute yet (TCE with PAVA-BC, ICI,
+            slope/intercept, CORP, AUC) get NaN and a reading that says so.
+        config : calibviz.panel.PanelConfig, optional
+
+        Returns
+        -------
+        pandas.DataFrame
+            The columns of :func:`~calibviz.panel.metric_panel`. Values equal
+            the in-memory ones up to float rounding; bootstrap intervals and
+            the calibrated-model reference are not computed on scans yet (NaN),
+            Hosmer-Lemeshow and Spiegelhalter carry their own tests' p-values.
+
+        Examples
+        --------
+        >>> import calibviz as cv, numpy as np, pandas as pd
+        >>> rng = np.random.default_rng(0); p = rng.uniform(size=1000)
+        >>> df = pd.DataFrame({"y": (rng.uniform(size=1000) < p).astype(int), "p": p})
+        >>> t = cv.scan(df).metrics(["ece", "brier"])
+        >>> bool(np.isclose(t.loc[0, "value"], cv.metrics.ece(df.y, df.p), rtol=1e-12, atol=0))
+        True
+        """
+        from ..panel import BINARY_METRICS, DEFAULT_BINARY_METRICS, PanelConfig, _spec, _verdict
+
+        config = PanelConfig() if config is None else config
+        keys = list(DEFAULT_BINARY_METRICS if metrics is None else ([metrics] if isinstance(metrics, str) else metrics))
+        specs = [_spec(k, BINARY_METRICS) for k in keys]
+        prevalence = self.prevalence
+        rows = []
+        nan = float("nan")
+        for spec in specs:
+            note = ""
+            if spec.key in SCAN_METRICS:
+                value, p_value = self.metric(spec.key, config)
+                ctx = {"prevalence": prevalence, "uncertainty": prevalence * (1 - prevalence), "p_value": p_value}
+                if spec.key == "mce":
+                    t = self.reliability_table(config.scheme(), config.alpha, test=None)
+                    if len(t):
+                        ctx["worst_bin"] = t.loc[t["gap"].abs().idxmax()]
+                if spec.key == "smooth_ece":
+                    note = self.smooth_ece()[2]
+                reading = spec.reading(value, ctx)
+            else:
+                value, p_value = nan, nan
+                reading = (f"{spec.label} is not available on a scan yet (it needs more than bucket sums); load the "
+                           "data with cv.load_predictions to compute it.")
+            rows.append({"metric": spec.key, "label": spec.label, "value": float(value), "low": nan, "high": nan,
+                         "interval": "", "null_mean": nan, "null_low": nan, "null_high": nan, "p_value": p_value,
+                         "verdict": _verdict(p_value, config.alpha), "unit": spec.unit,
+                         "description": spec.description, "reading": reading, "note": note})
+        out = pd.DataFrame(rows)
+        out.attrs.update(config=config, n_resamples=0, confidence=0.95, random_state=None, n_reference=0,
+                         engine=self.engine, n=self.n)
+        return out
+
+
+def scan(source, *, label=None, probs=None, weight=None, positive=None, model=None, features=None, engine=None,
+         database=None) -> Scan:
+    """A lazy scan of predictions too large for memory; nothing is read until a result is asked for.
+
+    Parameters
+    ----------
+    source : str, path, or a lazy frame
+        A Parquet or CSV path, a glob (``"logs/*.parquet"``), a directory
+        (searched recursively; hive partitions ``key=value/`` become
+        columns), a SQL query (DuckDB, or Spark SQL with ``engine="spark"``),
+        a DuckDB relation, a Polars LazyFrame, a PySpark DataFrame, or a
+        pandas DataFrame (for tests and small data).
+    label, probs, weight, positive, model, features
+        Column roles, resolved as :func:`calibviz.load_predictions` resolves
+        them (same names, same messages). ``probs`` is one column with
+        P(positive) or two class columns (binary data so far).
+    engine : {"duckdb", "polars", "spark"}, optional
+        Where the aggregation runs; default DuckDB for paths and queries and
+        the frame's own engine for frames.
+    database : str, optional
+        A DuckDB database file a SQL query runs against (opened read-only).
+
+    Returns
+    -------
+    Scan
+        For a source holding several models, ``.models`` has one scan per
+        model (this one is the first).
+
+    Raises
+    ------
+    calibviz.InputError
+        Unknown columns or engines at once; bad rows (probabilities outside
+        [0, 1], NaN, unknown labels, bad weights) when the first result is
+        computed: they are counted and reported, never dropped.
+
+    Examples
+    --------
+    >>> import calibviz as cv, pandas as pd
+    >>> s = cv.scan(pd.DataFrame({"label": [0, 1] * 10, "p": [0.3, 0.6] * 10}))
+    >>> s.engine, s.n, round(s.metric("brier")[0], 4)
+    ('duckdb', 20, 0.125)
+    """
+    frame, engine, display = open_source(source, engine, database=database)
+    mapping, roles = resolve_roles(frame, display, label=label, probs=probs, weight=weight, positive=positive,
+                                   model=model, features=features)
+    scans = {name: Scan(frame, r, name=name, engine=engine, source=display, classes=mapping.classes,
+                        mapping=mapping) for name, r in roles.items()}
+    for s in scans.values():
+        s.models = scans
+    return next(iter(scans.values()))

@@ -1,0 +1,43 @@
+"""Polars engine: lazy scans of Parquet and CSV files, or a LazyFrame passed from Python.
+
+Polars streams the aggregation of :mod:`calibviz.scan.aggregate` (written
+once with Narwhals) over the files without loading them whole.
+"""
+from __future__ import annotations
+
+from ..errors import InputError
+
+__all__ = ["read_files", "query", "from_object"]
+
+
+def _polars():
+    try:
+        import polars as pl
+    except ImportError:  # pragma: no cover - polars ships with the test extra
+        raise InputError("engine='polars' needs Polars: pip install 'calibviz[polars]'.") from None
+    return pl
+
+
+def read_files(files, fmt: str, display: str):
+    pl = _polars()
+    try:
+        if fmt == "parquet":
+            return pl.scan_parquet(files, hive_partitioning=True)
+        return pl.concat([pl.scan_csv(f) for f in files], how="diagonal_relaxed")
+    except Exception as exc:  # polars raises several error types for unreadable files
+        raise InputError(f"Polars cannot read {display!r}: {str(exc).splitlines()[0]}") from None
+
+
+def query(sql: str, *, database=None):
+    raise InputError("engine='polars' takes files or a LazyFrame; run SQL with engine='duckdb' or 'spark'.")
+
+
+def from_object(obj):
+    pl = _polars()
+    if isinstance(obj, pl.LazyFrame):
+        return obj
+    if isinstance(obj, pl.DataFrame):
+        return obj.lazy()
+    if type(obj).__module__.split(".")[0] == "pandas":
+        return pl.from_pandas(obj).lazy()
+    return None

@@ -1,0 +1,225 @@
+"""Bins from bucket sums, refined where buckets cannot decide.
+
+The first pass (:func:`calibviz.scan.aggregate.fine_table`) gives sums per
+fine bucket of the score with the bucket's smallest and largest score. An
+*atom* is a group of rows that provably share a bin: a whole bucket, or, in a
+refined bucket, the rows of one exact score (second pass,
+:func:`calibviz.scan.aggregate.exact_atoms`). Binning works on atoms:
+
+* edge schemes (:class:`~calibviz.binning.Uniform`, :class:`~calibviz.binning.Custom`):
+  a bucket whose smallest and largest scores fall in the same bin (by the
+  scheme's own index function) goes there whole; the others are refined;
+* :class:`~calibviz.binning.EqualMass`: cut positions ``floor(j N / B)`` are
+  ranks in the bucket counts; a bucket holding a cut strictly inside and more
+  than one score is refined; then the tie rule of
+  :func:`calibviz.binning._snap_to_runs` moves cuts inside a run of equal
+  scores to its nearer end, as the in-memory scheme does;
+* TCE decisions: a bucket whose smallest and largest score get the same
+  decision is taken whole (the acceptance set of the exact binomial test is an
+  interval of p for the bucket widths used here, 2^-16; see
+  :func:`rejections`), the others are refined.
+
+So bins, sums and decisions equal the in-memory ones; sums differ only by
+float rounding of the order of summation.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..binning import Bins, Custom, EqualMass, Uniform, _equal_mass_cuts, _snap_to_runs
+from ..errors import InputError
+from ..summary import BinStatistics, rejections as _rejections
+from .aggregate import FINE_BUCKETS, SUMS
+
+__all__ = ["Atoms", "Refine", "atoms_of", "edge_bins", "equal_mass_bins", "bin_statistics", "rejected",
+           "smece_residual_nodes"]
+
+SCAN_SCHEMES = ("uniform", "equal_mass", "custom")
+
+
+class Refine(Exception):
+    """Raised by a binning step that needs the exact scores of some buckets (``.buckets``)."""
+
+    def __init__(self, buckets):
+        super().__init__(f"refine {len(buckets)} buckets")
+        self.buckets = np.unique(np.asarray(buckets, dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class Atoms:
+    """Groups of rows that share a bin, sorted by score (bucket, then exact score).
+
+    ``value`` is the exact score of a refined atom (NaN for a whole bucket);
+    ``lo``/``hi`` its smallest / largest score; ``y`` the label (0/1); the
+    other arrays are the sums of :data:`calibviz.scan.aggregate.SUMS`.
+    """
+
+    bucket: np.ndarray
+    value: np.ndarray
+    y: np.ndarray
+    n: np.ndarray
+    sw: np.ndarray
+    swp: np.ndarray
+    swpp: np.ndarray
+    sww: np.ndarray
+    sll: np.ndarray
+    snum: np.ndarray
+    sden: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+
+    @property
+    def exact(self) -> np.ndarray:
+        return ~np.isnan(self.value)
+
+    @property
+    def size(self) -> int:
+        return int(self.n.shape[0])
+
+
+def atoms_of(fine: pd.DataFrame, exact: pd.DataFrame | None) -> Atoms:
+    """Atoms from the valid rows of the fine table, with the refined buckets replaced by their exact rows."""
+    whole = fine
+    if exact is not None and len(exact):
+        whole = fine[~fine["_b"].isin(np.unique(exact["_b"]))]
+        whole = whole.assign(_p=np.nan)
+        table = pd.concat([whole, exact], ignore_index=True)
+    else:
+        table = whole.assign(_p=np.nan)
+    table = table.sort_values(["_b", "_p", "_y"], kind="stable", na_position="first")
+    col = {c: table[c].to_numpy() for c in ("_b", "_p", "_y", *SUMS)}
+    f = np.float64
+    return Atoms(bucket=col["_b"].astype(np.int64), value=col["_p"].astype(f), y=col["_y"].astype(np.int64),
+                 n=col["n"].astype(np.int64), sw=col["sw"].astype(f), swp=col["swp"].astype(f),
+                 swpp=col["swpp"].astype(f), sww=col["sww"].astype(f), sll=col["sll"].astype(f),
+                 snum=col["snum"].astype(f), sden=col["sden"].astype(f), lo=col["pmin"].astype(f),
+                 hi=col["pmax"].astype(f))
+
+
+def _index(scheme, values: np.ndarray) -> np.ndarray:
+    return scheme._fit(values, None, None).index
+
+
+def edge_bins(scheme, atoms: Atoms) -> tuple[np.ndarray, np.ndarray]:
+    """(edges, bin of each atom) of a Uniform or Custom scheme; raises :class:`Refine` for split buckets."""
+    lo, hi = _index(scheme, atoms.lo), _index(scheme, atoms.hi)
+    split = lo != hi
+    if split.any():
+        raise Refine(atoms.bucket[split])
+    edges = scheme._fit(atoms.lo[:1], None, None).edges
+    return edges, lo
+
+
+def _groups(atoms: Atoms):
+    """Rank groups (labels merged): start index of each group in the atoms, row counts, whole-bucket flag."""
+    key_change = np.r_[True, (atoms.bucket[1:] != atoms.bucket[:-1])
+                       | ((atoms.value[1:] != atoms.value[:-1]) & atoms.exact[1:])]
+    starts = np.flatnonzero(key_change)
+    counts = np.add.reduceat(atoms.n, starts) if atoms.size else np.zeros(0, np.int64)
+    return starts, counts
+
+
+def equal_mass_bins(scheme: EqualMass, atoms: Atoms) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(edges, bin of each atom, counts per bin) of EqualMass, exactly as ``EqualMass().fit`` on the rows."""
+    B = scheme.n_bins
+    starts, counts = _groups(atoms)
+    group_of_atom = np.repeat(np.arange(starts.shape[0]), np.diff(np.r_[starts, atoms.size]))
+    N = int(counts.sum())
+    if B == 1:
+        return np.array([0.0, 1.0]), np.zeros(atoms.size, np.int64), np.array([N], np.int64)
+    first = np.r_[0, np.cumsum(counts)[:-1]]  # sorted position of each group's first row
+    end = first + counts
+    lo = np.minimum.reduceat(atoms.lo, starts)
+    hi = np.maximum.reduceat(atoms.hi, starts)
+    cuts = _equal_mass_cuts(N, B)
+    g = np.searchsorted(end, cuts, side="right")  # group holding sorted position cut
+    g = np.minimum(g, starts.shape[0] - 1)
+    inside = (cuts > first[g]) & (cuts < end[g])
+    split = inside & (lo[g] < hi[g])  # a whole bucket of several scores holds the cut: refine it
+    if split.any():
+        raise Refine(atoms.bucket[starts[g[split]]])
+    # a cut strictly inside a run of one score: the tie rule moves it to the nearer end of the run
+    cuts = _snap_to_runs(cuts, np.where(inside, first[g], cuts), np.where(inside, end[g], cuts))
+    group_bin = np.searchsorted(cuts, first, side="right")
+    # edges: midpoints between the scores at sorted positions cut - 1 and cut
+    at_g = np.minimum(np.searchsorted(end, cuts, side="right"), starts.shape[0] - 1)
+    before_g = np.minimum(np.searchsorted(end, cuts - 1, side="right"), starts.shape[0] - 1)
+    mid = np.where(cuts <= 0, 0.0, np.where(cuts >= N, 1.0, 0.5 * (hi[before_g] + lo[at_g])))
+    edges = np.concatenate(([0.0], mid, [1.0]))
+    sizes = np.diff(np.r_[0, cuts, N]).astype(np.int64)
+    return edges, group_bin[group_of_atom], sizes
+
+
+def bin_statistics(atoms: Atoms, index: np.ndarray, n_bins: int) -> BinStatistics:
+    """Per-bin sums of the atoms (the same :class:`~calibviz.summary.BinStatistics` the in-memory path builds)."""
+    def total(v):
+        return np.bincount(index, weights=v, minlength=n_bins)
+
+    y = atoms.y.astype(np.float64)
+    return BinStatistics(
+        count=np.bincount(index, weights=atoms.n, minlength=n_bins).round().astype(np.int64),
+        positives=total(atoms.n * y).round().astype(np.int64),
+        weight=total(atoms.sw),
+        sum_pred=total(atoms.swp),
+        sum_true=total(atoms.sw * y),
+        sum_pred_sq=total(atoms.swpp),
+        sum_pred_true=total(atoms.swp * y),
+        sum_weight_sq=total(atoms.sww),
+    )
+
+
+def rejected(atoms: Atoms, index: np.ndarray, stats: BinStatistics, *, alpha, test):
+    """(rejected rows, rejected weight) per bin: TCE decisions of every atom; raises :class:`Refine`.
+
+    A whole bucket is decided by its smallest and largest score; where they
+    differ it is refined. Inside a bucket (width 2^-16) the decision could
+    only change twice if the acceptance set of p had a hole narrower than the
+    bucket, which the tests of ``calibviz.stats.binom_reject`` on this grid
+    never show.
+    """
+    n_bins = stats.count.shape[0]
+    bins = Bins(edges=np.zeros(n_bins + 1), index=index, counts=stats.count)
+    at_lo = _rejections(atoms.lo, bins, stats, alpha=alpha, test=test)
+    at_hi = _rejections(atoms.hi, bins, stats, alpha=alpha, test=test)
+    split = at_lo != at_hi
+    if split.any():
+        raise Refine(atoms.bucket[split])
+    n_rej = np.bincount(index, weights=atoms.n * at_lo, minlength=n_bins)
+    w_rej = np.bincount(index, weights=atoms.sw * at_lo, minlength=n_bins)
+    return n_rej, w_rej
+
+
+def smece_residual_nodes(atoms: Atoms, k: int) -> np.ndarray:
+    """Linearly binned residual mass sum w (y - p) on the k + 1 nodes of [0, 1] (k divides 2^16).
+
+    Row i adds r_i (1 - f_i) to node j and r_i f_i to node j + 1, with
+    j = min(floor(p_i k), k - 1) and f_i = p_i k - j (as
+    ``calibviz.metrics.smooth._bin_chunk``); per interval, sum r f = k sum r p - j sum r.
+    """
+    if FINE_BUCKETS % k:
+        raise InputError(f"smECE grid {k} does not divide the scan's {FINE_BUCKETS} buckets.")
+    y = atoms.y.astype(np.float64)
+    r = atoms.sw * y - atoms.swp  # sum w (y - p)
+    rp = atoms.swp * y - atoms.swpp  # sum w (y - p) p
+    j = atoms.bucket // (FINE_BUCKETS // k)
+    R = np.bincount(j, weights=r, minlength=k)
+    RP = np.bincount(j, weights=rp, minlength=k)
+    right = k * RP - np.arange(k) * R
+    nodes = np.zeros(k + 1)
+    nodes[:k] += R - right
+    nodes[1:] += right
+    return nodes
+
+
+def scheme_kind(scheme) -> str:
+    """'edges' or 'equal_mass' for the schemes a scan bins exactly; InputError for the others."""
+    if type(scheme) in (Uniform, Custom):
+        return "edges"
+    if type(scheme) is EqualMass:
+        return "equal_mass"
+    raise InputError(f"scans bin with uniform, equal_mass or custom edges so far, not {scheme!r}; PAVA, PAVA-BC and "
+                     "median-variance bins need the sorted labels (planned, issue #13): load the data with "
+                     "cv.load_predictions for them.")

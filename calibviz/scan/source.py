@@ -1,0 +1,213 @@
+"""Sources of a scan and their column roles.
+
+A source is opened lazily by one engine (:mod:`calibviz.scan.duckdb_engine`,
+``polars_engine``, ``spark_engine``) as a Narwhals LazyFrame; nothing is read
+until an aggregation is collected. Column roles resolve as
+:func:`calibviz.load_predictions` resolves them (same names, same messages),
+on a small sample of the rows plus the distinct values of the label column.
+"""
+from __future__ import annotations
+
+import glob as _glob
+import os
+from pathlib import Path
+
+import narwhals as nw
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..io.loading import _model_name_from_source
+from ..io.mapping import LABEL_NAMES, _find, _key, detect_mapping
+from .aggregate import Roles
+
+__all__ = ["ENGINES", "open_source", "resolve_roles", "check_allowed", "SAMPLE_ROWS", "MAX_LABELS"]
+
+ENGINES = ("duckdb", "polars", "spark")
+#: Rows read to detect the column roles (the probability columns' names and sums).
+SAMPLE_ROWS = 2000
+#: Most distinct labels a scan accepts (a float score given as the label is caught here).
+MAX_LABELS = 1000
+_SQL_START = ("select", "with", "from", "table", "values", "(")
+
+
+def _is_sql(text: str) -> bool:
+    return text.lstrip().lower().startswith(_SQL_START)
+
+
+def _engine_of(source, engine):
+    if engine is not None:
+        key = str(engine).strip().lower()
+        if key not in ENGINES:
+            raise InputError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}.")
+        return key
+    mod = type(source).__module__.split(".")[0]
+    if mod == "polars":
+        return "polars"
+    if mod == "pyspark":
+        return "spark"
+    return "duckdb"
+
+
+def files_of(path: str) -> tuple[list[str], str]:
+    """(files, format) of a path, a glob or a directory (searched recursively, hive partitions included).
+
+    Examples
+    --------
+    >>> files_of("/nonexistent/preds.parquet")
+    Traceback (most recent call last):
+    ...
+    calibviz.errors.InputError: no file matches '/nonexistent/preds.parquet'; give a Parquet or CSV file, a glob such as 'logs/*.parquet' or a directory of them.
+    """
+    p = Path(path)
+    if p.is_dir():
+        files = sorted(str(f) for f in p.rglob("*") if f.is_file() and f.suffix.lower() in (".parquet", ".csv",
+                                                                                               ".tsv", ".gz"))
+    else:
+        files = sorted(_glob.glob(str(path), recursive=True)) if _glob.has_magic(str(path)) else (
+            [str(p)] if p.is_file() else [])
+    if not files:
+        raise InputError(f"no file matches {str(path)!r}; give a Parquet or CSV file, a glob such as "
+                         "'logs/*.parquet' or a directory of them.")
+    kinds = {_format(f) for f in files}
+    if len(kinds) > 1:
+        raise InputError(f"{str(path)!r} mixes Parquet and CSV files; scan one format at a time.")
+    return files, kinds.pop()
+
+
+def _format(name: str) -> str:
+    low = name.lower()
+    if low.endswith(".parquet") or low.endswith(".pq"):
+        return "parquet"
+    if low.endswith((".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz")):
+        return "csv"
+    with open(name, "rb") as fh:
+        return "parquet" if fh.read(4) == b"PAR1" else "csv"
+
+
+def check_allowed(path: str, roots) -> None:
+    """Refuse a path, glob or directory that could reach outside the allowed root directories.
+
+    Every file the path can match must resolve (symlinks followed) under one of
+    ``roots``; a glob is checked on its fixed prefix and on every match.
+
+    Examples
+    --------
+    >>> check_allowed("/etc/passwd", ["/srv/data"])
+    Traceback (most recent call last):
+    ...
+    calibviz.errors.InputError: '/etc/passwd' is outside the directories this server may read (/srv/data); ask whoever runs the server to add its directory to CALIBVIZ_SCAN_ROOTS.
+    """
+    if not roots:
+        raise InputError("no data directories are allowed on this server; set CALIBVIZ_SCAN_ROOTS (directories "
+                         "separated by ':') to open files by path.")
+    real_roots = [os.path.realpath(r) for r in roots]
+
+    def inside(p: str) -> bool:
+        real = os.path.realpath(p)
+        return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in real_roots)
+
+    text = str(path)
+    if "\x00" in text or _is_sql(text):
+        raise InputError(f"{text[:60]!r} is not a path; the dashboard opens files by path under "
+                         f"{', '.join(roots)}.")
+    fixed = text
+    if _glob.has_magic(text):
+        fixed_parts = []
+        for q in Path(text).parts:
+            if _glob.has_magic(q):
+                break
+            fixed_parts.append(q)
+        fixed = str(Path(*fixed_parts)) if fixed_parts else "."
+    if ".." in Path(text).parts or not os.path.isabs(text) or not inside(fixed):
+        raise InputError(f"{text!r} is outside the directories this server may read ({', '.join(roots)}); ask "
+                         "whoever runs the server to add its directory to CALIBVIZ_SCAN_ROOTS.")
+    matches = _glob.glob(text, recursive=True) if _glob.has_magic(text) else [text]
+    if Path(text).is_dir():
+        matches = [str(f) for f in Path(text).rglob("*")]
+    for m in matches:
+        if not inside(m):
+            raise InputError(f"{m!r} (matched by {text!r}) resolves outside the directories this server may "
+                             f"read ({', '.join(roots)}).")
+
+
+def open_source(source, engine=None, *, database=None, read_only_roots=None):
+    """(Narwhals LazyFrame, engine name, display name) of a source; reads nothing but metadata.
+
+    ``source``: a Parquet/CSV path, a glob, a directory (hive partitions
+    become columns), a SQL query (DuckDB; against ``database`` if given), a
+    DuckDB relation, a Polars (Lazy)Frame, a PySpark DataFrame or a pandas
+    DataFrame.
+    """
+    engine = _engine_of(source, engine)
+    if engine == "duckdb":
+        from . import duckdb_engine as eng
+    elif engine == "polars":
+        from . import polars_engine as eng
+    else:
+        from . import spark_engine as eng
+    if isinstance(source, (str, os.PathLike)):
+        text = os.fspath(source)
+        if isinstance(source, str) and _is_sql(text) and not Path(text).exists():
+            if engine != "duckdb" and engine != "spark":
+                raise InputError(f"a SQL query needs engine='duckdb' or 'spark', not {engine!r}.")
+            return nw.from_native(eng.query(text, database=database)), engine, "query"
+        files, fmt = files_of(text)
+        return nw.from_native(eng.read_files(files, fmt, text)), engine, text
+    native = eng.from_object(source)
+    if native is None:
+        raise InputError(f"cannot scan a {type(source).__name__}; give a Parquet or CSV path, a glob, a directory, a "
+                         "SQL query, a DuckDB relation, a Polars LazyFrame or a PySpark DataFrame.")
+    return nw.from_native(native), engine, type(source).__name__
+
+
+def _python(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, weight=None, positive=None,
+                  model=None, features=None):
+    """(ColumnMapping, {model name: Roles}) of a lazy source, resolved as load_predictions does.
+
+    Reads :data:`SAMPLE_ROWS` rows and the distinct labels (at most
+    :data:`MAX_LABELS`); the probability columns are then found by name and,
+    where names are ambiguous, by the sample's row sums.
+    """
+    sample = frame.head(SAMPLE_ROWS).collect().to_pandas()
+    sample = sample.rename(columns=lambda c: str(c))
+    columns = list(sample.columns)
+    label_col = _find(columns, LABEL_NAMES, label, "label")
+    if label_col is not None:
+        distinct = frame.select(nw.col(label_col)).unique().head(MAX_LABELS + 1).collect().to_pandas()[label_col]
+        distinct = distinct.dropna()
+        if len(distinct) > MAX_LABELS:
+            raise InputError(f"the label column {label_col!r} holds more than {MAX_LABELS} distinct values; is it a "
+                             "score? Pass label=<column> with the true classes.")
+        seen = {_key(v) for v in sample[label_col].dropna()}
+        extra = [v for v in distinct if _key(v) not in seen]
+        if extra and len(sample):
+            rows = sample.iloc[[0] * len(extra)].copy()
+            rows[label_col] = pd.Series(extra, index=rows.index, dtype=sample[label_col].dtype)
+            sample = pd.concat([sample, rows], ignore_index=True)
+    if sample.empty:
+        raise InputError(f"{name} has no rows.")
+    mapping = detect_mapping(sample, label=label, probs=probs, weight=weight, model=model, positive=positive,
+                             features=features)
+    if len(mapping.classes) != 2:
+        raise InputError(f"{name} holds {len(mapping.classes)} classes; scans handle binary predictions so far "
+                         "(multiclass scans are planned, issue #13): load the file with cv.load_predictions, or "
+                         "scan one class's probability column with probs=<column>, positive=<class>.")
+    negative, pos = (_python(c) for c in mapping.classes)
+    roles = {}
+    if mapping.model is not None:
+        cols = next(iter(mapping.probs.values()))
+        names = frame.select(nw.col(mapping.model)).unique().head(1001).collect().to_pandas()[mapping.model]
+        for m in sorted(names.dropna(), key=_key):  # engines give no row order: models in sorted order
+            roles[str(m)] = Roles(mapping.label, tuple(cols), negative, pos, mapping.weight,
+                                  (mapping.model, _python(m)))
+    else:
+        single = len(mapping.probs) == 1
+        for m, cols in mapping.probs.items():
+            key = _model_name_from_source("" if "*" in name else name) if single else m
+            roles[key] = Roles(mapping.label, tuple(cols), negative, pos, mapping.weight)
+    return mapping, roles

@@ -1,0 +1,243 @@
+"""Scans (calibviz.scan): the same numbers as the in-memory path, on every engine, from every kind of source."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import calibviz as cv
+from calibviz.binning import Custom, EqualMass, Uniform
+from calibviz.panel import PanelConfig, metric_panel
+from calibviz.scan import SCAN_METRICS
+from calibviz.scan.source import check_allowed
+
+pl = pytest.importorskip("polars")
+duckdb = pytest.importorskip("duckdb")
+
+RTOL = 1e-9
+ENGINES = ["duckdb", "polars"]
+
+
+def _data(n=200_000, seed=0, weights=False):
+    rng = np.random.default_rng(seed)
+    p = rng.beta(2, 5, n)
+    p[: n // 5] = np.round(p[: n // 5], 2)  # heavy ties, some exactly on uniform edges (0.2, 0.4, ...)
+    p[:50] = 1.0
+    p[50:100] = 0.0
+    y = (rng.uniform(size=n) < np.clip(p * 1.1, 0, 1)).astype(np.int64)
+    df = pd.DataFrame({"y": y, "p": p, "age": rng.normal(50, 10, n)})
+    if weights:
+        w = rng.exponential(size=n)
+        w[rng.uniform(size=n) < 0.05] = 0.0
+        df["weight"] = w
+    return df
+
+
+@pytest.fixture(scope="module")
+def parquet(tmp_path_factory):
+    df = _data()
+    path = tmp_path_factory.mktemp("scan") / "preds.parquet"
+    df.to_parquet(path, row_group_size=30_000)
+    return str(path), df
+
+
+@pytest.fixture(scope="module")
+def weighted(tmp_path_factory):
+    df = _data(seed=1, weights=True)
+    path = tmp_path_factory.mktemp("scanw") / "weighted.parquet"
+    df.to_parquet(path)
+    return str(path), df
+
+
+def _close_tables(got: pd.DataFrame, want: pd.DataFrame):
+    assert list(got.columns) == list(want.columns)
+    assert got.attrs.keys() == want.attrs.keys()
+    for key in ("scheme", "alpha", "interval", "test", "n"):
+        assert got.attrs[key] == want.attrs[key]
+    assert got.attrs["total_weight"] == pytest.approx(want.attrs["total_weight"], rel=RTOL)
+    for c in want.columns:
+        a, b = got[c].to_numpy(), want[c].to_numpy()
+        if b.dtype.kind in "iub":
+            np.testing.assert_array_equal(a, b, err_msg=c)
+        else:
+            np.testing.assert_allclose(a, b, rtol=RTOL, atol=1e-15, err_msg=c)
+
+
+SCHEMES = [Uniform(15), Uniform(10), Uniform(7), EqualMass(15), EqualMass(10), EqualMass(3),
+           Custom((0.0, 0.05, 0.2, 0.5, 1.0))]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("scheme", SCHEMES, ids=repr)
+def test_reliability_table_equals_in_memory(parquet, engine, scheme):
+    path, df = parquet
+    s = cv.scan(path, engine=engine)
+    want = cv.reliability_table(df.y, df.p, binning=scheme, alpha=0.05)
+    _close_tables(s.reliability_table(binning=scheme, alpha=0.05), want)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_weighted_zero_weights_are_absent_rows(weighted, engine):
+    path, df = weighted
+    s = cv.scan(path, engine=engine)
+    assert s.n == int((df.weight > 0).sum())
+    for scheme in (Uniform(15), EqualMass(10)):
+        want = cv.reliability_table(df.y, df.p, binning=scheme, sample_weight=df.weight)
+        _close_tables(s.reliability_table(binning=scheme), want)
+    want = metric_panel(df.y, df.p, metrics=SCAN_METRICS, sample_weight=df.weight, n_resamples=0, n_reference=0)
+    got = s.metrics(SCAN_METRICS)
+    np.testing.assert_allclose(got["value"], want["value"], rtol=RTOL)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_metrics_equal_metric_panel(parquet, engine):
+    path, df = parquet
+    for cfg in (PanelConfig(), PanelConfig(binning="equal_mass", n_bins=10)):
+        want = metric_panel(df.y, df.p, metrics=SCAN_METRICS, config=cfg, n_resamples=0, n_reference=0)
+        got = cv.scan(path, engine=engine).metrics(SCAN_METRICS, config=cfg)
+        assert list(got.columns) == list(want.columns)
+        assert got["metric"].tolist() == want["metric"].tolist()
+        np.testing.assert_allclose(got["value"], want["value"], rtol=RTOL)
+        ok = np.isfinite(want["p_value"].to_numpy())
+        np.testing.assert_allclose(got["p_value"][ok], want["p_value"][ok], rtol=1e-6)
+        assert got["reading"].str.len().min() > 0
+
+
+def test_default_panel_says_what_a_scan_cannot_compute(parquet):
+    got = cv.scan(parquet[0]).metrics()
+    tce = got.set_index("metric").loc["tce"]
+    assert np.isnan(tce["value"]) and "not available on a scan" in tce["reading"]
+    assert np.isfinite(got.set_index("metric").loc["ece", "value"])
+
+
+def test_engines_agree_on_the_bucket_table(parquet):
+    path, _ = parquet
+    a = cv.scan(path, engine="duckdb")._fine().sort_values(["_b", "_y"]).reset_index(drop=True)
+    b = cv.scan(path, engine="polars")._fine().sort_values(["_b", "_y"]).reset_index(drop=True)
+    np.testing.assert_array_equal(a[["_b", "_y", "n"]].to_numpy(), b[["_b", "_y", "n"]].to_numpy())
+    np.testing.assert_allclose(a[["swp", "swpp", "sll", "pmin", "pmax"]], b[["swp", "swpp", "sll", "pmin", "pmax"]],
+                               rtol=1e-12)
+
+
+def test_refining_reads_only_the_buckets_that_matter(parquet):
+    s = cv.scan(parquet[0])
+    s.reliability_table(binning=Uniform(15), test=None)
+    refined = s._exact_cache["_b"].nunique()
+    assert refined <= 14  # at most one bucket per inner edge
+
+
+# -- sources ----------------------------------------------------------------------------------------------------
+
+
+def test_glob_directory_hive_and_frames_agree(tmp_path):
+    df = _data(20_000, seed=3)
+    parts = [df.iloc[i::3] for i in range(3)]
+    (tmp_path / "csv").mkdir()
+    for i, part in enumerate(parts):
+        (tmp_path / "pq" / f"split={i}").mkdir(parents=True)
+        part.to_parquet(tmp_path / "pq" / f"split={i}" / "part.parquet")
+        part.to_csv(tmp_path / "csv" / f"part{i}.csv", index=False)
+    want = cv.reliability_table(df.y, df.p)
+    sources = [str(tmp_path / "pq"), str(tmp_path / "pq" / "split=*" / "*.parquet"), str(tmp_path / "csv" / "*.csv"),
+               str(tmp_path / "csv"), pl.from_pandas(df).lazy(), duckdb.from_df(df), df]
+    for src in sources:
+        s = cv.scan(src, features=["age"])
+        _close_tables(s.reliability_table(), want)
+    s = cv.scan(f"SELECT * FROM read_parquet('{tmp_path}/pq/split=*/*.parquet') WHERE split < 2")
+    assert s.n == len(parts[0]) + len(parts[1])
+    with pytest.raises(cv.InputError, match="mixes Parquet and CSV"):
+        cv.scan(str(tmp_path))
+
+
+def test_sql_against_a_database_file(tmp_path):
+    df = _data(5_000, seed=4)
+    db = str(tmp_path / "logs.duckdb")
+    con = duckdb.connect(db)
+    con.register("df", df)
+    con.sql("CREATE TABLE preds AS SELECT * FROM df")
+    con.close()
+    s = cv.scan("SELECT y, p FROM preds", database=db)
+    assert s.n == 5_000
+    assert s.metric("ece")[0] == pytest.approx(cv.metrics.ece(df.y, df.p), rel=RTOL)
+
+
+def test_long_format_models(tmp_path):
+    a, b = _data(4_000, seed=5), _data(3_000, seed=6)
+    df = pd.concat([a.assign(model="raw"), b.assign(model="platt")], ignore_index=True)
+    path = tmp_path / "models.parquet"
+    df.to_parquet(path)
+    s = cv.scan(str(path))
+    assert list(s.models) == ["platt", "raw"]  # sorted: engines keep no row order
+    assert s.models["platt"].n == 3_000
+    assert s.models["platt"].metric("brier")[0] == pytest.approx(cv.metrics.brier_score(b.y, b.p), rel=RTOL)
+
+
+def test_string_labels_and_two_class_columns():
+    rng = np.random.default_rng(7)
+    q = rng.uniform(size=1000)
+    df = pd.DataFrame({"label": np.where(rng.uniform(size=1000) < q, "yes", "no"), "p_no": 1 - q, "p_yes": q})
+    preds = cv.load_predictions(df.to_csv(index=False).encode())
+    s = cv.scan(df)
+    assert s.classes == preds.classes
+    assert s.metric("log_loss")[0] == pytest.approx(cv.metrics.log_loss(preds.y, preds.y_prob), rel=RTOL)
+
+
+# -- bad input: counted and reported, never dropped --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d.assign(p=d.p.where(d.index % 97 != 0)), "missing, NaN or infinite values in 104 rows"),
+    (lambda d: d.assign(p=d.p.where(d.index != 5, 1.5)), "values outside it in 1 row (min 1.5, max 1.5)"),
+    (lambda d: d.assign(weight=np.where(d.index == 3, -1.0, 1.0)), "negative in 1 row"),
+    (lambda d: d.assign(y=d.y.astype("float").where(d.index != 8)), "empty in 1 row"),
+])
+def test_bad_rows_are_reported(tmp_path, engine, change, message):
+    df = change(_data(10_000, seed=8))
+    path = tmp_path / "bad.parquet"
+    df.to_parquet(path)
+    with pytest.raises(cv.InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        cv.scan(str(path), engine=engine).metrics(["ece"])
+
+
+def test_mapping_errors_are_those_of_load_predictions():
+    df = pd.DataFrame({"y": [0, 1, 2] * 10, "p": [0.2, 0.5, 0.7] * 10})
+    with pytest.raises(cv.InputError) as got:
+        cv.scan(df)
+    with pytest.raises(cv.InputError) as want:
+        cv.load_predictions(df.to_csv(index=False).encode())
+    assert str(got.value) == str(want.value)
+    with pytest.raises(cv.InputError, match="label column 'nope' is not in the file"):
+        cv.scan(df, label="nope")
+
+
+def test_unknown_engine_scheme_and_missing_files():
+    df = _data(1_000)
+    with pytest.raises(cv.InputError, match="unknown engine"):
+        cv.scan(df, engine="oracle")
+    with pytest.raises(cv.InputError, match="PAVA-BC"):
+        cv.scan(df).reliability_table(binning="pavabc")
+    with pytest.raises(cv.InputError, match="no file matches"):
+        cv.scan("/nonexistent/*.parquet")
+
+
+# -- the dashboard's allowed roots -------------------------------------------------------------------------------
+
+
+def test_paths_outside_the_allowed_roots_are_refused(tmp_path):
+    root = tmp_path / "data"
+    root.mkdir()
+    (root / "a.parquet").write_bytes(b"PAR1")
+    outside = tmp_path / "secret.parquet"
+    outside.write_bytes(b"PAR1")
+    os.symlink(outside, root / "link.parquet")
+    check_allowed(str(root / "a.parquet"), [str(root)])
+    for bad in [str(outside), str(root / ".." / "secret.parquet"), "/etc/passwd", "a.parquet",
+                str(root / "*.parquet"), str(root / "link.parquet"), str(tmp_path / "*" / "*.parquet"),
+                "SELECT * FROM read_csv('/etc/passwd')"]:
+        with pytest.raises(cv.InputError):
+            check_allowed(bad, [str(root)])
+    with pytest.raises(cv.InputError, match="no data directories"):
+        check_allowed(str(root / "a.parquet"), [])
