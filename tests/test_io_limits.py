@@ -179,6 +179,19 @@ def test_xlsx_sizes_from_the_zip_directory(tmp_path):
     assert time.perf_counter() - t0 < 1
 
 
+def test_xlsx_shared_string_count_is_checked(tmp_path):
+    # openpyxl makes every shared string a Python object on opening: 8 million of them (21 MB zipped)
+    # took 200 s and 1.4 GB. The <si> elements are counted first.
+    sst = ['<?xml version="1.0" encoding="UTF-8"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/'
+           '2006/main">', "".join(f"<si><t>s{i}</t></si>" for i in range(3000)), "</sst>"]
+    cells = [crafted._header_row(), '<row r="2"><c r="A2"><v>1</v></c><c r="B2" t="s"><v>0</v></c></row>']
+    path = crafted.xlsx(tmp_path / "strings.xlsx", cells, dimension="A1:B2", shared_string_pieces=sst)
+    with pytest.raises(cv.InputError, match=r"shared-strings table holds more than 2,000 strings.*"
+                                            r"CALIBVIZ_MAX_EXCEL_CELLS"):
+        read_table(path, limits={"max_excel_cells": 2000})
+    assert read_table(path, limits={"max_excel_cells": 3000}).frame["p"].tolist() == ["s0"]
+
+
 @pytest.mark.parametrize("dimension", [True, False])
 def test_xlsx_cells_declared_or_counted(tmp_path, dimension):
     path = crafted.xlsx_many_rows(tmp_path, 30_000, dimension=dimension)

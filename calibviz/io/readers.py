@@ -439,6 +439,10 @@ _EXCEL_MAX_ROWS = 1_048_576
 _DIMENSION = re.compile(rb"<(?:[\w.-]+:)?dimension\s+ref\s*=\s*[\"']([A-Za-z]{1,3})(\d{1,9})"
                         rb"(?::([A-Za-z]{1,3})(\d{1,9}))?[\"']")
 _CELL_TAG = re.compile(rb"<(?:[\w.-]+:)?c[\s/>]")
+_STRING_TAG = re.compile(rb"<(?:[\w.-]+:)?si[\s/>]")
+_SST_ROOT = re.compile(rb"<(?:[\w.-]+:)?sst[\s/>]")
+_SHEET_DATA = re.compile(rb"<(?:[\w.-]+:)?sheetData[\s/>]")
+_WORKSHEET_ROOT = re.compile(rb"<(?:[\w.-]+:)?worksheet[\s/>]")
 _ERROR_CODES = {"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A", "#GETTING_DATA"}
 
 
@@ -481,8 +485,8 @@ def _xlsx_sheet_parts(zf: zipfile.ZipFile, name: str, limits: ReadLimits) -> lis
     return out
 
 
-def _count_cells(zf: zipfile.ZipFile, part: str, stop: int) -> int:
-    """Count the ``<c>`` elements of a sheet part, streaming; stops counting past ``stop``."""
+def _count_cells(zf: zipfile.ZipFile, part: str, stop: int, pattern=_CELL_TAG) -> int:
+    """Count the ``<c>`` elements of a sheet part (or ``pattern``), streaming; stops counting past ``stop``."""
     count, tail = 0, b""
     with zf.open(part) as src:
         while True:
@@ -494,11 +498,11 @@ def _count_cells(zf: zipfile.ZipFile, part: str, stop: int) -> int:
             if cut < 0:
                 tail = b""
                 continue
-            count += len(_CELL_TAG.findall(buf, 0, cut))
+            count += len(pattern.findall(buf, 0, cut))
             tail = buf[cut:]
             if count > stop:
                 return count
-    return count + len(_CELL_TAG.findall(tail))
+    return count + len(pattern.findall(tail))
 
 
 def _check_xlsx(data, name: str, limits: ReadLimits) -> None:
@@ -528,35 +532,53 @@ def _check_xlsx(data, name: str, limits: ReadLimits) -> None:
             raise refuse(limits, "max_decompressed_bytes",
                          f"{name} decompresses to {_size(total)} ({_size(len(data))} in the file)",
                          "or save the sheet as CSV")
+        if len(infos) > 10_000:
+            raise InputError(f"{name} holds {len(infos):,} zip entries; a workbook holds a few dozen. The file is "
+                             "damaged or crafted; re-save it as .xlsx or CSV.")
         try:
-            sheets = _xlsx_sheet_parts(zf, name, limits)
+            titles = {part: title for title, part in _xlsx_sheet_parts(zf, name, limits)}
         except InputError:
             raise
         except Exception:  # noqa: BLE001 - a damaged index: openpyxl will say so
-            return
-        for title, part in sheets:
-            label = f"{name}: sheet {title!r}" if title else f"{name}: {part}"
-            with zf.open(part) as src:
+            titles = {}
+        # Parts are told by their content, not their names (the package can name them anything).
+        for info in infos:
+            if info.is_dir() or info.file_size == 0:
+                continue
+            with zf.open(info) as src:
                 head = src.read(_HEAD)
-            m = _DIMENSION.search(head)
-            declared = None
-            if m:
-                c1, r1 = _col_index(m.group(1)), int(m.group(2))
-                c2, r2 = (_col_index(m.group(3)), int(m.group(4))) if m.group(3) else (c1, r1)
-                declared = (abs(r2 - r1) + 1) * (abs(c2 - c1) + 1)
-                ref = m.group(0).split(b"=", 1)[1].strip(b"\"' ").decode()
-                if declared <= limits.max_excel_cells:
-                    continue
-            # No dimension, or a used range above the limit (a stray cell far away, or formatting): count the
-            # cells actually stored (a C-speed scan of the XML, stopped at the limit).
-            stored = _count_cells(zf, part, limits.max_excel_cells)
-            if stored > limits.max_excel_cells:
-                if declared is not None:
-                    what = f"{label} spans {ref} ({declared:,} cells) and stores more than {limits.max_excel_cells:,}"
-                else:
-                    what = f"{label} stores more than {limits.max_excel_cells:,} cells"
-                raise refuse(limits, "max_excel_cells", what,
-                             "or save the sheet as CSV or Parquet (read 100 times faster)")
+            if _SST_ROOT.search(head):
+                # openpyxl turns every shared string into a Python object when it opens the workbook
+                # (8 million strings, 21 MB zipped: 200 s and 1.4 GB); a sheet within the limit needs fewer.
+                if _count_cells(zf, info.filename, limits.max_excel_cells, _STRING_TAG) > limits.max_excel_cells:
+                    raise refuse(limits, "max_excel_cells",
+                                 f"{name}: its shared-strings table holds more than {limits.max_excel_cells:,} "
+                                 "strings", "or save the sheet as CSV")
+            elif _SHEET_DATA.search(head) or (len(head) == _HEAD and b"sheetData" not in head
+                                              and _WORKSHEET_ROOT.search(head)):
+                _check_sheet_part(zf, info.filename, head, titles.get(info.filename, ""), name, limits)
+
+
+def _check_sheet_part(zf, part: str, head: bytes, title: str, name: str, limits: ReadLimits) -> None:
+    """Refuse a sheet that declares, or stores, more cells than ``max_excel_cells``."""
+    label = f"{name}: sheet {title!r}" if title else f"{name}: {part}"
+    m = _DIMENSION.search(head)
+    declared = ref = None
+    if m:
+        c1, r1 = _col_index(m.group(1)), int(m.group(2))
+        c2, r2 = (_col_index(m.group(3)), int(m.group(4))) if m.group(3) else (c1, r1)
+        declared = (abs(r2 - r1) + 1) * (abs(c2 - c1) + 1)
+        ref = m.group(0).split(b"=", 1)[1].strip(b"\"' ").decode()
+        if declared <= limits.max_excel_cells:
+            return  # a dimension that lies low is caught by the row counter while streaming
+    # No dimension, or a used range above the limit (a stray cell far away, or formatting): count the
+    # cells actually stored (a C-speed scan of the XML, stopped at the limit).
+    if _count_cells(zf, part, limits.max_excel_cells) > limits.max_excel_cells:
+        if declared is not None:
+            what = f"{label} spans {ref} ({declared:,} cells) and stores more than {limits.max_excel_cells:,}"
+        else:
+            what = f"{label} stores more than {limits.max_excel_cells:,} cells"
+        raise refuse(limits, "max_excel_cells", what, "or save the sheet as CSV or Parquet (read 100 times faster)")
 
 
 def _excel_refusal(name, title, rows, width, last_row, limits):
