@@ -192,6 +192,20 @@ def test_xlsx_shared_string_count_is_checked(tmp_path):
     assert read_table(path, limits={"max_excel_cells": 3000}).frame["p"].tolist() == ["s0"]
 
 
+def test_xlsx_bloated_styles_are_refused(tmp_path):
+    import zipfile
+
+    path = crafted.xlsx(tmp_path / "styles.xlsx", [crafted._header_row()], dimension="A1:B1")
+    xf = '<xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/>'
+    with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as zf:  # 250,000 formats: ~15 s and 360 MB in openpyxl
+        zf.writestr("xl/styles.xml", '<?xml version="1.0"?><styleSheet xmlns="http://schemas.openxmlformats.org/'
+                    'spreadsheetml/2006/main"><cellXfs>' + xf * 250_000 + "</cellXfs></styleSheet>")
+    t0 = time.perf_counter()
+    with pytest.raises(cv.InputError, match=r"its part xl/styles.xml is 1\d.\d MB of XML .*re-save it as .xlsx"):
+        read_table(path)
+    assert time.perf_counter() - t0 < 2
+
+
 @pytest.mark.parametrize("dimension", [True, False])
 def test_xlsx_cells_declared_or_counted(tmp_path, dimension):
     path = crafted.xlsx_many_rows(tmp_path, 30_000, dimension=dimension)

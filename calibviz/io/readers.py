@@ -436,6 +436,9 @@ def _read_parquet(data, name: str, limits: ReadLimits) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------------------------
 
 _EXCEL_MAX_ROWS = 1_048_576
+#: XML parts openpyxl parses whole (styles, workbook, relationships, properties), unlike sheets and
+#: shared strings, which are streamed and bounded by the limits: 10 MiB of styles take ~10 s to build.
+_MAX_INDEX_PART_BYTES = 10 * 1024**2
 _DIMENSION = re.compile(rb"<(?:[\w.-]+:)?dimension\s+ref\s*=\s*[\"']([A-Za-z]{1,3})(\d{1,9})"
                         rb"(?::([A-Za-z]{1,3})(\d{1,9}))?[\"']")
 _CELL_TAG = re.compile(rb"<(?:[\w.-]+:)?c[\s/>]")
@@ -557,6 +560,15 @@ def _check_xlsx(data, name: str, limits: ReadLimits) -> None:
             elif _SHEET_DATA.search(head) or (len(head) == _HEAD and b"sheetData" not in head
                                               and _WORKSHEET_ROOT.search(head)):
                 _check_sheet_part(zf, info.filename, head, titles.get(info.filename, ""), name, limits)
+            elif info.file_size > _MAX_INDEX_PART_BYTES and head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
+                # Styles, relationships, workbook, properties: openpyxl parses these whole into objects
+                # (a 220 kB file with 74 MB of styles: 60 s and 1 GB). Excel's own stay at a few MB.
+                raise InputError(
+                    f"{name}: its part {info.filename} is {_size(info.file_size)} of XML ({_size(info.compress_size)} "
+                    f"in the file); workbook, style and relationship parts are at most a few MB (Excel allows "
+                    "64,000 cell formats). The file is damaged or crafted: re-save it as .xlsx (clearing unused "
+                    "formats) or save the sheet as CSV."
+                )
 
 
 def _check_sheet_part(zf, part: str, head: bytes, title: str, name: str, limits: ReadLimits) -> None:
