@@ -5,9 +5,9 @@ reliability tables, metrics with uncertainty, test-based calibration error,
 multiclass reductions, variable-based LOESS curves) and the Plotly figures and
 Streamlit dashboard built on it. Data flow (DESIGN.md §2)::
 
-    io -> reduce -> binning -> summary -> metrics -> figures -> pages / report / cli
+    io -> reduce -> binning -> summary -> metrics -> recalibration -> figures -> pages / report / cli
 """
-from . import binning, metrics, reduce
+from . import binning, metrics, recalibration, reduce
 from .demo import demo_datasets, demo_info, demo_path, load_demo, load_demo_models
 from .errors import InputError
 from .io import Predictions, load_models, load_predictions, predictions_from_frame
@@ -20,5 +20,5 @@ __version__ = "0.1.0"
 __all__ = [
     "InputError", "Predictions", "load_predictions", "load_models", "predictions_from_frame",
     "demo_datasets", "demo_info", "demo_path", "load_demo", "load_demo_models", "__version__",
-    "binning", "metrics", "reduce", "reliability_table", "loess", "scan", "Scan",
+    "binning", "metrics", "recalibration", "reduce", "reliability_table", "loess", "scan", "Scan",
 ]

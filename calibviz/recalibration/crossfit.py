@@ -1,0 +1,496 @@
+"""Honest before/after: out-of-fold recalibration and the metric table before, after and their difference.
+
+A map evaluated on the rows it was fitted on looks better than it is (an
+isotonic map on distinct scores reproduces its labels). :func:`cross_fit`
+splits the rows into folds, fits the map on all folds but one and predicts
+the held-out fold, so every "after" prediction comes from a map that never
+saw its row; a user-given split (calibration rows vs test rows) is honoured
+instead when present. :func:`recalibration_table` then reads every metric
+before and after with its bootstrap interval and calibrated-model reference
+(:func:`calibviz.panel.metric_panel`) and the difference with a paired
+bootstrap interval; :func:`loss_gained` gives the proper-score view
+("calibration error as loss gained", Berta et al. 2025).
+"""
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .. import metrics as M
+from ..errors import InputError
+from ..panel import BINARY_METRICS, MULTICLASS_METRICS, PanelConfig, format_value, metric_panel
+from ..validation import check_binary, check_multiclass, check_weights
+from ._base import Recalibrator
+
+__all__ = ["CrossFit", "cross_fit", "fold_indices", "recalibration_table", "loss_gained", "split_mask"]
+
+
+@dataclass(eq=False)
+class CrossFit:
+    """Out-of-fold recalibrated predictions and the maps that made them.
+
+    Attributes
+    ----------
+    method : str
+        The recalibrator's name.
+    y_prob : ndarray of shape (n,) or (n, K)
+        Recalibrated predictions of the evaluated rows (each from a map not
+        fitted on it); NaN on calibration-only rows of a user split.
+    evaluated : ndarray of bool, shape (n,)
+        Rows with an out-of-fold prediction (all rows when cross-fitting; the
+        test rows of a user split).
+    fold : ndarray of int, shape (n,)
+        Fold of each row (0..n_splits-1); -1 for calibration rows of a user split.
+    maps : list of Recalibrator
+        The map fitted for each fold (``maps[f]`` predicted the rows with ``fold == f``).
+    fit_rows : list of ndarray
+        The row indices each map was fitted on (``fold != f``, or the calibration rows).
+    final : Recalibrator
+        The map fitted on every calibration row: the one to export and apply
+        to new data (its quality is what the out-of-fold predictions measure).
+    scheme : str
+        "cross-fit (5 folds)" or "user split (n calibration rows)".
+    """
+
+    method: str
+    y_prob: np.ndarray
+    evaluated: np.ndarray
+    fold: np.ndarray
+    maps: list = field(repr=False)
+    fit_rows: list = field(repr=False)
+    final: Recalibrator = field(repr=False)
+    scheme: str = ""
+
+    @property
+    def n_evaluated(self) -> int:
+        return int(self.evaluated.sum())
+
+
+def split_mask(split, n: int) -> np.ndarray:
+    """True for calibration rows of a user-given split column.
+
+    Accepted values: booleans or 0/1 (True/1 = calibration row), or strings
+    "calibration" / "cal" / "fit" / "train" and "test" / "eval" / "holdout"
+    (any case).
+
+    Examples
+    --------
+    >>> split_mask(["cal", "test", "Calibration"], 3).tolist()
+    [True, False, True]
+    """
+    arr = pd.Series(np.asarray(split, dtype=object) if not isinstance(split, pd.Series) else split.to_numpy(
+        dtype=object))
+    if len(arr) != n:
+        raise InputError(f"the split column has {len(arr)} entries but there are {n} rows.")
+    words = {"calibration": True, "cal": True, "calib": True, "fit": True, "train": True, "true": True, "1": True,
+             "test": False, "eval": False, "evaluation": False, "holdout": False, "false": False, "0": False}
+    text = arr.map(lambda v: str(v).strip().lower() if not isinstance(v, (bool, np.bool_)) else str(bool(v)).lower())
+    text = text.map(lambda s: s[:-2] if s.endswith(".0") else s)
+    mask = text.map(words)
+    bad = mask.isna()
+    if bad.any():
+        shown = ", ".join(map(repr, pd.unique(arr[bad])[:5]))
+        raise InputError(f"the split column must mark each row as calibration or test (True/False, 1/0, "
+                         f"'calibration'/'test'); it holds {shown}.")
+    out = mask.to_numpy(dtype=bool)
+    if out.all() or not out.any():
+        raise InputError("the split column must mark some rows as calibration and some as test rows; "
+                         f"it marks all {n} rows as {'calibration' if out.all() else 'test'}.")
+    return out
+
+
+def fold_indices(y, n_splits: int = 5, *, groups=None, random_state=0) -> np.ndarray:
+    """Fold of every row: stratified by label, or by groups (all rows of a group in one fold).
+
+    Parameters
+    ----------
+    y : ndarray of shape (n,)
+        Labels (class indices); folds hold each class in nearly equal shares.
+    n_splits : int, default 5
+    groups : array-like of shape (n,), optional
+        Rows of one group (a patient, a customer) never straddle folds; groups
+        are shuffled and dealt to folds by cumulative size.
+    random_state : int, default 0
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> f = fold_indices(np.array([0] * 6 + [1] * 4), 2, random_state=0)
+    >>> np.bincount(f).tolist(), np.bincount(f[6:]).tolist()
+    ([5, 5], [2, 2])
+    """
+    n = len(y)
+    rng = np.random.default_rng(random_state)
+    if groups is not None:
+        codes, uniq = pd.factorize(pd.Series(np.asarray(groups, dtype=object)), use_na_sentinel=False)
+        if len(codes) != n:
+            raise InputError(f"groups has {len(codes)} entries but there are {n} rows.")
+        G = len(uniq)
+        if G < n_splits:
+            raise InputError(f"groups has {G} distinct values, fewer than n_splits = {n_splits}; lower n_splits "
+                             "or give finer groups.")
+        sizes = np.bincount(codes, minlength=G)
+        order = rng.permutation(G)
+        before = np.cumsum(sizes[order]) - sizes[order]
+        gfold = np.empty(G, dtype=np.int64)
+        gfold[order] = np.minimum((before * n_splits) // n, n_splits - 1)
+        return gfold[codes]
+    perm = rng.permutation(n)
+    order = perm[np.argsort(np.asarray(y)[perm], kind="stable")]
+    fold = np.empty(n, dtype=np.int64)
+    fold[order] = np.arange(n) % n_splits
+    return fold
+
+
+def cross_fit(method, y_true, y_prob, *, n_splits: int = 5, random_state=0, sample_weight=None, groups=None,
+              split=None, **options) -> CrossFit:
+    """Out-of-fold recalibrated predictions: no row is predicted by a map fitted on it.
+
+    Parameters
+    ----------
+    method : str or Recalibrator
+        A name of :data:`calibviz.recalibration.RECALIBRATORS` or an (unfitted) recalibrator.
+    y_true : array-like of shape (n,)
+        Labels in {0, 1}, or class indices.
+    y_prob : array-like of shape (n,) or (n, K)
+    n_splits : int, default 5
+        Folds (>= 2). Each fold's predictions come from a map fitted on the
+        other folds.
+    random_state : int, default 0
+        Seed of the fold assignment.
+    sample_weight : array-like of shape (n,), optional
+        Weights (a row of weight 0 is absent from every fit).
+    groups : array-like of shape (n,), optional
+        Keeps the rows of a group in one fold.
+    split : array-like of shape (n,), optional
+        A user-given split (True / "calibration" = calibration row, False /
+        "test" = test row): the map is fitted on the calibration rows and
+        only the test rows are evaluated (``n_splits`` is then unused).
+    **options
+        Options of the method (``get_recalibrator(method, **options)``).
+
+    Returns
+    -------
+    CrossFit
+
+    References
+    ----------
+    Cross-fitting as in Chernozhukov et al. (2018), Econometrics Journal 21
+    (sample splitting so that a fitted nuisance never meets its own rows);
+    Gupta & Ramdas (2022), Sec. 4 (recalibration on held-out data).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=1000); y = rng.uniform(size=1000) < p ** 2
+    >>> cf = cross_fit("isotonic", y, p, n_splits=5)
+    >>> cf.y_prob.shape, cf.n_evaluated, [len(r) for r in cf.fit_rows]
+    ((1000,), 1000, [800, 800, 800, 800, 800])
+    >>> bool(np.all([not np.isin(np.flatnonzero(cf.fold == f), rows).any() for f, rows in enumerate(cf.fit_rows)]))
+    True
+    """
+    from . import get_recalibrator
+
+    proto = get_recalibrator(method, **options)
+    multi = np.ndim(y_prob) == 2
+    if multi:
+        y, P, _ = check_multiclass(y_true, y_prob, None, drop_zero_weight=False)
+    else:
+        y, P, _ = check_binary(y_true, y_prob, None, drop_zero_weight=False)
+    n = y.shape[0]
+    w = check_weights(sample_weight, n)
+    if split is not None:
+        cal = split_mask(split, n)
+        if w is not None and not (w[cal] > 0).any():
+            raise InputError("every calibration row of the split has weight 0; nothing to fit the map on.")
+        rows = np.flatnonzero(cal)
+        test = np.flatnonzero(~cal)
+        final = _fit(proto, P, y, w, rows)
+        out = np.full(P.shape, np.nan)
+        out[test] = final.predict(P[test])
+        fold = np.where(cal, -1, 0)
+        return CrossFit(method=proto.name, y_prob=out, evaluated=~cal, fold=fold, maps=[final], fit_rows=[rows],
+                        final=final, scheme=f"user split ({len(rows):,} calibration rows, {len(test):,} test rows)")
+    if isinstance(n_splits, bool) or not isinstance(n_splits, numbers.Integral) or n_splits < 2:
+        raise InputError(f"n_splits must be an integer >= 2, got {n_splits!r}.")
+    if n_splits > n:
+        raise InputError(f"n_splits = {n_splits} exceeds the {n} rows; lower it.")
+    fold = fold_indices(y, int(n_splits), groups=groups, random_state=random_state)
+    out = np.empty(P.shape)
+    maps, fit_rows = [], []
+    for f in range(int(n_splits)):
+        held = fold == f
+        rows = np.flatnonzero(~held)
+        m = _fit(proto, P, y, w, rows)
+        out[held] = m.predict(P[held])
+        maps.append(m)
+        fit_rows.append(rows)
+    final = _fit(proto, P, y, w, np.arange(n))
+    return CrossFit(method=proto.name, y_prob=out, evaluated=np.ones(n, dtype=bool), fold=fold, maps=maps,
+                    fit_rows=fit_rows, final=final, scheme=f"cross-fit ({int(n_splits)} folds)")
+
+
+def _fit(proto: Recalibrator, P, y, w, rows) -> Recalibrator:
+    m = proto.clone()
+    return m.fit(P[rows], y[rows], None if w is None else w[rows])
+
+
+# ---------------------------------------------------------------------------- proper scores (binary and multiclass)
+
+
+def _score(kind: str, y, P, w) -> float:
+    """Mean Brier score or log loss; multiclass: the sum over classes (Brier) / -log P(true class)."""
+    if P.ndim == 1:
+        return M.brier_score(y, P, sample_weight=w) if kind == "brier" else M.log_loss(y, P, sample_weight=w)
+    rows = np.arange(P.shape[0])
+    if kind == "brier":
+        per = (P ** 2).sum(axis=1) - 2 * P[rows, y] + 1.0
+    else:
+        per = -np.log(np.clip(P[rows, y], M.scores.LOG_LOSS_EPS, 1.0))
+    return float(np.average(per, weights=w))
+
+
+def loss_gained(y_true, y_before, y_after, *, score: str = "brier", sample_weight=None, n_resamples: int = 200,
+                confidence: float = 0.95, random_state=0) -> dict:
+    """The proper score before and after recalibration and their difference, with a paired bootstrap interval.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+    y_before, y_after : array-like of shape (n,) or (n, K)
+        Predictions before recalibration and the out-of-fold recalibrated ones, on the same rows.
+    score : {"brier", "log_loss"}
+        Multiclass: the Brier score summed over classes and the log loss of the true class.
+    sample_weight : array-like of shape (n,), optional
+    n_resamples : int, default 200
+        Rows are resampled jointly for before and after (a paired bootstrap,
+        so the noise the two share cancels); 0 skips the interval.
+    confidence : float, default 0.95
+    random_state : int, default 0
+
+    Returns
+    -------
+    dict
+        ``score, before, after, gained`` (= before - after; positive when
+        recalibration helps), ``low, high`` (interval of ``gained``) and
+        ``share`` (gained / before).
+
+    References
+    ----------
+    E. Berta, D. Holzmüller, M. I. Jordan & F. Bach (2025), "Rethinking early
+    stopping: refine, then calibrate" / probmetrics: calibration error as
+    the loss a recalibration gains; A. H. Murphy (1973) for proper scores.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000); y = rng.uniform(size=2000) < p
+    >>> r = loss_gained(y, np.clip(1.3 * p - 0.15, 0, 1), p, n_resamples=50)
+    >>> r["gained"] > 0 and r["low"] > 0
+    True
+    """
+    if score not in ("brier", "log_loss"):
+        raise InputError(f"score must be 'brier' or 'log_loss', got {score!r}.")
+    multi = np.ndim(y_before) == 2
+    if multi:
+        y, Pb, w = check_multiclass(y_true, y_before, sample_weight)
+        _, Pa, _ = check_multiclass(y_true, y_after, sample_weight)
+    else:
+        y, Pb, w = check_binary(y_true, y_before, sample_weight)
+        _, Pa, _ = check_binary(y_true, y_after, sample_weight)
+    before, after = _score(score, y, Pb, w), _score(score, y, Pa, w)
+    low = high = np.nan
+    if n_resamples:
+        res = M.bootstrap(lambda yy, a, b, sample_weight=None: _score(score, yy, a, sample_weight)
+                          - _score(score, yy, b, sample_weight),
+                          y, Pb, Pa, sample_weight=w, n_resamples=n_resamples, confidence=confidence,
+                          random_state=random_state)
+        low, high = res.low, res.high
+    return {"score": score, "before": before, "after": after, "gained": before - after, "low": low, "high": high,
+            "share": (before - after) / before if before > 0 else np.nan}
+
+
+# ---------------------------------------------------------------------------- the before/after table
+
+
+def _as_results(results) -> dict:
+    if isinstance(results, CrossFit):
+        return {results.method: results}
+    if not isinstance(results, dict) or not results or not all(isinstance(v, CrossFit) for v in results.values()):
+        raise InputError("results must be a CrossFit or a dict {name: CrossFit} (from cross_fit).")
+    return results
+
+
+def recalibration_table(y_true, y_prob, results, *, metrics=None, config: PanelConfig = PanelConfig(),
+                        sample_weight=None, n_resamples: int = 200, n_reference: int = 200, confidence: float = 0.95,
+                        random_state=0, scores=("brier", "log_loss"), progress=None) -> pd.DataFrame:
+    """Every metric before and after recalibration (out of fold), with intervals, references and differences.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+    y_prob : array-like of shape (n,) or (n, K)
+        The predictions before recalibration.
+    results : CrossFit or dict of {name: CrossFit}
+        From :func:`cross_fit` on the same rows, one per method.
+    metrics : sequence of str, optional
+        Registry keys (:mod:`calibviz.panel`); default ECE, ACE, TCE, smECE
+        (binary) or confidence, top-label and class-wise ECE (multiclass).
+    config : PanelConfig
+    sample_weight : array-like of shape (n,), optional
+    n_resamples : int, default 200
+        Bootstrap resamples of the intervals (before, after, and the paired
+        difference); 0 skips them.
+    n_reference : int, default 200
+        Label redraws of the calibrated-model reference of before and after.
+    confidence : float, default 0.95
+    random_state : int, default 0
+    scores : sequence of {"brier", "log_loss"}
+        Proper scores added as "loss gained" rows (binary and multiclass).
+    progress : callable(done, total), optional
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (method, metric): ``method, metric, label, unit, before,
+        before_low, before_high, before_null_low, before_null_high,
+        before_p_value, after, after_low, after_high, after_null_low,
+        after_null_high, after_p_value, after_verdict, diff`` (before - after:
+        positive = better after, for every metric where lower is better)
+        ``, diff_low, diff_high, improved`` (the difference interval lies
+        above 0), ``n_evaluated, scheme`` and ``reading``. Evaluated on the
+        rows each :class:`CrossFit` predicted out of fold. The difference
+        interval resamples rows jointly (paired bootstrap) with the fitted
+        maps held fixed: the fold-to-fold variation of the maps is the
+        cross-fitting's part, not the bootstrap's.
+
+    References
+    ----------
+    Bröcker & Smith (2007) (consistency resampling, the reference);
+    Efron & Tibshirani (1993), Ch. 13 (percentile interval of the paired
+    difference); Berta et al. (2025) (loss gained).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(0.02, 0.98, 3000); y = rng.uniform(size=3000) < p ** 2
+    >>> t = recalibration_table(y, p, cross_fit("platt", y, p), metrics=("ece",), n_resamples=20, n_reference=20)
+    >>> t[["method", "metric"]].values.tolist(), bool(t.loc[0, "after"] < t.loc[0, "before"])
+    ([['platt', 'ece'], ['platt', 'brier'], ['platt', 'log_loss']], True)
+    """
+    results = _as_results(results)
+    multi = np.ndim(y_prob) == 2
+    if multi:
+        y, P, _ = check_multiclass(y_true, y_prob, None, drop_zero_weight=False)
+        registry = MULTICLASS_METRICS
+        metrics = tuple(metrics) if metrics else ("confidence_ece", "top_label_ece", "classwise_ece")
+    else:
+        y, P, _ = check_binary(y_true, y_prob, None, drop_zero_weight=False)
+        registry = BINARY_METRICS
+        metrics = tuple(metrics) if metrics else ("ece", "ace", "tce", "smooth_ece")
+    w = check_weights(sample_weight, y.shape[0])
+    for k in metrics:
+        if k not in registry:
+            raise InputError(f"unknown metric {k!r} for {'multiclass' if multi else 'binary'} predictions; choose "
+                             f"from {', '.join(registry)}.")
+    metrics = tuple(k for k in metrics if k not in scores)
+    total = len(results) * (len(metrics) + len(scores))
+    done = 0
+    rows = []
+    before_cache: dict = {}
+    for name, cf in results.items():
+        if cf.y_prob.shape != P.shape:
+            raise InputError(f"{name}: the cross-fitted predictions have shape {cf.y_prob.shape}, the data "
+                             f"{P.shape}; run cross_fit on the same rows.")
+        mask = cf.evaluated
+        ym, Pb, Pa = y[mask], P[mask], cf.y_prob[mask]
+        wm = None if w is None else w[mask]
+        key = mask.tobytes()
+        if key not in before_cache:
+            before_cache[key] = (metric_panel(ym, Pb, metrics=metrics, config=config, sample_weight=wm,
+                                              n_resamples=n_resamples, confidence=confidence,
+                                              random_state=random_state, n_reference=n_reference)
+                                 if metrics else None)
+        before = before_cache[key]
+        after = (metric_panel(ym, Pa, metrics=metrics, config=config, sample_weight=wm, n_resamples=n_resamples,
+                              confidence=confidence, random_state=random_state, n_reference=n_reference)
+                 if metrics else None)
+        for i, key_m in enumerate(metrics):
+            spec = registry[key_m]
+            b, a = before.iloc[i], after.iloc[i]
+            d_low = d_high = np.nan
+            if n_resamples and spec.bootstrap:
+                res = M.bootstrap(lambda yy, pb, pa, sample_weight=None, _s=spec:
+                                  _s.compute(yy, pb, sample_weight, config) - _s.compute(yy, pa, sample_weight, config),
+                                  ym, Pb, Pa, sample_weight=wm, n_resamples=n_resamples, confidence=confidence,
+                                  random_state=random_state)
+                d_low, d_high = res.low, res.high
+            diff = float(b["value"] - a["value"])
+            rows.append(_row(name, cf, key_m, spec.label, spec.unit, spec.lower_is_better, b, a, diff, d_low,
+                             d_high))
+            done += 1
+            if progress is not None:
+                progress(done, total)
+        for s in scores:
+            r = loss_gained(ym, Pb, Pa, score=s, sample_weight=wm, n_resamples=n_resamples, confidence=confidence,
+                            random_state=random_state)
+            label = {"brier": "Brier score", "log_loss": "Log loss"}[s]
+            b = {"value": r["before"]}
+            a = {"value": r["after"]}
+            rows.append(_row(name, cf, s, label, "score", True, b, a, r["gained"], r["low"], r["high"]))
+            done += 1
+            if progress is not None:
+                progress(done, total)
+    out = pd.DataFrame(rows)
+    out.attrs.update(config=config, n_resamples=n_resamples, n_reference=n_reference, confidence=confidence,
+                     random_state=random_state)
+    return out
+
+
+def _get(row, key):
+    try:
+        v = row[key]
+    except (KeyError, IndexError):
+        return np.nan
+    return v
+
+
+def _row(name, cf, metric, label, unit, lower_is_better, b, a, diff, d_low, d_high) -> dict:
+    improved = bool(np.isfinite(d_low) and (d_low > 0 if lower_is_better else d_high < 0))
+    worse = bool(np.isfinite(d_high) and (d_high < 0 if lower_is_better else d_low > 0))
+    return {
+        "method": name, "metric": metric, "label": label, "unit": unit,
+        "before": float(b["value"]), "before_low": _get(b, "low"), "before_high": _get(b, "high"),
+        "before_null_low": _get(b, "null_low"), "before_null_high": _get(b, "null_high"),
+        "before_p_value": _get(b, "p_value"), "before_verdict": _get(b, "verdict") if "verdict" in b else "",
+        "after": float(a["value"]), "after_low": _get(a, "low"), "after_high": _get(a, "high"),
+        "after_null_low": _get(a, "null_low"), "after_null_high": _get(a, "null_high"),
+        "after_p_value": _get(a, "p_value"), "after_verdict": _get(a, "verdict") if "verdict" in a else "",
+        "diff": diff, "diff_low": d_low, "diff_high": d_high, "improved": improved,
+        "n_evaluated": cf.n_evaluated, "scheme": cf.scheme,
+        "reading": _reading(name, label, unit, b["value"], a["value"], diff, d_low, d_high, improved, worse,
+                            lower_is_better),
+    }
+
+
+def _reading(name, label, unit, before, after, diff, d_low, d_high, improved, worse, lower_is_better) -> str:
+    fv = lambda v: format_value(v, unit)  # noqa: E731
+    text = f"{name}: {label} {fv(before)} → {fv(after)}"
+    if not np.isfinite(d_low):
+        return text + "."
+    interval = f"difference {fv(diff)}, 95% interval {fv(d_low)} to {fv(d_high)}"
+    if improved:
+        return text + f" ({interval}): better after recalibration, beyond the bootstrap noise."
+    if worse:
+        return text + f" ({interval}): worse after recalibration, beyond the bootstrap noise."
+    return text + f" ({interval}): no clear change."

@@ -1,0 +1,208 @@
+"""Inductive Venn-Abers predictors: a calibrated probability with its (p0, p1) interval.
+
+For a test score s, p0 (p1) is the value at s of the isotonic regression of
+the calibration rows together with the test row labelled 0 (1). The pair is
+the Venn-Abers multiprobability prediction (one of the two is well calibrated
+whichever the true label); ``p = p1 / (1 - p0 + p1)`` is the single
+probability that minimises the worst-case log loss against the two.
+
+Computation (all scores at once, exact): p1 depends only on the position of s
+among the k distinct calibration scores (k + 1 gaps; a score tied with a
+calibration score behaves as the gap below it for p1 and above it for p0).
+With the cumulative sum diagram P_0 = (0, 0), P_j = (W_j, Y_j) of the groups
+of equal scores sorted by score, inserting a row (weight 1, label 1) after
+group i gives
+
+    p1(i) = max_{a <= i} min_{b >= i} (Y_b - Y_a + 1) / (W_b - W_a + 1)
+          = max_{a <= i} G(a),   G(a) = min_{b >= a} slope(P_a - (1, 1), P_b),
+
+(the min-max formula of isotonic regression; the second line because the
+maximising a is the last point left of the new row that lies below the
+greatest convex minorant, Vovk, Petej & Fedorova 2015, Sec. 4). G(a) is the
+tangent from P_a - (1, 1) to the lower convex hull of {P_b : b >= a}: the
+suffix hulls are built once right to left (a stack; each point pushed and
+popped at most once) and all k + 1 tangents are found together by binary
+lifting along the hulls. p0 is the mirror image (labels flipped, order
+reversed). Rows of weight w count as w rows; the test row has weight 1.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+from ..validation import check_binary
+from ._base import Recalibrator
+from .nonparametric import _groups
+
+__all__ = ["VennAbers", "venn_abers_values"]
+
+
+def _suffix_hull_next(X: list, Y: list) -> np.ndarray:
+    """nxt[a]: the vertex after P_a on the lower convex hull of {P_a, ..., P_k} (nxt[k] = k).
+
+    Andrew's monotone chain from the right: a stack of hull vertices, each
+    point pushed once and popped at most once (O(k); one Python loop, the
+    only one of the fit).
+    """
+    k = len(X) - 1
+    nxt = [k] * (k + 1)
+    stack = [k]
+    top, under = k, -1
+    for a in range(k - 1, -1, -1):
+        xa, ya = X[a], Y[a]
+        while under >= 0:
+            xt, yt = X[top], Y[top]
+            # keep top iff slope(a, top) < slope(top, under): the chain turns left at top
+            if (xt - xa) * (Y[under] - yt) > (yt - ya) * (X[under] - xt):
+                break
+            stack.pop()
+            top = under
+            under = stack[-2] if len(stack) > 1 else -1
+        nxt[a] = top
+        stack.append(a)
+        under, top = top, a
+    return np.asarray(nxt, dtype=np.int64)
+
+
+def _p1_values(gw: np.ndarray, gy: np.ndarray) -> np.ndarray:
+    """p1 for a test row (label 1, weight 1) inserted after group i, i = 0..k."""
+    X = np.concatenate(([0.0], np.cumsum(gw)))
+    Y = np.concatenate(([0.0], np.cumsum(gy)))
+    k = X.shape[0] - 1
+    nxt = _suffix_hull_next(X.tolist(), Y.tolist())
+    qx, qy = X - 1.0, Y - 1.0
+    # pred(v) for the query from Q_a: moving on from v to nxt[v] lowers the slope from Q_a (true on a prefix
+    # of the hull chain, whose slopes from Q_a fall then rise)
+    Xn, Yn = X[nxt], Y[nxt]
+    go = (Yn - qy) * (X - qx) < (Y - qy) * (Xn - qx)  # pred(a) for the query from Q_a itself
+    q = np.flatnonzero(go)  # queries whose tangent lies beyond P_a
+    tangent = np.arange(k + 1)
+    if q.size:
+        levels = [nxt]
+        while (1 << len(levels)) <= k + 1:
+            levels.append(levels[-1][levels[-1]])
+        cur = q.copy()
+        qxq, qyq = qx[q], qy[q]
+        for up in reversed(levels):
+            w = up[cur]
+            ok = (Yn[w] - qyq) * (X[w] - qxq) < (Y[w] - qyq) * (Xn[w] - qxq)
+            cur[ok] = w[ok]
+        tangent[q] = nxt[cur]
+    G = (Y[tangent] - qy) / (X[tangent] - qx)
+    return np.maximum.accumulate(G)
+
+
+def venn_abers_values(p, y, w=None):
+    """(scores, p0 at each gap, p1 at each gap) of the inductive Venn-Abers predictor fitted on (p, y).
+
+    Parameters
+    ----------
+    p, y : ndarray of shape (n,)
+        Calibration scores and labels in {0, 1}.
+    w : ndarray of shape (n,), optional
+        Weights (a weight w counts as w rows; the test row has weight 1).
+
+    Returns
+    -------
+    (c, P0, P1)
+        ``c``: the k distinct scores, sorted; ``P0[i]`` (``P1[i]``), i = 0..k:
+        p0 (p1) of a test score with i distinct calibration scores at or
+        below it (strictly below it), i.e. ``p0(s) = P0[searchsorted(c, s,
+        "right")]`` and ``p1(s) = P1[searchsorted(c, s, "left")]``.
+
+    References
+    ----------
+    V. Vovk & I. Petej (2014), "Venn-Abers predictors", UAI, Sec. 3-4
+    (inductive Venn-Abers predictors); V. Vovk, I. Petej & V. Fedorova
+    (2015), "Large-scale probabilistic predictors with and without
+    guarantees of validity", NeurIPS, Sec. 4 (the greatest convex minorant
+    computation) and Eq. (11) (the merged probability).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> c, P0, P1 = venn_abers_values(np.array([0.2, 0.4, 0.6, 0.8]), np.array([0.0, 1.0, 0.0, 1.0]))
+    >>> np.round(P0, 3).tolist(), np.round(P1, 3).tolist()
+    ([0.0, 0.0, 0.333, 0.333, 0.5], [0.5, 0.667, 0.667, 1.0, 1.0])
+    """
+    c, gw, gy = _groups(p, y, w)
+    P1 = _p1_values(gw, gy)
+    P0 = 1.0 - _p1_values(gw[::-1], (gw - gy)[::-1])[::-1]
+    return c, np.clip(P0, 0.0, 1.0), np.clip(P1, 0.0, 1.0)
+
+
+def _steps(c: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Compress a gap-indexed step function: (thresholds, values) with value[j] for thresholds[j-1] < index."""
+    change = np.flatnonzero(values[1:] != values[:-1]) + 1  # gap indices where the value changes
+    return c[change - 1], np.concatenate((values[:1], values[change]))
+
+
+class VennAbers(Recalibrator):
+    """Inductive Venn-Abers calibration: p = p1 / (1 - p0 + p1) with the (p0, p1) interval.
+
+    :meth:`predict` returns the merged probability; :meth:`predict_interval`
+    returns (p0, p1), whose width says how much the calibration rows leave
+    the probability undetermined (wide where calibration data are few). The
+    map is two monotone step functions (p0 and p1) of the score, stored as
+    thresholds and values in the JSON map.
+
+    References
+    ----------
+    V. Vovk & I. Petej (2014), "Venn-Abers predictors", UAI; V. Vovk,
+    I. Petej & V. Fedorova (2015), NeurIPS, Eq. (11) for the merged
+    probability p1 / (1 - p0 + p1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m = VennAbers().fit(np.array([0.2, 0.4, 0.6, 0.8]), np.array([0, 1, 0, 1]))
+    >>> p0, p1 = m.predict_interval([0.5])
+    >>> round(float(p0[0]), 4), round(float(p1[0]), 4), round(float(m.predict([0.5])[0]), 4)
+    (0.3333, 0.6667, 0.5)
+    """
+
+    name = "venn_abers"
+    label = "Venn-Abers"
+
+    def __init__(self, *, multiclass: str = "top_label"):
+        super().__init__(multiclass=multiclass)
+
+    def _fit_binary(self, p, y, w):
+        c, P0, P1 = venn_abers_values(p, y, w)
+        t0, v0 = _steps(c, P0)
+        t1, v1 = _steps(c, P1)
+        return {"p0": {"thresholds": t0, "values": v0}, "p1": {"thresholds": t1, "values": v1}}
+
+    @staticmethod
+    def _interval(state, p):
+        t0 = np.asarray(state["p0"]["thresholds"], dtype=np.float64)
+        t1 = np.asarray(state["p1"]["thresholds"], dtype=np.float64)
+        p0 = np.asarray(state["p0"]["values"], dtype=np.float64)[np.searchsorted(t0, p, side="right")]
+        p1 = np.asarray(state["p1"]["values"], dtype=np.float64)[np.searchsorted(t1, p, side="left")]
+        return p0, p1
+
+    def _predict_binary(self, state, p):
+        p0, p1 = self._interval(state, p)
+        return p1 / (1.0 - p0 + p1)
+
+    def predict_interval(self, y_prob) -> tuple[np.ndarray, np.ndarray]:
+        """The Venn-Abers interval (p0, p1) of binary predictions.
+
+        Parameters
+        ----------
+        y_prob : array-like of shape (n,)
+
+        Returns
+        -------
+        (p0, p1) : ndarrays of shape (n,)
+        """
+        self._require_fitted()
+        if self.kind_ != "binary":
+            raise InputError("predict_interval is defined for a map fitted on binary predictions; for multiclass "
+                             "data fit it on a binary view (calibviz.reduce) instead.")
+        p = check_binary(np.zeros(np.shape(y_prob)[0]), y_prob)[1]
+        return self._interval(self.state_["binary"], p)
+
+    def describe(self) -> str:
+        return ("Venn-Abers: isotonic fits with the new row labelled 0 and 1 give an interval (p0, p1); the "
+                "prediction is p1 / (1 - p0 + p1).")

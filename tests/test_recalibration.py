@@ -1,0 +1,426 @@
+"""calibviz.recalibration: every map against an independent implementation, JSON round trips, honest cross-fitting."""
+from __future__ import annotations
+
+import functools
+import json
+
+import numpy as np
+import pytest
+from scipy import optimize
+from scipy.special import expit, logit, softmax
+
+import calibviz as cv
+from calibviz.recalibration import (RECALIBRATORS, cross_fit, from_dict, get_recalibrator, loss_gained,
+                                    recalibration_table)
+from calibviz.recalibration.crossfit import fold_indices, split_mask
+from calibviz.recalibration.venn_abers import venn_abers_values
+
+METHODS = list(RECALIBRATORS)
+
+
+def _binary(n=3000, seed=0, slope=1.6, intercept=0.3, ties=False):
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0.002, 0.998, n)
+    if ties:
+        p = np.round(p, 2)
+        p = np.clip(p, 0.01, 0.99)
+    y = (rng.uniform(size=n) < expit(intercept + slope * logit(p))).astype(int)
+    return p, y
+
+
+def _multiclass(n=2000, K=4, seed=1, temperature=2.0):
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(n, K)) * 1.5
+    y = np.array([rng.choice(K, p=r) for r in softmax(Z, axis=1)])
+    return softmax(Z * temperature, axis=1), y
+
+
+# ---------------------------------------------------------------------------- golden: independent references
+
+
+@pytest.mark.golden
+def test_platt_equals_statsmodels_logit():
+    sm = pytest.importorskip("statsmodels.api")
+    for seed, w in ((0, None), (1, "weights")):
+        p, y = _binary(seed=seed)
+        weights = np.random.default_rng(seed).integers(1, 4, p.shape[0]).astype(float) if w else None
+        m = get_recalibrator("platt").fit(p, y, sample_weight=weights)
+        X = sm.add_constant(logit(p))
+        if weights is None:
+            ref = sm.Logit(y, X).fit(disp=0, tol=1e-14, maxiter=200)
+        else:  # frequency weights: a weight k is k copies of the row
+            ref = sm.GLM(y, X, family=sm.families.Binomial(), freq_weights=weights).fit(tol=1e-14)
+        s = m.state_["binary"]
+        np.testing.assert_allclose([s["intercept"], s["slope"]], ref.params, atol=1e-6)
+        np.testing.assert_allclose(m.predict(p), ref.predict(X), atol=1e-6)
+
+
+@pytest.mark.golden
+def test_platt_smoothed_targets_equal_sklearn_sigmoid_calibration():
+    pytest.importorskip("sklearn")
+    from sklearn.base import BaseEstimator, ClassifierMixin
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.frozen import FrozenEstimator
+
+    class Scores(ClassifierMixin, BaseEstimator):  # a "model" whose decision function is logit(p)
+        def fit(self, X, y):
+            self.classes_ = np.array([0, 1])
+            return self
+
+        def decision_function(self, X):
+            return logit(np.clip(X[:, 0], np.finfo(float).eps, 1 - np.finfo(float).eps))
+
+        def predict(self, X):
+            return (X[:, 0] > 0.5).astype(int)
+
+    p, y = _binary(seed=3)
+    est = Scores().fit(p[:, None], y)
+    cal = CalibratedClassifierCV(FrozenEstimator(est), method="sigmoid", ensemble=False).fit(p[:, None], y)
+    grid = np.linspace(0.001, 0.999, 999)
+    ours = get_recalibrator("platt", targets="platt").fit(p, y)
+    np.testing.assert_allclose(ours.predict(grid), cal.predict_proba(grid[:, None])[:, 1], atol=1e-6)
+
+
+@pytest.mark.golden
+@pytest.mark.parametrize("ties", [False, True])
+def test_isotonic_equals_sklearn(ties):
+    pytest.importorskip("sklearn")
+    from sklearn.isotonic import IsotonicRegression
+
+    p, y = _binary(seed=4, ties=ties)
+    w = np.random.default_rng(4).uniform(0.5, 2.0, p.shape[0])
+    for weights in (None, w):
+        ref = IsotonicRegression(out_of_bounds="clip").fit(p, y, sample_weight=weights)
+        ours = get_recalibrator("isotonic").fit(p, y, sample_weight=weights)
+        grid = np.r_[np.linspace(0, 1, 4001), p[:300]]
+        np.testing.assert_allclose(ours.predict(grid), ref.predict(grid), atol=1e-12, rtol=0)
+
+
+@pytest.mark.golden
+@pytest.mark.parametrize("a,b", [(1.5, 0.8), (-0.3, 1.2), (1.2, -0.4)])
+def test_beta_equals_betacal(a, b, monkeypatch):
+    betacal = pytest.importorskip("betacal")
+    import betacal.beta_calibration as bc_module
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(5)
+    p = rng.uniform(0.001, 0.999, 3000)
+    y = (rng.uniform(size=3000) < expit(0.2 + a * np.log(p) - b * np.log1p(-p))).astype(int)
+    ours = get_recalibrator("beta").fit(p, y)
+    grid = np.linspace(0.001, 0.999, 999)
+    # betacal as published fits with LogisticRegression's default lbfgs tolerance (1e-4): its map lies up to
+    # ~3e-5 from the maximum-likelihood one. Stock betacal agrees to that solver tolerance ...
+    stock = betacal.BetaCalibration("abm").fit(p, y)
+    np.testing.assert_allclose(ours.predict(grid), stock.predict(grid), atol=2e-4)
+    assert (ours.state_["binary"]["a"] == 0) == (stock.calibrator_.map_[0] == 0)
+    assert (ours.state_["binary"]["b"] == 0) == (stock.calibrator_.map_[1] == 0)
+    # ... and with its solver run to convergence (same algorithm: features, clipping, refit of a negative
+    # parameter at 0) it agrees to 1e-6.
+    monkeypatch.setattr(bc_module, "LogisticRegression",
+                        functools.partial(LogisticRegression, tol=1e-12, max_iter=100_000))
+    tight = betacal.BetaCalibration("abm").fit(p, y)
+    np.testing.assert_allclose(ours.predict(grid), tight.predict(grid), atol=1e-6)
+
+
+@pytest.mark.golden
+def test_venn_abers_equals_package_and_brute_force():
+    venn_abers = pytest.importorskip("venn_abers")
+    from sklearn.isotonic import IsotonicRegression
+
+    p, y = _binary(n=600, seed=6, ties=True)
+    va = venn_abers.VennAbers()
+    va.fit(np.column_stack([1 - p, p]), y)
+    rng = np.random.default_rng(6)
+    test = np.r_[rng.uniform(size=400), p[:200], 0.0, 1.0]
+    ref_p, ref_p01 = va.predict_proba(np.column_stack([1 - test, test]))
+    m = get_recalibrator("venn_abers").fit(p, y)
+    p0, p1 = m.predict_interval(test)
+    np.testing.assert_allclose(p0, ref_p01[:, 0], atol=1e-12)
+    np.testing.assert_allclose(p1, ref_p01[:, 1], atol=1e-12)
+    np.testing.assert_allclose(m.predict(test), ref_p[:, 1], atol=1e-12)
+    # the definition: isotonic regression of the calibration rows plus the test row labelled 0 / 1 (ties pooled)
+    for s in test[::37]:
+        for label, got in ((0, m.predict_interval([s])[0][0]), (1, m.predict_interval([s])[1][0])):
+            iso = IsotonicRegression().fit(np.r_[p, s], np.r_[y, label])
+            assert abs(iso.predict([s])[0] - got) < 1e-12
+
+
+@pytest.mark.golden
+def test_venn_abers_weights_are_repetitions():
+    p, y = _binary(n=300, seed=7, ties=True)
+    w = np.random.default_rng(7).integers(1, 4, 300)
+    c, P0, P1 = venn_abers_values(p, y.astype(float), w.astype(float))
+    c2, Q0, Q1 = venn_abers_values(np.repeat(p, w), np.repeat(y, w).astype(float))
+    np.testing.assert_array_equal(c, c2)
+    np.testing.assert_allclose(P0, Q0, atol=1e-12)
+    np.testing.assert_allclose(P1, Q1, atol=1e-12)
+
+
+def _softmax_nll(T, z, y):
+    s = z / T
+    return float(np.mean(np.log(np.exp(s - s.max(1, keepdims=True)).sum(1)) + s.max(1) - s[np.arange(len(y)), y]))
+
+
+@pytest.mark.golden
+def test_temperature_minimises_the_log_loss():
+    P, y = _multiclass()
+    m = get_recalibrator("temperature").fit(P, y)
+    z = np.log(P)
+    ref = optimize.minimize_scalar(lambda t: _softmax_nll(t, z, y), bounds=(0.05, 20), method="bounded",
+                                   options={"xatol": 1e-10})
+    assert abs(m.temperature - ref.x) < 1e-6
+    assert abs(m.temperature - 2.0) < 0.2  # the data were made over-confident by a factor 2
+    np.testing.assert_array_equal(m.predict(P).argmax(1), P.argmax(1))  # the predicted class never changes
+    # binary temperature scaling: a logistic regression on logit(p) without intercept (statsmodels)
+    sm = pytest.importorskip("statsmodels.api")
+    p, yb = _binary(seed=8, intercept=0.0)
+    mb = get_recalibrator("temperature").fit(p, yb)
+    ref_b = sm.Logit(yb, logit(p)[:, None]).fit(disp=0, tol=1e-14)
+    assert abs(1 / mb.temperature - ref_b.params[0]) < 1e-6
+
+
+def test_vector_scaling_improves_log_loss():
+    P, y = _multiclass(seed=2)
+    P = P * np.array([2.0, 1.0, 1.0, 0.5])
+    P /= P.sum(1, keepdims=True)
+    m = get_recalibrator("temperature", scaling="vector").fit(P, y)
+    Q = m.predict(P)
+    rows = np.arange(len(y))
+    assert -np.log(Q[rows, y]).mean() < -np.log(P[rows, y]).mean() - 0.01
+    t = get_recalibrator("temperature").fit(P, y).predict(P)
+    assert -np.log(Q[rows, y]).mean() <= -np.log(t[rows, y]).mean() + 1e-9  # more parameters, lower in-sample loss
+
+
+def _hb_by_hand(p, y, n_bins):
+    """Uniform-mass histogram binning written out (distinct scores): sorted scores in n_bins groups split at
+    floor(j n / B); each bin's value is the mean label without its largest score (the boundary order statistic),
+    except the last bin; a new score t lands in bin #{boundaries < t}."""
+    order = np.argsort(p)
+    ps, ys = p[order], y[order]
+    n = len(p)
+    cuts = (np.arange(1, n_bins) * n) // n_bins
+    groups = np.split(np.arange(n), cuts)
+    edges = np.array([ps[g[-1]] for g in groups[:-1]])
+    values = np.array([ys[g[:-1]].mean() if i < n_bins - 1 else ys[g].mean() for i, g in enumerate(groups)])
+    return lambda t: values[np.searchsorted(edges, t, side="left")]
+
+
+@pytest.mark.golden
+def test_histogram_binning_by_hand_and_bin_sizes():
+    p, y = _binary(n=1003, seed=9)
+    m = get_recalibrator("histogram_binning", n_bins=10).fit(p, y)
+    ref = _hb_by_hand(p, y, 10)
+    grid = np.r_[np.linspace(0, 1, 2001), p]
+    np.testing.assert_allclose(m.predict(grid), ref(grid), atol=1e-15)
+    # points_per_bin k: floor(n / k) bins, each with k to 2k - 1 rows (Gupta & Ramdas 2021)
+    k = 50
+    s = get_recalibrator("histogram_binning", points_per_bin=k).fit(p, y).state_["binary"]
+    counts = np.asarray(s["counts"])
+    assert len(counts) == 1003 // k and counts.min() >= k and counts.max() <= 2 * k - 1
+    # keeping the boundary rows gives the plain bin means
+    keep = get_recalibrator("histogram_binning", n_bins=10, exclude_boundary=False).fit(p, y).state_["binary"]
+    assert keep["n_excluded"] == 0 and s["n_excluded"] == len(counts) - 1
+
+
+def test_histogram_binning_ties_stay_together():
+    p = np.repeat([0.1, 0.2, 0.3, 0.4], [30, 5, 40, 25])
+    y = (np.arange(100) % 3 == 0).astype(float)
+    m = get_recalibrator("histogram_binning", n_bins=3, exclude_boundary=False).fit(p, y)
+    q = m.predict(p)
+    for v in np.unique(p):
+        assert len(np.unique(q[p == v])) == 1
+    # label order inside a tie never matters
+    y2 = y.copy()
+    y2[:30] = y2[:30][::-1]
+    np.testing.assert_array_equal(get_recalibrator("histogram_binning", n_bins=3).fit(p, y2).predict(p),
+                                  get_recalibrator("histogram_binning", n_bins=3).fit(p, y).predict(p))
+
+
+@pytest.mark.golden
+def test_top_label_histogram_binning_is_algorithm_8():
+    P, y = _multiclass(n=3000, K=3, seed=10)
+    k = 50
+    m = get_recalibrator("histogram_binning", points_per_bin=k, multiclass="top_label").fit(P, y)
+    Q = m.predict(P)
+    c, h = P.argmax(1), P.max(1)
+    kept = Q[np.arange(3000), c] >= 1 / 3  # a vector can keep the predicted class iff its new value >= 1/K
+    assert kept.mean() > 0.9
+    np.testing.assert_array_equal(Q.argmax(1)[kept], c[kept])
+    for lab in range(3):
+        rows = c == lab
+        ref = get_recalibrator("histogram_binning", points_per_bin=k).fit(h[rows], (y[rows] == lab).astype(float))
+        np.testing.assert_allclose(Q[rows, lab], ref.predict(h[rows]), atol=1e-15)
+        assert len(ref.state_["binary"]["values"]) == rows.sum() // k
+    np.testing.assert_allclose(Q.sum(1), 1.0)
+
+
+@pytest.mark.golden
+def test_classwise_histogram_binning_is_algorithm_9():
+    P, y = _multiclass(n=2000, K=3, seed=11)
+    m = get_recalibrator("histogram_binning", points_per_bin=100, multiclass="classwise", normalize=False).fit(P, y)
+    Q = m.predict(P)
+    for lab in range(3):
+        ref = get_recalibrator("histogram_binning", points_per_bin=100).fit(P[:, lab], (y == lab).astype(float))
+        np.testing.assert_allclose(Q[:, lab], ref.predict(P[:, lab]), atol=1e-15)
+        assert len(ref.state_["binary"]["values"]) == 2000 // 100
+    normalised = get_recalibrator("histogram_binning", points_per_bin=100, multiclass="classwise").fit(P, y).predict(P)
+    np.testing.assert_allclose(normalised, Q / Q.sum(1, keepdims=True))
+
+
+def test_top_label_m2b_fits_one_map_per_predicted_class():
+    P, y = _multiclass(n=1500, K=3, seed=12)
+    Q = get_recalibrator("isotonic").fit(P, y).predict(P)
+    c, h = P.argmax(1), P.max(1)
+    for lab in range(3):
+        rows = c == lab
+        ref = get_recalibrator("isotonic").fit(h[rows], (y[rows] == lab)).predict(h[rows])
+        np.testing.assert_allclose(Q[rows, lab], ref)
+        # the other classes keep their proportions wherever that keeps the predicted class
+        other = [j for j in range(3) if j != lab]
+        prop = P[np.ix_(rows, other)] * ((1 - ref) / (1 - h[rows]))[:, None]
+        ok = prop.max(1) < ref * (1 - 1e-12)
+        np.testing.assert_allclose(Q[np.ix_(rows, other)][ok], prop[ok])
+
+
+# ---------------------------------------------------------------------------- interface, JSON, weights
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_json_round_trip_binary_and_multiclass(method):
+    p, y = _binary(n=800, seed=13, ties=True)
+    m = get_recalibrator(method).fit(p, y)
+    text = json.dumps(m.to_dict())
+    back = from_dict(json.loads(text))
+    grid = np.linspace(0, 1, 501)
+    np.testing.assert_array_equal(back.predict(grid), m.predict(grid))
+    assert back.describe() and back.name == method
+    P, yy = _multiclass(n=900, K=3, seed=14)
+    modes = [{}] if method == "temperature" else [{"multiclass": k} for k in ("top_label", "confidence", "classwise")]
+    for opts in modes:
+        mm = get_recalibrator(method, **opts).fit(P, yy)
+        Q = mm.predict(P)
+        assert Q.shape == P.shape and np.all(Q >= 0) and np.allclose(Q.sum(1), 1)
+        np.testing.assert_array_equal(from_dict(mm.to_json()).predict(P), Q)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_zero_weight_rows_are_absent(method):
+    p, y = _binary(n=600, seed=15)
+    w = np.ones(600)
+    w[::7] = 0
+    a = get_recalibrator(method).fit(p, y, sample_weight=w).predict(p)
+    b = get_recalibrator(method).fit(p[w > 0], y[w > 0]).predict(p)
+    np.testing.assert_allclose(a, b, atol=1e-10)
+
+
+@pytest.mark.parametrize("method", ["platt", "isotonic", "beta", "temperature", "venn_abers"])
+def test_integer_weights_are_repetitions(method):
+    p, y = _binary(n=400, seed=16, ties=True)
+    w = np.random.default_rng(16).integers(1, 4, 400)
+    a = get_recalibrator(method).fit(p, y, sample_weight=w.astype(float)).predict(p)
+    b = get_recalibrator(method).fit(np.repeat(p, w), np.repeat(y, w)).predict(p)
+    np.testing.assert_allclose(a, b, atol=1e-8)
+
+
+def test_bad_input_raises_input_error():
+    p, y = _binary(n=100)
+    with pytest.raises(cv.InputError, match="unknown recalibration method"):
+        get_recalibrator("magic")
+    with pytest.raises(cv.InputError, match="not fitted"):
+        get_recalibrator("platt").predict(p)
+    with pytest.raises(cv.InputError, match="binary predictions"):
+        get_recalibrator("platt").fit(p, y).predict(np.column_stack([1 - p, p]))
+    with pytest.raises(cv.InputError, match="multiclass must be one of"):
+        get_recalibrator("isotonic", multiclass="pairs")
+    with pytest.raises(cv.InputError, match="separate the labels"):
+        get_recalibrator("platt").fit([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1])
+    with pytest.raises(cv.InputError, match="not a calibviz recalibration map"):
+        from_dict({"method": "platt"})
+    with pytest.raises(cv.InputError, match="y_prob must lie in"):
+        get_recalibrator("isotonic").fit(p * 2, y)
+
+
+# ---------------------------------------------------------------------------- cross-fitting
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_cross_fit_never_evaluates_on_fitted_rows(method):
+    p, y = _binary(n=700, seed=17)
+    cf = cross_fit(method, y, p, n_splits=4, random_state=3)
+    assert cf.evaluated.all() and len(cf.maps) == 4
+    for f, (m, rows) in enumerate(zip(cf.maps, cf.fit_rows)):
+        held = np.flatnonzero(cf.fold == f)
+        assert not np.isin(held, rows).any()  # no held-out row among the map's fitting rows
+        assert len(held) + len(rows) == 700
+        # the map of fold f is the map fitted on exactly its rows, and it made the fold's predictions
+        np.testing.assert_allclose(get_recalibrator(method).fit(p[rows], y[rows]).predict(p[held]), cf.y_prob[held])
+        np.testing.assert_array_equal(m.predict(p[held]), cf.y_prob[held])
+    np.testing.assert_allclose(cf.final.predict(p), get_recalibrator(method).fit(p, y).predict(p))
+
+
+def test_cross_fit_is_honest_where_in_sample_is_not():
+    """On labels that are pure noise, isotonic in-sample 'fixes' the ECE; out of fold it cannot."""
+    rng = np.random.default_rng(18)
+    p = rng.uniform(size=2000)
+    y = rng.integers(0, 2, 2000)
+    in_sample = get_recalibrator("isotonic").fit(p, y).predict(p)
+    oof = cross_fit("isotonic", y, p, n_splits=5).y_prob
+    ll = lambda q: cv.metrics.log_loss(y, q)  # noqa: E731
+    assert ll(in_sample) < ll(np.full(2000, 0.5))  # in sample, isotonic beats the truth (0.5)
+    assert ll(oof) > ll(np.full(2000, 0.5))  # out of fold it does not
+
+
+def test_cross_fit_groups_and_user_split():
+    p, y = _binary(n=600, seed=19)
+    groups = np.repeat(np.arange(60), 10)
+    cf = cross_fit("platt", y, p, n_splits=5, groups=groups)
+    for g in range(60):
+        assert len(np.unique(cf.fold[groups == g])) == 1
+    split = np.where(np.arange(600) < 400, "calibration", "test")
+    us = cross_fit("isotonic", y, p, split=split)
+    assert us.evaluated.sum() == 200 and np.isnan(us.y_prob[:400]).all()
+    np.testing.assert_allclose(us.y_prob[400:], get_recalibrator("isotonic").fit(p[:400], y[:400]).predict(p[400:]))
+    assert "user split" in us.scheme
+    with pytest.raises(cv.InputError, match="calibration or test"):
+        split_mask(["cal", "maybe"], 2)
+    with pytest.raises(cv.InputError, match="some as test"):
+        split_mask([True, True], 2)
+    f = fold_indices(np.r_[np.zeros(50), np.ones(50)].astype(int), 5, random_state=1)
+    assert np.bincount(f[:50]).tolist() == [10] * 5 and np.bincount(f[50:]).tolist() == [10] * 5
+
+
+def test_cross_fit_multiclass_temperature():
+    P, y = _multiclass(n=1000, K=4, seed=20)
+    cf = cross_fit("temperature", y, P, n_splits=3)
+    assert cf.y_prob.shape == P.shape and np.allclose(cf.y_prob.sum(1), 1)
+    assert all(abs(m.temperature - 2) < 0.4 for m in cf.maps)
+
+
+# ---------------------------------------------------------------------------- before / after
+
+
+def test_recalibration_table_before_after_and_loss_gained():
+    p, y = _binary(n=2000, seed=21, slope=2.0)
+    results = {m: cross_fit(m, y, p) for m in ("platt", "isotonic")}
+    t = recalibration_table(y, p, results, metrics=("ece", "brier_reliability"), n_resamples=40, n_reference=40)
+    assert set(t["method"]) == {"platt", "isotonic"}
+    assert list(t["metric"][:4]) == ["ece", "brier_reliability", "brier", "log_loss"]
+    ece = t[(t.method == "platt") & (t.metric == "ece")].iloc[0]
+    # the "before" row equals the metric panel of the raw predictions; the "after" that of the out-of-fold ones
+    assert ece["before"] == pytest.approx(cv.metrics.ece(y, p))
+    assert ece["after"] == pytest.approx(cv.metrics.ece(y, results["platt"].y_prob))
+    assert ece["improved"] and ece["diff_low"] > 0 and ece["before_null_low"] <= ece["before_null_high"]
+    assert np.isfinite([ece["after_null_low"], ece["after_null_high"], ece["after_low"], ece["after_high"]]).all()
+    brier = t[(t.method == "platt") & (t.metric == "brier")].iloc[0]
+    lg = loss_gained(y, p, results["platt"].y_prob, n_resamples=40)
+    assert brier["diff"] == pytest.approx(lg["gained"]) and brier["diff_low"] == pytest.approx(lg["low"])
+    assert "better after recalibration" in ece["reading"]
+
+
+def test_loss_gained_multiclass_and_paired():
+    P, y = _multiclass(n=1500, K=3, seed=22)
+    cf = cross_fit("temperature", y, P)
+    r = loss_gained(y, P, cf.y_prob, score="log_loss", n_resamples=50)
+    assert r["gained"] > 0 and r["low"] > 0
+    rows = np.arange(len(y))
+    assert r["before"] == pytest.approx(-np.log(P[rows, y]).mean())
