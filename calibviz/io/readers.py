@@ -387,8 +387,12 @@ def _read_parquet(data, name: str, limits: ReadLimits) -> pd.DataFrame:
     # Decoded (uncompressed) size of the columns to read, from the column-chunk metadata.
     wanted = set(columns)
     declared = 0
+    per_column = unsupported and md.num_row_groups * md.num_columns <= 100_000  # else: a Python loop too long
     for i in range(md.num_row_groups):
         rg = md.row_group(i)
+        if not per_column:
+            declared += max(rg.total_byte_size, 0)  # uncompressed size of all its columns
+            continue
         for j in range(rg.num_columns):
             col = rg.column(j)
             if col.path_in_schema.split(".")[0] in wanted:
