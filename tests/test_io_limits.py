@@ -80,6 +80,7 @@ def test_csv_rows_and_cells_are_checked_before_parsing():
         read_table(no_final_newline, limits={"max_rows": 99})
     with pytest.raises(cv.InputError, match="CALIBVIZ_MAX_ROWS"):  # old Mac line ends count too
         read_table(data.replace(b"\n", b"\r"), limits={"max_rows": 99})
+    assert read_table(data.replace(b"\n", b"\r"), limits={"max_columns": 2}).frame.shape == (100, 2)
 
 
 def test_wide_header_is_refused_before_parsing():

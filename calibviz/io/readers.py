@@ -258,8 +258,8 @@ def _read_csv(data, name: str, delimiter: str | None, encoding: str | None, limi
     # Declared size before parsing: lines (an upper bound on rows, quoted newlines included) times columns.
     # The whole first line (the 64 KiB head may cut it): its separators give the columns.
     start = len(data) - len(view)
-    eol = data.find(b"\n", start)
-    first = bytes(data[start:eol if eol >= 0 else len(data)])
+    ends = [i for i in (data.find(b"\n", start), data.find(b"\r", start)) if i >= 0]
+    first = bytes(data[start:min(ends) if ends else len(data)])
     n_cols = first.decode(encoding or "utf-8", errors="replace").count(sep) + 1 if sep else 1
     if n_cols > limits.max_columns:
         raise refuse(limits, "max_columns", f"{name} has {n_cols:,} columns in its header",
