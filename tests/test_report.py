@@ -57,7 +57,7 @@ def test_binary_report_sections(reports):
                  "Curves of the top variable: age", "Reproducibility"):
         assert text in page, text
     assert "Top-label diagram" not in page and "Model comparison" not in page
-    assert page.count('class="plotly-graph-div"') == 4  # reliability, TCE, VECE ranking, curves
+    assert page.count('class="plotly-graph-div"') == 5  # reliability, CORP, TCE, VECE ranking, curves
 
 
 def test_multiclass_report_sections(reports):
@@ -67,7 +67,7 @@ def test_multiclass_report_sections(reports):
                  "The worst calibrated class (one vs rest) is <b>cat</b>"):
         assert text in page, text
     assert "Variables ranked by VECE" not in page  # the CIFAR demo has no feature columns
-    assert page.count('class="plotly-graph-div"') == 4  # reliability, TCE, top-label, class-wise grid
+    assert page.count('class="plotly-graph-div"') == 5  # reliability, CORP, TCE, top-label, class-wise grid
     # class-wise TCE is slow (seconds per class): not in the default panel
     assert "Class-wise TCE" not in page
 
@@ -127,7 +127,7 @@ def test_resolve_metrics_and_keys():
     assert resolve_metrics("ece,tce", True) == (("ece", "tce"), ())
     assert metric_key("Brier score") == "brier"
     with pytest.raises(cv.InputError, match="unknown metric"):
-        metric_key("accuracy")
+        metric_key("f1_score")
 
 
 def test_bad_arguments_raise_input_error():
