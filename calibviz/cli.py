@@ -132,6 +132,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="exit 1 when the p-value of METRIC against a calibrated model with the same predictions "
                           "is at most P for any model: evidence of miscalibration, not a raw value (repeatable)")
     met.add_argument("--list", action="store_true", help="list the metric keys and exit")
+    met.add_argument("--engine", choices=("duckdb", "polars", "spark"),
+                     help="stream FILE (a Parquet/CSV path, glob, directory or DuckDB SQL query) through this engine "
+                          "instead of loading it: for logs larger than memory (values only: no --ci, no reference)")
+    met.add_argument("--database", metavar="DB", help="with --engine duckdb: the DuckDB database FILE's query runs on")
     _add_metric_options(met, ci_default=0)
     _add_mapping(met)
     rep = sub.add_parser(
@@ -167,6 +171,20 @@ def _load(file: str, **kw):
     if file in demo.demo_datasets() and not Path(file).exists():
         return demo.load_demo_models(file)
     return load_models(file, **kw)
+
+
+def _scan(args) -> dict:
+    """``{model: Scan}`` of FILE streamed through ``--engine`` (cv.scan); nothing is loaded whole."""
+    from .scan import scan
+
+    if args.logits or args.renormalize:
+        raise InputError("--logits and --renormalize are not available with --engine; give probabilities.")
+    if args.ci:
+        raise InputError("--ci is not available with --engine yet (bootstrap intervals need the rows); drop it.")
+    kw = {k: getattr(args, k) for k in ("label", "positive", "weight", "model") if getattr(args, k, None) is not None}
+    if args.probs:
+        kw["probs"] = args.probs[0] if len(args.probs) == 1 else args.probs
+    return scan(args.file, engine=args.engine, database=args.database, **kw).models
 
 
 def _cmd_demos(args) -> int:
@@ -277,16 +295,19 @@ def _cmd_metrics(args) -> int:
         from .report import metric_key
 
         requested = [metric_key(m) for m in requested]  # unknown names fail before the file is read
-    models = _load(args.file, **_mapping_kwargs(args))
+    models = _scan(args) if args.engine else _load(args.file, **_mapping_kwargs(args))
     records = []
     for name, p in models.items():
         keys, _ = resolve_metrics(requested, p.is_binary)
         gates = [k for k, _ in thresholds + p_thresholds]
         own = resolve_metrics(gates, p.is_binary)[0] if gates else ()
         keys = keys + tuple(k for k in own if k not in keys)
-        panel = metric_panel(p.y, p.y_prob if p.is_binary else p.probs, metrics=keys, config=cfg,
-                             sample_weight=p.weights, n_resamples=args.ci, random_state=args.seed,
-                             n_reference=args.reference)
+        if args.engine:  # a scan: values computed where the data live (cv.scan)
+            panel = p.metrics(keys, config=cfg)
+        else:
+            panel = metric_panel(p.y, p.y_prob if p.is_binary else p.probs, metrics=keys, config=cfg,
+                                 sample_weight=p.weights, n_resamples=args.ci, random_state=args.seed,
+                                 n_reference=args.reference)
         for r in panel.itertuples():
             records.append({"model": name, "metric": r.metric, "label": r.label, "value": _json_number(r.value),
                             "low": _json_number(r.low), "high": _json_number(r.high),

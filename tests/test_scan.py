@@ -241,3 +241,34 @@ def test_paths_outside_the_allowed_roots_are_refused(tmp_path):
             check_allowed(bad, [str(root)])
     with pytest.raises(cv.InputError, match="no data directories"):
         check_allowed(str(root / "a.parquet"), [])
+
+
+# -- the command line --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_cli_engine_streams_the_same_values(parquet, engine, capsys):
+    import json
+
+    from calibviz.cli import main
+
+    path, df = parquet
+    keys = "ece,ace,mce,brier,log_loss,spiegelhalter_z"
+    assert main(["metrics", path, "--metrics", keys, "--format", "json", "--reference", "0"]) == 0
+    want = json.loads(capsys.readouterr().out)
+    assert main(["metrics", path, "--metrics", keys, "--format", "json", "--engine", engine]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert [r["metric"] for r in got] == [r["metric"] for r in want]
+    np.testing.assert_allclose([r["value"] for r in got], [r["value"] for r in want], rtol=RTOL)
+    assert main(["metrics", path, "--engine", engine, "--fail-above", "ece=0.0000001"]) == 1
+
+
+def test_cli_engine_bad_input_is_one_line(tmp_path, capsys):
+    from calibviz.cli import main
+
+    df = _data(1_000).assign(p=lambda d: d.p.where(d.index != 7, -0.5))
+    df.to_parquet(tmp_path / "bad.parquet")
+    assert main(["metrics", str(tmp_path / "bad.parquet"), "--engine", "duckdb"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "outside it in 1 row" in err[0]
+    assert main(["metrics", str(tmp_path / "bad.parquet"), "--engine", "duckdb", "--ci", "10"]) == 2

@@ -68,16 +68,36 @@ class Scan:
         self._exact_cache = None
         self._atoms_cache = None
 
+    #: Scans are binary views so far (multiclass scans: issue #13).
+    is_binary = True
+
     def __repr__(self) -> str:
         return f"Scan(name={self.name!r}, engine={self.engine!r}, source={self.source!r})"
 
     # -- passes over the data ------------------------------------------------------------------------------------
 
-    def _fine(self) -> pd.DataFrame:
+    def _fine(self, hint=()) -> pd.DataFrame:
+        """The validated bucket table (first pass, cached); ``hint``: schemes whose edge buckets to group exactly."""
         if self._fine_cache is None:
-            table = _agg.fine_table(self._frame, self._roles)
+            table, exact = _agg.fine_table(self._frame, self._roles, _ref.edge_buckets(hint))
             self._fine_cache = self._validate(table)
+            if exact is not None:
+                self._exact_cache = exact[exact["_y"] >= 0].reset_index(drop=True)
         return self._fine_cache
+
+    def _prepare(self, schemes) -> None:
+        """Refine, in as few passes as possible, every bucket that the bins of ``schemes`` need."""
+        self._fine(schemes)
+        for _ in range(_MAX_REFINE):
+            atoms, need = self._atoms(), []
+            for scheme in schemes:
+                try:
+                    self._bins(scheme, atoms)
+                except _ref.Refine as r:
+                    need.append(r.buckets)
+            if not need:
+                return
+            self._atoms(np.concatenate(need))
 
     def _validate(self, table: pd.DataFrame) -> pd.DataFrame:
         """Report bad rows counted by the aggregation (never dropped silently); return the valid groups."""
@@ -218,6 +238,8 @@ class Scan:
         >>> t[["bin", "n", "positives", "obs_rate", "rejected"]].to_dict("list")
         {'bin': [0, 1], 'n': [10, 10], 'positives': [0, 10], 'obs_rate': [0.0, 1.0], 'rejected': [0, 5]}
         """
+        self._prepare([get_scheme(binning)])
+
         def step(atoms):
             edges, index, s, name = self._bins(binning, atoms)
             rejected = None if test is None else _ref.rejected(atoms, index, s, alpha=alpha, test=test)
@@ -314,6 +336,13 @@ class Scan:
         config = PanelConfig() if config is None else config
         keys = list(DEFAULT_BINARY_METRICS if metrics is None else ([metrics] if isinstance(metrics, str) else metrics))
         specs = [_spec(k, BINARY_METRICS) for k in keys]
+        schemes = [config.scheme()] if set(keys) & {"ece", "mce", "rmsce", "brier_reliability"} else []
+        schemes += [EqualMass(config.n_bins)] if set(keys) & {"ace", "debiased_ece"} else []
+        schemes += [EqualMass(10)] if "hosmer_lemeshow" in keys else []
+        try:
+            self._prepare(schemes)  # one refining pass for all the panel's bins
+        except InputError:
+            pass  # a scheme a scan cannot bin: its metric says so below
         prevalence = self.prevalence
         rows = []
         nan = float("nan")

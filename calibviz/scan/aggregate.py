@@ -126,14 +126,27 @@ def _collect(frame: nw.LazyFrame) -> pd.DataFrame:
     return out
 
 
-def fine_table(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame:
+def fine_table(frame: nw.LazyFrame, roles: Roles, exact_buckets=()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Sums per (fine bucket, label code): the first pass over the rows.
 
-    Returns a DataFrame with columns ``_b``, ``_y`` and :data:`SUMS`; bad rows
-    sit in negative buckets or label codes (see the module docstring).
+    Returns ``(fine, exact)``: ``fine`` has the columns ``_b``, ``_y`` and
+    :data:`SUMS` (bad rows sit in negative buckets or label codes, see the
+    module docstring); ``exact`` has the sums per exact score (``_p``) of the
+    rows in ``exact_buckets``, buckets known in advance to need them (those
+    holding a Uniform edge), grouped in the same pass at no extra cost.
     """
     weighted = roles.weight is not None
-    return _collect(_prepared(frame, roles).group_by("_b", "_y").agg(*_sums(weighted)))
+    ids = [int(b) for b in exact_buckets]
+    prepared = _prepared(frame, roles)
+    if not ids:
+        return _collect(prepared.group_by("_b", "_y").agg(*_sums(weighted))), None
+    keyed = prepared.with_columns(_e=nw.when(nw.col("_b").is_in(ids)).then(nw.col("_p")))
+    both = _collect(keyed.group_by("_b", "_y", "_e").agg(*_sums(weighted)))
+    has = both["_e"].notna()
+    exact = both[has].rename(columns={"_e": "_p"}).reset_index(drop=True)
+    sums = {c: ("min" if c == "pmin" else "max" if c == "pmax" else "sum") for c in SUMS}
+    fine = both.groupby(["_b", "_y"], as_index=False, sort=False).agg(sums)
+    return fine, exact
 
 
 def exact_atoms(frame: nw.LazyFrame, roles: Roles, buckets) -> pd.DataFrame:

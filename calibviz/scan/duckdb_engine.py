@@ -20,11 +20,14 @@ def connection(database=None):
     global _CON
     if database is not None:
         try:
-            return duckdb.connect(str(database), read_only=True)
+            con = duckdb.connect(str(database), read_only=True)
+            con.execute("SET enable_progress_bar = false")
+            return con
         except duckdb.Error as exc:
             raise InputError(f"cannot open the DuckDB database {str(database)!r}: {exc}") from None
     if _CON is None:
         _CON = duckdb.connect()
+        _CON.execute("SET enable_progress_bar = false")
     return _CON
 
 

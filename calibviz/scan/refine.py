@@ -99,6 +99,17 @@ def atoms_of(fine: pd.DataFrame, exact: pd.DataFrame | None) -> Atoms:
                  hi=col["pmax"].astype(f))
 
 
+def edge_buckets(schemes) -> np.ndarray:
+    """Fine buckets holding an inner edge of the Uniform / Custom schemes among ``schemes`` (known before any pass)."""
+    out = []
+    for scheme in schemes:
+        if type(scheme) in (Uniform, Custom):
+            e = scheme._fit(np.array([0.0]), None, None).edges[1:-1] if type(scheme) is Uniform else \
+                np.asarray(scheme.edges)[1:-1]
+            out.append(np.clip(np.floor(e * FINE_BUCKETS), 0, FINE_BUCKETS - 1).astype(np.int64))
+    return np.unique(np.concatenate(out)) if out else np.zeros(0, np.int64)
+
+
 def _index(scheme, values: np.ndarray) -> np.ndarray:
     return scheme._fit(values, None, None).index
 

@@ -169,15 +169,18 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
                   model=None, features=None):
     """(ColumnMapping, {model name: Roles}) of a lazy source, resolved as load_predictions does.
 
-    Reads :data:`SAMPLE_ROWS` rows and the distinct labels (at most
-    :data:`MAX_LABELS`); the probability columns are then found by name and,
-    where names are ambiguous, by the sample's row sums.
+    Reads :data:`SAMPLE_ROWS` rows, and the distinct labels (at most
+    :data:`MAX_LABELS`) when the sample holds fewer than two; the probability
+    columns are then found by name and, where names are ambiguous, by the
+    sample's row sums. Labels outside the classes found are counted by the
+    aggregation and reported.
     """
     sample = frame.head(SAMPLE_ROWS).collect().to_pandas()
     sample = sample.rename(columns=lambda c: str(c))
     columns = list(sample.columns)
     label_col = _find(columns, LABEL_NAMES, label, "label")
-    if label_col is not None:
+    if label_col is not None and sample[label_col].nunique() < 2:
+        # the sample alone cannot tell the classes: read the label column's distinct values (one column, one pass)
         distinct = frame.select(nw.col(label_col)).unique().head(MAX_LABELS + 1).collect().to_pandas()[label_col]
         distinct = distinct.dropna()
         if len(distinct) > MAX_LABELS:
