@@ -37,7 +37,8 @@ from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_M
 from .reduce import views
 from .metrics import corp_table, decomposition_table
 from .summary import reliability_table
-from .variables import CURVE_MIN_VALUES, disagreement_ranges, numeric_values, variable_curves, variable_ranking
+from .variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreement_ranges, numeric_values, variable_curves,
+                        variable_ranking)
 
 __all__ = ["build_report", "write_report", "report_contents", "resolve_metrics", "metric_key", "format_value",
            "format_interval", "DEFAULT_COMPARE_METRICS", "VERSION_PACKAGES"]
@@ -336,7 +337,7 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
     numeric = _curve_features(p)
     if numeric:
         y_prob = p.y_prob if p.is_binary else p.probs
-        ranking = variable_ranking(p.features[numeric], p.y, y_prob, sample_weight=p.weights,
+        ranking = variable_ranking(p.features[numeric[:MAX_RANKED_FEATURES]], p.y, y_prob, sample_weight=p.weights,
                                    n_resamples=n_resamples or 1, confidence=confidence,
                                    random_state=random_state, progress=prog.inner(),
                                    # it refuses 0 resamples: without intervals, take its cheap fixed-bin path
@@ -367,6 +368,8 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
                   "2023): VECE is the row-weighted gap between actual and predicted error in equal-mass bins of "
                   "each numeric column.</p>",
                   f'<div class="figure">{_figure_html(rank_fig)}</div>', _table_html(ranking),
+                  (f"<p>The first {MAX_RANKED_FEATURES} of {len(numeric):,} numeric columns are ranked.</p>"
+                   if len(numeric) > MAX_RANKED_FEATURES else ""),
                   f'<h3 id="{anchor}-curves">Curves of the top variable: {_e(feature)}</h3>',
                   (f"<p>{int((~ok).sum()):,} rows without a value of {_e(feature)} are left out of the curves.</p>"
                    if not ok.all() else ""),
