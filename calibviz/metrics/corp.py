@@ -85,7 +85,7 @@ class _Groups:
 
 
 def _groups(y: np.ndarray, p: np.ndarray, w: np.ndarray | None) -> _Groups:
-    order = np.argsort(p, kind="stable")
+    order = np.argsort(p)  # unstable is 4x faster; only group sums matter
     ps = p[order]
     n = ps.shape[0]
     starts = np.flatnonzero(np.r_[True, ps[1:] != ps[:-1]])
@@ -740,7 +740,7 @@ def murphy_table(y_true, y_prob, *, thresholds=None, sample_weight=None) -> pd.D
             raise InputError("thresholds must be finite numbers in [0, 1].")
     ww = np.ones_like(p) if w is None else w
     total = float(ww.sum())
-    order = np.argsort(p, kind="stable")
+    order = np.argsort(p)  # unstable is 4x faster; only group sums matter
     ps = p[order]
     cum_pos = np.r_[0.0, np.cumsum((ww * y)[order])]
     cum_neg = np.r_[0.0, np.cumsum((ww * (1.0 - y))[order])]

@@ -53,7 +53,7 @@ class _Placements:
 
 
 def _placements(y: np.ndarray, p: np.ndarray, w: np.ndarray | None) -> _Placements:
-    order = np.argsort(p, kind="stable")
+    order = np.argsort(p)  # unstable is 4x faster; only group sums matter
     ps = p[order]
     n = ps.shape[0]
     starts = np.flatnonzero(np.r_[True, ps[1:] != ps[:-1]])
