@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -17,6 +18,11 @@ def app(script: str = "app.py") -> AppTest:
 def assert_clean(at: AppTest) -> None:
     """No exception element was rendered."""
     assert not at.exception, [e.value for e in at.exception]
+
+
+def shown(element) -> str:
+    """The text an element displays: its Markdown source without the escapes of calibviz.ui.text.md."""
+    return re.sub(r"\\(.)", r"\1", element.value)
 
 
 def figures(at: AppTest) -> list[dict]:

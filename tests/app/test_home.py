@@ -10,7 +10,7 @@ import pytest
 import calibviz as cv
 from tests.conftest import BAD, bad_catalogue
 
-from .helpers import app, assert_clean, metric_values, upload
+from .helpers import app, assert_clean, metric_values, upload, shown
 
 pytestmark = [pytest.mark.apptest, pytest.mark.usefixtures("clear_streamlit_caches")]
 
@@ -64,8 +64,8 @@ def test_bad_upload_shows_error_and_keeps_previous_data(name):
     upload(at, name, (BAD / name).read_bytes())
     assert_clean(at)
     assert at.error, "the problem must be shown with st.error"
-    assert case["expect"] in at.error[0].value
-    assert "previously loaded data" in at.error[0].value
+    assert case["expect"] in shown(at.error[0])
+    assert "previously loaded data" in shown(at.error[0])
     assert metric_values(at) == before
     assert at.session_state["cv_source"]["demo"] == "hospital_readmission"
 
@@ -74,7 +74,7 @@ def test_unmappable_upload_can_be_fixed_in_the_mapping_form():
     at = app().run()
     df = pd.DataFrame({"readmitted": [0, 1] * 15, "risk_score": np.linspace(0.1, 0.9, 30)})
     upload(at, "needs_mapping.csv", df.to_csv(index=False).encode())
-    assert at.error and "no label column" in at.error[0].value
+    assert at.error and "no label column" in shown(at.error[0])
     form_label = at.selectbox[[s.label for s in at.selectbox].index("Label column")]
     form_label.set_value("readmitted")
     at.multiselect[0].set_value(["risk_score"])
@@ -98,7 +98,7 @@ def test_start_file_from_calibviz_app(monkeypatch, tmp_path):
     monkeypatch.setenv("CALIBVIZ_DATA", str(BAD / "no_label_column.csv"))
     at = app().run()
     assert_clean(at)
-    assert at.error and "no label column" in at.error[0].value
+    assert at.error and "no label column" in shown(at.error[0])
     assert metric_values(at)["Rows"] == "20,000"
 
 
@@ -107,7 +107,7 @@ def test_back_to_the_demo_after_an_upload():
     rng = np.random.default_rng(8)
     p = rng.uniform(size=50)
     upload(at, "mine.csv", pd.DataFrame({"label": rng.binomial(1, p), "p": p}).to_csv(index=False).encode())
-    assert any("mine.csv" in i.value for i in at.info)
+    assert any("mine.csv" in shown(i) for i in at.info)
     at.button(key="cv_back_to_demo").click().run()
     assert_clean(at)
     assert metric_values(at)["Rows"] == "20,000" and at.session_state["cv_source"]["kind"] == "demo"

@@ -7,7 +7,7 @@ import pytest
 
 import calibviz as cv
 
-from .helpers import ROOT, app, assert_clean, figures, metric_values, upload
+from .helpers import ROOT, app, assert_clean, figures, metric_values, upload, shown
 
 pytestmark = [pytest.mark.apptest, pytest.mark.usefixtures("clear_streamlit_caches")]
 
@@ -80,7 +80,7 @@ def test_invalid_url_setting_is_reported_not_fatal():
     at.query_params["bins"] = "12"
     at.run()
     assert_clean(at)
-    assert any("alpha=banana" in w.value for w in at.warning)
+    assert any("alpha=banana" in shown(w) for w in at.warning)
     assert at.session_state["cv_settings"]["bins"] == 12 and at.session_state["cv_settings"]["alpha"] == 0.05
 
 
@@ -110,7 +110,7 @@ def test_inconsistent_pavabc_sizes_are_a_message(page):
     at = _open(page, scheme="pavabc", n_min="5000", n_max="100")
     assert not at.exception
     if page in ("pages/1_Reliability.py", "pages/2_Test_based.py"):  # they bin the binary demo with PAVA-BC
-        assert at.error and "n_min" in at.error[0].value
+        assert at.error and "n_min" in shown(at.error[0])
 
 
 def test_out_of_range_url_values_are_ignored():

@@ -5,7 +5,7 @@ import pytest
 
 import calibviz as cv
 
-from .helpers import app, assert_clean
+from .helpers import app, assert_clean, shown
 
 pytestmark = [pytest.mark.apptest, pytest.mark.usefixtures("clear_streamlit_caches")]
 
@@ -66,4 +66,4 @@ def test_report_with_inconsistent_sizes_shows_the_problem():
     at.switch_page("pages/6_Report.py").run()
     at.button(key="build_report").click().run()
     assert not at.exception
-    assert at.error and "n_max" in at.error[0].value
+    assert at.error and "n_max" in shown(at.error[0])
