@@ -7,6 +7,7 @@ exits 0. Subcommands::
     calibviz info FILE [mapping]       validate a predictions file and summarise it
     calibviz metrics FILE [options]    the metric panel per model (table, JSON or CSV; CI gates)
     calibviz report FILE -o OUT.html   a self-contained HTML calibration report
+    calibviz recalibrate FILE --method M -o OUT   out-of-fold recalibrated predictions (and the map as JSON)
     calibviz app [FILE]                start the dashboard (on FILE, or on the demo data)
 
 ``metrics`` exits 1 when a ``--fail-above METRIC=VALUE`` threshold is exceeded,
@@ -138,6 +139,12 @@ def build_parser() -> argparse.ArgumentParser:
     met.add_argument("--database", metavar="DB", help="with --engine duckdb: the DuckDB database FILE's query runs on")
     _add_metric_options(met, ci_default=0)
     _add_mapping(met)
+    met.add_argument("--recalibrate", metavar="METHOD", choices=RECALIBRATION_METHODS,
+                     help="report each metric before and after recalibration with METHOD (cross-fitted, "
+                          f"out of fold): one of {', '.join(RECALIBRATION_METHODS)}")
+    met.add_argument("--cross-fit", dest="cross_fit", type=int, default=5, metavar="K",
+                     help="with --recalibrate: folds of the cross-fitting (default: 5)")
+    _add_recalibrate_parser(sub)
     rep = sub.add_parser(
         "report", help="write a self-contained HTML calibration report",
         description="Write an HTML report of every model in FILE: plain-language summary, metric table with "
@@ -296,6 +303,10 @@ def _cmd_metrics(args) -> int:
 
         requested = [metric_key(m) for m in requested]  # unknown names fail before the file is read
     models = _scan(args) if args.engine else _load(args.file, **_mapping_kwargs(args))
+    if args.recalibrate:
+        if args.engine or thresholds or p_thresholds:
+            raise InputError("--recalibrate cannot be combined with --engine, --fail-above or --fail-p-below.")
+        return _metrics_recalibrated(args, models, cfg, requested)
     records = []
     for name, p in models.items():
         keys, _ = resolve_metrics(requested, p.is_binary)
@@ -384,6 +395,231 @@ def _cmd_app(args) -> int:
     return subprocess.call(cmd, cwd=root, env=env)
 
 
+# --------------------------------------------------------------------------- recalibration (#15)
+
+RECALIBRATION_METHODS = ("platt", "isotonic", "beta", "temperature", "histogram_binning", "venn_abers")
+#: Fields of every record of ``calibviz metrics --recalibrate METHOD --format json`` (and the CSV columns).
+RECALIBRATION_FIELDS = ("model", "method", "metric", "label", "before", "before_low", "before_high",
+                        "before_null_low", "before_null_high", "after", "after_low", "after_high", "after_null_low",
+                        "after_null_high", "after_p_value", "diff", "diff_low", "diff_high", "improved", "unit",
+                        "scheme", "reading")
+
+
+def _add_recalibrate_parser(sub) -> None:
+    rec = sub.add_parser(
+        "recalibrate", help="fit a recalibration map, write out-of-fold recalibrated predictions (and the map)",
+        description="Fit a recalibration map on FILE and write FILE's rows with the recalibrated predictions "
+                    "appended. Each row's new prediction comes from a map fitted on the other folds (cross-fitting), "
+                    "or, with --split-column, from the map fitted on the calibration rows (test rows only). The map "
+                    "fitted on all (calibration) rows is what --map writes, as JSON.",
+        epilog="examples:\n  calibviz recalibrate preds.csv --method isotonic -o recalibrated.parquet\n"
+               "  calibviz recalibrate hospital_readmission --method platt -o out.csv --map platt.json\n"
+               "  calibviz recalibrate cifar10_resnet50 --method temperature -o out.parquet --cross-fit 10\n"
+               "  calibviz recalibrate preds.csv --method histogram_binning --option points_per_bin=100 -o out.csv\n"
+               "  calibviz recalibrate preds.csv --method beta --split-column split -o out.csv  # split: calibration/test\n\n"
+               "New columns: <method>__p (binary) or <method>:p_<class> (multiclass), <method>__fold (the fold\n"
+               "whose map predicted the row; -1 = calibration row of a user split), and for venn_abers on binary\n"
+               "data the interval <method>__p0, <method>__p1. Apply the map later with\n"
+               "calibviz.recalibration.from_dict(json.load(open('map.json'))).predict(y_prob).\n"
+               "Exit status: 0 ok, 2 bad input.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    rec.add_argument("file", help="CSV, TSV, Parquet or Excel file (or a demo name)")
+    rec.add_argument("--method", required=True, choices=RECALIBRATION_METHODS, help="the recalibration map")
+    rec.add_argument("-o", "--output", required=True, metavar="OUT",
+                     help="where to write the rows with the new columns (.parquet, .csv or .tsv)")
+    rec.add_argument("--map", dest="map_file", metavar="MAP.json", help="also write the fitted map as JSON")
+    rec.add_argument("--cross-fit", dest="cross_fit", type=int, default=5, metavar="K",
+                     help="folds of the cross-fitting (default: 5)")
+    rec.add_argument("--split-column", dest="split_column", metavar="COL",
+                     help="a column marking calibration rows (true/1/'calibration') and test rows "
+                          "(false/0/'test'): fit on the first, predict the second (instead of cross-fitting)")
+    rec.add_argument("--groups", metavar="COL", help="a column whose groups never straddle folds (e.g. patient id)")
+    rec.add_argument("--multiclass", choices=("top_label", "confidence", "classwise"), default=None,
+                     help="M2B reduction of binary methods on multiclass data (default: top_label)")
+    rec.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                     help="a method option, e.g. targets=platt, scaling=vector, points_per_bin=100 (repeatable)")
+    rec.add_argument("--model", dest="pick_model", metavar="NAME",
+                     help="with several models in FILE: which one (default: every model)")
+    rec.add_argument("--seed", type=int, default=0, help="seed of the fold assignment (default: 0)")
+    _add_mapping(rec)
+
+
+def _option_value(text: str):
+    """'100' -> 100, '0.5' -> 0.5, 'true' -> True, 'none' -> None, else the text."""
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text.strip()
+
+
+def _recalibration_options(args) -> dict:
+    options = {}
+    for item in args.option:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"--option expects KEY=VALUE (e.g. points_per_bin=100), got {item!r}.")
+        options[key.strip()] = _option_value(value)
+    if args.multiclass is not None:
+        options["multiclass"] = args.multiclass
+    return options
+
+
+def _raw_frame(args):
+    """The table FILE holds (for the output: same columns, new ones appended)."""
+    from . import demo
+    from .io import read_table
+
+    if args.file in demo.demo_datasets() and not Path(args.file).exists():
+        return read_table(demo.demo_path(args.file)).frame
+    kw = {k: getattr(args, k) for k in ("delimiter", "encoding", "sheet") if getattr(args, k, None) is not None}
+    return read_table(args.file, **kw).frame
+
+
+def _write_frame(df, path: Path) -> None:
+    from .io.export import spreadsheet_safe
+
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".parquet":
+            df.to_parquet(path, index=False)
+        elif suffix in (".csv", ".tsv", ".txt"):
+            spreadsheet_safe(df).to_csv(path, index=False, sep="\t" if suffix == ".tsv" else ",")
+        else:
+            raise InputError(f"cannot write {path.name}: use a .parquet, .csv or .tsv output file.")
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror}; choose a writable path with -o.") from None
+
+
+def _cmd_recalibrate(args) -> int:
+    from .recalibration import cross_fit, get_recalibrator, recalibrated_frame
+
+    out = Path(args.output)
+    if out.suffix.lower() not in (".parquet", ".csv", ".tsv", ".txt"):
+        raise InputError(f"cannot write {out.name}: use a .parquet, .csv or .tsv output file.")
+    for target in (out, Path(args.map_file) if args.map_file else None):
+        if target is not None and not target.parent.exists():
+            raise InputError(f"cannot write {target}: the folder {target.parent} does not exist.")
+    if args.cross_fit < 2 and not args.split_column:
+        raise InputError(f"--cross-fit must be at least 2 folds, got {args.cross_fit}.")
+    options = _recalibration_options(args)
+    get_recalibrator(args.method, **options)  # bad options fail before the file is read
+    load = _mapping_kwargs(args)
+    models = _load(args.file, **load)
+    frame = _raw_frame(args)
+    if args.pick_model is not None:
+        if args.pick_model not in models:
+            raise InputError(f"--model {args.pick_model!r} is not in {args.file}; its models are {', '.join(models)}.")
+        models = {args.pick_model: models[args.pick_model]}
+    from .io import detect_mapping
+
+    mapping_kw = {k: load[k] for k in ("label", "weight", "model", "positive") if k in load}
+    if "probs" in load:
+        mapping_kw["probs"] = load["probs"]
+    try:
+        model_column = detect_mapping(frame, **mapping_kw).model
+    except InputError:
+        model_column = None
+    long_format = model_column is not None and model_column in frame.columns
+    maps, parts = {}, []
+    for name, p in models.items():
+        rows = frame
+        if long_format:
+            rows = frame[frame[model_column].astype(str) == str(name)].reset_index(drop=True)
+        for col in (args.split_column, args.groups):
+            if col is not None and col not in rows.columns:
+                raise InputError(f"column {col!r} is not in {args.file}; its columns are {', '.join(map(str, rows.columns))}.")
+        if len(rows) != p.n:
+            raise InputError(f"{args.file} has {len(rows):,} rows for model {name!r} but {p.n:,} predictions were "
+                             "loaded (rows were left out when loading); recalibrate a file without such rows.")
+        cf = cross_fit(args.method, p.y, p.y_prob if p.is_binary else p.probs, n_splits=args.cross_fit,
+                       random_state=args.seed, sample_weight=p.weights,
+                       groups=None if args.groups is None else rows[args.groups].to_numpy(),
+                       split=None if args.split_column is None else rows[args.split_column], **options)
+        parts.append(recalibrated_frame(rows, p, cf, prefix_model=len(models) > 1 and not long_format))
+        maps[name] = cf.final.to_dict()
+        _print_recalibration_summary(name, p, cf)
+    import pandas as pd
+
+    if long_format:
+        result = pd.concat(parts, ignore_index=True)
+    else:
+        result = parts[0]
+        for extra in parts[1:]:
+            result = pd.concat([result, extra[[c for c in extra.columns if c not in result.columns]]], axis=1)
+    _write_frame(result, out)
+    print(f"wrote {out} ({len(result):,} rows, {len(result.columns) - len(frame.columns)} new columns)",
+          file=sys.stderr)
+    if args.map_file:
+        payload = next(iter(maps.values())) if len(maps) == 1 else {"format": "calibviz.recalibration.models",
+                                                                   "models": maps}
+        try:
+            Path(args.map_file).write_text(json.dumps(payload, indent=1), encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot write {args.map_file}: {exc.strerror}.") from None
+        print(f"wrote {args.map_file} (the map fitted on all calibration rows)", file=sys.stderr)
+    return 0
+
+
+def _print_recalibration_summary(name, p, cf) -> None:
+    from .recalibration import loss_gained
+
+    rows = cf.evaluated
+    before = p.y_prob if p.is_binary else p.probs
+    r = loss_gained(p.y[rows], before[rows], cf.y_prob[rows], score="brier",
+                    sample_weight=None if p.weights is None else p.weights[rows], n_resamples=0)
+    print(f"model {_printable(name)}: {cf.method}, {cf.scheme}: Brier score {r['before']:.4f} -> {r['after']:.4f} "
+          f"on {int(rows.sum()):,} out-of-fold rows; {cf.final.describe()}", file=sys.stderr)
+
+
+def _metrics_recalibrated(args, models, cfg, requested) -> int:
+    import pandas as pd
+
+    from .panel import format_interval, format_value
+    from .recalibration import cross_fit, recalibration_table
+    from .report import resolve_metrics
+
+    if args.cross_fit < 2:
+        raise InputError(f"--cross-fit must be at least 2 folds, got {args.cross_fit}.")
+    records = []
+    for name, p in models.items():
+        y_prob = p.y_prob if p.is_binary else p.probs
+        keys, _ = resolve_metrics(requested, p.is_binary)
+        cf = cross_fit(args.recalibrate, p.y, y_prob, n_splits=args.cross_fit, random_state=args.seed,
+                       sample_weight=p.weights)
+        table = recalibration_table(p.y, y_prob, {args.recalibrate: cf}, metrics=keys, config=cfg,
+                                    sample_weight=p.weights, n_resamples=args.ci, n_reference=args.reference,
+                                    random_state=args.seed)
+        for r in table.to_dict("records"):
+            rec = {k: r.get(k) for k in RECALIBRATION_FIELDS if k != "model"}
+            rec = {"model": name, **{k: (_json_number(v) if isinstance(v, float) else v) for k, v in rec.items()}}
+            records.append(rec)
+    if args.format == "json":
+        print(json.dumps(records, indent=2, ensure_ascii=False))
+    elif args.format == "csv":
+        from .io.export import to_csv
+
+        sys.stdout.write(to_csv(pd.DataFrame(records, columns=list(RECALIBRATION_FIELDS))))
+    else:
+        head = ("model", "method", "metric", "before", "after", "before - after", "interval", "calibrated model after")
+        rows = [(r["model"], r["method"], r["label"], format_value(r["before"], r["unit"]),
+                 format_value(r["after"], r["unit"]), format_value(r["diff"], r["unit"]),
+                 format_interval(r["diff_low"], r["diff_high"], r["unit"]),
+                 format_interval(r["after_null_low"], r["after_null_high"], r["unit"])) for r in records]
+        widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+        for row in (head, *rows):
+            print(_printable("  ".join(str(x).ljust(w) for x, w in zip(row, widths))))
+        print(f"(after = out-of-fold predictions, {records[0]['scheme'] if records else ''}; before - after > 0 "
+              "is an improvement for every error and score)")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -391,7 +627,7 @@ def main(argv=None) -> int:
         parser.print_help()
         return 0
     handler = {"demos": _cmd_demos, "info": _cmd_info, "metrics": _cmd_metrics, "report": _cmd_report,
-               "app": _cmd_app}[args.command]
+               "app": _cmd_app, "recalibrate": _cmd_recalibrate}[args.command]
     try:
         return handler(args)
     except InputError as exc:

@@ -116,7 +116,9 @@ def from_dict(data) -> Recalibrator:
 
 
 from .crossfit import CrossFit, cross_fit, loss_gained, recalibration_table  # noqa: E402
+from .export import python_snippet, recalibrated_frame, recalibrated_predictions  # noqa: E402
 
 __all__ = ["Recalibrator", "RECALIBRATORS", "MULTICLASS_MODES", "get_recalibrator", "from_dict", "cross_fit",
-           "CrossFit", "recalibration_table", "loss_gained", "Platt", "Isotonic", "Beta", "Temperature",
+           "CrossFit", "recalibration_table", "loss_gained",
+           "recalibrated_frame", "recalibrated_predictions", "python_snippet", "Platt", "Isotonic", "Beta", "Temperature",
            "HistogramBinning", "VennAbers"]

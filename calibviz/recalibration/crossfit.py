@@ -53,6 +53,9 @@ class CrossFit:
         to new data (its quality is what the out-of-fold predictions measure).
     scheme : str
         "cross-fit (5 folds)" or "user split (n calibration rows)".
+    interval : (ndarray, ndarray) or None
+        Venn-Abers on binary data: the out-of-fold interval (p0, p1) of each
+        evaluated row (NaN elsewhere).
     """
 
     method: str
@@ -63,6 +66,7 @@ class CrossFit:
     fit_rows: list = field(repr=False)
     final: Recalibrator = field(repr=False)
     scheme: str = ""
+    interval: tuple | None = field(default=None, repr=False)
 
     @property
     def n_evaluated(self) -> int:
@@ -216,9 +220,11 @@ def cross_fit(method, y_true, y_prob, *, n_splits: int = 5, random_state=0, samp
         final = _fit(proto, P, y, w, rows)
         out = np.full(P.shape, np.nan)
         out[test] = final.predict(P[test])
+        interval = _interval(final, P, [(test, final)], multi)
         fold = np.where(cal, -1, 0)
         return CrossFit(method=proto.name, y_prob=out, evaluated=~cal, fold=fold, maps=[final], fit_rows=[rows],
-                        final=final, scheme=f"user split ({len(rows):,} calibration rows, {len(test):,} test rows)")
+                        final=final, scheme=f"user split ({len(rows):,} calibration rows, {len(test):,} test rows)",
+                        interval=interval)
     if isinstance(n_splits, bool) or not isinstance(n_splits, numbers.Integral) or n_splits < 2:
         raise InputError(f"n_splits must be an integer >= 2, got {n_splits!r}.")
     if n_splits > n:
@@ -234,8 +240,19 @@ def cross_fit(method, y_true, y_prob, *, n_splits: int = 5, random_state=0, samp
         maps.append(m)
         fit_rows.append(rows)
     final = _fit(proto, P, y, w, np.arange(n))
+    interval = _interval(final, P, [(np.flatnonzero(fold == f), m) for f, m in enumerate(maps)], multi)
     return CrossFit(method=proto.name, y_prob=out, evaluated=np.ones(n, dtype=bool), fold=fold, maps=maps,
-                    fit_rows=fit_rows, final=final, scheme=f"cross-fit ({int(n_splits)} folds)")
+                    fit_rows=fit_rows, final=final, scheme=f"cross-fit ({int(n_splits)} folds)", interval=interval)
+
+
+def _interval(proto, P, parts, multi):
+    """Out-of-fold Venn-Abers intervals (binary only), else None."""
+    if multi or not hasattr(proto, "predict_interval"):
+        return None
+    p0, p1 = np.full(P.shape[0], np.nan), np.full(P.shape[0], np.nan)
+    for rows, m in parts:
+        p0[rows], p1[rows] = m.predict_interval(P[rows])
+    return p0, p1
 
 
 def _fit(proto: Recalibrator, P, y, w, rows) -> Recalibrator:
