@@ -8,6 +8,7 @@ replaces the data already loaded: the error is stored for the page to show.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from ..demo import demo_datasets, demo_info, demo_path
 from ..errors import InputError
 from ..io import ColumnMapping, Predictions, detect_mapping, predictions_from_frame, read_table
 from ..io.readers import RawTable
+
+_LOG = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_DEMO", "MAX_UPLOAD_BYTES", "ensure_data", "current_models", "current_predictions", "current_source",
@@ -68,8 +71,18 @@ def load_bytes_into_state(data: bytes, name: str, *, kind: str = "upload", **opt
                          if v is not None and v != ""))
     try:
         models = _parse(_digest(data), data, name, clean)
+        for m in models.values():
+            m.fingerprint()  # every page keys its caches on it: fail here, not on every later rerun
     except InputError as exc:
         st.session_state[_ERROR] = f"{name}: {exc}"
+        return False
+    except MemoryError:
+        st.session_state[_ERROR] = f"{name}: not enough memory to load this file; sample its rows."
+        return False
+    except Exception as exc:  # noqa: BLE001 - an upload must never break the app; the log keeps the traceback
+        _LOG.exception("unexpected error while loading %s", name)
+        st.session_state[_ERROR] = (f"{name}: could not be loaded ({type(exc).__name__}: {exc}). This is a bug in "
+                                    "calibviz, not in your data; please report it with the file's column types.")
         return False
     st.session_state[_MODELS] = models
     st.session_state["cv_bytes"] = data  # for re-mapping the current file

@@ -28,3 +28,20 @@ def test_hostile_upload_is_refused_and_keeps_previous_data(tmp_path, key, fragme
     assert at.error and fragment in shown(at.error[0])
     assert metric_values(at) == before
     assert at.session_state["cv_source"]["demo"] == "hospital_readmission"
+
+
+def test_unexpected_error_while_loading_is_a_message_and_the_app_stays_usable(monkeypatch):
+    import calibviz.ui.data as data
+
+    def broken(*args, **kwargs):
+        raise TypeError("unhashable type: 'list'")
+
+    at = app().run()
+    before = metric_values(at)
+    monkeypatch.setattr(data, "_parse", broken)
+    upload(at, "lists.csv", b"label,p\n1,0.5\n0,0.5\n")
+    assert_clean(at)
+    assert at.error and "could not be loaded (TypeError" in shown(at.error[0])
+    assert metric_values(at) == before
+    at.switch_page("pages/1_Reliability.py").run()  # every page still works on the previous data
+    assert_clean(at)
