@@ -353,3 +353,36 @@ def test_issue_files_under_a_memory_cap(tmp_path):
             assert kind == "loaded" and message == (5000 if key == "normal_xlsx" else n), (key, got)
         else:
             assert kind == "refused" and expected[key] in message, (key, got)
+
+
+def test_xml_entity_expansion_is_refused(tmp_path):
+    import zipfile
+
+    lol = ('<!DOCTYPE lolz [<!ENTITY lol0 "lolololololololololol">'
+           + "".join(f'<!ENTITY lol{i} "{f"&lol{i - 1};" * 10}">' for i in range(1, 10)) + "]>")
+    path = crafted.xlsx(tmp_path / "laughs.xlsx", [crafted._header_row(),
+                        '<row r="2"><c r="A2" t="inlineStr"><is><t>&lol9;</t></is></c></row>'], dimension="A1:B2")
+    with zipfile.ZipFile(path) as zf:
+        parts = {i.filename: zf.read(i.filename) for i in zf.infolist()}
+    sheet = parts["xl/worksheets/sheet1.xml"].decode().replace("?>\n", "?>\n" + lol, 1)
+    parts["xl/worksheets/sheet1.xml"] = sheet.encode()
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for part, blob in parts.items():
+            zf.writestr(part, blob)
+    t0 = time.perf_counter()
+    with pytest.raises(cv.InputError, match="not a readable Excel workbook.*amplification"):
+        read_table(path)  # expat's billion-laughs guard (expat >= 2.4), reported as unreadable
+    assert time.perf_counter() - t0 < 5
+
+
+def test_readme_names_every_limit():
+    from dataclasses import fields
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Limits"):]
+    section = section[:section.index("\n## ", 5)]
+    for f in fields(ReadLimits):
+        assert f"`{f.name}`" in section and f"`{ReadLimits.env_name(f.name)}`" in section, f.name
+        default = getattr(ReadLimits(), f.name)
+        shown = f"{default // 1024**2} MiB" if f.name.endswith("_bytes") else f"{default:,}"
+        assert shown in section, (f.name, shown)
