@@ -7,6 +7,7 @@ Values are immutable results (DataFrames are copied on the way out).
 """
 from __future__ import annotations
 
+import logging
 from collections import OrderedDict
 from typing import Callable
 
@@ -17,6 +18,8 @@ from ..errors import InputError
 from .text import md
 
 __all__ = ["cached", "guarded", "progress_bar"]
+
+_LOG = logging.getLogger(__name__)
 
 _MAX_ENTRIES = 256
 
@@ -45,11 +48,24 @@ def cached(key: tuple, compute: Callable[[], object]):
 
 
 def guarded(compute: Callable[[], object]):
-    """``compute()``; a :class:`calibviz.InputError` becomes an error message that ends the page run."""
+    """``compute()``; an error becomes a message that ends the page run (the sidebar and other pages still work).
+
+    A :class:`calibviz.InputError` says what to change. Anything else is a bug: one line names it, and the
+    server log keeps the traceback (the browser never sees one).
+    """
     try:
         return compute()
     except InputError as exc:
         st.error(f"{md(exc)}\n\nChange the settings or the data and try again.", icon=":material/error:")
+        st.stop()
+    except MemoryError:
+        st.error("Not enough memory for this view on these data; sample the rows or choose fewer bins or "
+                 "resamples.", icon=":material/error:")
+        st.stop()
+    except Exception as exc:  # noqa: BLE001 - the last line of defence of a page
+        _LOG.exception("unexpected error in a page computation")
+        st.error(f"This view could not be computed ({md(type(exc).__name__)}: {md(exc)}). This is a bug in "
+                 "calibviz, not in your data; the other pages and settings still work.", icon=":material/error:")
         st.stop()
 
 

@@ -41,3 +41,22 @@ def test_numeric_column_with_few_values_is_shown_per_value():
     assert not at.error
     assert any("fewer than 10 distinct values" in c.value for c in at.caption)
     assert len(at.dataframe) >= 1
+
+
+def _bug_script():
+    import streamlit as st
+
+    from calibviz.ui.compute import cached
+
+    def bug():
+        raise TypeError("unhashable type: 'list'")
+
+    cached(("bug", 1), bug)
+    st.write("not reached")
+
+
+def test_unexpected_error_in_a_computation_is_one_message_not_a_traceback():
+    at = AppTest.from_function(_bug_script, default_timeout=TIMEOUT).run()
+    assert_clean(at)
+    assert at.error and "could not be computed (TypeError: unhashable type" in shown(at.error[0])
+    assert "not reached" not in [m.value for m in at.markdown]
