@@ -306,23 +306,27 @@ def _band(g: _Groups, q: np.ndarray, w_sorted, eval_ids, n_resamples, level, rng
     G = g.x.shape[0]
     draws = np.empty((n_resamples, eval_ids.shape[0]))
     n = g.n
-    probs = g.weight / g.weight.sum()
-    q_rows = None
-    if not resample_predictions and w_sorted is not None:
-        q_rows = np.repeat(q, g.count)
+    q_rows = None if resample_predictions else np.repeat(q, g.count)
+    group_of_sorted = np.repeat(np.arange(G), g.count)
+    cum_w = None if w_sorted is None else np.cumsum(w_sorted)
     for r in range(n_resamples):
         if resample_predictions:
-            # n rows drawn with replacement (probability proportional to weight), aggregated per group
-            cnt = rng.multinomial(n, probs)
-            k = rng.binomial(cnt, q).astype(np.float64)
+            # n rows drawn with replacement (probability proportional to weight), then one label each
+            if cum_w is None:
+                rows = rng.integers(0, n, n)
+            else:
+                rows = np.minimum(np.searchsorted(cum_w, rng.random(n) * cum_w[-1], side="right"), n - 1)
+            grp = group_of_sorted[rows]
+            cnt = np.bincount(grp, minlength=G)
+            k = np.bincount(grp, weights=rng.random(n) < q[grp], minlength=G)
             present = np.flatnonzero(cnt)
             fit, _ = _pav(k[present], cnt[present].astype(np.float64))
             # a group absent from the resample takes the fit of the nearest present group below
             # (above for groups below the first present one), as reliabilitydiag does
             at = np.searchsorted(present, eval_ids, side="right") - 1
             draws[r] = fit[np.maximum(at, 0)]
-        elif w_sorted is None:
-            k = rng.binomial(g.count, q).astype(np.float64)
+        elif w_sorted is None:  # one Bernoulli per row, summed per group (cheaper than a binomial per group)
+            k = np.add.reduceat((rng.random(n) < q_rows).astype(np.float64), g.starts)
             fit, _ = _pav(k, g.weight)
             draws[r] = fit[eval_ids]
         else:
@@ -394,10 +398,9 @@ def corp_table(
     Notes
     -----
     Each resample refits PAV on the groups of equal scores with their
-    resampled counts: predictions resampled with replacement are a
-    multinomial draw of group counts (probabilities proportional to the
-    groups' weights), and the positives of a group are then one binomial
-    draw, so a resample costs O(G), not O(n). A group that a resample
+    resampled counts: n rows are drawn with replacement (probability
+    proportional to their weight) and get one label each, and only the
+    per-group counts and positives enter the O(G) PAV fit. A group that a resample
     misses takes the fit of the nearest lower present group (or the lowest
     present one), as reliabilitydiag fills its join. Confidence bands at a
     score whose fitted CEP is exactly 0 or 1 (away from the ends) collapse,
