@@ -514,6 +514,19 @@ def _count_cells(zf: zipfile.ZipFile, part: str, stop: int, pattern=_CELL_TAG) -
 
 def _check_xlsx(data, name: str, limits: ReadLimits) -> None:
     """Refuse a workbook whose declared sizes exceed the limits, before openpyxl opens it."""
+    import zlib
+
+    try:
+        _check_xlsx_parts(data, name, limits)
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, NotImplementedError, RuntimeError, ValueError,
+            KeyError) as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(f"{name} is not a readable Excel workbook ({type(exc).__name__}: {exc}); "
+                         "re-save it as .xlsx or CSV.") from None
+
+
+def _check_xlsx_parts(data, name: str, limits: ReadLimits) -> None:
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
         infos = zf.infolist()
