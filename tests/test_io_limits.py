@@ -264,6 +264,12 @@ def test_xls_and_plain_zip_get_the_right_advice(tmp_path):
         zf.writestr("preds.csv", _csv(20))
     with pytest.raises(cv.InputError, match="is a zip archive, not an Excel workbook.*'preds.csv'.*unzip it"):
         cv.load_predictions(buf.getvalue(), name="preds.zip")
+    ods = io.BytesIO()
+    with zipfile.ZipFile(ods, "w") as zf:
+        zf.writestr("mimetype", "application/vnd.oasis.opendocument.spreadsheet")
+        zf.writestr("content.xml", "<office:document-content/>")
+    with pytest.raises(cv.InputError, match=r"OpenDocument spreadsheet \(.ods\).*save it as .xlsx or CSV"):
+        cv.load_predictions(ods.getvalue(), name="preds.ods")
 
 
 def test_utf16_without_bom_is_named():

@@ -535,6 +535,10 @@ def _check_xlsx_parts(data, name: str, limits: ReadLimits) -> None:
     with zf:
         names = {i.filename for i in infos}
         if "xl/workbook.xml" not in names and "[Content_Types].xml" not in names:
+            if "mimetype" in names and zf.getinfo("mimetype").file_size < 200 \
+                    and b"opendocument.spreadsheet" in zf.read("mimetype"):
+                raise InputError(f"{name} is an OpenDocument spreadsheet (.ods); calibviz reads .xlsx: save it as "
+                                 ".xlsx or CSV in LibreOffice or Excel.")
             inner = [i.filename for i in infos if not i.is_dir()][:3]
             raise InputError(f"{name} is a zip archive, not an Excel workbook (it holds {', '.join(map(repr, inner))}); "
                              "unzip it and load the CSV or Parquet file inside.")
