@@ -13,6 +13,13 @@ if ! command -v chromium >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
 fi
 
+if ! command -v java >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "== installing Debian's Java runtime (Spark engine tests of cv.scan)"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+fi
+
 echo "== installing calibviz with its test dependencies"
 $PY -m pip install --quiet --disable-pip-version-check -e ".[test]"
 

@@ -1,0 +1,77 @@
+"""Spark engine: PySpark for clusters (``pip install 'calibviz[spark]'``; Java 17+).
+
+The aggregation of :mod:`calibviz.scan.aggregate` (Narwhals) runs as one Spark
+job; only the bucket table (about 2^17 rows) comes back to the driver.
+
+Session: an active SparkSession is used as it is (configure it for your
+cluster before calling ``cv.scan``). Otherwise one is created once per
+process from ``CALIBVIZ_SPARK_MASTER`` (default ``local[2]``), bound to
+127.0.0.1 with the UI off when the master is local.
+"""
+from __future__ import annotations
+
+import os
+
+from ..errors import InputError
+
+__all__ = ["session", "read_files", "query", "from_object"]
+
+
+def _pyspark():
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise InputError("engine='spark' needs PySpark and Java 17+: pip install 'calibviz[spark]' (and, on Debian, "
+                         "apt-get install openjdk-17-jre-headless).") from None
+
+
+def session():
+    """The active SparkSession, or a new one for ``CALIBVIZ_SPARK_MASTER`` (default local[2])."""
+    _pyspark()
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    master = os.environ.get("CALIBVIZ_SPARK_MASTER", "local[2]")
+    builder = SparkSession.builder.master(master).appName("calibviz")
+    if master.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        builder = (builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+                   .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+                   .config("spark.sql.shuffle.partitions", "4")
+                   .config("spark.sql.session.timeZone", "UTC"))
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def read_files(files, fmt: str, display: str):
+    """A DataFrame over Parquet or CSV files; a directory's hive partitions become columns."""
+    spark = session()
+    try:
+        from pathlib import Path
+
+        base = display if Path(display).is_dir() else None
+        reader = spark.read.option("basePath", base) if base else spark.read
+        if fmt == "parquet":
+            return reader.parquet(*files)
+        return reader.option("header", True).option("inferSchema", True).csv(list(files))
+    except Exception as exc:  # Spark raises AnalysisException and Py4J errors
+        raise InputError(f"Spark cannot read {display!r}: {str(exc).splitlines()[0]}") from None
+
+
+def query(sql: str, *, database=None):
+    if database is not None:
+        raise InputError("--database is a DuckDB option; with engine='spark' the query runs on the session's tables.")
+    try:
+        return session().sql(sql)
+    except Exception as exc:
+        raise InputError(f"the Spark SQL query failed: {str(exc).splitlines()[0]}") from None
+
+
+def from_object(obj):
+    _pyspark()
+    from pyspark.sql import DataFrame
+
+    return obj if isinstance(obj, DataFrame) else None

@@ -1,0 +1,71 @@
+"""Spark engine in local mode (local[2], 127.0.0.1, UI off, one session per test run): the numbers of DuckDB."""
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import calibviz as cv
+from calibviz.binning import EqualMass, Uniform
+from calibviz.scan import SCAN_METRICS
+
+pytest.importorskip("pyspark")
+if shutil.which("java") is None:  # pragma: no cover - scripts/test.sh installs Debian's JRE
+    pytest.skip("Spark needs Java (apt-get install openjdk-17-jre-headless)", allow_module_level=True)
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from calibviz.scan.spark_engine import session
+
+    s = session()
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def hive(tmp_path_factory):
+    rng = np.random.default_rng(11)
+    n = 60_000
+    p = rng.beta(2, 4, n)
+    p[: n // 4] = np.round(p[: n // 4], 2)
+    df = pd.DataFrame({"y": (rng.uniform(size=n) < p).astype(np.int64), "p": p, "w": rng.exponential(size=n)})
+    df.loc[df.index % 31 == 0, "w"] = 0.0
+    root = tmp_path_factory.mktemp("spark") / "logs"
+    for day in range(3):
+        part = root / f"day={day}"
+        part.mkdir(parents=True)
+        df.iloc[day::3].to_parquet(part / "part-0.parquet")
+    return str(root), df
+
+
+def test_spark_equals_duckdb(spark, hive):
+    path, df = hive
+    a = cv.scan(path, engine="spark", weight="w")
+    b = cv.scan(path, engine="duckdb", weight="w")
+    assert a.n == b.n == int((df.w > 0).sum())
+    np.testing.assert_allclose(a.metrics(SCAN_METRICS)["value"], b.metrics(SCAN_METRICS)["value"], rtol=1e-9)
+    for scheme in (Uniform(15), EqualMass(10)):
+        ta, tb = a.reliability_table(scheme), b.reliability_table(scheme)
+        np.testing.assert_array_equal(ta[["n", "positives", "rejected"]], tb[["n", "positives", "rejected"]])
+        np.testing.assert_allclose(ta[["mean_pred", "obs_rate", "lower", "upper"]],
+                                   tb[["mean_pred", "obs_rate", "lower", "upper"]], rtol=1e-9)
+    want = cv.reliability_table(df.y, df.p, binning=EqualMass(10), sample_weight=df.w)
+    np.testing.assert_allclose(a.reliability_table(EqualMass(10))["mean_pred"], want["mean_pred"], rtol=1e-9)
+
+
+def test_spark_dataframe_sql_and_bad_rows(spark, hive):
+    path, df = hive
+    sdf = spark.read.parquet(path)
+    s = cv.scan(sdf, weight="w")
+    assert s.engine == "spark"
+    assert s.metric("brier")[0] == pytest.approx(cv.metrics.brier_score(df.y, df.p, sample_weight=df.w), rel=1e-9)
+    sdf.createOrReplaceTempView("logs")
+    bad = cv.scan("SELECT y, CASE WHEN day = 1 AND p < 0.1 THEN p + 2 ELSE p END AS p FROM logs", engine="spark")
+    n_bad = int(((np.arange(len(df)) % 3 == 1) & (df.p.to_numpy() < 0.1)).sum())
+    with pytest.raises(cv.InputError, match=f"outside it in {n_bad} rows"):
+        bad.metrics(["ece"])
