@@ -68,6 +68,11 @@ def test_environment_variable_reaches_library_and_cli(monkeypatch, tmp_path, cap
 
 # ---- delimited text and gzip ----
 
+def test_device_path_is_refused():
+    with pytest.raises(cv.InputError, match="not a regular file"):
+        read_table("/dev/zero")  # st_size 0, endless: used to read until memory ran out
+
+
 def test_csv_rows_and_cells_are_checked_before_parsing():
     data = _csv(100)
     assert read_table(data, limits={"max_rows": 100}).frame.shape == (100, 2)

@@ -68,6 +68,8 @@ def _source_bytes(source, max_bytes: int) -> tuple[bytes, str]:
             raise InputError(f"file not found: {path}. Check the path (relative paths start at {Path.cwd()}).")
         if path.is_dir():
             raise InputError(f"{path} is a folder; pass the path of a CSV, TSV, Parquet or Excel file.")
+        if not path.is_file():  # a device or pipe (/dev/zero) has no size to check and may never end
+            raise InputError(f"{path} is not a regular file; save the data to a CSV, TSV, Parquet or Excel file.")
         size = path.stat().st_size
         if size > max_bytes:
             raise InputError(
