@@ -151,11 +151,6 @@ def _dsc_reading(v: float, ctx: dict) -> str:
             "rate); higher is better.")
 
 
-def _mcb_statistic(y_true, y_prob, sample_weight=None):
-    """MCB as a callable for consistency_test: a calibrated model's MCB under y* ~ Bernoulli(p)."""
-    return M.corp_decomposition(y_true, y_prob, sample_weight=sample_weight).mcb
-
-
 def _tce(y, p, w, cfg):
     return M.tce(y, p, binning=PAVABC(cfg.n_min, cfg.n_max), alpha=cfg.alpha, sample_weight=w)
 
@@ -381,7 +376,7 @@ _REFERENCE = {
     "classwise_ece": _scheme_only("classwise_ece"),
     "classwise_tce": _tce_reference("classwise_tce"),
     # a calibrated model's MCB under y* ~ Bernoulli(p); DSC, UNC, AUC and accuracy are no calibration errors
-    "mcb": lambda c: (_mcb_statistic, {}),
+    "mcb": lambda c: (M.MiscalibrationStatistic(), {}),  # a callable that sorts the fixed predictions once
 }
 
 for _registry in (BINARY_METRICS, MULTICLASS_METRICS):

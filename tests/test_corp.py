@@ -13,8 +13,8 @@ from model_diagnostics.scoring import LogLoss, SquaredError, decompose
 from sklearn.isotonic import IsotonicRegression
 
 import calibviz as cv
-from calibviz.metrics import (brier_score, consistency_test, corp_decomposition, corp_table, decomposition_table,
-                              log_loss, murphy_table)
+from calibviz.metrics import (MiscalibrationStatistic, brier_score, consistency_test, corp_decomposition, corp_table,
+                              decomposition_table, log_loss, murphy_table)
 
 
 def _data(n, seed=0, ties=False, weights=False):
@@ -269,3 +269,23 @@ def test_mcb_consistency_reference_with_a_callable():
 
     r = consistency_test(y, p, metric=mcb, n_resamples=100, random_state=0)
     assert r.p_value > 0.01 and r.null_low <= r.null_high
+
+
+@pytest.mark.parametrize("score", ["brier", "log"])
+def test_miscalibration_statistic_equals_the_decomposition_and_the_plain_callable(score):
+    y, p, w = _data(3000, seed=15, ties=True, weights=True)
+    w[:20] = 0
+    m = MiscalibrationStatistic(score)
+    for yy in (y, 1 - y, y[::-1].copy()):
+        assert m(yy, p) == pytest.approx(corp_decomposition(yy, p, score=score).mcb, abs=1e-15)
+        assert m(yy, p, w) == pytest.approx(corp_decomposition(yy, p, score=score, sample_weight=w).mcb, abs=1e-15)
+    assert m(y[:100], p[:100]) == pytest.approx(corp_decomposition(y[:100], p[:100], score=score).mcb, abs=1e-15)
+
+    def plain(y_true, y_prob, sample_weight=None):
+        return corp_decomposition(y_true, y_prob, score=score, sample_weight=sample_weight).mcb
+
+    a = consistency_test(y, p, metric=plain, n_resamples=30, random_state=2, sample_weight=w)
+    b = consistency_test(y, p, metric=MiscalibrationStatistic(score), n_resamples=30, random_state=2, sample_weight=w)
+    np.testing.assert_allclose(a.distribution, b.distribution, atol=1e-15)
+    with pytest.raises(cv.InputError):
+        m(np.full(3000, 2), p)
