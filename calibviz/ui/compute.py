@@ -8,25 +8,76 @@ Values are immutable results (DataFrames are copied on the way out).
 from __future__ import annotations
 
 import logging
+import os
+import sys
 from collections import OrderedDict
 from typing import Callable
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from ..errors import InputError
 from .text import md
 
-__all__ = ["cached", "guarded", "progress_bar"]
+__all__ = ["cached", "guarded", "progress_bar", "nbytes", "CACHE_BYTES"]
 
 _LOG = logging.getLogger(__name__)
 
 _MAX_ENTRIES = 256
+#: Byte budget of the computation cache, shared by all sessions of the server (CALIBVIZ_CACHE_MB, default 512):
+#: the least recently used results go first, so memory levels off however many files are uploaded.
+CACHE_BYTES = int(float(os.environ.get("CALIBVIZ_CACHE_MB", "512")) * 2**20)
+
+
+class _Store:
+    """An LRU of results bounded by entries and by (estimated) bytes."""
+
+    def __init__(self):
+        self.values: OrderedDict = OrderedDict()
+        self.sizes: dict = {}
+        self.bytes = 0
+
+    def get(self, key):
+        self.values.move_to_end(key)
+        return self.values[key]
+
+    def put(self, key, value) -> None:
+        size = nbytes(value)
+        self.values[key] = value
+        self.sizes[key] = size
+        self.bytes += size
+        while len(self.values) > 1 and (len(self.values) > _MAX_ENTRIES or self.bytes > CACHE_BYTES):
+            old, _ = self.values.popitem(last=False)
+            self.bytes -= self.sizes.pop(old)
+
+
+def nbytes(value) -> int:
+    """Estimated memory held by a cached result (arrays and frames dominate; containers are summed).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> nbytes((np.zeros(1000), {"a": np.zeros(10)})) >= 8080
+    True
+    """
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes)
+    if isinstance(value, (pd.DataFrame, pd.Series)):
+        return int(value.memory_usage(deep=False).sum()) if isinstance(value, pd.DataFrame) else \
+            int(value.memory_usage(deep=False))
+    if isinstance(value, dict):
+        return sum(nbytes(v) for v in value.values()) + sys.getsizeof(value)
+    if isinstance(value, (list, tuple)):
+        return sum(nbytes(v) for v in value) + sys.getsizeof(value)
+    if hasattr(value, "__dict__"):  # result objects (dataclasses of arrays)
+        return sum(nbytes(v) for v in vars(value).values()) + sys.getsizeof(value)
+    return sys.getsizeof(value)
 
 
 @st.cache_resource(show_spinner=False)
-def _lru() -> OrderedDict:
-    return OrderedDict()
+def _lru() -> _Store:
+    return _Store()
 
 
 def cached(key: tuple, compute: Callable[[], object]):
@@ -36,14 +87,11 @@ def cached(key: tuple, compute: Callable[[], object]):
     handle) is shown as an error message and ends the page run: no traceback reaches the user.
     """
     store = _lru()
-    if key in store:
-        store.move_to_end(key)
-        value = store[key]
+    if key in store.values:
+        value = store.get(key)
     else:
         value = guarded(compute)
-        store[key] = value
-        while len(store) > _MAX_ENTRIES:
-            store.popitem(last=False)
+        store.put(key, value)
     return value.copy() if isinstance(value, pd.DataFrame) else value
 
 

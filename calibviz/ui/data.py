@@ -39,13 +39,15 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+# Process-wide caches of parsed uploads, bounded in number and in time: each entry can be as large as an upload,
+# and a closed session's file must not stay resident (the current data of a session lives in its session state).
+@st.cache_data(show_spinner=False, max_entries=2, ttl=1800)
 def _read(digest: str, _data: bytes, name: str) -> RawTable:
     # Keyed on the digest, not the bytes: hashing 10^8 bytes per rerun is what we avoid.
     return read_table(_data, name=name, max_bytes=MAX_UPLOAD_BYTES)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@st.cache_data(show_spinner=False, max_entries=4, ttl=1800)
 def _parse(digest: str, _data: bytes, name: str, options: tuple) -> dict[str, Predictions]:
     raw = _read(digest, _data, name)
     return predictions_from_frame(raw.frame, source=name, **dict(options))

@@ -60,3 +60,17 @@ def test_unexpected_error_in_a_computation_is_one_message_not_a_traceback():
     assert_clean(at)
     assert at.error and "could not be computed (TypeError: unhashable type" in shown(at.error[0])
     assert "not reached" not in [m.value for m in at.markdown]
+
+
+def test_the_computation_cache_is_bounded_in_bytes(monkeypatch):
+    import numpy as np
+
+    from calibviz.ui import compute
+
+    monkeypatch.setattr(compute, "CACHE_BYTES", 10 * 8_000_000)
+    store = compute._Store()
+    for i in range(40):  # 40 results of 8 MB each, as 40 distinct uploads would leave behind
+        store.put(("metric", i), np.zeros(1_000_000))
+    assert store.bytes <= compute.CACHE_BYTES and len(store.values) == 10
+    assert ("metric", 39) in store.values and ("metric", 0) not in store.values  # least recent go first
+    assert compute.nbytes(store.get(("metric", 39))) == 8_000_000
