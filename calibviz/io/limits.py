@@ -58,10 +58,11 @@ class ReadLimits:
         file's columns (as declared in its metadata, then as read); the sum of
         the uncompressed parts of an ``.xlsx``.
     max_excel_cells : int
-        Cells of an Excel sheet (non-empty rows times the widest row). Excel
-        is parsed cell by cell in Python, 10 to 25 µs a cell: the default
-        keeps a sheet under about 25 s. CSV and Parquet have no such limit
-        beyond ``max_cells``.
+        Cells of an Excel sheet (non-empty rows times the widest row; also
+        the stored cells when the declared range is larger) and strings of
+        the workbook's shared-strings table. Excel is parsed cell by cell in
+        Python, 10 to 25 µs a cell: the default keeps a sheet under about
+        25 s. CSV and Parquet have no such limit beyond ``max_cells``.
     max_xlsx_part_bytes : int
         Largest uncompressed part of an ``.xlsx`` (a sheet's XML, the shared
         strings). A sheet of a million cells is about 50 MB of XML; a single
