@@ -120,9 +120,22 @@ class ReadLimits:
         return cls(**values)
 
     def describe(self, limit: str) -> str:
-        """``'the limit of 10,000,000 (CALIBVIZ_MAX_ROWS)'`` for messages."""
+        """``'the limit of 10,000,000 (CALIBVIZ_MAX_ROWS)'`` for messages.
+
+        Examples
+        --------
+        >>> ReadLimits().describe("max_xlsx_part_bytes")
+        'the limit of 256 MiB (CALIBVIZ_MAX_XLSX_PART_BYTES)'
+        """
         value = getattr(self, limit)
-        shown = _size(value) if limit.endswith("_bytes") else f"{value:,}"
+        if not limit.endswith("_bytes"):
+            shown = f"{value:,}"
+        elif value % 1024**3 == 0:
+            shown = f"{value // 1024**3} GiB"
+        elif value % 1024**2 == 0:
+            shown = f"{value // 1024**2} MiB"
+        else:
+            shown = _size(value)
         return f"the limit of {shown} ({self.env_name(limit)})"
 
 

@@ -186,8 +186,7 @@ def _gunzip(data: bytes, name: str, limits: ReadLimits, count_lines: bool) -> by
                 out += chunk
                 if len(out) > limits.max_decompressed_bytes:
                     raise refuse(limits, "max_decompressed_bytes",
-                                 f"{name} decompresses to more than {_size(limits.max_decompressed_bytes)} "
-                                 f"(it is {_size(len(data))} compressed)")
+                                 f"{name} ({_size(len(data))} compressed) decompresses to more data")
                 if count_lines:
                     lines += chunk.count(b"\n")
                     if lines > limits.max_rows + 1:
