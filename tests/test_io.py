@@ -324,6 +324,9 @@ def test_parquet_list_label_is_named_not_a_type_error():
     with pytest.raises(cv.InputError, match=r"the label column 'label' holds list<.*int64> values; it must hold one "
                                             r"class per row"):
         cv.load_predictions(data, name="lists.parquet")
+    only_lists = _parquet(pa.table({"label": pa.array([[i % 2] for i in range(20)]), "p": pa.array([[0.3]] * 20)}))
+    with pytest.raises(cv.InputError, match=r"every column holds lists, records or raw bytes \('label' \(list<"):
+        cv.load_predictions(only_lists, name="lists.parquet")
 
 
 def test_nested_feature_columns_are_left_out_with_a_note():

@@ -796,6 +796,11 @@ def _read(data, display: str, delimiter, encoding, sheet, lim: ReadLimits) -> Ra
         fmt = "excel"
     else:
         frame = _read_csv(data, display, "\t" if fmt == "tsv" and delimiter is None else delimiter, encoding, lim)
+    left_out = frame.attrs.get(UNSUPPORTED_ATTR) or {}
+    if frame.shape[1] == 0 and left_out:
+        shown = ", ".join(f"{c!r} ({t})" for c, t in list(left_out.items())[:5])
+        raise InputError(f"{display}: every column holds lists, records or raw bytes ({shown}); the label and "
+                         "probabilities must be plain columns with one value per row. Flatten them and re-export.")
     if frame.shape[1] == 0 or frame.shape[0] == 0:
         raise InputError(f"{display} has no data rows; it needs a header row and at least one data row.")
     frame.columns = [str(c).strip() for c in frame.columns]
