@@ -272,3 +272,22 @@ def test_cli_engine_bad_input_is_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "outside it in 1 row" in err[0]
     assert main(["metrics", str(tmp_path / "bad.parquet"), "--engine", "duckdb", "--ci", "10"]) == 2
+
+
+# -- figures -----------------------------------------------------------------------------------------------------
+
+
+def test_binned_figures_accept_a_scan(parquet):
+    from calibviz.figures import reliability_diagram, tce_diagram
+
+    path, df = parquet
+    s = cv.scan(path)
+    got = reliability_diagram(s, binning=EqualMass(10))
+    want = reliability_diagram(df.y, df.p, binning=EqualMass(10), show_histogram=False)
+    observed, observed_want = got.data[1], want.data[1]  # the observed rates (after the diagonal)
+    np.testing.assert_allclose(observed.x, observed_want.x, rtol=RTOL)
+    np.testing.assert_allclose(observed.y, observed_want.y, rtol=RTOL)
+    fig = tce_diagram(s, binning=Uniform(10))
+    assert len(fig.data) >= 2
+    overlay = reliability_diagram({"scan": s, "memory": (df.y, df.p)}, show_histogram=False)
+    assert {t.legendgroup for t in overlay.data if t.legendgroup} >= {"scan", "memory"}

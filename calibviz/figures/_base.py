@@ -9,6 +9,7 @@ import pandas as pd
 from ..binning import Bins, Scheme
 from ..errors import InputError
 from ..io import Predictions
+from ..scan import Scan
 from ..validation import check_binary
 
 
@@ -37,11 +38,25 @@ class BinaryInput:
     p: np.ndarray | None = None
     w: np.ndarray | None = None
     table: pd.DataFrame | None = None
+    scan: Scan | None = None  # a lazy source (cv.scan): tables come from its bucket sums, no rows in memory
+
+    def reliability_table(self, **options) -> pd.DataFrame:
+        """The given table, the scan's table, or the table of the arrays (options of reliability_table)."""
+        if self.table is not None:
+            return self.table
+        if self.scan is not None:
+            options.pop("sample_weight", None)
+            return self.scan.reliability_table(**options)
+        from ..summary import reliability_table
+
+        return reliability_table(self.y, self.p, sample_weight=self.w, **options)
 
 
 def _from_value(name: str, value) -> BinaryInput:
     if isinstance(value, pd.DataFrame):
         return BinaryInput(name, table=value)
+    if isinstance(value, Scan):
+        return BinaryInput(name, scan=value)
     if isinstance(value, Predictions):
         y, p, w = check_binary(value.y_true, value.y_prob, value.weights)
         return BinaryInput(name, y, p, w)
@@ -56,8 +71,9 @@ def binary_inputs(y_true, y_prob, sample_weight, table, *, default_name: str = "
     """Normalise the ways a figure can be called into a list of models.
 
     Accepted: ``(y_true, y_prob[, sample_weight])``; ``y_true`` a dict
-    ``{name: (y_true, y_prob[, w]) | Predictions | table}``; ``table=`` a
-    DataFrame or a dict of DataFrames.
+    ``{name: (y_true, y_prob[, w]) | Predictions | Scan | table}``; ``y_true``
+    a :class:`calibviz.scan.Scan` (binned figures draw from its tables);
+    ``table=`` a DataFrame or a dict of DataFrames.
     """
     if table is not None:
         if y_true is not None or y_prob is not None:
@@ -74,7 +90,7 @@ def binary_inputs(y_true, y_prob, sample_weight, table, *, default_name: str = "
         if not y_true:
             raise InputError("the dict of models is empty; pass at least one model.")
         return [_from_value(str(k), v) for k, v in y_true.items()]
-    if isinstance(y_true, Predictions) and y_prob is None:
+    if isinstance(y_true, (Predictions, Scan)) and y_prob is None:
         return [_from_value(y_true.name or default_name, y_true)]
     if y_true is None or y_prob is None:
         raise InputError("pass y_true and y_prob (or a dict of models, or table=...).")

@@ -8,7 +8,6 @@ from plotly.subplots import make_subplots
 
 from ..binning import Uniform
 from ..distributions import histogram
-from ..summary import reliability_table
 from ._base import (binary_inputs, bin_label, count_text, level_label, rectangles, require_columns,
                     round_list)
 from .theme import AXIS, COLORS, apply_theme, model_color, with_alpha
@@ -66,9 +65,10 @@ def reliability_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), alpha:
 
     Parameters
     ----------
-    y_true : array-like of shape (n,), or dict
-        Outcomes in {0, 1}; or ``{name: (y_true, y_prob[, sample_weight])}``,
-        ``{name: cv.Predictions}`` (binary) or ``{name: reliability table}``
+    y_true : array-like of shape (n,), cv.Scan, or dict
+        Outcomes in {0, 1}; a :func:`calibviz.scan` of a large source (drawn
+        from its bucket sums, no histogram); or ``{name: (y_true, y_prob[, sample_weight])}``,
+        ``{name: cv.Predictions}`` (binary), ``{name: cv.Scan}`` or ``{name: reliability table}``
         to overlay several models.
     y_prob : array-like of shape (n,), optional
         Predicted P(y = 1) (omit with a dict or ``table``).
@@ -123,8 +123,7 @@ def reliability_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), alpha:
     models = binary_inputs(y_true, y_prob, sample_weight, table)
     for m in models:
         if m.table is None:
-            m.table = reliability_table(m.y, m.p, binning=binning, alpha=alpha, interval=interval,
-                                        sample_weight=m.w, test=None)
+            m.table = m.reliability_table(binning=binning, alpha=alpha, interval=interval, test=None)
         require_columns(m.table, _TABLE_COLUMNS, f"reliability table of {m.name!r}")
     with_hist = show_histogram and any(m.p is not None for m in models)
     rows = 2 if show_counts else 1

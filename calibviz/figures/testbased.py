@@ -142,7 +142,9 @@ def tce_diagram(y_true=None, y_prob=None, *, binning=PAVABC(), alpha: float = 0.
     if x_axis not in ("bin", "probability"):
         raise InputError(f"x_axis must be 'bin' or 'probability', got {x_axis!r}.")
     m = _single(y_true, y_prob, sample_weight, table, "tce_diagram")
-    if m.table is None:
+    if m.scan is not None:  # a scan: the table from its bucket sums, no per-row violins
+        table = m.reliability_table(binning=binning, alpha=alpha, test=test)
+    elif m.table is None:
         table, distributions = _table_and_distributions(m, binning, alpha, test, "wilson", grid_size, max_points)
     else:
         table = m.table
