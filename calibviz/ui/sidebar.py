@@ -23,6 +23,7 @@ PAGES = [
     ("pages/4_Variables.py", "Variables", ":material/tune:"),
     ("pages/5_Compare.py", "Compare", ":material/compare_arrows:"),
     ("pages/6_Report.py", "Report", ":material/description:"),
+    ("pages/8_Large_data.py", "Large data", ":material/storage:"),
 ]
 
 

@@ -1,0 +1,74 @@
+"""Dashboard: a large data source opened by path (never uploaded), analysed with cv.scan.
+
+Whoever runs the server decides which directories a path may reach:
+``CALIBVIZ_SCAN_ROOTS`` (directories separated by ``os.pathsep``). Without it
+nothing can be opened by path; a path, glob or directory outside them (``..``,
+symlinks and glob matches included) is refused before anything is read
+(:func:`calibviz.scan.source.check_allowed`). SQL is not accepted here: a
+DuckDB query can read any file the server can.
+"""
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+
+from ..errors import InputError
+from ..scan.source import ENGINES, check_allowed
+from .text import md
+
+__all__ = ["ROOTS_ENV", "allowed_roots", "open_scan", "current_scan", "source_form"]
+
+ROOTS_ENV = "CALIBVIZ_SCAN_ROOTS"
+_KEY = "cv_scan"
+
+
+def allowed_roots() -> list[str]:
+    """The directories the server allows, from ``CALIBVIZ_SCAN_ROOTS`` (empty: none)."""
+    raw = os.environ.get(ROOTS_ENV, "")
+    return [r for r in raw.split(os.pathsep) if r.strip()]
+
+
+def open_scan(path: str, engine: str = "duckdb", **roles):
+    """Check ``path`` against the allowed roots, then open it lazily (cv.scan) and read its bucket table once."""
+    from ..scan import scan
+
+    path = path.strip()
+    check_allowed(path, allowed_roots())
+    s = scan(path, engine=engine, **{k: v for k, v in roles.items() if v})
+    s.n  # noqa: B018 - the one pass over the data, with the validation of every row
+    return s
+
+
+def current_scan():
+    """The scan opened on this session, or None."""
+    return st.session_state.get(_KEY)
+
+
+def source_form() -> None:
+    """The path / engine / column-role form; opens the scan on submit, shows errors with st.error."""
+    roots = allowed_roots()
+    if not roots:
+        st.info(f"Opening files by path is off on this server. Whoever runs it can allow directories with the "
+                f"environment variable {ROOTS_ENV} (e.g. `{ROOTS_ENV}=/data/logs calibviz app`).")
+        return
+    st.caption("Allowed directories: " + ", ".join(f"`{md(r)}`" for r in roots))
+    with st.form("cv_scan_form"):
+        path = st.text_input("Path, glob or directory", key="w_scan_path",
+                             help="A Parquet or CSV file, a glob such as /data/logs/*.parquet, or a directory "
+                                  "(hive partitions included) under the allowed directories. Nothing is uploaded: "
+                                  "the server streams the file.")
+        cols = st.columns(4)
+        engine = cols[0].selectbox("Engine", ENGINES, key="w_scan_engine",
+                                   help="DuckDB (embedded, default), Polars, or Spark (local or your cluster).")
+        label = cols[1].text_input("Label column", key="w_scan_label", help="Detected when empty.")
+        probs = cols[2].text_input("Probability column", key="w_scan_probs", help="Detected when empty.")
+        weight = cols[3].text_input("Weight column", key="w_scan_weight", help="Optional.")
+        submitted = st.form_submit_button("Open")
+    if submitted and path.strip():
+        try:
+            with st.spinner("Aggregating the file (one pass)..."):
+                st.session_state[_KEY] = open_scan(path, engine, label=label.strip() or None,
+                                                   probs=probs.strip() or None, weight=weight.strip() or None)
+        except InputError as err:
+            st.error(md(str(err)), icon=":material/error:")

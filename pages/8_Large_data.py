@@ -1,0 +1,41 @@
+"""Large data: a prediction log opened by path and aggregated where it lives (cv.scan), never loaded whole."""
+import streamlit as st
+
+from calibviz.errors import InputError
+from calibviz.figures import reliability_diagram, tce_diagram
+from calibviz.panel import format_value
+from calibviz.ui import page_setup
+from calibviz.ui.blocks import download_table, show_figure
+from calibviz.ui.scan import current_scan, source_form
+from calibviz.ui.settings import panel_config, settings
+from calibviz.ui.text import md
+
+page_setup("Large data", controls=("binning",))
+st.title("Large data")
+st.caption("Prediction logs too large to upload: the server reads them in place, one pass of sums per score "
+           "bucket (DuckDB, Polars or Spark), and every binned number below equals what the in-memory pages "
+           "would show. The sidebar's binning applies (uniform, equal-mass or custom bins).")
+source_form()
+scan = current_scan()
+if scan is not None:
+    cfg = panel_config(settings())
+    st.markdown(f"**{md(scan.source)}** · model {md(scan.name)} · {scan.n:,} rows · prevalence "
+                f"{100 * scan.prevalence:.1f}% · engine {scan.engine}")
+    if len(scan.models) > 1:
+        name = st.selectbox("Model", list(scan.models), key="w_scan_model")
+        scan = scan.models[name]
+    try:
+        table = scan.reliability_table(cfg.scheme(), cfg.alpha)
+        left, right = st.columns([3, 2], gap="medium")
+        with left:
+            show_figure(reliability_diagram(table={scan.name: table}), "reliability_diagram", key="scan_rd")
+        with right:
+            panel = scan.metrics(config=cfg)
+            shown = panel.assign(value=[format_value(v, u) for v, u in zip(panel["value"], panel["unit"])])
+            st.dataframe(shown[["label", "value", "reading"]], hide_index=True, width="stretch")
+        show_figure(tce_diagram(table=table), "tce_diagram", key="scan_tce")
+        st.subheader("Per-bin table")
+        st.dataframe(table, hide_index=True, width="stretch")
+        download_table(table, "reliability_table", key="scan_table")
+    except InputError as err:
+        st.error(md(str(err)), icon=":material/error:")

@@ -1,0 +1,67 @@
+"""AppTest of the Large data page: a file opened by path under the allowed roots, never outside them."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.app.helpers import app, assert_clean, figures
+
+pytestmark = pytest.mark.apptest
+
+
+@pytest.fixture
+def logs(tmp_path, monkeypatch):
+    root = tmp_path / "logs"
+    root.mkdir()
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=20_000)
+    df = pd.DataFrame({"y": (rng.uniform(size=20_000) < p).astype(int), "p": p})
+    df.to_parquet(root / "day=1.parquet")
+    (tmp_path / "secret.parquet").write_bytes((root / "day=1.parquet").read_bytes())
+    monkeypatch.setenv("CALIBVIZ_SCAN_ROOTS", str(root))
+    return root, df
+
+
+def _page():
+    at = app().run()
+    return at.switch_page("pages/8_Large_data.py").run()
+
+
+def _open(path: str):
+    at = _page()
+    at.text_input(key="w_scan_path").set_value(path)
+    at.button[0].click()  # the form's submit button
+    return at.run()
+
+
+def test_a_file_under_the_allowed_root_is_analysed(logs):
+    import calibviz as cv
+
+    root, df = logs
+    at = _open(str(root / "*.parquet"))
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    figs = figures(at)
+    assert len(figs) == 2
+    table = cv.reliability_table(df.y, df.p)
+    np.testing.assert_allclose(figs[0]["data"][1]["y"], table["obs_rate"], rtol=1e-5)  # figure JSON: 6 digits
+    assert any("20,000 rows" in m.value for m in at.markdown)
+
+
+@pytest.mark.parametrize("where", ["outside", "dotdot", "sql"])
+def test_paths_outside_the_allowed_roots_are_refused(logs, where):
+    root, _ = logs
+    path = {"outside": str(root.parent / "secret.parquet"), "dotdot": str(root / ".." / "secret.parquet"),
+            "sql": f"SELECT * FROM read_parquet('{root.parent}/secret.parquet')"}[where]
+    at = _open(path)
+    assert_clean(at)
+    assert at.error and ("outside the directories" in at.error[0].value or "not a path" in at.error[0].value)
+    assert not figures(at)
+
+
+def test_no_roots_no_paths(monkeypatch):
+    monkeypatch.delenv("CALIBVIZ_SCAN_ROOTS", raising=False)
+    at = _page()
+    assert_clean(at)
+    assert any("CALIBVIZ_SCAN_ROOTS" in i.value for i in at.info)
