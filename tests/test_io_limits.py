@@ -76,8 +76,9 @@ def test_device_path_is_refused():
 def test_csv_rows_and_cells_are_checked_before_parsing():
     data = _csv(100)
     assert read_table(data, limits={"max_rows": 100}).frame.shape == (100, 2)
-    with pytest.raises(cv.InputError, match="above the limit of 99 .CALIBVIZ_MAX_ROWS.; raise the limit"):
+    with pytest.raises(cv.InputError, match="above the limit of 99 .CALIBVIZ_MAX_ROWS.; raise the limit") as info:
         read_table(data, limits={"max_rows": 99})
+    assert "calibviz.scan(path)" in str(info.value) and "--engine duckdb" in str(info.value)  # the out-of-core path
     with pytest.raises(cv.InputError, match=r"200 cells.*CALIBVIZ_MAX_CELLS"):
         read_table(data, limits={"max_cells": 199})
     no_final_newline = data.rstrip(b"\n")
@@ -230,8 +231,9 @@ def test_xlsx_whose_dimension_lies_is_stopped_while_streaming(tmp_path):
     path = crafted.xlsx(tmp_path / "liar.xlsx", [crafted._header_row(), rows], dimension="A1")
     with pytest.raises(cv.InputError, match=r"holds more than 5,000 cells \(2,501 non-empty rows by 2 columns"):
         read_table(path, limits={"max_excel_cells": 5000})
-    with pytest.raises(cv.InputError, match=r"more than 2,000 rows.*CALIBVIZ_MAX_ROWS"):
+    with pytest.raises(cv.InputError, match=r"more than 2,000 rows.*CALIBVIZ_MAX_ROWS") as info:
         read_table(path, limits={"max_rows": 2000})
+    assert "scan" not in str(info.value)  # cv.scan reads CSV and Parquet, not Excel
     assert cv.load_predictions(path).n == 3000
 
 

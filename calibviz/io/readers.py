@@ -47,6 +47,9 @@ SUPPORTED_SUFFIXES = {
 _DELIMITERS = [",", "\t", ";", "|"]
 _OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _HEAD = 65536
+#: For a large honest CSV or Parquet file: the out-of-core path (calibviz.scan, DuckDB by default).
+_SCAN = ("or sample the rows, or analyse the file where it lies without loading it: calibviz.scan(path) in "
+         "Python, `calibviz metrics FILE --engine duckdb` on the command line (binary predictions)")
 _CHUNK = 1 << 20
 
 
@@ -192,7 +195,7 @@ def _gunzip(data: bytes, name: str, limits: ReadLimits, count_lines: bool) -> by
                     if lines > limits.max_rows + 1:
                         raise refuse(limits, "max_rows",
                                      f"{name} holds more than {limits.max_rows:,} rows (counted while "
-                                     f"decompressing, {_size(len(data))} compressed)")
+                                     f"decompressing, {_size(len(data))} compressed)", _SCAN)
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(f"{name} is a corrupt gzip file ({exc}).") from None
     return out
@@ -268,10 +271,10 @@ def _read_csv(data, name: str, delimiter: str | None, encoding: str | None, limi
     breaks = max(data.count(b"\n"), data.count(b"\r"))
     lines = breaks + (not bytes(data[-2:]).strip(b"\x00").endswith((b"\n", b"\r"))) - 1  # data lines
     if lines > limits.max_rows:
-        raise refuse(limits, "max_rows", f"{name} has {lines:,} data lines")
+        raise refuse(limits, "max_rows", f"{name} has {lines:,} data lines", _SCAN)
     if lines * n_cols > limits.max_cells:
         raise refuse(limits, "max_cells", f"{name} has {lines:,} data lines of {n_cols:,} columns "
-                     f"({lines * n_cols:,} cells)", "or keep only the columns you need")
+                     f"({lines * n_cols:,} cells)", "or keep only the columns you need, " + _SCAN.removeprefix("or "))
     read_opts = pacsv.ReadOptions(encoding=encoding or "utf8", block_size=1 << 24)
     parse_opts = pacsv.ParseOptions(delimiter=sep)
     convert_opts = pacsv.ConvertOptions(strings_can_be_null=True)
@@ -319,13 +322,15 @@ def _check_duplicate_names(names, name: str) -> None:
         )
 
 
-def _check_table_size(rows: int, cols: int, name: str, limits: ReadLimits, what: str = "has") -> None:
+def _check_table_size(rows: int, cols: int, name: str, limits: ReadLimits, what: str = "has",
+                      scan: bool = True) -> None:
     if cols > limits.max_columns:
         raise refuse(limits, "max_columns", f"{name} {what} {cols:,} columns", "or keep only the columns you need")
     if rows > limits.max_rows:
-        raise refuse(limits, "max_rows", f"{name} {what} {rows:,} rows")
+        raise refuse(limits, "max_rows", f"{name} {what} {rows:,} rows", _SCAN if scan else None)
     if rows * cols > limits.max_cells:
         raise refuse(limits, "max_cells", f"{name} {what} {rows:,} rows of {cols:,} columns ({rows * cols:,} cells)",
+                     "or keep only the columns you need, " + _SCAN.removeprefix("or ") if scan else
                      "or keep only the columns you need")
 
 
@@ -693,7 +698,7 @@ def _excel_frame(wb, name: str, sheet, limits: ReadLimits) -> pd.DataFrame:
             raise _excel_refusal(name, ws.title, len(rows), width, i + 1, limits)
     if not rows:
         raise InputError(f"{name} has an empty first sheet; put the predictions table on the first sheet or pass sheet=...")
-    _check_table_size(len(rows) - 1, width, name, limits)
+    _check_table_size(len(rows) - 1, width, name, limits, scan=False)
     pad = (None,)
     rows = [r if len(r) == width else tuple(r) + pad * (width - len(r)) for r in rows]
     # A header cell typed as a number comes back as 0.0: show it as the user typed it ("0").
