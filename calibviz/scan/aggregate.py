@@ -97,15 +97,16 @@ def _prepared(frame: nw.LazyFrame, roles: Roles) -> nw.LazyFrame:
         chain = chain.when(wc.is_null() | wc.is_nan() | ~wc.is_finite() | (wc < 0)).then(nw.lit(BAD_WEIGHT))
         chain = chain.when(wc == 0).then(nw.lit(ZERO_WEIGHT))
     bucket = chain.otherwise((p * float(FINE_BUCKETS)).floor().clip(upper_bound=FINE_BUCKETS - 1)).cast(nw.Int64)
-    return frame.select(_p=p, _y=y.cast(nw.Int64), _w=w, _b=bucket)
+    pc = p.clip(LOG_LOSS_EPS, 1.0 - LOG_LOSS_EPS)
+    # the probability given to the observed outcome (metrics.log_loss: the same float operations), once per row
+    given = nw.when(label == roles.positive).then(pc).otherwise(1.0 - pc)
+    return frame.select(_p=p, _y=y.cast(nw.Int64), _w=w, _b=bucket, _g=given)
 
 
 def _sums(weighted: bool):
     """The aggregations of one group: the per-row terms of every binned metric, Brier, log loss, Z."""
     p, y, w = nw.col("_p"), nw.col("_y"), nw.col("_w")
-    pc = p.clip(LOG_LOSS_EPS, 1.0 - LOG_LOSS_EPS)
-    # -log of the probability given to the observed outcome (metrics.log_loss, the same float operations)
-    loss = -(nw.when(y == 1).then(pc).otherwise(1.0 - pc)).log()
+    loss = -nw.col("_g").log()  # -log of the probability given to the observed outcome
     a = 1.0 - 2.0 * p  # Spiegelhalter's Z: (y - p)(1 - 2p) and (1 - 2p)^2 p (1 - p) (metrics.spiegelhalter_z)
     num, den = (y - p) * a, a * a * p * (1.0 - p)
     if weighted:

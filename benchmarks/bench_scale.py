@@ -1,0 +1,126 @@
+"""Benchmark: prediction logs larger than memory (cv.scan, issue #13).
+
+Run: nice -n 5 python benchmarks/bench_scale.py [--rows 10000000 100000000] [--spark] [--keep DIR]
+
+Writes Parquet files of ``rows`` rows (p as float64, y, two features; a second
+file with p as float32) with DuckDB in a temporary directory, then times, each
+in its own process (wall time, CPU time, peak RSS from ``/usr/bin/time``):
+
+* ``calibviz metrics FILE`` in memory (the path before scans; skipped above 10^7 rows);
+* ``calibviz metrics FILE --engine duckdb`` with the binned panel
+  (ECE, ACE, MCE, Brier + reliability, log loss) on uniform and on equal-mass bins;
+* the same with the full default panel (TCE is n/a on scans so far; smECE included);
+* a hand-written DuckDB query computing only the bucket sums (the floor the issue compares with);
+* ``--engine polars`` and, with ``--spark``, ``--engine spark`` (local[2]).
+
+Values of every scan run are compared with the DuckDB run (and with the
+in-memory run where it ran). Prints a Markdown table; files are deleted at the end.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BINNED = "ece,ace,mce,brier,brier_reliability,log_loss"
+HAND_QUERY = """
+import duckdb, sys
+con = duckdb.connect(); con.execute("SET enable_progress_bar = false")
+con.sql("SELECT floor(p * 65536)::BIGINT AS b, y, count(*), sum(p), sum(p * p), min(p), max(p) "
+        "FROM read_parquet(?) GROUP BY ALL", params=[sys.argv[1]]).fetchall()
+"""
+
+
+def _write(path: Path, rows: int, float32: bool) -> None:
+    import duckdb
+
+    p = "least(greatest(u * u, 0), 1)" + ("::FLOAT" if float32 else "")
+    duckdb.sql(f"""COPY (SELECT {p} AS p, (v < u * u)::TINYINT AS y, f1 AS age, (f2 * 100)::INTEGER AS tenure
+                 FROM (SELECT random() AS u, random() AS v, random() AS f1, random() AS f2 FROM range({rows})))
+                 TO '{path}' (FORMAT PARQUET, ROW_GROUP_SIZE 1000000)""")
+
+
+def _run(cmd: list[str]) -> dict:
+    """Wall seconds, CPU seconds and peak RSS (MB) of one process; its stdout."""
+    out = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", *cmd], capture_output=True, text=True,
+                         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    last = out.stderr.strip().splitlines()[-1].split()
+    if out.returncode not in (0, 1):
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{out.stderr[-2000:]}")
+    wall, user, sys_, rss = float(last[0]), float(last[1]), float(last[2]), float(last[3]) / 1024
+    return {"wall": wall, "cpu": user + sys_, "rss": rss, "stdout": out.stdout}
+
+
+def _metrics(path: Path, *extra: str) -> dict:
+    cmd = [sys.executable, "-m", "calibviz", "metrics", str(path), "--format", "json", "--reference", "0", *extra]
+    r = _run(cmd)
+    r["values"] = {v["metric"]: v["value"] for v in json.loads(r["stdout"])}
+    return r
+
+
+def _max_rel(a: dict, b: dict) -> float:
+    keys = [k for k in a if a[k] is not None and b.get(k) is not None]
+    return max((abs(a[k] - b[k]) / max(abs(b[k]), 1e-300) for k in keys), default=float("nan"))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, nargs="+", default=[10_000_000])
+    ap.add_argument("--spark", action="store_true", help="also time --engine spark (local[2])")
+    ap.add_argument("--keep", help="directory for the Parquet files (default: a temporary one, deleted)")
+    args = ap.parse_args(argv)
+    tmp = Path(args.keep or tempfile.mkdtemp(prefix="calibviz-scale-"))
+    tmp.mkdir(parents=True, exist_ok=True)
+    rows_out = []
+
+    def row(n, work, r, ref=None, base=None, note=""):
+        ratio = f"{base['wall'] / r['wall']:.1f}x" if base else ""
+        check = f"{_max_rel(r['values'], ref):.1e}" if ref is not None and "values" in r else ""
+        rows_out.append(f"| {n:.0e} | {work} | {r['wall']:.2f} | {r['cpu']:.2f} | {r['rss']:.0f} | {ratio} | "
+                        f"{check} | {note} |")
+        print(rows_out[-1], flush=True)
+
+    try:
+        for n in args.rows:
+            f64, f32 = tmp / f"preds_{n}.parquet", tmp / f"preds_{n}_f32.parquet"
+            for path, single in ((f64, False), (f32, True)):
+                if not path.exists():
+                    _write(path, n, single)
+            hand = _run([sys.executable, "-c", HAND_QUERY, str(f64)])
+            row(n, "hand-written DuckDB bucket query (floor)", hand)
+            scan = _metrics(f64, "--engine", "duckdb", "--metrics", BINNED)
+            memory = None
+            if n <= 10_000_000:
+                memory = _metrics(f64, "--metrics", BINNED)
+                row(n, "in memory: `calibviz metrics` binned panel", memory)
+            row(n, "scan duckdb: binned panel, uniform bins", scan, memory["values"] if memory else None, memory,
+                note=f"{scan['wall'] / hand['wall']:.2f}x the bucket query")
+            em = _metrics(f64, "--engine", "duckdb", "--metrics", BINNED, "--binning", "equal_mass")
+            row(n, "scan duckdb: binned panel, equal-mass bins", em, None, memory)
+            row(n, "scan duckdb: float32 scores, binned panel", _metrics(f32, "--engine", "duckdb", "--metrics",
+                                                                         BINNED))
+            full = _metrics(f64, "--engine", "duckdb")
+            row(n, "scan duckdb: default panel (smECE; TCE n/a)", full)
+            pol = _metrics(f64, "--engine", "polars", "--metrics", BINNED)
+            row(n, "scan polars: binned panel", pol, scan["values"])
+            if args.spark:
+                sp = _metrics(f64, "--engine", "spark", "--metrics", BINNED)
+                row(n, "scan spark local[2]: binned panel", sp, scan["values"])
+    finally:
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print()
+    print("| rows | work | wall (s) | CPU (s) | peak RSS (MB) | speed-up vs in memory | max rel. diff | note |")
+    print("|---|---|---|---|---|---|---|---|")
+    print("\n".join(rows_out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
