@@ -11,6 +11,7 @@ from :mod:`calibviz.summary`, :mod:`calibviz.distributions`,
 :mod:`calibviz.multiclass` and :mod:`calibviz.metrics` (CORP, ROC). One theme (:mod:`calibviz.figures.theme`).
 """
 from .corp import corp_diagram, mcb_dsc_plot, murphy_diagram, roc_curves
+from .recalibration import recalibration_maps
 from .multiclass import bin_zoom, classwise_grid, top_label_diagram, top_label_small_multiples
 from .reliability import reliability_diagram
 from .sensitivity import binning_sensitivity
@@ -34,5 +35,6 @@ __all__ = [
     "mcb_dsc_plot",
     "roc_curves",
     "murphy_diagram",
+    "recalibration_maps",
     "apply_theme",
 ]

@@ -115,10 +115,11 @@ def from_dict(data) -> Recalibrator:
     return m
 
 
-from .crossfit import CrossFit, cross_fit, loss_gained, recalibration_table  # noqa: E402
+from .crossfit import (CrossFit, GroupedCrossFit, cross_fit, cross_fit_by, loss_gained, map_curves,  # noqa: E402
+                       recalibration_table)
 from .export import python_snippet, recalibrated_frame, recalibrated_predictions  # noqa: E402
 
 __all__ = ["Recalibrator", "RECALIBRATORS", "MULTICLASS_MODES", "get_recalibrator", "from_dict", "cross_fit",
-           "CrossFit", "recalibration_table", "loss_gained",
-           "recalibrated_frame", "recalibrated_predictions", "python_snippet", "Platt", "Isotonic", "Beta", "Temperature",
-           "HistogramBinning", "VennAbers"]
+           "cross_fit_by", "CrossFit", "GroupedCrossFit", "recalibration_table", "loss_gained", "map_curves",
+           "recalibrated_frame", "recalibrated_predictions", "python_snippet", "Platt", "Isotonic", "Beta",
+           "Temperature", "HistogramBinning", "VennAbers"]

@@ -25,7 +25,7 @@ from ..panel import BINARY_METRICS, MULTICLASS_METRICS, PanelConfig, format_valu
 from ..validation import check_binary, check_multiclass, check_weights
 from ._base import Recalibrator
 
-__all__ = ["CrossFit", "cross_fit", "fold_indices", "recalibration_table", "loss_gained", "split_mask"]
+__all__ = ["CrossFit", "GroupedCrossFit", "cross_fit_by", "cross_fit", "fold_indices", "recalibration_table", "loss_gained", "split_mask", "map_curves"]
 
 
 @dataclass(eq=False)
@@ -245,6 +245,137 @@ def cross_fit(method, y_true, y_prob, *, n_splits: int = 5, random_state=0, samp
                     fit_rows=fit_rows, final=final, scheme=f"cross-fit ({int(n_splits)} folds)", interval=interval)
 
 
+@dataclass(eq=False)
+class GroupedCrossFit:
+    """Recalibration per level of a categorical column: one :class:`CrossFit` (one map) per level.
+
+    Attributes
+    ----------
+    method, y_prob, evaluated, fold, scheme
+        As :class:`CrossFit`, assembled over the levels. Rows of a level
+        left out (too few rows) keep their original prediction.
+    by : str
+        The column's name.
+    parts : dict
+        ``{level: CrossFit}`` of the levels that were recalibrated.
+    skipped : dict
+        ``{level: rows}`` of the levels with fewer than ``min_rows`` rows:
+        left as they are, with a warning (a map fitted on a handful of rows
+        is noise).
+    """
+
+    method: str
+    y_prob: np.ndarray
+    evaluated: np.ndarray
+    fold: np.ndarray
+    by: str
+    parts: dict = field(repr=False)
+    skipped: dict
+    scheme: str = ""
+    interval: tuple | None = field(default=None, repr=False)
+
+    @property
+    def n_evaluated(self) -> int:
+        return int(self.evaluated.sum())
+
+    @property
+    def maps(self) -> list:
+        return [m for cf in self.parts.values() for m in cf.maps]
+
+    def to_dict(self) -> dict:
+        """The per-level maps as one JSON object ``{format, by, levels: {level: map}}``."""
+        return {"format": "calibviz.recalibration.by", "version": 1, "by": self.by,
+                "levels": {str(k): cf.final.to_dict() for k, cf in self.parts.items()},
+                "unrecalibrated_levels": [str(k) for k in self.skipped]}
+
+    def warnings(self) -> list[str]:
+        """One sentence per level left out."""
+        return [f"{self.by} = {level!s}: only {n:,} rows, too few to fit a map; its predictions are left as they are."
+                for level, n in self.skipped.items()]
+
+
+def cross_fit_by(method, y_true, y_prob, by, *, name: str = "group", min_rows: int = 100, **options) -> GroupedCrossFit:
+    """:func:`cross_fit` separately within each level of a categorical column (one map per level).
+
+    Parameters
+    ----------
+    method, y_true, y_prob
+        As :func:`cross_fit`.
+    by : array-like of shape (n,)
+        The column (any values; missing values form a level of their own).
+    name : str, default "group"
+        The column's name, for messages and the JSON map.
+    min_rows : int, default 100
+        Levels with fewer rows (of positive weight) keep their predictions and are listed in ``skipped``.
+    **options
+        Passed to :func:`cross_fit` (``n_splits``, ``random_state``, ``sample_weight``, ``split``, ...) and the method.
+
+    Returns
+    -------
+    GroupedCrossFit
+
+    References
+    ----------
+    Kelly & Smyth (2023): a model calibrated on average can be miscalibrated within subgroups; a map per
+    subgroup recalibrates each.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0); p = rng.uniform(size=900); g = np.repeat(["a", "b", "c"], [450, 420, 30])
+    >>> y = rng.uniform(size=900) < np.where(g == "a", p ** 2, p)
+    >>> r = cross_fit_by("platt", y, p, g, name="ward")
+    >>> sorted(r.parts), r.skipped, r.warnings()[0][:26]
+    (['a', 'b'], {'c': 30}, 'ward = c: only 30 rows, to')
+    """
+    multi = np.ndim(y_prob) == 2
+    P = np.asarray(y_prob, dtype=np.float64)
+    y = np.asarray(y_true)
+    n = P.shape[0]
+    codes, levels = pd.factorize(pd.Series(np.asarray(by, dtype=object)), use_na_sentinel=False)
+    if len(codes) != n:
+        raise InputError(f"the column {name!r} has {len(codes)} entries but there are {n} rows.")
+    w = options.pop("sample_weight", None)
+    w = check_weights(w, n)
+    split = options.pop("split", None)
+    split = None if split is None else split_mask(split, n)
+    groups = options.pop("groups", None)
+    out = P.copy()
+    evaluated = np.ones(n, dtype=bool) if split is None else ~split
+    fold = np.full(n, -1, dtype=np.int64)
+    parts, skipped = {}, {}
+    proto_name = None
+    p0 = p1 = None
+    for j, level in enumerate(levels):
+        rows = np.flatnonzero(codes == j)
+        n_rows = int(rows.size if w is None else (w[rows] > 0).sum())
+        sub_split = None if split is None else split[rows]
+        if n_rows < min_rows or (sub_split is not None and (sub_split.all() or not sub_split.any())):
+            skipped[level] = n_rows
+            continue
+        cf = cross_fit(method, y[rows], P[rows], sample_weight=None if w is None else w[rows],
+                       groups=None if groups is None else np.asarray(groups, dtype=object)[rows],
+                       split=sub_split, **options)
+        proto_name = cf.method
+        ev = rows[cf.evaluated]
+        out[ev] = cf.y_prob[cf.evaluated]
+        fold[rows] = cf.fold
+        parts[level] = cf
+        if cf.interval is not None:
+            if p0 is None:
+                p0, p1 = np.full(n, np.nan), np.full(n, np.nan)
+            p0[rows], p1[rows] = cf.interval
+    if not parts:
+        raise InputError(f"no level of {name!r} has {min_rows} rows or more (and, with a split, both calibration and "
+                         "test rows); recalibrate without --by or lower min_rows.")
+    if split is not None:
+        out[split] = np.nan
+    first = next(iter(parts.values()))
+    return GroupedCrossFit(method=proto_name, y_prob=out, evaluated=evaluated, fold=fold, by=name, parts=parts,
+                           skipped=skipped, scheme=f"{first.scheme.split(' (')[0]}, one map per {name} "
+                                                   f"({len(parts)} levels)", interval=None if p0 is None else (p0, p1))
+
+
 def _interval(proto, P, parts, multi):
     """Out-of-fold Venn-Abers intervals (binary only), else None."""
     if multi or not hasattr(proto, "predict_interval"):
@@ -340,9 +471,10 @@ def loss_gained(y_true, y_before, y_after, *, score: str = "brier", sample_weigh
 
 
 def _as_results(results) -> dict:
-    if isinstance(results, CrossFit):
+    if isinstance(results, (CrossFit, GroupedCrossFit)):
         return {results.method: results}
-    if not isinstance(results, dict) or not results or not all(isinstance(v, CrossFit) for v in results.values()):
+    if not isinstance(results, dict) or not results or not all(isinstance(v, (CrossFit, GroupedCrossFit))
+                                                               for v in results.values()):
         raise InputError("results must be a CrossFit or a dict {name: CrossFit} (from cross_fit).")
     return results
 
@@ -511,3 +643,86 @@ def _reading(name, label, unit, before, after, diff, d_low, d_high, improved, wo
     if worse:
         return text + f" ({interval}): worse after recalibration, beyond the bootstrap noise."
     return text + f" ({interval}): no clear change."
+
+
+# ---------------------------------------------------------------------------- the fitted maps, drawable
+
+
+def map_curves(y_prob, results, *, grid: int = 200) -> pd.DataFrame:
+    """The fitted maps (prediction in, recalibrated prediction out) and their spread across folds.
+
+    Parameters
+    ----------
+    y_prob : array-like of shape (n,) or (n, K)
+        The predictions the maps were fitted on (they set the range drawn).
+    results : CrossFit or dict of {name: CrossFit}
+    grid : int, default 200
+        Binary: points between the smallest and largest prediction.
+        Multiclass: the confidence axis is cut into ``grid // 4`` equal-mass
+        bins and each map's recalibrated probability of the predicted class is
+        averaged per bin (a multiclass map has no single curve).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (method, x): ``method, x, y`` (the map fitted on all
+        calibration rows), ``fold_low, fold_high`` (smallest and largest
+        value over the fold maps: how much the map moves when a fold of the
+        data is left out), ``n_folds``, and for Venn-Abers on binary data
+        ``p0, p1``. ``attrs["kind"]`` is "binary" or "confidence".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0); p = rng.uniform(size=500); y = rng.uniform(size=500) < p
+    >>> c = map_curves(p, cross_fit("platt", y, p), grid=11)
+    >>> c.columns.tolist()[:5], len(c)
+    (['method', 'x', 'y', 'fold_low', 'fold_high'], 11)
+    """
+    results = _as_results(results)
+    P = np.asarray(y_prob, dtype=np.float64)
+    frames = []
+    if P.ndim == 1:
+        x = np.linspace(float(np.min(P)), float(np.max(P)), int(grid))
+        for name, cf in _flatten(results).items():
+            folds = np.array([m.predict(x) for m in cf.maps])
+            d = {"method": name, "x": x, "y": cf.final.predict(x), "fold_low": folds.min(axis=0),
+                 "fold_high": folds.max(axis=0), "n_folds": len(cf.maps)}
+            if hasattr(cf.final, "predict_interval"):
+                d["p0"], d["p1"] = cf.final.predict_interval(x)
+            frames.append(pd.DataFrame(d))
+        out = pd.concat(frames, ignore_index=True)
+        out.attrs["kind"] = "binary"
+        return out
+    rows = np.arange(P.shape[0])
+    c = np.argmax(P, axis=1)
+    h = P[rows, c]
+    n_bins = max(2, int(grid) // 4)
+    edges = np.unique(np.quantile(h, np.linspace(0, 1, n_bins + 1)))
+    b = np.clip(np.searchsorted(edges, h, side="right") - 1, 0, len(edges) - 2)
+    counts = np.bincount(b, minlength=len(edges) - 1)
+    keep = counts > 0
+
+    def per_bin(values):
+        return (np.bincount(b, weights=values, minlength=len(edges) - 1)[keep] / counts[keep])
+
+    x = per_bin(h)
+    for name, cf in _flatten(results).items():
+        final = per_bin(cf.final.predict(P)[rows, c])
+        folds = np.array([per_bin(m.predict(P)[rows, c]) for m in cf.maps])
+        frames.append(pd.DataFrame({"method": name, "x": x, "y": final, "fold_low": folds.min(axis=0),
+                                    "fold_high": folds.max(axis=0), "n_folds": len(cf.maps)}))
+    out = pd.concat(frames, ignore_index=True)
+    out.attrs["kind"] = "confidence"
+    return out
+
+
+def _flatten(results: dict) -> dict:
+    """Grouped results as one entry per level ("platt · ward = a")."""
+    out = {}
+    for name, cf in results.items():
+        if isinstance(cf, GroupedCrossFit):
+            out.update({f"{name} · {cf.by} = {level}": part for level, part in cf.parts.items()})
+        else:
+            out[name] = cf
+    return out

@@ -9,6 +9,8 @@ from .data import current_models, current_source, ensure_data, load_demo_into_st
 from .settings import binning_controls, init_from_url, metric_controls, sync_url, uncertainty_controls
 from .text import md
 
+_FAVICON = Path(__file__).parent / "assets" / "favicon.png"
+
 __all__ = ["PAGES", "render_sidebar", "page_setup"]
 
 _ROOT = Path(__file__).resolve().parents[2]
@@ -22,6 +24,7 @@ PAGES = [
     ("pages/3_Multiclass.py", "Multiclass", ":material/category:"),
     ("pages/4_Variables.py", "Variables", ":material/tune:"),
     ("pages/5_Compare.py", "Compare", ":material/compare_arrows:"),
+    ("pages/7_Recalibrate.py", "Recalibrate", ":material/auto_fix_high:"),
     ("pages/6_Report.py", "Report", ":material/description:"),
     ("pages/8_Large_data.py", "Large data", ":material/storage:"),
 ]
@@ -32,7 +35,8 @@ def page_setup(title: str, controls: tuple = ()) -> None:
 
     ``controls`` picks the sidebar groups: "binning", "tce_binning", "uncertainty", "metrics".
     """
-    st.set_page_config(page_title=f"calibviz · {title}", page_icon=":material/insights:", layout="wide")
+    # the favicon is served by the app itself: a Material icon would be fetched from a font CDN
+    st.set_page_config(page_title=f"calibviz · {title}", page_icon=str(_FAVICON), layout="wide")
     # Less empty space above the title: figures must fit a 1366x768 projector.
     st.markdown("<style>[data-testid=\"stMainBlockContainer\"]{padding-top:2.2rem;padding-bottom:2rem}</style>",
                 unsafe_allow_html=True)

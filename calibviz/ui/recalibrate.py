@@ -1,0 +1,340 @@
+"""The Recalibrate page's controls, cached computations and downloads (the page itself stays thin)."""
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from .. import figures, reduce
+from ..io import Predictions
+from ..panel import format_interval, format_value
+from ..recalibration import (RECALIBRATORS, cross_fit, cross_fit_by, map_curves, python_snippet,
+                             recalibrated_frame, recalibrated_predictions, recalibration_table)
+from ..recalibration.crossfit import GroupedCrossFit
+from .blocks import BOOTSTRAP_ROW_BUDGET, slug
+from .compute import cached, progress_bar
+from .data import current_source
+
+__all__ = ["METHOD_LABELS", "controls", "results", "before_after_figure", "corp_figure", "maps_figure",
+           "metric_table", "show_metric_table", "downloads", "open_in_compare", "split_columns", "group_columns",
+           "variable_figures", "MIN_GROUP_ROWS"]
+
+METHOD_LABELS = {"platt": "Platt scaling", "isotonic": "Isotonic regression", "beta": "Beta calibration",
+                 "temperature": "Temperature scaling", "histogram_binning": "Histogram binning",
+                 "venn_abers": "Venn-Abers"}
+METHOD_HELP = ("Platt: logistic regression on logit(p). Isotonic: the best monotone step map (PAV). Beta: "
+               "sigmoid(c + a ln p - b ln(1-p)). Temperature: softmax(log p / T). Histogram binning: equal-mass bins "
+               "mapped to their observed rate. Venn-Abers: isotonic fits with the new row labelled 0 and 1, an "
+               "interval (p0, p1).")
+#: A level of the per-group column with fewer rows keeps its predictions (and the page says so).
+MIN_GROUP_ROWS = 100
+_STORE = "cv_recal"
+_DEFAULTS = {"methods": ("platt", "isotonic"), "folds": 5, "split": "", "by": "", "multiclass": "top_label",
+             "metrics": ("ece",), "mc_metrics": ("confidence_ece", "top_label_ece")}
+
+
+def _store() -> dict:
+    if _STORE not in st.session_state:
+        st.session_state[_STORE] = dict(_DEFAULTS)
+    return st.session_state[_STORE]
+
+
+def _control(name: str, factory, **kwargs):
+    """A page-local widget whose value survives page switches (kept in session state, not in the widget)."""
+    key = f"w_recal_{name}"
+    store = _store()
+    value = store[name]
+    st.session_state[key] = list(value) if isinstance(value, tuple) else value
+
+    def _copy():
+        v = st.session_state[key]
+        store[name] = tuple(v) if isinstance(v, list) else v
+
+    return factory(key=key, on_change=_copy, **kwargs)
+
+
+def split_columns(preds: Predictions) -> list[str]:
+    """Feature columns with exactly two values that can mark calibration vs test rows."""
+    out = []
+    for col in preds.features.columns:
+        values = preds.features[col].dropna().unique()
+        if len(values) == 2:
+            out.append(col)
+    return out
+
+
+def group_columns(preds: Predictions) -> list[str]:
+    """Categorical feature columns with 2 to 50 levels (one map per level)."""
+    return [c for c in preds.categorical_features if 2 <= preds.features[c].nunique() <= 50]
+
+
+def controls(preds: Predictions) -> dict:
+    """The page's controls; returns the choices."""
+    store = _store()
+    methods = list(RECALIBRATORS)
+    c1, c2, c3 = st.columns([3, 2, 2])
+    with c1:
+        _control("methods", st.multiselect, label="Methods", options=methods, format_func=METHOD_LABELS.get,
+                 help=METHOD_HELP)
+    splits = split_columns(preds)
+    with c2:
+        options = [""] + splits
+        if store["split"] not in options:
+            store["split"] = ""
+        _control("split", st.selectbox, label="Evaluate on", options=options,
+                 format_func=lambda c: "cross-fitting (out of fold)" if c == "" else f"test rows of '{c}'",
+                 help="Cross-fitting: each row's 'after' comes from a map fitted on the other folds. A column with "
+                      "two values marks calibration vs test rows (values such as calibration/test, 1/0).")
+        if store["split"] == "":
+            _control("folds", st.select_slider, label="Folds", options=[2, 3, 5, 10],
+                     help="Folds of the cross-fitting: more folds fit each map on more rows.")
+    groups = group_columns(preds)
+    with c3:
+        options = [""] + groups
+        if store["by"] not in options:
+            store["by"] = ""
+        _control("by", st.selectbox, label="One map per level of", options=options,
+                 format_func=lambda c: "(one map for all rows)" if c == "" else c,
+                 help=f"Recalibrate each level of a categorical column separately; levels with fewer than "
+                      f"{MIN_GROUP_ROWS} rows keep their predictions.")
+        if not preds.is_binary:
+            _control("multiclass", st.selectbox, label="Multiclass reduction",
+                     options=["top_label", "confidence", "classwise"],
+                     format_func={"top_label": "top-label (one map per predicted class)",
+                                  "confidence": "confidence (one map)",
+                                  "classwise": "class-wise (one map per class, normalised)"}.get,
+                     help="How binary methods see multiclass predictions (Gupta & Ramdas 2022); temperature "
+                          "scaling is multiclass itself.")
+    from ..panel import BINARY_METRICS, MULTICLASS_METRICS
+
+    registry, name = (BINARY_METRICS, "metrics") if preds.is_binary else (MULTICLASS_METRICS, "mc_metrics")
+    options = [k for k, spec in registry.items() if spec.reference is not None and k not in ("brier", "log_loss")]
+    _control(name, st.multiselect, label="Metrics before and after (besides Brier score and log loss)",
+             options=options, format_func=lambda k: registry[k].label,
+             help="Each is computed before and after with its interval and its calibrated-model reference, and the "
+                  "difference with a paired bootstrap: TCE, ACE and smECE take longer (each resample refits).")
+    return dict(_store())
+
+
+def _y_prob(preds: Predictions):
+    return preds.y_prob if preds.is_binary else preds.probs
+
+
+def results(preds: Predictions, choice: dict, seed: int) -> dict:
+    """{method: CrossFit or GroupedCrossFit}, cached per data and choices."""
+    fp = preds.fingerprint()
+    out = {}
+    for method in choice["methods"]:
+        opts = {} if (preds.is_binary or method == "temperature") else {"multiclass": choice["multiclass"]}
+        split = preds.features[choice["split"]] if choice["split"] else None
+        folds = int(choice["folds"])
+
+        def compute(method=method, opts=opts, split=split):
+            kw = dict(n_splits=folds, random_state=seed, sample_weight=preds.weights, split=split, **opts)
+            if choice["by"]:
+                return cross_fit_by(method, preds.y, _y_prob(preds), preds.features[choice["by"]], name=choice["by"],
+                                    min_rows=MIN_GROUP_ROWS, **kw)
+            return cross_fit(method, preds.y, _y_prob(preds), **kw)
+
+        key = ("recal", fp, method, tuple(sorted(opts.items())), choice["split"], folds, choice["by"], seed)
+        with st.spinner(f"Fitting {METHOD_LABELS[method]} ({'split' if split is not None else f'{folds} folds'})"):
+            out[method] = cached(key, compute)
+    return out
+
+
+def _views(preds: Predictions, res: dict) -> dict:
+    """{name: (y, p, w)} binary views of before and each after, on the evaluated rows."""
+    mask = next(iter(res.values())).evaluated
+    rows = np.flatnonzero(mask)
+    w = None if preds.weights is None else preds.weights[rows]
+
+    def view(P):
+        if preds.is_binary:
+            return preds.y[rows], P[rows] if P.ndim == 1 else P[rows, 1], w
+        v = reduce.confidence(preds.y[rows], P[rows], w)
+        return v.y, v.p, v.w
+
+    out = {"before": view(_y_prob(preds))}
+    for name, cf in res.items():
+        out[METHOD_LABELS[name]] = view(cf.y_prob)
+    return out
+
+
+def before_after_figure(preds: Predictions, res: dict, cfg, key: tuple):
+    views = _views(preds, res)
+    what = "P(positive)" if preds.is_binary else "confidence"
+    return cached(("recal_fig",) + key, lambda: figures.reliability_diagram(
+        views, binning=cfg.scheme(), alpha=cfg.alpha,
+        title=f"Reliability before and after ({what}, out-of-fold rows)"))
+
+
+def corp_figure(preds: Predictions, res: dict, key: tuple):
+    views = _views(preds, res)
+    return cached(("recal_corp",) + key, lambda: figures.corp_diagram(
+        views, bands=("consistency",), n_resamples=100, title="CORP diagram before and after (out-of-fold rows)"))
+
+
+def maps_figure(preds: Predictions, res: dict, key: tuple):
+    def compute():
+        return figures.recalibration_maps(map_curves(_y_prob(preds), res))
+    return cached(("recal_maps",) + key, compute)
+
+
+def metric_table(preds: Predictions, res: dict, cfg, metrics, n_boot: int, seed: int, key: tuple) -> pd.DataFrame:
+    n = preds.n
+    n_run = n_boot if n * n_boot * max(1, len(res)) <= BOOTSTRAP_ROW_BUDGET else 0
+    n_ref = 100 if n * 100 <= BOOTSTRAP_ROW_BUDGET else 30
+
+    def compute():
+        with progress_bar("Before and after, with intervals") as progress:
+            return recalibration_table(preds.y, _y_prob(preds), res, metrics=metrics, config=cfg,
+                                       sample_weight=preds.weights, n_resamples=n_run, n_reference=n_ref,
+                                       random_state=seed, progress=progress)
+
+    table = cached(("recal_table", tuple(metrics or ()), n_run, n_ref) + key, compute)
+    table.attrs.update(n_resamples=n_run, n_reference=n_ref)
+    return table
+
+
+def show_metric_table(table: pd.DataFrame) -> None:
+    def fmt(v, u):
+        return format_value(v, u)
+
+    shown = pd.DataFrame({
+        "Method": table["method"].map(METHOD_LABELS).fillna(table["method"]),
+        "Metric": table["label"],
+        "Before": [fmt(v, u) for v, u in zip(table["before"], table["unit"])],
+        "Before: calibrated model would show": [format_interval(a, b, u) for a, b, u in
+                                                zip(table["before_null_low"], table["before_null_high"],
+                                                    table["unit"])],
+        "After": [fmt(v, u) + (f" ({format_interval(a, b, u)})" if np.isfinite(a) else "") for v, a, b, u in
+                  zip(table["after"], table["after_low"], table["after_high"], table["unit"])],
+        "After: calibrated model would show": [format_interval(a, b, u) for a, b, u in
+                                               zip(table["after_null_low"], table["after_null_high"], table["unit"])],
+        "Before − after": [("+" if d > 0 else "") + fmt(d, u) for d, u in zip(table["diff"], table["unit"])],
+        "95% interval of the difference": [format_interval(a, b, u) for a, b, u in
+                                           zip(table["diff_low"], table["diff_high"], table["unit"])],
+        "Reading": table["reading"],
+    })
+    st.dataframe(shown, hide_index=True, width="stretch",
+                 column_config={"Reading": st.column_config.TextColumn(width="large")})
+    n_boot, n_ref = table.attrs.get("n_resamples", 0), table.attrs.get("n_reference", 0)
+    st.caption(f"Evaluated on {int(table['n_evaluated'].iloc[0]):,} rows, {table['scheme'].iloc[0]}: every 'after' "
+               "comes from a map that did not see its row. Before − after > 0 is an improvement; Brier score and "
+               "log loss rows are the loss gained by recalibration (Berta et al. 2025). "
+               + (f"Intervals: {n_boot} bootstrap resamples, the difference's paired (rows resampled jointly for "
+                  "before and after, maps held fixed). " if n_boot else
+                  "Intervals left out on this many rows (set fewer rows or use the CLI with --ci). ")
+               + f"Calibrated-model reference: {n_ref} label redraws from the predictions.")
+
+
+def downloads(preds: Predictions, res: dict, method: str) -> None:
+    """The recalibrated predictions (CSV/Parquet), the map (JSON) and the Python snippet, for one method."""
+    from ..io.export import to_csv
+
+    cf = res[method]
+    frame = _source_frame(preds)
+    try:
+        out = recalibrated_frame(frame, preds, cf) if frame is not None else None
+    except Exception:  # noqa: BLE001 - the file and the loaded rows differ: offer the loaded columns instead
+        out = None
+    if out is None:
+        out = preds.features.copy()
+        out["label"] = [preds.classes[i] for i in preds.y]
+        if preds.is_binary:
+            out["p"] = preds.y_prob
+        out = recalibrated_frame(out, preds, cf)
+    stem = slug(f"{preds.name}_{method}")
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        st.download_button("Predictions as CSV", data=lambda: to_csv(out).encode("utf-8"),
+                           file_name=f"{stem}_recalibrated.csv", mime="text/csv", icon=":material/download:",
+                           key=f"recal_csv_{method}", help="The rows and columns of your file plus the new ones.")
+    with c2:
+        st.download_button("Predictions as Parquet", data=lambda: _parquet(out), file_name=f"{stem}_recalibrated.parquet",
+                           mime="application/octet-stream", icon=":material/download:", key=f"recal_pq_{method}")
+    mapping = cf.to_dict() if isinstance(cf, GroupedCrossFit) else cf.final.to_dict()
+    with c3:
+        st.download_button("Map as JSON", data=json.dumps(mapping, indent=1).encode("utf-8"),
+                           file_name=f"{stem}_map.json", mime="application/json", icon=":material/download:",
+                           key=f"recal_json_{method}",
+                           help="The map fitted on all calibration rows: parameters or knots, plain JSON.")
+    snippet = python_snippet(f"{stem}_map.json", is_binary=preds.is_binary)
+    if isinstance(cf, GroupedCrossFit):
+        snippet = (f"# one map per level of {cf.by!r}: apply json['levels'][level] to the rows of each level\n"
+                   + snippet.replace("from_dict(json.load(f))", "from_dict(json.load(f)['levels'][LEVEL])"))
+    st.code(snippet, language="python")
+    st.caption("New columns: " + ", ".join(c for c in out.columns if c not in _source_columns(preds, frame)) + ".")
+
+
+def _parquet(df: pd.DataFrame) -> bytes:
+    buf = io.BytesIO()
+    df.to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
+def _source_frame(preds: Predictions):
+    """The loaded file's table (same rows as the predictions of a single-model file), if available."""
+    data = st.session_state.get("cv_bytes")
+    if data is None:
+        return None
+    from .data import raw_table
+
+    src = current_source()
+    try:
+        frame = raw_table(data, src["name"]).frame
+    except Exception:  # noqa: BLE001
+        return None
+    return frame if len(frame) == preds.n else None
+
+
+def _source_columns(preds, frame) -> list:
+    return list(frame.columns) if frame is not None else list(preds.features.columns) + ["label", "p"]
+
+
+def open_in_compare(preds: Predictions, res: dict) -> str:
+    """Add the recalibrated predictions as models of the current data (the Compare page shows them)."""
+    models = dict(st.session_state["cv_models"])
+    first = next(iter(res.values()))
+    base = preds if first.evaluated.all() else preds.subset(first.evaluated)
+    added = []
+    if not first.evaluated.all():
+        name = f"{preds.name} (test rows)"
+        models[name] = Predictions(y=base.y, probs=base.probs, classes=base.classes, weights=base.weights,
+                                   features=base.features, name=name, source=base.source)
+        added.append(name)
+    for method, cf in res.items():
+        name = f"{preds.name} · {METHOD_LABELS[method]}"
+        models[name] = recalibrated_predictions(preds, cf, name=name)
+        added.append(name)
+    st.session_state["cv_models"] = models
+    return ", ".join(added)
+
+
+
+def variable_figures(preds: Predictions, res: dict, method: str, feature: str, alpha: float, key: tuple):
+    """(before figure, after figure, VECE before, VECE after) along ``feature`` for one method (evaluated rows)."""
+    from ..metrics import vece
+    from ..variables import disagreement_ranges, variable_curves
+
+    cf = res[method]
+    rows = np.flatnonzero(cf.evaluated)
+    x = preds.features[feature].to_numpy(dtype=float)[rows]
+    w = None if preds.weights is None else preds.weights[rows]
+    y = preds.y[rows]
+
+    def one(P, title):
+        curves = variable_curves(x, y, P, kind="error", alpha=alpha, scale="percent", sample_weight=w)
+        ranges = disagreement_ranges(curves)
+        return (figures.variable_curves(x, curves=curves, ranges=ranges, name=feature, title=title),
+                float(vece(x, y, P, sample_weight=w)))
+
+    def compute():
+        before, v_before = one(_y_prob(preds)[rows], f"Before: error along {feature}")
+        after, v_after = one(cf.y_prob[rows], f"After {METHOD_LABELS[method]}: error along {feature}")
+        return before, after, v_before, v_after
+
+    return cached(("recal_var", method, feature, alpha) + key, compute)

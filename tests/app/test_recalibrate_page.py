@@ -1,0 +1,116 @@
+"""AppTest of the Recalibrate page: honest before/after, maps, variables, per-group maps, exports, Compare."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import calibviz as cv
+from calibviz.recalibration import cross_fit
+
+from .helpers import app, assert_clean, figures, upload
+
+pytestmark = [pytest.mark.apptest, pytest.mark.usefixtures("clear_streamlit_caches")]
+
+PAGE = "pages/7_Recalibrate.py"
+
+
+def _open(demo: str | None = None, **query):
+    at = app()
+    at.query_params["boot"] = "0"  # bootstrap off: the reference and the values are what these tests read
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    if demo:
+        at.selectbox(key="cv_demo_pick").set_value(demo).run()
+    at.switch_page(PAGE).run()
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def _table(at) -> pd.DataFrame:
+    frames = [d.value for d in at.dataframe]
+    return next(f for f in frames if "Before − after" in f.columns)
+
+
+def test_hospital_before_after_maps_variables_and_exports():
+    at = _open()
+    figs = figures(at)
+    titles = [f["layout"].get("title", {}).get("text", "") for f in figs]
+    assert any("Reliability before and after" in t for t in titles)
+    assert any("Fitted recalibration maps" in t for t in titles)
+    assert any("error along age" in t for t in titles)
+    maps = next(f for f in figs if "Fitted recalibration maps" in f["layout"].get("title", {}).get("text", ""))
+    assert {t["name"] for t in maps["data"]} >= {"no change", "Platt", "Isotonic"}
+    table = _table(at)
+    assert set(table["Method"]) == {"Platt scaling", "Isotonic regression"}
+    assert set(table["Metric"]) == {"ECE", "Brier score", "Log loss"}
+    # the page's "after" is the out-of-fold ECE (cross-fitting, 5 folds, seed 0)
+    d = cv.load_demo("hospital_readmission")
+    oof = cross_fit("isotonic", d.y, d.y_prob).y_prob
+    row = table[(table["Method"] == "Isotonic regression") & (table["Metric"] == "ECE")].iloc[0]
+    assert row["After"].startswith(f"{cv.metrics.ece(d.y, oof):.4f}")
+    assert row["Before"] == f"{cv.metrics.ece(d.y, d.y_prob):.4f}"
+    assert row["After: calibrated model would show"]  # every after carries its reference
+    assert any("VECE along" in m.value for m in at.markdown)
+    code = " ".join(c.value for c in at.code)
+    assert "from_dict" in code and "predict" in code
+
+
+def test_methods_and_multiclass_demo():
+    at = _open("cifar10_resnet50")
+    at.multiselect(key="w_recal_methods").set_value(["temperature", "histogram_binning"]).run()
+    assert_clean(at)
+    table = _table(at)
+    assert set(table["Method"]) == {"Temperature scaling", "Histogram binning"}
+    assert "Top-label ECE" in set(table["Metric"])
+    temp = table[(table["Method"] == "Temperature scaling") & (table["Metric"] == "Log loss")].iloc[0]
+    assert not temp["Before − after"].startswith("-")  # temperature scaling lowers the out-of-fold log loss
+    figs = figures(at)
+    assert any("Confidence before recalibration" in json.dumps(f["layout"]) for f in figs)
+
+
+def test_user_split_and_one_map_per_level_with_small_level_warning():
+    rng = np.random.default_rng(3)
+    n = 1500
+    p = rng.uniform(0.02, 0.98, n)
+    grp = np.where(np.arange(n) < 40, "tiny", np.where(np.arange(n) % 2 == 0, "a", "b"))
+    y = (rng.uniform(size=n) < np.where(grp == "a", p ** 2, p)).astype(int)
+    split = np.where(rng.uniform(size=n) < 0.6, "calibration", "test")
+    df = pd.DataFrame({"label": y, "p": p, "grp": grp, "split": split, "x": rng.normal(size=n)})
+    at = app()
+    at.query_params["boot"] = "0"
+    at.run()
+    upload(at, "groups.csv", df.to_csv(index=False).encode())
+    at.switch_page(PAGE).run()
+    assert_clean(at)
+    at.selectbox(key="w_recal_split").set_value("split").run()
+    assert_clean(at)
+    table = _table(at)
+    n_test = int((split == "test").sum())
+    assert any(f"{n_test:,} test rows" in c.value for c in at.caption)
+    at.selectbox(key="w_recal_by").set_value("grp").run()
+    assert_clean(at)
+    warnings = " ".join(w.value for w in at.warning)
+    assert "tiny" in warnings and "too few" in warnings
+    assert len(_table(at)) == len(table)
+
+
+def test_loan_demo_two_models():
+    at = _open("loan_recalibration")
+    assert figures(at) and len(_table(at))
+
+
+def test_open_recalibrated_predictions_in_compare():
+    at = _open()
+    at.button(key="recal_open").click().run()
+    assert_clean(at)
+    assert any("Added" in s.value for s in at.success)
+    models = at.session_state["cv_models"]
+    assert "hospital_readmission · Platt scaling" in models and len(models) == 3
+    at.switch_page("pages/5_Compare.py").run()
+    assert_clean(at)
+    assert figures(at)
