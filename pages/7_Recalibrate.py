@@ -31,20 +31,17 @@ for cf in res.values():
     break
 
 st.subheader("Before and after")
-left, right = st.columns([3, 2], gap="medium")
-with left:
-    tabs = st.tabs(["Binned", "CORP (isotonic, no bins)"] if preds.is_binary else ["Binned (confidence)"])
-    with tabs[0]:
-        show_figure(before_after_figure(preds, res, cfg, key), f"recalibration_{preds.name}", key="recal_binned")
-    if preds.is_binary:
-        with tabs[1]:
-            show_figure(corp_figure(preds, res, key), f"recalibration_corp_{preds.name}", key="recal_corp")
+tabs = st.tabs(["Binned", "CORP (isotonic, no bins)"] if preds.is_binary else ["Binned (confidence)"])
+with tabs[0]:
+    show_figure(before_after_figure(preds, res, cfg, key), f"recalibration_{preds.name}", key="recal_binned")
+if preds.is_binary:
+    with tabs[1]:
+        show_figure(corp_figure(preds, res, key), f"recalibration_corp_{preds.name}", key="recal_corp")
 metrics = choice["metrics"] if preds.is_binary else choice["mc_metrics"]
 table = metric_table(preds, res, cfg, metrics, int(s["boot"]), seed, key)
-with right:
-    st.markdown("**In plain words**")
-    for _, r in table[table["metric"].isin([*metrics[:1], "brier"])].iterrows():
-        st.markdown(f"- {r['reading'].replace(r['method'] + ':', '**' + METHOD_LABELS[r['method']] + ':**', 1)}")
+st.markdown("**In plain words**")
+st.markdown("\n".join(f"- {r['reading'].replace(r['method'] + ':', '**' + METHOD_LABELS[r['method']] + ':**', 1)}"
+                       for _, r in table[table["metric"].isin([*metrics[:1], "brier"])].iterrows()))
 st.subheader("Metrics before, after and the difference")
 show_metric_table(table)
 download_table(table, f"recalibration_metrics_{preds.name}", label="Metrics as CSV", key="recal_metrics")
@@ -69,8 +66,11 @@ if numeric:
     with c2:
         method = st.selectbox("Method", list(res), format_func=METHOD_LABELS.get, key="recal_var_method")
     before, after, v_before, v_after = variable_figures(preds, res, method, feature, cfg.alpha, key)
+    verdict = ("the fix holds along it" if v_after < 0.5 * v_before else
+               "the map fixes the average but not the miscalibration along it: recalibrate per group of it (above) "
+               "or add it to the model" if v_after >= 0.8 * v_before else "the fix holds only partly along it")
     st.markdown(f"VECE along **{feature}**: {format_value(v_before, 'probability')} before, "
-                f"{format_value(v_after, 'probability')} after {METHOD_LABELS[method]}.")
+                f"{format_value(v_after, 'probability')} after {METHOD_LABELS[method]}: {verdict}.")
     a, b = st.columns(2)
     with a:
         show_figure(before, f"variable_before_{feature}", key="recal_var_before")

@@ -195,7 +195,7 @@ def metric_table(preds: Predictions, res: dict, cfg, metrics, n_boot: int, seed:
                                        random_state=seed, progress=progress)
 
     table = cached(("recal_table", tuple(metrics or ()), n_run, n_ref) + key, compute)
-    table.attrs.update(n_resamples=n_run, n_reference=n_ref)
+    table.attrs.update(n_resamples=n_run, n_reference=n_ref, requested=n_boot)
     return table
 
 
@@ -227,7 +227,9 @@ def show_metric_table(table: pd.DataFrame) -> None:
                "log loss rows are the loss gained by recalibration (Berta et al. 2025). "
                + (f"Intervals: {n_boot} bootstrap resamples, the difference's paired (rows resampled jointly for "
                   "before and after, maps held fixed). " if n_boot else
-                  "Intervals left out on this many rows (set fewer rows or use the CLI with --ci). ")
+                  "Bootstrap intervals are off (0 resamples in the sidebar). " if not table.attrs.get("requested") else
+                  "Bootstrap intervals are left out on this many rows to keep the page fast (calibviz metrics "
+                  "FILE --recalibrate METHOD --ci 200 computes them). ")
                + f"Calibrated-model reference: {n_ref} label redraws from the predictions.")
 
 
