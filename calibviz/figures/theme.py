@@ -12,11 +12,14 @@
 """
 from __future__ import annotations
 
+import re
+
+import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
 __all__ = ["PALETTE", "COLORS", "AXIS", "FONT", "DEFAULT_HEIGHT", "DEFAULT_WIDTH", "TEMPLATE_NAME",
-           "apply_theme", "model_color", "with_alpha"]
+           "apply_theme", "model_color", "with_alpha", "inert_links"]
 
 #: Okabe-Ito palette, in the order models are coloured (black is kept for lines).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
@@ -135,3 +138,38 @@ def apply_theme(fig: go.Figure, *, title: str | None = None, height: int | None 
         fig.update_layout(showlegend=False, margin=dict(t=60 if title else 30))
     fig.update_annotations(font_size=FONT["axis_title"])  # subplot titles
     return fig
+
+
+_LINK_TAG = re.compile(r"<(?=\s*/?\s*a[\s>/])", flags=re.IGNORECASE)
+
+
+def inert_links(fig: go.Figure) -> go.Figure:
+    """``fig`` with every ``<a ...>`` tag shown as text instead of a clickable link.
+
+    Plotly renders a small set of HTML tags in every text of a figure (titles, tick labels, legends, hover).
+    calibviz's own texts use ``<b>``, ``<br>`` and ``<i>`` but never ``<a>``; an ``<a href=...>`` can only come
+    from the data (a class label, a model or column name), so it is escaped wherever it appears.
+
+    Examples
+    --------
+    >>> fig = inert_links(go.Figure(go.Bar(x=[1], y=['<a href="http://x">c</a>'], name="<b>m</b>")))
+    >>> fig.data[0].y[0], fig.data[0].name
+    ('&lt;a href="http://x">c&lt;/a>', '<b>m</b>')
+    """
+    found = [False]
+
+    def walk(value):
+        if isinstance(value, str):
+            new = _LINK_TAG.sub("&lt;", value)
+            found[0] |= new != value
+            return new
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [walk(v) for v in value]
+        if isinstance(value, np.ndarray) and value.dtype == object:
+            return [walk(v) for v in value.tolist()]
+        return value
+
+    spec = walk(fig.to_plotly_json())
+    return go.Figure(spec) if found[0] else fig

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from ..figures.theme import inert_links
 from ..io.export import to_csv
 from ..panel import config_key, format_interval, format_value, interval_caption, metric_panel
 from .compute import cached, progress_bar
@@ -25,6 +26,7 @@ def slug(text: str) -> str:
 def show_figure(fig, name: str, *, key: str | None = None) -> None:
     """A Plotly figure in calibviz's own theme, PNG from the toolbar, HTML as a download."""
     config = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": slug(name), "scale": 2}}
+    fig = inert_links(fig)  # a class, model or column name with <a href=...> stays text
     st.plotly_chart(fig, theme=None, config=config, key=key)
     # The callable runs only on click: the 4 MB self-contained HTML is not built on every rerun.
     st.download_button("Figure as HTML", data=lambda: fig.to_html(include_plotlyjs=True, full_html=True),

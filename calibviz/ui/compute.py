@@ -52,8 +52,9 @@ class _Store:
             self.bytes -= self.sizes.pop(old)
 
 
-def nbytes(value) -> int:
-    """Estimated memory held by a cached result (arrays and frames dominate; containers are summed).
+def nbytes(value, _depth: int = 0) -> int:
+    """Estimated memory held by a cached result: arrays and frames dominate; containers and result objects
+    (dataclasses, named tuples, plain objects) are summed a few levels deep, anything else counts its shell.
 
     Examples
     --------
@@ -63,16 +64,20 @@ def nbytes(value) -> int:
     """
     if isinstance(value, np.ndarray):
         return int(value.nbytes)
-    if isinstance(value, (pd.DataFrame, pd.Series)):
-        return int(value.memory_usage(deep=False).sum()) if isinstance(value, pd.DataFrame) else \
-            int(value.memory_usage(deep=False))
+    if isinstance(value, pd.DataFrame):
+        return int(value.memory_usage(deep=False).sum())
+    if isinstance(value, pd.Series):
+        return int(value.memory_usage(deep=False))
+    shell = sys.getsizeof(value)
+    if _depth >= 4:  # deep or cyclic structures (figures): their arrays are counted at the upper levels
+        return shell
     if isinstance(value, dict):
-        return sum(nbytes(v) for v in value.values()) + sys.getsizeof(value)
+        return shell + sum(nbytes(v, _depth + 1) for v in value.values())
     if isinstance(value, (list, tuple)):
-        return sum(nbytes(v) for v in value) + sys.getsizeof(value)
-    if hasattr(value, "__dict__"):  # result objects (dataclasses of arrays)
-        return sum(nbytes(v) for v in vars(value).values()) + sys.getsizeof(value)
-    return sys.getsizeof(value)
+        return shell + sum(nbytes(v, _depth + 1) for v in value)
+    if hasattr(value, "__dict__") and not isinstance(value, type):
+        return shell + sum(nbytes(v, _depth + 1) for v in vars(value).values())
+    return shell
 
 
 @st.cache_resource(show_spinner=False)

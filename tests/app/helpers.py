@@ -22,7 +22,7 @@ def assert_clean(at: AppTest) -> None:
 
 def shown(element) -> str:
     """The text an element displays: its Markdown source without the escapes of calibviz.ui.text.md."""
-    return re.sub(r"\\(.)", r"\1", element.value)
+    return re.sub(r"\\(.)", r"\1", element.value).replace("\u2060", "")
 
 
 def figures(at: AppTest) -> list[dict]:
