@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import glob as _glob
 import os
+import re
 from pathlib import Path
 
 import narwhals as nw
@@ -29,6 +30,7 @@ SAMPLE_ROWS = 2000
 #: Most distinct labels a scan accepts (a float score given as the label is caught here).
 MAX_LABELS = 1000
 _SQL_START = ("select", "with", "from", "table", "values", "(")
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")  # s3://, s3a://, gs://, hdfs://, https://
 
 
 def _is_sql(text: str) -> bool:
@@ -152,6 +154,9 @@ def open_source(source, engine=None, *, database=None, read_only_roots=None):
             if engine != "duckdb" and engine != "spark":
                 raise InputError(f"a SQL query needs engine='duckdb' or 'spark', not {engine!r}.")
             return nw.from_native(eng.query(text, database=database)), engine, "query"
+        if _URL.match(text):  # object stores and HDFS: the engine resolves them (Spark as the cluster is set up)
+            fmt = "csv" if text.lower().endswith((".csv", ".csv.gz", ".tsv")) else "parquet"
+            return nw.from_native(eng.read_files([text], fmt, text)), engine, text
         files, fmt = files_of(text)
         return nw.from_native(eng.read_files(files, fmt, text)), engine, text
     native = eng.from_object(source)
