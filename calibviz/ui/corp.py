@@ -77,8 +77,10 @@ def triptych(views: dict[str, BinaryView], fingerprints: tuple, s: dict, referen
     download_table(table, "decomposition", key="decomposition")
     c1, c2 = st.columns(2, gap="medium")
     with c1:
+        # consistency bands of more than two models hide each other (and cost a refit each): curves only then
+        bands = ("consistency",) if len(models) <= 2 else None
         corp = cached(("corp_overlay",) + key, lambda: figures.corp_diagram(
-            models, n_resamples=50, random_state=seed, title="CORP reliability diagrams"))
+            models, bands=bands, n_resamples=50, random_state=seed, title="CORP reliability diagrams"))
         show_figure(corp, "corp_overlay", key="corp_overlay")
     with c2:
         roc = cached(("roc_overlay",) + key, lambda: figures.roc_curves(models, title="ROC curves"))
