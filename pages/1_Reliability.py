@@ -7,7 +7,7 @@ from calibviz.summary import reliability_table
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import BOOTSTRAP_ROW_BUDGET, download_table, panel_table, show_figure, show_headlines, show_metric_table
 from calibviz.ui.compute import cached
-from calibviz.ui.corp import CORP_METRICS, corp_figure, corp_table
+from calibviz.ui.corp import CORP_METRICS, corp_figure, corp_table, discrimination
 from calibviz.ui.settings import page_control, panel_config, settings
 from calibviz.ui.views import current_view, view_picker
 
@@ -63,13 +63,16 @@ else:
         st.subheader("In plain words")
         show_headlines(panel, 4)
 
-tabs = st.tabs(["Metrics", "Per-bin table", "Binning sensitivity"] + (["PAV curve table"] if corp else []))
-tab_metrics, tab_bins, tab_sens = tabs[:3]
+tabs = st.tabs(["Metrics", "Per-bin table", "Binning sensitivity", "Discrimination (ROC)"]
+               + (["PAV curve table"] if corp else []))
+tab_metrics, tab_bins, tab_sens, tab_roc = tabs[:4]
+with tab_roc:
+    discrimination(preds, view)
 with tab_metrics:
     show_metric_table(pd.concat([corp_panel, panel], ignore_index=True) if corp else panel,
                       f"{preds.name}_{view.name}")
 if corp:
-    with tabs[3]:
+    with tabs[4]:
         curve = corp_table(view, preds.fingerprint(), s)
         st.caption("One row per distinct prediction shown: the PAV (isotonic) fit and its block, and the bands "
                    f"({100 * curve.attrs['level']:.0f}%, {curve.attrs['n_resamples']} resamples).")

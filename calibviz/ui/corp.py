@@ -5,17 +5,19 @@ Computations come from :mod:`calibviz.metrics` (corp_table, decomposition_table)
 """
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from .. import figures
 from .. import metrics as M
 from ..panel import format_value
+from ..io import Predictions
 from ..reduce import BinaryView
 from .blocks import BOOTSTRAP_ROW_BUDGET, download_table, show_figure
 from .compute import cached
 
-__all__ = ["CORP_METRICS", "corp_bands", "corp_table", "corp_figure", "triptych"]
+__all__ = ["CORP_METRICS", "corp_bands", "corp_table", "corp_figure", "triptych", "discrimination"]
 
 #: The metrics shown beside the CORP diagram.
 CORP_METRICS = ("mcb", "dsc", "unc", "auc")
@@ -88,3 +90,42 @@ def triptych(views: dict[str, BinaryView], fingerprints: tuple, s: dict, referen
     if s.get("murphy"):
         murphy = cached(("murphy",) + key, lambda: figures.murphy_diagram(models))
         show_figure(murphy, "murphy", key="murphy")
+
+
+def discrimination(preds: Predictions, view: BinaryView) -> None:
+    """ROC curve of the view with AUC and DeLong's interval, sharpness against DSC; multiclass: accuracy and
+    one-vs-rest AUC per class."""
+    fp = preds.fingerprint()
+    auc = cached(("auc", fp, view.name), lambda: M.auc_delong(view.y, view.p, sample_weight=view.w))
+    sharp = cached(("sharpness", fp, view.name), lambda: M.sharpness(view.p, sample_weight=view.w))
+    dec = cached(("corp_dec", fp, view.name), lambda: M.corp_decomposition(view.y, view.p, sample_weight=view.w))
+    left, right = st.columns([3, 2], gap="medium")
+    with left:
+        fig = cached(("roc_fig", fp, view.name), lambda: figures.roc_curves(
+            {view.name: (view.y, view.p, view.w)}, title=""))
+        show_figure(fig, f"roc_{preds.name}_{view.name}", key="roc")
+    with right:
+        st.metric("AUC", f"{auc.auc:.3f}", help="Area under the ROC curve; 95% interval by DeLong et al. (1988).")
+        if np.isfinite(auc.low):
+            st.caption(f"95% interval {auc.low:.3f}–{auc.high:.3f} (DeLong); {auc.n_pos:,} rows with the outcome, "
+                       f"{auc.n_neg:,} without.")
+        st.metric("Sharpness (variance of the predictions)", format_value(sharp, "score"),
+                  help="How spread out the predictions are. For a calibrated model it equals the discrimination "
+                       "term DSC of the Brier decomposition.")
+        if sharp > 0:
+            ratio = dec.dsc / sharp
+            st.markdown(f"A calibrated model with this spread would have DSC = {format_value(sharp, 'score')}; "
+                        f"here DSC = {format_value(dec.dsc, 'score')}: "
+                        + ("the outcomes back the spread of the predictions." if 0.8 <= ratio <= 1.25 else
+                           f"only {100 * ratio:.0f}% of the spread is backed by the outcomes (over-confident "
+                           "spread)." if ratio < 0.8 else
+                           "the outcomes separate more than the predictions claim (under-confident spread)."))
+    if not preds.is_binary:
+        per_class = cached(("ovr_auc", fp), lambda: M.ovr_auc(preds.y, preds.probs, sample_weight=preds.weights,
+                                                              average=None))
+        acc = cached(("accuracy", fp), lambda: M.accuracy(preds.y, preds.probs, sample_weight=preds.weights))
+        st.markdown(f"**All classes**: accuracy {100 * acc:.1f}%; one-vs-rest AUC, macro average "
+                    f"{np.nanmean(per_class):.3f}.")
+        table = pd.DataFrame({"class": [str(c) for c in preds.classes], "one-vs-rest AUC": per_class})
+        st.dataframe(table.sort_values("one-vs-rest AUC"), hide_index=True, width="stretch")
+        download_table(table, f"auc_per_class_{preds.name}", key="auc_per_class")

@@ -94,3 +94,20 @@ def test_compare_triptych_on_uploaded_models():
     assert not at.error, [e.value for e in at.error]
     text = " ".join(m.value for m in at.markdown)
     assert "sharp scores" in text and "blurry scores" in text
+
+
+def test_discrimination_tab_binary_and_multiclass():
+    at = _open("pages/1_Reliability.py")
+    d = cv.load_demo("hospital_readmission")
+    a = cv.metrics.auc_delong(d.y, d.y_prob)
+    values = {m.label: m.value for m in at.metric}
+    assert values["AUC"] == f"{a.auc:.3f}"
+    assert any(c.value.startswith(f"95% interval {a.low:.3f}") for c in at.caption)
+    roc = [f for f in figures(at) if any((t.get("name") or "").startswith("P(1): AUC") for t in f["data"])]
+    assert roc
+    at = _open("pages/1_Reliability.py", "cifar10_resnet50")
+    c = cv.load_demo("cifar10_resnet50")
+    text = " ".join(m.value for m in at.markdown)
+    assert f"accuracy {100 * c.accuracy():.1f}%" in text
+    per_class = next(df.value for df in at.dataframe if "one-vs-rest AUC" in df.value.columns)
+    assert len(per_class) == 10
