@@ -55,6 +55,16 @@ class Setting:
         return value
 
 
+def _flag(raw) -> bool:
+    """A yes/no URL value: 1/true/yes or 0/false/no; anything else is not a flag (so it is reported as ignored)."""
+    text = str(raw).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"not a yes/no value: {raw!r}")
+
+
 SETTINGS: dict[str, Setting] = {s.name: s for s in [
     Setting("scheme", "uniform", str, tuple(k for k in SCHEME_LABELS if k in SCHEME_NAMES)),
     Setting("bins", 15, int, low=2, high=50),  # the slider's range
@@ -66,7 +76,7 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in [
     Setting("seed", 0, int, low=0, high=2**31 - 1),
     Setting("metrics", tuple(DEFAULT_BINARY_METRICS), tuple, tuple(BINARY_METRICS)),
     Setting("view", "confidence", str),
-    Setting("band", True, lambda v: str(v).lower() in ("1", "true", "yes")),
+    Setting("band", True, _flag),
     Setting("tce_scheme", "pavabc", str, ("pavabc", "pava", "equal_mass", "uniform")),
     Setting("tce_axis", "bin", str, ("bin", "probability")),
     Setting("feature", "", str),
@@ -74,9 +84,9 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in [
     Setting("span", 0.75, float, (0.3, 0.5, 0.75, 1.0)),  # the Variables page's slider options
     Setting("scale", "percent", str, ("percent", "probability")),
     Setting("diagram", "binned", str, ("binned", "corp")),  # Reliability page: binned or CORP (PAV) diagram
-    Setting("corp_conf", False, lambda v: str(v).lower() in ("1", "true", "yes")),
+    Setting("corp_conf", False, _flag),
     Setting("ref", "", str),  # Compare page: the reference model ("" = the first)
-    Setting("murphy", False, lambda v: str(v).lower() in ("1", "true", "yes")),
+    Setting("murphy", False, _flag),
 ]}
 
 

@@ -10,6 +10,8 @@ from .settings import binning_controls, init_from_url, metric_controls, sync_url
 from .text import md
 
 _FAVICON = Path(__file__).parent / "assets" / "favicon.png"
+#: ``data=upload:<digest>`` in a link: the data came from an upload, identified by its content digest.
+_UPLOAD_PREFIX = "upload:"
 
 __all__ = ["PAGES", "render_sidebar", "page_setup"]
 
@@ -42,16 +44,24 @@ def page_setup(title: str, controls: tuple = ()) -> None:
                 unsafe_allow_html=True)
     ignored = init_from_url()
     first_run = "cv_models" not in st.session_state
-    demo = st.query_params.get("data")
-    if first_run and demo:
-        if not load_demo_into_state(demo):
-            ignored.append(f"data={demo}")
+    data = st.query_params.get("data")
+    uploaded = bool(data) and data.startswith(_UPLOAD_PREFIX)
+    if first_run and data and not uploaded:
+        if not load_demo_into_state(data):
+            ignored.append(f"data={data}")
     ensure_data()
+    # a fresh session holds the demo (or the file `calibviz app FILE` serves): is it the linked upload?
+    lost_upload = first_run and uploaded and current_source().get("digest") != data[len(_UPLOAD_PREFIX):]
+    if lost_upload:
+        # uploads live in the session that made them (a server-side store is issue #14): say so, never silently
+        st.warning(f"This link points to an uploaded file ({md(data)}) that this server no longer holds: it was "
+                   "restarted, or the link comes from another browser session. The demo data is shown instead; "
+                   "upload the file again to see it.", icon=":material/cloud_off:")
     if ignored:
         st.warning(f"Ignored link settings that are not valid: {md(', '.join(ignored))}.", icon=":material/link_off:")
     render_sidebar(controls)
     src = current_source()
-    sync_url({"data": src.get("demo")})
+    sync_url({"data": src.get("demo") or (_UPLOAD_PREFIX + src["digest"] if src.get("digest") else None)})
 
 
 def render_sidebar(controls: tuple = ()) -> None:

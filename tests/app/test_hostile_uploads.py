@@ -45,3 +45,19 @@ def test_unexpected_error_while_loading_is_a_message_and_the_app_stays_usable(mo
     assert metric_values(at) == before
     at.switch_page("pages/1_Reliability.py").run()  # every page still works on the previous data
     assert_clean(at)
+
+
+def test_link_to_an_upload_this_server_does_not_hold_says_so():
+    at = app().run()
+    upload(at, "mine.csv", b"label,p\n" + b"".join(f"{i % 2},{0.3 + 0.4 * (i % 2)}\n".encode() for i in range(60)))
+    digest_link = at.query_params["data"]
+    assert digest_link.startswith("upload:")
+    fresh = app()
+    fresh.query_params["data"] = digest_link
+    fresh.query_params["band"] = "maybe"
+    fresh.run()
+    assert_clean(fresh)
+    texts = [shown(w) for w in fresh.warning]
+    assert any("uploaded file" in t and "no longer holds" in t for t in texts), texts
+    assert any("band=maybe" in t for t in texts), texts  # a yes/no setting that is neither is reported
+    assert metric_values(fresh)["Rows"] == "20,000"  # the demo, said out loud
