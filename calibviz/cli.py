@@ -159,6 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("-o", "--output", default="calibviz-report.html", metavar="OUT.html",
                      help="where to write the report (default: calibviz-report.html)")
     rep.add_argument("--title", help="report title (default: 'Calibration report: FILE')")
+    rep.add_argument("--recalibrate", action="append", default=[], metavar="METHOD", choices=RECALIBRATION_METHODS,
+                     help="add a recalibration section: out-of-fold before/after with METHOD (repeatable)")
     _add_metric_options(rep, ci_default=200)
     _add_mapping(rep)
     app = sub.add_parser("app", help="start the dashboard",
@@ -375,7 +377,7 @@ def _cmd_report(args) -> int:
     options = {k: v for k, v in load.items() if v not in (None, False)}
     write_report(models, out, config=cfg, metrics=metrics, n_resamples=args.ci, random_state=args.seed,
                  n_reference=args.reference,
-                 title=args.title, source=args.file, load_options=options)
+                 title=args.title, source=args.file, load_options=options, recalibration=args.recalibrate or None)
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)
     return 0
 

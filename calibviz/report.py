@@ -153,7 +153,7 @@ def _as_models(models) -> dict[str, Predictions]:
 # --------------------------------------------------------------------------- what the report holds
 
 
-def report_contents(models) -> list[str]:
+def report_contents(models, recalibration=None) -> list[str]:
     """Titles of the sections a report of ``models`` will contain (the dashboard shows them before building).
 
     Examples
@@ -175,6 +175,8 @@ def report_contents(models) -> list[str]:
         if _curve_features(p):
             items += ["Variables ranked by VECE", "Curves of the top variable"]
         out += [s for s in items if s not in out]
+    if recalibration:
+        out.append("Recalibration (out-of-fold before/after)")
     return out + ["Reproducibility"]
 
 
@@ -538,6 +540,71 @@ def _cli_command(source, load_options, cfg, metrics, n_resamples, random_state, 
     return " ".join(shlex.quote(c) for c in cmd)
 
 
+# --------------------------------------------------------------------------- recalibration (#15)
+
+
+def _recalibration_methods(recalibration) -> tuple:
+    if not recalibration:
+        return ()
+    from .recalibration import get_recalibrator
+
+    if isinstance(recalibration, str):
+        recalibration = [m for m in recalibration.split(",") if m.strip()]
+    return tuple(dict.fromkeys(get_recalibrator(m).name for m in recalibration))
+
+
+def _recalibration_section(idx: int, name: str, p: Predictions, methods, cfg: PanelConfig, n_resamples: int,
+                           n_reference: int, confidence: float, random_state, prog: _Progress, headline: list) -> str:
+    """Before/after (out of fold) for each chosen method: diagram, metric table, loss gained, the fitted maps."""
+    from .recalibration import cross_fit, map_curves, recalibration_table
+
+    y_prob = p.y_prob if p.is_binary else p.probs
+    results = {m: cross_fit(m, p.y, y_prob, random_state=random_state, sample_weight=p.weights) for m in methods}
+    keys = ("ece",) if p.is_binary else ("confidence_ece", "top_label_ece")
+    table = recalibration_table(p.y, y_prob, results, metrics=keys, config=cfg, sample_weight=p.weights,
+                                n_resamples=n_resamples, n_reference=n_reference, confidence=confidence,
+                                random_state=random_state, progress=prog.inner())
+
+    def view(P):
+        if p.is_binary:
+            return p.y, P, p.weights
+        v = views(Predictions(y=p.y, probs=P, classes=p.classes, weights=p.weights), "confidence")[0]
+        return v.y, v.p, v.w
+
+    overlay = figures.reliability_diagram({"before": view(y_prob), **{_e(m): view(cf.y_prob)
+                                                                     for m, cf in results.items()}},
+                                          binning=cfg.scheme(), alpha=cfg.alpha, title=None)
+    maps = figures.recalibration_maps(map_curves(y_prob, results), title=None)
+    level = f"{100 * confidence:g}%"
+    shown = pd.DataFrame({
+        "Method": table["method"], "Metric": table["label"],
+        "Before": map(format_value, table["before"], table["unit"]),
+        "Before: calibrated model would show": map(format_interval, table["before_null_low"],
+                                                   table["before_null_high"], table["unit"]),
+        "After": map(format_value, table["after"], table["unit"]),
+        f"After {level} interval": map(format_interval, table["after_low"], table["after_high"], table["unit"]),
+        "After: calibrated model would show": map(format_interval, table["after_null_low"],
+                                                  table["after_null_high"], table["unit"]),
+        "Before − after": map(_signed, table["diff"], table["unit"]),
+        f"Difference {level} interval (paired)": map(format_interval, table["diff_low"], table["diff_high"],
+                                                    table["unit"]),
+    })
+    for r in table[table["metric"].isin([keys[0], "brier"])].itertuples():
+        headline.append(_e(r.reading))
+    described = "".join(f"<li><b>{_e(m)}</b>: {_e(cf.final.describe())}</li>" for m, cf in results.items())
+    prog.step()
+    scheme = next(iter(results.values())).scheme
+    return (f'<section id="recalibration-{idx}"><h2>Recalibration: {_e(name)}</h2>'
+            f"<p>Each method's map was fitted and evaluated by {_e(scheme)}: every 'after' prediction comes from "
+            "a map that did not see its row, so the numbers are what the map would do on new data. Before − after "
+            "&gt; 0 is an improvement; the Brier score and log loss rows are the loss gained by recalibration "
+            "(Berta et al. 2025).</p>"
+            f'<div class="figure">{_figure_html(overlay)}</div>' + _table_html(shown)
+            + "<h3>The fitted maps</h3><p>The map fitted on all rows (line) and the range of the maps fitted with "
+            "one fold left out (band).</p>"
+            f'<div class="figure">{_figure_html(maps)}</div><ul>{described}</ul></section>')
+
+
 def _repro_section(models, cfg, metrics, compare_metrics, n_resamples, confidence, random_state, source,
                    load_options, title, skipped) -> str:
     settings = {
@@ -580,7 +647,7 @@ def _repro_section(models, cfg, metrics, compare_metrics, n_resamples, confidenc
 def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n_resamples: int = 200,
                  random_state=0, title: str | None = None, source: str | None = None, progress=None,
                  compare_metrics=DEFAULT_COMPARE_METRICS, confidence: float = 0.95,
-                 load_options: dict | None = None, n_reference: int = 200) -> str:
+                 load_options: dict | None = None, n_reference: int = 200, recalibration=None) -> str:
     """A self-contained HTML calibration report (opens offline; plotly.js embedded once).
 
     Parameters
@@ -613,6 +680,11 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
     load_options : dict, optional
         The column-mapping options used to load ``source`` (``label=``,
         ``probs=``, ...), for the regenerate commands.
+    recalibration : sequence of str, optional
+        Recalibration methods (:mod:`calibviz.recalibration`): adds a
+        section per model with the out-of-fold (5-fold cross-fitted)
+        before/after diagram, metrics with intervals and references, the
+        loss gained and the fitted maps.
 
     Returns
     -------
@@ -646,7 +718,9 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
         raise InputError("the models mix binary and multiclass predictions; report them separately.")
     first = next(iter(models.values()))
     compare_metrics = resolve_metrics(compare_metrics, True)[0] if len(models) > 1 else ()
-    stages = sum(2 + (not p.is_binary) + bool(_curve_features(p)) + 1 for p in models.values()) + (len(models) > 1)
+    recalibration = _recalibration_methods(recalibration)
+    stages = sum(2 + (not p.is_binary) + bool(_curve_features(p)) + 1 + bool(recalibration) for p in models.values()) \
+        + (len(models) > 1)
     prog = _Progress(progress, stages)
     source_name = source if source is not None else (first.source or first.name)
     user_title, title = title, title or f"Calibration report: {source_name}"
@@ -670,6 +744,9 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
     if len(models) > 1:
         compare_html = _compare_section(models, config, compare_metrics, n_resamples, confidence, random_state,
                                         prog, compare_lines)
+    recal_html = "".join(_recalibration_section(i, name, p, recalibration, config, n_resamples, n_reference,
+                                                confidence, random_state, prog, headline[name])
+                         for i, (name, p) in enumerate(models.items())) if recalibration else ""
 
     summary = ['<section id="summary"><h2>Summary</h2>']
     for i, (name, p) in enumerate(models.items()):
@@ -689,14 +766,25 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
     if compare_html:
         toc.append('<li><a href="#compare">Model comparison</a></li>')
     toc += [f'<li><a href="#model-{i}">Model: {_e(n)}</a></li>' for i, n in enumerate(models)]
+    if recal_html:
+        toc += [f'<li><a href="#recalibration-{i}">Recalibration: {_e(n)}</a></li>' for i, n in enumerate(models)]
     toc.append('<li><a href="#reproducibility">Reproducibility</a></li></ul></nav>')
 
     from plotly.offline import get_plotlyjs
 
     repro = _repro_section(models, config, metrics, compare_metrics, n_resamples, confidence, random_state, source,
                            load_options, user_title, skipped)
+    if recalibration:  # the settings and the regenerate commands name the methods too
+        repro = repro.replace("</dl><h3>Data</h3>", f"<dt>recalibration</dt><dd>{_e(', '.join(recalibration))} "
+                              "(5-fold cross-fitting, seed as above)</dd></dl><h3>Data</h3>", 1)
+        call_end = repro.index("</pre>", repro.index('<pre id="python-call">'))
+        cut = repro.rindex(")", 0, call_end)
+        repro = repro[:cut] + _e(f", recalibration={list(recalibration)!r}") + repro[cut:]
+        if 'id="cli-command"' in repro:
+            cli_end = repro.index("</pre>", repro.index('<pre id="cli-command">'))
+            repro = repro[:cli_end] + "".join(f" --recalibrate {m}" for m in recalibration) + repro[cli_end:]
     generated = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    body = "".join(summary) + compare_html + "".join(sections) + repro
+    body = "".join(summary) + compare_html + "".join(sections) + recal_html + repro
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<meta name=\"generator\" content=\"calibviz {_e(_versions()['calibviz'])}\">"

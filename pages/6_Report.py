@@ -23,12 +23,17 @@ source = src.get("demo") or src["name"]
 options = dict(config=cfg, metrics=tuple(s["metrics"]) or None if first.is_binary else None,
                n_resamples=int(s["boot"]), random_state=int(s["seed"]), source=source,
                load_options=src.get("options") or None)
+recal_methods = tuple(st.session_state.get("cv_recal", {}).get("methods", ()))  # chosen on the Recalibrate page
+if recal_methods and st.checkbox(f"Include recalibration: {', '.join(recal_methods)} (as chosen on the Recalibrate "
+                                 "page)", value=True, key="report_recal",
+                                 help="Adds the out-of-fold before/after, the loss gained and the fitted maps."):
+    options["recalibration"] = recal_methods
 key = (tuple(p.fingerprint() for p in models.values()), repr(sorted(options.items(), key=lambda kv: kv[0])))
 
 left, right = st.columns(2, gap="medium")
 with left:
     st.subheader("What it will contain")
-    st.markdown("\n".join(f"- {section}" for section in report_contents(models)))
+    st.markdown("\n".join(f"- {section}" for section in report_contents(models, options.get("recalibration"))))
 with right:
     st.subheader("With these settings")
     st.markdown(f"- Data: **{md(src.get('title') or src['name'])}** ({len(models)} model{'s' * (len(models) > 1)}, "

@@ -516,7 +516,9 @@ def recalibration_table(y_true, y_prob, results, *, metrics=None, config: PanelC
         after_null_high, after_p_value, after_verdict, diff`` (before - after:
         positive = better after, for every metric where lower is better)
         ``, diff_low, diff_high, improved`` (the difference interval lies
-        above 0), ``n_evaluated, scheme`` and ``reading``. Evaluated on the
+        above 0), ``n_evaluated, scheme``, ``after_note`` (why an "after"
+        value lies outside its own interval, as :func:`metric_panel` says)
+        and ``reading``. Evaluated on the
         rows each :class:`CrossFit` predicted out of fold. The difference
         interval resamples rows jointly (paired bootstrap) with the fitted
         maps held fixed: the fold-to-fold variation of the maps is the
@@ -627,8 +629,9 @@ def _row(name, cf, metric, label, unit, lower_is_better, b, a, diff, d_low, d_hi
         "after_p_value": _get(a, "p_value"), "after_verdict": _get(a, "verdict") if "verdict" in a else "",
         "diff": diff, "diff_low": d_low, "diff_high": d_high, "improved": improved,
         "n_evaluated": cf.n_evaluated, "scheme": cf.scheme,
+        "after_note": _get(a, "note") if "note" in a else "",
         "reading": _reading(name, label, unit, b["value"], a["value"], diff, d_low, d_high, improved, worse,
-                            lower_is_better),
+                            lower_is_better) + (f" After: {a['note']}" if "note" in a and a["note"] else ""),
     }
 
 

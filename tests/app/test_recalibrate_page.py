@@ -114,3 +114,12 @@ def test_open_recalibrated_predictions_in_compare():
     at.switch_page("pages/5_Compare.py").run()
     assert_clean(at)
     assert figures(at)
+
+
+def test_report_page_offers_the_recalibration_section():
+    at = _open()
+    at.switch_page("pages/6_Report.py").run()
+    assert_clean(at)
+    box = at.checkbox(key="report_recal")
+    assert box.value and "Platt" in box.label or "platt" in box.label
+    assert any("Recalibration (out-of-fold before/after)" in m.value for m in at.markdown)
