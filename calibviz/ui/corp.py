@@ -21,6 +21,8 @@ __all__ = ["CORP_METRICS", "corp_bands", "corp_table", "corp_figure", "triptych"
 
 #: The metrics shown beside the CORP diagram.
 CORP_METRICS = ("mcb", "dsc", "unc", "auc")
+#: Rows x classes above which the per-class one-vs-rest AUC (one sort per class) waits for a click.
+OVR_AUC_CELL_BUDGET = 20_000_000
 #: Refitted curves per band (reliabilitydiag's default), fewer when the distinct scores are many.
 BAND_RESAMPLES = 100
 
@@ -121,6 +123,14 @@ def discrimination(preds: Predictions, view: BinaryView) -> None:
                            "spread)." if ratio < 0.8 else
                            "the outcomes separate more than the predictions claim (under-confident spread)."))
     if not preds.is_binary:
+        n, K = preds.probs.shape
+        consent = f"cv_ovr_auc_{fp}"
+        if n * K > OVR_AUC_CELL_BUDGET and not st.session_state.get(consent):
+            if st.button(f"Compute the one-vs-rest AUC of each of the {K} classes ({K} sorts of {n:,} rows)",
+                         key="ovr_auc_button", icon=":material/calculate:"):
+                st.session_state[consent] = True
+                st.rerun()
+            return
         per_class = cached(("ovr_auc", fp), lambda: M.ovr_auc(preds.y, preds.probs, sample_weight=preds.weights,
                                                               average=None))
         acc = cached(("accuracy", fp), lambda: M.accuracy(preds.y, preds.probs, sample_weight=preds.weights))
