@@ -289,3 +289,57 @@ def test_miscalibration_statistic_equals_the_decomposition_and_the_plain_callabl
     np.testing.assert_allclose(a.distribution, b.distribution, atol=1e-15)
     with pytest.raises(cv.InputError):
         m(np.full(3000, 2), p)
+
+
+# ----------------------------------------------------------------------------
+# properties (hypothesis)
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@st.composite
+def _binary_rows(draw):
+    n = draw(st.integers(2, 60))
+    levels = draw(st.integers(1, 12))  # few levels: many ties
+    p = np.array(draw(st.lists(st.integers(0, levels), min_size=n, max_size=n)), float) / levels
+    y = np.array(draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)), float)
+    w = np.array(draw(st.lists(st.floats(0.0, 5.0), min_size=n, max_size=n)))
+    if w.sum() <= 0:
+        w[0] = 1.0
+    return y, p, w
+
+
+@pytest.mark.property
+@settings(max_examples=150, deadline=None)
+@given(_binary_rows(), st.sampled_from(["brier", "log"]))
+def test_decomposition_properties(rows, score):
+    y, p, w = rows
+    d = corp_decomposition(y, p, score=score, sample_weight=w)
+    assert d.mcb >= -1e-12 and d.dsc >= -1e-12 and d.dsc <= d.unc + 1e-12
+    assert d.mcb - d.dsc + d.unc == pytest.approx(d.score, abs=1e-12)
+    perm = np.random.default_rng(0).permutation(len(y))
+    e = corp_decomposition(y[perm], p[perm], score=score, sample_weight=w[perm])
+    np.testing.assert_allclose(list(d), list(e), atol=1e-12)
+    # the curve is non-decreasing, within [0, 1], and its blocks cover every row of positive weight
+    t = corp_table(y, p, sample_weight=w, bands=None)
+    assert (np.diff(t["cep"]) >= -1e-15).all() and t["cep"].between(0, 1).all()
+    assert t.groupby("block")["block_n"].first().sum() == int((w > 0).sum())
+
+
+@pytest.mark.property
+@settings(max_examples=150, deadline=None)
+@given(_binary_rows())
+def test_auc_properties(rows):
+    from calibviz.metrics import auc_delong, roc_auc
+
+    y, p, w = rows
+    keep = w > 0
+    if len(set(y[keep])) < 2:
+        return
+    a = roc_auc(y, p, sample_weight=w)
+    assert 0 <= a <= 1
+    assert roc_auc(y, 1 - p, sample_weight=w) == pytest.approx(1 - a, abs=1e-12)
+    assert roc_auc(1 - y, p, sample_weight=w) == pytest.approx(1 - a, abs=1e-12)
+    r = auc_delong(y, p, sample_weight=w)
+    assert np.isnan(r.se) or (r.se >= 0 and r.low <= a <= r.high)

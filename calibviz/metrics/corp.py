@@ -127,14 +127,15 @@ def _check_score(score) -> str:
     return key
 
 
-def _total(score: str, pos, neg, q, *, clip: bool) -> float:
+def _total(score: str, pos, neg, q) -> float:
     """Sum over groups of the score of predictions q: pos * S(q, 1) + neg * S(q, 0)."""
     if score == "brier":
         return float(np.dot(pos, (1.0 - q) ** 2) + np.dot(neg, q * q))
-    if clip:  # the model's own predictions: clipped like calibviz.metrics.log_loss
-        q = np.clip(q, LOG_LOSS_EPS, 1.0 - LOG_LOSS_EPS)
-    # recalibrated and climatological values never give probability 0 to an observed outcome
-    # (a PAV block at 0 holds only y = 0), so xlogy's 0 * log 0 = 0 is exact
+    # Clipped like calibviz.metrics.log_loss. The model's own predictions need it (p = 0 with y = 1); the
+    # recalibrated and climatological values give probability 0 to an observed outcome only through underflow
+    # (weights near the smallest float), and clipping them too keeps every term finite; a PAV block at 0 holding
+    # only y = 0 then costs -log(1 - eps) = 2.2e-16 per unit weight instead of 0.
+    q = np.clip(q, LOG_LOSS_EPS, 1.0 - LOG_LOSS_EPS)
     return float(-(np.sum(xlogy(pos, q)) + np.sum(xlogy(neg, 1.0 - q))))
 
 
@@ -198,9 +199,9 @@ def _decompose(score: str, pos, neg, x, weight) -> CorpDecomposition:
     total = float(weight.sum())
     cep, _ = _pav(pos, weight)
     base = float(pos.sum()) / total
-    s_p = _total(score, pos, neg, x, clip=True) / total
-    s_c = _total(score, pos, neg, cep, clip=False) / total
-    s_u = _total(score, np.array([pos.sum()]), np.array([neg.sum()]), np.array([base]), clip=False) / total
+    s_p = _total(score, pos, neg, x) / total
+    s_c = _total(score, pos, neg, cep) / total
+    s_u = _total(score, np.array([pos.sum()]), np.array([neg.sum()]), np.array([base])) / total
     return CorpDecomposition(s_p, s_p - s_c, s_u - s_c, s_u, score)
 
 
@@ -224,8 +225,9 @@ def corp_decomposition(y_true, y_prob, *, score="brier", sample_weight=None) -> 
         The Brier score (mean squared error) or the log loss in nats
         ("log_loss" is accepted). The model's own log loss clips p to
         ``[eps, 1 - eps]`` exactly as :func:`calibviz.metrics.log_loss`
-        (so S(p) equals it); the recalibrated and climatological
-        predictions need no clipping.
+        (so S(p) equals it), and so do the recalibrated and climatological
+        predictions (a difference of at most 2.2e-16 per unit weight; it
+        keeps the terms finite when weights underflow).
     sample_weight : array-like of shape (n,), optional
         Non-negative weights: every mean, the base rate and the PAV fit are
         weighted. Rows of weight 0 are absent rows.
