@@ -157,5 +157,14 @@ def exact_atoms(frame: nw.LazyFrame, roles: Roles, buckets) -> pd.DataFrame:
     """
     weighted = roles.weight is not None
     ids = [int(b) for b in buckets]
+    # cheap pre-filter on the raw score (a few narrow ranges) before the per-row terms are computed
+    if len(roles.probs) == 1 and roles.model is None and ids:
+        raw = nw.col(roles.probs[0]).cast(nw.Float64)
+        h = float(FINE_BUCKETS)
+        ranges = [(raw >= b / h) & (raw < (b + 1) / h) if b < FINE_BUCKETS - 1 else (raw >= b / h) for b in ids]
+        keep = ranges[0]
+        for r in ranges[1:]:
+            keep = keep | r
+        frame = frame.filter(keep)
     sub = _prepared(frame, roles).filter(nw.col("_b").is_in(ids))
     return _collect(sub.group_by("_b", "_p", "_y").agg(*_sums(weighted)))
