@@ -16,8 +16,8 @@ __all__ = ["Isotonic", "HistogramBinning", "isotonic_knots"]
 
 
 def _groups(p, y, w):
-    """Distinct sorted scores, their total weights and weighted label sums."""
-    order = np.argsort(p, kind="stable")
+    """Distinct sorted scores, their total weights and weighted label sums (order within ties is irrelevant)."""
+    order = np.argsort(p)
     ps = p[order]
     starts = np.flatnonzero(np.r_[True, ps[1:] != ps[:-1]])
     ww = np.ones_like(ps) if w is None else w[order]

@@ -22,7 +22,7 @@ def _logit(p: np.ndarray) -> np.ndarray:
 
 
 def logistic_fit(X: np.ndarray, t: np.ndarray, w: np.ndarray | None = None, *, start=None, max_iter: int = 100,
-                 tol: float = 1e-20) -> np.ndarray:
+                 tol: float = 1e-12) -> np.ndarray:
     """Maximum-likelihood coefficients of ``P(y=1 | x) = sigmoid(X @ beta)`` by damped Newton steps.
 
     Parameters
@@ -35,9 +35,11 @@ def logistic_fit(X: np.ndarray, t: np.ndarray, w: np.ndarray | None = None, *, s
         Row weights.
     start : array-like of shape (d,), optional
     max_iter : int, default 100
-    tol : float, default 1e-20
-        Stop when the Newton decrement (the predicted decrease of the mean
-        log loss) falls below ``tol``.
+    tol : float, default 1e-12
+        When the Newton decrement (the predicted decrease of the mean log
+        loss) falls below ``tol``, one last full Newton step is taken and
+        returned (quadratic convergence: the coefficients are then exact to
+        round-off).
 
     Returns
     -------
@@ -80,7 +82,6 @@ def logistic_fit(X: np.ndarray, t: np.ndarray, w: np.ndarray | None = None, *, s
         return float((v.sum() if w is None else v @ w) / W)
 
     current = loss(beta)
-    previous = np.inf
     for _ in range(max_iter):
         z = X @ beta
         s = special.expit(z)
@@ -98,16 +99,13 @@ def logistic_fit(X: np.ndarray, t: np.ndarray, w: np.ndarray | None = None, *, s
         decrement = float(grad @ step)
         if not np.isfinite(decrement):
             break
-        if decrement < tol or (decrement < 1e-14 and decrement > 0.25 * previous):
-            # converged, or at the round-off floor of the log loss; fitted values all at their 0/1 labels
-            # mean no maximum exists (the loss only approaches 0 as the coefficients run off)
+        if decrement < tol:
+            # in the quadratic region: one last full Newton step squares the remaining error (~1e-12 in the
+            # coefficients -> round-off); fitted values all at their 0/1 labels mean no maximum exists (the loss
+            # only approaches 0 as the coefficients run off)
             if np.max(np.abs(r if w is None else s - t)) < 1e-3 and np.all((t == 0) | (t == 1)):
                 break
-            return beta
-        previous = decrement
-        if decrement < 1e-8:
-            beta = beta - step  # quadratic convergence region: full Newton steps, no line search
-            continue
+            return beta - step
         size = 1.0
         while size > 1e-10:
             cand = beta - size * step
@@ -331,7 +329,7 @@ def fit_inverse_temperature(z: np.ndarray, y: np.ndarray, w=None, *, start: floa
             break
         step = g / h
         if step * g < tol:
-            return beta
+            return beta - step  # quadratic region: a last full Newton step
         size = 1.0
         while size > 1e-12:
             cand = beta - size * step
@@ -344,8 +342,6 @@ def fit_inverse_temperature(z: np.ndarray, y: np.ndarray, w=None, *, start: floa
         beta, (loss, g, h) = cand, new
         if abs(beta) > 1e6:
             break
-    if h <= 0 and abs(g) < 1e-12:
-        return beta
     raise InputError("temperature scaling did not converge: the log loss has no minimum in the temperature "
                      "(the predicted class is always right or the predictions are constant). Use more "
                      "calibration rows.")
