@@ -41,8 +41,11 @@ def test_reliability_corp_mode_on_the_hospital_demo():
     text = " ".join(m.value for m in at.markdown)
     assert "Miscalibration costs" in text and "Ranking the cases removes" in text
     assert "mean prediction (x) against the observed rate" not in " ".join(c.value for c in at.caption)
-    labels = set(at.dataframe[0].value["Metric"]) if "Metric" in at.dataframe[0].value else set()
-    assert {"MCB (CORP miscalibration)", "DSC (CORP discrimination)", "AUC"} <= labels or labels == set()
+    table = next(df.value for df in at.dataframe if "Metric" in df.value.columns)
+    assert {"MCB (CORP miscalibration)", "DSC (CORP discrimination)", "UNC (uncertainty)", "AUC", "ECE"} <= set(
+        table["Metric"])
+    auc_row = table[table["Metric"] == "AUC"].iloc[0]
+    assert auc_row["95% interval"] and auc_row["Verdict"] == ""  # DeLong interval, no calibration verdict
     # the confidence band is one click away, and the URL carries the mode
     at.checkbox(key="w_corp_conf").check().run()
     assert_clean(at)
