@@ -81,10 +81,10 @@ def _prepared(frame: nw.LazyFrame, roles: Roles) -> nw.LazyFrame:
          .otherwise(nw.lit(UNKNOWN_LABEL)))
     w = nw.col(roles.weight).cast(nw.Float64) if roles.weight else nw.lit(1.0)
     raw = nw.col(roles.probs[0]).cast(nw.Float64) if total is None else total
-    bad = raw.is_null() | raw.is_nan() | ~raw.is_finite()
+    bad = raw.is_null() | ~raw.is_finite()  # is_finite is False for NaN and +-inf on every engine
     if total is not None:
         first = nw.col(roles.probs[0]).cast(nw.Float64)
-        bad = bad | first.is_null() | first.is_nan() | ~first.is_finite()
+        bad = bad | first.is_null() | ~first.is_finite()
     chain = nw.when(bad).then(nw.lit(BAD_SCORE))
     if total is not None:
         both = [nw.col(c).cast(nw.Float64) for c in roles.probs]
@@ -94,7 +94,7 @@ def _prepared(frame: nw.LazyFrame, roles: Roles) -> nw.LazyFrame:
         chain = chain.when((p < 0) | (p > 1)).then(nw.lit(OUT_OF_RANGE))
     if roles.weight:
         wc = nw.col(roles.weight).cast(nw.Float64)
-        chain = chain.when(wc.is_null() | wc.is_nan() | ~wc.is_finite() | (wc < 0)).then(nw.lit(BAD_WEIGHT))
+        chain = chain.when(wc.is_null() | ~wc.is_finite() | (wc < 0)).then(nw.lit(BAD_WEIGHT))
         chain = chain.when(wc == 0).then(nw.lit(ZERO_WEIGHT))
     bucket = chain.otherwise((p * float(FINE_BUCKETS)).floor().clip(upper_bound=FINE_BUCKETS - 1)).cast(nw.Int64)
     pc = p.clip(LOG_LOSS_EPS, 1.0 - LOG_LOSS_EPS)
