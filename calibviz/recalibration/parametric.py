@@ -269,35 +269,44 @@ def _midpoint(a: float, b: float, c: float) -> float | None:
 # ---------------------------------------------------------------------------- temperature / vector scaling
 
 
-_ROW_CHUNK = 1 << 15  # rows per chunk of the softmax passes (keeps (chunk, K) temporaries in cache)
+_CHUNK_ELEMENTS = 1 << 16  # entries per chunk of the softmax passes: (chunk, K) temporaries stay in cache
+_WARM_ROWS = 50_000  # the temperature is first fitted on this many rows (every k-th), then refined on all
 
 
 def _log_probs(P: np.ndarray) -> np.ndarray:
-    return np.log(np.clip(P, EPS, None))
+    z = np.maximum(P, EPS)
+    return np.log(z, out=z)
 
 
-def _temperature_moments(z, zmax, zy, w, beta):
-    """Mean log loss of softmax(beta z) and its first two derivatives in beta (one pass over z, chunked)."""
-    n = z.shape[0]
+def _temperature_moments(d, dy, w, beta):
+    """Mean log loss of softmax(beta d) and its first two derivatives in beta (one chunked pass over d).
+
+    ``d`` holds log-probabilities shifted so that every row's maximum is 0 (so exp(beta d) <= 1 never
+    overflows for beta > 0); ``dy`` the shifted value of the true class.
+    """
+    n, K = d.shape
+    chunk = max(1, _CHUNK_ELEMENTS // K)
     loss = g = h = 0.0
-    for s in range(0, n, _ROW_CHUNK):
-        zc = z[s:s + _ROW_CHUNK]
-        e = zc * beta
-        e -= (beta * zmax[s:s + _ROW_CHUNK])[:, None]
-        np.exp(e, out=e)
-        s0 = e.sum(axis=1)
-        ez = e * zc
-        s1 = ez.sum(axis=1)
-        s2 = np.einsum("ij,ij->i", ez, zc)
+    e = np.empty((chunk, K))
+    ed = np.empty((chunk, K))
+    for s in range(0, n, chunk):
+        dc = d[s:s + chunk]
+        m = dc.shape[0]
+        ec, edc = e[:m], ed[:m]
+        np.multiply(dc, beta, out=ec)
+        np.exp(ec, out=ec)
+        s0 = ec.sum(axis=1)
+        np.multiply(ec, dc, out=edc)
+        s1 = edc.sum(axis=1)
+        s2 = np.einsum("ij,ij->i", edc, dc)
         m1 = s1 / s0
-        lse = np.log(s0) + beta * zmax[s:s + _ROW_CHUNK]
-        li = lse - beta * zy[s:s + _ROW_CHUNK]
-        gi = m1 - zy[s:s + _ROW_CHUNK]
+        li = np.log(s0) - beta * dy[s:s + chunk]
+        gi = m1 - dy[s:s + chunk]
         hi = s2 / s0 - m1 * m1
         if w is None:
             loss += li.sum(); g += gi.sum(); h += hi.sum()  # noqa: E702
         else:
-            wc = w[s:s + _ROW_CHUNK]
+            wc = w[s:s + chunk]
             loss += li @ wc; g += gi @ wc; h += hi @ wc  # noqa: E702
     W = float(n if w is None else w.sum())
     return loss / W, g / W, h / W
@@ -320,10 +329,20 @@ def fit_inverse_temperature(z: np.ndarray, y: np.ndarray, w=None, *, start: floa
     float
         The inverse temperature (1/T).
     """
+    n = z.shape[0]
     zmax = z.max(axis=1)
-    zy = z[np.arange(z.shape[0]), y]
+    if np.any(zmax != 0):
+        z = z - zmax[:, None]  # rows shifted to max 0 (a copy; _fit_multiclass shifts its own array in place)
+    if n > 2 * _WARM_ROWS and start == 1.0:
+        # start Newton near the optimum: the fit on every k-th row (then one or two passes over all rows)
+        step = n // _WARM_ROWS
+        try:
+            start = fit_inverse_temperature(z[::step], y[::step], None if w is None else w[::step], tol=1e-8)
+        except InputError:
+            start = 1.0
+    zy = z[np.arange(n), y]
     beta = float(start)
-    loss, g, h = _temperature_moments(z, zmax, zy, w, beta)
+    loss, g, h = _temperature_moments(z, zy, w, beta)
     for _ in range(max_iter):
         if h <= 0:
             break
@@ -333,7 +352,7 @@ def fit_inverse_temperature(z: np.ndarray, y: np.ndarray, w=None, *, start: floa
         size = 1.0
         while size > 1e-12:
             cand = beta - size * step
-            new = _temperature_moments(z, zmax, zy, w, cand)
+            new = _temperature_moments(z, zy, w, cand)
             if new[0] <= loss:
                 break
             size *= 0.5
@@ -352,6 +371,24 @@ def _softmax_rows(z: np.ndarray) -> np.ndarray:
     np.exp(e, out=e)
     e /= e.sum(axis=1, keepdims=True)
     return e
+
+
+def _scaled_softmax(P: np.ndarray, weight, bias=None) -> np.ndarray:
+    """softmax(weight * log p + bias) row by row, in cache-sized chunks."""
+    n, K = P.shape
+    out = np.empty_like(P, dtype=np.float64)
+    chunk = max(1, _CHUNK_ELEMENTS // K)
+    for s in range(0, n, chunk):
+        e = out[s:s + chunk]
+        np.maximum(P[s:s + chunk], EPS, out=e)
+        np.log(e, out=e)
+        e *= weight
+        if bias is not None:
+            e += bias
+        e -= e.max(axis=1, keepdims=True)
+        np.exp(e, out=e)
+        e /= e.sum(axis=1, keepdims=True)
+    return out
 
 
 class Temperature(Recalibrator):
@@ -425,6 +462,7 @@ class Temperature(Recalibrator):
     def _fit_multiclass(self, P, y, w):
         z = _log_probs(P)
         if self.options["scaling"] == "temperature":
+            z -= z.max(axis=1, keepdims=True)  # our own array: shift in place (no second copy)
             beta = fit_inverse_temperature(z, y, w)
             if beta <= 0:
                 raise InputError("temperature scaling found a non-positive inverse temperature: the predicted "
@@ -433,10 +471,9 @@ class Temperature(Recalibrator):
         return _fit_vector(z, y, w)
 
     def _predict_multiclass(self, state, P):
-        z = _log_probs(P)
         if "temperature" in state:
-            return _softmax_rows(z / state["temperature"])
-        return _softmax_rows(z * np.asarray(state["weights"]) + np.asarray(state["biases"]))
+            return _scaled_softmax(P, 1.0 / state["temperature"])
+        return _scaled_softmax(P, np.asarray(state["weights"]), np.asarray(state["biases"]))
 
     def describe(self) -> str:
         if not self.state_:
