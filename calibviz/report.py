@@ -414,7 +414,8 @@ def _triptych_section(vs: dict, ref: str, n_resamples: int, random_state, headli
     shown = {_e(k): val for k, val in data.items()}
     esc_table = table.assign(model=_labels(table["model"]), reading=_labels(table["reading"]))
     mcb_dsc = figures.mcb_dsc_plot(table=esc_table, title=None)
-    corp = figures.corp_diagram(shown, n_resamples=50, random_state=random_state, title=None)
+    corp = figures.corp_diagram(shown, bands=("consistency",) if len(shown) <= 2 else None, n_resamples=50,
+                                random_state=random_state, title=None)
     roc = figures.roc_curves(shown, title=None)
     readings = [r for m, r in zip(table["model"], table["reading"]) if m != ref]
     headline.extend(_e(r) for r in readings)

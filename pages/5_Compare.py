@@ -38,12 +38,16 @@ st.subheader("Calibration vs discrimination: which model is better, and why")
 st.caption("The triptych of Dimitriadis, Gneiting, Jordan & Vogel (2024): the Brier score of each model split into "
            "miscalibration (MCB) and discrimination (DSC), the CORP reliability diagrams and the ROC curves.")
 names = list(models)
-ref_col, murphy_col = st.columns([2, 3])
+ref_col, score_col, murphy_col = st.columns([2, 2, 1])
 with ref_col:
     if s["ref"] not in names:  # a new file: its first model
         set_setting("ref", names[0])
     page_control("ref", st.selectbox, label="Reference model", options=names,
                  help="Each other model is read against this one: does it lose on calibration or on discrimination?")
+with score_col:
+    page_control("tscore", st.radio, label="Score", options=["brier", "log"], horizontal=True,
+                 format_func={"brier": "Brier score", "log": "Log loss"}.get,
+                 help="The proper score split into MCB − DSC + UNC; the log loss weighs confident mistakes more.")
 with murphy_col:
     page_control("murphy", st.checkbox, label="Murphy diagram",
                  help="Mean elementary scores across decision thresholds (Ehm et al. 2016): a model whose curve "

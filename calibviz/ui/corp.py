@@ -54,25 +54,28 @@ def triptych(views: dict[str, BinaryView], fingerprints: tuple, s: dict, referen
     n_rows = sum(v.n for v in views.values())
     n_boot = int(s["boot"]) if n_rows * int(s["boot"]) <= 4 * BOOTSTRAP_ROW_BUDGET else 0
     seed = int(s["seed"])
+    score = s.get("tscore", "brier")
     key = (tuple(views), fingerprints, tuple(v.name for v in views.values()), reference, seed)
-    table = cached(("decomposition",) + key + (n_boot,), lambda: M.decomposition_table(
-        models, reference=reference, n_resamples=n_boot, confidence=0.9, random_state=seed))
+    table = cached(("decomposition", score) + key + (n_boot,), lambda: M.decomposition_table(
+        models, score=score, reference=reference, n_resamples=n_boot, confidence=0.9, random_state=seed))
     if int(s["boot"]) and not n_boot:
         st.caption(f"Bootstrap intervals are left out on {n_rows:,} rows to keep the page fast.")
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        fig = cached(("mcb_dsc_fig",) + key + (n_boot,), lambda: figures.mcb_dsc_plot(table=table, title=""))
+        fig = cached(("mcb_dsc_fig", score) + key + (n_boot,), lambda: figures.mcb_dsc_plot(table=table, title=""))
         show_figure(fig, "mcb_dsc", key="mcb_dsc")
     with right:
         st.markdown("**Which model is better, and why**")
         for r in table.itertuples():
             if r.model != reference:
                 st.markdown(f"- {r.reading}")
-        st.caption("Brier score = MCB − DSC + UNC. MCB: what isotonic recalibration would save; DSC: what the "
+        label = "Brier score" if score == "brier" else "Log loss"
+        st.caption(f"{label} = MCB − DSC + UNC. MCB: what isotonic recalibration would save; DSC: what the "
                    "ranking of the cases is worth; UNC: the score of always predicting the base rate. "
                    + (f"Whiskers: 90% paired bootstrap intervals ({n_boot} resamples)." if n_boot else ""))
     shown = pd.DataFrame({
-        "Model": table["model"], "Brier score": [format_value(v, "score") for v in table["score"]],
+        "Model": table["model"], ("Brier score" if score == "brier" else "Log loss"):
+            [format_value(v, "score") for v in table["score"]],
         "MCB": [format_value(v, "score") for v in table["miscalibration"]],
         "DSC": [format_value(v, "score") for v in table["discrimination"]],
         "UNC": [format_value(v, "score") for v in table["uncertainty"]],

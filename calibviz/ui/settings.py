@@ -87,6 +87,7 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in [
     Setting("corp_conf", False, _flag),
     Setting("ref", "", str),  # Compare page: the reference model ("" = the first)
     Setting("murphy", False, _flag),
+    Setting("tscore", "brier", str, ("brier", "log")),  # Compare page: the score the triptych decomposes
 ]}
 
 

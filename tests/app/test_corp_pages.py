@@ -79,6 +79,11 @@ def test_compare_triptych_on_the_loan_demo():
     text = " ".join(m.value for m in at.markdown)
     assert "raw scores" in text and "worse than recalibrated" in text and "loses mainly on calibration" in text
     assert any((f["layout"].get("title") or {}).get("text", "").startswith("Murphy diagram") for f in figures(at))
+    # the log loss instead of the Brier score
+    at.radio(key="w_tscore").set_value("log").run()
+    assert_clean(at)
+    text = " ".join(m.value for m in at.markdown)
+    assert "(log loss " in text and "Log loss = MCB" in " ".join(c.value for c in at.caption)
 
 
 def test_compare_triptych_on_uploaded_models():
