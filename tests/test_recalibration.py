@@ -424,3 +424,34 @@ def test_loss_gained_multiclass_and_paired():
     assert r["gained"] > 0 and r["low"] > 0
     rows = np.arange(len(y))
     assert r["before"] == pytest.approx(-np.log(P[rows, y]).mean())
+
+
+# ---------------------------------------------------------------------------- properties
+
+
+@pytest.mark.property
+@pytest.mark.parametrize("method", METHODS)
+def test_maps_are_bounded_monotone_and_ignore_row_order(method):
+    for seed in range(3):
+        p, y = _binary(n=500, seed=100 + seed, ties=bool(seed % 2))
+        m = get_recalibrator(method).fit(p, y)
+        grid = np.linspace(0, 1, 1001)
+        q = m.predict(grid)
+        assert np.all((q >= 0) & (q <= 1))
+        assert np.all(np.diff(q) >= -1e-12)  # every method here is monotone (platt/temperature: positive slope)
+        perm = np.random.default_rng(seed).permutation(500)
+        np.testing.assert_allclose(get_recalibrator(method).fit(p[perm], y[perm]).predict(grid), q, atol=1e-10)
+
+
+@pytest.mark.property
+def test_venn_abers_interval_brackets_the_probability_and_narrows_with_data():
+    widths = []
+    for n in (200, 5000):
+        p, y = _binary(n=n, seed=200)
+        m = get_recalibrator("venn_abers").fit(p, y)
+        grid = np.linspace(0.01, 0.99, 99)
+        p0, p1 = m.predict_interval(grid)
+        q = m.predict(grid)
+        assert np.all(p0 <= p1 + 1e-15) and np.all((p0 - 1e-12 <= q) & (q <= p1 + 1e-12))
+        widths.append(float(np.mean(p1 - p0)))
+    assert widths[1] < widths[0] / 5
