@@ -576,8 +576,9 @@ def _print_recalibration_summary(name, p, cf) -> None:
     before = p.y_prob if p.is_binary else p.probs
     r = loss_gained(p.y[rows], before[rows], cf.y_prob[rows], score="brier",
                     sample_weight=None if p.weights is None else p.weights[rows], n_resamples=0)
+    used = rows if p.weights is None else rows & (p.weights > 0)  # a row of weight 0 is absent
     print(f"model {_printable(name)}: {cf.method}, {cf.scheme}: Brier score {r['before']:.4f} -> {r['after']:.4f} "
-          f"on {int(rows.sum()):,} out-of-fold rows; {cf.final.describe()}", file=sys.stderr)
+          f"on {int(used.sum()):,} out-of-fold rows; {cf.final.describe()}", file=sys.stderr)
 
 
 def _metrics_recalibrated(args, models, cfg, requested) -> int:

@@ -129,3 +129,29 @@ class _nullcontext:
 
     def __exit__(self, *exc):
         return False
+
+
+def test_recalibrate_long_format_weights_and_per_model_maps(tmp_path, capsys):
+    rng = np.random.default_rng(4)
+    n = 500
+    p = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < p ** 1.3).astype(int)
+    df = pd.concat([pd.DataFrame({"model": "a", "label": y, "p": p, "w": rng.integers(0, 3, n)}),
+                    pd.DataFrame({"model": "b", "label": y, "p": np.clip(p * 1.1, 0, 1), "w": rng.integers(0, 3, n)})])
+    src = tmp_path / "long.csv"
+    df.to_csv(src, index=False)
+    code, _, err = run(["recalibrate", str(src), "--method", "beta", "--weight", "w", "-o", str(tmp_path / "o.csv"),
+                        "--map", str(tmp_path / "m.json")], capsys)
+    assert code == 0, err
+    out = pd.read_csv(tmp_path / "o.csv")
+    assert out.groupby("model").size().to_dict() == {"a": n, "b": n}
+    data = json.loads((tmp_path / "m.json").read_text())
+    models = cv.load_models(src, weight="w")
+    for name in ("a", "b"):
+        m = from_dict(data, model=name)
+        pr = models[name]
+        ref = get_recalibrator("beta").fit(pr.y_prob, pr.y, sample_weight=pr.weights)
+        np.testing.assert_allclose(m.predict(pr.y_prob), ref.predict(pr.y_prob))
+    with pytest.raises(cv.InputError, match="one map per model"):
+        from_dict(data)
+    assert f"on {int((df['w'][:n] > 0).sum()):,} out-of-fold rows" in err

@@ -455,3 +455,25 @@ def test_venn_abers_interval_brackets_the_probability_and_narrows_with_data():
         assert np.all(p0 <= p1 + 1e-15) and np.all((p0 - 1e-12 <= q) & (q <= p1 + 1e-12))
         widths.append(float(np.mean(p1 - p0)))
     assert widths[1] < widths[0] / 5
+
+
+def test_one_map_per_level_and_its_json():
+    from calibviz.recalibration import cross_fit_by
+
+    rng = np.random.default_rng(300)
+    n = 1200
+    p = rng.uniform(0.02, 0.98, n)
+    g = np.where(np.arange(n) < 30, "small", np.where(np.arange(n) % 2 == 0, "a", "b"))
+    y = (rng.uniform(size=n) < np.where(g == "a", p ** 2, p)).astype(int)
+    r = cross_fit_by("platt", y, p, g, name="ward", min_rows=100)
+    assert set(r.parts) == {"a", "b"} and r.skipped == {"small": 30}
+    np.testing.assert_array_equal(r.y_prob[g == "small"], p[g == "small"])  # left as it is
+    for level in ("a", "b"):
+        rows = g == level
+        ref = cross_fit("platt", y[rows], p[rows])
+        np.testing.assert_allclose(r.y_prob[rows], ref.y_prob)
+        m = from_dict(json.loads(json.dumps(r.to_dict())), level=level)
+        np.testing.assert_allclose(m.predict(p[rows]), ref.final.predict(p[rows]))
+    assert "ward = small" in r.warnings()[0]
+    t = recalibration_table(y, p, {"platt": r}, metrics=("ece",), n_resamples=0, n_reference=0)
+    assert "one map per ward" in t["scheme"].iloc[0]

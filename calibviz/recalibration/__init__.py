@@ -71,13 +71,19 @@ def get_recalibrator(name, **options) -> Recalibrator:
         raise InputError(f"{key}: {exc}; see help(calibviz.recalibration.{RECALIBRATORS[key].__name__}).") from None
 
 
-def from_dict(data) -> Recalibrator:
+def from_dict(data, *, model=None, level=None) -> Recalibrator:
     """A fitted recalibrator from :meth:`Recalibrator.to_dict` output (or its JSON text).
 
     Parameters
     ----------
     data : dict or str
         The exported map (``json.load`` of the downloaded file, or the text).
+    model : str, optional
+        For a file of several models' maps (``calibviz recalibrate --map`` on a
+        file with several models): whose map.
+    level : str, optional
+        For maps fitted per level of a column (``cross_fit_by``, the page's
+        "one map per level"): which level's map.
 
     Returns
     -------
@@ -97,6 +103,14 @@ def from_dict(data) -> Recalibrator:
             data = json.loads(data)
         except ValueError as exc:
             raise InputError(f"the map is not valid JSON ({exc}).") from None
+    if isinstance(data, dict) and data.get("format") in ("calibviz.recalibration.models", "calibviz.recalibration.by"):
+        key, pick, what = (("models", model, "model") if data["format"].endswith("models")
+                           else ("levels", level, "level"))
+        maps = data.get(key) or {}
+        if pick is None or str(pick) not in maps:
+            raise InputError(f"this file holds one map per {what} ({', '.join(map(str, maps))}); pass "
+                             f"{what}=<one of them>.")
+        return from_dict(maps[str(pick)])
     if not isinstance(data, dict) or data.get("format") != "calibviz.recalibration":
         raise InputError("not a calibviz recalibration map: expected a JSON object with "
                          "\"format\": \"calibviz.recalibration\" (written by Recalibrator.to_dict).")
