@@ -504,7 +504,11 @@ def recalibration_table(y_true, y_prob, results, *, metrics=None, config: PanelC
     confidence : float, default 0.95
     random_state : int, default 0
     scores : sequence of {"brier", "log_loss"}
-        Proper scores added as "loss gained" rows (binary and multiclass).
+        Proper scores added as "loss gained" rows: their difference is the
+        loss gained by recalibration. Binary: rows of the metric panel (with
+        intervals and the calibrated reference); multiclass: from
+        :func:`loss_gained` (Brier summed over classes, log loss of the true
+        class; difference interval only).
     progress : callable(done, total), optional
 
     Returns
@@ -554,7 +558,11 @@ def recalibration_table(y_true, y_prob, results, *, metrics=None, config: PanelC
         if k not in registry:
             raise InputError(f"unknown metric {k!r} for {'multiclass' if multi else 'binary'} predictions; choose "
                              f"from {', '.join(registry)}.")
-    metrics = tuple(k for k in metrics if k not in scores)
+    if multi:  # the multiclass registry has no proper scores: loss_gained computes them (no reference)
+        metrics = tuple(k for k in metrics if k not in scores)
+    else:  # binary: the scores go through the panel too, with their interval and calibrated reference
+        metrics = tuple(metrics) + tuple(k for k in scores if k not in metrics)
+        scores = ()
     total = len(results) * (len(metrics) + len(scores))
     done = 0
     rows = []
