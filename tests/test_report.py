@@ -238,7 +238,7 @@ def _assert_escaped(page: str) -> None:
     tags = set(re.findall(r"<([a-zA-Z][a-zA-Z0-9]*)", text))
     assert tags <= {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "nav", "ul", "li", "a",
                     "section", "table", "thead", "tbody", "tr", "th", "td", "details", "summary", "div", "b", "pre",
-                    "code", "dl", "dt", "dd"}, tags
+                    "code", "dl", "dt", "dd", "i"}, tags
 
 
 def test_hostile_names_are_text_binary(tmp_path):
