@@ -291,3 +291,44 @@ def test_binned_figures_accept_a_scan(parquet):
     assert len(fig.data) >= 2
     overlay = reliability_diagram({"scan": s, "memory": (df.y, df.p)}, show_histogram=False)
     assert {t.legendgroup for t in overlay.data if t.legendgroup} >= {"scan", "memory"}
+
+
+# -- multiclass: the confidence view ----------------------------------------------------------------------------
+
+
+def _multiclass(n=60_000, seed=12):
+    rng = np.random.default_rng(seed)
+    P = rng.dirichlet(np.full(4, 0.7), n)
+    P[:500] = 0.25  # ties: argmax goes to the first class
+    P[500:1500] = np.round(P[500:1500], 1)
+    P[500:1500] /= P[500:1500].sum(axis=1, keepdims=True)
+    y = np.array([rng.choice(4, p=row) for row in P])
+    return pd.DataFrame({"label": np.array(["cat", "dog", "fox", "owl"])[y],
+                         **{f"p_{c}": P[:, i] for i, c in enumerate(["cat", "dog", "fox", "owl"])}})
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_multiclass_confidence_view_equals_in_memory(tmp_path, engine):
+    df = _multiclass()
+    path = tmp_path / "mc.parquet"
+    df.to_parquet(path)
+    preds = cv.load_predictions(str(path))
+    s = cv.scan(str(path), engine=engine)
+    assert not s.is_binary and s.n == len(df)
+    assert s.prevalence == pytest.approx(preds.accuracy(), rel=1e-12)
+    for scheme in (Uniform(15), EqualMass(10)):
+        want = cv.metrics.confidence_ece(preds.y, preds.probs, binning=scheme)
+        cfg = PanelConfig(binning="uniform" if type(scheme) is Uniform else "equal_mass", n_bins=scheme.n_bins)
+        assert s.metric("ece", cfg)[0] == pytest.approx(want, rel=RTOL)
+    panel = s.metrics()
+    assert panel["metric"].tolist()[0] == "confidence_ece" and np.isnan(panel["value"].iloc[1])
+    conf = preds.probs.max(axis=1)
+    correct = (preds.probs.argmax(axis=1) == preds.y).astype(int)
+    _close_tables(s.reliability_table(EqualMass(10)), cv.reliability_table(correct, conf, binning=EqualMass(10)))
+
+
+def test_multiclass_rows_that_do_not_sum_to_one_are_reported():
+    df = _multiclass(2_000)
+    df.loc[[3, 9], "p_cat"] += 0.2
+    with pytest.raises(cv.InputError, match="sum to 1 .* in 2 rows"):
+        cv.scan(df).metrics()

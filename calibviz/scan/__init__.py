@@ -68,8 +68,10 @@ class Scan:
         self._exact_cache = None
         self._atoms_cache = None
 
-    #: Scans are binary views so far (multiclass scans: issue #13).
-    is_binary = True
+    @property
+    def is_binary(self) -> bool:
+        """False for K >= 3 classes: the scan is then the confidence view (top probability vs correct)."""
+        return self._roles.view == "binary"
 
     def __repr__(self) -> str:
         return f"Scan(name={self.name!r}, engine={self.engine!r}, source={self.source!r})"
@@ -128,9 +130,9 @@ class Scan:
                              "those rows.")
         unknown = n_of(table["_y"] == _agg.UNKNOWN_LABEL)
         if unknown:
+            classes = list(r.classes) if r.view != "binary" else [r.negative, r.positive]
             raise InputError(f"{src}: {_rows(unknown)} hold labels that are not among the classes "
-                             f"{[r.negative, r.positive]!r}; drop those rows or give one probability column per "
-                             "class.")
+                             f"{classes!r}; drop those rows or give one probability column per class.")
         valid = table[(table["_b"] >= 0) & (table["_y"] >= 0)].reset_index(drop=True)
         n = int(valid["n"].sum())
         if n == 0 and n_of(table["_b"] == _agg.ZERO_WEIGHT):
@@ -140,7 +142,7 @@ class Scan:
             raise InputError(f"{src}: model {self.name!r} has {n} rows; at least {MIN_ROWS} are needed for a "
                              "calibration analysis.")
         present = valid.loc[valid["n"] > 0, "_y"].unique()
-        if present.size < 2:
+        if present.size < 2 and r.view == "binary":
             cls = r.positive if present[0] == 1 else r.negative
             raise InputError(f"{src}: only one class ({cls!r}) occurs in the labels of model {self.name!r}; "
                              "calibration needs examples of at least two classes.")
@@ -331,11 +333,17 @@ class Scan:
         >>> bool(np.isclose(t.loc[0, "value"], cv.metrics.ece(df.y, df.p), rtol=1e-12, atol=0))
         True
         """
-        from ..panel import BINARY_METRICS, DEFAULT_BINARY_METRICS, PanelConfig, _spec, _verdict
+        from ..panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS,
+                             PanelConfig, _spec, _verdict)
 
         config = PanelConfig() if config is None else config
-        keys = list(DEFAULT_BINARY_METRICS if metrics is None else ([metrics] if isinstance(metrics, str) else metrics))
-        specs = [_spec(k, BINARY_METRICS) for k in keys]
+        default, registry = ((DEFAULT_BINARY_METRICS, BINARY_METRICS) if self.is_binary
+                             else (DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS))
+        keys = list(default if metrics is None else ([metrics] if isinstance(metrics, str) else metrics))
+        if not self.is_binary:  # the confidence view: its ECE is the confidence ECE
+            keys = ["confidence_ece" if k == "ece" else k for k in keys]
+        specs = [_spec(k, registry) for k in keys]
+        available = SCAN_METRICS if self.is_binary else ("confidence_ece",)
         schemes = [config.scheme()] if set(keys) & {"ece", "mce", "rmsce", "brier_reliability"} else []
         schemes += [EqualMass(config.n_bins)] if set(keys) & {"ace", "debiased_ece"} else []
         schemes += [EqualMass(10)] if "hosmer_lemeshow" in keys else []
@@ -343,13 +351,13 @@ class Scan:
             self._prepare(schemes)  # one refining pass for all the panel's bins
         except InputError:
             pass  # a scheme a scan cannot bin: its metric says so below
-        prevalence = self.prevalence
+        prevalence = self.prevalence  # the confidence view: the accuracy
         rows = []
         nan = float("nan")
         for spec in specs:
             note = ""
-            if spec.key in SCAN_METRICS:
-                value, p_value = self.metric(spec.key, config)
+            if spec.key in available:
+                value, p_value = self.metric("ece" if spec.key == "confidence_ece" else spec.key, config)
                 ctx = {"prevalence": prevalence, "uncertainty": prevalence * (1 - prevalence), "p_value": p_value}
                 if spec.key == "mce":
                     t = self.reliability_table(config.scheme(), config.alpha, test=None)

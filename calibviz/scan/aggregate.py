@@ -59,6 +59,10 @@ class Roles:
     weight: str | None = None
     model: tuple | None = None
     sum_tolerance: float = 1e-3
+    #: "binary", or "confidence": the top-class view of K >= 3 class columns (``probs``, in ``classes`` order):
+    #: p = max_k P_k (rows renormalised), y = 1 iff the label is the argmax class (ties to the first class)
+    view: str = "binary"
+    classes: tuple = ()
 
 
 def _score(roles: Roles):
@@ -69,10 +73,41 @@ def _score(roles: Roles):
     return cols[1] / total, total
 
 
+def _confidence(frame: nw.LazyFrame, roles: Roles) -> nw.LazyFrame:
+    """The confidence view of K class columns: a score column ``_conf`` and a label column ``_correct``."""
+    cols = [nw.col(c).cast(nw.Float64) for c in roles.probs]
+    total = cols[0]
+    for c in cols[1:]:
+        total = total + c
+    q = [c / total for c in cols]  # renormalised as load_predictions does (block / row sums)
+    top = nw.max_horizontal(*q)
+    pred = nw.when(q[0] == top).then(nw.lit(roles.classes[0]))
+    for qk, cls in zip(q[1:], roles.classes[1:]):
+        pred = pred.when(qk == top).then(nw.lit(cls))
+    label = nw.col(roles.label)
+    correct = (nw.when(label.is_null()).then(nw.lit(None))
+               .when(~label.is_in(list(roles.classes))).then(nw.lit(-1))
+               .when(label == pred).then(nw.lit(1)).otherwise(nw.lit(0)))
+    bad = nw.lit(False)
+    out = nw.lit(False)
+    for c in cols:
+        bad = bad | c.is_null() | ~c.is_finite()
+        out = out | (c < 0) | (c > 1)
+    score = (nw.when(bad).then(nw.lit(float("nan"))).when(out).then(nw.lit(2.0))
+             .when((total - 1.0).abs() > roles.sum_tolerance).then(nw.lit(-1.0)).otherwise(top))
+    keep = [roles.weight] if roles.weight else []
+    return frame.select(*keep, _conf=score, _correct=correct.cast(nw.Int64))
+
+
 def _prepared(frame: nw.LazyFrame, roles: Roles) -> nw.LazyFrame:
     """Columns ``_p`` (score), ``_y`` (label code), ``_w`` (weight), ``_b`` (bucket or a bad-row code)."""
     if roles.model is not None:
         frame = frame.filter(nw.col(roles.model[0]) == roles.model[1])
+    if roles.view == "confidence":
+        # reduce to a binary view (_conf, _correct): a NaN score marks bad cells, 2 a cell outside [0, 1],
+        # -1 rows that do not sum to 1; the binary code below turns them into the bad-row codes
+        frame = _confidence(frame, roles)
+        roles = Roles("_correct", ("_conf",), 0, 1, roles.weight)
     p, total = _score(roles)
     label = nw.col(roles.label)
     y = (nw.when(label.is_null()).then(nw.lit(MISSING_LABEL))
@@ -91,6 +126,8 @@ def _prepared(frame: nw.LazyFrame, roles: Roles) -> nw.LazyFrame:
         chain = chain.when((both[0] < 0) | (both[0] > 1) | (both[1] < 0) | (both[1] > 1)).then(nw.lit(OUT_OF_RANGE))
         chain = chain.when((total - 1.0).abs() > roles.sum_tolerance).then(nw.lit(BAD_SUM))
     else:
+        if roles.label == "_correct":  # the confidence view marks rows that do not sum to 1 with -1
+            chain = chain.when(p == -1.0).then(nw.lit(BAD_SUM))
         chain = chain.when((p < 0) | (p > 1)).then(nw.lit(OUT_OF_RANGE))
     if roles.weight:
         wc = nw.col(roles.weight).cast(nw.Float64)
@@ -158,7 +195,7 @@ def exact_atoms(frame: nw.LazyFrame, roles: Roles, buckets) -> pd.DataFrame:
     weighted = roles.weight is not None
     ids = [int(b) for b in buckets]
     # cheap pre-filter on the raw score (a few narrow ranges) before the per-row terms are computed
-    if len(roles.probs) == 1 and roles.model is None and ids:
+    if len(roles.probs) == 1 and roles.model is None and roles.view == "binary" and ids:
         raw = nw.col(roles.probs[0]).cast(nw.Float64)
         h = float(FINE_BUCKETS)
         ranges = [(raw >= b / h) & (raw < (b + 1) / h) if b < FINE_BUCKETS - 1 else (raw >= b / h) for b in ids]

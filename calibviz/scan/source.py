@@ -201,21 +201,23 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
         raise InputError(f"{name} has no rows.")
     mapping = detect_mapping(sample, label=label, probs=probs, weight=weight, model=model, positive=positive,
                              features=features)
-    if len(mapping.classes) != 2:
-        raise InputError(f"{name} holds {len(mapping.classes)} classes; scans handle binary predictions so far "
-                         "(multiclass scans are planned, issue #13): load the file with cv.load_predictions, or "
-                         "scan one class's probability column with probs=<column>, positive=<class>.")
-    negative, pos = (_python(c) for c in mapping.classes)
+    multiclass = len(mapping.classes) > 2
+    if multiclass and mapping.label_positions:
+        raise InputError(f"{name}: integer labels that are positions of the probability columns are not supported "
+                         "by scans; name the columns p_<class> after the labels.")
+    classes = tuple(_python(c) for c in mapping.classes)
+    negative, pos = (None, None) if multiclass else classes
+    view = {"view": "confidence", "classes": classes} if multiclass else {}
     roles = {}
     if mapping.model is not None:
         cols = next(iter(mapping.probs.values()))
         names = frame.select(nw.col(mapping.model)).unique().head(1001).collect().to_pandas()[mapping.model]
         for m in sorted(names.dropna(), key=_key):  # engines give no row order: models in sorted order
             roles[str(m)] = Roles(mapping.label, tuple(cols), negative, pos, mapping.weight,
-                                  (mapping.model, _python(m)))
+                                  (mapping.model, _python(m)), **view)
     else:
         single = len(mapping.probs) == 1
         for m, cols in mapping.probs.items():
             key = _model_name_from_source("" if "*" in name else name) if single else m
-            roles[key] = Roles(mapping.label, tuple(cols), negative, pos, mapping.weight)
+            roles[key] = Roles(mapping.label, tuple(cols), negative, pos, mapping.weight, **view)
     return mapping, roles
