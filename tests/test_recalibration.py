@@ -394,6 +394,18 @@ def test_cross_fit_multiclass_temperature():
     cf = cross_fit("temperature", y, P, n_splits=3)
     assert cf.y_prob.shape == P.shape and np.allclose(cf.y_prob.sum(1), 1)
     assert all(abs(m.temperature - 2) < 0.4 for m in cf.maps)
+    # the shared-matrix path equals fitting each fold's map on its rows
+    for f, (m, rows) in enumerate(zip(cf.maps, cf.fit_rows)):
+        direct = get_recalibrator("temperature").fit(P[rows], y[rows])
+        assert abs(m.temperature - direct.temperature) < 1e-10
+        held = cf.fold == f
+        assert not np.isin(np.flatnonzero(held), rows).any()
+        np.testing.assert_allclose(cf.y_prob[held], direct.predict(P[held]), atol=1e-12)
+    w = np.random.default_rng(0).integers(0, 3, 1000).astype(float)
+    cw = cross_fit("temperature", y, P, n_splits=3, sample_weight=w)
+    for m, rows in zip(cw.maps, cw.fit_rows):
+        direct = get_recalibrator("temperature").fit(P[rows], y[rows], sample_weight=w[rows])
+        assert abs(m.temperature - direct.temperature) < 1e-10
 
 
 # ---------------------------------------------------------------------------- before / after

@@ -230,6 +230,8 @@ def cross_fit(method, y_true, y_prob, *, n_splits: int = 5, random_state=0, samp
     if n_splits > n:
         raise InputError(f"n_splits = {n_splits} exceeds the {n} rows; lower it.")
     fold = fold_indices(y, int(n_splits), groups=groups, random_state=random_state)
+    if multi and proto.name == "temperature" and proto.options.get("scaling") == "temperature":
+        return _cross_fit_temperature(proto, P, y, w, fold, int(n_splits))
     out = np.empty(P.shape)
     maps, fit_rows = [], []
     for f in range(int(n_splits)):
@@ -384,6 +386,40 @@ def _interval(proto, P, parts, multi):
     for rows, m in parts:
         p0[rows], p1[rows] = m.predict_interval(P[rows])
     return p0, p1
+
+
+def _cross_fit_temperature(proto, P, y, w, fold, n_splits) -> CrossFit:
+    """Temperature scaling's folds share one matrix of log-probabilities (10^6 x 100: no per-fold copy and log).
+
+    Fold f's map is fitted with the held-out rows at weight 0, which is fitting it on the other rows (a row of
+    weight 0 is absent), so the maps equal those of the generic path up to summation order.
+    """
+    from .parametric import _log_probs, _scaled_softmax
+
+    d = _log_probs(P)
+    d -= d.max(axis=1, keepdims=True)
+    base = np.ones(P.shape[0]) if w is None else w
+
+    def fitted(weights):
+        m = proto.clone()
+        m.kind_, m.n_classes_ = "multiclass", int(P.shape[1])
+        keep = weights > 0
+        if keep.sum() < 2:
+            raise InputError("need at least 2 rows of positive weight to fit temperature scaling in each fold.")
+        m.state_ = {"multiclass": proto._temperature_state(d, y, None if (w is None and keep.all()) else weights)}
+        return m
+
+    out = np.empty(P.shape)
+    maps, fit_rows = [], []
+    for f in range(n_splits):
+        held = fold == f
+        m = fitted(np.where(held, 0.0, base))
+        out[held] = _scaled_softmax(P[held], 1.0 / m.state_["multiclass"]["temperature"])
+        maps.append(m)
+        fit_rows.append(np.flatnonzero(~held))
+    final = fitted(base)
+    return CrossFit(method=proto.name, y_prob=out, evaluated=np.ones(P.shape[0], dtype=bool), fold=fold, maps=maps,
+                    fit_rows=fit_rows, final=final, scheme=f"cross-fit ({n_splits} folds)")
 
 
 def _fit(proto: Recalibrator, P, y, w, rows) -> Recalibrator:

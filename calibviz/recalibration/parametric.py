@@ -312,7 +312,7 @@ def _temperature_moments(d, dy, w, beta):
     return loss / W, g / W, h / W
 
 
-def fit_inverse_temperature(z: np.ndarray, y: np.ndarray, w=None, *, start: float = 1.0, tol: float = 1e-12,
+def fit_inverse_temperature(z: np.ndarray, y: np.ndarray, w=None, *, start: float = 1.0, tol: float = 1e-9,
                             max_iter: int = 100) -> float:
     """beta = 1/T minimising the mean log loss of softmax(beta z): Newton's method (convex in beta).
 
@@ -323,6 +323,10 @@ def fit_inverse_temperature(z: np.ndarray, y: np.ndarray, w=None, *, start: floa
     y : ndarray of int, shape (n,)
     w : ndarray of shape (n,), optional
     start : float, default 1.0
+    tol : float, default 1e-9
+        When the Newton decrement falls below ``tol``, one last full Newton
+        step is returned: Newton's quadratic convergence makes its error
+        about the square of the current one (well below 1e-9 in 1/T).
 
     Returns
     -------
@@ -463,12 +467,17 @@ class Temperature(Recalibrator):
         z = _log_probs(P)
         if self.options["scaling"] == "temperature":
             z -= z.max(axis=1, keepdims=True)  # our own array: shift in place (no second copy)
-            beta = fit_inverse_temperature(z, y, w)
-            if beta <= 0:
-                raise InputError("temperature scaling found a non-positive inverse temperature: the predicted "
-                                 "classes are worse than chance on the calibration rows.")
-            return {"temperature": float(1.0 / beta)}
+            return self._temperature_state(z, y, w)
         return _fit_vector(z, y, w)
+
+    @staticmethod
+    def _temperature_state(d, y, w) -> dict:
+        """{"temperature": T} from log-probabilities shifted to row max 0 (shared by the folds of cross_fit)."""
+        beta = fit_inverse_temperature(d, y, w)
+        if beta <= 0:
+            raise InputError("temperature scaling found a non-positive inverse temperature: the predicted "
+                             "classes are worse than chance on the calibration rows.")
+        return {"temperature": float(1.0 / beta)}
 
     def _predict_multiclass(self, state, P):
         if "temperature" in state:
