@@ -69,3 +69,13 @@ def test_spark_dataframe_sql_and_bad_rows(spark, hive):
     n_bad = int(((np.arange(len(df)) % 3 == 1) & (df.p.to_numpy() < 0.1)).sum())
     with pytest.raises(cv.InputError, match=f"outside it in {n_bad} rows"):
         bad.metrics(["ece"])
+
+
+def test_spark_multiclass_confidence_view(spark, tmp_path):
+    from tests.test_scan import _multiclass
+
+    path = str(tmp_path / "mc.parquet")
+    _multiclass(5_000).to_parquet(path)
+    a, b = cv.scan(path, engine="spark"), cv.scan(path, engine="duckdb")
+    assert not a.is_binary
+    assert a.metric("ece")[0] == pytest.approx(b.metric("ece")[0], rel=1e-9)
