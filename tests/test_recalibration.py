@@ -146,6 +146,30 @@ def test_venn_abers_equals_package_and_brute_force():
 
 
 @pytest.mark.golden
+@pytest.mark.parametrize("walk", [0, 1, 32])
+def test_venn_abers_tangent_search_paths_agree(walk, monkeypatch):
+    """The short walk along the hull and the binary-lifting fallback give the same (exact) values."""
+    import calibviz.recalibration.venn_abers as va
+
+    p, y = _binary(n=3000, seed=8)
+    ref = venn_abers_values(p, y.astype(float))
+    monkeypatch.setattr(va, "_WALK_STEPS", walk)
+    got = venn_abers_values(p, y.astype(float))
+    for a, b in zip(ref, got):
+        np.testing.assert_array_equal(a, b)
+    # labels sorted by score: long hull edges, tangents far away
+    ys = np.sort(y).astype(float)
+    ps = np.sort(p)
+    c, P0, P1 = venn_abers_values(ps, ys)
+    from sklearn.isotonic import IsotonicRegression
+
+    for s in ps[::300]:
+        i1 = np.searchsorted(c, s, "left")
+        iso = IsotonicRegression().fit(np.r_[ps, s], np.r_[ys, 1.0])
+        assert abs(iso.predict([s])[0] - P1[i1]) < 1e-12
+
+
+@pytest.mark.golden
 def test_venn_abers_weights_are_repetitions():
     p, y = _binary(n=300, seed=7, ties=True)
     w = np.random.default_rng(7).integers(1, 4, 300)
