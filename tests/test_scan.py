@@ -322,6 +322,11 @@ def test_multiclass_confidence_view_equals_in_memory(tmp_path, engine):
         assert s.metric("ece", cfg)[0] == pytest.approx(want, rel=RTOL)
     panel = s.metrics()
     assert panel["metric"].tolist()[0] == "confidence_ece" and np.isnan(panel["value"].iloc[1])
+    got = panel.set_index("metric").loc["classwise_ece", "value"]
+    assert got == pytest.approx(cv.metrics.classwise_ece(preds.y, preds.probs), rel=RTOL)
+    view = s.class_view("dog")
+    _close_tables(view.reliability_table(EqualMass(10)),
+                  cv.reliability_table(preds.y == 1, preds.probs[:, 1], binning=EqualMass(10)))
     conf = preds.probs.max(axis=1)
     correct = (preds.probs.argmax(axis=1) == preds.y).astype(int)
     _close_tables(s.reliability_table(EqualMass(10)), cv.reliability_table(correct, conf, binning=EqualMass(10)))

@@ -71,7 +71,37 @@ class Scan:
     @property
     def is_binary(self) -> bool:
         """False for K >= 3 classes: the scan is then the confidence view (top probability vs correct)."""
-        return self._roles.view == "binary"
+        return self._roles.view != "confidence"
+
+    def class_view(self, cls) -> "Scan":
+        """The one-vs-rest scan of one class of a multiclass source (P(cls) against 1{label = cls}).
+
+        Examples
+        --------
+        >>> import calibviz as cv, pandas as pd
+        >>> df = pd.DataFrame({"y": ["a", "b", "c"] * 4, "p_a": [.6, .2, .2] * 4, "p_b": [.2, .6, .2] * 4,
+        ...                    "p_c": [.2, .2, .6] * 4})
+        >>> v = cv.scan(df).class_view("b")
+        >>> v.is_binary, round(v.prevalence, 4)
+        (True, 0.3333)
+        """
+        from dataclasses import replace
+
+        r = self._roles
+        if r.view == "binary":
+            raise InputError("class_view needs a multiclass source (K >= 3 class columns).")
+        keys = [str(c) for c in r.classes]
+        if str(cls) not in keys:
+            raise InputError(f"class {cls!r} is not among {list(r.classes)!r}.")
+        k = keys.index(str(cls))
+        if not hasattr(self, "_views"):
+            self._views = {}
+        if k not in self._views:
+            roles = replace(r, view="class", target=k)
+            self._views[k] = Scan(self._frame, roles, name=f"{self.name}: {r.classes[k]} vs rest", engine=self.engine,
+                                  source=self.source, classes=(f"not {r.classes[k]}", r.classes[k]),
+                                  mapping=self.mapping)
+        return self._views[k]
 
     def __repr__(self) -> str:
         return f"Scan(name={self.name!r}, engine={self.engine!r}, source={self.source!r})"
@@ -343,7 +373,7 @@ class Scan:
         if not self.is_binary:  # the confidence view: its ECE is the confidence ECE
             keys = ["confidence_ece" if k == "ece" else k for k in keys]
         specs = [_spec(k, registry) for k in keys]
-        available = SCAN_METRICS if self.is_binary else ("confidence_ece",)
+        available = SCAN_METRICS if self.is_binary else ("confidence_ece", "classwise_ece")
         schemes = [config.scheme()] if set(keys) & {"ece", "mce", "rmsce", "brier_reliability"} else []
         schemes += [EqualMass(config.n_bins)] if set(keys) & {"ace", "debiased_ece"} else []
         schemes += [EqualMass(10)] if "hosmer_lemeshow" in keys else []
@@ -356,7 +386,11 @@ class Scan:
         nan = float("nan")
         for spec in specs:
             note = ""
-            if spec.key in available:
+            if spec.key == "classwise_ece" and spec.key in available:  # one pass per class (K passes)
+                value = float(np.mean([self.class_view(c).metric("ece", config)[0] for c in self._roles.classes]))
+                p_value = nan
+                reading = spec.reading(value, {"p_value": p_value})
+            elif spec.key in available:
                 value, p_value = self.metric("ece" if spec.key == "confidence_ece" else spec.key, config)
                 ctx = {"prevalence": prevalence, "uncertainty": prevalence * (1 - prevalence), "p_value": p_value}
                 if spec.key == "mce":

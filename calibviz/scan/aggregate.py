@@ -63,6 +63,8 @@ class Roles:
     #: p = max_k P_k (rows renormalised), y = 1 iff the label is the argmax class (ties to the first class)
     view: str = "binary"
     classes: tuple = ()
+    #: the class of a "class" view (one-vs-rest of K >= 3 class columns): p = P_target, y = 1{label = target}
+    target: int | None = None
 
 
 def _score(roles: Roles):
@@ -80,10 +82,13 @@ def _confidence(frame: nw.LazyFrame, roles: Roles) -> nw.LazyFrame:
     for c in cols[1:]:
         total = total + c
     q = [c / total for c in cols]  # renormalised as load_predictions does (block / row sums)
-    top = nw.max_horizontal(*q)
-    pred = nw.when(q[0] == top).then(nw.lit(roles.classes[0]))
-    for qk, cls in zip(q[1:], roles.classes[1:]):
-        pred = pred.when(qk == top).then(nw.lit(cls))
+    if roles.view == "class":  # one-vs-rest: the target class's probability against 1{label = target}
+        top, pred = q[roles.target], nw.lit(roles.classes[roles.target])
+    else:
+        top = nw.max_horizontal(*q)
+        pred = nw.when(q[0] == top).then(nw.lit(roles.classes[0]))
+        for qk, cls in zip(q[1:], roles.classes[1:]):
+            pred = pred.when(qk == top).then(nw.lit(cls))
     label = nw.col(roles.label)
     correct = (nw.when(label.is_null()).then(nw.lit(None))
                .when(~label.is_in(list(roles.classes))).then(nw.lit(-1))
@@ -103,7 +108,7 @@ def _prepared(frame: nw.LazyFrame, roles: Roles) -> nw.LazyFrame:
     """Columns ``_p`` (score), ``_y`` (label code), ``_w`` (weight), ``_b`` (bucket or a bad-row code)."""
     if roles.model is not None:
         frame = frame.filter(nw.col(roles.model[0]) == roles.model[1])
-    if roles.view == "confidence":
+    if roles.view in ("confidence", "class"):
         # reduce to a binary view (_conf, _correct): a NaN score marks bad cells, 2 a cell outside [0, 1],
         # -1 rows that do not sum to 1; the binary code below turns them into the bad-row codes
         frame = _confidence(frame, roles)
