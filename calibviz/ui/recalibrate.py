@@ -166,15 +166,19 @@ def _views(preds: Predictions, res: dict) -> dict:
 def before_after_figure(preds: Predictions, res: dict, cfg, key: tuple):
     views = _views(preds, res)
     what = "P(positive)" if preds.is_binary else "confidence"
+    st.caption(f"Reliability before and after ({what}, out-of-fold rows): each point a bin of predictions, its "
+               "mean prediction against the observed rate.")
+    # no title inside the figure: with three or more models the legend takes its place above the plot
     return cached(("recal_fig",) + key, lambda: figures.reliability_diagram(
-        views, binning=cfg.scheme(), alpha=cfg.alpha,
-        title=f"Reliability before and after ({what}, out-of-fold rows)"))
+        views, binning=cfg.scheme(), alpha=cfg.alpha, title=None))
 
 
 def corp_figure(preds: Predictions, res: dict, key: tuple):
     views = _views(preds, res)
+    st.caption("CORP diagrams before and after (out-of-fold rows): the isotonic (PAV) curve of each, with the band "
+               "a calibrated model's curve would stay in.")
     return cached(("recal_corp",) + key, lambda: figures.corp_diagram(
-        views, bands=("consistency",), n_resamples=100, title="CORP diagram before and after (out-of-fold rows)"))
+        views, bands=("consistency",), n_resamples=100, title=None))
 
 
 def maps_figure(preds: Predictions, res: dict, key: tuple):

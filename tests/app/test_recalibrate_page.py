@@ -40,7 +40,8 @@ def test_hospital_before_after_maps_variables_and_exports():
     at = _open()
     figs = figures(at)
     titles = [f["layout"].get("title", {}).get("text", "") for f in figs]
-    assert any("Reliability before and after" in t for t in titles)
+    assert any("Reliability before and after" in c.value for c in at.caption)
+    assert any({"before", "Platt scaling", "Isotonic regression"} <= {t.get("name") for t in f["data"]} for f in figs)
     assert any("Fitted recalibration maps" in t for t in titles)
     assert any("error along age" in t for t in titles)
     maps = next(f for f in figs if "Fitted recalibration maps" in f["layout"].get("title", {}).get("text", ""))
