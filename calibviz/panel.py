@@ -72,14 +72,23 @@ def format_value(value: float, unit: str) -> str:
 
 
 def format_interval(low: float, high: float, unit: str) -> str:
-    """An interval as ``low – high`` in the unit's format ('' when there is none).
+    """An interval as ``low – high`` in the unit's format; a one-sided bound (the other end infinite) as
+    ``at most high`` / ``at least low``; '' when there is none.
 
     Examples
     --------
     >>> format_interval(0.011, 0.02, "probability"), format_interval(float("nan"), 1.0, "percent")
     ('0.0110 – 0.0200', '')
+    >>> format_interval(-np.inf, 0.2734, "probability")
+    'at most 0.2734'
     """
-    if low is None or high is None or not (np.isfinite(low) and np.isfinite(high)):
+    if low is None or high is None or np.isnan(low) or np.isnan(high):
+        return ""
+    if np.isneginf(low) and np.isfinite(high):
+        return f"at most {format_value(high, unit)}"
+    if np.isposinf(high) and np.isfinite(low):
+        return f"at least {format_value(low, unit)}"
+    if not (np.isfinite(low) and np.isfinite(high)):
         return ""
     return f"{format_value(low, unit)} – {format_value(high, unit)}"
 
@@ -621,6 +630,8 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
                               y, p, sample_weight=w, n_resamples=n_resamples, confidence=confidence,
                               random_state=random_state, progress=_progress, **options)
             low, high, method, debiased = res.low, res.high, res.method, getattr(res, "debiased", None)
+            if options.get("alternative") == "less":  # an upper bound only: shown as "at most high"
+                low, method = -np.inf, f"{method}, upper bound"
             done_before += n_resamples
         elif not spec.bootstrap:
             low, high = _wald_interval(spec.key, y, p, w, confidence)
