@@ -10,6 +10,7 @@ from calibviz.ui.compute import cached
 from calibviz.ui.corp import CORP_METRICS, corp_figure, corp_table, discrimination
 from calibviz.ui.settings import page_control, panel_config, settings
 from calibviz.ui.views import current_view, view_picker
+from calibviz.ui.text import md
 
 page_setup("Reliability", controls=("binning", "uncertainty", "metrics"))
 preds = current_predictions()
@@ -50,14 +51,14 @@ left, right = st.columns([3, 2], gap="medium")
 if corp:
     corp_panel = panel_table(view.y, view.p, view.w, view.name, preds.fingerprint(), metrics=CORP_METRICS)
     with left:
-        st.subheader(f"CORP reliability diagram · {view.name}")
+        st.subheader(f"CORP reliability diagram · {md(view.name)}")
         show_figure(corp_figure(view, preds.fingerprint(), s), f"corp_{preds.name}_{view.name}", key="corp")
     with right:
         st.subheader("In plain words")
         show_headlines(corp_panel, 4)
 else:
     with left:
-        st.subheader(f"Reliability diagram · {view.name}")
+        st.subheader(f"Reliability diagram · {md(view.name)}")
         show_figure(fig, f"reliability_{preds.name}_{view.name}", key="reliability")
     with right:
         st.subheader("In plain words")

@@ -10,6 +10,7 @@ from calibviz.ui.blocks import download_table, not_applicable, show_figure
 from calibviz.ui.compute import cached, progress_bar
 from calibviz.ui.corp import triptych
 from calibviz.ui.settings import page_control, panel_config, set_setting, settings
+from calibviz.ui.text import md
 
 page_setup("Compare", controls=("binning", "uncertainty", "metrics"))
 st.title("Compare models")
@@ -79,7 +80,7 @@ st.dataframe(shown, hide_index=True, width="stretch")
 better = table[(table["model"] != next(iter(models))) & (table["diff_high"] < 0)]
 for _, r in better.iterrows():
     u = BINARY_METRICS[r["metric"]].unit
-    st.markdown(f"- **{r['model']}** has a lower {r['label']} than {next(iter(models))} "
+    st.markdown(f"- **{md(r['model'])}** has a lower {r['label']} than {md(next(iter(models)))} "
                 f"({format_value(r['value'], u)} vs {format_value(r['value'] - r['diff'], u)}), beyond the "
                 "bootstrap noise.")
 download_table(table, "compare_metrics", key="compare")

@@ -8,6 +8,7 @@ from calibviz.ui.recalibrate import (METHOD_LABELS, before_after_figure, control
                                      maps_figure, metric_table, open_in_compare, results, show_metric_table,
                                      variable_figures)
 from calibviz.ui.settings import panel_config, settings
+from calibviz.ui.text import md
 
 page_setup("Recalibrate", controls=("binning", "uncertainty"))
 preds = current_predictions()
@@ -69,7 +70,7 @@ if numeric:
     verdict = ("the fix holds along it" if v_after < 0.5 * v_before else
                "the map fixes the average but not the miscalibration along it: recalibrate per group of it (above) "
                "or add it to the model" if v_after >= 0.8 * v_before else "the fix holds only partly along it")
-    st.markdown(f"VECE along **{feature}**: {format_value(v_before, 'probability')} before, "
+    st.markdown(f"VECE along **{md(feature)}**: {format_value(v_before, 'probability')} before, "
                 f"{format_value(v_after, 'probability')} after {METHOD_LABELS[method]}: {verdict}.")
     a, b = st.columns(2)
     with a:

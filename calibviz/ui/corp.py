@@ -16,6 +16,7 @@ from ..io import Predictions
 from ..reduce import BinaryView
 from .blocks import BOOTSTRAP_ROW_BUDGET, download_table, show_figure
 from .compute import cached
+from .text import md
 
 __all__ = ["CORP_METRICS", "corp_bands", "corp_table", "corp_figure", "triptych", "discrimination"]
 
@@ -68,7 +69,7 @@ def triptych(views: dict[str, BinaryView], fingerprints: tuple, s: dict, referen
         st.markdown("**Which model is better, and why**")
         for r in table.itertuples():
             if r.model != reference:
-                st.markdown(f"- {r.reading}")
+                st.markdown(f"- {md(r.reading)}")  # readings name the models
         label = "Brier score" if score == "brier" else "Log loss"
         st.caption(f"{label} = MCB − DSC + UNC. MCB: what isotonic recalibration would save; DSC: what the "
                    "ranking of the cases is worth; UNC: the score of always predicting the base rate. "

@@ -102,7 +102,7 @@ def test_multiclass_binary_views_on_the_reliability_page(view):
     assert_clean(at)
     assert at.session_state["cv_settings"]["view"] == view
     names = {"classwise:3": "cat vs rest", "top_label:2": "predicted = bird", "confidence": "confidence"}
-    assert any(names[view] in m.value for m in at.subheader)
+    assert any(names[view] in shown(m) for m in at.subheader)
 
 
 @pytest.mark.parametrize("page", EXISTING)
