@@ -1,0 +1,715 @@
+"""Coverage study: which bootstrap interval to show for which metric.
+
+Run: nice -n 10 python benchmarks/coverage_study.py [--quick] [--workers 2] [--out docs/intervals.md]
+
+For synthetic models whose population values are known (computed on 10^7
+draws), draw many samples of size n, compute every metric of the dashboard's
+panel (``calibviz.panel`` registries, default ``PanelConfig``: 15 equal-width
+bins, TCE with PAVA-BC and alpha = 0.05), bootstrap it once (``B`` resamples,
+rows resampled jointly, exactly as ``metric_panel`` does) and read every
+interval method off the same resampled values with
+:func:`calibviz.metrics.interval_from_distribution` (so two methods differ by
+their formula only, never by resampling noise). Reported per (model, n,
+metric, method):
+
+* coverage: share of the replications whose interval contains the population
+  value, with its Monte Carlo standard error sqrt(c (1 - c) / reps);
+* misses above / below: intervals lying entirely above / below it;
+* "estimate outside": share of intervals that do not contain the value shown
+  with them (the plug-in estimate; the debiased estimate for the
+  bias-corrected method).
+
+Models
+------
+binary, p ~ Beta(2, 5), y ~ Bernoulli(g(p)):
+  calibrated      g(p) = p               (every calibration error is 0: the boundary)
+  overconfident   g(p) = expit(0.6 logit p)   (true rates pulled toward 0.5)
+  mildly_overconfident  g(p) = expit(0.85 logit p)  (ECE about 0.03: gaps comparable to the noise)
+  underconfident  g(p) = expit(1.5 logit p)   (true rates pushed away from 0.5)
+multiclass, K = 4, P ~ Dirichlet(0.5, 0.5, 0.5, 0.5), y ~ Categorical(Q):
+  mc_calibrated      Q = P
+  mc_overconfident   Q = softmax(log(P) / 1.5)   (truth flatter than the predictions)
+
+Population values (the estimand of each metric), on 10^7 draws of p (or P):
+binned errors (ECE, MCE, RMSCE, Brier reliability, confidence / top-label /
+class-wise ECE, top-label MCE) use the per-bin |E[g(p) | bin] - E[p | bin]|,
+with the true conditional probability g(p) in place of y (no label noise);
+ACE and debiased ECE (equal-mass bins) use bins at the exact population
+quantiles of Beta(2, 5); ICI is E|g(p) - p|; Brier score and log loss are
+their expectations under g; smECE is its value on 10^7 draws of (y, p) (0
+exactly for the calibrated model). TCE's estimand depends on n (the power of
+its tests grows with n), so its "population value" is its mean over many
+independent samples of that size, and its Monte Carlo error is printed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+import warnings
+from multiprocessing import Pool
+from pathlib import Path
+
+import numpy as np
+from scipy import special, stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import calibviz.smoothing  # noqa: E402,F401  (imported before the workers fork: ICI's LOESS)
+from calibviz.metrics import interval_from_distribution, smooth_ece  # noqa: E402
+from calibviz.metrics.intervals import metric_bounds  # noqa: E402
+from calibviz.metrics.resampling import _jackknife  # noqa: E402  (the exact jackknife bootstrap(method="bca") uses)
+from calibviz.panel import BINARY_METRICS, MULTICLASS_METRICS, PanelConfig  # noqa: E402
+
+CFG = PanelConfig()
+N_BINS = CFG.n_bins
+CONFIDENCE = 0.95
+POP_DRAWS = 10**7
+POP_CHUNK = 10**6
+
+# (column name, bootstrap method, alternative)
+METHODS = [
+    ("percentile", "percentile", "two-sided"),
+    ("basic", "basic", "two-sided"),
+    ("bca", "bca", "two-sided"),
+    ("bias_corrected", "bias_corrected", "two-sided"),
+    ("upper_percentile", "percentile", "less"),
+    ("upper_basic", "basic", "less"),
+]
+
+BINARY_MODELS = {
+    "calibrated": lambda p: p,
+    "overconfident": lambda p: special.expit(0.6 * special.logit(p)),
+    "mildly_overconfident": lambda p: special.expit(0.85 * special.logit(p)),
+    "underconfident": lambda p: special.expit(1.5 * special.logit(p)),
+}
+MC_K, MC_ALPHA = 4, 0.5
+MC_MODELS = {"mc_calibrated": 1.0, "mc_overconfident": 1.5}  # truth temperature T
+MODEL_ORDER = list(BINARY_MODELS) + list(MC_MODELS)
+# metrics whose population value is 0 for a calibrated model (the boundary)
+CALIBRATION_ERRORS = {"ece", "ace", "mce", "rmsce", "debiased_ece", "smooth_ece", "ici", "brier_reliability",
+                      "mcb", "confidence_ece", "top_label_ece", "top_label_mce", "classwise_ece"}
+MEAN_AT_N = {"tce", "classwise_tce"}  # estimand depends on n: mean over samples of that size
+
+
+def _spec(key):
+    return BINARY_METRICS.get(key) or MULTICLASS_METRICS[key]
+
+
+CORP_TERMS = ("mcb", "dsc", "unc")
+_corp_memo: list = [None, None, None]  # (y, p, decomposition) of the last call; holding y and p keeps ids unique
+
+
+def _corp(y, p):
+    if _corp_memo[0] is not y or _corp_memo[1] is not p:
+        from calibviz.metrics import corp_decomposition
+
+        _corp_memo[:] = [y, p, corp_decomposition(y, p)]
+    return _corp_memo[2]
+
+
+def _metric(key):
+    """The panel's value of a metric (``spec.compute`` with the default PanelConfig).
+
+    MCB, DSC and UNC are three numbers of one CORP decomposition; the study computes it once per
+    resample and reads the three terms (the same numbers the panel's three calls give).
+    """
+    if key in CORP_TERMS:
+        return lambda y, p: float(getattr(_corp(y, p), key))
+    spec = _spec(key)
+    return lambda y, p: float(spec.compute(y, p, None, CFG))
+
+
+def _truth_mc(P, T):
+    if T == 1.0:
+        return P
+    logq = np.log(np.maximum(P, 1e-300)) / T
+    logq -= logq.max(axis=1, keepdims=True)
+    Q = np.exp(logq)
+    return Q / Q.sum(axis=1, keepdims=True)
+
+
+def sample(model: str, n: int, rng: np.random.Generator):
+    if model in BINARY_MODELS:
+        p = rng.beta(2.0, 5.0, n)
+        y = (rng.random(n) < BINARY_MODELS[model](p)).astype(np.float64)
+        return y, p
+    P = rng.dirichlet(np.full(MC_K, MC_ALPHA), n)
+    Q = _truth_mc(P, MC_MODELS[model])
+    y = (rng.random(n)[:, None] > np.cumsum(Q, axis=1)).sum(axis=1)
+    return np.minimum(y, MC_K - 1).astype(np.int64), P
+
+
+# ----------------------------------------------------------------------------
+# population values
+
+
+def _uniform_index(p):
+    return np.minimum((p * N_BINS).astype(np.int64), N_BINS - 1)
+
+
+def _gaps(sum_w, sum_q, sum_p):
+    keep = sum_w > 0
+    gap = np.abs(sum_q[keep] - sum_p[keep]) / sum_w[keep]
+    return sum_w[keep] / sum_w[keep].sum(), gap
+
+
+def population_binary(model: str, seed: int) -> dict:
+    g = BINARY_MODELS[model]
+    rng = np.random.default_rng([seed, 99, MODEL_ORDER.index(model)])
+    inner = stats.beta.ppf(np.arange(1, N_BINS) / N_BINS, 2.0, 5.0)  # exact population quantiles
+    acc = {k: np.zeros(N_BINS) for k in ("uw", "uq", "up", "qw", "qq", "qp")}
+    ici = brier = logloss = mcb = sum_q = sum_q2 = 0.0
+    eps = float(np.finfo(np.float64).eps)
+    ys, ps = [], []
+    for _ in range(POP_DRAWS // POP_CHUNK):
+        p = rng.beta(2.0, 5.0, POP_CHUNK)
+        q = g(p)
+        u = _uniform_index(p)
+        acc["uw"] += np.bincount(u, minlength=N_BINS)
+        acc["uq"] += np.bincount(u, q, minlength=N_BINS)
+        acc["up"] += np.bincount(u, p, minlength=N_BINS)
+        e = np.searchsorted(inner, p, side="right")
+        acc["qw"] += np.bincount(e, minlength=N_BINS)
+        acc["qq"] += np.bincount(e, q, minlength=N_BINS)
+        acc["qp"] += np.bincount(e, p, minlength=N_BINS)
+        ici += np.abs(q - p).sum()
+        mcb += ((p - q) ** 2).sum()
+        sum_q += q.sum()
+        sum_q2 += (q * q).sum()
+        brier += ((p - q) ** 2 + q * (1 - q)).sum()
+        pc = np.clip(p, eps, 1 - eps)
+        logloss += (-(q * np.log(pc) + (1 - q) * np.log1p(-pc))).sum()
+        ys.append((rng.random(POP_CHUNK) < q).astype(np.float64))
+        ps.append(p)
+    w, gap = _gaps(acc["uw"], acc["uq"], acc["up"])
+    wq, gapq = _gaps(acc["qw"], acc["qq"], acc["qp"])
+    sm = smooth_ece(np.concatenate(ys), np.concatenate(ps))
+    out = {
+        "ece": float(w @ gap),
+        "mce": float(gap.max()),
+        "rmsce": float(np.sqrt(w @ gap**2)),
+        "brier_reliability": float(w @ gap**2),
+        "ace": float(wq @ gapq),
+        "debiased_ece": float(np.sqrt(wq @ gapq**2)),
+        "ici": ici / POP_DRAWS,
+        "brier": brier / POP_DRAWS,
+        "log_loss": logloss / POP_DRAWS,
+        "smooth_ece": 0.0 if model == "calibrated" else float(sm),
+        # CORP: MCB = Brier(p) - Brier(g) = E(p - g)^2 (the PAV fit's limit is g, which is increasing),
+        # DSC = UNC - E g(1 - g) = Var g(p), UNC = pi (1 - pi) with pi = E g(p)
+        "mcb": mcb / POP_DRAWS,
+        "dsc": sum_q2 / POP_DRAWS - (sum_q / POP_DRAWS) ** 2,
+        "unc": (sum_q / POP_DRAWS) * (1 - sum_q / POP_DRAWS),
+        "_smooth_ece_on_draws": float(sm),
+        "_mce_bin_mass": float(w[np.argmax(gap)]),
+    }
+    return out
+
+
+def population_multiclass(model: str, seed: int) -> dict:
+    T = MC_MODELS[model]
+    rng = np.random.default_rng([seed, 99, MODEL_ORDER.index(model)])
+    K, B = MC_K, N_BINS
+    cw, cq, cp = (np.zeros(B) for _ in range(3))  # confidence
+    tw, tq, tp = (np.zeros(K * B) for _ in range(3))  # top-label cells
+    kw, kq, kp = (np.zeros((K, B)) for _ in range(3))  # class-wise
+    acc = 0.0
+    cols_p = [[] for _ in range(K)]
+    cols_q = [[] for _ in range(K)]
+    for _ in range(POP_DRAWS // POP_CHUNK):
+        P = rng.dirichlet(np.full(K, MC_ALPHA), POP_CHUNK)
+        Q = _truth_mc(P, T)
+        for k in range(K):
+            cols_p[k].append(P[:, k].astype(np.float32))
+            cols_q[k].append(Q[:, k].astype(np.float32))
+        lab = P.argmax(axis=1)
+        c = P[np.arange(POP_CHUNK), lab]
+        a = Q[np.arange(POP_CHUNK), lab]
+        acc += a.sum()
+        b = _uniform_index(c)
+        cw += np.bincount(b, minlength=B)
+        cq += np.bincount(b, a, minlength=B)
+        cp += np.bincount(b, c, minlength=B)
+        cell = lab * B + b
+        tw += np.bincount(cell, minlength=K * B)
+        tq += np.bincount(cell, a, minlength=K * B)
+        tp += np.bincount(cell, c, minlength=K * B)
+        for k in range(K):
+            u = _uniform_index(P[:, k])
+            kw[k] += np.bincount(u, minlength=B)
+            kq[k] += np.bincount(u, Q[:, k], minlength=B)
+            kp[k] += np.bincount(u, P[:, k], minlength=B)
+    w, gap = _gaps(cw, cq, cp)
+    wt, gapt = _gaps(tw, tq, tp)
+    absdiff = np.abs(tq - tp).reshape(K, B).sum(axis=0)
+    wbin = tw.reshape(K, B).sum(axis=0)
+    delta = absdiff[wbin > 0] / wbin[wbin > 0]
+    cwe = [float(np.dot(*_gaps(kw[k], kq[k], kp[k]))) for k in range(K)]
+    aucs = []
+    for k in range(K):  # one-vs-rest AUC with the true probabilities as weights of "positive" and "negative"
+        sp = np.concatenate(cols_p[k]).astype(np.float64)
+        pos = np.concatenate(cols_q[k]).astype(np.float64)
+        order = np.argsort(sp, kind="stable")
+        pos = pos[order]
+        neg = 1.0 - pos
+        below = np.cumsum(neg) - neg  # negative mass strictly below each score (continuous scores: no ties)
+        aucs.append(float(np.dot(pos, below) / (pos.sum() * neg.sum())))
+    return {
+        "accuracy": acc / POP_DRAWS,
+        "auc": float(np.mean(aucs)),
+        "confidence_ece": float(w @ gap),
+        "top_label_ece": float(wt @ gapt),
+        "top_label_mce": float(delta.max()),
+        "classwise_ece": float(np.mean(cwe)),
+    }
+
+
+def mean_at_n(model: str, key: str, n: int, draws: int, seed: int) -> tuple[float, float]:
+    """(mean, standard error) of a metric over ``draws`` independent samples of size n."""
+    f = _metric(key)
+    vals = []
+    for m in range(draws):
+        rng = np.random.default_rng([seed, 77, MODEL_ORDER.index(model), n, m])
+        vals.append(f(*sample(model, n, rng)))
+    vals = np.asarray(vals)
+    return float(vals.mean()), float(vals.std(ddof=1) / math.sqrt(vals.size))
+
+
+# ----------------------------------------------------------------------------
+# one task: a block of replications of one (model, n)
+
+
+def run_task(task: dict) -> dict:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    model, n, reps, plan, B, seed = (task[k] for k in ("model", "n", "reps", "plan", "B", "seed"))
+    fns = {k: _metric(k) for k in plan}
+    out = {k: {"est": [], "debiased": [], "rep": [], "boot_sd": [], "bias": [], **{m[0]: [] for m in METHODS}}
+           for k in plan}
+    t0, c0 = time.perf_counter(), time.process_time()
+    for rep in reps:
+        rng = np.random.default_rng([seed, MODEL_ORDER.index(model), n, rep])
+        y, p = sample(model, n, rng)
+        active = [k for k, (r, _) in plan.items() if rep < r]
+        if not active:
+            continue
+        est = {k: fns[k](y, p) for k in active}
+        boot = {k: np.empty(B) for k in active}
+        done = 0
+        while done < B:
+            c = min(25, B - done)
+            idx = rng.integers(0, n, size=(c, n))
+            for j in range(c):
+                yy, pp = y[idx[j]], p[idx[j]]
+                for k in active:
+                    try:
+                        boot[k][done + j] = fns[k](yy, pp)
+                    except ValueError:  # InputError on a degenerate resample
+                        boot[k][done + j] = np.nan
+            done += c
+        for k in active:
+            n_jack = plan[k][1]
+            jack = _jackknife(lambda a, b, _f=fns[k]: _f(a, b), [y, p], None, {}, n_jack, rng) if n_jack else None
+            rec = out[k]
+            rec["rep"].append(rep)
+            rec["est"].append(est[k])
+            finite = boot[k][np.isfinite(boot[k])]
+            rec["boot_sd"].append(float(finite.std(ddof=1)) if finite.size > 1 else float("nan"))
+            rec["bias"].append(float(finite.mean() - est[k]) if finite.size else float("nan"))
+            for name, method, alternative in METHODS:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    r = interval_from_distribution(boot[k], est[k], method=method, confidence=CONFIDENCE,
+                                                   alternative=alternative, jackknife=jack, bounds=metric_bounds(k))
+                rec[name].append((r.low, r.high, r.point))
+                if name == "bias_corrected":
+                    rec["debiased"].append(r.debiased)
+    return {"id": _task_id(task), "model": model, "n": n, "out": out, "seconds": time.perf_counter() - t0,
+            "cpu": time.process_time() - c0}
+
+
+# ----------------------------------------------------------------------------
+# plan
+
+
+def make_plan(quick: bool) -> dict:
+    """{(model, n): {metric: (reps, n_jackknife)}}; n_jackknife 0 = BCa without acceleration."""
+    cheap_bin = ["ece", "ace", "mce", "rmsce", "debiased_ece", "brier", "brier_reliability", "log_loss"]
+    cheap_mc = ["confidence_ece", "top_label_ece", "top_label_mce", "classwise_ece"]
+    plan = {}
+    if quick:
+        for model in ("calibrated", "overconfident", "mildly_overconfident"):
+            for n in (500, 5000):
+                plan[(model, n)] = {k: (24, 10) for k in cheap_bin}
+                plan[(model, n)]["smooth_ece"] = (12, 0)
+                if model == "overconfident":
+                    plan[(model, n)]["tce"] = (6, 0)
+        for model in MC_MODELS:
+            plan[(model, 500)] = {k: (24, 10) for k in cheap_mc}
+        return plan
+    for model in BINARY_MODELS:
+        boundary = model == "calibrated"
+        for n in (500, 5000, 50000):
+            big = n == 50000
+            reps = (60 if boundary else 80) if big else (100 if boundary else 200)
+            p = {k: (reps, 30 if big else 50) for k in cheap_bin}
+            p["smooth_ece"] = ((30 if boundary else 40) if big else (50 if boundary else 100), 20)
+            if model == "overconfident" or (boundary and not big):
+                p["tce"] = (20 if big else (30 if boundary else 40), 0)
+            if model == "overconfident" and n == 500:
+                p["ici"] = (40, 0)
+            plan[(model, n)] = p
+    for model in MC_MODELS:
+        for n in (500, 5000, 50000):
+            big = n == 50000
+            reps = (30 if big else 100) if model == "mc_calibrated" else (40 if big else 200)
+            p = {k: (reps, 20 if big else 50) for k in cheap_mc}
+            if model == "mc_overconfident" and n == 500:
+                p["classwise_tce"] = (20, 0)
+            plan[(model, n)] = p
+    # metrics added to the panel after the first run (CORP terms; multiclass accuracy and AUC): n <= 5000
+    for model in ("calibrated", "overconfident", "mildly_overconfident"):
+        for n in (500, 5000):
+            plan[(model, n)].update({k: (100, 0) for k in CORP_TERMS})
+    plan[("mc_overconfident", 500)].update({"accuracy": (100, 0), "auc": (100, 0)})
+    plan[("mc_overconfident", 5000)].update({"accuracy": (40, 0), "auc": (40, 0)})
+    return plan
+
+
+def _task_id(task: dict) -> str:
+    return (f"{task['model']}|{task['n']}|{task['reps'][0]}-{task['reps'][-1]}|B{task['B']}|seed{task['seed']}|"
+            + ",".join(f"{k}:{r}:{j}" for k, (r, j) in sorted(task["plan"].items())))
+
+
+def split_tasks(plan: dict, B: int, seed: int, block: int) -> list[dict]:
+    tasks = []
+    for (model, n), p in plan.items():
+        r_max = max(r for r, _ in p.values())
+        for start in range(0, r_max, block):
+            tasks.append({"model": model, "n": n, "reps": list(range(start, min(r_max, start + block))),
+                          "plan": p, "B": B, "seed": seed})
+    # expensive first, so the two workers finish together
+    tasks.sort(key=lambda t: -t["n"] * (1 + 20 * ("tce" in t["plan"] or "classwise_tce" in t["plan"])))
+    return tasks
+
+
+# ----------------------------------------------------------------------------
+# summary
+
+
+def merge(results: list[dict]) -> dict:
+    """{(model, n, metric): {field: per-replication list}} over all tasks."""
+    merged: dict = {}
+    for res in results:
+        for k, rec in res["out"].items():
+            tgt = merged.setdefault((res["model"], res["n"], k), {f: [] for f in rec})
+            for f, v in rec.items():
+                tgt[f].extend(v)
+    return merged
+
+
+def summarise(merged: dict, pops: dict) -> list[dict]:
+    rows = []
+    for (model, n, k), rec in merged.items():
+        if not rec["est"]:
+            continue
+        pop, pop_se = pops[(model, n, k)]
+        est = np.asarray(rec["est"])
+        deb = np.asarray(rec["debiased"], dtype=float)
+        reps = est.size
+        row = {"model": model, "n": n, "metric": k, "reps": reps, "population": pop, "population_se": pop_se,
+               "boundary": model in ("calibrated", "mc_calibrated") and k in CALIBRATION_ERRORS,
+               "mean_estimate": float(est.mean()), "mean_debiased": float(np.nanmean(deb)),
+               "rmse_estimate": float(np.sqrt(np.mean((est - pop) ** 2))),
+               "rmse_debiased": float(np.sqrt(np.nanmean((deb - pop) ** 2)))}
+        for name, *_ in METHODS:
+            arr = np.asarray(rec[name], dtype=float)  # (reps, 3): low, high, point
+            low, high, point = arr[:, 0], arr[:, 1], arr[:, 2]
+            undefined = np.isnan(low) | np.isnan(high)
+            cov = (low <= pop) & (pop <= high)
+            c = float(cov.mean())
+            row[name] = {
+                "coverage": c, "mcse": math.sqrt(c * (1 - c) / reps),
+                "above": float((low > pop).mean()), "below": float((high < pop).mean()),
+                "outside": float((~((low <= point) & (point <= high)) & ~undefined).mean()),
+                "undefined": float(undefined.mean()),
+                "width": float(np.nanmean(np.where(np.isfinite(high - low), high - low, np.nan)))
+                if np.isfinite(high - low).any() else float("nan"),
+            }
+        rows.append(row)
+    rows.sort(key=lambda r: (METRIC_ORDER.index(r["metric"]), MODEL_ORDER.index(r["model"]), r["n"]))
+    return rows
+
+
+METRIC_ORDER = ["ece", "ace", "mce", "rmsce", "debiased_ece", "tce", "smooth_ece", "ici", "brier",
+                "brier_reliability", "log_loss", "mcb", "dsc", "unc", "confidence_ece", "top_label_ece",
+                "top_label_mce", "classwise_ece", "classwise_tce", "accuracy", "auc"]
+
+
+def _pc(x):
+    return f"{100 * x:.0f}"
+
+
+def _cov(d):
+    return f"{100 * d['coverage']:.1f} ± {100 * d['mcse']:.1f}"
+
+
+def _num(x):
+    if x == 0:
+        return "0"
+    return f"{x:.4g}" if abs(x) < 1 else f"{x:.4g}"
+
+
+def markdown_table(rows: list[dict], B: int) -> str:
+    lines = [
+        "| metric | model | n | reps | population value | mean estimate | mean debiased | "
+        "percentile | basic = bias-corr. | BCa | upper (pct) | upper (basic) | "
+        "outside: pct / basic / BCa / bias-corr. | above / below: pct | above / below: basic |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        pop = "**0 (boundary)**" if r["boundary"] else _num(r["population"])
+        if r["metric"] in MEAN_AT_N:
+            pop = f"{_num(r['population'])} (mean at n, ± {r['population_se']:.2g})"
+        out = " / ".join(_pc(r[m]["outside"]) for m in ("percentile", "basic", "bca", "bias_corrected"))
+        bca = _cov(r["bca"]) + (f" ({_pc(r['bca']['undefined'])}% undef.)" if r["bca"]["undefined"] else "")
+        lines.append(
+            f"| {r['metric']} | {r['model']} | {r['n']} | {r['reps']} | {pop} | {_num(r['mean_estimate'])} | "
+            f"{_num(r['mean_debiased'])} | {_cov(r['percentile'])} | {_cov(r['basic'])} | {bca} | "
+            f"{_cov(r['upper_percentile'])} | {_cov(r['upper_basic'])} | {out} | "
+            f"{_pc(r['percentile']['above'])} / {_pc(r['percentile']['below'])} | "
+            f"{_pc(r['basic']['above'])} / {_pc(r['basic']['below'])} |"
+        )
+    return "\n".join(lines)
+
+
+RATIO_EDGES = (0.0, 0.25, 0.5, 1.0, math.inf)
+
+
+def _range(vals):
+    vals = [100 * v for v in vals]
+    if not vals:
+        return ""
+    lo, hi = min(vals), max(vals)
+    return f"{lo:.0f}" if round(lo) == round(hi) else f"{lo:.0f}–{hi:.0f}"
+
+
+def summary_table(rows: list[dict]) -> str:
+    """Coverage range (min–max over the models whose population value is not on the boundary)."""
+    lines = ["| metric | n | models | percentile | basic = bias-corr. | BCa | upper bound (pct) | "
+             "estimate outside pct/basic interval | debiased outside its interval |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for k in METRIC_ORDER:
+        for n in (500, 5000, 50000):
+            sel = [r for r in rows if r["metric"] == k and r["n"] == n and not r["boundary"]]
+            if not sel:
+                continue
+            lines.append(
+                f"| {k} | {n} | {len(sel)} | " + " | ".join(
+                    _range([r[m]["coverage"] for r in sel]) for m in ("percentile", "basic", "bca", "upper_percentile"))
+                + f" | {_range([r['percentile']['outside'] for r in sel])} | "
+                f"{_range([r['bias_corrected']['outside'] for r in sel])} |")
+    return "\n".join(lines)
+
+
+def ratio_table(raw: list[dict]) -> str:
+    """Coverage against |bootstrap bias| / bootstrap standard deviation, a number every user sees."""
+    head = " | ".join(f"{lo:g}–{hi:g}" if math.isfinite(hi) else f">= {lo:g}"
+                      for lo, hi in zip(RATIO_EDGES[:-1], RATIO_EDGES[1:]))
+    lines = [f"| metric | {head} |", "|---|" + "---|" * (len(RATIO_EDGES) - 1)]
+    for k in METRIC_ORDER:
+        recs = [r for r in raw if r["metric"] == k
+                and not (r["model"] in ("calibrated", "mc_calibrated") and k in CALIBRATION_ERRORS)]
+        if not recs:
+            continue
+        cells = []
+        ratio = np.concatenate([np.abs(np.asarray(r["bias"], float)) / np.asarray(r["boot_sd"], float) for r in recs])
+        cov = {}
+        for m in ("percentile", "basic"):
+            cov[m] = np.concatenate([(np.asarray(r[m], float)[:, 0] <= r["population"])
+                                     & (r["population"] <= np.asarray(r[m], float)[:, 1]) for r in recs])
+        for lo, hi in zip(RATIO_EDGES[:-1], RATIO_EDGES[1:]):
+            sel = (ratio >= lo) & (ratio < hi)
+            cnt = int(sel.sum())
+            cells.append("" if cnt == 0 else
+                         f"{100 * cov['percentile'][sel].mean():.0f} / {100 * cov['basic'][sel].mean():.0f} ({cnt})")
+        lines.append(f"| {k} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+_COLUMN = {("bias_corrected", "two-sided"): "basic", ("basic", "two-sided"): "basic",
+           ("percentile", "two-sided"): "percentile", ("bca", "two-sided"): "bca",
+           ("percentile", "less"): "upper_percentile", ("basic", "less"): "upper_basic"}
+
+
+def choice_table(rows: list[dict]) -> str:
+    """The recorded choice (calibviz.metrics.intervals) with the coverage the study measured for it."""
+    from calibviz.metrics.intervals import INTERVALS
+
+    lines = ["| metric | interval | coverage n = 500 | n = 5,000 | n = 50,000 | shown value outside | why |",
+             "|---|---|---|---|---|---|---|"]
+    for k in METRIC_ORDER:
+        if k not in INTERVALS:
+            continue
+        c = INTERVALS[k]
+        col = _COLUMN[(c.method, c.alternative)]
+        own = "bias_corrected" if c.method == "bias_corrected" else col
+        label = c.method.replace("_", "-") + (" upper bound" if c.alternative == "less" else "")
+        cells, outside = [], []
+        for n in (500, 5000, 50000):
+            sel = [r for r in rows if r["metric"] == k and r["n"] == n and not r["boundary"]]
+            cells.append(_range([r[col]["coverage"] for r in sel]) or "–")
+            outside += [r[own]["outside"] for r in sel]
+        lines.append(f"| {k} | {label} | " + " | ".join(cells) + f" | {_range(outside) or '–'} | {c.reason} |")
+    return "\n".join(lines)
+
+
+def render(rows: list[dict], raw: list[dict] | None, B: int, header: str) -> str:
+    parts = [header, "", "#### Coverage range over the models off the boundary (percent)", "", summary_table(rows)]
+    if raw:
+        parts += ["", "#### Coverage (percentile / basic, percent) by |bootstrap bias| / bootstrap standard "
+                  "deviation, all models off the boundary, all n (number of replications)", "", ratio_table(raw)]
+    parts += ["", "#### Every cell", "", markdown_table(rows, B)]
+    return "\n".join(parts)
+
+
+def write_doc(path: Path, blocks: dict) -> None:
+    """Replace each ``<!-- name:start -->...<!-- name:end -->`` block of ``path`` (appended if missing)."""
+    text = path.read_text() if path.exists() else "# Interval methods\n"
+    for name, body in blocks.items():
+        start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+        block = f"{start}\n{body}\n{end}"
+        if start in text and end in text:
+            text = text[: text.index(start)] + block + text[text.index(end) + len(end):]
+        else:
+            text = text.rstrip() + "\n\n" + block + "\n"
+    path.write_text(text)
+
+
+def _version() -> str:
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "calibviz"], cwd=root, capture_output=True,
+                               text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "calibviz (no git)"
+    return f"commit {head}" + (" with uncommitted changes in calibviz/" if dirty else "")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="n = 500 and 5000, few replications (< 2 minutes)")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--resamples", type=int, default=None, help="bootstrap resamples B (default 200; quick 100)")
+    parser.add_argument("--seed", type=int, default=20240607)
+    parser.add_argument("--out", default=None, help="markdown file to update (default: docs/intervals.md; "
+                        "nothing is written in --quick mode unless given)")
+    parser.add_argument("--json", default=None, help="also save the summary rows as JSON")
+    parser.add_argument("--metrics", default=None, help="comma-separated metric keys: run only these")
+    parser.add_argument("--checkpoint", default=None,
+                        help="JSON-lines file: each finished task is appended; a rerun with the same file and "
+                        "options resumes where an interrupted run stopped")
+    parser.add_argument("--render-json", nargs="+", default=None,
+                        help="only re-render the markdown from saved --json files (merged; later files add cells)")
+    args = parser.parse_args()
+    if args.render_json:
+        saved = [json.loads(Path(f).read_text()) for f in args.render_json]
+        rows = [r for d in saved for r in d["rows"]]
+        rows.sort(key=lambda r: (METRIC_ORDER.index(r["metric"]), MODEL_ORDER.index(r["model"]), r["n"]))
+        raw = [r for d in saved for r in d.get("raw", [])]
+        header = "\n\n".join(d["header"] for d in saved)
+        text = render(rows, raw, saved[0]["B"], header)
+        print(text)
+        if args.out:
+            write_doc(Path(args.out), {"choice-table": choice_table(rows), "coverage-table": text})
+        return
+    B = args.resamples or (100 if args.quick else 200)
+    global POP_DRAWS
+    if args.quick:
+        POP_DRAWS = 2 * 10**6
+    t_start = time.perf_counter()
+    plan = make_plan(args.quick)
+    if args.metrics:
+        keep = set(args.metrics.split(","))
+        plan = {cell: {k: v for k, v in p.items() if k in keep} for cell, p in plan.items()}
+        plan = {cell: p for cell, p in plan.items() if p}
+
+    # population values
+    pops = {}
+    pop_cache = {}
+    for model in MODEL_ORDER:
+        if not any(m == model for m, _ in plan):
+            continue
+        pop_cache[model] = (population_binary if model in BINARY_MODELS else population_multiclass)(model, args.seed)
+    for (model, n), p in plan.items():
+        for k in p:
+            if k in MEAN_AT_N:
+                draws = 30 if args.quick else (150 if n == 50000 else 300)
+                if k == "classwise_tce":
+                    draws = 60
+                pops[(model, n, k)] = mean_at_n(model, k, n, draws, args.seed)
+            else:
+                pops[(model, n, k)] = (pop_cache[model][k], 0.0)
+    print(f"population values: {time.perf_counter() - t_start:.0f} s", flush=True)
+    for model, vals in pop_cache.items():
+        print(f"  {model}: " + ", ".join(f"{k}={v:.5g}" for k, v in vals.items()), flush=True)
+
+    tasks = split_tasks(plan, B, args.seed, block=10 if args.quick else 20)
+    results = []
+    done_ids = set()
+    if args.checkpoint and Path(args.checkpoint).exists():  # resume: tasks finished by an interrupted run
+        for line in Path(args.checkpoint).read_text().splitlines():
+            rec = json.loads(line)
+            if rec["id"] in {_task_id(t) for t in tasks} and rec["id"] not in done_ids:
+                results.append(rec["result"])
+                done_ids.add(rec["id"])
+        print(f"resumed {len(done_ids)} finished tasks from {args.checkpoint}", flush=True)
+    todo = [t for t in tasks if _task_id(t) not in done_ids]
+    with Pool(args.workers) as pool:
+        for i, res in enumerate(pool.imap_unordered(run_task, todo), 1):
+            results.append(res)
+            if args.checkpoint:
+                with open(args.checkpoint, "a") as fh:
+                    fh.write(json.dumps({"id": res["id"], "result": res}, default=float) + "\n")
+            print(f"[{time.perf_counter() - t_start:6.0f} s] task {i}/{len(todo)}: {res['model']} n={res['n']} "
+                  f"({res['seconds']:.0f} s, {res['cpu']:.0f} s CPU)", flush=True)
+    merged = merge(results)
+    rows = summarise(merged, pops)
+    elapsed = time.perf_counter() - t_start
+    raw = [{"model": m, "n": n, "metric": k, "population": pops[(m, n, k)][0], **rec}
+           for (m, n, k), rec in merged.items()]
+    cpu = sum(r.get("cpu", 0.0) for r in results)
+    flags = (" --quick" if args.quick else "") + (f" --metrics {args.metrics}" if args.metrics else "")
+    header = (f"Generated by `python benchmarks/coverage_study.py{flags}` on "
+              f"{_version()} "
+              f"(B = {B} resamples per interval, nominal {CONFIDENCE:.0%}, seed {args.seed}, "
+              f"{elapsed / 60:.1f} min on {args.workers} workers, {cpu / 60:.0f} CPU-minutes in the workers). "
+              "Coverage in percent ± its Monte Carlo "
+              "standard error; 'outside' = % of intervals not containing the value shown with them; "
+              "'above / below' = % of intervals lying entirely above / below the population value.")
+    text = render(rows, raw, B, header)
+    print()
+    print(text)
+    out = args.out or (None if args.quick else "docs/intervals.md")
+    if out:
+        path = Path(out)
+        if not path.is_absolute():
+            path = Path(__file__).resolve().parents[1] / path
+        write_doc(path, {"choice-table": choice_table(rows), "coverage-table": text})
+        print(f"\nwrote {path}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"rows": rows, "B": B, "header": header, "population": pop_cache,
+                                               "plan": {f"{m} {n}": p for (m, n), p in plan.items()},
+                                               "raw": raw}, default=float))
+        print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()
