@@ -1,6 +1,14 @@
 """Coverage study: which bootstrap interval to show for which metric.
 
-Run: nice -n 10 python benchmarks/coverage_study.py [--quick] [--workers 2] [--out docs/intervals.md]
+Run: nice -n 10 python benchmarks/coverage_study.py [--quick] [--workers 2] [--checkpoint FILE] [--json FILE]
+     python benchmarks/coverage_study.py --render-json FILE [FILE ...] --out docs/intervals.md
+
+The full run (about 57 CPU-minutes, two worker processes) updates the generated blocks of
+docs/intervals.md (``<!-- choice-table:... -->``: the choice recorded in calibviz.metrics.intervals
+with its measured coverage; ``<!-- coverage-table:... -->``: every cell). ``--quick`` (about a
+minute: n = 500 and 5,000, 24 replications, B = 100) writes nothing unless ``--out`` is given.
+``--checkpoint`` appends each finished task to a JSON-lines file and resumes from it;
+``--metrics a,b`` runs only those metrics (``--render-json`` merges runs, later cells replace).
 
 For synthetic models whose population values are known (computed on 10^7
 draws), draw many samples of size n, compute every metric of the dashboard's
@@ -24,7 +32,7 @@ Models
 binary, p ~ Beta(2, 5), y ~ Bernoulli(g(p)):
   calibrated      g(p) = p               (every calibration error is 0: the boundary)
   overconfident   g(p) = expit(0.6 logit p)   (true rates pulled toward 0.5)
-  mildly_overconfident  g(p) = expit(0.85 logit p)  (ECE about 0.03: gaps comparable to the noise)
+  mildly_overconfident  g(p) = expit(0.85 logit p)  (ECE 0.025: gaps comparable to the noise)
   underconfident  g(p) = expit(1.5 logit p)   (true rates pushed away from 0.5)
 multiclass, K = 4, P ~ Dirichlet(0.5, 0.5, 0.5, 0.5), y ~ Categorical(Q):
   mc_calibrated      Q = P
@@ -36,10 +44,13 @@ class-wise ECE, top-label MCE) use the per-bin |E[g(p) | bin] - E[p | bin]|,
 with the true conditional probability g(p) in place of y (no label noise);
 ACE and debiased ECE (equal-mass bins) use bins at the exact population
 quantiles of Beta(2, 5); ICI is E|g(p) - p|; Brier score and log loss are
-their expectations under g; smECE is its value on 10^7 draws of (y, p) (0
-exactly for the calibrated model). TCE's estimand depends on n (the power of
-its tests grows with n), so its "population value" is its mean over many
-independent samples of that size, and its Monte Carlo error is printed.
+their expectations under g; CORP MCB = E(p - g(p))^2, DSC = Var g(p),
+UNC = pi (1 - pi) with pi = E g(p); multiclass accuracy E[Q_argmax P] and
+one-vs-rest AUC with the true probabilities as weights of the two classes;
+smECE is its value on 10^7 draws of (y, p) (0 exactly for the calibrated
+model). TCE's estimand depends on n (the power of its tests grows with n), so
+its "population value" is its mean over many independent samples of that
+size (class-wise TCE likewise), and its Monte Carlo error is printed.
 """
 from __future__ import annotations
 
@@ -95,8 +106,8 @@ CALIBRATION_ERRORS = {"ece", "ace", "mce", "rmsce", "debiased_ece", "smooth_ece"
 MEAN_AT_N = {"tce", "classwise_tce"}  # estimand depends on n: mean over samples of that size
 
 
-def _spec(key):
-    return BINARY_METRICS.get(key) or MULTICLASS_METRICS[key]
+def _spec(key, multiclass=False):
+    return MULTICLASS_METRICS[key] if multiclass else BINARY_METRICS[key]
 
 
 CORP_TERMS = ("mcb", "dsc", "unc")
@@ -111,7 +122,7 @@ def _corp(y, p):
     return _corp_memo[2]
 
 
-def _metric(key):
+def _metric(key, multiclass=False):
     """The panel's value of a metric (``spec.compute`` with the default PanelConfig).
 
     MCB, DSC and UNC are three numbers of one CORP decomposition; the study computes it once per
@@ -119,7 +130,7 @@ def _metric(key):
     """
     if key in CORP_TERMS:
         return lambda y, p: float(getattr(_corp(y, p), key))
-    spec = _spec(key)
+    spec = _spec(key, multiclass)  # "auc" is in both registries (binary: DeLong; multiclass: one-vs-rest)
     return lambda y, p: float(spec.compute(y, p, None, CFG))
 
 
@@ -270,7 +281,7 @@ def population_multiclass(model: str, seed: int) -> dict:
 
 def mean_at_n(model: str, key: str, n: int, draws: int, seed: int) -> tuple[float, float]:
     """(mean, standard error) of a metric over ``draws`` independent samples of size n."""
-    f = _metric(key)
+    f = _metric(key, model in MC_MODELS)
     vals = []
     for m in range(draws):
         rng = np.random.default_rng([seed, 77, MODEL_ORDER.index(model), n, m])
@@ -286,7 +297,7 @@ def mean_at_n(model: str, key: str, n: int, draws: int, seed: int) -> tuple[floa
 def run_task(task: dict) -> dict:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     model, n, reps, plan, B, seed = (task[k] for k in ("model", "n", "reps", "plan", "B", "seed"))
-    fns = {k: _metric(k) for k in plan}
+    fns = {k: _metric(k, model in MC_MODELS) for k in plan}
     out = {k: {"est": [], "debiased": [], "rep": [], "boot_sd": [], "bias": [], **{m[0]: [] for m in METHODS}}
            for k in plan}
     t0, c0 = time.perf_counter(), time.process_time()
@@ -359,8 +370,10 @@ def make_plan(quick: bool) -> dict:
             p["smooth_ece"] = ((30 if boundary else 40) if big else (50 if boundary else 100), 20)
             if model == "overconfident" or (boundary and not big):
                 p["tce"] = (20 if big else (30 if boundary else 40), 0)
-            if model == "overconfident" and n == 500:
+            if not boundary and n == 500:  # ICI's LOESS costs ~15 ms at n = 500, ~70 ms at 5,000
                 p["ici"] = (40, 0)
+            if model == "mildly_overconfident" and n == 5000:
+                p["ici"] = (20, 0)
             plan[(model, n)] = p
     for model in MC_MODELS:
         for n in (500, 5000, 50000):
@@ -617,13 +630,15 @@ def main() -> None:
                         help="JSON-lines file: each finished task is appended; a rerun with the same file and "
                         "options resumes where an interrupted run stopped")
     parser.add_argument("--render-json", nargs="+", default=None,
-                        help="only re-render the markdown from saved --json files (merged; later files add cells)")
+                        help="only re-render the markdown from saved --json files (merged; a later file's cells "
+                        "replace an earlier file's)")
     args = parser.parse_args()
     if args.render_json:
         saved = [json.loads(Path(f).read_text()) for f in args.render_json]
-        rows = [r for d in saved for r in d["rows"]]
+        cell = lambda r: (r["model"], r["n"], r["metric"])  # noqa: E731
+        rows = list({cell(r): r for d in saved for r in d["rows"]}.values())  # a later file's cell replaces
         rows.sort(key=lambda r: (METRIC_ORDER.index(r["metric"]), MODEL_ORDER.index(r["model"]), r["n"]))
-        raw = [r for d in saved for r in d.get("raw", [])]
+        raw = list({cell(r): r for d in saved for r in d.get("raw", [])}.values())
         header = "\n\n".join(d["header"] for d in saved)
         text = render(rows, raw, saved[0]["B"], header)
         print(text)
@@ -690,7 +705,10 @@ def main() -> None:
     header = (f"Generated by `python benchmarks/coverage_study.py{flags}` on "
               f"{_version()} "
               f"(B = {B} resamples per interval, nominal {CONFIDENCE:.0%}, seed {args.seed}, "
-              f"{elapsed / 60:.1f} min on {args.workers} workers, {cpu / 60:.0f} CPU-minutes in the workers). "
+              f"{cpu / 60:.0f} CPU-minutes in {args.workers} workers"
+              + (f", {len(done_ids)} of {len(tasks)} tasks resumed from a checkpoint" if done_ids else
+                 f", {elapsed / 60:.0f} min wall")
+              + "). "
               "Coverage in percent ± its Monte Carlo "
               "standard error; 'outside' = % of intervals not containing the value shown with them; "
               "'above / below' = % of intervals lying entirely above / below the population value.")

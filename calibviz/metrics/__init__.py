@@ -15,7 +15,9 @@ from .multiclass import *  # noqa: F401,F403
 from .consistency import *  # noqa: F401,F403
 from .corp import *  # noqa: F401,F403
 from .discrimination import *  # noqa: F401,F403
+from .intervals import *  # noqa: F401,F403
 from . import binned, scores, smooth, goodness, resampling, variable, multiclass, consistency, corp, discrimination
+from . import intervals
 
 __all__ = [
     *binned.__all__,
@@ -28,4 +30,5 @@ __all__ = [
     *consistency.__all__,
     *corp.__all__,
     *discrimination.__all__,
+    *intervals.__all__,
 ]
