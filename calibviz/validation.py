@@ -183,10 +183,15 @@ def check_multiclass(y_true, y_prob, sample_weight=None, *, atol: float = 1e-6, 
             raise InputError(f"y_prob is NaN or infinite in {describe_rows(bad_p)}; drop or fix those rows.")
         out = ((P < 0) | (P > 1)).any(axis=1)
         raise InputError(f"y_prob entries must lie in [0, 1]; some do not in {describe_rows(out)}.")
-    off = np.abs(P.sum(axis=1) - 1.0) > atol
+    sums = P.sum(axis=1)
+    off = np.abs(sums - 1.0) > atol
     if off.any():
+        # Dividing by the sums is right only for rounding-sized deviations (calibviz.io.loading.RENORMALIZE_ADVICE_MAX).
+        fix = ("The sums are off by rounding: divide each row by its sum (renormalize=True when loading)."
+               if np.max(np.abs(sums - 1.0)) <= 0.05 else
+               f"Sums from {sums.min():.4g} to {sums.max():.4g} are no rounding: pass one column per class of one "
+               "model (softmax probabilities).")
         raise InputError(
-            f"each row of y_prob must sum to 1 (tolerance {atol:g}); rows do not in {describe_rows(off)}. "
-            "Renormalise the rows (renormalize=True when loading) or pass softmax probabilities."
+            f"each row of y_prob must sum to 1 (tolerance {atol:g}); rows do not in {describe_rows(off)}. {fix}"
         )
     return _rows(y_f.astype(np.int64), P, check_weights(sample_weight, P.shape[0]), drop_zero_weight)

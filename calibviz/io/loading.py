@@ -11,7 +11,7 @@ from scipy.special import expit, softmax
 
 from ..errors import InputError
 from ..validation import check_weights, describe_rows
-from .mapping import ColumnMapping, _key, detect_mapping
+from .mapping import ColumnMapping, _key, _named_part, detect_mapping
 from .predictions import Predictions
 from .readers import DEFAULT_MAX_BYTES, read_table
 
@@ -34,11 +34,15 @@ def _numeric_block(df: pd.DataFrame, cols, what: str) -> np.ndarray:
             if bad.any():
                 i = int(np.flatnonzero(bad.to_numpy())[0])
                 example = s.iloc[i]
-                hint = (" It looks like a decimal comma: save the file with a decimal point ('0.25')."
-                        if isinstance(example, str) and re.fullmatch(r"\s*-?\d+,\d+\s*", example) else "")
+                comma = isinstance(example, str) and re.fullmatch(r"\s*-?\d+,\d+\s*", example) is not None
+                what_ = (f"{what} column {c!r} holds non-numeric values in {describe_rows(bad.to_numpy())}, "
+                         f"e.g. {example!r}; it must hold numbers.")
                 raise InputError(
-                    f"{what} column {c!r} holds non-numeric values in {describe_rows(bad.to_numpy())}, "
-                    f"e.g. {example!r}; it must hold numbers.{hint}"
+                    what_ + (" It looks like a decimal comma: pass decimal=',' (command line: --decimal ,) or save "
+                             "the file with a decimal point ('0.25')." if comma else ""),
+                    ui_message=what_ + (" It looks like a decimal comma: choose Decimal: comma in the column "
+                                        "mapping." if comma else ""),
+                    hint={"decimal": ","} if comma else None,
                 )
             s = num
         out[:, j] = s.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -65,7 +69,33 @@ def _labels_to_index(series: pd.Series, classes: tuple, label_col: str, position
     return y
 
 
-def _probabilities(block: np.ndarray, cols, logits: bool, renormalize: bool) -> np.ndarray:
+#: Largest |row sum - 1| that rounding explains (each of a few class probabilities written with 2 decimals):
+#: only then is dividing the rows by their sums (``renormalize=True``) advised.
+RENORMALIZE_ADVICE_MAX = 0.05
+
+
+def _one_model_per_column(cols) -> tuple[str, str]:
+    """The library's and the dashboard's way to read each column as one model's P(positive)."""
+    names = {c: (_named_part(c) or c) for c in cols}
+    if len(set(names.values())) < len(names):
+        names = {c: c for c in cols}
+    as_dict = "{" + ", ".join(f"{names[c]!r}: [{c!r}]" for c in cols) + "}"
+    return (f"if each column holds one model's probability of the positive class, read one model per column: "
+            f"probs={as_dict} (columns named <model>_proba are detected that way)",
+            "if each column holds one model's probability of the positive class, choose 'one model per column' in "
+            "the column mapping")
+
+
+def _probabilities(block: np.ndarray, cols, logits: bool, renormalize: bool, n_classes: int | None = None,
+                   notes: list | None = None, class_named: bool = False) -> np.ndarray:
+    """Probability rows from the mapped columns; every error names the fix that is right for *these* values.
+
+    ``renormalize=True`` is advised only for rows whose sums are off by rounding (at most
+    ``RENORMALIZE_ADVICE_MAX``), ``logits=True`` only for columns with negative values (log-odds): a fix
+    that makes numbers out of the wrong columns is never suggested. Two columns of a binary label whose
+    rows do not sum to 1 are refused even with ``renormalize=True`` unless their names say they are the
+    label's classes (``p_benign``, ``p_malignant``): otherwise they are two models, or a mistake.
+    """
     bad = ~np.isfinite(block).all(axis=1)
     if bad.any():
         raise InputError(
@@ -77,23 +107,72 @@ def _probabilities(block: np.ndarray, cols, logits: bool, renormalize: bool) -> 
             else softmax(block, axis=1)
     out = ((block < 0) | (block > 1)).any(axis=1)
     if out.any():
-        raise InputError(
-            f"probabilities must lie in [0, 1]; values outside it in {describe_rows(out)} "
-            f"(min {block.min():.4g}, max {block.max():.4g}). If these are logits or scores, pass logits=True."
-        )
+        outside = [c for j, c in enumerate(cols) if ((block[:, j] < 0) | (block[:, j] > 1)).any()]
+        low, high = float(block.min()), float(block.max())
+        what = (f"probabilities must lie in [0, 1]; column(s) {', '.join(map(repr, outside))} hold values outside "
+                f"it in {describe_rows(out)} (min {low:.4g}, max {high:.4g}).")
+        if len(outside) < len(cols):
+            raise InputError(
+                f"{what} The other probability columns do hold probabilities: {', '.join(map(repr, outside))} "
+                "cannot be one of them; check the probability columns (probs=...).",
+                ui_message=f"{what} The other probability columns do hold probabilities: check the Probability "
+                           "columns in the column mapping.")
+        if low < 0:
+            fix = ("If they are logits (log-odds, the model's outputs before the sigmoid or softmax), pass "
+                   "logits=True (command line: --logits); other scores (SVM decision values, ranks) are no "
+                   "probabilities: calibrate them first.")
+            ui_fix = ("If they are logits (log-odds, the model's outputs before the sigmoid or softmax), tick "
+                      "'Columns hold logits' in the column mapping; other scores (SVM decision values, ranks) are "
+                      "no probabilities: calibrate them first.")
+            hint = {"logits": True}
+        elif high <= 100:
+            fix = ui_fix = "They look like percentages: divide them by 100 and load the file again."
+            hint = None
+        else:
+            fix = "These are no probabilities (counts or scores?); map the columns with P(class) (probs=...)."
+            ui_fix = "These are no probabilities (counts or scores?); choose the Probability columns in the column mapping."
+            hint = None
+        raise InputError(f"{what} {fix}", ui_message=f"{what} {ui_fix}", hint=hint)
     if block.shape[1] == 1:
         return np.column_stack([1.0 - block[:, 0], block[:, 0]])
     sums = block.sum(axis=1)
     off = np.abs(sums - 1.0) > SUM_TOLERANCE
     if off.any():
-        if not renormalize:
+        deviation = float(np.max(np.abs(sums - 1.0)))
+        what = (f"probability rows must sum to 1 (tolerance {SUM_TOLERANCE:g}); they do not in {describe_rows(off)} "
+                f"(sums from {sums.min():.4g} to {sums.max():.4g}).")
+        two_models = (block.shape[1] == 2 and (n_classes or 2) <= 2 and deviation > RENORMALIZE_ADVICE_MAX
+                      and not (class_named and renormalize))
+        if two_models:
+            lib, ui = _one_model_per_column(cols)
             raise InputError(
-                f"probability rows must sum to 1 (tolerance {SUM_TOLERANCE:g}); they do not in {describe_rows(off)} "
-                f"(sums from {sums.min():.4g} to {sums.max():.4g}). Pass renormalize=True to divide each row by "
-                "its sum, or check that every class has a column."
+                f"{what} Two columns of a binary label that do not sum to 1 are not one model's class "
+                f"probabilities (dividing by the sums would make up numbers); {lib}.",
+                ui_message=f"{what} Two columns of a binary label that do not sum to 1 are not one model's class "
+                           f"probabilities; {ui}.",
+                hint={"probs": list(cols), "per_model": True},
+            )
+        if not renormalize:
+            if deviation <= RENORMALIZE_ADVICE_MAX:
+                raise InputError(
+                    f"{what} The sums are off by rounding (at most {deviation:.3g}): pass renormalize=True "
+                    "(command line: --renormalize) to divide each row by its sum.",
+                    ui_message=f"{what} The sums are off by rounding (at most {deviation:.3g}): tick 'Renormalise "
+                               "rows' in the column mapping to divide each row by its sum.",
+                    hint={"renormalize": True},
+                )
+            why = ("rows summing to less than 1 mean a class has no column" if sums.max() < 1 else
+                   "sums far from 1 mean the columns are not the class probabilities of one model")
+            raise InputError(
+                f"{what} {why.capitalize()}: give one column per class of one model (probs=...).",
+                ui_message=f"{what} {why.capitalize()}: choose one Probability column per class of one model in the "
+                           "column mapping.",
             )
         if (sums <= 0).any():
             raise InputError(f"probability rows sum to 0 in {describe_rows(sums <= 0)}; they cannot be renormalised.")
+        if notes is not None and deviation > RENORMALIZE_ADVICE_MAX:
+            notes.append(f"rows renormalised although their sums ranged from {sums.min():.4g} to {sums.max():.4g} "
+                         f"({int(off.sum()):,} rows off by more than {SUM_TOLERANCE:g}): more than rounding")
     # Exact renormalisation either way: within-tolerance rounding is removed too.
     return block / sums[:, None]
 
@@ -111,7 +190,11 @@ def _build(df: pd.DataFrame, mapping: ColumnMapping, cols, name: str, source: st
             f"{source}: model {name!r} has {len(df)} rows; at least {min_rows} are needed for a calibration analysis."
         )
     y = _labels_to_index(df[mapping.label], mapping.classes, mapping.label, mapping.label_positions)
-    probs = _probabilities(_numeric_block(df, cols, "probability"), cols, logits, renormalize)
+    notes = list(mapping.notes)
+    label_keys = {_key(c) for c in mapping.classes}
+    class_named = all(_key(_named_part(c, label_keys) or c) in label_keys for c in cols)
+    probs = _probabilities(_numeric_block(df, cols, "probability"), cols, logits, renormalize,
+                           len(mapping.classes), notes, class_named)
     w = _weights(df, mapping.weight)
     present = np.unique(y)
     if present.size < 2:
@@ -121,7 +204,7 @@ def _build(df: pd.DataFrame, mapping: ColumnMapping, cols, name: str, source: st
         )
     features = df[list(mapping.features)].reset_index(drop=True)
     return Predictions(y=y, probs=probs, classes=mapping.classes, weights=w, features=features, name=name,
-                       source=source, notes=mapping.notes)
+                       source=source, notes=tuple(notes))
 
 
 def _model_name_from_source(source: str) -> str:

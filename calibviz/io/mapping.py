@@ -10,16 +10,36 @@ Detection rules, in order (every rule can be overridden by an argument):
   1. column groups per model (wide format): ``<model>__<probability column>``
      or ``<model>:<probability column>``, e.g. ``raw__p`` and ``platt__p``;
   2. one column per class: ``p_<class>``, ``prob_<class>``, ``proba_<class>``,
-     ``probability_<class>`` (also with ``-``, ``.`` or no separator), where
+     ``probability_<class>`` (also with ``-``, ``.`` or no separator) or
+     ``<class>_proba`` / ``<class>_prob`` / ``<class>_probability``, where
      ``<class>`` is a label value; or columns named exactly as the labels;
      integer labels 0..K-1 with K prefixed columns whose suffixes are not label
      values are read as column indices (recorded in ``notes``);
-  3. one positive-class column for binary data: ``p``, ``prob``, ``proba``,
+  3. one column per model, for a binary label: two or more columns named like
+     probabilities whose names do *not* name a class of the label --
+     ``<model>_proba``, ``<model>_prob``, ``<model>_probability``,
+     ``proba_<model>``, ``prob_<model>``, ``p_<model>``, ... (scikit-learn
+     exports such as ``logreg_proba, rf_proba`` next to ``y_true``) -- holding
+     values in [0, 1] whose rows do *not* sum to 1: each is P(positive class)
+     of a model named by the rest of the column name. The rule that separates
+     them from rule 2 is the label: a suffix that is one of the label's classes
+     names a class (``p_0``, ``p_1``, ``p_benign``); any other suffix names a
+     model. Rows that sum to 1 are one model's class probabilities (rule 2);
+  4. one positive-class column for binary data: ``p``, ``prob``, ``proba``,
      ``probability``, ``y_prob``, ``y_score``, ``score``, ``pred``,
      ``prediction``, ``p_hat``, ``risk``; or a single ``p_<label>`` column,
      whose suffix names the positive class.
+
+  Ambiguous layouts are refused with both readings and how to choose each
+  (``probs=``): one positive-class column (``p`` or ``p_<class>``) next to
+  columns named like other models' probabilities (``p_1`` and ``p_rf``
+  could be a model and a feature, or two models). Suffixes of statistics
+  (``p_value``, ``p_adj``, ...) never name a model.
 - features: every other column except index-like ones (``id``, ``*_id``,
   ``index``, pandas' ``Unnamed: 0``): an identifier is no variable to analyse.
+  Columns named like probabilities of a class or of a model (rules 2-3) are
+  never features, also when only some of them are mapped (choosing one of
+  ``p_benign``/``p_malignant`` leaves the other out, with a note).
 """
 from __future__ import annotations
 
@@ -41,9 +61,16 @@ MODEL_NAMES = ("model", "model_name", "classifier")
 ID_NAMES = ("id", "row_id", "index", "unnamed: 0", "")
 _ID_PATTERN = re.compile(r"^(?:.*[_\- ])?id$|^unnamed: \d+$", re.IGNORECASE)
 SINGLE_PROB_NAMES = ("p", "prob", "proba", "probability", "y_prob", "y_proba", "y_score", "score", "pred",
-                     "prediction", "predicted_probability", "p_hat", "phat", "risk", "y_pred_proba")
+                     "prediction", "predicted_probability", "p_hat", "phat", "risk", "y_pred_proba", "pred_proba",
+                     "pred_prob", "predicted_proba", "positive_proba", "positive_prob")
 _PREFIX = re.compile(r"^(?:p|prob|probs|proba|probability|y_prob|y_proba)([_\-.: ]+)(.+)$", re.IGNORECASE)
 _MODEL_SEP = re.compile(r"^(.+?)(?:__|:)(.+)$")
+#: ``<name>_proba`` and similar: a class (``benign_proba``) or a model (``logreg_proba``), see the module docstring.
+_POSTFIX = re.compile(r"^(.+?)[_\-.: ]+(?:prob|probs|proba|probability|pred_proba|pred_prob|predicted_proba|"
+                      r"predicted_probability|y_prob|y_proba)$", re.IGNORECASE)
+#: Suffixes of statistics that sit next to probabilities (``p_value``, ``p_adj``): never a model's name.
+_STAT_SUFFIXES = frozenset({"value", "values", "val", "vals", "adj", "adjusted", "fdr", "bonf", "bonferroni", "holm",
+                            "corrected", "corr", "raw_value"})
 _AFFIRMATIVE = ("1", "true", "yes", "y", "pos", "positive", "t")
 _NEGATIVE = ("0", "false", "no", "n", "neg", "negative", "f", "-1")
 
@@ -68,6 +95,96 @@ def _suffix(col: str, label_keys=()) -> str | None:
         if _key(candidate) in label_keys:
             return candidate
     return rest
+
+
+def _named_part(col: str, label_keys=()) -> str | None:
+    """What a probability-like column name names: ``p_cat`` / ``cat_proba`` -> ``cat``; None for other names.
+
+    Examples
+    --------
+    >>> _named_part("proba_rf"), _named_part("logreg_proba"), _named_part("p_-1", {"-1"}), _named_part("age")
+    ('rf', 'logreg', '-1', None)
+    >>> _named_part("y_prob") is None  # a positive-class name, not a class or model
+    True
+    """
+    if str(col).strip().lower() in SINGLE_PROB_NAMES:
+        return None
+    part = _suffix(col, label_keys)
+    if part is not None:
+        return part
+    m = _POSTFIX.match(col)
+    return m.group(1) if m else None
+
+
+def _probability_like(df: pd.DataFrame, cols, labels) -> tuple[list, dict, list]:
+    """Columns named like probabilities: (naming a class, ``{column: model name}`` naming no class, bare names).
+
+    A column counts as a model's only when its values lie in [0, 1] (a ``prob_rank`` of 1..100 stays a
+    feature) and its suffix is no statistic's (``p_value``).
+    """
+    label_keys = {_key(v) for v in labels}
+    class_named, model_named, bare = [], {}, []
+    for c in cols:
+        if str(c).strip().lower() in SINGLE_PROB_NAMES:
+            if _unit_interval(df[c]):
+                bare.append(c)
+            continue
+        part = _named_part(c, label_keys)
+        if part is None:
+            continue
+        if _key(part) in label_keys:
+            class_named.append(c)
+        elif _key(part) not in _STAT_SUFFIXES and _unit_interval(df[c]):
+            model_named[c] = part
+    if len(set(map(_key, model_named.values()))) < len(model_named):  # p_rf and rf_proba: the names are ambiguous
+        model_named = {c: c for c in model_named}
+    return class_named, model_named, bare
+
+
+def _unit_interval(s: pd.Series) -> bool:
+    """Numeric (not boolean) values in [0, 1], at least one."""
+    if pd.api.types.is_bool_dtype(s):
+        return False
+    v = pd.to_numeric(s, errors="coerce") if not pd.api.types.is_numeric_dtype(s) else s
+    if v.notna().sum() == 0 or v.notna().sum() < s.notna().sum():
+        return False
+    v = v.to_numpy(dtype=np.float64, na_value=np.nan)
+    return bool(np.nanmin(v) >= 0.0 and np.nanmax(v) <= 1.0)
+
+
+def _per_model_columns(df: pd.DataFrame, cols, labels) -> dict | None:
+    """Rule 3 of the module docstring: ``{model: [column]}`` for one probability column per model, or None.
+
+    Raises InputError, naming both readings, when one positive-class column sits next to columns named like
+    other models' probabilities.
+    """
+    if len(labels) > 2:
+        return None
+    class_named, model_named, bare = _probability_like(df, cols, labels)
+    if not model_named:
+        return None
+    firsts = class_named + bare
+    if not firsts:
+        if len(model_named) < 2 or _rows_sum_to_one(df, list(model_named)):
+            return None  # a single column (rule 4), or one model's class probabilities (rule 2)
+        return {name: [c] for c, name in model_named.items()}
+    if len(class_named) >= 2 and _rows_sum_to_one(df, class_named):
+        return None  # per-class columns of one model; the rest are handled (and noted) by rule 2
+    one = firsts[0]
+    others = list(model_named)
+    names = {one: one, **model_named}
+    shown = ", ".join(map(repr, others[:4]))
+    as_models = "{" + ", ".join(f"{names[c]!r}: [{c!r}]" for c in [one, *others[:3]]) + (", ..." if len(others) > 3 else "") + "}"
+    what = (f"the probability columns are ambiguous: {one!r} holds P(positive class) of one model, and {shown} "
+            f"{'is' if len(others) == 1 else 'are'} named like the probabilities of other models. Read either as "
+            f"(a) one model {one!r} (the others left out), or (b) one model per "
+            f"column ({', '.join(repr(names[c]) for c in [one, *others[:3]])}{', ...' if len(others) > 3 else ''})")
+    raise InputError(
+        f"{what}. Choose with probs={one!r} for (a), or probs={as_models} for (b).",
+        ui_message=(f"{what}. Choose in the column mapping: Probability columns {one} only for (a); or select all "
+                    "of them and 'one model per column' for (b)."),
+        hint={"probs": [one, *others], "per_model": True},
+    )
 
 
 def _key(value) -> str:
@@ -249,7 +366,7 @@ def _class_columns(df: pd.DataFrame, cols: list, labels: list, notes: list):
     label_keys = {_key(v): v for v in labels}
     prefixed = {}
     for c in cols:
-        suffix = _suffix(c, label_keys)
+        suffix = _named_part(c, label_keys)
         if suffix is not None:
             prefixed[c] = suffix
     has_single = any(c.lower() in SINGLE_PROB_NAMES for c in cols)
@@ -289,7 +406,33 @@ def _class_columns(df: pd.DataFrame, cols: list, labels: list, notes: list):
 
 
 def _resolve_probs(df, cols, labels, probs, positive, notes):
-    """Return (columns, classes, labels_are_positions) for one model."""
+    """Return (columns, classes, labels_are_positions) for one model.
+
+    Binary data given as two class columns is put in (negative, positive) order: the ``positive``
+    argument decides, else 1/true/yes-like labels are positive, else the second column's class.
+    """
+    got_cols, got_classes, positional = _resolve_probs_unordered(df, cols, labels, probs, positive, notes)
+    if len(got_cols) != 2 or positional:
+        return got_cols, got_classes, positional
+    keys = [_key(c) for c in got_classes]
+    if positive is not None:
+        if _key(positive) not in keys:
+            raise InputError(
+                f"positive class {positive!r} is not one of the classes of the probability columns "
+                f"({', '.join(f'{c!r}: {k!r}' for c, k in zip(got_cols, got_classes))}); pass one of "
+                f"{got_classes[0]!r}, {got_classes[1]!r}.",
+                ui_message=(f"the positive class {positive} is not one of the classes of the probability columns "
+                            f"({got_classes[0]}, {got_classes[1]}); choose one of them."),
+                hint={"positive": got_classes[1]})
+        first_positive = keys.index(_key(positive)) == 0
+    else:
+        first_positive = keys[0] in _AFFIRMATIVE and keys[1] in _NEGATIVE
+    if first_positive:
+        return got_cols[::-1], got_classes[::-1], positional
+    return got_cols, got_classes, positional
+
+
+def _resolve_probs_unordered(df, cols, labels, probs, positive, notes):
     if isinstance(probs, str):
         probs = [probs]
     if isinstance(probs, dict):
@@ -324,8 +467,8 @@ def _resolve_probs(df, cols, labels, probs, positive, notes):
     single = [c for c in cols if c.lower() in SINGLE_PROB_NAMES]
     if not single:
         label_keys = {_key(v) for v in labels}
-        prefixed = [c for c in cols if _PREFIX.match(c)]
-        naming_a_label = [c for c in prefixed if _key(_suffix(c, label_keys)) in label_keys]
+        prefixed = [c for c in cols if _named_part(c, label_keys) is not None]
+        naming_a_label = [c for c in prefixed if _key(_named_part(c, label_keys)) in label_keys]
         single = naming_a_label[:1] if len(naming_a_label) == 1 else prefixed if len(prefixed) == 1 else []
     if single:
         col = single[0]
@@ -339,7 +482,7 @@ def _resolve_probs(df, cols, labels, probs, positive, notes):
 def _single_positive(col, labels, positive):
     if positive is not None:
         return positive
-    suffix = _suffix(col, {_key(v) for v in labels})
+    suffix = _named_part(col, {_key(v) for v in labels})
     if suffix is not None and any(_key(v) == _key(suffix) for v in labels):
         return suffix
     return None
@@ -429,6 +572,11 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
                 by_model.setdefault(m.group(1), []).append(c)
         if len(by_model) >= 2:
             groups = by_model
+        elif model_col is None:
+            per_model = _per_model_columns(df, rest, labels)
+            if per_model is not None:
+                groups = per_model
+                notes.append(f"one model per probability column: {', '.join(f'{m} ({c[0]})' for m, c in per_model.items())}")
 
     model_probs: dict[str, tuple] = {}
     classes = None
@@ -439,6 +587,14 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
         )
     if groups is not None:
         for name, cols in groups.items():
+            if len(cols) == 1 and _MODEL_SEP.match(cols[0]) is None:  # one column per model: P(positive)
+                got_cols, got_classes, positional = _resolve_probs(df, cols, labels, list(cols), positive, notes)
+                if classes is not None and [_key(c) for c in got_classes] != [_key(c) for c in classes]:
+                    raise InputError(f"model {name!r} reads the positive class as {got_classes[1]!r} but another "
+                                     f"model as {classes[1]!r}; pass positive=<label>.")
+                classes = got_classes
+                model_probs[name] = tuple(got_cols)
+                continue
             stripped = {_MODEL_SEP.match(c).group(2) if _MODEL_SEP.match(c) else c: c for c in cols}
             sub = df.rename(columns={v: k for k, v in stripped.items()})
             got_cols, got_classes, positional = _resolve_probs(sub, list(stripped), labels, None, positive, notes)
@@ -456,7 +612,13 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
 
     prob_cols = {c for cols in model_probs.values() for c in cols}
     if features is None:
-        feats = tuple(c for c in rest if c not in prob_cols and c.strip().lower() not in ID_NAMES
+        # A probability column is never a feature, also when the mapping uses only some of them.
+        class_named, model_named, bare = _probability_like(df, [c for c in rest if c not in prob_cols], labels)
+        unused = class_named + list(model_named) + bare
+        if unused:
+            notes.append(f"{', '.join(map(repr, unused[:5]))}{' and others' if len(unused) > 5 else ''} left out of "
+                         "the features: named like probabilities but not mapped")
+        feats = tuple(c for c in rest if c not in prob_cols and c not in unused and c.strip().lower() not in ID_NAMES
                       and not _ID_PATTERN.match(c.strip()))
     else:
         missing = [c for c in features if c not in columns]
