@@ -195,5 +195,8 @@ def refuse(limits: ReadLimits, limit: str, what: str, how: str | None = None) ->
     how = how or "or sample the rows into a smaller file"
     return InputError(
         f"{what}, above {limits.describe(limit)}; raise the limit if the machine has the memory (set the "
-        f"environment variable {limits.env_name(limit)}, or pass limits={{'{limit}': ...}} in Python), {how}."
+        f"environment variable {limits.env_name(limit)}, or pass limits={{'{limit}': ...}} in Python), {how}.",
+        ui_message=(f"{what}, above {limits.describe(limit)}. Whoever runs this dashboard can raise the limit if the "
+                    f"server has the memory (environment variable {limits.env_name(limit)}); or sample the rows "
+                    "into a smaller file."),
     )

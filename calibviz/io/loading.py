@@ -11,11 +11,12 @@ from scipy.special import expit, softmax
 
 from ..errors import InputError
 from ..validation import check_weights, describe_rows
-from .mapping import ColumnMapping, _key, _named_part, detect_mapping
+from .mapping import ID_NAMES, _ID_PATTERN, ColumnMapping, _key, _named_part, detect_mapping
 from .predictions import Predictions
 from .readers import DEFAULT_MAX_BYTES, read_table
 
-__all__ = ["load_predictions", "load_models", "predictions_from_frame", "MIN_ROWS", "SUM_TOLERANCE"]
+__all__ = ["load_predictions", "load_models", "load_models_from_files", "predictions_from_frame", "models_to_frame",
+           "MIN_ROWS", "SUM_TOLERANCE", "RENORMALIZE_ADVICE_MAX"]
 
 #: Fewest rows accepted: below this no binned diagnostic says anything.
 MIN_ROWS = 10
@@ -62,9 +63,11 @@ def _labels_to_index(series: pd.Series, classes: tuple, label_col: str, position
     unknown = y < 0
     if unknown.any():
         bad = sorted({str(u) for u, c in zip(uniques, codes) if c < 0})
+        what = f"labels {', '.join(map(repr, bad[:5]))} in {describe_rows(unknown)} are not among the classes of the "
         raise InputError(
-            f"labels {', '.join(map(repr, bad[:5]))} in {describe_rows(unknown)} are not among the classes of the "
-            f"probability columns {list(classes)[:10]!r}; add their probability columns or drop those rows."
+            f"{what}probability columns {list(classes)[:10]!r}; add their probability columns or drop those rows.",
+            ui_message=f"{what}probability columns ({', '.join(map(str, list(classes)[:10]))}); add their "
+                       "probability columns, choose another Label column, or drop those rows.",
         )
     return y
 
@@ -260,7 +263,7 @@ def predictions_from_frame(df: pd.DataFrame, *, label=None, probs=None, weight=N
 def load_models(path_or_buffer, label=None, probs=None, weight=None, logits: bool = False, *, positive=None,
                 model=None, features=None, renormalize: bool = False, delimiter=None, encoding=None, sheet=None,
                 max_bytes: int = DEFAULT_MAX_BYTES, min_rows: int = MIN_ROWS, name=None,
-                limits=None) -> dict[str, Predictions]:
+                limits=None, decimal=None) -> dict[str, Predictions]:
     """Load every model of a predictions file: ``{model name: Predictions}`` in file order.
 
     See :func:`load_predictions` for the parameters and the formats.
@@ -273,7 +276,7 @@ def load_models(path_or_buffer, label=None, probs=None, weight=None, logits: boo
     ['raw', 'recalibrated']
     """
     raw = read_table(path_or_buffer, delimiter=delimiter, encoding=encoding, sheet=sheet, max_bytes=max_bytes,
-                     name=name, limits=limits)
+                     name=name, limits=limits, decimal=decimal)
     return predictions_from_frame(raw.frame, label=label, probs=probs, weight=weight, logits=logits,
                                   positive=positive, model=model, features=features, renormalize=renormalize,
                                   min_rows=min_rows, source=raw.name)
@@ -282,7 +285,7 @@ def load_models(path_or_buffer, label=None, probs=None, weight=None, logits: boo
 def load_predictions(path_or_buffer, label=None, probs=None, weight=None, logits: bool = False, *, positive=None,
                      model=None, features=None, renormalize: bool = False, delimiter=None, encoding=None,
                      sheet=None, max_bytes: int = DEFAULT_MAX_BYTES, min_rows: int = MIN_ROWS,
-                     name=None, select=None, limits=None) -> Predictions:
+                     name=None, select=None, limits=None, decimal=None) -> Predictions:
     """Load and validate a file of predictions.
 
     Parameters
@@ -311,10 +314,13 @@ def load_predictions(path_or_buffer, label=None, probs=None, weight=None, logits
     features : list of str, optional
         Feature columns (default: every remaining column except ids).
     renormalize : bool, default False
-        Divide multiclass rows that do not sum to 1 by their sum instead of
-        raising.
-    delimiter, encoding, sheet : optional
-        Reading options, see :func:`calibviz.io.read_table`.
+        Divide rows that do not sum to 1 by their sum instead of raising.
+        Right for rows off by rounding; rows far from 1 are kept with a
+        note; two columns of a binary label that are not named after its
+        classes are refused (they are two models, see ``probs``).
+    delimiter, encoding, sheet, decimal : optional
+        Reading options, see :func:`calibviz.io.read_table` (``decimal=','``
+        for ``0,25``; detected in files that are not comma-separated).
     max_bytes : int
         Largest file accepted (as stored, before decompression).
     min_rows : int, default 10
@@ -350,7 +356,8 @@ def load_predictions(path_or_buffer, label=None, probs=None, weight=None, logits
     """
     models = load_models(path_or_buffer, label, probs, weight, logits, positive=positive, model=model,
                          features=features, renormalize=renormalize, delimiter=delimiter, encoding=encoding,
-                         sheet=sheet, max_bytes=max_bytes, min_rows=min_rows, name=name, limits=limits)
+                         sheet=sheet, max_bytes=max_bytes, min_rows=min_rows, name=name, limits=limits,
+                         decimal=decimal)
     if select is not None:
         if str(select) not in models:
             raise InputError(f"model {select!r} is not in the file; models are: {', '.join(map(repr, models))}.")
@@ -362,3 +369,249 @@ def load_predictions(path_or_buffer, label=None, probs=None, weight=None, logits
             "Use calibviz.load_models() for all of them or select=<name>.", UserWarning, stacklevel=2,
         )
     return first
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# several files, one per model
+# ---------------------------------------------------------------------------------------------------------------
+
+def _id_column(frames: list, names: list, given):
+    """The id column shared by every file: ``given``, else the first id-named column present in all, else None."""
+    if given is not None:
+        for frame, name in zip(frames, names):
+            if given not in frame.columns:
+                raise InputError(f"{name} has no id column {given!r}; its columns are "
+                                 f"{', '.join(map(repr, list(frame.columns)[:12]))}.",
+                                 ui_message=f"{name} has no id column {given}.")
+        return given
+    for c in frames[0].columns:
+        low = str(c).strip().lower()
+        if (low in ID_NAMES and low not in ("", "index")) or _ID_PATTERN.match(str(c).strip()):
+            if all(c in f.columns for f in frames[1:]):
+                return c
+    return None
+
+
+def _unique_names(stems: list) -> list:
+    out, seen = [], {}
+    for s in stems:
+        seen[s] = seen.get(s, 0) + 1
+        out.append(s if seen[s] == 1 else f"{s} ({seen[s]})")
+    return out
+
+
+def _examples(values, limit=5) -> str:
+    values = pd.Series(list(values), dtype=object).map(lambda v: v.item() if hasattr(v, "item") else v).tolist()
+    return ", ".join(map(repr, values[:limit])) + (", ..." if len(values) > limit else "")
+
+
+def load_models_from_files(sources, *, id=None, label=None, probs=None, weight=None, logits: bool = False,
+                           positive=None, model=None, features=None, renormalize: bool = False, delimiter=None,
+                           encoding=None, decimal=None, sheet=None, max_bytes: int = DEFAULT_MAX_BYTES,
+                           min_rows: int = MIN_ROWS, limits=None, names=None) -> dict[str, Predictions]:
+    """Load several prediction files of the same examples, one per model: ``{model name: Predictions}``.
+
+    Each file is read and validated as by :func:`load_models` (the mapping options apply to every file)
+    and its model is named after the file (``logreg.csv`` -> ``logreg``; a file holding several models
+    gives ``<file>/<model>``). The rows of the files must be the same examples:
+
+    - with an id column (``id=``, or detected: ``id``, ``row_id``, ``*_id``, pandas' ``Unnamed: 0``, present
+      in every file), rows are matched by id: every file must hold each id once, the same set of ids, and
+      the same label for an id; the order of the first file is kept;
+    - without one, every file must hold the same labels in the same order (same number of rows), else an
+      error names the first row that differs and asks for an id column. Rows are never matched by guess.
+
+    Parameters
+    ----------
+    sources : sequence
+        Paths, bytes, binary file-likes (an uploaded file) or ``(name, bytes)`` pairs, at least one.
+    id : str, optional
+        The id column shared by the files (detected when omitted).
+    names : sequence of str, optional
+        Model names, one per file (default: the file names without extension).
+    label, probs, weight, logits, positive, model, features, renormalize, delimiter, encoding, decimal, sheet,
+    max_bytes, min_rows, limits
+        As in :func:`load_predictions`, applied to every file.
+
+    Returns
+    -------
+    dict of str to Predictions
+        Row-aligned: row i of every model is the same example; the classes are those of the first file
+        (binary files must agree on the positive class; multiclass probability columns are put in the first
+        file's class order).
+
+    Raises
+    ------
+    calibviz.InputError
+        A file that cannot be loaded (the message starts with its name), missing or duplicated ids, different
+        labels, numbers of rows or classes.
+
+    Examples
+    --------
+    >>> a = b"id,y_true,proba\\n" + b"".join(b"%d,%d,0.%d\\n" % (i, i % 2, 2 + i % 2 * 5) for i in range(10))
+    >>> b = b"id,y_true,proba\\n" + b"".join(b"%d,%d,0.%d\\n" % (i, i % 2, 3 + i % 2 * 3) for i in range(9, -1, -1))
+    >>> models = load_models_from_files([("logreg.csv", a), ("rf.csv", b)])
+    >>> list(models), models["rf"].y_prob[:2].tolist()
+    (['logreg', 'rf'], [0.3, 0.6])
+    """
+    if isinstance(sources, (str, bytes, bytearray)) or hasattr(sources, "read") or not hasattr(sources, "__iter__"):
+        sources = [sources]
+    sources = list(sources)
+    if not sources:
+        raise InputError("no files given; pass at least one predictions file.", ui_message="no files were uploaded.")
+    if names is not None and len(list(names)) != len(sources):
+        raise InputError(f"{len(list(names))} names for {len(sources)} files; give one name per file.")
+    raws = []
+    for src in sources:
+        if isinstance(src, tuple) and len(src) == 2 and isinstance(src[0], str):
+            raws.append(read_table(src[1], name=src[0], delimiter=delimiter, encoding=encoding, sheet=sheet,
+                                   max_bytes=max_bytes, limits=limits, decimal=decimal))
+        else:
+            raws.append(read_table(src, delimiter=delimiter, encoding=encoding, sheet=sheet, max_bytes=max_bytes,
+                                   limits=limits, decimal=decimal))
+    file_names = [r.name for r in raws]
+    frames = [r.frame.rename(columns=lambda c: str(c).strip()) for r in raws]
+    id_col = _id_column(frames, file_names, id) if len(frames) > 1 else id
+    stems = list(names) if names is not None else _unique_names(
+        [Path(n).name.split(".")[0] or f"file {i + 1}" for i, n in enumerate(file_names)])
+    opts = dict(label=label, probs=probs, weight=weight, logits=logits, positive=positive, model=model,
+                features=features, renormalize=renormalize, min_rows=min_rows)
+    loaded = []  # (model name, Predictions, ids or None, file name)
+    for frame, fname, stem in zip(frames, file_names, stems):
+        try:
+            models = predictions_from_frame(frame, source=fname, **opts)
+        except InputError as exc:
+            raise exc.prefixed(f"{fname}: ") from None
+        if id_col is not None:
+            mapping = detect_mapping(frame, **{k: opts[k] for k in ("label", "probs", "weight", "model", "positive",
+                                                                     "features")})
+            key = frame[mapping.model].astype(str) if mapping.model is not None else None
+        for mname, pred in models.items():
+            ids = None
+            if id_col is not None:
+                ids = frame[id_col] if key is None else frame.loc[key == mname, id_col]
+            loaded.append((stem if len(models) == 1 else f"{stem}/{mname}", pred, ids, fname))
+    return _align(loaded, id_col)
+
+
+def _id_index(ids: pd.Series) -> pd.Index:
+    """Ids as matching keys: 7, 7.0 and "7" are one id (a CSV and a Parquet export of the same rows)."""
+    s = ids
+    if pd.api.types.is_float_dtype(s) and bool(np.all(np.mod(s.to_numpy(), 1) == 0)):
+        s = s.astype(np.int64)
+    return pd.Index(s.astype(str).str.strip())
+
+
+def _label_keys(pred: Predictions) -> np.ndarray:
+    return np.asarray([_key(c) for c in pred.classes], dtype=object)[pred.y]
+
+
+def _align(loaded: list, id_col) -> dict[str, Predictions]:
+    """Put every model's rows in the first model's order (by id, or checked to be the same); same classes."""
+    first_name, first, first_ids, first_file = loaded[0]
+    out: dict[str, Predictions] = {}
+    if id_col is not None:
+        for name, pred, ids, fname in loaded:
+            missing = ids.isna().to_numpy()
+            if missing.any():
+                raise InputError(f"{fname}: the id column {id_col!r} is empty in {describe_rows(missing)}; every row "
+                                 "needs an id to be matched with the other files.")
+            dup = ids.duplicated(keep=False).to_numpy()
+            if dup.any():
+                raise InputError(f"{fname}: ids {_examples(pd.unique(ids[dup]))} occur more than once in the id column "
+                                 f"{id_col!r} ({int(dup.sum()):,} rows); each example needs one row per file.")
+    first_index = _id_index(first_ids) if id_col is not None else None
+    first_keys = _label_keys(first)
+    for name, pred, ids, fname in loaded:
+        if id_col is not None and pred is not first:
+            index = _id_index(ids)
+            pos = index.get_indexer(first_index)
+            if (pos < 0).any() or len(index) != len(first_index):
+                lacking = first_ids.to_numpy()[pos < 0]
+                extra = ids.to_numpy()[~index.isin(first_index)]
+                parts = ([f"lacks {len(lacking):,} id(s) of {first_file} ({_examples(lacking)})"] if len(lacking) else []) \
+                    + ([f"has {len(extra):,} id(s) that {first_file} lacks ({_examples(extra)})"] if len(extra) else [])
+                raise InputError(f"{fname} {' and '.join(parts)} in the id column {id_col!r}; every file must hold "
+                                 "the same examples.")
+            pred = pred.subset(pos)
+        elif id_col is None and pred.n != first.n:
+            raise InputError(
+                f"{fname} has {pred.n:,} rows but {first_file} has {first.n:,}; files of one model each must hold the "
+                "same examples: add an id column to every file (rows are then matched by id), or export the same rows.")
+        pred = _same_classes(pred, first, fname, first_file)
+        keys = _label_keys(pred)
+        differ = keys != first_keys
+        if differ.any():
+            i = int(np.flatnonzero(differ)[0])
+            where = (f"id {_examples([first_ids.iloc[i]])}" if id_col is not None else f"row {i} (0-based)")
+            fix = ("the files disagree on the truth of these examples" if id_col is not None else
+                   "the rows are not in the same order, or not the same examples: add an id column to every file "
+                   "(rows are then matched by id), or sort the files the same way")
+            raise InputError(
+                f"{fname} and {first_file} have different labels in {describe_rows(differ)}: at {where} "
+                f"{pred.classes[pred.y[i]]!r} vs {first.classes[first.y[i]]!r}; {fix}.",
+                ui_message=(f"{fname} and {first_file} have different labels in {describe_rows(differ)}: at {where} "
+                            f"{pred.classes[pred.y[i]]} vs {first.classes[first.y[i]]}; {fix}."))
+        note = (f"rows matched by the id column {id_col!r}" if id_col is not None
+                else "rows matched by position (same labels in the same order)")
+        out[name] = Predictions(y=pred.y, probs=pred.probs, classes=pred.classes, weights=pred.weights,
+                                features=pred.features, name=name, source=fname,
+                                notes=pred.notes + ((note,) if len(loaded) > 1 else ()))
+    return out
+
+
+def _same_classes(pred: Predictions, first: Predictions, fname: str, first_file: str) -> Predictions:
+    """``pred`` with its probability columns in ``first``'s class order, or an error naming the difference."""
+    keys, first_keys = [_key(c) for c in pred.classes], [_key(c) for c in first.classes]
+    if keys == first_keys:
+        return pred
+    if sorted(keys) != sorted(first_keys):
+        raise InputError(f"{fname} has the classes {', '.join(map(repr, pred.classes[:10]))} but {first_file} has "
+                         f"{', '.join(map(repr, first.classes[:10]))}; the models must predict the same classes.")
+    if pred.is_binary:
+        raise InputError(
+            f"{fname} reads {pred.classes[1]!r} as the positive class but {first_file} reads {first.classes[1]!r}; "
+            f"pass positive={first.classes[1]!r} (command line: --positive {first.classes[1]}).",
+            ui_message=f"{fname} reads {pred.classes[1]} as the positive class but {first_file} reads "
+                       f"{first.classes[1]}; choose the Positive class.",
+            hint={"positive": first.classes[1]})
+    perm = np.array([keys.index(k) for k in first_keys])
+    inverse = np.argsort(perm)
+    return Predictions(y=inverse[pred.y], probs=pred.probs[:, perm], classes=first.classes, weights=pred.weights,
+                       features=pred.features, name=pred.name, source=pred.source, notes=pred.notes)
+
+
+def models_to_frame(models: dict) -> pd.DataFrame:
+    """One long-format table of row-aligned models: ``model``, ``label``, probability and weight columns, features.
+
+    Loading it again (:func:`predictions_from_frame`) gives the same models: binary data has one column
+    ``p_<positive class>``, multiclass data one ``p_<class>`` per class, in class order. The dashboard
+    keeps several uploaded files as this one table. Features named like these columns get an ``x_`` prefix.
+
+    Examples
+    --------
+    >>> m = load_models_from_files([("a.csv", b"y,p\\n" + b"0,0.2\\n1,0.7\\n" * 5),
+    ...                             ("b.csv", b"y,p\\n" + b"0,0.4\\n1,0.5\\n" * 5)])
+    >>> df = models_to_frame(m)
+    >>> list(df.columns), list(predictions_from_frame(df))
+    (['model', 'label', 'p_1'], ['a', 'b'])
+    """
+    parts = []
+    for name, pred in models.items():
+        classes = np.empty(len(pred.classes), dtype=object)
+        classes[:] = list(pred.classes)
+        part = {"model": np.full(pred.n, name, dtype=object), "label": classes[pred.y]}
+        cols = [f"p_{pred.classes[1]}"] if pred.is_binary else [f"p_{c}" for c in pred.classes]
+        block = pred.probs[:, 1:] if pred.is_binary else pred.probs
+        for j, c in enumerate(cols):
+            part[c] = block[:, j]
+        if pred.weights is not None:
+            part["weight"] = pred.weights
+        frame = pd.DataFrame(part)
+        feats = pred.features.rename(columns=lambda c: f"x_{c}" if c in frame.columns or c == "id" else c)
+        parts.append(pd.concat([frame, feats.reset_index(drop=True)], axis=1))
+    out = pd.concat(parts, ignore_index=True)
+    out["label"] = out["label"].infer_objects()
+    if "weight" in out.columns:
+        out["weight"] = out["weight"].fillna(1.0)  # a model given without weights: every row counts once
+    return out

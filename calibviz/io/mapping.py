@@ -288,7 +288,9 @@ def unsupported_columns(df: pd.DataFrame) -> dict:
 def _find(columns, names, override, what):
     if override is not None:
         if override not in columns:
-            raise InputError(f"{what} column {override!r} is not in the file; columns are: {_list(columns)}.")
+            raise InputError(f"{what} column {override!r} is not in the file; columns are: {_list(columns)}.",
+                             ui_message=f"the {what} column {override} is not in the file; choose one of its columns: "
+                                        f"{_plain(columns, 12)}.")
         return override
     lower: dict = {}
     for c in columns:
@@ -297,6 +299,12 @@ def _find(columns, names, override, what):
         if n in lower:
             return lower[n]
     return None
+
+
+def _plain(values, limit=10) -> str:
+    """Values for the dashboard: ``a, b, c`` (no Python list syntax)."""
+    values = list(values)
+    return ", ".join(map(str, values[:limit])) + (f", ... ({len(values)} in all)" if len(values) > limit else "")
 
 
 def _list(columns, limit=12) -> str:
@@ -319,22 +327,28 @@ def _positive_of(values: list, positive) -> tuple:
         matches = [v for v in values if _key(v) == _key(positive)]
         if not matches:
             if len(values) > 2:
-                raise InputError(f"positive class {positive!r} is not among the labels {values[:10]!r}.")
-            raise InputError(f"positive class {positive!r} is not among the labels {values!r}; pass one of them.")
+                raise InputError(f"positive class {positive!r} is not among the labels {values[:10]!r}.",
+                                 ui_message=f"the positive class {positive} is not among the labels ({_plain(values)}).")
+            raise InputError(f"positive class {positive!r} is not among the labels {values!r}; pass one of them.",
+                             ui_message=f"the positive class {positive} is not among the labels ({_plain(values)}); "
+                                        "choose one of them.")
         pos = matches[0]
         others = [v for v in values if _key(v) != _key(pos)]
         if len(others) > 1:
             raise InputError(
                 f"a single probability column describes two classes, but the labels hold {len(values)} values "
-                f"({values[:10]!r}); give one probability column per class."
-            )
+                f"({values[:10]!r}); give one probability column per class.",
+                ui_message=f"a single probability column describes two classes, but the labels hold {len(values)} "
+                           f"values ({_plain(values)}); choose one Probability column per class.")
         neg = others[0] if others else ("not " + str(pos))
         return neg, pos
     if len(values) > 2:
         raise InputError(
             f"a single probability column describes a binary problem, but the label column holds {len(values)} "
-            f"classes ({values[:10]!r}); give one probability column per class (e.g. p_<class>)."
-        )
+            f"classes ({values[:10]!r}); give one probability column per class (e.g. p_<class>).",
+            ui_message=f"a single probability column describes a binary problem, but the label column holds "
+                       f"{len(values)} classes ({_plain(values)}); choose one Probability column per class (or "
+                       "another Label column).")
     keys = [_key(v) for v in values]
     for i, k in enumerate(keys):
         if k in _AFFIRMATIVE and all(o in _NEGATIVE for j, o in enumerate(keys) if j != i):
@@ -342,7 +356,10 @@ def _positive_of(values: list, positive) -> tuple:
             return neg, values[i]
     raise InputError(
         f"cannot tell the positive class among the labels {values!r}; pass positive=<label> "
-        "(the class whose probability the column holds)."
+        "(the class whose probability the column holds).",
+        ui_message=f"which class is positive among the labels {_plain(values)}? Choose the Positive class (the class "
+                   "whose probability the column holds) in the column mapping.",
+        hint={"positive": values[-1] if values else None},
     )
 
 
@@ -384,10 +401,10 @@ def _class_columns(df: pd.DataFrame, cols: list, labels: list, notes: list):
             if _rows_sum_to_one(df, list(matched)):
                 notes.append(f"{', '.join(unmatched)} not read as classes (the rows sum to 1 without them)")
                 return list(matched), list(matched.values()), False
-            raise InputError(
-                f"columns {', '.join(map(repr, unmatched))} look like probability columns but name no label, and "
-                "the rows sum to 1 neither with nor without them; pass probs=[...] with the class columns."
-            )
+            what = (f"columns {', '.join(map(repr, unmatched))} look like probability columns but name no label, "
+                    "and the rows sum to 1 neither with nor without them")
+            raise InputError(f"{what}; pass probs=[...] with the class columns.",
+                             ui_message=f"{what}; choose the class columns as Probability columns.")
         if len(matched) == 1 and len(label_keys) <= 2:
             return None  # a single p_<label> column: the caller reads it as P(positive)
         int_labels = all(isinstance(v, (int, np.integer)) for v in labels)
@@ -438,7 +455,8 @@ def _resolve_probs_unordered(df, cols, labels, probs, positive, notes):
     if isinstance(probs, dict):
         missing = [c for c in probs.values() if c not in df.columns]
         if missing:
-            raise InputError(f"probability column(s) {missing!r} not in the file; columns are: {_list(df.columns)}.")
+            raise InputError(f"probability column(s) {missing!r} not in the file; columns are: {_list(df.columns)}.",
+                             ui_message=f"probability column(s) {_plain(missing)} not in the file.")
         label_keys = {_key(v): v for v in labels}
         classes = [label_keys.get(_key(k), k) for k in probs]
         if len(probs) == 1:
@@ -448,7 +466,8 @@ def _resolve_probs_unordered(df, cols, labels, probs, positive, notes):
         probs = list(probs)
         missing = [c for c in probs if c not in df.columns]
         if missing:
-            raise InputError(f"probability column(s) {missing!r} not in the file; columns are: {_list(df.columns)}.")
+            raise InputError(f"probability column(s) {missing!r} not in the file; columns are: {_list(df.columns)}.",
+                             ui_message=f"probability column(s) {_plain(missing)} not in the file.")
         if len(probs) == 1:
             return probs, list(_positive_of(labels, _single_positive(probs[0], labels, positive))), False
         found = _class_columns(df, probs, labels, notes)
@@ -459,8 +478,11 @@ def _resolve_probs_unordered(df, cols, labels, probs, positive, notes):
             return probs, list(labels), False
         raise InputError(
             f"{len(probs)} probability columns were given but the labels hold {len(labels)} classes "
-            f"({labels[:10]!r}); pass one column per class as a dict {{class: column}}."
-        )
+            f"({labels[:10]!r}); pass one column per class as a dict {{class: column}}.",
+            ui_message=f"{len(probs)} probability columns were chosen but the labels hold {len(labels)} classes "
+                       f"({_plain(labels)}); choose one Probability column per class, named p_<class>"
+                       + (", or 'one model per column' if each column is one model's P(positive class)"
+                          if len(labels) == 2 else "") + ".")
     found = _class_columns(df, cols, labels, notes)
     if found is not None:
         return found
@@ -474,8 +496,11 @@ def _resolve_probs_unordered(df, cols, labels, probs, positive, notes):
         col = single[0]
         return [col], list(_positive_of(labels, _single_positive(col, labels, positive))), False
     raise InputError(
-        "no probability columns found; name them p_<class> (one per class) or p (positive-class probability "
-        f"for binary data), or pass probs=... . Columns are: {_list(cols)}."
+        "no probability columns found; name them p_<class> (one per class), p (positive-class probability "
+        f"for binary data) or <model>_proba (one per model), or pass probs=... . Columns are: {_list(cols)}.",
+        ui_message="no probability columns found; choose the Probability columns in the column mapping (one per "
+                   "class, one positive-class column, or one per model), or name them p_<class>, p or "
+                   "<model>_proba.",
     )
 
 
@@ -526,7 +551,9 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
     if label_col is None:
         raise InputError(
             f"no label column found; name the true-class column one of {', '.join(LABEL_NAMES[:5])} "
-            f"or pass label=<column>. Columns are: {_list(columns)}."
+            f"or pass label=<column>. Columns are: {_list(columns)}.",
+            ui_message=f"no label column found; choose the Label column in the column mapping, or name the "
+                       f"true-class column one of {', '.join(LABEL_NAMES[:5])}.",
         )
     twins = [c for c in columns if c != label_col and str(c).lower() == str(label_col).lower()]
     if twins and label is None:
@@ -539,7 +566,9 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
             one = "one class" if role == "label" else "one model name" if role == "model" else "one number"
             raise InputError(
                 f"the {role} column {col!r} holds {unsupported[col]}; it must hold {one} per row. "
-                f"Flatten it into a plain column, or pass {role}=<column> to use another one."
+                f"Flatten it into a plain column, or pass {role}=<column> to use another one.",
+                ui_message=f"the {role} column {col} holds {unsupported[col].split(', e.g.')[0]}; it must hold {one} "
+                           f"per row. Flatten it into a plain column, or choose another {role.capitalize()} column.",
             )
     given = [probs] if isinstance(probs, str) else list(probs.values()) if isinstance(probs, dict) else \
         list(probs) if probs is not None else []
@@ -583,7 +612,10 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
     if groups is not None and model_col is not None:
         raise InputError(
             f"the file has both a model column ({model_col!r}) and column groups per model "
-            f"({', '.join(map(repr, groups))}); use one layout, or pass model=... / probs=... to choose."
+            f"({', '.join(map(repr, groups))}); use one layout, or pass model=... / probs=... to choose.",
+            ui_message=f"the file has both a model column ({model_col}) and column groups per model "
+                       f"({_plain(groups)}); choose the Model column or the Probability columns in the column "
+                       "mapping.",
         )
     if groups is not None:
         for name, cols in groups.items():
@@ -591,7 +623,9 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
                 got_cols, got_classes, positional = _resolve_probs(df, cols, labels, list(cols), positive, notes)
                 if classes is not None and [_key(c) for c in got_classes] != [_key(c) for c in classes]:
                     raise InputError(f"model {name!r} reads the positive class as {got_classes[1]!r} but another "
-                                     f"model as {classes[1]!r}; pass positive=<label>.")
+                                     f"model as {classes[1]!r}; pass positive=<label>.",
+                                     ui_message=f"model {name} reads the positive class as {got_classes[1]} but "
+                                                f"another model as {classes[1]}; choose the Positive class.")
                 classes = got_classes
                 model_probs[name] = tuple(got_cols)
                 continue
@@ -602,8 +636,9 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
             if classes is not None and [_key(c) for c in got_classes] != [_key(c) for c in classes]:
                 raise InputError(
                     f"model {name!r} has probability columns for classes {got_classes!r} but another model has "
-                    f"{classes!r}; every model needs the same classes."
-                )
+                    f"{classes!r}; every model needs the same classes.",
+                    ui_message=f"model {name} has probability columns for classes {_plain(got_classes)} but another "
+                               f"model has {_plain(classes)}; every model needs the same classes.")
             classes = got_classes
             model_probs[name] = tuple(got_cols)
     else:
@@ -623,7 +658,8 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
     else:
         missing = [c for c in features if c not in columns]
         if missing:
-            raise InputError(f"feature column(s) {missing!r} not in the file; columns are: {_list(columns)}.")
+            raise InputError(f"feature column(s) {missing!r} not in the file; columns are: {_list(columns)}.",
+                             ui_message=f"feature column(s) {_plain(missing)} not in the file.")
         feats = tuple(features)
     return ColumnMapping(label=label_col, probs=model_probs, classes=tuple(classes), model=model_col,
                          weight=weight_col, features=feats, notes=tuple(notes), label_positions=positional)

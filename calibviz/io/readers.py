@@ -27,7 +27,8 @@ import pandas as pd
 from ..errors import InputError
 from .limits import ReadLimits, _size, refuse, resolve_limits
 
-__all__ = ["read_table", "RawTable", "DEFAULT_MAX_BYTES", "SUPPORTED_SUFFIXES", "UNSUPPORTED_ATTR"]
+__all__ = ["read_table", "RawTable", "DEFAULT_MAX_BYTES", "SUPPORTED_SUFFIXES", "UNSUPPORTED_ATTR", "ENCODINGS",
+           "DELIMITERS", "DECIMALS"]
 
 #: Largest file accepted by default (2 GiB); the dashboard's upload limit is
 #: set in .streamlit/config.toml and re-checked here because AppTest and the
@@ -45,6 +46,13 @@ SUPPORTED_SUFFIXES = {
     ".gz": "csv",
 }
 _DELIMITERS = [",", "\t", ";", "|"]
+#: Reading options the dashboard offers (any Python codec name works in the library).
+ENCODINGS = ("utf-8", "utf-8-sig", "latin-1", "cp1252", "utf-16", "utf-16-le", "utf-16-be", "cp1250", "iso-8859-15",
+             "mac-roman", "shift_jis", "gb18030")
+DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
+DECIMALS = {".": "point", ",": "comma"}
+_DECIMAL_COMMA = re.compile(r"^\s*\"?[-+]?\d+,\d+\"?\s*$")
+_DECIMAL_POINT = re.compile(r"^\s*\"?[-+]?(\d+\.\d*|\.\d+)([eE][-+]?\d+)?\"?\s*$")
 _OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _HEAD = 65536
 #: For a large honest CSV or Parquet file: the out-of-core path (calibviz.scan, DuckDB by default).
@@ -165,6 +173,48 @@ def _sniff_delimiter(head: str) -> str:
     return best
 
 
+def _sniff_decimal(head: str, sep: str) -> str:
+    """',' when the first lines write numbers with a decimal comma (``0,25`` in a ``;``-separated file), else '.'.
+
+    A comma can be the decimal mark only when it is not the separator; the fields are split by ``sep`` and
+    the comma is chosen when some fields look like ``0,25`` and none like ``0.25``.
+
+    Examples
+    --------
+    >>> _sniff_decimal("label;p\\n0;0,25\\n1;0,75\\n", ";"), _sniff_decimal("label;p\\n0;0.25\\n", ";")
+    (',', '.')
+    """
+    if sep == ",":
+        return "."
+    fields = [f for ln in head.splitlines()[1:50] for f in ln.split(sep)]
+    comma = sum(bool(_DECIMAL_COMMA.match(f)) for f in fields)
+    point = sum(bool(_DECIMAL_POINT.match(f)) for f in fields)
+    return "," if comma and not point else "."
+
+
+def _check_reading_options(delimiter, encoding, decimal) -> None:
+    """Refuse reading options that cannot work, before reading."""
+    if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in "\r\n\""):
+        raise InputError(f"delimiter must be a single character such as ',' ';' '\\t' or '|', got {delimiter!r}.",
+                         ui_message="the delimiter must be a single character.")
+    if decimal is not None and decimal not in DECIMALS:
+        raise InputError(f"decimal must be '.' or ',', got {decimal!r}.", ui_message="the decimal mark must be a point "
+                         "or a comma.")
+    if decimal is not None and delimiter is not None and decimal == delimiter:
+        raise InputError(f"the decimal mark and the delimiter are both {decimal!r}; a decimal comma needs another "
+                         "delimiter (';' is the usual one).",
+                         ui_message="the decimal mark and the delimiter are both a comma; a decimal comma needs "
+                                    "another delimiter (semicolon is the usual one).")
+    if encoding is not None:
+        import codecs
+
+        try:
+            codecs.lookup(encoding)
+        except (LookupError, TypeError):
+            raise InputError(f"unknown encoding {encoding!r}; use a Python codec name such as 'utf-8' or 'latin-1'.",
+                             ui_message=f"unknown encoding {encoding}.") from None
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # gzip: decompressed while counting, never past the limits
 # ---------------------------------------------------------------------------------------------------------------
@@ -224,7 +274,8 @@ def _blank(data) -> bool:
     return len(data) <= _HEAD or not bytes(data).strip()
 
 
-def _read_csv(data, name: str, delimiter: str | None, encoding: str | None, limits: ReadLimits) -> pd.DataFrame:
+def _read_csv(data, name: str, delimiter: str | None, encoding: str | None, limits: ReadLimits,
+              decimal: str | None = None) -> pd.DataFrame:
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -241,7 +292,10 @@ def _read_csv(data, name: str, delimiter: str | None, encoding: str | None, limi
             if guess is not None:
                 raise InputError(
                     f"{name} looks like UTF-16 text without a byte-order mark (every other byte is 0); pass "
-                    f"encoding='{guess}' (command line: --encoding {guess}) or re-save the file as UTF-8."
+                    f"encoding='{guess}' (command line: --encoding {guess}) or re-save the file as UTF-8.",
+                    ui_message=f"{name} looks like UTF-16 text without a byte-order mark (every other byte is 0); "
+                               f"choose Encoding: {guess} in the column mapping, or re-save the file as UTF-8.",
+                    hint={"encoding": guess},
                 )
     head_bytes = bytes(view[:_HEAD])
     try:
@@ -249,15 +303,26 @@ def _read_csv(data, name: str, delimiter: str | None, encoding: str | None, limi
     except UnicodeDecodeError as exc:
         # A multibyte character cut at the 64 KiB boundary is not an encoding error.
         if len(view) <= len(head_bytes) or exc.start < len(head_bytes) - 4:
+            what = (f"{name} is not {encoding or 'UTF-8'} text (byte 0x{head_bytes[exc.start]:02x} at position "
+                    f"{exc.start})")
             raise InputError(
-                f"{name} is not {encoding or 'UTF-8'} text (byte 0x{head_bytes[exc.start]:02x} at position "
-                f"{exc.start}); re-save it as UTF-8 or pass the file's encoding, e.g. encoding='latin-1' "
-                "(Western Europe) or encoding='cp1252' (Windows)."
+                f"{what}; re-save it as UTF-8 or pass the file's encoding, e.g. encoding='cp1252' (Windows) or "
+                "encoding='latin-1' (Western Europe); command line: --encoding cp1252.",
+                ui_message=f"{what}; choose the file's Encoding in the column mapping, e.g. cp1252 (Windows) or "
+                           "latin-1 (Western Europe), or re-save it as UTF-8.",
+                hint={"encoding": "cp1252"},
             ) from None
         head = head_bytes[: exc.start].decode(encoding or "utf-8")
     except LookupError:
         raise InputError(f"unknown encoding {encoding!r}; use a Python codec name such as 'utf-8' or 'latin-1'.") from None
     sep = delimiter or _sniff_delimiter(head)
+    if decimal is None:
+        decimal = _sniff_decimal(head, sep)
+    elif decimal == "," and sep == ",":
+        raise InputError(f"{name} is comma-separated, so the comma cannot be its decimal mark; pass the file's "
+                         "delimiter (e.g. delimiter=';') with decimal=','.",
+                         ui_message=f"{name} is comma-separated, so the comma cannot be its decimal mark; choose the "
+                                    "file's Delimiter (e.g. semicolon) with Decimal: comma.")
     header = head.splitlines()[0] if head.splitlines() else ""
     # Declared size before parsing: lines (an upper bound on rows, quoted newlines included) times columns.
     # The whole first line (the 64 KiB head may cut it): its separators give the columns.
@@ -277,7 +342,7 @@ def _read_csv(data, name: str, delimiter: str | None, encoding: str | None, limi
                      f"({lines * n_cols:,} cells)", "or keep only the columns you need, " + _SCAN.removeprefix("or "))
     read_opts = pacsv.ReadOptions(encoding=encoding or "utf8", block_size=1 << 24)
     parse_opts = pacsv.ParseOptions(delimiter=sep)
-    convert_opts = pacsv.ConvertOptions(strings_can_be_null=True)
+    convert_opts = pacsv.ConvertOptions(strings_can_be_null=True, decimal_point=decimal)
     try:
         table = pacsv.read_csv(pa.BufferReader(pa.py_buffer(view)), read_options=read_opts,
                                parse_options=parse_opts, convert_options=convert_opts)
@@ -288,15 +353,21 @@ def _read_csv(data, name: str, delimiter: str | None, encoding: str | None, limi
         if isinstance(exc, pa.ArrowMemoryError):
             raise InputError(f"{name} does not fit in memory while parsing ({msg.splitlines()[0]}); "
                              "sample the rows or keep only the columns you need.") from None
+        what = f"{name} could not be parsed as delimited text with delimiter {sep!r} ({msg.splitlines()[0]})"
         raise InputError(
-            f"{name} could not be parsed as delimited text with delimiter {sep!r} ({msg.splitlines()[0]}); "
-            "check that every row has the same number of fields, or pass delimiter=..."
+            f"{what}; check that every row has the same number of fields, or pass delimiter=...",
+            ui_message=(f"{name} could not be parsed as text delimited by {DELIMITERS.get(sep, repr(sep))} "
+                        f"({msg.splitlines()[0]}); check that every row has the same number of fields, or choose "
+                        "the Delimiter in the column mapping."),
         ) from None
     binary_cols = [f.name for f in table.schema if pa.types.is_binary(f.type)]
     if binary_cols:
+        what = f"{name} is not valid {encoding or 'UTF-8'} text (column {binary_cols[0]!r} holds undecodable bytes)"
         raise InputError(
-            f"{name} is not valid {encoding or 'UTF-8'} text (column {binary_cols[0]!r} holds undecodable bytes); "
-            "re-save it as UTF-8 or pass encoding='latin-1' (or the file's encoding)."
+            f"{what}; re-save it as UTF-8 or pass the file's encoding, e.g. encoding='cp1252'.",
+            ui_message=f"{what}; choose the file's Encoding in the column mapping (e.g. cp1252), or re-save it as "
+                       "UTF-8.",
+            hint={"encoding": "cp1252"},
         )
     names = table.column_names
     _check_duplicate_names(names, name)
@@ -305,7 +376,12 @@ def _read_csv(data, name: str, delimiter: str | None, encoding: str | None, limi
         hint = next((d for d in [*_DELIMITERS, ":", " "] if d != sep and d in header.strip()), None)
         how = f"it looks delimited by {hint!r}: pass delimiter={hint!r}" if hint else \
             "separate the label and probability columns with commas, or pass delimiter=..."
-        raise InputError(f"{name} parsed into a single column {names[0]!r} with delimiter {sep!r}; {how}.")
+        ui_how = (f"it looks delimited by {DELIMITERS.get(hint, repr(hint))}: choose that Delimiter in the column "
+                  "mapping" if hint else "separate the label and probability columns with commas, or choose the "
+                  "Delimiter in the column mapping")
+        what = f"{name} parsed into a single column {names[0]!r} with delimiter {sep!r}"
+        raise InputError(f"{what}; {how}.", ui_message=f"{what}; {ui_how}.",
+                         hint={"delimiter": hint} if hint in DELIMITERS else None)
     _check_table_size(table.num_rows, table.num_columns, name, limits)
     return _to_pandas(table, name)
 
@@ -697,7 +773,8 @@ def _excel_frame(wb, name: str, sheet, limits: ReadLimits) -> pd.DataFrame:
         if len(rows) * width > limits.max_excel_cells:
             raise _excel_refusal(name, ws.title, len(rows), width, i + 1, limits)
     if not rows:
-        raise InputError(f"{name} has an empty first sheet; put the predictions table on the first sheet or pass sheet=...")
+        raise InputError(f"{name} has an empty first sheet; put the predictions table on the first sheet or pass sheet=...",
+                         ui_message=f"{name} has an empty first sheet; put the predictions table on the first sheet.")
     _check_table_size(len(rows) - 1, width, name, limits, scan=False)
     pad = (None,)
     rows = [r if len(r) == width else tuple(r) + pad * (width - len(r)) for r in rows]
@@ -728,7 +805,8 @@ def _excel_frame(wb, name: str, sheet, limits: ReadLimits) -> pd.DataFrame:
 
 
 def read_table(source, *, delimiter: str | None = None, encoding: str | None = None, sheet=None,
-               max_bytes: int = DEFAULT_MAX_BYTES, name: str | None = None, limits=None) -> RawTable:
+               max_bytes: int = DEFAULT_MAX_BYTES, name: str | None = None, limits=None,
+               decimal: str | None = None) -> RawTable:
     """Read a predictions table from a path, bytes or a binary file-like object.
 
     Parameters
@@ -739,8 +817,14 @@ def read_table(source, *, delimiter: str | None = None, encoding: str | None = N
         Field separator for delimited text; sniffed from the first lines
         (``,``, tab, ``;``, ``|``) when omitted.
     encoding : str, optional
-        Text encoding; UTF-8 (with or without BOM) and UTF-16 with BOM are
-        recognised, anything else must be named (no silent guessing).
+        Text encoding (any Python codec name; the dashboard offers
+        :data:`ENCODINGS`); UTF-8 (with or without BOM) and UTF-16 with BOM are
+        recognised, anything else must be named (no silent guessing: a wrong
+        single-byte guess reads silently wrong characters).
+    decimal : {'.', ','}, optional
+        Decimal mark of delimited text. By default a comma is taken when the
+        file is not comma-separated and its first 50 lines hold numbers like
+        ``0,25`` and none like ``0.25`` (European spreadsheets' CSV export).
     sheet : str or int, optional
         Excel sheet; the first one by default.
     max_bytes : int
@@ -777,17 +861,18 @@ def read_table(source, *, delimiter: str | None = None, encoding: str | None = N
     calibviz.errors.InputError: uploaded data has 3 data lines, above the limit of 2 (CALIBVIZ_MAX_ROWS); ...
     """
     lim = resolve_limits(limits)
+    _check_reading_options(delimiter, encoding, decimal)
     data, display = _source_bytes(source, max_bytes)
     display = name or display
     try:
-        return _read(data, display, delimiter, encoding, sheet, lim)
+        return _read(data, display, delimiter, encoding, sheet, lim, decimal)
     except MemoryError:
         raise InputError(f"{display} ({_size(len(data))}) does not fit in the memory left on this machine; "
                          "sample the rows, keep only the columns you need, or lower the limits "
                          "(CALIBVIZ_MAX_ROWS, CALIBVIZ_MAX_CELLS) so such files are refused early.") from None
 
 
-def _read(data, display: str, delimiter, encoding, sheet, lim: ReadLimits) -> RawTable:
+def _read(data, display: str, delimiter, encoding, sheet, lim: ReadLimits, decimal=None) -> RawTable:
     fmt = _detect_format(data, display)
     if fmt == "gzip":
         inner_name = display.removesuffix(".gz").removesuffix(".GZ")
@@ -800,7 +885,8 @@ def _read(data, display: str, delimiter, encoding, sheet, lim: ReadLimits) -> Ra
         frame = _read_excel(data, display, sheet, lim)
         fmt = "excel"
     else:
-        frame = _read_csv(data, display, "\t" if fmt == "tsv" and delimiter is None else delimiter, encoding, lim)
+        frame = _read_csv(data, display, "\t" if fmt == "tsv" and delimiter is None else delimiter, encoding, lim,
+                          decimal)
     left_out = frame.attrs.get(UNSUPPORTED_ATTR) or {}
     if frame.shape[1] == 0 and left_out:
         shown = ", ".join(f"{c!r} ({t})" for c, t in list(left_out.items())[:5])

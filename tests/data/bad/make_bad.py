@@ -79,8 +79,9 @@ with pd.ExcelWriter(buf, engine="openpyxl") as xw:
 text("empty_sheet.xlsx", buf.getvalue(), "empty first sheet")
 text("logits_without_flag.csv", "label,p\n" + "".join(f"{i % 2},{(-3 + 0.3 * i):.2f}\n" for i in range(20)),
      "pass logits=True")
+# A decimal comma is detected since #16 (read with decimal=','); forcing a decimal point gets the advice.
 text("decimal_comma.csv", "label;p\n" + "".join(f"{i % 2};0,{2 + 5 * (i % 2)}5\n" for i in range(20)),
-     "decimal comma")
+     "decimal comma: pass decimal=','", decimal=".")
 text("multiclass_labels_unmatched.csv", "label,p_a,p_b\n" + "a,0.6,0.4\nb,0.3,0.7\nz,0.5,0.5\n" * 5,
      "not among the classes")
 # Issue #16: formats that used to escape as TypeError / MemoryError or get the wrong advice.
