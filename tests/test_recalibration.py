@@ -513,3 +513,69 @@ def test_one_map_per_level_and_its_json():
     assert "ward = small" in r.warnings()[0]
     t = recalibration_table(y, p, {"platt": r}, metrics=("ece",), n_resamples=0, n_reference=0)
     assert "one map per ward" in t["scheme"].iloc[0]
+
+
+@pytest.mark.golden
+def test_venn_abers_hull_hierarchy_equals_the_stack_loop(monkeypatch):
+    """The left-turn hierarchy (levels of the suffix hulls) gives the stack loop's values on every kind of data:
+    random labels, ties, sorted labels (long hull edges), weights, and convex / concave cumulative diagrams."""
+    import calibviz.recalibration.venn_abers as va
+
+    rng = np.random.default_rng(30)
+    n = 4000
+    p = rng.uniform(0.001, 0.999, n)
+    y = (rng.uniform(size=n) < p).astype(float)
+    cases = {"random": (p, y, None), "ties": (np.round(p, 2), y, None), "sorted": (np.sort(p), np.sort(y), None),
+             "reversed": (np.sort(p), 1 - np.sort(y), None), "weights": (p, y, rng.uniform(0.1, 3.0, n)),
+             "rising rate": (np.sort(p), (rng.uniform(size=n) < np.sort(p) ** 4).astype(float), None),
+             "periodic": (np.sort(p), (np.arange(n) % 3 == 0).astype(float), None)}
+    for name, (pp, yy, ww) in cases.items():
+        monkeypatch.setattr(va, "_LOOP_SIZE", 10 ** 9)  # the stack loop alone
+        ref = venn_abers_values(pp, yy, ww)
+        for loop_size, walk in ((4, 32), (4, 0), (64, 2)):  # deep hierarchy; binary lifting only; mixed
+            monkeypatch.setattr(va, "_LOOP_SIZE", loop_size)
+            monkeypatch.setattr(va, "_WALK_STEPS", walk)
+            got = venn_abers_values(pp, yy, ww)
+            for a, b in zip(ref, got):
+                np.testing.assert_allclose(b, a, rtol=0, atol=1e-12, err_msg=name)
+    # and the venn-abers package at a size where the hierarchy has several levels
+    venn_abers = pytest.importorskip("venn_abers")
+    monkeypatch.setattr(va, "_LOOP_SIZE", 64)
+    monkeypatch.setattr(va, "_WALK_STEPS", 32)
+    pk = venn_abers.VennAbers()
+    pk.fit(np.column_stack([1 - p, p]), y.astype(int))
+    test = np.r_[rng.uniform(size=300), p[:100]]
+    _, ref01 = pk.predict_proba(np.column_stack([1 - test, test]))
+    p0, p1 = get_recalibrator("venn_abers").fit(p, y).predict_interval(test)
+    np.testing.assert_allclose(p0, ref01[:, 0], atol=1e-12)
+    np.testing.assert_allclose(p1, ref01[:, 1], atol=1e-12)
+
+
+def test_temperature_shared_passes_reach_the_minimum_of_every_fold(monkeypatch):
+    """fit_inverse_temperatures: the fold maps from shared passes are stationary points of each fold's log loss
+    (gradient and curvature computed here with plain numpy), and the shared path is the one taken."""
+    import calibviz.recalibration.parametric as pm
+
+    rng = np.random.default_rng(31)
+    n, K = 200_000, 5
+    Z = rng.normal(size=(n, K)) * 1.5
+    y = (Z + rng.gumbel(size=(n, K))).argmax(1)
+    P = softmax(2.5 * Z, axis=1)
+    robust_sizes = []
+    orig = pm._newton_inverse_temperature
+    monkeypatch.setattr(pm, "_newton_inverse_temperature",
+                        lambda z, *a, **k: robust_sizes.append(z.shape[0]) or orig(z, *a, **k))
+    fold = np.arange(n) % 4
+    z = np.log(P)
+    betas = pm.fit_inverse_temperatures(z, y, groups=fold, n_groups=4)
+    assert max(robust_sizes) < n  # only the warm start on a subsample took Newton steps
+    for j, beta in enumerate(betas):
+        rows = fold != j if j < 4 else np.ones(n, dtype=bool)
+        s = beta * z[rows]
+        q = np.exp(s - s.max(1, keepdims=True))
+        q /= q.sum(1, keepdims=True)
+        mean = (q * z[rows]).sum(1)
+        g = np.mean(mean - z[rows][np.arange(rows.sum()), y[rows]])
+        h = np.mean((q * z[rows] ** 2).sum(1) - mean ** 2)
+        assert abs(g / h) < 1e-11 * beta  # one Newton step away from the minimum: within 1e-11 relative
+    assert abs(1 / betas[-1] - 2.5) < 0.05

@@ -1,9 +1,11 @@
 """Parametric recalibration maps: Platt scaling, beta calibration, temperature and vector scaling.
 
 All are maximum-likelihood fits of a few parameters (binomial or multinomial
-log loss), solved by Newton's method on the exact log-likelihood (convex in
-every case here), so the fitted parameters are the maximum-likelihood
-estimates to machine precision rather than to an optimiser's tolerance.
+log loss, convex in every case here). Platt, beta and temperature scaling are
+solved by Newton-type steps on the exact log-likelihood (temperature: Taylor
+steps of order three from per-row cumulants), so their parameters are the
+maximum-likelihood estimates to round-off rather than to an optimiser's
+tolerance; vector scaling (2K parameters) by L-BFGS with the exact gradient.
 """
 from __future__ import annotations
 
@@ -278,43 +280,225 @@ def _log_probs(P: np.ndarray) -> np.ndarray:
     return np.log(z, out=z)
 
 
-def _temperature_moments(d, dy, w, beta):
-    """Mean log loss of softmax(beta d) and its first two derivatives in beta (one chunked pass over d).
+def _mean_derivatives(z, zy, w, beta: float) -> np.ndarray:
+    """The mean loss of softmax(beta z) and its first five derivatives in beta (one pass; see _row_cumulants)."""
+    rows = _row_cumulants(z, zy, beta)
+    return rows.mean(axis=0) if w is None else (w @ rows) / w.sum()
 
-    ``d`` holds log-probabilities shifted so that every row's maximum is 0 (so exp(beta d) <= 1 never
-    overflows for beta > 0); ``dy`` the shifted value of the true class.
+
+def _newton_inverse_temperature(z, zy, w, start: float, tol: float = 1e-9, max_iter: int = 100) -> float:
+    """Damped Newton on the exact mean log loss in beta = 1/T, one data pass per iteration (the robust path).
+
+    Once the Newton decrement is below ``tol`` (|beta - beta*| ~ 1e-5), the last step is the root of the
+    gradient's cubic Taylor model at that point (:func:`_taylor_root`), whose error is of order 1e-20: the
+    minimiser to round-off rather than to the Newton tolerance.
+    """
+    beta = float(start)
+    sums = _mean_derivatives(z, zy, w, beta)
+    for _ in range(max_iter):
+        loss, g, h = sums[:3]
+        if h <= 0:
+            break
+        step = g / h
+        if step * g < tol:
+            delta, _ = _taylor_root(sums)
+            return beta + delta if np.isfinite(delta) else beta - step
+        size = 1.0
+        while size > 1e-12:
+            cand = beta - size * step
+            new = _mean_derivatives(z, zy, w, cand)
+            if new[0] <= loss:
+                break
+            size *= 0.5
+        else:
+            return beta
+        beta, sums = cand, new
+        if abs(beta) > 1e6:
+            break
+    raise InputError("temperature scaling did not converge: the log loss has no minimum in the temperature "
+                     "(the predicted class is always right or the predictions are constant). Use more "
+                     "calibration rows.")
+
+
+def _row_cumulants(d: np.ndarray, dy: np.ndarray, beta: float) -> np.ndarray:
+    """Per row i at one beta: the loss l_i and its first five derivatives in beta.
+
+    With q_i = softmax(beta d_i), l_i(beta) = log sum_j exp(beta d_ij) - beta d_iy is a log-partition
+    function, so its derivatives are the mean of d_i under q_i minus d_iy, then the cumulants kappa_2..kappa_5
+    of d_i under q_i (computed from central moments: no cancellation of large raw moments). One chunked pass:
+    one exp per entry, the chunk's central powers while it is in cache.
+
+    Returns
+    -------
+    ndarray of shape (n, 6)
+        Columns l, l' = mean - d_iy, kappa_2, kappa_3, kappa_4, kappa_5.
     """
     n, K = d.shape
     chunk = max(1, _CHUNK_ELEMENTS // K)
-    loss = g = h = 0.0
+    out = np.empty((n, 6))
     e = np.empty((chunk, K))
-    ed = np.empty((chunk, K))
+    c = np.empty((chunk, K))
+    t = np.empty((chunk, K))
     for s in range(0, n, chunk):
         dc = d[s:s + chunk]
         m = dc.shape[0]
-        ec, edc = e[:m], ed[:m]
+        ec, cc, tc = e[:m], c[:m], t[:m]
         np.multiply(dc, beta, out=ec)
         np.exp(ec, out=ec)
         s0 = ec.sum(axis=1)
-        np.multiply(ec, dc, out=edc)
-        s1 = edc.sum(axis=1)
-        s2 = np.einsum("ij,ij->i", edc, dc)
-        m1 = s1 / s0
-        li = np.log(s0) - beta * dy[s:s + chunk]
-        gi = m1 - dy[s:s + chunk]
-        hi = s2 / s0 - m1 * m1
-        if w is None:
-            loss += li.sum(); g += gi.sum(); h += hi.sum()  # noqa: E702
-        else:
-            wc = w[s:s + chunk]
-            loss += li @ wc; g += gi @ wc; h += hi @ wc  # noqa: E702
-    W = float(n if w is None else w.sum())
-    return loss / W, g / W, h / W
+        np.multiply(ec, dc, out=tc)
+        mu = tc.sum(axis=1) / s0
+        np.subtract(dc, mu[:, None], out=cc)
+        np.multiply(ec, cc, out=tc)
+        moments = []
+        for _ in range(4):  # sums of e c^2, e c^3, e c^4, e c^5
+            np.multiply(tc, cc, out=tc)
+            moments.append(tc.sum(axis=1) / s0)
+        m2, m3, m4, m5 = moments
+        o = out[s:s + m]
+        o[:, 0] = np.log(s0) - beta * dy[s:s + m]
+        o[:, 1] = mu - dy[s:s + m]
+        o[:, 2] = m2
+        o[:, 3] = m3
+        o[:, 4] = m4 - 3.0 * m2 * m2
+        o[:, 5] = m5 - 10.0 * m3 * m2
+    return out
 
 
-def fit_inverse_temperature(z: np.ndarray, y: np.ndarray, w=None, *, start: float = 1.0, tol: float = 1e-9,
-                            max_iter: int = 100) -> float:
-    """beta = 1/T minimising the mean log loss of softmax(beta z): Newton's method (convex in beta).
+def _taylor_root(sums: np.ndarray) -> tuple[float, float]:
+    """(delta, error): the root of the gradient's cubic Taylor model around a centre, and how far the next term
+    would move it.
+
+    ``sums`` are the mean loss and its derivatives 1..5 at the centre (g, h, k3, k4, k5 for derivatives 1..5);
+    the model is g + h delta + k3 delta^2 / 2 + k4 delta^3 / 6 and the error estimate |k5| delta^4 / 24 / h.
+    delta is NaN when the model has no usable root (far from the optimum).
+    """
+    _, g, h, k3, k4, k5 = sums
+    if not h > 0:
+        return np.nan, np.inf
+    delta = -g / h
+    for _ in range(50):
+        f = g + h * delta + k3 * delta ** 2 / 2 + k4 * delta ** 3 / 6
+        df = h + k3 * delta + k4 * delta ** 2 / 2
+        if not df > 0:
+            return np.nan, np.inf
+        step = f / df
+        delta -= step
+        if abs(step) <= 1e-16 * max(1.0, abs(delta)):
+            break
+    else:
+        return np.nan, np.inf
+    return delta, abs(k5) * delta ** 4 / 24 / h
+
+
+_TAYLOR_TOL = 1e-12  # relative error in 1/T accepted from the Taylor model (else one more pass at a new centre)
+_TAYLOR_RADIUS = 0.01  # ... and only within this relative distance of the centre (where the series converges fast)
+
+
+def fit_inverse_temperatures(z: np.ndarray, y: np.ndarray, w=None, *, groups=None, n_groups: int = 0,
+                             start: float | None = None) -> np.ndarray:
+    """1/T minimising the mean log loss of softmax(z / T) on all rows and on all rows but each group, together.
+
+    Parameters
+    ----------
+    z : ndarray of shape (n, K)
+        Log-probabilities (or logits), float64.
+    y : ndarray of int, shape (n,)
+    w : ndarray of shape (n,), optional
+    groups : ndarray of int, shape (n,), optional
+        Group (fold) of each row, 0..n_groups-1.
+    n_groups : int
+    start : float, optional
+        Starting 1/T; default: the fit on every k-th row (50,000 rows).
+
+    Returns
+    -------
+    ndarray of shape (n_groups + 1,)
+        ``out[g]``: 1/T fitted without the rows of group g (cross-fitting's fold maps); ``out[-1]``: on all rows.
+
+    Notes
+    -----
+    Every objective is a weighted sum of per-row terms l_i(beta) (log-partition functions, convex), so one
+    pass at a centre beta_c gives, for all objectives at once, the loss and four derivatives by summing the
+    per-row cumulants (:func:`_row_cumulants`) per group. Each objective's minimiser is the root of its
+    gradient's cubic Taylor model around beta_c, accepted when it lies within 1% of beta_c and the next
+    (fifth-cumulant) term would move it by less than 1e-12 relative; otherwise the next pass is centred at
+    the median of the roots not yet accepted, then at one such root at a time (a pass centred at an
+    objective's own root settles it). At 10^6 rows the warm start lies within ~1e-3 of the minimum, so the
+    full-data fit takes one pass and the five fold maps of cross-fitting one more (their roots lie within
+    ~1/sqrt(n) of each other), instead of two passes per map. An objective whose model has no usable root
+    (far from the optimum, or no minimum) takes damped Newton steps on its own rows.
+
+    References
+    ----------
+    C. Guo et al. (2017), ICML, Sec. 4.2 (temperature scaling); cumulants as derivatives of the log-partition
+    function: M. J. Wainwright & M. I. Jordan (2008), Graphical Models, Exponential Families, and Variational
+    Inference, Prop. 3.1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> Z = rng.normal(size=(4000, 3)); y = (Z + rng.gumbel(size=(4000, 3))).argmax(1)
+    >>> b = fit_inverse_temperatures(2 * Z, y, groups=np.arange(4000) % 2, n_groups=2)
+    >>> b.shape, bool(abs(b[-1] - 0.5) < 0.05)
+    ((3,), True)
+    """
+    n = z.shape[0]
+    zmax = z.max(axis=1)
+    if np.any(zmax != 0):
+        z = z - zmax[:, None]  # rows shifted to max 0 (a copy; the callers shift their own array in place)
+    zy = z[np.arange(n), y]
+    G = int(n_groups) if groups is not None else 0
+    base = np.ones(n) if w is None else np.asarray(w, dtype=np.float64)
+    if start is None:
+        start = 1.0
+        if n > 2 * _WARM_ROWS:
+            step = n // _WARM_ROWS
+            try:
+                start = _newton_inverse_temperature(z[::step], zy[::step], None if w is None else base[::step], 1.0,
+                                                    tol=1e-8)
+            except InputError:
+                start = 1.0
+    W = np.bincount(groups, weights=base, minlength=G) if G else np.zeros(0)
+    W = np.append(base.sum() - W, base.sum())  # total weight of each objective
+    if np.any(W <= 0):
+        raise InputError("every row of a fold's fitting rows has weight 0; nothing to fit temperature scaling on.")
+    out = np.full(G + 1, np.nan)
+    todo = list(range(G + 1))
+    centre = float(start)
+    for n_pass in range(G + 3):
+        rows = _row_cumulants(z, zy, centre)
+        if w is not None:
+            rows *= base[:, None]
+        total = rows.sum(axis=0)
+        per = (np.stack([np.bincount(groups, weights=rows[:, j], minlength=G) for j in range(6)], axis=1) if G
+               else np.zeros((0, 6)))
+        roots = {}
+        for j in todo:
+            delta, err = _taylor_root(((total - per[j]) if j < G else total) / W[j])
+            root = centre + delta
+            if np.isfinite(delta) and abs(delta) <= _TAYLOR_RADIUS * abs(centre) and err <= _TAYLOR_TOL * abs(root):
+                out[j] = root
+            elif np.isfinite(delta):
+                roots[j] = root
+        todo = [j for j in todo if not np.isfinite(out[j])]
+        if not todo or len(roots) < len(todo):  # settled, or a model without a root: the robust path
+            break
+        # next centre: the median root first (settles most fold maps at once), then one root at a time (a
+        # pass centred at an objective's own root settles it: its Taylor step is then ~0)
+        centre = float(np.median(list(roots.values()))) if n_pass == 0 else roots[todo[0]]
+    for j in todo:  # the robust path, objective by objective
+        wj = base if j == G else np.where(groups == j, 0.0, base)
+        if (wj > 0).sum() < 2:
+            raise InputError("need at least 2 rows of positive weight to fit temperature scaling.")
+        out[j] = _newton_inverse_temperature(z, zy, None if (w is None and j == G) else wj,
+                                             float(out[-1]) if np.isfinite(out[-1]) else float(start))
+    return out
+
+
+def fit_inverse_temperature(z: np.ndarray, y: np.ndarray, w=None, *, start: float | None = None) -> float:
+    """beta = 1/T minimising the mean log loss of softmax(beta z) (convex in beta).
 
     Parameters
     ----------
@@ -322,52 +506,16 @@ def fit_inverse_temperature(z: np.ndarray, y: np.ndarray, w=None, *, start: floa
         Log-probabilities (or logits) of the rows.
     y : ndarray of int, shape (n,)
     w : ndarray of shape (n,), optional
-    start : float, default 1.0
-    tol : float, default 1e-9
-        When the Newton decrement falls below ``tol``, one last full Newton
-        step is returned: Newton's quadratic convergence makes its error
-        about the square of the current one (well below 1e-9 in 1/T).
+    start : float, optional
+        Starting point; default the fit on every k-th row (50,000 rows).
 
     Returns
     -------
     float
-        The inverse temperature (1/T).
+        The inverse temperature (1/T): :func:`fit_inverse_temperatures` with one objective (two passes over
+        the data from the warm start; the last is a Newton step from ~1e-9 away, exact to round-off).
     """
-    n = z.shape[0]
-    zmax = z.max(axis=1)
-    if np.any(zmax != 0):
-        z = z - zmax[:, None]  # rows shifted to max 0 (a copy; _fit_multiclass shifts its own array in place)
-    if n > 2 * _WARM_ROWS and start == 1.0:
-        # start Newton near the optimum: the fit on every k-th row (then one or two passes over all rows)
-        step = n // _WARM_ROWS
-        try:
-            start = fit_inverse_temperature(z[::step], y[::step], None if w is None else w[::step], tol=1e-8)
-        except InputError:
-            start = 1.0
-    zy = z[np.arange(n), y]
-    beta = float(start)
-    loss, g, h = _temperature_moments(z, zy, w, beta)
-    for _ in range(max_iter):
-        if h <= 0:
-            break
-        step = g / h
-        if step * g < tol:
-            return beta - step  # quadratic region: a last full Newton step
-        size = 1.0
-        while size > 1e-12:
-            cand = beta - size * step
-            new = _temperature_moments(z, zy, w, cand)
-            if new[0] <= loss:
-                break
-            size *= 0.5
-        else:
-            return beta
-        beta, (loss, g, h) = cand, new
-        if abs(beta) > 1e6:
-            break
-    raise InputError("temperature scaling did not converge: the log loss has no minimum in the temperature "
-                     "(the predicted class is always right or the predictions are constant). Use more "
-                     "calibration rows.")
+    return float(fit_inverse_temperatures(z, y, w, start=start)[-1])
 
 
 def _softmax_rows(z: np.ndarray) -> np.ndarray:
@@ -395,6 +543,21 @@ def _scaled_softmax(P: np.ndarray, weight, bias=None) -> np.ndarray:
     return out
 
 
+def _softmax_shifted(d: np.ndarray, beta: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """softmax(beta_i d_i) row by row in cache-sized chunks; ``d`` holds log-probabilities shifted to row max 0
+    (so the shift needs no second pass: exp(beta d) <= 1 for beta > 0), ``beta`` one value per row.
+    ``out`` may be ``d`` itself (in place)."""
+    n, K = d.shape
+    out = np.empty_like(d) if out is None else out
+    chunk = max(1, _CHUNK_ELEMENTS // K)
+    for s in range(0, n, chunk):
+        e = out[s:s + chunk]
+        np.multiply(d[s:s + chunk], beta[s:s + chunk, None], out=e)
+        np.exp(e, out=e)
+        e /= e.sum(axis=1, keepdims=True)
+    return out
+
+
 class Temperature(Recalibrator):
     """Temperature (or vector) scaling of the log-probabilities, fitted by minimising the log loss.
 
@@ -406,8 +569,11 @@ class Temperature(Recalibrator):
     one, which is Platt scaling). The log-probabilities stand in for the
     logits: softmax(log p) = p, and any per-row constant cancels.
 
-    The temperature is fitted on 1/T by Newton's method on the exact mean
-    log loss (convex in 1/T), one pass over the data per iteration.
+    The temperature is fitted on 1/T (the mean log loss is convex in 1/T):
+    a warm start on 50,000 rows, then Taylor steps of order three built from
+    per-row cumulants (:func:`fit_inverse_temperatures`; one pass over the
+    data at 10^6 x 100, exact to round-off), damped Newton steps when far
+    from the optimum.
 
     Parameters
     ----------
@@ -473,7 +639,11 @@ class Temperature(Recalibrator):
     @staticmethod
     def _temperature_state(d, y, w) -> dict:
         """{"temperature": T} from log-probabilities shifted to row max 0 (shared by the folds of cross_fit)."""
-        beta = fit_inverse_temperature(d, y, w)
+        return Temperature._temperature_from_beta(fit_inverse_temperature(d, y, w))
+
+    @staticmethod
+    def _temperature_from_beta(beta: float) -> dict:
+        """{"temperature": 1 / beta}, or the error when the fit ranks the classes the wrong way round."""
         if beta <= 0:
             raise InputError("temperature scaling found a non-positive inverse temperature: the predicted "
                              "classes are worse than chance on the calibration rows.")

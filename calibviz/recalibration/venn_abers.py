@@ -38,6 +38,8 @@ from .nonparametric import _groups
 __all__ = ["VennAbers", "venn_abers_values"]
 
 _WALK_STEPS = 32  # hull steps walked before the remaining tangent queries switch to binary lifting
+_LOOP_SIZE = 1024  # levels of the hull hierarchy this small run the stack loop
+_REDUCTION = 0.75  # a level that keeps more of its points than this share runs the stack loop instead
 
 
 def _suffix_hull_next(X: list, Y: list) -> np.ndarray:
@@ -67,41 +69,120 @@ def _suffix_hull_next(X: list, Y: list) -> np.ndarray:
     return np.asarray(nxt, dtype=np.int64)
 
 
+def _left_turns(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """Indices b (1..m-2) where the polyline P_0..P_{m-1} turns strictly left at P_b, and m - 1.
+
+    A point where the polyline does not turn strictly left lies on or above
+    the segment joining its neighbours, so it is no vertex (or only a
+    collinear one) of the lower hull of any suffix that holds both
+    neighbours: for a suffix starting at a, the hull's vertices after
+    P_{a+1} are all among these points.
+    """
+    dx, dy = np.diff(X), np.diff(Y)
+    turn = np.flatnonzero(dy[:-1] * dx[1:] < dy[1:] * dx[:-1]) + 1
+    return np.append(turn, X.shape[0] - 1)
+
+
+def _chains(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(S, nS): points S (sorted, with the last) that hold every suffix hull's vertices after its second point,
+    and nS[j], the position in S of the vertex after S[j] on the lower hull of {P_S[j], ..., P_{m-1}}.
+
+    Hierarchical: S are the strict left turns of the polyline, whose own suffix hulls (over S alone) are the
+    true ones, found by the same reduction one level up; small or barely reducible levels (convex data) run
+    the stack loop. On real data a level keeps about a quarter (first level) to a half of its points, so the
+    levels together cost about two passes over the data instead of a Python loop over every point.
+    """
+    m = X.shape[0]
+    if m > _LOOP_SIZE:
+        S = _left_turns(X, Y)
+        if S.shape[0] <= _REDUCTION * m:
+            return S, _hull_next(X[S], Y[S])
+    return np.arange(m), _suffix_hull_next(X.tolist(), Y.tolist())
+
+
+def _hull_next(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """nxt[a]: the vertex after P_a on the lower convex hull of {P_a, ..., P_{m-1}} (farthest of collinear ones).
+
+    The hull from a has its vertices after P_{a+1} among the left turns S (:func:`_left_turns`), so nxt[a] is
+    P_{a+1} or the tangent point from P_a onto the hull chain that starts at the first point of S after a.
+    """
+    S, nS = _chains(X, Y)
+    m = X.shape[0]
+    if S.shape[0] == m:
+        return nS
+    c = S[_tangents(X[S], Y[S], nS, X[:-1], Y[:-1], _first_after(S, m))]
+    x0, y0 = X[:-1], Y[:-1]
+    far = (Y[c] - y0) * (X[1:] - x0) <= (Y[1:] - y0) * (X[c] - x0)  # slope to c <= slope to a + 1
+    return np.append(np.where(far, c, np.arange(1, m)), m - 1)
+
+
+def _first_after(S: np.ndarray, m: int) -> np.ndarray:
+    """For a = 0..m-2, the position in S (sorted, ending with m - 1) of its first element > a."""
+    member = np.zeros(m, dtype=np.int64)
+    member[S] = 1
+    return np.cumsum(member[:-1])
+
+
+def _tangents(X, Y, nxt, qx, qy, start) -> np.ndarray:
+    """For each query point Q left of the chain, the vertex of the convex chain start -> nxt[start] -> ...
+    where the slope from Q is smallest (the tangent point; the farthest of equal ones).
+
+    Along a convex chain the slope from a point on its left falls, then rises: walk while it does not rise.
+    On real data the tangent is a few vertices away, so a short vectorised walk with a shrinking active set is
+    cheapest; queries still walking after ``_WALK_STEPS`` steps finish by binary lifting (O(log m) each for
+    any input).
+    """
+    tangent = np.asarray(start, dtype=np.int64).copy()
+    n2 = nxt[tangent]  # the first step on whole arrays (every query moves or stops here)
+    ok = ((Y[n2] - qy) * (X[tangent] - qx) <= (Y[tangent] - qy) * (X[n2] - qx)) & (n2 != tangent)
+    q = np.flatnonzero(ok)
+    cur = n2[q]
+    for _ in range(_WALK_STEPS):
+        if not q.size:
+            return tangent
+        n2 = nxt[cur]
+        ok = ((Y[n2] - qy[q]) * (X[cur] - qx[q]) <= (Y[cur] - qy[q]) * (X[n2] - qx[q])) & (n2 != cur)
+        tangent[q[~ok]] = cur[~ok]
+        q, cur = q[ok], n2[ok]
+    # binary lifting for the rest: ok(v) (moving on from v does not raise the slope) holds on a prefix of the
+    # chain, so jump by 2^j while the vertex reached still satisfies it; cur satisfies ok(cur) on entry
+    levels = [nxt]
+    while (1 << len(levels)) <= nxt.shape[0]:
+        levels.append(levels[-1][levels[-1]])
+    qxq, qyq = qx[q], qy[q]
+
+    def moves(v):
+        n2 = nxt[v]
+        return ((Y[n2] - qyq) * (X[v] - qxq) <= (Y[v] - qyq) * (X[n2] - qxq)) & (n2 != v)
+
+    cur = cur.copy()
+    back = np.flatnonzero(~moves(cur))  # cannot happen (cur was reached by a move); kept exact regardless
+    for up in reversed(levels):
+        w = up[cur]
+        ok = moves(w)
+        cur[ok] = w[ok]
+    done = moves(cur)
+    tangent[q] = np.where(done, nxt[cur], cur)
+    if back.size:
+        tangent[q[back]] = cur[back]
+    return tangent
+
+
 def _p1_values(gw: np.ndarray, gy: np.ndarray) -> np.ndarray:
-    """p1 for a test row (label 1, weight 1) inserted after group i, i = 0..k."""
+    """p1 for a test row (label 1, weight 1) inserted after group i, i = 0..k.
+
+    p1(i) = max_{a <= i} G(a), G(a) = min over b >= a of the slope from Q_a = P_a - (1, 1) to P_b: b = a
+    (slope 1), b = a + 1, or the tangent point from Q_a onto the suffix hull that starts at the first left
+    turn after a (:func:`_chains`).
+    """
     X = np.concatenate(([0.0], np.cumsum(gw)))
     Y = np.concatenate(([0.0], np.cumsum(gy)))
     k = X.shape[0] - 1
-    nxt = _suffix_hull_next(X.tolist(), Y.tolist())
-    qx, qy = X - 1.0, Y - 1.0
-    # pred(v) for the query from Q_a: moving on from v to nxt[v] lowers the slope from Q_a (true on a prefix
-    # of the hull chain, whose slopes from Q_a fall then rise)
-    Xn, Yn = X[nxt], Y[nxt]
-    go = (Yn - qy) * (X - qx) < (Y - qy) * (Xn - qx)  # pred(a) for the query from Q_a itself
-    q = np.flatnonzero(go)  # queries whose tangent lies beyond P_a
-    tangent = np.arange(k + 1)
-    # Walk along the hull while the slope from Q_a still falls: on real data the tangent is a few hull
-    # vertices away (at n = 10^6 all queries end within 6 steps), so a shrinking active set is cheapest;
-    # queries still walking after 32 steps finish by binary lifting (O(log k) for any input).
-    cur = nxt[q]
-    for _ in range(_WALK_STEPS):
-        if not q.size:
-            break
-        ok = (Yn[cur] - qy[q]) * (X[cur] - qx[q]) < (Y[cur] - qy[q]) * (Xn[cur] - qx[q])
-        tangent[q[~ok]] = cur[~ok]
-        q, cur = q[ok], nxt[cur[ok]]
-    if q.size:
-        levels = [nxt]
-        while (1 << len(levels)) <= k + 1:
-            levels.append(levels[-1][levels[-1]])
-        cur = q.copy()
-        qxq, qyq = qx[q], qy[q]
-        for up in reversed(levels):
-            w = up[cur]
-            ok = (Yn[w] - qyq) * (X[w] - qxq) < (Y[w] - qyq) * (Xn[w] - qxq)
-            cur[ok] = w[ok]
-        tangent[q] = nxt[cur]
-    G = (Y[tangent] - qy) / (X[tangent] - qx)
+    S, nS = _chains(X, Y)
+    qx, qy = X[:-1] - 1.0, Y[:-1] - 1.0
+    t = S[_tangents(X[S], Y[S], nS, qx, qy, _first_after(S, k + 1))]
+    G = np.ones(k + 1)
+    G[:-1] = np.minimum(np.minimum((Y[t] - qy) / (X[t] - qx), (Y[1:] - qy) / (X[1:] - qx)), 1.0)
     return np.maximum.accumulate(G)
 
 
