@@ -67,6 +67,7 @@ class Scan:
         self._fine_cache = None
         self._exact_cache = None
         self._atoms_cache = None
+        self._bins_cache = {}  # repr(scheme): (atoms, bins), valid while the atoms are those atoms
 
     @property
     def is_binary(self) -> bool:
@@ -108,18 +109,14 @@ class Scan:
 
     # -- passes over the data ------------------------------------------------------------------------------------
 
-    def _fine(self, hint=()) -> pd.DataFrame:
-        """The validated bucket table (first pass, cached); ``hint``: schemes whose edge buckets to group exactly."""
+    def _fine(self) -> pd.DataFrame:
+        """The validated bucket table (first pass, cached)."""
         if self._fine_cache is None:
-            table, exact = _agg.fine_table(self._frame, self._roles, _ref.edge_buckets(hint))
-            self._fine_cache = self._validate(table)
-            if exact is not None:
-                self._exact_cache = exact[exact["_y"] >= 0].reset_index(drop=True)
+            self._fine_cache = self._validate(_agg.fine_table(self._frame, self._roles))
         return self._fine_cache
 
     def _prepare(self, schemes) -> None:
-        """Refine, in as few passes as possible, every bucket that the bins of ``schemes`` need."""
-        self._fine(schemes)
+        """Refine, in as few passes as possible (usually one), every bucket that the bins of ``schemes`` need."""
         for _ in range(_MAX_REFINE):
             atoms, need = self._atoms(), []
             for scheme in schemes:
@@ -222,6 +219,9 @@ class Scan:
 
     def _bins(self, binning, atoms):
         scheme = get_scheme(binning)
+        hit = self._bins_cache.get(repr(scheme))
+        if hit is not None and hit[0] is atoms:
+            return hit[1]
         kind = _ref.scheme_kind(scheme)
         if kind == "edges":
             edges, index = _ref.edge_bins(scheme, atoms)
@@ -230,7 +230,9 @@ class Scan:
         else:
             edges, index, _ = _ref.equal_mass_bins(scheme, atoms)
             n_bins, name = scheme.n_bins, f"equal_mass({scheme.n_bins})"
-        return edges, index, _ref.bin_statistics(atoms, index, n_bins), name
+        out = edges, index, _ref.bin_statistics(atoms, index, n_bins), name
+        self._bins_cache[repr(scheme)] = (atoms, out)
+        return out
 
     def bin_statistics(self, binning=Uniform(15)) -> BinStatistics:
         """Per-bin sums of a Uniform, EqualMass or Custom scheme (what the in-memory metrics reduce).

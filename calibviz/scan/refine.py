@@ -82,32 +82,21 @@ class Atoms:
 
 def atoms_of(fine: pd.DataFrame, exact: pd.DataFrame | None) -> Atoms:
     """Atoms from the valid rows of the fine table, with the refined buckets replaced by their exact rows."""
-    whole = fine
-    if exact is not None and len(exact):
-        whole = fine[~fine["_b"].isin(np.unique(exact["_b"]))]
-        whole = whole.assign(_p=np.nan)
-        table = pd.concat([whole, exact], ignore_index=True)
-    else:
-        table = whole.assign(_p=np.nan)
-    table = table.sort_values(["_b", "_p", "_y"], kind="stable", na_position="first")
-    col = {c: table[c].to_numpy() for c in ("_b", "_p", "_y", *SUMS)}
     f = np.float64
+    names = ("_b", "_y", *SUMS)
+    col = {c: fine[c].to_numpy() for c in names}
+    col["_p"] = np.full(len(fine), np.nan)
+    if exact is not None and len(exact):
+        keep = ~np.isin(col["_b"], exact["_b"].to_numpy())
+        col = {c: np.concatenate([v[keep], exact[c].to_numpy()]) for c, v in col.items()}
+    # score order: bucket, then exact score (a whole bucket, NaN, has no refined rows beside it), then label
+    order = np.lexsort((col["_y"], np.nan_to_num(col["_p"], nan=-1.0), col["_b"]))
+    col = {c: v[order] for c, v in col.items()}
     return Atoms(bucket=col["_b"].astype(np.int64), value=col["_p"].astype(f), y=col["_y"].astype(np.int64),
                  n=col["n"].astype(np.int64), sw=col["sw"].astype(f), swp=col["swp"].astype(f),
                  swpp=col["swpp"].astype(f), sww=col["sww"].astype(f), sll=col["sll"].astype(f),
                  snum=col["snum"].astype(f), sden=col["sden"].astype(f), lo=col["pmin"].astype(f),
                  hi=col["pmax"].astype(f))
-
-
-def edge_buckets(schemes) -> np.ndarray:
-    """Fine buckets holding an inner edge of the Uniform / Custom schemes among ``schemes`` (known before any pass)."""
-    out = []
-    for scheme in schemes:
-        if type(scheme) in (Uniform, Custom):
-            e = scheme._fit(np.array([0.0]), None, None).edges[1:-1] if type(scheme) is Uniform else \
-                np.asarray(scheme.edges)[1:-1]
-            out.append(np.clip(np.floor(e * FINE_BUCKETS), 0, FINE_BUCKETS - 1).astype(np.int64))
-    return np.unique(np.concatenate(out)) if out else np.zeros(0, np.int64)
 
 
 def _index(scheme, values: np.ndarray) -> np.ndarray:
