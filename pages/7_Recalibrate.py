@@ -28,7 +28,7 @@ key = (preds.fingerprint(), tuple(choice["methods"]), choice["split"], int(choic
        choice["multiclass"], seed, cfg)
 for cf in res.values():
     for message in getattr(cf, "warnings", lambda: [])():
-        st.warning(message, icon=":material/warning:")
+        st.warning(md(message), icon=":material/warning:")  # the column's name and levels are the user's text
     break
 
 st.subheader("Before and after")

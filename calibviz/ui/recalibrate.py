@@ -32,26 +32,35 @@ METHOD_HELP = ("Platt: logistic regression on logit(p). Isotonic: the best monot
 #: A level of the per-group column with fewer rows keeps its predictions (and the page says so).
 MIN_GROUP_ROWS = 100
 _STORE = "cv_recal"
-_DEFAULTS = {"methods": ("platt", "isotonic"), "folds": 5, "split": "", "by": "", "multiclass": "top_label",
-             "metrics": ("ece",), "mc_metrics": ("confidence_ece", "top_label_ece")}
+# Default methods per kind of data: Platt and isotonic for binary predictions; temperature scaling for multiclass
+# (one parameter for all classes, never changes the predicted class: Guo et al. 2017's choice for networks).
+# "methods" mirrors the current kind's choice (the Report page reads it).
+_DEFAULTS = {"bin_methods": ("platt", "isotonic"), "mc_methods": ("temperature",), "methods": ("platt", "isotonic"),
+             "folds": 5, "split": "", "by": "", "multiclass": "top_label", "metrics": ("ece",),
+             "mc_metrics": ("confidence_ece", "top_label_ece")}
 
 
 def _store() -> dict:
     if _STORE not in st.session_state:
         st.session_state[_STORE] = dict(_DEFAULTS)
-    return st.session_state[_STORE]
+    store = st.session_state[_STORE]
+    for k, v in _DEFAULTS.items():  # a session from before a new entry
+        store.setdefault(k, v)
+    return store
 
 
-def _control(name: str, factory, **kwargs):
-    """A page-local widget whose value survives page switches (kept in session state, not in the widget)."""
+def _control(name: str, factory, *, store_key: str | None = None, **kwargs):
+    """A page-local widget whose value survives page switches (kept in session state under ``store_key``,
+    default ``name``, not in the widget)."""
     key = f"w_recal_{name}"
     store = _store()
-    value = store[name]
+    store_key = store_key or name
+    value = store[store_key]
     st.session_state[key] = list(value) if isinstance(value, tuple) else value
 
     def _copy():
         v = st.session_state[key]
-        store[name] = tuple(v) if isinstance(v, list) else v
+        store[store_key] = tuple(v) if isinstance(v, list) else v
 
     return factory(key=key, on_change=_copy, **kwargs)
 
@@ -77,8 +86,11 @@ def controls(preds: Predictions) -> dict:
     methods = list(RECALIBRATORS)
     c1, c2, c3 = st.columns([3, 2, 2])
     with c1:
-        _control("methods", st.multiselect, label="Methods", options=methods, format_func=METHOD_LABELS.get,
-                 help=METHOD_HELP)
+        _control("methods", st.multiselect, store_key="bin_methods" if preds.is_binary else "mc_methods",
+                 label="Methods", options=methods, format_func=METHOD_LABELS.get,
+                 help=METHOD_HELP + ("" if preds.is_binary else " For multiclass predictions temperature scaling is "
+                                     "the default: one parameter, and the predicted class never changes."))
+    store["methods"] = store["bin_methods" if preds.is_binary else "mc_methods"]
     splits = split_columns(preds)
     with c2:
         options = [""] + splits

@@ -9,6 +9,7 @@ import pytest
 
 import calibviz as cv
 from calibviz.recalibration import cross_fit
+from calibviz.ui.text import md
 
 from .helpers import app, assert_clean, figures, upload
 
@@ -63,6 +64,9 @@ def test_hospital_before_after_maps_variables_and_exports():
 
 def test_methods_and_multiclass_demo():
     at = _open("cifar10_resnet50")
+    # multiclass predictions open with temperature scaling (binary ones with Platt and isotonic)
+    assert at.multiselect(key="w_recal_methods").value == ["temperature"]
+    assert set(_table(at)["Method"]) == {"Temperature scaling"}
     at.multiselect(key="w_recal_methods").set_value(["temperature", "histogram_binning"]).run()
     assert_clean(at)
     table = _table(at)
@@ -78,7 +82,7 @@ def test_user_split_and_one_map_per_level_with_small_level_warning():
     rng = np.random.default_rng(3)
     n = 1500
     p = rng.uniform(0.02, 0.98, n)
-    grp = np.where(np.arange(n) < 40, "tiny", np.where(np.arange(n) % 2 == 0, "a", "b"))
+    grp = np.where(np.arange(n) < 40, "*tiny*", np.where(np.arange(n) % 2 == 0, "a", "b"))  # Markdown in a level
     y = (rng.uniform(size=n) < np.where(grp == "a", p ** 2, p)).astype(int)
     split = np.where(rng.uniform(size=n) < 0.6, "calibration", "test")
     df = pd.DataFrame({"label": y, "p": p, "grp": grp, "split": split, "x": rng.normal(size=n)})
@@ -97,6 +101,7 @@ def test_user_split_and_one_map_per_level_with_small_level_warning():
     assert_clean(at)
     warnings = " ".join(w.value for w in at.warning)
     assert "tiny" in warnings and "too few" in warnings
+    assert md("grp = *tiny*: only 40 rows") in warnings  # the level's name is shown as written, not in italics
     assert len(_table(at)) == len(table)
 
 
