@@ -5,6 +5,7 @@ import functools
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import optimize
 from scipy.special import expit, logit, softmax
@@ -579,3 +580,45 @@ def test_temperature_shared_passes_reach_the_minimum_of_every_fold(monkeypatch):
         h = np.mean((q * z[rows] ** 2).sum(1) - mean ** 2)
         assert abs(g / h) < 1e-11 * beta  # one Newton step away from the minimum: within 1e-11 relative
     assert abs(1 / betas[-1] - 2.5) < 0.05
+
+
+@pytest.mark.golden
+def test_venn_abers_multiclass_equals_the_package_one_vs_rest_and_top_label_intervals():
+    """Class-wise Venn-Abers (one-vs-rest, rows normalised) = the venn-abers package's multiclass calibrator with
+    va_type="one_vs_rest" (Manokhin 2017), probabilities and per-class (p0, p1); the top-label view's interval is
+    the binary predictor fitted on the rows predicted as each class and brackets the recalibrated confidence."""
+    venn_abers = pytest.importorskip("venn_abers")
+    P, y = _multiclass(n=1500, K=4, seed=3)
+    Pt, _ = _multiclass(n=300, K=4, seed=4)
+    ref_p, ref_p01 = venn_abers.VennAbersCalibrator().predict_proba(p_cal=P, y_cal=y, p_test=Pt,
+                                                                    va_type="one_vs_rest", p0_p1_output=True)
+    cw = get_recalibrator("venn_abers", multiclass="classwise").fit(P, y)
+    np.testing.assert_allclose(cw.predict(Pt), ref_p, atol=1e-12)
+    p0, p1 = cw.predict_interval(Pt)
+    assert p0.shape == Pt.shape
+    for k in range(4):
+        np.testing.assert_allclose(p0[:, k], ref_p01[k][:, 0], atol=1e-12)
+        np.testing.assert_allclose(p1[:, k], ref_p01[k][:, 1], atol=1e-12)
+    tl = get_recalibrator("venn_abers").fit(P, y)
+    q0, q1 = tl.predict_interval(Pt)
+    c, ct = P.argmax(1), Pt.argmax(1)
+    for k in range(4):
+        sel = ct == k
+        va = venn_abers.VennAbers()
+        va.fit(np.column_stack([1 - P[c == k, k], P[c == k, k]]), (y[c == k] == k).astype(int))
+        _, r01 = va.predict_proba(np.column_stack([1 - Pt[sel, k], Pt[sel, k]]))
+        np.testing.assert_allclose(q0[sel], r01[:, 0], atol=1e-12)
+        np.testing.assert_allclose(q1[sel], r01[:, 1], atol=1e-12)
+    top = tl.predict(Pt)[np.arange(300), ct]
+    assert np.all((q0 - 1e-12 <= top) & (top <= q1 + 1e-12))
+    # cross-fitting carries the out-of-fold intervals, and the exported frame their columns
+    cf = cross_fit("venn_abers", y, P, multiclass="classwise", n_splits=3)
+    assert cf.interval[0].shape == P.shape and np.all(cf.interval[0] <= cf.interval[1])
+    held = cf.fold == 0
+    np.testing.assert_array_equal(cf.interval[1][held], cf.maps[0].predict_interval(P[held])[1])
+    preds = cv.Predictions(y=y, probs=P, classes=("a", "b", "c", "d"))
+    frame = cv.recalibration.recalibrated_frame(pd.DataFrame({"row": np.arange(1500)}), preds, cf)
+    assert {"venn_abers:p0_a", "venn_abers:p1_d"} <= set(frame.columns)
+    ct_frame = cv.recalibration.recalibrated_frame(pd.DataFrame({"row": np.arange(1500)}), preds,
+                                                   cross_fit("venn_abers", y, P, n_splits=3))
+    assert ct_frame["venn_abers__p0"].le(ct_frame["venn_abers__p1"]).all()

@@ -54,8 +54,9 @@ class CrossFit:
     scheme : str
         "cross-fit (5 folds)" or "user split (n calibration rows)".
     interval : (ndarray, ndarray) or None
-        Venn-Abers on binary data: the out-of-fold interval (p0, p1) of each
-        evaluated row (NaN elsewhere).
+        Venn-Abers: the out-of-fold interval (p0, p1) of each evaluated row
+        (NaN elsewhere): shape (n,) for binary data and the top-label and
+        confidence views, (n, K) class-wise (:meth:`VennAbers.predict_interval`).
     """
 
     method: str
@@ -365,7 +366,8 @@ def cross_fit_by(method, y_true, y_prob, by, *, name: str = "group", min_rows: i
         parts[level] = cf
         if cf.interval is not None:
             if p0 is None:
-                p0, p1 = np.full(n, np.nan), np.full(n, np.nan)
+                shape = (n,) + cf.interval[0].shape[1:]
+                p0, p1 = np.full(shape, np.nan), np.full(shape, np.nan)
             p0[rows], p1[rows] = cf.interval
     if not parts:
         raise InputError(f"no level of {name!r} has {min_rows} rows or more (and, with a split, both calibration and "
@@ -379,10 +381,14 @@ def cross_fit_by(method, y_true, y_prob, by, *, name: str = "group", min_rows: i
 
 
 def _interval(proto, P, parts, multi):
-    """Out-of-fold Venn-Abers intervals (binary only), else None."""
-    if multi or not hasattr(proto, "predict_interval"):
+    """Out-of-fold Venn-Abers intervals (p0, p1) of the evaluated rows (NaN elsewhere), else None.
+
+    Binary and top-label / confidence views: shape (n,); class-wise: (n, K) (see VennAbers.predict_interval).
+    """
+    if not hasattr(proto, "predict_interval"):
         return None
-    p0, p1 = np.full(P.shape[0], np.nan), np.full(P.shape[0], np.nan)
+    shape = P.shape if (multi and proto.multiclass == "classwise") else P.shape[:1]
+    p0, p1 = np.full(shape, np.nan), np.full(shape, np.nan)
     for rows, m in parts:
         p0[rows], p1[rows] = m.predict_interval(P[rows])
     return p0, p1

@@ -33,6 +33,11 @@ def new_columns(method: str, classes, *, is_binary: bool, model: str | None = No
         out["p0"], out["p1"] = f"{stem}__p0", f"{stem}__p1"
     else:
         out["p"] = [f"{stem}:p_{c}" for c in classes]
+        # Venn-Abers: the interval of the predicted class's probability (top-label, confidence) ...
+        out["p0"], out["p1"] = f"{stem}__p0", f"{stem}__p1"
+        # ... or of each class's one-vs-rest probability (class-wise)
+        out["p0_class"] = [f"{stem}:p0_{c}" for c in classes]
+        out["p1_class"] = [f"{stem}:p1_{c}" for c in classes]
     return out
 
 
@@ -92,6 +97,12 @@ def recalibrated_frame(frame: pd.DataFrame, preds: Predictions, result: CrossFit
     else:
         for j, col in enumerate(names["p"]):
             out[col] = result.y_prob[:, j]
+        interval = getattr(result, "interval", None)
+        if interval is not None and interval[0].ndim == 1:
+            out[names["p0"]], out[names["p1"]] = interval
+        elif interval is not None:
+            for j in range(interval[0].shape[1]):
+                out[names["p0_class"][j]], out[names["p1_class"][j]] = interval[0][:, j], interval[1][:, j]
     return out
 
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..validation import check_binary
-from ._base import Recalibrator
+from ._base import Recalibrator, _multiclass_input
 from .nonparametric import _groups
 
 __all__ = ["VennAbers", "venn_abers_values"]
@@ -280,22 +280,62 @@ class VennAbers(Recalibrator):
         return p1 / (1.0 - p0 + p1)
 
     def predict_interval(self, y_prob) -> tuple[np.ndarray, np.ndarray]:
-        """The Venn-Abers interval (p0, p1) of binary predictions.
+        """The Venn-Abers interval (p0, p1) of each prediction.
 
         Parameters
         ----------
-        y_prob : array-like of shape (n,)
+        y_prob : array-like of shape (n,) or (n, K)
+            Of the kind the map was fitted on.
 
         Returns
         -------
-        (p0, p1) : ndarrays of shape (n,)
+        (p0, p1)
+            Binary: ndarrays of shape (n,), around P(y = 1). Multiclass, per
+            M2B reduction: ``"top_label"`` and ``"confidence"``: shape (n,),
+            the interval of the predicted class's probability (the map of the
+            view that row falls in; NaN for a predicted class that never
+            occurred among the calibration rows, whose rows are left as they
+            are); ``"classwise"``: shape (n, K), each class's one-vs-rest
+            interval, as the venn-abers package's one-vs-rest multiclass
+            calibrator (Manokhin 2017) reports it. ``predict`` lies inside
+            the interval except for class-wise after normalisation (the rows
+            are rescaled to sum to 1, the intervals are not).
+
+        References
+        ----------
+        V. Manokhin (2017), "Multi-class probabilistic classification using
+        inductive and cross Venn-Abers predictors", COPA, PMLR 60 (one-vs-rest
+        with normalisation); Gupta & Ramdas (2022) for the top-label view.
         """
         self._require_fitted()
-        if self.kind_ != "binary":
-            raise InputError("predict_interval is defined for a map fitted on binary predictions; for multiclass "
-                             "data fit it on a binary view (calibviz.reduce) instead.")
-        p = check_binary(np.zeros(np.shape(y_prob)[0]), y_prob)[1]
-        return self._interval(self.state_["binary"], p)
+        if self.kind_ == "binary":
+            if np.ndim(y_prob) != 1:
+                raise InputError(f"this map was fitted on binary predictions (shape (n,)); got shape "
+                                 f"{np.shape(y_prob)}. Pass P(y = 1) as one column.")
+            p = check_binary(np.zeros(np.shape(y_prob)[0]), y_prob)[1]
+            return self._interval(self.state_["binary"], p)
+        P = _multiclass_input(y_prob)
+        if P.shape[1] != self.n_classes_:
+            raise InputError(f"this map was fitted on {self.n_classes_} classes; y_prob has {P.shape[1]} columns.")
+        maps = self.state_["maps"]
+        n = P.shape[0]
+        if self.multiclass == "classwise":
+            p0, p1 = np.full(P.shape, np.nan), np.full(P.shape, np.nan)
+            for m in maps:
+                if m["map"] is not None:
+                    p0[:, m["label"]], p1[:, m["label"]] = self._interval(m["map"],
+                                                                          np.ascontiguousarray(P[:, m["label"]]))
+            return p0, p1
+        c = np.argmax(P, axis=1)
+        h = P[np.arange(n), c]
+        if self.multiclass == "confidence":
+            return self._interval(maps[0]["map"], h)
+        p0, p1 = np.full(n, np.nan), np.full(n, np.nan)
+        for m in maps:
+            sel = c == m["label"]
+            if m["map"] is not None and sel.any():
+                p0[sel], p1[sel] = self._interval(m["map"], h[sel])
+        return p0, p1
 
     def describe(self) -> str:
         return ("Venn-Abers: isotonic fits with the new row labelled 0 and 1 give an interval (p0, p1); the "
