@@ -77,6 +77,18 @@ def test_recalibrate_multiclass_csv_options_and_split(tmp_path, capsys):
     assert len(json.loads((tmp_path / "hb.json").read_text())["state"]["binary"]["values"]) == 7
 
 
+def test_recalibrate_multiclass_venn_abers_writes_the_intervals(tmp_path, capsys):
+    out = tmp_path / "va_mc.csv"
+    code, _, err = run(["recalibrate", "cifar10_resnet50", "--method", "venn_abers", "--multiclass", "classwise",
+                        "-o", str(out), "--cross-fit", "2"], capsys)
+    assert code == 0, err
+    df = pd.read_csv(out)
+    classes = cv.load_demo("cifar10_resnet50").classes
+    for c in classes:  # each class's one-vs-rest interval
+        assert (df[f"venn_abers:p0_{c}"] <= df[f"venn_abers:p1_{c}"]).all()
+    np.testing.assert_allclose(df[[f"venn_abers:p_{c}" for c in classes]].sum(axis=1), 1.0)
+
+
 def test_recalibrate_bad_input_is_one_line(tmp_path, capsys):
     code, _, err = run(["recalibrate", "hospital_readmission", "--method", "platt", "-o", str(tmp_path / "x.xlsx")],
                        capsys)

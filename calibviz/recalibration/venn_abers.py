@@ -19,12 +19,22 @@ group i gives
 (the min-max formula of isotonic regression; the second line because the
 maximising a is the last point left of the new row that lies below the
 greatest convex minorant, Vovk, Petej & Fedorova 2015, Sec. 4). G(a) is the
-tangent from P_a - (1, 1) to the lower convex hull of {P_b : b >= a}: the
-suffix hulls are built once right to left (a stack; each point pushed and
-popped at most once) and all k + 1 tangents are found together by binary
-lifting along the hulls (a short walk first: on real data the tangent is a
-few vertices away). p0 is the mirror image (labels flipped, order
-reversed). Rows of weight w count as w rows; the test row has weight 1.
+tangent from P_a - (1, 1) to the lower convex hull of {P_b : b >= a}.
+
+The suffix hulls (Vovk et al.'s stack, built right to left) are found without
+a loop over the rows: a point where the diagram does not turn strictly left
+lies on or above the segment joining its neighbours, so it is no vertex of
+any suffix hull that holds both neighbours. Every suffix hull's vertices
+after its second point are therefore among the strict left turns S, whose
+own suffix hulls (over S alone) are the true ones: the same reduction
+applies to S, level after level (at n = 10^6 in the benchmark the first
+level keeps 13% of the points, each further one about half; levels under
+1,024 points, or that keep over 75%, as convex diagrams do, run the stack
+loop). Each level's pointers, and the
+tangents G(a), come from vectorised walks along the next level's hulls
+(a few vertices on real data; binary lifting after 32 steps, O(log k) for
+any input). p0 is the mirror image (labels flipped, order reversed). Rows of
+weight w count as w rows; the test row has weight 1.
 """
 from __future__ import annotations
 
@@ -89,8 +99,8 @@ def _chains(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     Hierarchical: S are the strict left turns of the polyline, whose own suffix hulls (over S alone) are the
     true ones, found by the same reduction one level up; small or barely reducible levels (convex data) run
-    the stack loop. On real data a level keeps about a quarter (first level) to a half of its points, so the
-    levels together cost about two passes over the data instead of a Python loop over every point.
+    the stack loop. At 10^6 rows the first level keeps ~13% of the points and each further one about half, so
+    the levels together cost a fraction of one pass over the data instead of a Python loop over every point.
     """
     m = X.shape[0]
     if m > _LOOP_SIZE:
