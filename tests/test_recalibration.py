@@ -622,3 +622,22 @@ def test_venn_abers_multiclass_equals_the_package_one_vs_rest_and_top_label_inte
     ct_frame = cv.recalibration.recalibrated_frame(pd.DataFrame({"row": np.arange(1500)}), preds,
                                                    cross_fit("venn_abers", y, P, n_splits=3))
     assert ct_frame["venn_abers__p0"].le(ct_frame["venn_abers__p1"]).all()
+
+
+def test_temperature_without_an_optimum_says_so():
+    """When the true class is a top class on every row (no misclassified row), the log loss falls for ever as
+    T -> 0: an error, not the T where a tolerance stopped; one misclassified row gives an optimum."""
+    rng = np.random.default_rng(32)
+    y = rng.integers(0, 3, 300)
+    P = np.full((300, 3), 0.1)
+    P[np.arange(300), y] = 0.8
+    with pytest.raises(cv.InputError, match="no optimum"):
+        get_recalibrator("temperature").fit(P, y)
+    P[0] = np.roll(P[0], 1)  # one row predicted wrong
+    T = get_recalibrator("temperature").fit(P, y).temperature
+    z = np.log(P)
+    ref = optimize.minimize_scalar(lambda t: _softmax_nll(t, z, y), bounds=(0.01, 5), method="bounded",
+                                   options={"xatol": 1e-12})
+    assert abs(T - ref.x) < 1e-6
+    with pytest.raises(cv.InputError, match="of a fold's fitting rows"):  # the folds without that row have none
+        cross_fit("temperature", y, P, n_splits=3)

@@ -464,6 +464,16 @@ def fit_inverse_temperatures(z: np.ndarray, y: np.ndarray, w=None, *, groups=Non
     W = np.append(base.sum() - W, base.sum())  # total weight of each objective
     if np.any(W <= 0):
         raise InputError("every row of a fold's fitting rows has weight 0; nothing to fit temperature scaling on.")
+    # the loss has a minimum iff some row's true class is below its top class (d_iy < 0): otherwise every term
+    # log sum_j exp(beta (d_ij - d_iy)) falls for ever as T -> 0, and a finite T would only say where the gradient
+    # fell below a tolerance
+    wrong = (zy < 0) & (base > 0)
+    n_wrong = np.append(wrong.sum() - np.bincount(groups[wrong], minlength=G), wrong.sum()) if G else [wrong.sum()]
+    if np.min(n_wrong) == 0:
+        raise InputError("temperature scaling has no optimum here: the true class is a top class on every "
+                         "calibration row" + (" of a fold's fitting rows" if n_wrong[-1] > 0 else "") + ", so the "
+                         "log loss keeps falling as the temperature goes to 0. Use more calibration rows, or a map "
+                         "that needs no such rows (isotonic, histogram binning).")
     out = np.full(G + 1, np.nan)
     todo = list(range(G + 1))
     centre = float(start)
