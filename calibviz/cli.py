@@ -55,6 +55,19 @@ def _add_mapping(p: argparse.ArgumentParser) -> None:
     g.add_argument("--sheet", help="Excel sheet (first by default)")
 
 
+def _add_quiet(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress lines on stderr (they appear only on a terminal, for steps over 2 s; "
+                        "CALIBVIZ_PROGRESS=always|never overrides the terminal test)")
+
+
+def _progress(args):
+    """The terminal progress of a command (calibviz.progress): silent with --quiet or when stderr is no terminal."""
+    from .progress import TerminalProgress, progress_enabled
+
+    return TerminalProgress(enabled=progress_enabled(getattr(args, "quiet", False)))
+
+
 def _mapping_kwargs(args) -> dict:
     keys = ("label", "positive", "weight", "model", "delimiter", "encoding", "sheet", "decimal")
     kw = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
@@ -140,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "instead of loading it: for logs larger than memory (values only: no --ci, no reference)")
     met.add_argument("--database", metavar="DB", help="with --engine duckdb: the DuckDB database FILE's query runs on")
     _add_metric_options(met, ci_default=0)
+    _add_quiet(met)
     _add_mapping(met)
     met.add_argument("--recalibrate", metavar="METHOD", choices=RECALIBRATION_METHODS,
                      help="report each metric before and after recalibration with METHOD (cross-fitted, "
@@ -164,6 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--recalibrate", action="append", default=[], metavar="METHOD", choices=RECALIBRATION_METHODS,
                      help="add a recalibration section: out-of-fold before/after with METHOD (repeatable)")
     _add_metric_options(rep, ci_default=200)
+    _add_quiet(rep)
     _add_mapping(rep)
     app = sub.add_parser("app", help="start the dashboard",
                          description="Start the Streamlit dashboard, on FILE if given, else on the demo data.",
@@ -244,6 +259,47 @@ def parse_threshold(text: str, option: str = "--fail-above") -> tuple[str, float
     return metric_key(name), threshold
 
 
+#: Binary metric names a ``--fail-above`` / ``--fail-p-below`` gate maps to on multiclass data: the multiclass
+#: metric that is the same quantity by the usual convention (said on stderr when used).
+MULTICLASS_GATES = {
+    "ece": ("confidence_ece", "ECE of the top-class probability against 'top class correct', Guo et al. 2017: what "
+                              "'ECE' means for a multiclass model"),
+    "tce": ("classwise_tce", "TCE of each one-vs-rest view averaged over classes: the TCE paper's multiclass TCE, "
+                             "Matsubara et al. 2023, Remark 2"),
+}
+#: Binary metric names without one multiclass counterpart: the error names what to write instead.
+MULTICLASS_ALTERNATIVES = {
+    "mce": "top_label_mce (the largest class-weighted top-label deviation over bins, Gupta & Ramdas 2022)",
+    "ace": "confidence_ece with --binning equal_mass (ACE is ECE on equal-mass bins)",
+    "rmsce": "confidence_ece or top_label_ece (multiclass ECEs use the L1 norm here)",
+}
+
+
+def gate_metric(key: str, is_binary: bool) -> str:
+    """The metric a CI gate on ``key`` checks for binary or multiclass data.
+
+    On multiclass data a binary name with one established multiclass counterpart is mapped to it
+    (:data:`MULTICLASS_GATES`: ``ece`` -> ``confidence_ece``, ``tce`` -> ``classwise_tce``); a binary name without
+    one raises :class:`calibviz.InputError` naming the metric to write instead.
+
+    Examples
+    --------
+    >>> gate_metric("ece", False), gate_metric("ece", True), gate_metric("top_label_ece", False)
+    ('confidence_ece', 'ece', 'top_label_ece')
+    """
+    from .panel import BINARY_METRICS, MULTICLASS_METRICS
+
+    own, kind = (BINARY_METRICS, "binary") if is_binary else (MULTICLASS_METRICS, "multiclass")
+    if key in own:
+        return key
+    if not is_binary and key in MULTICLASS_GATES:
+        return MULTICLASS_GATES[key][0]
+    if not is_binary and key in MULTICLASS_ALTERNATIVES:
+        raise InputError(f"{key} is a binary metric and has no single multiclass counterpart; for multiclass data "
+                         f"write {MULTICLASS_ALTERNATIVES[key]}.")
+    raise InputError(f"{key} does not apply to {kind} data; choose from {', '.join(own)}.")
+
+
 def _config(args):
     from .panel import PanelConfig
 
@@ -280,11 +336,6 @@ def _json_number(v):
 
 
 def _cmd_metrics(args) -> int:
-    import pandas as pd
-
-    from .panel import metric_panel
-    from .report import format_interval, format_value, resolve_metrics
-
     if args.list:
         return _list_metrics()
     if not args.file:
@@ -306,32 +357,62 @@ def _cmd_metrics(args) -> int:
         from .report import metric_key
 
         requested = [metric_key(m) for m in requested]  # unknown names fail before the file is read
-    models = _scan(args) if args.engine else _load(args.file, **_mapping_kwargs(args))
-    if args.recalibrate:
-        if args.engine or thresholds or p_thresholds:
-            raise InputError("--recalibrate cannot be combined with --engine, --fail-above or --fail-p-below.")
-        return _metrics_recalibrated(args, models, cfg, requested)
-    records = []
+    bar = _progress(args)
+    with bar:
+        with bar.step(f"reading {_printable(args.file)}"):
+            models = _scan(args) if args.engine else _load(args.file, **_mapping_kwargs(args))
+        if args.recalibrate:
+            if args.engine or thresholds or p_thresholds:
+                raise InputError("--recalibrate cannot be combined with --engine, --fail-above or --fail-p-below.")
+            return _metrics_recalibrated(args, models, cfg, requested, bar)
+        records, gate_keys = _panel_records(args, models, cfg, requested, thresholds + p_thresholds, bar)
+    return _report_metrics(args, records, thresholds, p_thresholds, gate_keys)
+
+
+def _panel_records(args, models, cfg, requested, gates, bar) -> tuple[list, dict]:
+    """The metric records of every model, and ``{(model, gate key): key computed for that model}``."""
+    from .panel import metric_panel
+    from .report import resolve_metrics
+
+    records, gate_keys = [], {}
     for name, p in models.items():
         keys, _ = resolve_metrics(requested, p.is_binary)
-        gates = [k for k, _ in thresholds + p_thresholds]
-        own = resolve_metrics(gates, p.is_binary)[0] if gates else ()
+        for gate, _ in gates:
+            gate_keys[(name, gate)] = gate_metric(gate, p.is_binary)
+        own = tuple(dict.fromkeys(gate_keys[(name, g)] for g, _ in gates))
         keys = keys + tuple(k for k in own if k not in keys)
-        if args.engine:  # a scan: values computed where the data live (cv.scan)
-            panel = p.metrics(keys, config=cfg)
-        else:
-            panel = metric_panel(p.y, p.y_prob if p.is_binary else p.probs, metrics=keys, config=cfg,
-                                 sample_weight=p.weights, n_resamples=args.ci, random_state=args.seed,
-                                 n_reference=args.reference)
+        what = f"model {_printable(name)}: {len(keys)} metrics" + (
+            f", {args.ci} bootstrap resamples" if args.ci and not args.engine else "") + (
+            f", {args.reference} label redraws" if args.reference and not args.engine else "")
+        with bar.step(what) as progress:
+            if args.engine:  # a scan: values computed where the data live (cv.scan)
+                panel = p.metrics(keys, config=cfg)
+            else:
+                panel = metric_panel(p.y, p.y_prob if p.is_binary else p.probs, metrics=keys, config=cfg,
+                                     sample_weight=p.weights, n_resamples=args.ci, random_state=args.seed,
+                                     n_reference=args.reference, progress=progress)
         for r in panel.itertuples():
             records.append({"model": name, "metric": r.metric, "label": r.label, "value": _json_number(r.value),
                             "low": _json_number(r.low), "high": _json_number(r.high),
                             "null_low": _json_number(r.null_low), "null_high": _json_number(r.null_high),
                             "p_value": _json_number(r.p_value), "verdict": r.verdict, "unit": r.unit,
                             "reading": r.reading + (f" {r.note}" if r.note else "")})
-    known = {r["metric"] for r in records}
+    for gate in dict.fromkeys(g for g, _ in gates):
+        mapped = sorted({gate_keys[(m, gate)] for m in models} - {gate})
+        for key in mapped:  # said once per gate: the JSON/CSV on stdout stay clean
+            print(f"calibviz: note: {gate} is a binary metric; on multiclass data the gate uses {key} "
+                  f"({MULTICLASS_GATES[gate][1]}); write {key} to say so.", file=sys.stderr)
+    return records, gate_keys
+
+
+def _report_metrics(args, records, thresholds, p_thresholds, gate_keys) -> int:
+    from .report import format_interval, format_value
+
+    import pandas as pd
+
+    known = {(r["model"], r["metric"]) for r in records}
     for option, key in [("--fail-above", k) for k, _ in thresholds] + [("--fail-p-below", k) for k, _ in p_thresholds]:
-        if key not in known:
+        if not any((m, gate_keys[(m, g)]) in known for (m, g) in gate_keys if g == key):
             raise InputError(f"{option} {key}: this metric does not apply to the data in {args.file}.")
     if args.format == "json":
         print(json.dumps(records, indent=2, ensure_ascii=False))
@@ -343,11 +424,11 @@ def _cmd_metrics(args) -> int:
         _print_table(records, args.ci, format_value, format_interval)
     failures = [f"{r['label']} of model {r['model']} = {format_value(r['value'], r['unit'])} exceeds {t:g}"
                 for key, t in thresholds for r in records
-                if r["metric"] == key and r["value"] is not None and r["value"] > t]
+                if r["metric"] == gate_keys[(r["model"], key)] and r["value"] is not None and r["value"] > t]
     failures += [f"{r['label']} of model {r['model']}: evidence of miscalibration, p = {r['p_value']:.3g} <= {t:g} "
                  "against a calibrated model with the same predictions"
                  for key, t in p_thresholds for r in records
-                 if r["metric"] == key and r["p_value"] is not None and r["p_value"] <= t]
+                 if r["metric"] == gate_keys[(r["model"], key)] and r["p_value"] is not None and r["p_value"] <= t]
     for f in failures:
         print(f"calibviz: threshold exceeded: {_printable(f)}", file=sys.stderr)
     return 1 if failures else 0
@@ -375,11 +456,15 @@ def _cmd_report(args) -> int:
     if not out.parent.exists():
         raise InputError(f"cannot write {out}: the folder {out.parent} does not exist.")
     load = _mapping_kwargs(args)
-    models = _load(args.file, **load)
-    options = {k: v for k, v in load.items() if v not in (None, False)}
-    write_report(models, out, config=cfg, metrics=metrics, n_resamples=args.ci, random_state=args.seed,
-                 n_reference=args.reference,
-                 title=args.title, source=args.file, load_options=options, recalibration=args.recalibrate or None)
+    bar = _progress(args)
+    with bar:
+        with bar.step(f"reading {_printable(args.file)}"):
+            models = _load(args.file, **load)
+        options = {k: v for k, v in load.items() if v not in (None, False)}
+        with bar.step(f"building the report of {len(models)} model{'s' if len(models) > 1 else ''}") as progress:
+            write_report(models, out, config=cfg, metrics=metrics, n_resamples=args.ci, random_state=args.seed,
+                         n_reference=args.reference, title=args.title, source=args.file, load_options=options,
+                         recalibration=args.recalibrate or None, progress=progress)
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)
     return 0
 
@@ -445,6 +530,7 @@ def _add_recalibrate_parser(sub) -> None:
     rec.add_argument("--model", dest="pick_model", metavar="NAME",
                      help="with several models in FILE: which one (default: every model)")
     rec.add_argument("--seed", type=int, default=0, help="seed of the fold assignment (default: 0)")
+    _add_quiet(rec)
     _add_mapping(rec)
 
 
@@ -515,8 +601,10 @@ def _cmd_recalibrate(args) -> int:
     options = _recalibration_options(args)
     get_recalibrator(args.method, **options)  # bad options fail before the file is read
     load = _mapping_kwargs(args)
-    models = _load(args.file, **load)
-    frame = _raw_frame(args)
+    bar = _progress(args)
+    with bar.step(f"reading {_printable(args.file)}"):
+        models = _load(args.file, **load)
+        frame = _raw_frame(args)
     if args.pick_model is not None:
         if args.pick_model not in models:
             raise InputError(f"--model {args.pick_model!r} is not in {args.file}; its models are {', '.join(models)}.")
@@ -542,10 +630,13 @@ def _cmd_recalibrate(args) -> int:
         if len(rows) != p.n:
             raise InputError(f"{args.file} has {len(rows):,} rows for model {name!r} but {p.n:,} predictions were "
                              "loaded (rows were left out when loading); recalibrate a file without such rows.")
-        cf = cross_fit(args.method, p.y, p.y_prob if p.is_binary else p.probs, n_splits=args.cross_fit,
-                       random_state=args.seed, sample_weight=p.weights,
-                       groups=None if args.groups is None else rows[args.groups].to_numpy(),
-                       split=None if args.split_column is None else rows[args.split_column], **options)
+        fitting = (f"model {_printable(name)}: {args.method}, "
+                   + ("fit on the calibration rows" if args.split_column else f"{args.cross_fit}-fold cross-fit"))
+        with bar.step(fitting):
+            cf = cross_fit(args.method, p.y, p.y_prob if p.is_binary else p.probs, n_splits=args.cross_fit,
+                           random_state=args.seed, sample_weight=p.weights,
+                           groups=None if args.groups is None else rows[args.groups].to_numpy(),
+                           split=None if args.split_column is None else rows[args.split_column], **options)
         parts.append(recalibrated_frame(rows, p, cf, prefix_model=len(models) > 1 and not long_format))
         maps[name] = cf.final.to_dict()
         _print_recalibration_summary(name, p, cf)
@@ -583,7 +674,7 @@ def _print_recalibration_summary(name, p, cf) -> None:
           f"on {int(used.sum()):,} out-of-fold rows; {cf.final.describe()}", file=sys.stderr)
 
 
-def _metrics_recalibrated(args, models, cfg, requested) -> int:
+def _metrics_recalibrated(args, models, cfg, requested, bar) -> int:
     import pandas as pd
 
     from .panel import format_interval, format_value
@@ -596,11 +687,13 @@ def _metrics_recalibrated(args, models, cfg, requested) -> int:
     for name, p in models.items():
         y_prob = p.y_prob if p.is_binary else p.probs
         keys, _ = resolve_metrics(requested, p.is_binary)
-        cf = cross_fit(args.recalibrate, p.y, y_prob, n_splits=args.cross_fit, random_state=args.seed,
-                       sample_weight=p.weights)
-        table = recalibration_table(p.y, y_prob, {args.recalibrate: cf}, metrics=keys, config=cfg,
-                                    sample_weight=p.weights, n_resamples=args.ci, n_reference=args.reference,
-                                    random_state=args.seed)
+        with bar.step(f"model {_printable(name)}: {args.recalibrate}, {args.cross_fit}-fold cross-fit"):
+            cf = cross_fit(args.recalibrate, p.y, y_prob, n_splits=args.cross_fit, random_state=args.seed,
+                           sample_weight=p.weights)
+        with bar.step(f"model {_printable(name)}: metrics before and after") as progress:
+            table = recalibration_table(p.y, y_prob, {args.recalibrate: cf}, metrics=keys, config=cfg,
+                                        sample_weight=p.weights, n_resamples=args.ci, n_reference=args.reference,
+                                        random_state=args.seed, progress=progress)
         for r in table.to_dict("records"):
             rec = {k: r.get(k) for k in RECALIBRATION_FIELDS if k != "model"}
             rec = {"model": name, **{k: (_json_number(v) if isinstance(v, float) else v) for k, v in rec.items()}}

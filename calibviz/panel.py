@@ -440,6 +440,11 @@ def _wald_interval(key, y, p, w, confidence):
     return (r.slope_low, r.slope_high) if key == "calibration_slope" else (r.intercept_low, r.intercept_high)
 
 
+def _has_reference(spec: MetricSpec) -> bool:
+    """Whether :func:`_reference` redraws labels for ``spec`` (slope and intercept use Wald tests)."""
+    return spec.reference is not None and spec.key not in ("calibration_slope", "calibration_intercept")
+
+
 def _reference(spec: MetricSpec, y, p, w, config: PanelConfig, n_reference: int, random_state):
     """(null_mean, null_low, null_high, p_value) of a metric against a calibrated model with these predictions.
 
@@ -567,7 +572,8 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
     random_state : int, default 0
         Same seed, same intervals and references.
     progress : callable(done, total), optional
-        Called as the bootstrap advances (over all metrics).
+        Called as the bootstrap advances and after each metric's reference
+        (``total`` counts bootstrap resamples and label redraws of all metrics).
     n_reference : int, default 200
         Label redraws of the calibrated-model reference (consistency
         resampling, :func:`calibviz.metrics.consistency_test`); 0 skips it.
@@ -612,6 +618,9 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
         prevalence = float(np.average(y, weights=w))
     specs = [_spec(k, registry) for k in metrics]
     n_boot = sum(s.bootstrap for s in specs) if n_resamples else 0
+    # progress counts bootstrap resamples and the reference's label redraws (often the larger part)
+    n_ref = sum(_has_reference(s) for s in specs) if n_reference else 0
+    total = n_boot * n_resamples + n_ref * n_reference
     rows = []
     done_before = 0
     for spec in specs:
@@ -621,9 +630,9 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
         if n_resamples and spec.bootstrap:
             offset = done_before
 
-            def _progress(done, total, _offset=offset):
+            def _progress(done, _n, _offset=offset):
                 if progress is not None:
-                    progress(_offset + done, n_boot * n_resamples)
+                    progress(_offset + done, total)
 
             options = interval_options(spec.key)
             res = M.bootstrap(lambda yy, pp, sample_weight=None, _s=spec: _s.compute(yy, pp, sample_weight, config),
@@ -637,6 +646,10 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
             low, high = _wald_interval(spec.key, y, p, w, confidence)
             method = ("delong" if spec.key == "auc" else "wald") if np.isfinite(low) else ""
         null_mean, null_low, null_high, p_ref = _reference(spec, y, p, w, config, n_reference, random_state)
+        if n_reference and _has_reference(spec):  # the redraws report once per metric, when done
+            done_before += n_reference
+            if progress is not None:
+                progress(done_before, total)
         ctx = _context(spec, y, p, w, config, prevalence)
         if spec.p_value is not None:  # a test with its own reference distribution (HL: chi2(G); Z: normal)
             p_ref = ctx["p_value"]

@@ -126,7 +126,11 @@ def test_fail_above_parsing_errors(gate, capsys):
 
 
 def test_fail_above_metric_of_the_other_kind(capsys):
-    code, _, err = run(["metrics", "cifar10_resnet50", "--fail-above", "tce=5"], capsys)
+    # a binary name without one multiclass counterpart: the error names the metric to write
+    code, _, err = run(["metrics", "cifar10_resnet50", "--fail-above", "mce=0.05"], capsys)
+    assert_one_line_error(code, err)
+    assert "top_label_mce" in err
+    code, _, err = run(["metrics", "hospital_readmission", "--fail-above", "top_label_ece=0.05"], capsys)
     assert_one_line_error(code, err)
 
 
