@@ -11,7 +11,7 @@ import pytest
 import calibviz as cv
 from calibviz.io import detect_mapping, load_models_from_files, models_to_frame, read_table
 
-PYTHON_SYNTAX = re.compile(r"\w+=|[{}\[\]]")  # keyword arguments, dict or list literals
+PYTHON_SYNTAX = re.compile(r"\w+=|[{}]|\[['\"]")  # keyword arguments, dict or list literals
 
 
 @pytest.fixture(scope="module")
@@ -208,6 +208,12 @@ def test_logits_are_advised_for_negative_values_only():
     with pytest.raises(cv.InputError, match="percentages") as err:
         cv.predictions_from_frame(pd.DataFrame({"y": y, "p": pct}))
     assert "logits" not in str(err.value)
+    # a few stray values are errors in the data, not another scale
+    stray = rng.uniform(size=40)
+    stray[3] = -0.1
+    with pytest.raises(cv.InputError, match="fix or drop those rows") as err:
+        cv.predictions_from_frame(pd.DataFrame({"y": y, "p": stray}))
+    assert "logits" not in str(err.value) and "percent" not in str(err.value)
     # one column in [0, 1] and one outside: the outside one is not a probability column, whatever its scale
     with pytest.raises(cv.InputError, match="cannot be one of them") as err:
         cv.predictions_from_frame(pd.DataFrame({"y": y, "a": 1 - rng.uniform(size=40), "b": pct}), probs=["a", "b"])

@@ -11,7 +11,7 @@ from scipy.special import expit, softmax
 
 from ..errors import InputError
 from ..validation import check_weights, describe_rows
-from .mapping import ID_NAMES, _ID_PATTERN, ColumnMapping, _key, _named_part, detect_mapping
+from .mapping import ID_NAMES, _ID_PATTERN, ColumnMapping, _key, _named_part, detect_mapping, model_names
 from .predictions import Predictions
 from .readers import DEFAULT_MAX_BYTES, read_table
 
@@ -72,16 +72,17 @@ def _labels_to_index(series: pd.Series, classes: tuple, label_col: str, position
     return y
 
 
+#: Below this share of rows outside [0, 1], the values are stray errors, not logits or percentages (which put
+#: most rows outside [0, 1]): no change of scale is advised.
+STRAY_SHARE = 0.05
 #: Largest |row sum - 1| that rounding explains (each of a few class probabilities written with 2 decimals):
 #: only then is dividing the rows by their sums (``renormalize=True``) advised.
 RENORMALIZE_ADVICE_MAX = 0.05
 
 
-def _one_model_per_column(cols) -> tuple[str, str]:
+def _one_model_per_column(cols, classes=()) -> tuple[str, str]:
     """The library's and the dashboard's way to read each column as one model's P(positive)."""
-    names = {c: (_named_part(c) or c) for c in cols}
-    if len(set(names.values())) < len(names):
-        names = {c: c for c in cols}
+    names = model_names(cols, classes)
     as_dict = "{" + ", ".join(f"{names[c]!r}: [{c!r}]" for c in cols) + "}"
     return (f"if each column holds one model's probability of the positive class, read one model per column: "
             f"probs={as_dict} (columns named <model>_proba are detected that way)",
@@ -89,12 +90,13 @@ def _one_model_per_column(cols) -> tuple[str, str]:
             "the column mapping")
 
 
-def _probabilities(block: np.ndarray, cols, logits: bool, renormalize: bool, n_classes: int | None = None,
+def _probabilities(block: np.ndarray, cols, logits: bool, renormalize: bool, classes: tuple = (),
                    notes: list | None = None, class_named: bool = False) -> np.ndarray:
     """Probability rows from the mapped columns; every error names the fix that is right for *these* values.
 
     ``renormalize=True`` is advised only for rows whose sums are off by rounding (at most
-    ``RENORMALIZE_ADVICE_MAX``), ``logits=True`` only for columns with negative values (log-odds): a fix
+    ``RENORMALIZE_ADVICE_MAX``), ``logits=True`` only for columns with negative values in at least
+    ``STRAY_SHARE`` of the rows (log-odds; percentages have none): a fix
     that makes numbers out of the wrong columns is never suggested. Two columns of a binary label whose
     rows do not sum to 1 are refused even with ``renormalize=True`` unless their names say they are the
     label's classes (``p_benign``, ``p_malignant``): otherwise they are two models, or a mistake.
@@ -120,7 +122,11 @@ def _probabilities(block: np.ndarray, cols, logits: bool, renormalize: bool, n_c
                 "cannot be one of them; check the probability columns (probs=...).",
                 ui_message=f"{what} The other probability columns do hold probabilities: check the Probability "
                            "columns in the column mapping.")
-        if low < 0:
+        if out.mean() < STRAY_SHARE:
+            fix = ui_fix = (f"So few rows ({out.mean():.1%}) are errors in the data, not another scale: fix or drop "
+                            "those rows.")
+            hint = None
+        elif low < 0:
             fix = ("If they are logits (log-odds, the model's outputs before the sigmoid or softmax), pass "
                    "logits=True (command line: --logits); other scores (SVM decision values, ranks) are no "
                    "probabilities: calibrate them first.")
@@ -144,10 +150,10 @@ def _probabilities(block: np.ndarray, cols, logits: bool, renormalize: bool, n_c
         deviation = float(np.max(np.abs(sums - 1.0)))
         what = (f"probability rows must sum to 1 (tolerance {SUM_TOLERANCE:g}); they do not in {describe_rows(off)} "
                 f"(sums from {sums.min():.4g} to {sums.max():.4g}).")
-        two_models = (block.shape[1] == 2 and (n_classes or 2) <= 2 and deviation > RENORMALIZE_ADVICE_MAX
+        two_models = (block.shape[1] == 2 and len(classes) <= 2 and deviation > RENORMALIZE_ADVICE_MAX
                       and not (class_named and renormalize))
         if two_models:
-            lib, ui = _one_model_per_column(cols)
+            lib, ui = _one_model_per_column(cols, classes)
             raise InputError(
                 f"{what} Two columns of a binary label that do not sum to 1 are not one model's class "
                 f"probabilities (dividing by the sums would make up numbers); {lib}.",
@@ -197,7 +203,7 @@ def _build(df: pd.DataFrame, mapping: ColumnMapping, cols, name: str, source: st
     label_keys = {_key(c) for c in mapping.classes}
     class_named = all(_key(_named_part(c, label_keys) or c) in label_keys for c in cols)
     probs = _probabilities(_numeric_block(df, cols, "probability"), cols, logits, renormalize,
-                           len(mapping.classes), notes, class_named)
+                           mapping.classes, notes, class_named)
     w = _weights(df, mapping.weight)
     present = np.unique(y)
     if present.size < 2:

@@ -52,7 +52,7 @@ import pandas as pd
 
 from ..errors import InputError
 
-__all__ = ["ColumnMapping", "detect_mapping", "unsupported_columns", "LABEL_NAMES", "WEIGHT_NAMES", "MODEL_NAMES", "ID_NAMES"]
+__all__ = ["ColumnMapping", "detect_mapping", "guess_label", "model_names", "unsupported_columns", "LABEL_NAMES", "WEIGHT_NAMES", "MODEL_NAMES", "ID_NAMES"]
 
 LABEL_NAMES = ("label", "y", "y_true", "target", "true", "truth", "true_label", "ground_truth",
                "outcome", "actual", "class", "labels")
@@ -172,7 +172,7 @@ def _per_model_columns(df: pd.DataFrame, cols, labels) -> dict | None:
         return None  # per-class columns of one model; the rest are handled (and noted) by rule 2
     one = firsts[0]
     others = list(model_named)
-    names = {one: one, **model_named}
+    names = model_names([one, *others], labels)
     shown = ", ".join(map(repr, others[:4]))
     as_models = "{" + ", ".join(f"{names[c]!r}: [{c!r}]" for c in [one, *others[:3]]) + (", ..." if len(others) > 3 else "") + "}"
     what = (f"the probability columns are ambiguous: {one!r} holds P(positive class) of one model, and {shown} "
@@ -283,6 +283,39 @@ def unsupported_columns(df: pd.DataFrame) -> dict:
             if kind is not None:
                 out[c] = kind
     return out
+
+
+def model_names(columns, labels=()) -> dict:
+    """``{column: model name}`` when each column is one model's P(positive): ``logreg_proba`` -> ``logreg``.
+
+    A column whose name names a class of the label (``p_1``), or no model at all, keeps its own name, and so do
+    all of them when two would get the same name.
+
+    Examples
+    --------
+    >>> model_names(["logreg_proba", "proba_rf", "p_1"], labels=[0, 1])
+    {'logreg_proba': 'logreg', 'proba_rf': 'rf', 'p_1': 'p_1'}
+    """
+    keys = {_key(v) for v in labels}
+    names = {}
+    for c in columns:
+        part = _named_part(c, keys)
+        names[c] = part if part is not None and _key(part) not in keys else c
+    if len(set(names.values())) < len(names):
+        names = {c: c for c in columns}
+    return names
+
+
+def guess_label(columns) -> str | None:
+    """The label column by name alone (``y_true``, ``label``, ...), or None: the mapping panel's default even when
+    the rest of the detection fails.
+
+    Examples
+    --------
+    >>> guess_label(["x0", "x1", "y_true", "logreg_proba"])
+    'y_true'
+    """
+    return _find(list(map(str, columns)), LABEL_NAMES, None, "label")
 
 
 def _find(columns, names, override, what):

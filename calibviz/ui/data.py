@@ -16,7 +16,8 @@ import streamlit as st
 
 from ..demo import demo_datasets, demo_info, demo_path
 from ..errors import InputError
-from ..io import ColumnMapping, Predictions, detect_mapping, predictions_from_frame, read_table
+from ..io import (ColumnMapping, Predictions, detect_mapping, load_models_from_files, models_to_frame,
+                  predictions_from_frame, read_table)
 from ..io.readers import RawTable
 
 _LOG = logging.getLogger(__name__)
@@ -24,7 +25,7 @@ _LOG = logging.getLogger(__name__)
 __all__ = [
     "DEFAULT_DEMO", "MAX_UPLOAD_BYTES", "ensure_data", "current_models", "current_predictions", "current_source",
     "load_demo_into_state", "load_bytes_into_state", "on_upload", "pending_file", "take_error", "raw_table",
-    "detected_mapping",
+    "detected_mapping", "load_files_into_state", "current_files", "error_hint", "READING_OPTIONS",
 ]
 
 DEFAULT_DEMO = "hospital_readmission"
@@ -33,6 +34,9 @@ DEFAULT_DEMO = "hospital_readmission"
 MAX_UPLOAD_BYTES = 1024 * 1024**2
 
 _MODELS, _SOURCE, _ERROR, _PENDING, _MODEL_PICK = "cv_models", "cv_source", "cv_error", "cv_pending", "cv_model"
+_HINT, _FILES = "cv_error_hint", "cv_files"
+#: Options of read_table (the mapping panel's encoding, delimiter and decimal choices); the rest map columns.
+READING_OPTIONS = ("encoding", "delimiter", "decimal")
 
 
 def _digest(data: bytes) -> str:
@@ -42,25 +46,44 @@ def _digest(data: bytes) -> str:
 # Process-wide caches of parsed uploads, bounded in number and in time: each entry can be as large as an upload,
 # and a closed session's file must not stay resident (the current data of a session lives in its session state).
 @st.cache_data(show_spinner=False, max_entries=2, ttl=1800)
-def _read(digest: str, _data: bytes, name: str) -> RawTable:
+def _read(digest: str, _data: bytes, name: str, reading: tuple = ()) -> RawTable:
     # Keyed on the digest, not the bytes: hashing 10^8 bytes per rerun is what we avoid.
-    return read_table(_data, name=name, max_bytes=MAX_UPLOAD_BYTES)
+    return read_table(_data, name=name, max_bytes=MAX_UPLOAD_BYTES, **dict(reading))
+
+
+def _split(options: dict) -> tuple[tuple, dict]:
+    """(reading options as a sorted tuple, mapping options)."""
+    reading = tuple(sorted((k, v) for k, v in options.items() if k in READING_OPTIONS and v is not None))
+    return reading, {k: v for k, v in options.items() if k not in READING_OPTIONS}
 
 
 @st.cache_data(show_spinner=False, max_entries=4, ttl=1800)
 def _parse(digest: str, _data: bytes, name: str, options: tuple) -> dict[str, Predictions]:
-    raw = _read(digest, _data, name)
-    return predictions_from_frame(raw.frame, source=name, **dict(options))
+    reading, mapping = _split(dict(options))
+    raw = _read(digest, _data, name, reading)
+    return predictions_from_frame(raw.frame, source=name, **mapping)
 
 
-def raw_table(data: bytes, name: str) -> RawTable:
-    """The parsed (cached) table of a file, before mapping."""
-    return _read(_digest(data), data, name)
+def raw_table(data: bytes, name: str, **reading) -> RawTable:
+    """The parsed (cached) table of a file, before mapping; ``reading``: encoding, delimiter, decimal."""
+    return _read(_digest(data), data, name, _split(reading)[0])
 
 
 def detected_mapping(data: bytes, name: str, **overrides) -> ColumnMapping:
     """The column mapping detected for a file (raises InputError when detection fails)."""
-    return detect_mapping(raw_table(data, name).frame, **overrides)
+    reading, mapping = _split(overrides)
+    return detect_mapping(raw_table(data, name, **dict(reading)).frame, **mapping)
+
+
+def _fail(name: str, exc: InputError) -> None:
+    """Store a load error in the dashboard's words (its hint preselects the mapping panel's fix)."""
+    st.session_state[_ERROR] = f"{name}: {exc.ui_message}"
+    st.session_state[_HINT] = dict(exc.hint)
+
+
+def error_hint() -> dict:
+    """The machine-readable fix of the last load error (``{mapping option: value}``), or {}."""
+    return st.session_state.get(_HINT) or {} if st.session_state.get(_ERROR) else {}
 
 
 def load_bytes_into_state(data: bytes, name: str, *, kind: str = "upload", **options) -> bool:
@@ -76,7 +99,7 @@ def load_bytes_into_state(data: bytes, name: str, *, kind: str = "upload", **opt
         for m in models.values():
             m.fingerprint()  # every page keys its caches on it: fail here, not on every later rerun
     except InputError as exc:
-        st.session_state[_ERROR] = f"{name}: {exc}"
+        _fail(name, exc)
         return False
     except MemoryError:
         st.session_state[_ERROR] = f"{name}: not enough memory to load this file; sample its rows."
@@ -91,7 +114,50 @@ def load_bytes_into_state(data: bytes, name: str, *, kind: str = "upload", **opt
     st.session_state[_SOURCE] = {"kind": kind, "name": name, "options": dict(clean), "digest": _digest(data)[:16]}
     st.session_state[_MODEL_PICK] = next(iter(models))
     st.session_state.pop(_ERROR, None)
+    st.session_state.pop(_HINT, None)
+    st.session_state.pop(_FILES, None)  # a single file (load_files_into_state sets them again for several)
     return True
+
+
+def load_files_into_state(files: list, **options) -> bool:
+    """Several files, one model each (named after its file), as the current data; False and a message if not.
+
+    The files go through :func:`calibviz.io.load_models_from_files` (rows matched by a shared id column, else
+    checked to hold the same labels in the same order) and are kept as one long table
+    (:func:`calibviz.io.models_to_frame`, Parquet) through :func:`load_bytes_into_state`, the one way data
+    becomes current (and is kept for links). The original files stay in the session for re-mapping.
+    """
+    import io as _io
+
+    name = " + ".join(n for n, _ in files)
+    st.session_state[_PENDING] = {"name": name, "data": files[0][1], "file_name": files[0][0], "files": files}
+    try:
+        models = load_models_from_files(list(files), max_bytes=MAX_UPLOAD_BYTES,
+                                        **{k: v for k, v in options.items() if v is not None and v != ""})
+        buf = _io.BytesIO()
+        models_to_frame(models).to_parquet(buf, index=False)
+    except InputError as exc:
+        _fail(name, exc)
+        return False
+    except MemoryError:
+        st.session_state[_ERROR] = f"{name}: not enough memory to load these files; sample their rows."
+        return False
+    except Exception as exc:  # noqa: BLE001 - an upload must never break the app; the log keeps the traceback
+        _LOG.exception("unexpected error while loading %s", name)
+        st.session_state[_ERROR] = (f"{name}: could not be loaded ({type(exc).__name__}: {exc}). This is a bug in "
+                                    "calibviz, not in your data; please report it with the files' column types.")
+        return False
+    if not load_bytes_into_state(buf.getvalue(), name):
+        return False
+    st.session_state[_FILES] = {"files": list(files), "options": {k: v for k, v in options.items() if v is not None}}
+    st.session_state[_SOURCE]["files"] = [n for n, _ in files]
+    st.session_state.pop(_PENDING, None)
+    return True
+
+
+def current_files() -> dict | None:
+    """The uploaded files behind the current data when there are several: ``{"files": [(name, bytes)], "options"}``."""
+    return st.session_state.get(_FILES)
 
 
 def load_demo_into_state(name: str) -> bool:
@@ -109,22 +175,32 @@ def load_demo_into_state(name: str) -> bool:
 
 
 def on_upload(widget_key: str = "cv_upload") -> None:
-    """``on_change`` callback of the file uploader: parse the upload right away (it is gone after a page switch)."""
+    """``on_change`` callback of the file uploader: parse the upload right away (it is gone after a page switch).
+
+    Several files are several models, one per file (:func:`load_files_into_state`).
+    """
     uploaded = st.session_state.get(widget_key)
-    if uploaded is None:
+    if not uploaded:
         return
-    size = getattr(uploaded, "size", None)
-    if size is not None and size > MAX_UPLOAD_BYTES:
-        st.session_state[_ERROR] = (f"{uploaded.name} is {size / 1e6:.0f} MB, over the {MAX_UPLOAD_BYTES / 1e6:.0f} MB "
-                                    "upload limit; sample the rows or load it with `calibviz app FILE`.")
+    files = []
+    for up in (uploaded if isinstance(uploaded, (list, tuple)) else [uploaded]):
+        size = getattr(up, "size", None)
+        if size is not None and size > MAX_UPLOAD_BYTES:
+            st.session_state[_ERROR] = (f"{up.name} is {size / 1e6:.0f} MB, over the {MAX_UPLOAD_BYTES / 1e6:.0f} MB "
+                                        "upload limit; sample the rows or load it with `calibviz app FILE`.")
+            return
+        data = up.getvalue()
+        if len(data) > MAX_UPLOAD_BYTES:
+            st.session_state[_ERROR] = (f"{up.name} is over the {MAX_UPLOAD_BYTES / 1e6:.0f} MB upload limit; "
+                                        "sample the rows or load it with `calibviz app FILE`.")
+            return
+        files.append((up.name, data))
+    if len(files) > 1:
+        load_files_into_state(files)
         return
-    data = uploaded.getvalue()
-    if len(data) > MAX_UPLOAD_BYTES:
-        st.session_state[_ERROR] = (f"{uploaded.name} is over the {MAX_UPLOAD_BYTES / 1e6:.0f} MB upload limit; "
-                                    "sample the rows or load it with `calibviz app FILE`.")
-        return
-    st.session_state[_PENDING] = {"name": uploaded.name, "data": data}
-    if load_bytes_into_state(data, uploaded.name):
+    name, data = files[0]
+    st.session_state[_PENDING] = {"name": name, "data": data}
+    if load_bytes_into_state(data, name):
         st.session_state.pop(_PENDING, None)
 
 

@@ -4,13 +4,16 @@ from __future__ import annotations
 import streamlit as st
 
 from ..demo import DEMOS, demo_datasets
+from ..io.mapping import guess_label, model_names
+from ..io.readers import DECIMALS, DELIMITERS, ENCODINGS
 from ..errors import InputError
 from .. import reduce
 from ..overview import class_table, data_overview
 from .text import md
 from .blocks import _format_interval, _format_reference, _format_value, _verdict_badge, panel_table, show_headlines
-from .data import (current_models, current_predictions, current_source, detected_mapping, load_bytes_into_state,
-                   load_demo_into_state, on_upload, pending_file, raw_table, take_error)
+from .data import (current_files, current_models, current_predictions, current_source, detected_mapping,
+                   error_hint, load_bytes_into_state, load_demo_into_state, load_files_into_state, on_upload,
+                   pending_file, raw_table, take_error)
 
 __all__ = ["source_picker", "load_messages", "mapping_editor", "data_summary", "headline_metrics", "next_steps",
            "mean_gap_reading"]
@@ -43,9 +46,12 @@ def source_picker() -> None:
     with right:
         # No type= filter: calibviz's reader names the problem with any file, which is more helpful than a
         # browser-side refusal (and Streamlit's server-side check raises instead of explaining).
-        st.file_uploader("Or upload predictions", key="cv_upload", on_change=on_upload,
-                         help="One row per example: a label column and probability columns (p, or p_<class> per "
-                              "class); other columns become features. CSV, TSV, Parquet or Excel.")
+        st.file_uploader("Or upload predictions", key="cv_upload", on_change=on_upload, accept_multiple_files=True,
+                         help="One row per example: a label column and probability columns (p, p_<class> per "
+                              "class, or <model>_proba per model); other columns become features. CSV, TSV, Parquet "
+                              "or Excel. Several files at once are several models, each named after its file: rows "
+                              "are matched by an id column if the files have one, else they must list the same "
+                              "labels in the same order.")
 
 
 def load_messages() -> None:
@@ -58,71 +64,174 @@ def load_messages() -> None:
         st.info(f"Note: {md(note)}.", icon=":material/info:")
 
 
-def _file_for_mapping() -> tuple[bytes, str, bool] | None:
+def _file_for_mapping() -> dict | None:
+    """The file the mapping panel edits: ``{data, name, pending, files}`` (``files``: several uploaded at once)."""
     pend = pending_file()
     if pend is not None:
-        return pend["data"], pend["name"], True
+        return {"data": pend["data"], "name": pend.get("file_name", pend["name"]), "title": pend["name"],
+                "pending": True, "files": pend.get("files")}
     src = current_source()
+    several = current_files() if src.get("files") else None
+    if several is not None:
+        first_name, first_data = several["files"][0]
+        return {"data": first_data, "name": first_name, "title": src["name"], "pending": False,
+                "files": several["files"], "options": several["options"]}
     data = st.session_state.get("cv_bytes")
-    return (data, src["name"], False) if data is not None else None
+    if data is None:
+        return None
+    return {"data": data, "name": src["name"], "title": src["name"], "pending": False, "files": None,
+            "options": src.get("options", {})}
+
+
+_ENCODING_LABELS = {None: _AUTO}
+_DELIMITER_CHOICES = [None, *DELIMITERS]
+_DECIMAL_CHOICES = [None, *DECIMALS]
+_PER_CLASS, _PER_MODEL = "one class each", "one model each"
+#: Largest number of label values offered as positive classes (a label with more is multiclass anyway).
+_MAX_POSITIVE_CHOICES = 200
+
+
+def _index(options: list, value, default: int = 0) -> int:
+    return options.index(value) if value in options else default
+
+
+def _reading_controls(key: str, preset: dict) -> dict:
+    """Encoding, delimiter and decimal of a text file (#16), auto-detected unless chosen."""
+    c1, c2, c3 = st.columns(3)
+    encodings = [None, *ENCODINGS]
+    encoding = c1.selectbox("Encoding", encodings, index=_index(encodings, preset.get("encoding")),
+                            format_func=lambda e: _AUTO if e is None else e, key=f"cv_map_encoding_{key}",
+                            help="Text encoding of the file. Auto-detect reads UTF-8 (with or without BOM) and "
+                                 "UTF-16 with BOM; Windows exports are often cp1252, older European ones latin-1.")
+    delimiter = c2.selectbox("Delimiter", _DELIMITER_CHOICES, index=_index(_DELIMITER_CHOICES, preset.get("delimiter")),
+                             format_func=lambda d: _AUTO if d is None else DELIMITERS[d], key=f"cv_map_delimiter_{key}",
+                             help="Field separator; auto-detect tries comma, tab, semicolon and pipe.")
+    decimal = c3.selectbox("Decimal", _DECIMAL_CHOICES, index=_index(_DECIMAL_CHOICES, preset.get("decimal")),
+                           format_func=lambda d: _AUTO if d is None else f"{DECIMALS[d]} ({d})",
+                           key=f"cv_map_decimal_{key}",
+                           help="Decimal mark of the numbers. Auto-detect takes a comma (0,25) in files that are not "
+                                "comma-separated when no number uses a point.")
+    return {"encoding": encoding, "delimiter": delimiter, "decimal": decimal}
+
+
+def _label_classes(frame, label: str) -> list:
+    values = frame[label].dropna().unique()
+    if len(values) > _MAX_POSITIVE_CHOICES:
+        return []
+    try:
+        return sorted(values.tolist())
+    except TypeError:
+        return sorted(values.tolist(), key=str)
 
 
 def mapping_editor() -> None:
-    """Column mapping with the detected defaults, editable; Apply re-loads the file with them."""
+    """Column mapping with the detected defaults, editable; Apply re-loads the file (or files) with them.
+
+    Reading options (encoding, delimiter, decimal mark) come first for text files, so a file that cannot be
+    read yet can be fixed here; the last error's hint (e.g. ``{"encoding": "cp1252"}``) preselects its fix.
+    The positive class is chosen among the label's values; several probability columns of a binary label
+    are read as one class each or one model each.
+    """
     found = _file_for_mapping()
     if found is None:
         return
-    data, name, is_pending = found
-    try:
-        frame = raw_table(data, name).frame
-    except InputError:
-        return  # the read error is already shown by load_messages
-    columns = list(frame.columns)
-    try:
-        mapping = detected_mapping(data, name)
-    except InputError:
-        mapping = None
-    title = f"Column mapping of {md(name)}" + (" (needs your input)" if is_pending else "")
+    data, name, is_pending, files = found["data"], found["name"], found["pending"], found["files"]
+    hint = error_hint() if is_pending else {}
+    preset = {**found.get("options", {}), **hint}
+    key = _digest_key(data)
+    title = f"Column mapping of {md(found['title'])}" + (" (needs your input)" if is_pending else "")
+    if files:
+        title += f" (applies to each of the {len(files)} files)"
+    text_file = not data[:4] == b"PAR1" and not data[:2] == b"PK"
     with st.expander(title, expanded=is_pending):
+        reading = _reading_controls(key, preset) if text_file else {}
+        chosen_reading = {k: v for k, v in reading.items() if v is not None}
+        try:
+            frame = raw_table(data, name, **chosen_reading).frame
+        except InputError as exc:
+            st.warning(f"With these reading options: {md(exc.ui_message)}", icon=":material/warning:")
+            return
+        columns = list(frame.columns)
+        try:
+            mapping = detected_mapping(data, name, **chosen_reading)
+        except InputError:
+            mapping = None
         if mapping is not None:
             groups = ", ".join(f"{md(m)}: {', '.join(map(md, c))}" for m, c in mapping.probs.items())
             st.caption(f"Detected: label **{md(mapping.label)}**, probabilities {groups}, classes "
                        f"{', '.join(map(md, mapping.classes[:12]))}"
                        + (f", model column **{md(mapping.model)}**" if mapping.model else "")
                        + (f", weight **{md(mapping.weight)}**" if mapping.weight else "") + ".")
-        with st.form("cv_mapping_form"):
-            c1, c2, c3 = st.columns(3)
-            label = c1.selectbox("Label column", columns,
-                                 index=columns.index(mapping.label) if mapping else 0,
-                                 help="The column with the true class of each row.")
-            multi_group = mapping is not None and len(mapping.probs) > 1
-            default_probs = [] if (mapping is None or multi_group) else list(next(iter(mapping.probs.values())))
-            probs = c2.multiselect("Probability columns", columns, default=default_probs,
-                                   help="One column (P of the positive class, binary) or one per class. "
-                                        "Leave empty to auto-detect (also finds several models).")
-            positive = c3.text_input("Positive class (binary, one column)",
-                                     value="" if mapping is None or not mapping.is_binary else str(mapping.classes[1]),
-                                     help="The class whose probability a single column holds.")
-            c4, c5, c6 = st.columns(3)
-            weight = c4.selectbox("Weight column", [_NONE, *columns],
-                                  index=(columns.index(mapping.weight) + 1) if mapping and mapping.weight else 0,
-                                  help="Optional sample weights (non-negative).")
-            model = c5.selectbox("Model column (long format)", [_NONE, *columns],
-                                 index=(columns.index(mapping.model) + 1) if mapping and mapping.model else 0,
-                                 help="Optional: a column naming the model of each row, for several models.")
-            logits = c6.checkbox("Columns hold logits", value=False,
-                                 help="Apply the sigmoid (one column) or softmax (several) first.")
-            renormalize = c6.checkbox("Renormalise rows", value=False,
-                                      help="Divide each probability row by its sum when rows do not sum to 1.")
-            if st.form_submit_button("Apply mapping", type="primary"):
-                ok = load_bytes_into_state(
-                    data, name, label=label, probs=probs or None, positive=positive.strip() or None,
-                    weight=None if weight == _NONE else weight, model=None if model == _NONE else model,
-                    logits=logits, renormalize=renormalize,
-                )
-                if ok:
-                    st.session_state.pop("cv_pending", None)
-                st.rerun()
+        c1, c2, c3 = st.columns(3)
+        guess = mapping.label if mapping else guess_label(columns)
+        label = c1.selectbox("Label column", columns, index=_index(columns, preset.get("label", guess)),
+                             key=f"cv_map_label_{key}", help="The column with the true class of each row.")
+        per_model_detected = mapping is not None and len(mapping.probs) > 1 and mapping.model is None and all(
+            len(c) == 1 for c in mapping.probs.values())
+        if mapping is None or (len(mapping.probs) > 1 and not per_model_detected):
+            default_probs = [c for c in hint.get("probs", []) if c in columns]
+        else:
+            default_probs = [c for cols in mapping.probs.values() for c in cols]
+        probs = c2.multiselect("Probability columns", [c for c in columns if c != label],
+                               default=[c for c in default_probs if c != label], key=f"cv_map_probs_{key}",
+                               help="One column (P of the positive class, binary), one per class, or one per model "
+                                    "(binary). Leave empty to auto-detect (also finds several models).")
+        classes = _label_classes(frame, label)
+        binary = len(classes) <= 2
+        positive_default = preset.get("positive", mapping.classes[1] if mapping and mapping.is_binary else None)
+        positive_options = [None, *classes] if binary else [None]
+        positive = c3.selectbox(
+            "Positive class", positive_options,
+            index=_index([None if v is None else str(v) for v in positive_options],
+                         None if positive_default is None else str(positive_default)),
+            format_func=lambda v: _AUTO if v is None else str(v), key=f"cv_map_positive_{key}_{label}",
+            disabled=not binary,
+            help="The class whose probability a single column holds (binary data); with one column per class, "
+                 "the class shown as the positive one." if binary else "Multiclass label: no positive class.")
+        per_model = False
+        if binary and len(probs) >= 2:
+            layout = st.radio("The probability columns hold", [_PER_CLASS, _PER_MODEL], horizontal=True,
+                              index=1 if (per_model_detected or hint.get("per_model")) else 0,
+                              key=f"cv_map_layout_{key}",
+                              help="One class each: P(class) of one model, rows sum to 1. One model each: every "
+                                   "column is P(positive class) of its own model (e.g. logreg_proba, rf_proba).")
+            per_model = layout == _PER_MODEL
+        c4, c5, c6 = st.columns(3)
+        weight = c4.selectbox("Weight column", [_NONE, *columns],
+                              index=_index([_NONE, *columns], mapping.weight if mapping else None),
+                              key=f"cv_map_weight_{key}", help="Optional sample weights (non-negative).")
+        model = c5.selectbox("Model column (long format)", [_NONE, *columns],
+                             index=_index([_NONE, *columns], mapping.model if mapping else None),
+                             key=f"cv_map_model_{key}",
+                             help="Optional: a column naming the model of each row, for several models.")
+        logits = c6.checkbox("Columns hold logits", value=bool(preset.get("logits", False)), key=f"cv_map_logits_{key}",
+                             help="Apply the sigmoid (one column) or softmax (several) first.")
+        renormalize = c6.checkbox("Renormalise rows", value=bool(preset.get("renormalize", False)),
+                                  key=f"cv_map_renormalize_{key}",
+                                  help="Divide each probability row by its sum: for rows that miss 1 by rounding.")
+        if st.button("Apply mapping", type="primary", key=f"cv_map_apply_{key}"):
+            if per_model:
+                mapped = {name: [c] for c, name in model_names(probs, classes).items()}
+            else:
+                mapped = probs or None
+            if hasattr(positive, "item"):  # numpy scalars: the options are kept as JSON with the upload
+                positive = positive.item()
+            options = dict(label=label, probs=mapped, positive=positive,
+                           weight=None if weight == _NONE else weight, model=None if model == _NONE else model,
+                           logits=logits, renormalize=renormalize, **chosen_reading)
+            if files:
+                ok = load_files_into_state(files, **options)
+            else:
+                ok = load_bytes_into_state(data, name, **options)
+            if ok:
+                st.session_state.pop("cv_pending", None)
+            st.rerun()
+
+
+def _digest_key(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data[:1 << 20] + len(data).to_bytes(8, "little")).hexdigest()[:10]
 
 
 def mean_gap_reading(predicted: float, observed: float, positive_class=None) -> str:
