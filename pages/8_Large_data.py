@@ -38,4 +38,4 @@ if scan is not None:
         st.dataframe(table, hide_index=True, width="stretch")
         download_table(table, "reliability_table", key="scan_table")
     except InputError as err:
-        st.error(md(str(err)), icon=":material/error:")
+        st.error(md(err.ui_message), icon=":material/error:")

@@ -109,7 +109,7 @@ def guarded(compute: Callable[[], object]):
     try:
         return compute()
     except InputError as exc:
-        st.error(f"{md(exc)}\n\nChange the settings or the data and try again.", icon=":material/error:")
+        st.error(f"{md(exc.ui_message)}\n\nChange the settings or the data and try again.", icon=":material/error:")
         st.stop()
     except MemoryError:
         st.error("Not enough memory for this view on these data; sample the rows or choose fewer bins or "

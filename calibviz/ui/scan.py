@@ -71,4 +71,4 @@ def source_form() -> None:
                 st.session_state[_KEY] = open_scan(path, engine, label=label.strip() or None,
                                                    probs=probs.strip() or None, weight=weight.strip() or None)
         except InputError as err:
-            st.error(md(str(err)), icon=":material/error:")
+            st.error(md(err.ui_message), icon=":material/error:")
