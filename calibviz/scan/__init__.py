@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..binning import EqualMass, Uniform, get_scheme
+from ..binning import PAVABC, EqualMass, Uniform, get_scheme
 from ..errors import InputError
 from ..io.loading import MIN_ROWS, SUM_TOLERANCE
 from ..summary import BinStatistics, _table
@@ -27,11 +27,14 @@ from . import aggregate as _agg
 from . import refine as _ref
 from .source import ENGINES, open_source, resolve_roles
 
-__all__ = ["scan", "Scan", "ENGINES", "SCAN_METRICS"]
+__all__ = ["scan", "Scan", "ENGINES", "SCAN_METRICS", "GRID_METRICS"]
 
 #: Metrics a scan computes (exactly, or within the documented bound for smECE).
 SCAN_METRICS = ("ece", "ace", "mce", "rmsce", "debiased_ece", "smooth_ece", "brier", "brier_reliability",
-                "log_loss", "hosmer_lemeshow", "spiegelhalter_z")
+                "log_loss", "hosmer_lemeshow", "spiegelhalter_z", "tce")
+#: Metrics computed on bins whose boundaries lie on the 2^-16 score grid (PAVA-BC of TCE): equal to the in-memory
+#: values when no fine bucket holds two distinct scores, otherwise close (see :meth:`Scan.tce`).
+GRID_METRICS = ("tce",)
 _MAX_REFINE = 4  # refining rounds of one result (bins, then TCE decisions)
 
 
@@ -227,6 +230,9 @@ class Scan:
             edges, index = _ref.edge_bins(scheme, atoms)
             n_bins = edges.shape[0] - 1
             name = scheme._fit(np.array([0.0]), None, None).scheme
+        elif kind == "pavabc":
+            edges, index, _, name = _ref.pavabc_bins(scheme, atoms, self._roles.weight is not None)
+            n_bins = edges.shape[0] - 1
         else:
             edges, index, _ = _ref.equal_mass_bins(scheme, atoms)
             n_bins, name = scheme.n_bins, f"equal_mass({scheme.n_bins})"
@@ -280,6 +286,48 @@ class Scan:
             return _table(edges, name, s, alpha=alpha, interval=interval, test=test, rejected=rejected)
 
         return self._solve(step)
+
+    def tce(self, binning=None, alpha=0.05, test="binomial") -> float:
+        """TCE in percent (:func:`calibviz.metrics.tce`): the share of predictions rejected by their bin's test.
+
+        Each row's decision is exact (buckets whose smallest and largest
+        score get different decisions are refined to exact scores). With the
+        default PAVA-BC bins, the bins are those of the scores on the 2^-16
+        grid (:func:`calibviz.scan.refine.pavabc_bins`): equal to the in-memory
+        TCE when no fine bucket holds two distinct scores (scores with at most
+        4 decimals, tested); on continuous scores block boundaries fall between
+        buckets and the value differs: measured on 20 datasets of 10^5 rows
+        (Beta(2, 5) scores) by 0.11 percentage points (median), 2.4 at most; on
+        5 datasets of 10^6 rows by 0.02 (median), 0.54 at most. No bound is
+        proven: PAVA-BC's stack decisions can cascade.
+
+        Examples
+        --------
+        >>> import calibviz as cv, pandas as pd
+        >>> df = pd.DataFrame({"y": [0, 1] * 50, "p": [0.1, 0.9] * 50})
+        >>> cv.scan(df).tce(binning=cv.binning.Uniform(1))
+        100.0
+        """
+        scheme = PAVABC() if binning is None else get_scheme(binning)
+        self._prepare([scheme])
+        weighted = self._roles.weight is not None
+
+        def step(atoms):
+            _, index, s, _ = self._bins(scheme, atoms)
+            n_rej, w_rej = _ref.rejected(atoms, index, s, alpha=alpha, test=test)
+            if weighted:
+                return 100.0 * float(w_rej.sum()) / float(atoms.sw.sum())
+            return 100.0 * float(n_rej.sum()) / float(atoms.n.sum())
+
+        return self._solve(step)
+
+    def _grid_note(self) -> str:
+        f = self._fine()
+        if not (f["pmin"] < f["pmax"]).any():
+            return ""
+        return ("On a scan the PAVA-BC bins are formed from score buckets 2^-16 wide (a block boundary falls "
+                "between buckets), so this value can differ from the in-memory one (measured on 20 datasets of 10^5 "
+                "rows: median 0.11, max 2.4 percentage points; 5 of 10^6 rows: median 0.02, max 0.54).")
 
     def _sums(self):
         f = self._fine()
@@ -335,6 +383,8 @@ class Scan:
             return r.statistic, r.p_value
         if key == "smooth_ece":
             return self.smooth_ece()[0], nan
+        if key == "tce":
+            return self.tce(PAVABC(config.n_min, config.n_max), alpha=config.alpha), nan
         raise InputError(f"metric {key!r} is not available on a scan yet; scans compute {', '.join(SCAN_METRICS)}.")
 
     def metrics(self, metrics=None, config=None) -> pd.DataFrame:
@@ -401,6 +451,8 @@ class Scan:
                         ctx["worst_bin"] = t.loc[t["gap"].abs().idxmax()]
                 if spec.key == "smooth_ece":
                     note = self.smooth_ece()[2]
+                if spec.key in GRID_METRICS and self._grid_note():
+                    note = self._grid_note()
                 reading = spec.reading(value, ctx)
             else:
                 value, p_value = nan, nan

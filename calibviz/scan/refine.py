@@ -29,15 +29,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..binning import Bins, Custom, EqualMass, Uniform, _equal_mass_cuts, _snap_to_runs
+from ..binning import PAVABC, Bins, Custom, EqualMass, Uniform, _equal_mass_cuts, _pavabc_sizes, _snap_to_runs
 from ..errors import InputError
 from ..summary import BinStatistics, rejections as _rejections
 from .aggregate import FINE_BUCKETS, SUMS
 
-__all__ = ["Atoms", "Refine", "atoms_of", "edge_bins", "equal_mass_bins", "bin_statistics", "rejected",
+__all__ = ["Atoms", "Refine", "atoms_of", "edge_bins", "equal_mass_bins", "pavabc_bins", "bin_statistics", "rejected",
            "smece_residual_nodes"]
 
-SCAN_SCHEMES = ("uniform", "equal_mass", "custom")
+SCAN_SCHEMES = ("uniform", "equal_mass", "custom", "pavabc")
 
 
 class Refine(Exception):
@@ -153,6 +153,47 @@ def equal_mass_bins(scheme: EqualMass, atoms: Atoms) -> tuple[np.ndarray, np.nda
     return edges, group_bin[group_of_atom], sizes
 
 
+def pavabc_bins(scheme: PAVABC, atoms: Atoms, weighted: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+    """(edges, bin of each atom, rows per bin, name) of PAVA-BC with each fine bucket pushed whole.
+
+    The in-memory scheme (:class:`calibviz.binning.PAVABC`) pushes a run of
+    tied scores as one group; here a group is a whole fine bucket (2^-16 wide)
+    with its row count and (weighted) label sum, and the same stack algorithm (:func:`calibviz.binning._pavabc_sizes`,
+    integer comparisons when unweighted) runs on the groups. So the bins are
+    PAVA-BC's bins of the scores rounded down to the 2^-16 grid: identical to the
+    in-memory bins when no bucket holds two distinct scores (e.g. scores with at
+    most 4 decimals, tested), otherwise a block boundary can only sit at a
+    bucket boundary. The edges are exact midpoints of the neighbouring scores.
+    The TCE decisions made in these bins are exact per row (:func:`rejected`).
+    """
+    # groups are whole buckets, refined or not, so that the bins do not depend on which buckets were refined
+    starts = np.flatnonzero(np.r_[True, atoms.bucket[1:] != atoms.bucket[:-1]]) if atoms.size else np.zeros(0, int)
+    counts = np.add.reduceat(atoms.n, starts)
+    G = starts.shape[0]
+    N = int(counts.sum())
+    n_min, n_max = scheme.constraints(N)
+    name = f"pavabc({n_min},{n_max})"
+    group_of_atom = np.repeat(np.arange(G), np.diff(np.r_[starts, atoms.size]))
+    if N <= n_min:
+        sizes = np.array([N], np.int64)
+    elif weighted:
+        ys = np.add.reduceat(atoms.sw * atoms.y, starts).tolist()
+        sizes = np.asarray(_pavabc_sizes(ys, np.add.reduceat(atoms.sw, starts).tolist(), counts.tolist(), n_min,
+                                         n_max, scheme.tail_rule), np.int64)
+    else:
+        ys = np.add.reduceat(atoms.n * atoms.y, starts).astype(np.int64).tolist()
+        sizes = np.asarray(_pavabc_sizes(ys, counts.tolist(), counts.tolist(), n_min, n_max, scheme.tail_rule),
+                           np.int64)
+    first = np.r_[0, np.cumsum(counts)[:-1]]  # sorted position of each group's first row
+    ends = np.cumsum(sizes)
+    group_bin = np.searchsorted(ends, first, side="right")
+    lo = np.minimum.reduceat(atoms.lo, starts)
+    hi = np.maximum.reduceat(atoms.hi, starts)
+    g = np.searchsorted(first, ends[:-1])  # the group starting each block after the first (blocks are whole groups)
+    edges = np.concatenate(([0.0], 0.5 * (hi[g - 1] + lo[g]), [1.0]))
+    return edges, group_bin[group_of_atom], sizes, name
+
+
 def bin_statistics(atoms: Atoms, index: np.ndarray, n_bins: int) -> BinStatistics:
     """Per-bin sums of the atoms (the same :class:`~calibviz.summary.BinStatistics` the in-memory path builds)."""
     def total(v):
@@ -220,6 +261,7 @@ def scheme_kind(scheme) -> str:
         return "edges"
     if type(scheme) is EqualMass:
         return "equal_mass"
-    raise InputError(f"scans bin with uniform, equal_mass or custom edges so far, not {scheme!r}; PAVA, PAVA-BC and "
-                     "median-variance bins need the sorted labels (planned, issue #13): load the data with "
-                     "cv.load_predictions for them.")
+    if type(scheme) is PAVABC:
+        return "pavabc"
+    raise InputError(f"scans bin with uniform, equal_mass, pavabc or custom edges, not {scheme!r}; PAVA and "
+                     "median-variance bins need the sorted labels: load the data with cv.load_predictions for them.")
