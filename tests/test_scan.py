@@ -360,10 +360,17 @@ def test_multiclass_confidence_view_equals_in_memory(tmp_path, engine):
         want = cv.metrics.confidence_ece(preds.y, preds.probs, binning=scheme)
         cfg = PanelConfig(binning="uniform" if type(scheme) is Uniform else "equal_mass", n_bins=scheme.n_bins)
         assert s.metric("ece", cfg)[0] == pytest.approx(want, rel=RTOL)
-    panel = s.metrics()
-    assert panel["metric"].tolist()[0] == "confidence_ece" and np.isnan(panel["value"].iloc[1])
-    got = panel.set_index("metric").loc["classwise_ece", "value"]
-    assert got == pytest.approx(cv.metrics.classwise_ece(preds.y, preds.probs), rel=RTOL)
+    panel = s.metrics().set_index("metric")
+    assert panel.index.tolist() == ["confidence_ece", "top_label_ece", "top_label_mce", "classwise_ece"]
+    assert panel.loc["classwise_ece", "value"] == pytest.approx(cv.metrics.classwise_ece(preds.y, preds.probs),
+                                                                rel=RTOL)
+    for cfg, scheme in ((PanelConfig(), Uniform(15)), (PanelConfig(binning="equal_mass", n_bins=10), EqualMass(10))):
+        tl = s.metrics(["top_label_ece", "top_label_mce"], config=cfg).set_index("metric")["value"]
+        assert tl["top_label_ece"] == pytest.approx(cv.metrics.top_label_ece(preds.y, preds.probs, binning=scheme),
+                                                    rel=RTOL)
+        assert tl["top_label_mce"] == pytest.approx(cv.metrics.top_label_mce(preds.y, preds.probs, binning=scheme),
+                                                    rel=RTOL)
+    assert s.top_label_view("owl").n == int((preds.probs.argmax(axis=1) == 3).sum())
     view = s.class_view("dog")
     _close_tables(view.reliability_table(EqualMass(10)),
                   cv.reliability_table(preds.y == 1, preds.probs[:, 1], binning=EqualMass(10)))

@@ -89,23 +89,46 @@ class Scan:
         >>> v.is_binary, round(v.prevalence, 4)
         (True, 0.3333)
         """
+        return self._view("class", cls)
+
+    def top_label_view(self, cls) -> "Scan":
+        """The confidence view of the rows whose predicted class (argmax; ties to the first class) is ``cls``.
+
+        Its score is the top probability, its label 1{label = cls}; top-label
+        ECE is the weight-averaged ECE of these views (Gupta & Ramdas 2022,
+        eq. 2). May hold no rows (a class never predicted). One pass per view.
+
+        Examples
+        --------
+        >>> import calibviz as cv, pandas as pd
+        >>> df = pd.DataFrame({"y": ["a", "b", "c"] * 4, "p_a": [.6, .2, .2] * 4, "p_b": [.2, .6, .2] * 4,
+        ...                    "p_c": [.2, .2, .6] * 4})
+        >>> v = cv.scan(df).top_label_view("b")
+        >>> v.n, v.prevalence
+        (4, 1.0)
+        """
+        return self._view("toplabel", cls)
+
+    def _view(self, kind: str, cls) -> "Scan":
         from dataclasses import replace
 
         r = self._roles
-        if r.view == "binary":
-            raise InputError("class_view needs a multiclass source (K >= 3 class columns).")
+        if r.view != "confidence":
+            raise InputError(f"{'class_view' if kind == 'class' else 'top_label_view'} needs a multiclass source "
+                             "(K >= 3 class columns).")
         keys = [str(c) for c in r.classes]
         if str(cls) not in keys:
             raise InputError(f"class {cls!r} is not among {list(r.classes)!r}.")
         k = keys.index(str(cls))
         if not hasattr(self, "_views"):
             self._views = {}
-        if k not in self._views:
-            roles = replace(r, view="class", target=k)
-            self._views[k] = Scan(self._frame, roles, name=f"{self.name}: {r.classes[k]} vs rest", engine=self.engine,
-                                  source=self.source, classes=(f"not {r.classes[k]}", r.classes[k]),
-                                  mapping=self.mapping)
-        return self._views[k]
+        if (kind, k) not in self._views:
+            roles = replace(r, view=kind, target=k)
+            name = f"{self.name}: {r.classes[k]} vs rest" if kind == "class" else f"{self.name}: predicted {r.classes[k]}"
+            classes = (f"not {r.classes[k]}", r.classes[k]) if kind == "class" else ("wrong", "correct")
+            self._views[(kind, k)] = Scan(self._frame, roles, name=name, engine=self.engine, source=self.source,
+                                          classes=classes, mapping=self.mapping)
+        return self._views[(kind, k)]
 
     def __repr__(self) -> str:
         return f"Scan(name={self.name!r}, engine={self.engine!r}, source={self.source!r})"
@@ -168,7 +191,7 @@ class Scan:
         if n == 0 and n_of(table["_b"] == _agg.ZERO_WEIGHT):
             raise InputError(f"{src}: weight column {r.weight!r} is zero everywhere (it sums to zero); at least one "
                              "row needs a positive weight.")
-        if n < MIN_ROWS:
+        if n < MIN_ROWS and r.view != "toplabel":  # a top-label view may be small or empty (class never predicted)
             raise InputError(f"{src}: model {self.name!r} has {n} rows; at least {MIN_ROWS} are needed for a "
                              "calibration analysis.")
         present = valid.loc[valid["n"] > 0, "_y"].unique()
@@ -321,6 +344,29 @@ class Scan:
 
         return self._solve(step)
 
+    def _top_label(self, config=None) -> dict:
+        """Top-label ECE and MCE (``reduce="bin"``) of a multiclass scan from its top-label views (K passes).
+
+        TL-ECE = sum over (predicted class l, bin b) of |S_true - S_pred| / W;
+        TL-MCE = max over bins b of sum_l |S_true - S_pred|_{l,b} / sum_l W_{l,b}
+        (:func:`calibviz.metrics.top_label_ece`, ``top_label_mce``; each class's
+        bins fitted on its own rows, the "per_class" fit).
+        """
+        from ..panel import PanelConfig
+
+        config = PanelConfig() if config is None else config
+        scheme = config.scheme()
+        stats = [v.bin_statistics(scheme) for v in (self.top_label_view(c) for c in self._roles.classes) if v.n > 0]
+        B = max(st.weight.shape[0] for st in stats)
+        absdiff, weight = np.zeros(B), np.zeros(B)
+        for st in stats:
+            k = st.weight.shape[0]
+            absdiff[:k] += np.abs(st.sum_true - st.sum_pred)
+            weight[:k] += st.weight
+        keep = weight > 0
+        return {"top_label_ece": float(absdiff.sum() / weight.sum()),
+                "top_label_mce": float(np.max(absdiff[keep] / weight[keep]))}
+
     def _grid_note(self) -> str:
         f = self._fine()
         if not (f["pmin"] < f["pmax"]).any():
@@ -425,7 +471,8 @@ class Scan:
         if not self.is_binary:  # the confidence view: its ECE is the confidence ECE
             keys = ["confidence_ece" if k == "ece" else k for k in keys]
         specs = [_spec(k, registry) for k in keys]
-        available = SCAN_METRICS if self.is_binary else ("confidence_ece", "classwise_ece")
+        available = SCAN_METRICS if self.is_binary else ("confidence_ece", "classwise_ece", "top_label_ece",
+                                                         "top_label_mce")
         schemes = [config.scheme()] if set(keys) & {"ece", "mce", "rmsce", "brier_reliability"} else []
         schemes += [EqualMass(config.n_bins)] if set(keys) & {"ace", "debiased_ece"} else []
         schemes += [EqualMass(10)] if "hosmer_lemeshow" in keys else []
@@ -441,6 +488,9 @@ class Scan:
             if spec.key == "classwise_ece" and spec.key in available:  # one pass per class (K passes)
                 value = float(np.mean([self.class_view(c).metric("ece", config)[0] for c in self._roles.classes]))
                 p_value = nan
+                reading = spec.reading(value, {"p_value": p_value})
+            elif spec.key in ("top_label_ece", "top_label_mce") and spec.key in available:  # K passes
+                value, p_value = self._top_label(config)[spec.key], nan
                 reading = spec.reading(value, {"p_value": p_value})
             elif spec.key in available:
                 value, p_value = self.metric("ece" if spec.key == "confidence_ece" else spec.key, config)

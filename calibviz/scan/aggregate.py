@@ -68,7 +68,8 @@ class Roles:
     #: p = max_k P_k (rows renormalised), y = 1 iff the label is the argmax class (ties to the first class)
     view: str = "binary"
     classes: tuple = ()
-    #: the class of a "class" view (one-vs-rest of K >= 3 class columns): p = P_target, y = 1{label = target}
+    #: the class of a "class" view (one-vs-rest of K >= 3 class columns): p = P_target, y = 1{label = target};
+    #: or of a "toplabel" view: the confidence view of the rows whose predicted class is the target
     target: int | None = None
 
 
@@ -94,6 +95,8 @@ def _confidence(frame: nw.LazyFrame, roles: Roles) -> nw.LazyFrame:
         pred = nw.when(q[0] == top).then(nw.lit(roles.classes[0]))
         for qk, cls in zip(q[1:], roles.classes[1:]):
             pred = pred.when(qk == top).then(nw.lit(cls))
+        if roles.view == "toplabel":  # the rows whose predicted class (argmax, ties to the first) is the target
+            frame = frame.filter(pred == nw.lit(roles.classes[roles.target]))
     label = nw.col(roles.label)
     correct = (nw.when(label.is_null()).then(nw.lit(None))
                .when(~label.is_in(list(roles.classes))).then(nw.lit(-1))
@@ -125,7 +128,7 @@ def _prepared(frame: nw.LazyFrame, roles: Roles) -> nw.LazyFrame:
     """
     if roles.model is not None:
         frame = frame.filter(nw.col(roles.model[0]) == roles.model[1])
-    if roles.view in ("confidence", "class"):
+    if roles.view in ("confidence", "class", "toplabel"):
         # reduce to a binary view (_conf, _correct): a NaN score marks bad cells, 2 a cell outside [0, 1],
         # -1 rows that do not sum to 1; the binary code below turns them into the bad-row codes
         frame = _confidence(frame, roles)
