@@ -641,3 +641,21 @@ def test_temperature_without_an_optimum_says_so():
     assert abs(T - ref.x) < 1e-6
     with pytest.raises(cv.InputError, match="of a fold's fitting rows"):  # the folds without that row have none
         cross_fit("temperature", y, P, n_splits=3)
+
+
+@pytest.mark.golden
+def test_venn_abers_pairwise_equals_the_package_one_vs_one():
+    """multiclass="pairwise" = the venn-abers package's default multiclass calibrator (one-vs-one, Manokhin 2017,
+    coupled as Price et al. 1995 and normalised) to 1e-12; its map survives JSON; cross-fitting works."""
+    venn_abers = pytest.importorskip("venn_abers")
+    P, y = _multiclass(n=1500, K=4, seed=3)
+    Pt, _ = _multiclass(n=300, K=4, seed=4)
+    ref_p = venn_abers.VennAbersCalibrator().predict_proba(p_cal=P, y_cal=y, p_test=Pt, va_type="one_vs_one")
+    m = get_recalibrator("venn_abers", multiclass="pairwise").fit(P, y)
+    np.testing.assert_allclose(m.predict(Pt), ref_p, atol=1e-12)
+    assert len(m.state_["maps"]) == 6
+    np.testing.assert_array_equal(from_dict(json.loads(m.to_json())).predict(Pt), m.predict(Pt))
+    with pytest.raises(cv.InputError, match="interval per pair"):
+        m.predict_interval(Pt)
+    cf = cross_fit("venn_abers", y, P, multiclass="pairwise", n_splits=3)
+    assert cf.interval is None and np.allclose(cf.y_prob.sum(1), 1)

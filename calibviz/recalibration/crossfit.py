@@ -385,7 +385,7 @@ def _interval(proto, P, parts, multi):
 
     Binary and top-label / confidence views: shape (n,); class-wise: (n, K) (see VennAbers.predict_interval).
     """
-    if not hasattr(proto, "predict_interval"):
+    if not hasattr(proto, "predict_interval") or (multi and proto.multiclass == "pairwise"):
         return None
     shape = P.shape if (multi and proto.multiclass == "classwise") else P.shape[:1]
     p0, p1 = np.full(shape, np.nan), np.full(shape, np.nan)

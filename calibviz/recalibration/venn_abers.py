@@ -241,6 +241,13 @@ def _steps(c: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return c[change - 1], np.concatenate((values[:1], values[change]))
 
 
+def _pair_score(P: np.ndarray, i: int, j: int) -> np.ndarray:
+    """P(class j | class i or j) from a model's probability rows: P_j / (P_i + P_j) (1/2 where both are 0)."""
+    a, b = P[:, i], P[:, j]
+    total = a + b
+    return np.divide(b, total, out=np.full(P.shape[0], 0.5), where=total > 0)
+
+
 class VennAbers(Recalibrator):
     """Inductive Venn-Abers calibration: p = p1 / (1 - p0 + p1) with the (p0, p1) interval.
 
@@ -250,11 +257,23 @@ class VennAbers(Recalibrator):
     map is two monotone step functions (p0 and p1) of the score, stored as
     thresholds and values in the JSON map.
 
+    Multiclass data go through the M2B reductions (``multiclass=``, as every
+    binary method) or ``multiclass="pairwise"``: Manokhin's (2017) one-vs-one
+    scheme, one predictor per pair of classes fitted on the rows of those two
+    classes with the score P_j / (P_i + P_j), coupled into class
+    probabilities by ``p_c = 1 / (sum_{k != c} 1 / p_{c|ck} - (K - 2))``
+    (Price et al. 1995) and normalised (the venn-abers package's default
+    multiclass calibrator; K(K-1)/2 maps, no single interval per row).
+
     References
     ----------
     V. Vovk & I. Petej (2014), "Venn-Abers predictors", UAI; V. Vovk,
     I. Petej & V. Fedorova (2015), NeurIPS, Eq. (11) for the merged
-    probability p1 / (1 - p0 + p1).
+    probability p1 / (1 - p0 + p1); V. Manokhin (2017), "Multi-class
+    probabilistic classification using inductive and cross Venn-Abers
+    predictors", COPA, PMLR 60 (pairwise); D. Price, S. Knerr, L. Personnaz &
+    G. Dreyfus (1995), "Pairwise neural network classifiers with
+    probabilistic outputs", NIPS 7 (the coupling).
 
     Examples
     --------
@@ -269,7 +288,43 @@ class VennAbers(Recalibrator):
     label = "Venn-Abers"
 
     def __init__(self, *, multiclass: str = "top_label"):
-        super().__init__(multiclass=multiclass)
+        if multiclass == "pairwise":  # Venn-Abers' own multiclass scheme (Manokhin 2017), besides the M2B ones
+            super().__init__()
+            self.multiclass = "pairwise"
+        else:
+            super().__init__(multiclass=multiclass)
+
+    def _fit_m2b(self, P, y, w) -> list:
+        if self.multiclass != "pairwise":
+            return super()._fit_m2b(P, y, w)
+        maps = []
+        K = P.shape[1]
+        for i in range(K - 1):
+            for j in range(i + 1, K):
+                rows = (y == i) | (y == j)
+                s = _pair_score(P[rows], i, j)
+                maps.append({"pair": [i, j], "map": self._fit_view(s, (y[rows] == j).astype(np.float64),
+                                                                   None if w is None else w[rows])})
+        return maps
+
+    def _predict_m2b(self, maps, P) -> np.ndarray:
+        if self.multiclass != "pairwise":
+            return super()._predict_m2b(maps, P)
+        n, K = P.shape
+        inv = np.zeros((n, K))  # sum over the other classes k of 1 / P(c | c or k)
+        with np.errstate(divide="ignore"):
+            for m in maps:
+                i, j = m["pair"]
+                s = _pair_score(P, i, j)
+                pj = s if m["map"] is None else self._predict_binary(m["map"], s)
+                inv[:, i] += 1.0 / (1.0 - pj)
+                inv[:, j] += 1.0 / pj
+            Q = 1.0 / (inv - (K - 2))  # pairwise coupling (Price et al. 1995), as Manokhin (2017)
+        Q[~np.isfinite(Q) | (Q < 0)] = 0.0
+        total = Q.sum(axis=1)
+        Q[total > 0] /= total[total > 0, None]
+        Q[total <= 0] = 1.0 / K
+        return Q
 
     def _fit_binary(self, p, y, w):
         c, P0, P1 = venn_abers_values(p, y, w)
@@ -318,6 +373,9 @@ class VennAbers(Recalibrator):
         with normalisation); Gupta & Ramdas (2022) for the top-label view.
         """
         self._require_fitted()
+        if self.kind_ == "multiclass" and self.multiclass == "pairwise":
+            raise InputError("a pairwise (one-vs-one) Venn-Abers map has an interval per pair of classes, none per "
+                             "row; fit with multiclass='classwise' or 'top_label' for intervals.")
         if self.kind_ == "binary":
             if np.ndim(y_prob) != 1:
                 raise InputError(f"this map was fitted on binary predictions (shape (n,)); got shape "
