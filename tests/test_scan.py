@@ -384,3 +384,38 @@ def test_multiclass_rows_that_do_not_sum_to_one_are_reported():
     df.loc[[3, 9], "p_cat"] += 0.2
     with pytest.raises(cv.InputError, match="sum to 1 .* in 2 rows"):
         cv.scan(df).metrics()
+
+
+# -- calibrated-model reference (binomial draws per bucket on the driver) ----------------------------------------
+
+
+@pytest.mark.parametrize("key", ["ece", "mce", "ace", "brier_reliability"])
+def test_reference_agrees_with_consistency_test(parquet, key):
+    from calibviz.metrics import consistency_test
+
+    path, df = parquet
+    s = cv.scan(path)
+    got = s.metrics([key], n_reference=400, random_state=1).iloc[0]
+    opts = {"n_bins": 15} if key == "ace" else {"binning": Uniform(15)}
+    want = consistency_test(df.y, df.p, metric=key, n_resamples=400, random_state=2, **opts)
+    # two Monte Carlo runs of the same null distribution: means within 3% (MCE, a maximum over bins with a
+    # wider null: 8%), the 95% ranges within 12%
+    assert got["null_mean"] == pytest.approx(want.null_mean, rel=0.08 if key == "mce" else 0.03)
+    assert got["null_low"] == pytest.approx(want.null_low, rel=0.12)
+    assert got["null_high"] == pytest.approx(want.null_high, rel=0.12)
+    assert (got["p_value"] <= 0.05) == (want.p_value <= 0.05)  # the data over-predict: 1.1 p is the truth
+    assert "perfectly calibrated model" in got["reading"]
+
+
+def test_reference_separates_calibrated_from_miscalibrated():
+    rng = np.random.default_rng(4)
+    p = rng.beta(2, 5, 100_000)
+    good = (rng.uniform(size=p.size) < p).astype(int)
+    bad = (rng.uniform(size=p.size) < p ** 1.1).astype(int)
+    ok = cv.scan(pd.DataFrame({"y": good, "p": p})).metrics(["ece", "ace"], n_reference=200, random_state=0)
+    ko = cv.scan(pd.DataFrame({"y": bad, "p": p})).metrics(["ece", "ace"], n_reference=200, random_state=0)
+    assert (ok["p_value"] > 0.05).all() and (ok["verdict"] == "no evidence of miscalibration").all()
+    assert (ko["p_value"] < 0.01).all() and (ko["verdict"] == "evidence of miscalibration").all()
+    assert (ok["null_low"] <= ok["value"]).all() and (ok["value"] <= ok["null_high"]).all()
+    w = cv.scan(pd.DataFrame({"y": good, "p": p, "weight": np.ones(p.size)})).metrics(["ece"], n_reference=50)
+    assert np.isnan(w.loc[0, "p_value"])  # weighted scans: no reference yet (documented)

@@ -433,7 +433,7 @@ class Scan:
             return self.tce(PAVABC(config.n_min, config.n_max), alpha=config.alpha), nan
         raise InputError(f"metric {key!r} is not available on a scan yet; scans compute {', '.join(SCAN_METRICS)}.")
 
-    def metrics(self, metrics=None, config=None) -> pd.DataFrame:
+    def metrics(self, metrics=None, config=None, *, n_reference: int = 0, random_state=None) -> pd.DataFrame:
         """The metric panel of :func:`calibviz.panel.metric_panel` (values and readings), from the scan.
 
         Parameters
@@ -443,14 +443,21 @@ class Scan:
             panel. Metrics a scan cannot compute yet (TCE with PAVA-BC, ICI,
             slope/intercept, CORP, AUC) get NaN and a reading that says so.
         config : calibviz.panel.PanelConfig, optional
+        n_reference : int, default 0
+            Label redraws of the calibrated-model reference of the binned
+            metrics (ECE, MCE, RMSCE, ACE, Brier reliability; unweighted scans):
+            binomial draws per bucket on the driver, no pass over the rows
+            (:mod:`calibviz.scan.reference`).
+        random_state : None, int or numpy.random.Generator
 
         Returns
         -------
         pandas.DataFrame
             The columns of :func:`~calibviz.panel.metric_panel`. Values equal
-            the in-memory ones up to float rounding; bootstrap intervals and
-            the calibrated-model reference are not computed on scans yet (NaN),
-            Hosmer-Lemeshow and Spiegelhalter carry their own tests' p-values.
+            the in-memory ones up to float rounding (TCE: see :meth:`tce`);
+            bootstrap intervals are not computed on scans (NaN); the
+            calibrated-model reference as above; Hosmer-Lemeshow and
+            Spiegelhalter carry their own tests' p-values.
 
         Examples
         --------
@@ -462,7 +469,8 @@ class Scan:
         True
         """
         from ..panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS,
-                             PanelConfig, _spec, _verdict)
+                             PanelConfig, _reference_sentence, _spec, _verdict)
+        from .reference import REFERENCE_METRICS, reference
 
         config = PanelConfig() if config is None else config
         default, registry = ((DEFAULT_BINARY_METRICS, BINARY_METRICS) if self.is_binary
@@ -485,6 +493,7 @@ class Scan:
         nan = float("nan")
         for spec in specs:
             note = ""
+            null_mean = null_low = null_high = nan
             if spec.key == "classwise_ece" and spec.key in available:  # one pass per class (K passes)
                 value = float(np.mean([self.class_view(c).metric("ece", config)[0] for c in self._roles.classes]))
                 p_value = nan
@@ -504,16 +513,22 @@ class Scan:
                 if spec.key in GRID_METRICS and self._grid_note():
                     note = self._grid_note()
                 reading = spec.reading(value, ctx)
+                if n_reference and spec.key in REFERENCE_METRICS and self.is_binary:
+                    null_mean, null_low, null_high, p_value = reference(self, spec.key, config, n_reference,
+                                                                        random_state, 0.95)
+                    reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha)
             else:
                 value, p_value = nan, nan
                 reading = (f"{spec.label} is not available on a scan yet (it needs more than bucket sums); load the "
                            "data with cv.load_predictions to compute it.")
             rows.append({"metric": spec.key, "label": spec.label, "value": float(value), "low": nan, "high": nan,
-                         "interval": "", "null_mean": nan, "null_low": nan, "null_high": nan, "p_value": p_value,
+                         "interval": "", "null_mean": null_mean, "null_low": null_low, "null_high": null_high,
+                         "p_value": p_value,
                          "verdict": _verdict(p_value, config.alpha), "unit": spec.unit,
                          "description": spec.description, "reading": reading, "note": note})
         out = pd.DataFrame(rows)
-        out.attrs.update(config=config, n_resamples=0, confidence=0.95, random_state=None, n_reference=0,
+        out.attrs.update(config=config, n_resamples=0, confidence=0.95, random_state=random_state,
+                         n_reference=n_reference,
                          engine=self.engine, n=self.n)
         return out
 
