@@ -343,6 +343,159 @@ def run_task(task: dict) -> dict:
 
 
 # ----------------------------------------------------------------------------
+# small-sample alternatives (--small-sample): the binned L2 errors and ECE at n = 500 and 5,000
+
+SMALL_KEYS = ("ece", "rmsce", "brier_reliability", "debiased_ece")
+SMALL_MODELS = ("overconfident", "mildly_overconfident", "underconfident")
+# method columns of the small-sample run; "current" is the main choice of calibviz.metrics.intervals
+SMALL_COLUMNS = ("current", "debiased_basic", "double")
+DOUBLE_MAX_N = 500  # the double bootstrap's cost grows as B x M x n: studied where it could matter
+DOUBLE_INNER = 100  # inner resamples M per outer resample
+
+
+def _bin_sums(bidx, y, p, idx):
+    """Per-bin (count, sum y, sum p) of resamples ``idx`` (m, n) of rows with fixed bins ``bidx``: (m, 3, K)."""
+    m, n = idx.shape
+    key = (np.arange(m)[:, None] * N_BINS + bidx[idx]).ravel()
+    out = np.empty((m, 3, N_BINS))
+    out[:, 0] = np.bincount(key, minlength=m * N_BINS).reshape(m, N_BINS)
+    out[:, 1] = np.bincount(key, y[idx].ravel(), minlength=m * N_BINS).reshape(m, N_BINS)
+    out[:, 2] = np.bincount(key, p[idx].ravel(), minlength=m * N_BINS).reshape(m, N_BINS)
+    return out
+
+
+def _fixed_bin_errors(sums):
+    """ECE, RMSCE and Brier reliability (Uniform bins, no weights) from per-bin sums (m, 3, K): dict of (m,)."""
+    cnt, sy, sp = sums[:, 0], sums[:, 1], sums[:, 2]
+    n = cnt.sum(axis=1)
+    gap = np.abs(sy - sp)
+    rel = np.where(cnt > 0, gap**2 / np.maximum(cnt, 1), 0.0).sum(axis=1) / n
+    # Kumar et al.'s debiased squared error (calibviz.metrics.debiased_ece(squared=True) without weights)
+    rate = sy / np.maximum(cnt, 1)
+    corr = np.where(cnt >= 2, rate * (1 - rate) / np.maximum(cnt - 1, 1), 0.0)
+    deb = rel - (cnt * corr).sum(axis=1) / n
+    return {"ece": gap.sum(axis=1) / n, "rmsce": np.sqrt(rel), "brier_reliability": rel, "debiased_sq": deb}
+
+
+def _double_basic(bidx, y, p, idx, outer, est, rng, alpha):
+    """Calibrated (double-bootstrap) basic intervals of the fixed-bin errors: {key: (low, high)}.
+
+    Prepivoting (Beran 1987; Davison & Hinkley 1997, Sec. 3.9 and 5.6): for each outer resample b, u_b =
+    share of its inner resamples with theta** - theta*_b <= theta*_b - theta_hat (where the first-level
+    root would put theta_hat); the basic interval is then read at the alpha/2 and 1 - alpha/2 quantiles of
+    u instead of at alpha/2 and 1 - alpha/2. Inner resamples are vectorised bin sums (no per-row loop).
+    For ECE this is calibviz.metrics.intervals.double_bootstrap_ece draw for draw (same generator, same
+    results; tests/test_intervals.py checks it); here RMSCE shares the inner resamples.
+    """
+    B, n = idx.shape
+    u = {k: np.empty(B) for k in outer}
+    for b in range(B):
+        inner = idx[b][rng.integers(0, n, size=(DOUBLE_INNER, n))]
+        vals = _fixed_bin_errors(_bin_sums(bidx, y, p, inner))
+        for k in outer:
+            u[k][b] = np.mean(vals[k] - outer[k][b] <= outer[k][b] - est[k])
+    out = {}
+    for k in outer:
+        lo_level, hi_level = np.quantile(u[k], [alpha / 2, 1 - alpha / 2])
+        out[k] = (2 * est[k] - float(np.quantile(outer[k], hi_level)), 2 * est[k] - float(np.quantile(outer[k], lo_level)))
+    return out
+
+
+def run_small_task(task: dict) -> dict:
+    """Replications of one (model, n): the current interval, the debiased-basic and the double-bootstrap one."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    from calibviz.binning import EqualMass, Uniform
+    from calibviz.metrics import debiased_ece, ece
+    from calibviz.metrics.intervals import debiased_l2_from_distribution, interval_options
+
+    model, n, reps, B, seed = (task[k] for k in ("model", "n", "reps", "B", "seed"))
+    alpha = 1 - CONFIDENCE
+    fns = {k: _metric(k) for k in SMALL_KEYS}
+    out = {k: {"est": [], "rep": [], **{c: [] for c in SMALL_COLUMNS}} for k in SMALL_KEYS}
+    t0, c0 = time.perf_counter(), time.process_time()
+    uni, em = Uniform(N_BINS), EqualMass(N_BINS)
+    for rep in reps:
+        rng = np.random.default_rng([seed, 31, MODEL_ORDER.index(model), n, rep])
+        y, p = sample(model, n, rng)
+        bidx = uni.fit(p).index
+        est = {k: fns[k](y, p) for k in SMALL_KEYS}
+        idx = rng.integers(0, n, size=(B, n))
+        fixed = _fixed_bin_errors(_bin_sums(bidx, y, p, idx))
+        sq_uni = fixed.pop("debiased_sq")  # vectorised; equal to the library's value (checked on the first rep)
+        if rep == reps[0]:
+            check = [debiased_ece(y[i], p[i], binning=uni, squared=True) for i in idx[:3]]
+            assert np.allclose(sq_uni[:3], check, rtol=1e-9, atol=1e-12), (sq_uni[:3], check)
+        sq_em = np.array([debiased_ece(y[i], p[i], binning=em, squared=True) for i in idx])
+        boot = {**fixed, "debiased_ece": np.sqrt(np.maximum(sq_em, 0.0))}  # exactly the panel's values
+        est_sq = {"rmsce": debiased_ece(y, p, binning=uni, squared=True),
+                  "debiased_ece": debiased_ece(y, p, binning=em, squared=True)}
+        est_sq["brier_reliability"] = est_sq["rmsce"]
+        plug_sq = {"rmsce": est["rmsce"] ** 2, "brier_reliability": est["brier_reliability"],  # t(F_hat)
+                   "debiased_ece": ece(y, p, binning=em, norm="l2") ** 2}
+        dbl = (_double_basic(bidx, y, p, idx, {k: fixed[k] for k in ("ece", "rmsce")}, est, rng, alpha)
+               if n <= DOUBLE_MAX_N else {})
+        for k in SMALL_KEYS:
+            rec = out[k]
+            rec["rep"].append(rep)
+            rec["est"].append(est[k])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                r = interval_from_distribution(boot[k], est[k], confidence=CONFIDENCE, **interval_options(k))
+            rec["current"].append((r.low, r.high, r.point))
+            if k in est_sq:
+                d = debiased_l2_from_distribution(sq_em if k == "debiased_ece" else sq_uni, est_sq[k], plug_sq[k],
+                                                  confidence=CONFIDENCE, squared=k == "brier_reliability",
+                                                  estimate="debiased" if k == "debiased_ece" else "plugin")
+                rec["debiased_basic"].append((d.low, d.high, d.point))
+            else:
+                rec["debiased_basic"].append((math.nan, math.nan, math.nan))
+            if k in dbl:
+                lo, hi = dbl[k]
+                lo, hi = max(lo, 0.0), min(hi, 1.0)
+                rec["double"].append((lo, hi, r.point))
+            else:
+                rec["double"].append((math.nan, math.nan, math.nan))
+    return {"id": _task_id({**task, "plan": {k: (0, 0) for k in SMALL_KEYS}}) + "|small", "model": model, "n": n,
+            "out": out, "seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0}
+
+
+def summarise_small(merged: dict, pops: dict) -> list[dict]:
+    rows = []
+    for (model, n, k), rec in merged.items():
+        pop = pops[(model, n, k)][0]
+        row = {"model": model, "n": n, "metric": k, "reps": len(rec["est"]), "population": pop, "boundary": False}
+        for c in SMALL_COLUMNS:
+            arr = np.asarray(rec[c], dtype=float)
+            low, high, point = arr[:, 0], arr[:, 1], arr[:, 2]
+            if np.isnan(low).all():
+                continue
+            cov = float(((low <= pop) & (pop <= high)).mean())
+            row[c] = {"coverage": cov, "mcse": math.sqrt(cov * (1 - cov) / arr.shape[0]),
+                      "above": float((low > pop).mean()), "below": float((high < pop).mean()),
+                      "outside": float((~((low <= point) & (point <= high))).mean()),
+                      "width": float(np.mean(high - low))}
+        rows.append(row)
+    rows.sort(key=lambda r: (SMALL_KEYS.index(r["metric"]), r["n"], MODEL_ORDER.index(r["model"])))
+    return rows
+
+
+def small_table(rows: list[dict]) -> str:
+    from calibviz.metrics.intervals import INTERVALS
+
+    lines = ["| metric | n | model | reps | population value | current: coverage | width | debiased-basic: "
+             "coverage | width | double bootstrap: coverage | width |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        cells = []
+        for c in SMALL_COLUMNS:
+            d = r.get(c)
+            cells += ["–", "–"] if d is None else [_cov(d), f"{d['width']:.3g}"]
+        cur = INTERVALS[r["metric"]].method.replace("_", "-")
+        lines.append(f"| {r['metric']} ({cur}) | {r['n']} | {r['model']} | {r['reps']} | {_num(r['population'])} | "
+                     + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------
 # plan
 
 
@@ -558,10 +711,43 @@ _COLUMN = {("bias_corrected", "two-sided"): "basic", ("basic", "two-sided"): "ba
            ("percentile", "less"): "upper_percentile", ("basic", "less"): "upper_basic"}
 
 
-def choice_table(rows: list[dict]) -> str:
-    """The recorded choice (calibviz.metrics.intervals) with the coverage the study measured for it."""
+_SMALL_COLUMN = {"debiased_basic": "debiased_basic", "double_basic": "double"}  # method -> --small-sample column
+
+
+def _chosen_cells(rows: list[dict], small_rows: list[dict]) -> dict:
+    """{(key, method): {n: (min %, max %, fewest reps), ...}} of each metric's main and small-sample method.
+
+    The main method's cells come from the main study (``rows``), the small-sample method's from the
+    ``--small-sample`` run; only models whose population value is off the boundary count.
+    """
     from calibviz.metrics.intervals import INTERVALS
 
+    out = {}
+    for k, c in INTERVALS.items():
+        for method, src, col in ((c.method, rows, _COLUMN[(c.method, c.alternative)]),
+                                 (c.small_sample, small_rows, _SMALL_COLUMN.get(c.small_sample))):
+            if method is None:
+                continue
+            cells = {}
+            for n in (500, 5000, 50000):
+                sel = [r for r in src if r["metric"] == k and r["n"] == n and not r["boundary"] and col in r]
+                if sel:
+                    cov = [100 * r[col]["coverage"] for r in sel]
+                    cells[n] = (round(min(cov), 1), round(max(cov), 1), min(r["reps"] for r in sel))
+            if cells:
+                out[(k, method)] = cells
+    return out
+
+
+def choice_table(rows: list[dict], small_rows: list[dict] = ()) -> str:
+    """The recorded choice (calibviz.metrics.intervals) with the coverage the study measured for it.
+
+    A metric with a small-sample method shows, at each n, the coverage of the method the panel uses at
+    that n (fewer than ``small_below`` rows per bin: the small-sample method).
+    """
+    from calibviz.metrics.intervals import INTERVALS, rows_per_bin
+
+    cells_by = _chosen_cells(rows, list(small_rows))
     lines = ["| metric | interval | coverage n = 500 | n = 5,000 | n = 50,000 | shown value outside | why |",
              "|---|---|---|---|---|---|---|"]
     for k in METRIC_ORDER:
@@ -571,13 +757,33 @@ def choice_table(rows: list[dict]) -> str:
         col = _COLUMN[(c.method, c.alternative)]
         own = "bias_corrected" if c.method == "bias_corrected" else col
         label = c.method.replace("_", "-") + (" upper bound" if c.alternative == "less" else "")
+        if c.small_sample:
+            label = f"{c.small_sample.replace('_', '-')} below {c.small_below:,.0f} rows per bin, else {label}"
         cells, outside = [], []
         for n in (500, 5000, 50000):
-            sel = [r for r in rows if r["metric"] == k and r["n"] == n and not r["boundary"]]
-            cells.append(_range([r[col]["coverage"] for r in sel]) or "–")
-            outside += [r[own]["outside"] for r in sel]
+            small = c.small_sample is not None and rows_per_bin(k, n) < c.small_below
+            method, src, scol = ((c.small_sample, small_rows, _SMALL_COLUMN[c.small_sample]) if small
+                                 else (c.method, rows, own))
+            cell = cells_by.get((k, method), {}).get(n)
+            cells.append("–" if cell is None else (f"{cell[0]:.0f}" if round(cell[0]) == round(cell[1])
+                                                   else f"{cell[0]:.0f}–{cell[1]:.0f}"))
+            outside += [r[scol]["outside"] for r in src
+                        if r["metric"] == k and r["n"] == n and not r["boundary"] and scol in r]
         lines.append(f"| {k} | {label} | " + " | ".join(cells) + f" | {_range(outside) or '–'} | {c.reason} |")
     return "\n".join(lines)
+
+
+def write_study_coverage(cells: dict, path: Path) -> None:
+    """Rewrite the generated ``STUDY_COVERAGE`` block of calibviz/metrics/intervals.py."""
+    text = path.read_text()
+    start, end = "# <study-coverage:start>\n", "# <study-coverage:end>"
+    body = ["STUDY_COVERAGE: dict = {"]
+    for (k, method), per_n in sorted(cells.items()):
+        inner = ", ".join(f"{n}: {v!r}" for n, v in sorted(per_n.items()))
+        body.append(f"    ({k!r}, {method!r}): {{{inner}}},")
+    body.append("}")
+    text = text[: text.index(start) + len(start)] + "\n".join(body) + "\n" + text[text.index(end):]
+    path.write_text(text)
 
 
 def render(rows: list[dict], raw: list[dict] | None, B: int, header: str) -> str:
@@ -629,12 +835,23 @@ def main() -> None:
     parser.add_argument("--checkpoint", default=None,
                         help="JSON-lines file: each finished task is appended; a rerun with the same file and "
                         "options resumes where an interrupted run stopped")
+    parser.add_argument("--small-sample", action="store_true",
+                        help="run only the small-sample alternatives (ECE, RMSCE, Brier reliability, debiased ECE; "
+                        "n = 500 and 5,000; the three miscalibrated binary models) and save them with --json; "
+                        "render them with the main run's JSON through --render-json")
+    parser.add_argument("--reps", type=int, default=None, help="replications per cell of --small-sample (200)")
     parser.add_argument("--render-json", nargs="+", default=None,
                         help="only re-render the markdown from saved --json files (merged; a later file's cells "
                         "replace an earlier file's)")
     args = parser.parse_args()
+    if args.small_sample:
+        run_small(args)
+        return
     if args.render_json:
-        saved = [json.loads(Path(f).read_text()) for f in args.render_json]
+        loaded = [json.loads(Path(f).read_text()) for f in args.render_json]
+        saved = [d for d in loaded if d.get("kind") != "small_sample"]
+        small_saved = [d for d in loaded if d.get("kind") == "small_sample"]
+        small_rows = [r for d in small_saved for r in d["rows"]]
         cell = lambda r: (r["model"], r["n"], r["metric"])  # noqa: E731
         rows = list({cell(r): r for d in saved for r in d["rows"]}.values())  # a later file's cell replaces
         rows.sort(key=lambda r: (METRIC_ORDER.index(r["metric"]), MODEL_ORDER.index(r["model"]), r["n"]))
@@ -642,8 +859,17 @@ def main() -> None:
         header = "\n\n".join(d["header"] for d in saved)
         text = render(rows, raw, saved[0]["B"], header)
         print(text)
+        blocks = {"choice-table": choice_table(rows, small_rows), "coverage-table": text}
+        if small_saved:
+            blocks["small-sample-table"] = "\n\n".join(d["header"] for d in small_saved) + "\n\n" + small_table(
+                small_rows)
+            print(blocks["small-sample-table"])
         if args.out:
-            write_doc(Path(args.out), {"choice-table": choice_table(rows), "coverage-table": text})
+            write_doc(Path(args.out), blocks)
+            if small_saved:  # the numbers the panel's notes quote: one source, written from the same rows
+                target = Path(__file__).resolve().parents[1] / "calibviz" / "metrics" / "intervals.py"
+                write_study_coverage(_chosen_cells(rows, small_rows), target)
+                print(f"wrote {args.out} and the STUDY_COVERAGE block of {target}")
         return
     B = args.resamples or (100 if args.quick else 200)
     global POP_DRAWS
@@ -726,6 +952,64 @@ def main() -> None:
         Path(args.json).write_text(json.dumps({"rows": rows, "B": B, "header": header, "population": pop_cache,
                                                "plan": {f"{m} {n}": p for (m, n), p in plan.items()},
                                                "raw": raw}, default=float))
+        print(f"wrote {args.json}")
+
+
+def run_small(args) -> None:
+    """--small-sample: the alternatives for the small-sample regime, saved as JSON (kind "small_sample")."""
+    B = args.resamples or (100 if args.quick else 200)
+    reps = args.reps or (10 if args.quick else 200)
+    global POP_DRAWS
+    if args.quick:
+        POP_DRAWS = 2 * 10**6
+    t_start = time.perf_counter()
+    pops = {}
+    for model in SMALL_MODELS:
+        pop = population_binary(model, args.seed)
+        for n in (500, 5000):
+            for k in SMALL_KEYS:
+                pops[(model, n, k)] = (pop[k], 0.0)
+    tasks = []
+    for model in SMALL_MODELS:
+        for n in (500, 5000):
+            for start in range(0, reps, 10):
+                tasks.append({"model": model, "n": n, "reps": list(range(start, min(reps, start + 10))), "B": B,
+                              "seed": args.seed})
+    tasks.sort(key=lambda t: -t["n"])
+    results, done_ids = [], set()
+    if args.checkpoint and Path(args.checkpoint).exists():
+        for line in Path(args.checkpoint).read_text().splitlines():
+            rec = json.loads(line)
+            if rec["id"] not in done_ids:
+                results.append(rec["result"])
+                done_ids.add(rec["id"])
+    ids = {run_small_task.__name__ + str(i): t for i, t in enumerate(tasks)}
+    todo = [t for t in tasks
+            if _task_id({**t, "plan": {k: (0, 0) for k in SMALL_KEYS}}) + "|small" not in done_ids]
+    print(f"population values: {time.perf_counter() - t_start:.0f} s; {len(todo)} of {len(ids)} tasks to run",
+          flush=True)
+    with Pool(args.workers) as pool:
+        for i, res in enumerate(pool.imap_unordered(run_small_task, todo), 1):
+            results.append(res)
+            if args.checkpoint:
+                with open(args.checkpoint, "a") as fh:
+                    fh.write(json.dumps({"id": res["id"], "result": res}, default=float) + "\n")
+            print(f"[{time.perf_counter() - t_start:6.0f} s] task {i}/{len(todo)}: {res['model']} n={res['n']} "
+                  f"({res['seconds']:.0f} s, {res['cpu']:.0f} s CPU)", flush=True)
+    rows = summarise_small(merge(results), pops)
+    cpu = sum(r.get("cpu", 0.0) for r in results)
+    header = (f"Generated by `python benchmarks/coverage_study.py --small-sample{' --quick' if args.quick else ''}` "
+              f"on {_version()} (B = {B} resamples, {DOUBLE_INNER} inner resamples per outer one for the double "
+              f"bootstrap at n <= {DOUBLE_MAX_N}, nominal {CONFIDENCE:.0%}, seed {args.seed}, {reps} replications "
+              f"per cell, {cpu / 60:.0f} CPU-minutes in {args.workers} workers). 'current': the main method of "
+              "calibviz.metrics.intervals on the same resamples; 'debiased-basic': the basic interval of Kumar et "
+              "al.'s debiased squared error about the plug-in squared error, mapped to the root; 'double "
+              "bootstrap': the basic interval at levels calibrated by prepivoting (Beran 1987).")
+    print(header)
+    print(small_table(rows))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"kind": "small_sample", "rows": rows, "B": B, "header": header},
+                                              default=float))
         print(f"wrote {args.json}")
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 from . import metrics as M
 from .binning import PAVABC, EqualMass, get_scheme
 from .errors import InputError
-from .metrics.intervals import interval_options
+from .metrics.intervals import bootstrap_metric, coverage_note, interval_options
 from .validation import check_binary, check_multiclass
 
 __all__ = ["PanelConfig", "MetricSpec", "BINARY_METRICS", "DEFAULT_BINARY_METRICS", "MULTICLASS_METRICS",
@@ -590,7 +590,10 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
         that reference: consistency resampling; the tests' own p-values for
         Hosmer-Lemeshow (chi2(G)) and Spiegelhalter's Z (normal); Wald tests
         for slope and intercept), ``verdict``, ``unit``, ``description``, ``reading`` and
-        ``note`` (why a value lies outside its own interval, else "").
+        ``note`` (why a value lies outside its own interval; and, where the
+        coverage study found intervals of this size to cover less than the
+        93-97% target, a sentence saying so with the measured coverage,
+        :func:`calibviz.metrics.intervals.coverage_note`; else "").
 
     References
     ----------
@@ -618,6 +621,8 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
         prevalence = float(np.average(y, weights=w))
     specs = [_spec(k, registry) for k in metrics]
     n_boot = sum(s.bootstrap for s in specs) if n_resamples else 0
+    n_classes = p.shape[1] if p.ndim == 2 else 2
+    n_eff = float(len(y)) if w is None else float(w.sum() ** 2 / (w @ w)) if (w @ w) > 0 else 0.0  # Kish
     # progress counts bootstrap resamples and the reference's label redraws (often the larger part)
     n_ref = sum(_has_reference(s) for s in specs) if n_reference else 0
     total = n_boot * n_resamples + n_ref * n_reference
@@ -626,7 +631,7 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
     for spec in specs:
         value = float(spec.compute(y, p, w, config))
         low = high = np.nan
-        method, debiased = "", None
+        method, debiased, approx = "", None, ""
         if n_resamples and spec.bootstrap:
             offset = done_before
 
@@ -635,10 +640,15 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
                     progress(_offset + done, total)
 
             options = interval_options(spec.key)
-            res = M.bootstrap(lambda yy, pp, sample_weight=None, _s=spec: _s.compute(yy, pp, sample_weight, config),
-                              y, p, sample_weight=w, n_resamples=n_resamples, confidence=confidence,
-                              random_state=random_state, progress=_progress, **options)
+            # the chosen interval, small-sample method included (calibviz.metrics.intervals); bins for it
+            res = bootstrap_metric(spec.key,
+                                   lambda yy, pp, sample_weight=None, _s=spec: _s.compute(yy, pp, sample_weight, config),
+                                   y, p, binning=EqualMass(config.n_bins) if spec.key == "debiased_ece" else
+                                   config.scheme(), n_bins=config.n_bins, n_classes=n_classes, sample_weight=w,
+                                   n_resamples=n_resamples, confidence=confidence, random_state=random_state,
+                                   progress=_progress)
             low, high, method, debiased = res.low, res.high, res.method, getattr(res, "debiased", None)
+            approx = coverage_note(spec.key, n_eff, n_bins=config.n_bins, n_classes=n_classes, method=res.method)
             if options.get("alternative") == "less":  # an upper bound only: shown as "at most high"
                 low, method = -np.inf, f"{method}, upper bound"
             done_before += n_resamples
@@ -659,7 +669,8 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
                      "interval": method, "null_mean": null_mean, "null_low": null_low, "null_high": null_high,
                      "p_value": p_ref, "verdict": _verdict(p_ref, config.alpha), "unit": spec.unit,
                      "description": spec.description, "reading": reading,
-                     "note": _outside_note(spec, value, low, high, method, debiased)})
+                     "note": " ".join(t for t in (_outside_note(spec, value, low, high, method, debiased), approx)
+                                      if t)})
     out = pd.DataFrame(rows)
     out.attrs.update(config=config, n_resamples=n_resamples, confidence=confidence, random_state=random_state,
                      n_reference=n_reference)

@@ -214,8 +214,11 @@ def _clip(value: float, lower: float, upper: float) -> float:
     return value if math.isnan(value) else min(max(value, lower), upper)
 
 
-def _interval(dist, estimate, method, confidence, alternative, jack, lower, upper, *, stacklevel):
-    """(low, high, bias, debiased) of one method on finite resampled values ``dist``."""
+def _interval(dist, estimate, method, confidence, alternative, jack, lower, upper, *, stacklevel, plugin=None):
+    """(low, high, bias, debiased) of one method on finite resampled values ``dist``.
+
+    ``plugin`` is t(F_hat), the estimand on the empirical distribution (default: ``estimate``).
+    """
     alpha = 1.0 - confidence
     if alternative == "two-sided":
         levels = [alpha / 2.0, 1.0 - alpha / 2.0]
@@ -230,19 +233,21 @@ def _interval(dist, estimate, method, confidence, alternative, jack, lower, uppe
         if method == "bias_corrected":
             debiased = math.nan
         return math.nan, math.nan, bias, debiased
-    if math.isfinite(estimate):
-        bias = float(dist.mean() - estimate)
+    centre = estimate if plugin is None else float(plugin)
+    if math.isfinite(estimate) and math.isfinite(centre):
+        bias = float(dist.mean() - centre)
     if method == "percentile":
         q = [None if lv is None else float(np.quantile(dist, lv)) for lv in levels]
         low = low if q[0] is None else q[0]
         high = high if q[1] is None else q[1]
     elif method in ("basic", "bias_corrected"):
-        # theta_hat - theta is approximated by theta* - theta_hat: the limits are
-        # 2 theta_hat minus the *opposite* quantiles (Davison & Hinkley 1997, Sec. 5.2).
+        # theta_hat - theta is approximated by theta* - t(F_hat) (= theta* - theta_hat for a plug-in
+        # estimate): the limits are theta_hat + t(F_hat) minus the *opposite* quantiles (Davison &
+        # Hinkley 1997, Sec. 5.2).
         if levels[0] is not None:
-            low = 2.0 * estimate - float(np.quantile(dist, 1.0 - levels[0]))
+            low = estimate + centre - float(np.quantile(dist, 1.0 - levels[0]))
         if levels[1] is not None:
-            high = 2.0 * estimate - float(np.quantile(dist, 1.0 - levels[1]))
+            high = estimate + centre - float(np.quantile(dist, 1.0 - levels[1]))
         if method == "bias_corrected":
             debiased = _clip(estimate - bias, lower, upper)
     else:  # bca
@@ -273,6 +278,7 @@ def interval_from_distribution(
     alternative: str = "two-sided",
     jackknife=None,
     bounds=None,
+    plugin=None,
 ) -> BootstrapResult:
     """Interval of any method from already computed bootstrap values.
 
@@ -294,6 +300,9 @@ def interval_from_distribution(
         without them ``method="bca"`` uses acceleration 0 (the
         bias-corrected percentile interval, Efron & Tibshirani 1993,
         Sec. 14.3).
+    plugin : float, optional
+        As in :func:`bootstrap`: the estimand on the empirical distribution
+        when the estimator is not its plug-in value.
 
     Returns
     -------
@@ -329,8 +338,10 @@ def interval_from_distribution(
         jack = np.asarray(jackknife, dtype=np.float64).ravel()
         jack = jack[np.isfinite(jack)]
     estimate = float(estimate)
+    if plugin is not None and not isinstance(plugin, numbers.Real):
+        raise InputError(f"plugin must be a number (the estimand on the empirical distribution), got {plugin!r}.")
     low, high, bias, debiased = _interval(dist, estimate, method, confidence, alternative, jack, lower, upper,
-                                          stacklevel=3)
+                                          stacklevel=3, plugin=plugin)
     return BootstrapResult(estimate=estimate, low=low, high=high, confidence=confidence, method=method,
                            n_resamples=int(dist.size), distribution=dist, n_failed=0, alternative=alternative,
                            bias=bias, debiased=debiased)
@@ -349,6 +360,7 @@ def bootstrap(
     n_jackknife: int = 200,
     alternative: str = "two-sided",
     bounds=None,
+    plugin=None,
     **metric_kwargs,
 ) -> BootstrapResult:
     """Bootstrap confidence interval for any metric of row-aligned data.
@@ -443,6 +455,20 @@ def bootstrap(
         Clipping never changes whether the interval contains a value of the
         range; it keeps the basic interval from reporting, e.g., a negative
         ECE.
+    plugin : float or callable, optional
+        ``t(F_hat)``: the estimand evaluated on the empirical distribution of
+        the data, for an estimator that is *not* its own plug-in value (e.g.
+        Kumar et al.'s debiased squared calibration error, whose plug-in
+        counterpart is the binned squared error of the sample). In the
+        bootstrap world the data play the population, so the "true value"
+        the resamples scatter around is ``t(F_hat)``, not ``theta_hat``: the
+        basic and bias-corrected methods approximate ``theta_hat - theta`` by
+        ``theta* - t(F_hat)`` (limits ``theta_hat + t(F_hat) - q(1 - alpha/2)``
+        and ``theta_hat + t(F_hat) - q(alpha/2)``) and the bias by
+        ``mean(theta*) - t(F_hat)`` (Efron & Tibshirani 1993, Sec. 10.2;
+        Davison & Hinkley 1997, Sec. 2.2). Using ``theta_hat`` there instead
+        would remove an already removed bias a second time. A callable is
+        called like the metric, on the full data. Default: ``theta_hat``.
     **metric_kwargs
         Forwarded to ``metric`` (e.g. ``binning=Uniform(10)``). The names
         above are reserved by ``bootstrap``.
@@ -539,6 +565,10 @@ def bootstrap(
         raise InputError(f"random_state must be None, an int, a SeedSequence or a numpy Generator ({exc}).") from None
 
     estimate = _call(metric, data, w, metric_kwargs, strict=True)
+    if callable(plugin):
+        plugin = _call(plugin, data, w, metric_kwargs, strict=True)
+    elif plugin is not None and (isinstance(plugin, bool) or not isinstance(plugin, numbers.Real)):
+        raise InputError(f"plugin must be a number or a callable like the metric, got {type(plugin).__name__}.")
 
     chunk = max(1, min(_MAX_CHUNK_ELEMENTS // n, math.ceil(n_resamples / _MIN_PROGRESS_UPDATES)))
     values = np.empty(n_resamples)
@@ -575,7 +605,7 @@ def bootstrap(
     if method == "bca" and dist.size and np.isfinite(estimate):
         jack = _jackknife(metric, data, w, metric_kwargs, int(n_jackknife), rng)
     low, high, bias, debiased = _interval(dist, float(estimate), method, confidence, alternative, jack, lower, upper,
-                                          stacklevel=3)
+                                          stacklevel=3, plugin=plugin)
     return BootstrapResult(
         estimate=float(estimate),
         low=low,
