@@ -591,7 +591,7 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
     twins = [c for c in columns if c != label_col and str(c).lower() == str(label_col).lower()]
     if twins and label is None:
         notes.append(f"{label_col!r} is the label (the first of {', '.join(map(repr, [label_col, *twins]))}); "
-                     "pass label=... to choose another")
+                     "choose another label column to change it")
     model_col = _find(columns, MODEL_NAMES, model, "model")
     weight_col = _find(columns, WEIGHT_NAMES, weight, "weight")
     for role, col in (("label", label_col), ("model", model_col), ("weight", weight_col)):

@@ -138,6 +138,8 @@ def load_files_into_state(files: list, **options) -> bool:
         models_to_frame(models).to_parquet(buf, index=False)
     except InputError as exc:
         _fail(name, exc)
+        st.session_state[_ERROR] += (" (Files uploaded together are read as one model each; to replace a file "
+                                     "instead, remove the other one from the uploader.)")
         return False
     except MemoryError:
         st.session_state[_ERROR] = f"{name}: not enough memory to load these files; sample their rows."
