@@ -490,8 +490,9 @@ def _outside_note(spec: MetricSpec, value: float, low: float, high: float, metho
     if not (np.isfinite(low) and np.isfinite(high)) or low <= value <= high:
         return ""
     side = "above" if value > high else "below"
-    if method in ("basic", "bias_corrected"):
-        centre = (f" (bias-corrected estimate {format_value(debiased, spec.unit)})"
+    if method in ("basic", "bias_corrected", "double_basic", "debiased_basic"):
+        kind = "debiased (Kumar et al.) estimate" if method == "debiased_basic" else "bias-corrected estimate"
+        centre = (f" ({kind} {format_value(debiased, spec.unit)})"
                   if debiased is not None and np.isfinite(debiased) else "")
         return (f"The value lies {side} its interval: the {method.replace('_', '-')} bootstrap interval corrects "
                 f"the estimate's bias{centre}; binned calibration errors of a finite sample are biased upward by "
