@@ -37,8 +37,8 @@ from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_M
 from .reduce import views
 from .metrics import corp_table, decomposition_table
 from .summary import reliability_table
-from .variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreement_ranges, numeric_values, variable_curves,
-                        variable_ranking)
+from .variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreement_ranges, largest_disagreement,
+                        numeric_values, range_sentence, readable_ranking, variable_curves, variable_ranking)
 
 __all__ = ["build_report", "write_report", "report_contents", "resolve_metrics", "metric_key", "format_value",
            "format_interval", "DEFAULT_COMPARE_METRICS", "VERSION_PACKAGES"]
@@ -172,8 +172,10 @@ def report_contents(models, recalibration=None) -> list[str]:
                  "Test-based reliability diagram (TCE)", "Per-bin table"]
         if not p.is_binary:
             items += ["Top-label diagram", "Class ranking"]
+        if _curve_features(p) or p.categorical_features:
+            items += ["Variables ranked by VECE"]
         if _curve_features(p):
-            items += ["Variables ranked by VECE", "Curves of the top variable"]
+            items += ["Curves of the top variable"]
         out += [s for s in items if s not in out]
     if recalibration:
         out.append("Recalibration (out-of-fold before/after)")
@@ -337,9 +339,11 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
                   _table_html(ranking, max_rows=100)]
         prog.step()
     numeric = _curve_features(p)
-    if numeric:
-        y_prob = p.y_prob if p.is_binary else p.probs
-        ranking = variable_ranking(p.features[numeric[:MAX_RANKED_FEATURES]], p.y, y_prob, sample_weight=p.weights,
+    categorical = p.categorical_features[:MAX_RANKED_FEATURES]
+    y_prob = p.y_prob if p.is_binary else p.probs
+    if numeric or categorical:
+        ranked = numeric[:MAX_RANKED_FEATURES] + categorical
+        ranking = variable_ranking(p.features[ranked], p.y, y_prob, sample_weight=p.weights,
                                    n_resamples=n_resamples or 1, confidence=confidence,
                                    random_state=random_state, progress=prog.inner(),
                                    # it refuses 0 resamples: without intervals, take its cheap fixed-bin path
@@ -347,32 +351,48 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
                                    **({} if n_resamples else {"bootstrap_max_rows": -1}))
         if not n_resamples:
             ranking = ranking.assign(vece_low=np.nan, vece_high=np.nan, ci_method="none (0 resamples)")
-    if numeric and not len(ranking):
-        parts.append("<p>No numeric column varies enough to rank (constant or missing): no variable section.</p>")
+    if (numeric or categorical) and not len(ranking):
+        parts.append("<p>No column varies enough to rank (constant, missing or a single level): no variable "
+                     "section.</p>")
         prog.step()
-    elif numeric:
+    elif numeric or categorical:
+        rank_fig = figures.vece_ranking(ranking=ranking.assign(feature=_labels(ranking["feature"])), title=None)
         top = ranking.iloc[0]
-        feature = str(top["feature"])
+        top_curve = ranking[ranking["feature"].isin(numeric)]
+        strong = lambda t: f"<b>{t}</b>"  # noqa: E731
+        if top["type"] == "categorical":
+            level = top["level_at_max_vce"]
+            headline.append(f"Of the variables, <b>{_e(top['feature'])}</b> shows the largest variable-based "
+                            f"calibration error (VECE {format_value(top['vece'], 'probability')} over its levels)"
+                            + (f"; its level <b>{_e(level)}</b> is the furthest from calibrated ("
+                               f"{100 * top['max_vce']:.1f} percentage points between error and predicted error)."
+                               if level is not None and pd.notna(level) else "."))
+        parts += [f'<h3 id="{anchor}-variables">Variables ranked by VECE</h3>',
+                  "<p>A model can be calibrated on average and miscalibrated along a variable (Kelly &amp; Smyth "
+                  "2023): VECE is the row-weighted gap between actual and predicted error in equal-mass bins of "
+                  "each numeric column, or over the levels of a categorical column (levels under 30 rows "
+                  "pooled), on one scale.</p>",
+                  f'<div class="figure">{_figure_html(rank_fig)}</div>', _table_html(readable_ranking(ranking)),
+                  (f"<p>The first {MAX_RANKED_FEATURES} of {len(numeric):,} numeric columns are ranked.</p>"
+                   if len(numeric) > MAX_RANKED_FEATURES else "")]
+        if not len(top_curve):  # categorical columns only: no curves
+            prog.step()
+    if (numeric or categorical) and len(ranking) and len(top_curve):
+        feature = str(top_curve.iloc[0]["feature"])
         x, ok = numeric_values(p.features[feature])  # rows without a value: left out of the curves, counted
         curves = variable_curves(x[ok], p.y[ok], y_prob[ok], kind="error", alpha=cfg.alpha, scale="percent",
                                  sample_weight=None if p.weights is None else p.weights[ok])
         ranges = disagreement_ranges(curves)
-        rank_fig = figures.vece_ranking(ranking=ranking.assign(feature=_labels(ranking["feature"])), title=None)
         curve_fig = figures.variable_curves(curves=curves, ranges=ranges, name=_e(feature), title=None)
-        sentences = [f"{_e(feature)} from {r.x_start:.4g} to {r.x_end:.4g}: <b>{_e(r.reading)}</b> (curves up to "
-                     f"{r.max_difference:.1f} percentage points apart)." for r in ranges.itertuples()]
-        headline.append(f"Of the numeric columns, <b>{_e(feature)}</b> shows the largest variable-based "
-                        f"calibration error (VECE {format_value(top['vece'], 'probability')})"
-                        + (f"; {sentences[0]}" if sentences else
-                           "; its actual and predicted error curves overlap everywhere.") )
-        parts += [f'<h3 id="{anchor}-variables">Variables ranked by VECE</h3>',
-                  "<p>A model can be calibrated on average and miscalibrated along a variable (Kelly &amp; Smyth "
-                  "2023): VECE is the row-weighted gap between actual and predicted error in equal-mass bins of "
-                  "each numeric column.</p>",
-                  f'<div class="figure">{_figure_html(rank_fig)}</div>', _table_html(ranking),
-                  (f"<p>The first {MAX_RANKED_FEATURES} of {len(numeric):,} numeric columns are ranked.</p>"
-                   if len(numeric) > MAX_RANKED_FEATURES else ""),
-                  f'<h3 id="{anchor}-curves">Curves of the top variable: {_e(feature)}</h3>',
+        sentences = [range_sentence(feature, r, escape=_e, strong=strong) for _, r in ranges.iterrows()]
+        largest = largest_disagreement(ranges)  # the summary quotes the largest range, as the Variables page
+        if top["type"] != "categorical":
+            headline.append(f"Of the variables, <b>{_e(feature)}</b> shows the largest variable-based "
+                            f"calibration error (VECE {format_value(top['vece'], 'probability')})"
+                            + (f"; the largest disagreement: {range_sentence(feature, largest, escape=_e, strong=strong)}"
+                               if largest is not None else
+                               "; its actual and predicted error curves overlap everywhere."))
+        parts += [f'<h3 id="{anchor}-curves">Curves of the top variable: {_e(feature)}</h3>',
                   (f"<p>{int((~ok).sum()):,} rows without a value of {_e(feature)} are left out of the curves.</p>"
                    if not ok.all() else ""),
                   "<p>LOESS curves of actual and predicted error (percent) along the variable, with "
@@ -720,7 +740,7 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
     first = next(iter(models.values()))
     compare_metrics = resolve_metrics(compare_metrics, True)[0] if len(models) > 1 else ()
     recalibration = _recalibration_methods(recalibration)
-    stages = sum(2 + (not p.is_binary) + bool(_curve_features(p)) + 1 + bool(recalibration) for p in models.values()) \
+    stages = sum(2 + (not p.is_binary) + bool(_curve_features(p) or p.categorical_features) + 1 + bool(recalibration) for p in models.values()) \
         + (len(models) > 1)
     prog = _Progress(progress, stages)
     source_name = source if source is not None else (first.source or first.name)

@@ -24,7 +24,9 @@ from .metrics.variable import (_check_variable, _largest_gap, _sorted_bin_starts
 from .smoothing import _grid_points, _sort_obs, _sorted_curve, loess_fit
 from .validation import check_binary, drop_zero_weight
 
-__all__ = ["variable_curves", "disagreement_ranges", "variable_ranking", "subgroup_table", "CURVE_MIN_VALUES", "MAX_RANKED_FEATURES", "numeric_values"]
+__all__ = ["variable_curves", "disagreement_ranges", "largest_disagreement", "range_sentence", "variable_ranking",
+           "level_codes", "level_tables", "subgroup_table", "readable_ranking", "readable_levels", "CURVE_MIN_VALUES",
+           "MAX_RANKED_FEATURES", "MAX_LEVELS", "MIN_LEVEL_ROWS", "numeric_values"]
 
 _CURVE_NAMES = {"error": ("actual error", "predicted error"),
                 "rate": ("observed rate", "predicted rate")}
@@ -35,6 +37,14 @@ CURVE_MIN_VALUES = 10
 #: Pages and the report rank at most this many numeric columns (in column order) and say how many they left
 #: out: a ranking costs a few milliseconds per column, so 10^4 columns would take a minute.
 MAX_RANKED_FEATURES = 200
+
+#: A categorical column is ranked over at most this many levels (the largest); the rest are pooled.
+MAX_LEVELS = 20
+#: Levels with fewer rows are pooled into one "(other levels)" group in the ranking.
+MIN_LEVEL_ROWS = 30
+#: Name of the pooled group of small (or surplus) levels.
+OTHER_LEVELS = "(other levels)"
+MISSING_LEVEL = "<missing>"
 
 
 def numeric_values(column) -> tuple[np.ndarray, np.ndarray]:
@@ -231,6 +241,46 @@ def disagreement_ranges(curves: pd.DataFrame) -> pd.DataFrame:
                                        "max_difference", "reading"])
 
 
+def largest_disagreement(ranges: pd.DataFrame):
+    """The range of :func:`disagreement_ranges` where the two curves are furthest apart, or None.
+
+    Summaries (the Variables page, the report's headline) quote this range:
+    the first range in x order can be a small one while a larger gap sits
+    further along the variable.
+
+    Examples
+    --------
+    >>> r = pd.DataFrame({"x_start": [1, 5], "x_end": [2, 8], "max_difference": [1.7, 11.9]})
+    >>> float(largest_disagreement(r)["x_start"])
+    5.0
+    >>> largest_disagreement(r.iloc[:0]) is None
+    True
+    """
+    if ranges is None or not len(ranges):
+        return None
+    return ranges.loc[ranges["max_difference"].idxmax()]
+
+
+def range_sentence(feature, r, *, escape=str, strong=lambda t: t, percent: bool = True) -> str:
+    """"age from 62.9 to 86.1: over-confident ... (curves up to 17.9 percentage points apart)."
+
+    One wording for the page and the report: ``escape`` makes the user's
+    column name inert in the medium (Markdown or HTML), ``strong`` marks the
+    reading; ``r`` is a row of :func:`disagreement_ranges` (``max_difference``
+    in percentage points with ``percent=True``, curves drawn in percent).
+
+    Examples
+    --------
+    >>> r = pd.Series({"x_start": 62.88, "x_end": 86.05, "reading": "over-confident", "max_difference": 17.88})
+    >>> range_sentence("age", r)
+    'age from 62.88 to 86.05: over-confident (curves up to 17.9 percentage points apart).'
+    """
+    apart = (f"{r['max_difference']:.1f} percentage points" if percent
+             else f"{r['max_difference']:.3f}")
+    return (f"{escape(feature)} from {r['x_start']:.4g} to {r['x_end']:.4g}: {strong(escape(r['reading']))} "
+            f"(curves up to {apart} apart).")
+
+
 def _reading(higher: str) -> str:
     return {"actual error": "over-confident: more errors than predicted",
             "predicted error": "under-confident: fewer errors than predicted",
@@ -282,14 +332,17 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
                      n_resamples: int = 200, confidence: float = 0.95, random_state=0,
                      progress: Callable[[int, int], None] | None = None, sample_weight=None,
                      span: float = 0.75, degree: int = 2, grid=200,
-                     bootstrap_max_rows: int = 5000) -> pd.DataFrame:
-    """Rank the numeric columns of ``features`` by VECE, with intervals and max-VCE.
+                     bootstrap_max_rows: int = 5000, categorical: bool = True,
+                     max_levels: int = MAX_LEVELS, min_level_rows: int = MIN_LEVEL_ROWS) -> pd.DataFrame:
+    """Rank the columns of ``features`` by VECE, with intervals and max-VCE: numeric and categorical.
 
     Parameters
     ----------
     features : pandas.DataFrame of shape (n, f)
-        Candidate variables; non-numeric (and boolean) columns are skipped,
-        columns with missing values use their complete rows.
+        Candidate variables. Numeric columns are binned (equal mass, rows
+        without a value left out); the others (text, category, boolean) are
+        categorical, one bin per level (missing values form the level
+        "<missing>"), when ``categorical`` is True.
     y_true, y_prob, sample_weight : as in :func:`calibviz.metrics.vece`
     n_bins : int, default 10
         Equal-mass bins per variable (the paper uses 10).
@@ -306,12 +359,42 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
         :func:`calibviz.metrics.bootstrap` (bins recomputed on each resample);
         above it, a Poisson bootstrap with the bins fixed and normal sums
         within bins (cheap at n = 10^6; see ``ci_method``).
+    categorical : bool, default True
+        Rank the non-numeric columns too (False: skip them, as before 0.x).
+    max_levels, min_level_rows : int
+        A categorical column is ranked over its ``max_levels`` largest levels
+        with at least ``min_level_rows`` rows; the others are pooled into one
+        group "(other levels)" (see Notes).
 
     Returns
     -------
     pandas.DataFrame
-        One row per numeric feature, highest VECE first: ``feature, vece,
-        vece_low, vece_high, max_vce, x_at_max_vce, n, n_bins, ci_method``.
+        One row per ranked column, highest VECE first: ``feature, type``
+        ("numeric" or "categorical")``, vece, vece_low, vece_high, max_vce,
+        x_at_max_vce, level_at_max_vce, n, n_bins, ci_method``. ``n_bins`` is
+        the number of bins (numeric) or of level groups (categorical);
+        ``x_at_max_vce`` is NaN for a categorical column and
+        ``level_at_max_vce`` names the level where its gap is largest (None
+        for a numeric column).
+
+    Notes
+    -----
+    For a categorical column the bins of Kelly & Smyth's VECE (Eq. 7) are the
+    levels: ``VECE = sum_l (W_l / W) |err_l - perr_l|``, each level's top-label
+    error rate against its mean predicted error ``1 - confidence``, weighted
+    by the level's share of the rows, the same quantity as for a numeric
+    column (binary models too, as :func:`calibviz.metrics.vece`), so both
+    kinds rank on one scale. Its max-VCE is the largest per-level gap
+    ``|err_l - perr_l|`` among levels of at least ``min_level_rows`` rows
+    (the discrete analogue of the LOESS curves' largest gap). Tiny levels are
+    pooled because a level of a few rows has a gap of roughly its confidence
+    whatever the calibration: with one level per row (an id column) VECE
+    would be the mean |error - predicted error| of single rows, a large
+    number that says nothing about the variable. Pooling beyond
+    ``max_levels`` keeps a column's VECE comparable to the numeric columns'
+    10-bin VECE. Intervals: the percentile bootstrap of rows up to
+    ``bootstrap_max_rows`` rows, else the fixed-bin Poisson-normal bootstrap
+    (levels are fixed bins by construction).
 
     References
     ----------
@@ -341,11 +424,14 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
         raise InputError(f"features has {len(features)} rows but there are {n} predictions.")
     numeric = [c for c in features.columns
                if pd.api.types.is_numeric_dtype(features[c]) and not pd.api.types.is_bool_dtype(features[c])]
-    if not numeric:
-        raise InputError("features has no numeric columns to rank; categorical columns go to subgroup_table.")
+    others = [c for c in features.columns if c not in set(numeric)] if categorical else []
+    if not numeric and not others:
+        raise InputError("features has no numeric columns to rank; categorical columns go to subgroup_table."
+                         if len(features.columns) else "features has no columns to rank.")
     rng = np.random.default_rng(random_state)
     gap = predicted_error - error  # = confidence - correctness
     rows = []
+    total = len(numeric) + len(others)
     for done, col in enumerate(numeric, start=1):
         xv = features[col].to_numpy(dtype=np.float64, na_value=np.nan)
         ok = np.isfinite(xv) if w is None else np.isfinite(xv) & (w > 0)  # weight 0 = absent row
@@ -380,14 +466,120 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
                                              max_grid_support=5000))
         except InputError:
             mv = (float("nan"), float("nan"))  # too few distinct values for a local fit
-        rows.append(dict(feature=col, vece=est, vece_low=lo, vece_high=hi,
-                         max_vce=mv[0], x_at_max_vce=mv[1], n=int(xv.size),
+        rows.append(dict(feature=col, type="numeric", vece=est, vece_low=lo, vece_high=hi,
+                         max_vce=mv[0], x_at_max_vce=mv[1], level_at_max_vce=None, n=int(xv.size),
                          n_bins=int(starts.size), ci_method=method))
         if progress is not None:
-            progress(done, len(numeric))
-    out = pd.DataFrame(rows, columns=["feature", "vece", "vece_low", "vece_high", "max_vce",
-                                      "x_at_max_vce", "n", "n_bins", "ci_method"])
+            progress(done, total)
+    for done, col in enumerate(others, start=len(numeric) + 1):
+        row = _categorical_row(col, features[col], error, predicted_error, gap, w, n_resamples, confidence, rng,
+                               bootstrap_max_rows, max_levels, min_level_rows)
+        if row is not None:
+            rows.append(row)
+        if progress is not None:
+            progress(done, total)
+    out = pd.DataFrame(rows, columns=_RANKING_COLUMNS)
     return out.sort_values("vece", ascending=False, kind="stable").reset_index(drop=True)
+
+
+_RANKING_COLUMNS = ["feature", "type", "vece", "vece_low", "vece_high", "max_vce", "x_at_max_vce", "level_at_max_vce",
+                    "n", "n_bins", "ci_method"]
+
+
+def level_codes(column, *, sample_weight=None, max_levels: int | None = MAX_LEVELS,
+                min_level_rows: int = MIN_LEVEL_ROWS) -> tuple[np.ndarray, list]:
+    """Group index of each row of a categorical column: its level, or the pooled small levels.
+
+    Levels are the column's distinct values (missing values: "<missing>"). The
+    ``max_levels`` largest levels (by weight, then by name) with at least
+    ``min_level_rows`` rows keep their own group; the others share one group
+    named "(other levels)" (or keep their name when only one level is left
+    over). ``max_levels=None`` and ``min_level_rows=1`` keep every level.
+
+    Parameters
+    ----------
+    column : array-like of shape (n,)
+    sample_weight : array-like of shape (n,), optional
+    max_levels : int or None, default :data:`MAX_LEVELS`
+    min_level_rows : int, default :data:`MIN_LEVEL_ROWS`
+
+    Returns
+    -------
+    codes : ndarray of int64, shape (n,)
+        Group of each row (0..G-1; groups in decreasing weight, the pooled
+        group last).
+    names : list
+        Name of each group.
+
+    Examples
+    --------
+    >>> codes, names = level_codes(["a"] * 40 + ["b"] * 35 + ["c"] * 3 + ["d"] * 2)
+    >>> names, codes[-5:].tolist()
+    (['a', 'b', '(other levels)'], [2, 2, 2, 2, 2])
+    """
+    levels = pd.Series(np.asarray(column, dtype=object) if not isinstance(column, pd.Series) else column)
+    levels = levels.astype(object).where(levels.notna(), MISSING_LEVEL)
+    codes, uniques = pd.factorize(levels, sort=True)
+    uniques = list(uniques)
+    wv = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    weight = np.bincount(codes, wv, minlength=len(uniques))
+    count = np.bincount(codes, minlength=len(uniques))
+    order = sorted(range(len(uniques)), key=lambda k: (-weight[k], str(uniques[k])))
+    keep = [k for k in order if count[k] >= min_level_rows]
+    if max_levels is not None:
+        keep = keep[:max(1, int(max_levels))]
+    pooled = [k for k in order if k not in set(keep)]
+    if len(pooled) == 1:  # a single leftover level keeps its name
+        keep, pooled = keep + pooled, []
+    group = np.full(len(uniques), len(keep), dtype=np.int64)
+    group[keep] = np.arange(len(keep))
+    names = [uniques[k] for k in keep] + ([OTHER_LEVELS] if pooled else [])
+    return group[codes], names
+
+
+def _level_sums(codes, gs, ws, m):
+    """Per-level sums (d, W, qdd, qdw, qww) of :func:`_fixed_bin_interval`."""
+    wv = np.ones_like(gs) if ws is None else ws
+    wg = wv * gs
+    return (np.bincount(codes, wg, m), np.bincount(codes, wv, m), np.bincount(codes, wg * wg, m),
+            np.bincount(codes, wv * wg, m), np.bincount(codes, wv * wv, m))
+
+
+def _categorical_row(col, column, error, predicted_error, gap, w, n_resamples, confidence, rng,
+                     bootstrap_max_rows, max_levels, min_level_rows):
+    """The ranking row of a categorical column (VECE over levels; see variable_ranking's Notes)."""
+    e, pe, g, wv, values = error, predicted_error, gap, w, pd.Series(column).reset_index(drop=True)
+    if w is not None and not (w > 0).all():  # weight 0 = absent row
+        ok = w > 0
+        e, pe, g, wv, values = e[ok], pe[ok], g[ok], w[ok], values[ok].reset_index(drop=True)
+    if e.size < 2:
+        return None
+    codes, names = level_codes(values, sample_weight=wv, max_levels=max_levels, min_level_rows=min_level_rows)
+    m = len(names)
+    if m < 2:
+        return None  # one level: nothing to compare along the column
+    sums = _level_sums(codes, g, wv, m)
+    est = _vece_from_sums(sums[0], sums[1].sum())
+    if not n_resamples:
+        lo, hi, method = float("nan"), float("nan"), "none"
+    elif e.size <= bootstrap_max_rows:
+        res = bootstrap(lambda c, a, b, sample_weight=None: _vece_from_errors(c, a, b, sample_weight, 0, index=c),
+                        codes, e, pe, sample_weight=wv, n_resamples=n_resamples, confidence=confidence,
+                        random_state=rng)
+        lo, hi, method = res.low, res.high, "bootstrap"
+    else:
+        lo, hi = _fixed_bin_interval(*sums, n_resamples, confidence, rng)
+        method = "poisson-normal, fixed bins"
+    counts = np.bincount(codes, minlength=m)
+    level_gap = np.abs(np.divide(sums[0], sums[1], out=np.zeros(m), where=sums[1] > 0))
+    eligible = counts >= min_level_rows
+    if eligible.any():
+        k = int(np.argmax(np.where(eligible, level_gap, -1.0)))
+        mv, at = float(level_gap[k]), names[k]
+    else:
+        mv, at = float("nan"), None
+    return dict(feature=col, type="categorical", vece=est, vece_low=lo, vece_high=hi, max_vce=mv,
+                x_at_max_vce=float("nan"), level_at_max_vce=at, n=int(e.size), n_bins=m, ci_method=method)
 
 
 def subgroup_table(column, y_true, y_prob, *, kind: str = "rate", sample_weight=None,
@@ -491,3 +683,119 @@ def _wilson(p, n_eff, alpha):
     centre = (p + z * z / (2 * n_eff)) / denom
     half = z * np.sqrt(p * (1 - p) / n_eff + z * z / (4 * n_eff ** 2)) / denom
     return centre - half, centre + half
+
+
+def level_tables(column, y_true, y_prob, *, binning=None, alpha: float = 0.05, sample_weight=None,
+                 max_levels: int | None = MAX_LEVELS, min_level_rows: int = MIN_LEVEL_ROWS) -> dict:
+    """The reliability table of each level of a categorical column (one diagram per level).
+
+    Binary models: observed rate of y = 1 against P(y = 1) within the level;
+    multiclass models: the confidence view (top-class probability against
+    "top class correct"). Levels as :func:`level_codes` groups them (small
+    levels pooled into "(other levels)"), largest first.
+
+    Parameters
+    ----------
+    column : array-like of shape (n,)
+    y_true, y_prob, sample_weight : as in :func:`subgroup_table`
+    binning : binning scheme, default ``Uniform(10)``
+        Fitted within each level (equal-mass bins follow each level's own predictions).
+    alpha : float, default 0.05
+        Level of the per-bin intervals.
+    max_levels, min_level_rows : as in :func:`level_codes`
+
+    Returns
+    -------
+    dict {level: DataFrame}
+        :func:`calibviz.reliability_table` per level; ``.attrs`` adds
+        ``share`` (of the weight), ``n`` (rows) and ``ece`` (the binned ECE
+        on these bins).
+
+    References
+    ----------
+    Kelly, M. & Smyth, P. (2023), Sec. 2 (disaggregated evaluation over
+    categorical subgroups).
+
+    Examples
+    --------
+    >>> g = np.array(["a"] * 60 + ["b"] * 40)
+    >>> p = np.r_[np.full(60, 0.3), np.full(40, 0.7)]
+    >>> y = np.r_[np.ones(18), np.zeros(42), np.ones(28), np.zeros(12)].astype(int)
+    >>> t = level_tables(g, y, p)
+    >>> list(t), round(t["a"].attrs["share"], 2), float(t["b"]["obs_rate"].iloc[0])
+    (['a', 'b'], 0.6, 0.7)
+    """
+    from .binning import Uniform
+    from .reduce import confidence as confidence_view
+    from .summary import reliability_table
+
+    scheme = Uniform(10) if binning is None else binning
+    if np.ndim(y_prob) == 2:
+        v = confidence_view(y_true, y_prob, sample_weight)
+        yy, pp, w = v.y, v.p, v.w
+    else:
+        yy, pp, w = check_binary(y_true, y_prob, sample_weight, drop_zero_weight=False)
+    values = pd.Series(np.asarray(column, dtype=object) if not isinstance(column, pd.Series) else column)
+    values = values.reset_index(drop=True)
+    if values.shape[0] != yy.shape[0]:
+        raise InputError(f"column has {values.shape[0]} entries but there are {yy.shape[0]} predictions.")
+    if w is not None and not (w > 0).all():  # weight 0 = absent row
+        ok = w > 0
+        yy, pp, w, values = yy[ok], pp[ok], w[ok], values[ok].reset_index(drop=True)
+    codes, names = level_codes(values, sample_weight=w, max_levels=max_levels, min_level_rows=min_level_rows)
+    total = float(yy.shape[0] if w is None else w.sum())
+    out = {}
+    for k, name in enumerate(names):  # one table per level (at most max_levels + 1)
+        sel = codes == k
+        ws = None if w is None else w[sel]
+        t = reliability_table(yy[sel], pp[sel], binning=scheme, alpha=alpha, sample_weight=ws, test=None)
+        weight = t["weight"]
+        gaps = t["gap"].abs()
+        t.attrs.update(share=float((sel.sum() if ws is None else ws.sum()) / total), n=int(sel.sum()),
+                       ece=float((weight * gaps).sum() / weight.sum()) if len(t) else float("nan"))
+        out[name] = t
+    return out
+
+
+def readable_ranking(ranking: pd.DataFrame) -> pd.DataFrame:
+    """The ranking of :func:`variable_ranking` with headers for people (numbers stay numbers).
+
+    Examples
+    --------
+    >>> r = pd.DataFrame({"feature": ["age"], "type": ["numeric"], "vece": [0.05], "vece_low": [0.04],
+    ...                   "vece_high": [0.06], "max_vce": [0.17], "x_at_max_vce": [86.0],
+    ...                   "level_at_max_vce": [None], "n": [100], "n_bins": [10], "ci_method": ["bootstrap"]})
+    >>> list(readable_ranking(r).columns)[:4]
+    ['Variable', 'Type', 'VECE', 'VECE 95% CI from']
+    >>> readable_ranking(r)["Largest gap at"].iloc[0]
+    '86'
+    """
+    out = ranking.copy()
+    at = [(f"{x:.4g}" if pd.notna(x) else "") if t != "categorical" else ("" if lvl is None or pd.isna(lvl)
+                                                                             else str(lvl))
+          for x, lvl, t in zip(out["x_at_max_vce"], out.get("level_at_max_vce", [None] * len(out)),
+                               out.get("type", ["numeric"] * len(out)))]
+    out["x_at_max_vce"] = at
+    out = out.drop(columns=[c for c in ("level_at_max_vce",) if c in out])
+    return out.rename(columns={
+        "feature": "Variable", "type": "Type", "vece": "VECE", "vece_low": "VECE 95% CI from",
+        "vece_high": "VECE 95% CI to", "max_vce": "Largest gap (max-VCE)", "x_at_max_vce": "Largest gap at",
+        "n": "Rows", "n_bins": "Bins or levels", "ci_method": "Interval method"})
+
+
+def readable_levels(table: pd.DataFrame, kind: str = "rate") -> pd.DataFrame:
+    """The per-level table of :func:`subgroup_table` with headers for people (numbers stay numbers).
+
+    Examples
+    --------
+    >>> t = subgroup_table(["a"] * 5 + ["b"] * 5, [1, 0] * 5, [0.5] * 10, n_resamples=0)
+    >>> list(readable_levels(t).columns)[:5]
+    ['Level', 'Rows', 'Share of rows', 'Observed rate', 'Mean prediction']
+    """
+    observed, predicted = (("Observed rate", "Mean prediction") if kind == "rate"
+                           else ("Error rate", "Mean predicted error"))
+    return table.rename(columns={
+        "level": "Level", "n": "Rows", "share": "Share of rows", "observed": observed, "predicted": predicted,
+        "gap": f"{observed} − {predicted.lower()}", "observed_low": f"{observed}: 95% CI from",
+        "observed_high": f"{observed}: 95% CI to", "ece": "ECE within level", "ece_low": "ECE 95% CI from",
+        "ece_high": "ECE 95% CI to"})

@@ -1,14 +1,16 @@
 """Variables: LOESS calibration curves along any column, VECE ranking, categorical subgroups (Kelly & Smyth 2023)."""
+import pandas as pd
 import streamlit as st
 
 from calibviz import figures
 from calibviz.panel import format_value
-from calibviz.variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreement_ranges, numeric_values,
-                                subgroup_table, variable_curves, variable_ranking)
+from calibviz.variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreement_ranges, largest_disagreement,
+                                level_tables, numeric_values, range_sentence, readable_levels, subgroup_table,
+                                variable_curves, variable_ranking)
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, show_figure
 from calibviz.ui.compute import cached, progress_bar
-from calibviz.ui.settings import page_control, set_setting, settings
+from calibviz.ui.settings import page_control, panel_config, set_setting, settings
 from calibviz.ui.text import md
 
 page_setup("Variables", controls=("uncertainty",))
@@ -28,35 +30,40 @@ fp = preds.fingerprint()
 y_prob = preds.y_prob if preds.is_binary else preds.probs
 n_boot, seed = int(s["boot"]), int(s["seed"])
 
-if numeric:
-    st.subheader("Which variables hide miscalibration?")
+st.subheader("Which variables hide miscalibration?")
+ranked = numeric[:MAX_RANKED_FEATURES] + categorical[:MAX_RANKED_FEATURES]
+for kind, cols in (("numeric", numeric), ("categorical", categorical)):
+    if len(cols) > MAX_RANKED_FEATURES:
+        st.caption(f"Ranking the first {MAX_RANKED_FEATURES} of {len(cols):,} {kind} columns; the other "
+                   f"{len(cols) - MAX_RANKED_FEATURES:,} can still be picked below.")
 
-    ranked = numeric[:MAX_RANKED_FEATURES]
-    if len(ranked) < len(numeric):
-        st.caption(f"Ranking the first {len(ranked)} of {len(numeric):,} numeric columns; the other "
-                   f"{len(numeric) - len(ranked):,} can still be picked below.")
 
-    def _ranking():
-        with progress_bar("Ranking variables by VECE") as progress:
-            return variable_ranking(preds.features[ranked], preds.y, y_prob, sample_weight=preds.weights,
-                                    n_resamples=n_boot, random_state=seed, progress=progress)
+def _ranking():
+    with progress_bar("Ranking variables by VECE") as progress:
+        return variable_ranking(preds.features[ranked], preds.y, y_prob, sample_weight=preds.weights,
+                                n_resamples=n_boot, random_state=seed, progress=progress)
 
-    ranking = cached(("ranking", fp, n_boot, seed), _ranking)
-if numeric and not len(ranking):
-    not_applicable("No numeric column varies (each is constant or missing): nothing to rank. Categorical "
-                   "columns are compared level by level below.")
-elif numeric:
+
+ranking = cached(("ranking", fp, tuple(ranked), n_boot, seed), _ranking)
+if not len(ranking):
+    not_applicable("No column varies (each is constant, missing, or has one level): nothing to rank.")
+else:
     show_figure(figures.vece_ranking(ranking=ranking), f"vece_ranking_{preds.name}", key="ranking")
     top = ranking.iloc[0]
+    where = (f"in level **{md(top['level_at_max_vce'])}**" if top["type"] == "categorical"
+             else f"at {md(top['feature'])} ≈ {top['x_at_max_vce']:.4g}")
+    gap = (f", with the largest local gap ({100 * top['max_vce']:.1f} percentage points) {where}"
+           if pd.notna(top["max_vce"]) else "")
     st.markdown(f"**{md(top['feature'])}** shows the largest variable-based calibration error: VECE = "
-                f"{format_value(top['vece'], 'probability')}, with the largest local gap ({100 * top['max_vce']:.1f} percentage points) "
-                f"at {md(top['feature'])} ≈ {top['x_at_max_vce']:.4g}.")
+                f"{format_value(top['vece'], 'probability')}{gap}.")
+    st.caption("VECE: the row-weighted gap between actual and predicted error over 10 equal-mass bins of a numeric "
+               "column, or over the levels of a categorical one (levels under 30 rows pooled), on one scale.")
     download_table(ranking, f"vece_ranking_{preds.name}", label="Ranking as CSV", key="ranking")
 
 st.subheader("Look at one variable")
 columns = numeric + categorical
 if s["feature"] not in columns:
-    set_setting("feature", str(ranking.iloc[0]["feature"]) if numeric and len(ranking) else columns[0])
+    set_setting("feature", str(ranking.iloc[0]["feature"]) if len(ranking) else columns[0])
 c1, c2, c3 = st.columns(3)
 with c1:
     page_control("feature", st.selectbox, label="Variable", options=columns,
@@ -90,10 +97,12 @@ if feature in numeric and not few_values:
     ranges = cached(("ranges",) + key, lambda: disagreement_ranges(curves))
     fig = figures.variable_curves(x, curves=curves, ranges=ranges, name=feature, title="")
     show_figure(fig, f"variable_{preds.name}_{feature}", key="curves")
-    if len(ranges):
-        for _, r in ranges.iterrows():
-            st.markdown(f"- {md(feature)} from {r['x_start']:.4g} to {r['x_end']:.4g}: **{r['reading']}** "
-                        f"(curves up to {r['max_difference']:.1f} percentage points apart).")
+    largest = largest_disagreement(ranges)
+    if largest is not None:
+        st.markdown("Largest disagreement: " + range_sentence(feature, largest, escape=md, strong=lambda t: f"**{t}**"))
+        if len(ranges) > 1:
+            st.markdown("\n".join(f"- {range_sentence(feature, r, escape=md, strong=lambda t: f'**{t}**')}"
+                                   for _, r in ranges.iterrows()))
     else:
         st.markdown(f"The two bands overlap everywhere: no range of {md(feature)} where the model is significantly "
                     "over- or under-confident.")
@@ -104,10 +113,25 @@ else:
     table = cached(("subgroups", fp, feature, kind, n_boot, seed), lambda: subgroup_table(
         preds.features[feature], preds.y, y_prob, kind=kind, sample_weight=preds.weights, n_resamples=n_boot,
         random_state=seed))
-    st.dataframe(table, hide_index=True, width="stretch")
+    shown = readable_levels(table, kind)
+    st.dataframe(shown, hide_index=True, width="stretch", column_config={
+        c: st.column_config.NumberColumn(format="%.3f") for c in shown.columns
+        if c not in ("Level", "Rows") and pd.api.types.is_float_dtype(shown[c])} | {
+        "Share of rows": st.column_config.NumberColumn(format="percent")})
     if len(table):
         worst = table.iloc[0]
         what = "observed" if kind == "rate" else "error"
         st.markdown(f"Worst calibrated level: **{md(worst['level'])}** ({worst['n']:,} rows), {what} "
                     f"{worst['observed']:.3f} vs predicted {worst['predicted']:.3f}.")
     download_table(table, f"subgroups_{preds.name}_{feature}", label="Levels as CSV", key="subgroups")
+    cfg = panel_config(s)
+    tables = cached(("level_tables", fp, feature, cfg, float(s["alpha"])), lambda: level_tables(
+        preds.features[feature], preds.y, y_prob, binning=cfg.scheme(), alpha=float(s["alpha"]),
+        sample_weight=preds.weights))
+    if tables:
+        st.caption("One reliability diagram per level (" + ("observed rate against the predicted probability"
+                   if preds.is_binary else "accuracy against confidence") + f", {cfg.binning.replace('_', ' ')} "
+                   "bins as chosen on the Reliability page): a level whose points leave the diagonal is "
+                   "miscalibrated however good the average.")
+        show_figure(figures.level_reliability(tables=tables, name=feature), f"levels_{preds.name}_{feature}",
+                    key="levels")

@@ -203,7 +203,7 @@ def test_bad_inputs():
     with pytest.raises(InputError, match="DataFrame"):
         variable_ranking(np.zeros((3, 2)), [0, 1, 1], [0.1, 0.2, 0.3])
     with pytest.raises(InputError, match="numeric"):
-        variable_ranking(pd.DataFrame({"c": ["a", "b", "c"]}), [0, 1, 1], [0.1, 0.2, 0.3])
+        variable_ranking(pd.DataFrame({"c": ["a", "b", "c"]}), [0, 1, 1], [0.1, 0.2, 0.3], categorical=False)
     with pytest.raises(InputError, match="scale"):
         variable_curves([1, 2, 3], [0, 1, 1], [0.1, 0.2, 0.3], scale="pct")
 

@@ -17,7 +17,7 @@ from .reliability import reliability_diagram
 from .sensitivity import binning_sensitivity
 from .testbased import binning_comparison, tce_diagram, violin_per_bin
 from .theme import apply_theme
-from .variable import variable_curves, vece_ranking
+from .variable import level_reliability, variable_curves, vece_ranking
 
 __all__ = [
     "reliability_diagram",
@@ -30,6 +30,7 @@ __all__ = [
     "bin_zoom",
     "variable_curves",
     "vece_ranking",
+    "level_reliability",
     "binning_sensitivity",
     "corp_diagram",
     "mcb_dsc_plot",

@@ -13,7 +13,7 @@ from ..panel import format_interval, format_value
 from ._base import count_text, level_label, require_columns, round_list
 from .theme import COLORS, PALETTE, apply_theme, with_alpha
 
-__all__ = ["variable_curves", "vece_ranking"]
+__all__ = ["variable_curves", "vece_ranking", "level_reliability"]
 
 _CURVE_STYLE = {  # observed quantity solid vermillion, model's own expectation dashed blue
     "actual error": (COLORS["observed"], "solid"), "observed rate": (COLORS["observed"], "solid"),
@@ -248,7 +248,13 @@ def vece_ranking(features=None, y_true=None, y_prob=None, *, n_bins: int = 10, n
     for row in r.itertuples(index=False):
         ci = format_interval(row.vece_low, row.vece_high, "probability")
         text = f"{row.feature}: VECE {format_value(row.vece, 'probability')}" + (f" ({level} {ci})" if ci else "")
-        if hasattr(row, "max_vce") and np.isfinite(row.max_vce):
+        level = getattr(row, "level_at_max_vce", None)
+        if getattr(row, "type", "numeric") == "categorical":
+            text += " over its levels"
+            if hasattr(row, "max_vce") and np.isfinite(row.max_vce):
+                text += f"<br>largest level gap {format_value(row.max_vce, 'probability')}" + (
+                    f" in level {level}" if level is not None and not pd.isna(level) else "")
+        elif hasattr(row, "max_vce") and np.isfinite(row.max_vce):
             text += f"<br>max-VCE {format_value(row.max_vce, 'probability')}" + (
                 f" at {row.x_at_max_vce:.4g}" if hasattr(row, "x_at_max_vce") else "")
         if hasattr(row, "n"):
@@ -260,8 +266,79 @@ def vece_ranking(features=None, y_true=None, y_prob=None, *, n_bins: int = 10, n
         error_x=dict(type="data", symmetric=False, array=round_list(r["vece_high"] - r["vece"]),
                      arrayminus=round_list(r["vece"] - r["vece_low"]), color=COLORS["text"], thickness=1.5, width=5),
         name="VECE with bootstrap CI", hovertext=hover, hovertemplate="%{hovertext}<extra></extra>"))
-    fig.update_xaxes(title_text="VECE (mean |actual - predicted error| over equal-mass bins of the variable)",
+    fig.update_xaxes(title_text="VECE (mean |actual - predicted error| over equal-mass bins or levels)",
                      rangemode="tozero")
     fig.update_yaxes(title_text=None, automargin=True)
     fig.update_layout(showlegend=False)
     return apply_theme(fig, title=title, height=height or max(320, 140 + 34 * len(r)), legend="none")
+
+
+def level_reliability(column=None, y_true=None, y_prob=None, *, binning=None, alpha: float = 0.05,
+                      sample_weight=None, tables: dict | None = None, name: str | None = None,
+                      top_n: int | None = 12, cols: int = 4, title: str | None = None,
+                      height: int | None = None) -> go.Figure:
+    """A reliability diagram per level of a categorical column, as small multiples.
+
+    Panel l uses the rows of level l only (binary: observed rate against
+    P(y = 1); multiclass: accuracy against confidence), with the per-bin
+    intervals; its title gives the level's share of the rows and its ECE.
+    Drawn by the same small-multiples builder as the per-class top-label
+    diagrams (:func:`calibviz.figures.top_label_small_multiples`).
+
+    Parameters
+    ----------
+    column : array-like of shape (n,)
+        The categorical variable (a pandas Series gives the title its name).
+    y_true, y_prob, sample_weight, binning, alpha :
+        As :func:`calibviz.variables.level_tables`.
+    tables : dict {level: DataFrame}, optional
+        Precomputed :func:`calibviz.variables.level_tables`.
+    name : str, optional
+        Name of the variable for the title.
+    top_n : int or None, default 12
+        Panels drawn (largest levels first; None: all).
+    cols : int, default 4
+    title, height : optional
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+
+    References
+    ----------
+    Kelly, M. & Smyth, P. (2023), Sec. 2 (disaggregated evaluation over
+    categorical subgroups).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> g = np.array(["north"] * 60 + ["south"] * 40)
+    >>> p = np.r_[np.full(60, 0.3), np.full(40, 0.7)]
+    >>> y = np.r_[np.ones(18), np.zeros(42), np.ones(28), np.zeros(12)].astype(int)
+    >>> fig = level_reliability(g, y, p, name="region")
+    >>> [a.text.split("<br>")[0] for a in fig.layout.annotations]
+    ['north', 'south']
+    """
+    from .multiclass import _grid
+
+    if name is None:
+        name = getattr(column, "name", None) or "variable"
+    if tables is None:
+        if column is None or y_true is None or y_prob is None:
+            raise InputError("pass column, y_true and y_prob (or tables=level_tables(...)).")
+        tables = _variables.level_tables(column, y_true, y_prob, binning=binning, alpha=alpha,
+                                         sample_weight=sample_weight)
+    if not tables:
+        raise InputError("no level to draw.")
+    order = list(tables)[:None if top_n is None else int(top_n)]
+    titles = {}
+    for k in order:
+        a = tables[k].attrs
+        titles[k] = (f"{k}<br>" + (f"{100 * a['share']:.1f}% of rows" if "share" in a else "")
+                     + (f", ECE {format_value(a['ece'], 'probability')}" if np.isfinite(a.get("ece", np.nan))
+                        else ""))
+    if title is None:
+        title = f"Reliability per level of {name}"
+        if len(tables) > len(order):
+            title += f" (the {len(order)} largest of {len(tables)} levels)"
+    return _grid(tables, titles, order, cols, title, height, alpha)

@@ -8,7 +8,7 @@ import pytest
 import calibviz as cv
 from calibviz.report import build_report
 
-from .helpers import app, assert_clean, upload
+from .helpers import app, assert_clean, figures, upload
 
 pytestmark = [pytest.mark.apptest, pytest.mark.usefixtures("clear_streamlit_caches")]
 
@@ -33,6 +33,9 @@ def _variables_page(frame: pd.DataFrame, feature: str | None = None):
 def test_constant_numeric_feature():
     frame = _binary().assign(const=3.0, group=lambda d: np.where(d.index % 2, "a", "b"))
     at = _variables_page(frame)
+    bars = [f["data"][0] for f in figures(at) if f["data"] and f["data"][0].get("orientation") == "h"][0]
+    assert bars["y"] == ["group"]  # the categorical column is ranked, the constant one is not
+    at = _variables_page(_binary().assign(const=3.0, one=lambda d: "x"))
     assert any("nothing to rank" in i.value for i in at.info)
 
 

@@ -1,0 +1,53 @@
+"""Variables page: categorical columns ranked with the numeric ones, readable per-level table, a diagram per level."""
+from __future__ import annotations
+
+import pytest
+
+from .helpers import app, assert_clean, figures, shown
+
+pytestmark = [pytest.mark.apptest, pytest.mark.usefixtures("clear_streamlit_caches")]
+
+
+def _page():
+    at = app()
+    at.query_params["data"] = "hospital_readmission"
+    at.run()
+    at.switch_page("pages/4_Variables.py").run()
+    assert_clean(at)
+    return at
+
+
+def test_ranking_includes_categorical_columns_and_levels_read_well():
+    at = _page()
+    bars = [f["data"][0] for f in figures(at) if f["data"] and f["data"][0].get("orientation") == "h"][0]
+    assert {"ward", "sex", "age", "bmi"} <= set(bars["y"])  # numeric and categorical on one scale
+    ward = bars["hovertext"][bars["y"].index("ward")]
+    assert "over its levels" in ward and "in level" in ward
+    [sb for sb in at.selectbox if sb.label == "Variable"][0].set_value("ward").run()
+    assert_clean(at)
+    table = at.dataframe[0].value
+    assert list(table.columns[:5]) == ["Level", "Rows", "Share of rows", "Observed rate", "Mean prediction"]
+    assert not any("_" in c for c in table.columns)  # no raw headers (observed_low, ece_high)
+    assert table["Rows"].sum() == 20000
+    levels = [f for f in figures(at) if any("% of rows" in a.get("text", "") for a in f["layout"].get("annotations", []))]
+    assert len(levels) == 1
+    panels = [a["text"].split("<br>")[0] for a in levels[0]["layout"]["annotations"] if "% of rows" in a["text"]]
+    assert set(panels) == set(table["Level"])  # one diagram per level
+    assert sum(1 for t in levels[0]["data"] if t.get("error_y")) == len(panels)
+    assert any("One reliability diagram per level" in c.value for c in at.caption)
+
+
+def test_largest_disagreement_is_said_first():
+    import calibviz as cv
+    from calibviz.variables import disagreement_ranges, variable_curves
+
+    d = cv.load_demo("hospital_readmission")
+    ranges = disagreement_ranges(variable_curves(d.features["age"], d.y, d.y_prob, scale="percent"))
+    big, first = ranges["max_difference"].max(), ranges["max_difference"].iloc[0]
+    assert big > first + 1
+    at = _page()
+    texts = [shown(m) for m in at.markdown]
+    largest = [t for t in texts if t.startswith("Largest disagreement: age")]
+    assert largest and f"{big:.1f} percentage points" in largest[0]
+    top = [t for t in texts if t.startswith("**age** shows the largest")]
+    assert top and f"({big:.1f} percentage points)" in top[0]  # the ranking's max-VCE and the largest range agree
