@@ -397,7 +397,8 @@ def _double_basic(bidx, y, p, idx, outer, est, rng, alpha):
     out = {}
     for k in outer:
         lo_level, hi_level = np.quantile(u[k], [alpha / 2, 1 - alpha / 2])
-        out[k] = (2 * est[k] - float(np.quantile(outer[k], hi_level)), 2 * est[k] - float(np.quantile(outer[k], lo_level)))
+        out[k] = (2 * est[k] - float(np.quantile(outer[k], hi_level)),
+                  2 * est[k] - float(np.quantile(outer[k], lo_level)))
     return out
 
 

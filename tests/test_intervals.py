@@ -394,7 +394,8 @@ def test_panel_note_says_an_interval_is_approximate_at_500_rows_and_not_at_50000
         y = (rng.random(n) < special.expit(0.6 * special.logit(p))).astype(int)
         t = metric_panel(y, p, metrics=("ece", "ace", "brier"), n_resamples=20, n_reference=0).set_index("metric")
         for key in ("ece", "ace"):
-            assert ("Approximate interval: bins hold about" in t.loc[key, "note"]) == expect, (n, key, t.loc[key, "note"])
+            note = t.loc[key, "note"]
+            assert ("Approximate interval: bins hold about" in note) == expect, (n, key, note)
         assert "Approximate" not in t.loc["brier", "note"]
         if n == 500:  # ECE's small-sample method and its measured coverage; ACE's
             assert t.loc["ece", "interval"] == "double_basic"
