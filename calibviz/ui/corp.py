@@ -46,7 +46,7 @@ def corp_table(view: BinaryView, fingerprint: str, s: dict) -> pd.DataFrame:
 def corp_figure(view: BinaryView, fingerprint: str, s: dict, *, title: str = ""):
     table = corp_table(view, fingerprint, s)
     return cached(("corp_fig", fingerprint, view.name, corp_bands(s), int(s["seed"]), title), lambda: figures.corp_diagram(
-        view.y, view.p, sample_weight=view.w, table=table, title=title))
+        view.y, view.p, sample_weight=view.w, table=table, title=title, outcome_labels=figures.outcome_labels(view.kind, view.name)))
 
 
 def triptych(views: dict[str, BinaryView], fingerprints: tuple, s: dict, reference: str) -> None:
