@@ -13,7 +13,7 @@ from ..figures.export import SLIDE_HEIGHT, SLIDE_SCALE, SLIDE_WIDTH
 from ..figures.theme import inert_links
 from ..io.export import to_csv
 from ..panel import config_key, format_interval, format_value, interval_caption, metric_panel
-from .compute import cached, progress_bar
+from .compute import cached, in_cache, progress_bar
 from .settings import panel_config, settings
 
 __all__ = ["BOOTSTRAP_ROW_BUDGET", "show_figure", "figure_about", "file_size", "download_table", "panel_table", "show_headlines", "show_metric_table", "slug",
@@ -223,6 +223,14 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.Dat
     On large data the bootstrap is not started automatically: the values are
     shown with a button that computes the intervals (and says how many
     resamples of how many rows it will draw).
+
+    Each metric is cached on its own, keyed on the data (``fingerprint``,
+    ``name``), the settings its value depends on (:func:`calibviz.panel.config_key`),
+    the resamples and the seed, never on the page or on the other metrics
+    asked for: intervals computed on one page (the Data page's three headline
+    metrics) are taken from the cache on every other page (Reliability), and a
+    metric whose intervals exist is shown with them even where the others
+    still wait for the button.
     """
     s = settings()
     keys = tuple(metrics or s["metrics"]) or ("ece",)
@@ -238,19 +246,29 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.Dat
     cells = n * (np.shape(p)[1] if np.ndim(p) == 2 else 1)  # class-wise metrics redo every class
     n_ref = REFERENCE_RESAMPLES if cells * REFERENCE_RESAMPLES <= BOOTSTRAP_ROW_BUDGET else REFERENCE_RESAMPLES_LARGE
 
+    def cache_key(key, resamples):
+        # Per metric, on the settings it depends on: changing the bins does not recompute TCE.
+        return ("metric", fingerprint, name, key, config_key(key, cfg), resamples, n_ref, seed)
+
     def one(key):
-        # Cached per metric on the settings it depends on: changing the bins does not recompute TCE.
+        resamples = n_boot if n_boot and in_cache(cache_key(key, n_boot)) else n_run
+
         def compute():
-            with progress_bar(f"Bootstrapping {key}") as progress:
+            with progress_bar(f"Bootstrapping {key}" if resamples else f"Calibrated-model reference of {key}") \
+                    as progress:
                 return metric_panel(y, p, metrics=(key,), config=cfg, sample_weight=w,
-                                    n_resamples=n_run, random_state=seed, progress=progress, n_reference=n_ref)
+                                    n_resamples=resamples, random_state=seed, progress=progress, n_reference=n_ref)
 
-        return cached(("metric", fingerprint, name, key, config_key(key, cfg), n_run, n_ref, seed), compute)
+        return cached(cache_key(key, resamples), compute), resamples
 
-    table = pd.concat([one(k) for k in keys], ignore_index=True)
-    table.attrs.update(n_resamples=n_run, random_state=seed, confidence=0.95, n_reference=n_ref)
-    if n_boot and not wanted:
-        if st.button(f"Compute 95% intervals ({n_boot} bootstrap resamples of {n:,} rows)",
+    parts = [one(k) for k in keys]
+    table = pd.concat([t for t, _ in parts], ignore_index=True)
+    missing = sum(1 for _, r in parts if not r)
+    table.attrs.update(n_resamples=n_boot if n_boot and missing < len(keys) else n_run, random_state=seed, confidence=0.95,
+                       n_reference=n_ref)
+    if n_boot and not wanted and missing:
+        which = "" if missing == len(keys) else f" of the other {missing} metric{'s' if missing > 1 else ''}"
+        if st.button(f"Compute 95% intervals{which} ({n_boot} bootstrap resamples of {n:,} rows)",
                      key=f"boot_{slug(name)}", icon=":material/calculate:",
                      help="On large data the bootstrap takes a while; the values above are exact."):
             st.session_state[consent] = True
