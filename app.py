@@ -6,6 +6,7 @@ import streamlit as st
 
 from calibviz.ui import page_setup
 from calibviz.ui.home import data_summary, headline_metrics, load_messages, mapping_editor, next_steps, source_picker
+from calibviz.ui.leaderboard import show_leaderboard
 
 page_setup("Data")
 st.title("Can I trust these probabilities?")
@@ -18,5 +19,6 @@ st.subheader("Data summary")
 data_summary()
 st.subheader("Headline calibration")
 headline_metrics()
+show_leaderboard()  # several models: all of them in one sortable table
 st.subheader("Where to look next")
 next_steps()

@@ -678,94 +678,10 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
     return out
 
 
-def compare_models(models: dict, *, metrics=("ece", "ace", "tce", "brier", "log_loss"),
-                   config: PanelConfig = PanelConfig(), n_resamples: int = 200, confidence: float = 0.95,
-                   random_state=0, progress=None) -> pd.DataFrame:
-    """Metrics of several binary models side by side, with differences to the first model.
+def __getattr__(name):
+    # compare_models lives in calibviz.compare (which imports this module); kept importable from here
+    if name == "compare_models":
+        from .compare import compare_models
 
-    Parameters
-    ----------
-    models : dict
-        ``{name: (y_true, y_prob)}`` or ``{name: (y_true, y_prob, sample_weight)}``;
-        the first model is the reference.
-    metrics, config, n_resamples, confidence, random_state, progress
-        As :func:`metric_panel`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per (metric, model): ``metric``, ``label``, ``model``,
-        ``value``, ``low``, ``high``, ``diff`` (value - reference value),
-        ``diff_low``, ``diff_high`` and ``paired``. When a model has the same
-        rows and labels as the reference (same length and identical
-        ``y_true``), the difference interval comes from a *paired* bootstrap
-        (rows resampled jointly, so the shared noise cancels); otherwise from
-        independent resamples of each model.
-
-    Examples
-    --------
-    >>> import calibviz as cv
-    >>> m = cv.load_demo_models("loan_recalibration")
-    >>> t = compare_models({k: (v.y, v.y_prob) for k, v in m.items()}, metrics=("ece",), n_resamples=30)
-    >>> t[["model", "paired"]].values.tolist()
-    [['raw', True], ['recalibrated', True]]
-    >>> bool(t.loc[1, "diff_high"] < 0)  # recalibration lowers the ECE, beyond the noise
-    True
-    """
-    if not isinstance(models, dict) or not models:
-        raise InputError("models must be a non-empty dict {name: (y_true, y_prob[, sample_weight])}.")
-    data = {}
-    for name, value in models.items():
-        if not isinstance(value, (tuple, list)) or len(value) not in (2, 3):
-            raise InputError(f"model {name!r}: expected (y_true, y_prob[, sample_weight]).")
-        data[str(name)] = check_binary(*value) if len(value) == 3 else check_binary(*value, None)
-    specs = [_spec(k) for k in metrics]
-    names = list(data)
-    ref_y, ref_p, ref_w = data[names[0]]
-    total = len(specs) * len(names) * n_resamples * 2
-    done = [0]
-
-    def _progress(d, t, _base=None):
-        if progress is not None:
-            progress(min(total, done[0] + d), total)
-
-    def boot(fn, *arrays, w=None):
-        res = M.bootstrap(fn, *arrays, sample_weight=w, n_resamples=n_resamples, confidence=confidence,
-                          random_state=random_state, progress=_progress)
-        done[0] += n_resamples
-        return res
-
-    rows = []
-    for spec in specs:
-        ref_value = float(spec.compute(ref_y, ref_p, ref_w, config))
-        for name in names:
-            y, p, w = data[name]
-            value = float(spec.compute(y, p, w, config))
-            low = high = d_low = d_high = np.nan
-            paired = y.shape == ref_y.shape and np.array_equal(y, ref_y) and (
-                (w is None and ref_w is None) or (w is not None and ref_w is not None and np.array_equal(w, ref_w)))
-            if n_resamples and spec.bootstrap:
-                one = boot(lambda yy, pp, sample_weight=None, _s=spec: _s.compute(yy, pp, sample_weight, config),
-                           y, p, w=w)
-                low, high = one.low, one.high
-                if name != names[0]:
-                    if paired:
-                        diff = boot(lambda yy, pa, pb, sample_weight=None, _s=spec:
-                                    _s.compute(yy, pb, sample_weight, config) - _s.compute(yy, pa, sample_weight,
-                                                                                          config),
-                                    y, ref_p, p, w=w)
-                        d_low, d_high = diff.low, diff.high
-                    else:
-                        ref_boot = boot(lambda yy, pp, sample_weight=None, _s=spec:
-                                        _s.compute(yy, pp, sample_weight, config), ref_y, ref_p, w=ref_w)
-                        dist = one.distribution - ref_boot.distribution
-                        q = (1 - confidence) / 2
-                        d_low, d_high = np.nanquantile(dist, [q, 1 - q])
-                else:
-                    d_low = d_high = 0.0
-            rows.append({"metric": spec.key, "label": spec.label, "model": name, "value": value, "low": low,
-                         "high": high, "diff": value - ref_value, "diff_low": d_low, "diff_high": d_high,
-                         "paired": bool(paired)})
-    out = pd.DataFrame(rows)
-    out.attrs.update(reference=names[0], config=config, n_resamples=n_resamples, confidence=confidence)
-    return out
+        return compare_models
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

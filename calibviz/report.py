@@ -33,7 +33,8 @@ from .multiclass import class_ranking, top_label_table
 from .overview import data_overview
 from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS,
                     format_interval, format_value, interval_caption,
-                    PanelConfig, compare_models, metric_panel)
+                    PanelConfig, metric_panel)
+from .compare import NO_VERDICT, compare_models, comparison_metrics, comparison_sentences
 from .reduce import views
 from .metrics import corp_table, decomposition_table
 from .summary import reliability_table
@@ -41,11 +42,8 @@ from .variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreement_rang
                         numeric_values, range_sentence, readable_ranking, variable_curves, variable_ranking)
 
 __all__ = ["build_report", "write_report", "report_contents", "resolve_metrics", "metric_key", "format_value",
-           "format_interval", "DEFAULT_COMPARE_METRICS", "VERSION_PACKAGES"]
+           "format_interval", "VERSION_PACKAGES"]
 
-#: Metrics of the model comparison table (TCE's bootstrap is ~50x slower than ECE's; each
-#: compared metric is bootstrapped three times per model, so it is left to the per-model tables).
-DEFAULT_COMPARE_METRICS = ("ece", "ace", "brier", "log_loss")
 #: Packages whose versions the reproducibility block lists.
 VERSION_PACKAGES = ("calibviz", "numpy", "scipy", "pandas", "statsmodels", "plotly")
 _PLOT_CONFIG = {"displaylogo": False, "responsive": True}
@@ -454,28 +452,29 @@ def _triptych_section(vs: dict, ref: str, n_resamples: int, random_state, headli
             + f'<div class="figure">{_figure_html(roc)}</div></section>')
 
 
-def _compare_section(models: dict[str, Predictions], cfg: PanelConfig, metrics, n_resamples, confidence,
-                     random_state, prog: _Progress, headline: list) -> str:
+def _compare_section(models: dict[str, Predictions], cfg: PanelConfig, metrics, reference: str, n_resamples,
+                     confidence, random_state, prog: _Progress, headline: list, n_reference: int = 200) -> str:
+    """The comparison: overlay, the table of differences to ``reference`` with verdicts, the triptych; the
+    better/worse sentences (:func:`calibviz.compare.comparison_sentences`, as on the Compare page) go to
+    ``headline``."""
     vs = {name: _binary_view(p) for name, p in models.items()}
     shown = {_e(name): (v.y, v.p, v.w) for name, v in vs.items()}
     overlay = figures.reliability_diagram(shown, binning=cfg.scheme(), alpha=cfg.alpha, title=None)
     table = compare_models({n: (v.y, v.p, v.w) for n, v in vs.items()}, metrics=metrics, config=cfg,
-                           n_resamples=n_resamples, confidence=confidence, random_state=random_state,
-                           progress=prog.inner())
-    ref = next(iter(models))
-    for r in table[(table["model"] != ref) & (table["diff_high"] < 0)].itertuples():
-        headline.append(f"<b>{_e(r.model)}</b> has a lower {_e(r.label)} than <b>{_e(ref)}</b> "
-                        f"({_compare_values(r)}), beyond the bootstrap noise.")
-    for r in table[(table["model"] != ref) & (table["diff_low"] > 0)].itertuples():
-        headline.append(f"<b>{_e(r.model)}</b> has a higher {_e(r.label)} than <b>{_e(ref)}</b> "
-                        f"({_compare_values(r)}), beyond the bootstrap noise.")
+                           reference=reference, n_resamples=n_resamples, confidence=confidence,
+                           random_state=random_state, progress=prog.inner(), n_reference=n_reference)
+    ref = table.attrs["reference"]
+    # metric labels and numbers are the registry's own text; model names are escaped
+    headline.extend(comparison_sentences(table, name=lambda m: f"<b>{_e(m)}</b>"))
     prog.step()
     return ('<section id="compare"><h2>Model comparison</h2>'
             f"<p>The {len(models)} models' reliability diagrams overlaid "
             f"({'positive class' if next(iter(models.values())).is_binary else 'confidence'}); differences are to "
-            f"the first model, <b>{_e(ref)}</b>, with {'paired ' if table['paired'].all() else ''}bootstrap "
-            "intervals.</p>"
-            f'<div class="figure">{_figure_html(overlay)}</div>' + _table_html(_compare_shown(table, confidence))
+            f"the reference model <b>{_e(ref)}</b>, with {'paired ' if table['paired'].all() else ''}bootstrap "
+            "intervals (DeLong's for AUC); a model is better or worse when the difference interval excludes 0.</p>"
+            + "".join(f'<p class="note">{_e(NO_VERDICT[k])}</p>' for k in dict.fromkeys(table["metric"])
+                      if k in NO_VERDICT)
+            + f'<div class="figure">{_figure_html(overlay)}</div>' + _table_html(_compare_shown(table, confidence))
             + "</section>" + _triptych_section(vs, ref, n_resamples, random_state, headline))
 
 
@@ -488,11 +487,6 @@ def _signed(value: float, unit: str) -> str:
     return ("+" if value > 0 else "") + format_value(value, unit)
 
 
-def _compare_values(r) -> str:
-    u = _unit(r.metric)
-    return f"{format_value(r.value, u)} vs {format_value(r.value - r.diff, u)}"
-
-
 def _compare_shown(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
     """The comparison table in words and numbers, each metric in its unit's format (:func:`format_value`)."""
     level = f"{100 * confidence:g}%"
@@ -500,10 +494,14 @@ def _compare_shown(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
     return pd.DataFrame({
         "Metric": table["label"], "Model": table["model"], "Value": map(format_value, table["value"], units),
         f"{level} interval": map(format_interval, table["low"], table["high"], units),
-        "Difference to reference": map(_signed, table["diff"], units),
-        "Difference interval": [f"{_signed(lo, u)} – {_signed(hi, u)}" if pd.notna(lo) else "" for lo, hi, u in
-                                zip(table["diff_low"], table["diff_high"], units)],
-        "Paired": table["paired"].map({True: "yes", False: "no"}),
+        "Difference to reference": ["" if ref else _signed(d, u) for d, u, ref in
+                                    zip(table["diff"], units, table["is_reference"])],
+        f"Difference {level} interval": ["" if ref or pd.isna(lo) else f"{_signed(lo, u)} – {_signed(hi, u)}"
+                                         for lo, hi, u, ref in zip(table["diff_low"], table["diff_high"], units,
+                                                                   table["is_reference"])],
+        "Versus the reference": table["verdict"].where(table["verdict"] != "", "not tested"),
+        "Paired": ["" if ref else {True: "yes", False: "no"}[p] for p, ref in zip(table["paired"],
+                                                                                 table["is_reference"])],
     })
 
 
@@ -627,7 +625,7 @@ def _recalibration_section(idx: int, name: str, p: Predictions, methods, cfg: Pa
 
 
 def _repro_section(models, cfg, metrics, compare_metrics, n_resamples, confidence, random_state, source,
-                   load_options, title, skipped) -> str:
+                   load_options, title, skipped, reference=None) -> str:
     settings = {
         "binning (ECE, MCE, diagrams)": f"{cfg.binning}" + (f", {cfg.n_bins} bins" if cfg.binning in
                                                             ("uniform", "equal_mass", "quantile") else ""),
@@ -635,6 +633,7 @@ def _repro_section(models, cfg, metrics, compare_metrics, n_resamples, confidenc
         "significance level α": f"{cfg.alpha:g}",
         "metrics": ", ".join(metrics) if metrics is not None else "default panel per kind of data",
         "comparison metrics": ", ".join(compare_metrics) if len(models) > 1 else "(one model)",
+        "reference model": str(reference) if len(models) > 1 else "(one model)",
         "bootstrap resamples": str(n_resamples),
         "interval level": f"{100 * confidence:g}%",
         "random seed": str(random_state),
@@ -651,6 +650,9 @@ def _repro_section(models, cfg, metrics, compare_metrics, n_resamples, confidenc
     versions = _versions()
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     call = _python_call(source, load_options, cfg, metrics, n_resamples, random_state, title)
+    if len(models) > 1 and reference != next(iter(models)):  # the reference chosen on the Compare page
+        cut = call.rindex(")")
+        call = call[:cut] + f", reference={reference!r}" + call[cut:]
     cli = _cli_command(source, load_options, cfg, metrics, n_resamples, random_state, title)
     dl = lambda d: '<dl class="repro">' + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in d.items()) + "</dl>"
     return ('<section id="reproducibility"><h2>Reproducibility</h2>'
@@ -667,7 +669,7 @@ def _repro_section(models, cfg, metrics, compare_metrics, n_resamples, confidenc
 
 def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n_resamples: int = 200,
                  random_state=0, title: str | None = None, source: str | None = None, progress=None,
-                 compare_metrics=DEFAULT_COMPARE_METRICS, confidence: float = 0.95,
+                 compare_metrics=None, confidence: float = 0.95, reference: str | None = None,
                  load_options: dict | None = None, n_reference: int = 200, recalibration=None) -> str:
     """A self-contained HTML calibration report (opens offline; plotly.js embedded once).
 
@@ -691,8 +693,15 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
         used in the commands that regenerate the report.
     progress : callable(done, total), optional
         Called as the report advances.
-    compare_metrics : sequence of str
-        Metrics of the comparison table (several models only).
+    compare_metrics : sequence of str, optional
+        Metrics of the comparison (several models only). None takes
+        ``metrics`` by the rule of the Compare page
+        (:func:`calibviz.compare.comparison_metrics`: the binary-view keys of
+        the metric set, ``confidence_ece`` as the confidence view's ECE; the
+        default panel when ``metrics`` is None).
+    reference : str, optional
+        The model the others are compared with (differences, better/worse
+        sentences, triptych); default the first.
     confidence : float, default 0.95
     n_reference : int, default 200
         Label redraws of the calibrated-model reference beside every metric
@@ -738,7 +747,17 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
     if len(models) > 1 and len(kinds) > 1:
         raise InputError("the models mix binary and multiclass predictions; report them separately.")
     first = next(iter(models.values()))
-    compare_metrics = resolve_metrics(compare_metrics, True)[0] if len(models) > 1 else ()
+    if len(models) > 1:
+        requested = metrics if compare_metrics is None else compare_metrics
+        if isinstance(requested, str):
+            requested = [m for m in requested.split(",") if m.strip()]
+        compare_metrics = comparison_metrics(None if requested is None else [metric_key(m) for m in requested],
+                                             first.is_binary)[0]
+        reference = next(iter(models)) if reference in (None, "") else str(reference)
+        if reference not in models:
+            raise InputError(f"reference model {reference!r} is not among the models ({', '.join(models)}).")
+    else:
+        compare_metrics, reference = (), None
     recalibration = _recalibration_methods(recalibration)
     stages = sum(2 + (not p.is_binary) + bool(_curve_features(p) or p.categorical_features) + 1 + bool(recalibration) for p in models.values()) \
         + (len(models) > 1)
@@ -763,8 +782,8 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
                                        headline[name]))
     compare_html, compare_lines = "", []
     if len(models) > 1:
-        compare_html = _compare_section(models, config, compare_metrics, n_resamples, confidence, random_state,
-                                        prog, compare_lines)
+        compare_html = _compare_section(models, config, compare_metrics, reference, n_resamples, confidence,
+                                        random_state, prog, compare_lines, n_reference)
     recal_html = "".join(_recalibration_section(i, name, p, recalibration, config, n_resamples, n_reference,
                                                 confidence, random_state, prog, headline[name])
                          for i, (name, p) in enumerate(models.items())) if recalibration else ""
@@ -794,7 +813,7 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
     from plotly.offline import get_plotlyjs
 
     repro = _repro_section(models, config, metrics, compare_metrics, n_resamples, confidence, random_state, source,
-                           load_options, user_title, skipped)
+                           load_options, user_title, skipped, reference)
     if recalibration:  # the settings and the regenerate commands name the methods too
         repro = repro.replace("</dl><h3>Data</h3>", f"<dt>recalibration</dt><dd>{_e(', '.join(recalibration))} "
                               "(5-fold cross-fitting, seed as above)</dd></dl><h3>Data</h3>", 1)

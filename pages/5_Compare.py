@@ -1,18 +1,26 @@
-"""Compare: several models side by side and overlaid, the triptych (calibration vs discrimination), metric table
-with intervals and differences."""
-import pandas as pd
+"""Compare: several models read against a reference the user chooses: better and worse on each metric (paired
+bootstrap, intervals on request on large data), the reliability diagrams overlaid, the triptych (calibration vs
+discrimination) and the diagrams side by side."""
+import inspect
+
 import streamlit as st
 
 from calibviz import figures, reduce
-from calibviz.panel import BINARY_METRICS, compare_models, format_interval, format_value
+from calibviz.compare import comparison_metrics
 from calibviz.ui import current_models, page_setup
-from calibviz.ui.blocks import download_table, not_applicable, show_figure
-from calibviz.ui.compute import cached, progress_bar
+from calibviz.ui.blocks import not_applicable, show_figure
+from calibviz.ui.comparison import comparison_table, show_comparison
+from calibviz.ui.compute import cached, guarded
 from calibviz.ui.corp import triptych
 from calibviz.ui.settings import page_control, panel_config, set_setting, settings
 from calibviz.ui.text import md
 
-page_setup("Compare", controls=("binning", "uncertainty", "metrics"))
+_CONTROLS = ("binning", "uncertainty", "metrics")
+if "model_picker" in inspect.signature(page_setup).parameters:
+    # the sidebar's "Model" picker chooses one model for the other pages; here the reference below does that
+    page_setup("Compare", controls=_CONTROLS, model_picker=False)
+else:
+    page_setup("Compare", controls=_CONTROLS)
 st.title("Compare models")
 models = current_models()
 if len(models) < 2:
@@ -21,14 +29,29 @@ if len(models) < 2:
                    "recalibration* demo on the Data page has two.")
     st.stop()
 
+names = list(models)
+if settings()["ref"] not in names:  # a new file, or a link's model that is not in it: its first model
+    set_setting("ref", names[0])
+ref_col, info_col = st.columns([2, 3])
+with ref_col:
+    page_control("ref", st.selectbox, label="Reference model", options=names,
+                 help="Every other model is read against this one: the differences, the better/worse sentences "
+                      "and the triptych. It is kept in the page's link.")
 s = settings()
+ref = s["ref"]
 cfg = panel_config(s)
 kind = "binary" if next(iter(models.values())).is_binary else "confidence"
 views = {name: reduce.views(p, kind)[0] for name, p in models.items()}
-st.caption(f"{len(models)} models, {'positive-class probability' if kind == 'binary' else 'confidence'} view; the "
-           f"first model ({next(iter(models))}) is the reference for differences.")
+with info_col:
+    st.caption(f"{len(models)} models, {'positive-class probability' if kind == 'binary' else 'confidence'} view; "
+               f"differences, verdicts and the triptych are against **{md(ref)}**.")
 fps = tuple(p.fingerprint() for p in models.values())
 key = (tuple(models), fps, kind, cfg, s["interval"], s["band"])
+
+st.subheader(f"Better or worse than {md(ref)}")
+metrics = guarded(lambda: comparison_metrics(tuple(s["metrics"]), kind == "binary"))[0]
+table = comparison_table(views, fps, s, cfg, ref, metrics)
+show_comparison(table, ref)
 
 overlay = cached(("compare_overlay",) + key, lambda: figures.reliability_diagram(
     {n: (v.y, v.p, v.w) for n, v in views.items()}, binning=cfg.scheme(), alpha=cfg.alpha, interval=s["interval"],
@@ -38,13 +61,7 @@ show_figure(overlay, "compare_overlay", key="overlay")
 st.subheader("Calibration vs discrimination: which model is better, and why")
 st.caption("The triptych of Dimitriadis, Gneiting, Jordan & Vogel (2024): the Brier score of each model split into "
            "miscalibration (MCB) and discrimination (DSC), the CORP reliability diagrams and the ROC curves.")
-names = list(models)
-ref_col, score_col, murphy_col = st.columns([2, 2, 1])
-with ref_col:
-    if s["ref"] not in names:  # a new file: its first model
-        set_setting("ref", names[0])
-    page_control("ref", st.selectbox, label="Reference model", options=names,
-                 help="Each other model is read against this one: does it lose on calibration or on discrimination?")
+score_col, murphy_col = st.columns([2, 1])
 with score_col:
     page_control("tscore", st.radio, label="Score", options=["brier", "log"], horizontal=True,
                  format_func={"brier": "Brier score", "log": "Log loss"}.get,
@@ -54,36 +71,8 @@ with murphy_col:
                  help="Mean elementary scores across decision thresholds (Ehm et al. 2016): a model whose curve "
                       "is lower everywhere is better for every cost of false alarms vs misses.")
 s = settings()
-triptych(views, fps, s, s["ref"])
-
-st.subheader("Metrics with 95% intervals and differences to the reference")
-metrics = tuple(s["metrics"]) or ("ece",)
-
-
-def _table():
-    with progress_bar("Bootstrapping metric differences") as progress:
-        return compare_models({n: (v.y, v.p, v.w) for n, v in views.items()}, metrics=metrics, config=cfg,
-                              n_resamples=int(s["boot"]), random_state=int(s["seed"]), progress=progress)
-
-
-table = cached(("compare_table", metrics, int(s["boot"]), int(s["seed"])) + key, _table)
-units = [BINARY_METRICS[k].unit for k in table["metric"]]  # each metric in its unit's one format
-signed = lambda v, u: ("+" if v > 0 else "") + format_value(v, u)  # noqa: E731
-shown = pd.DataFrame({
-    "Metric": table["label"], "Model": table["model"], "Value": map(format_value, table["value"], units),
-    "95% interval": map(format_interval, table["low"], table["high"], units),
-    "Difference": map(signed, table["diff"], units),
-    "Difference interval": [f"{signed(lo, u)} – {signed(hi, u)}" if pd.notna(lo) else "" for lo, hi, u in
-                            zip(table["diff_low"], table["diff_high"], units)],
-})
-st.dataframe(shown, hide_index=True, width="stretch")
-better = table[(table["model"] != next(iter(models))) & (table["diff_high"] < 0)]
-for _, r in better.iterrows():
-    u = BINARY_METRICS[r["metric"]].unit
-    st.markdown(f"- **{md(r['model'])}** has a lower {r['label']} than {md(next(iter(models)))} "
-                f"({format_value(r['value'], u)} vs {format_value(r['value'] - r['diff'], u)}), beyond the "
-                "bootstrap noise.")
-download_table(table, "compare_metrics", key="compare")
+# the whiskers follow the metric table: bootstrapped when its intervals are (automatic or requested)
+triptych(views, fps, s, ref, n_boot=int(table.attrs.get("n_resamples", 0)))
 
 st.subheader("Side by side")
 cols = st.columns(min(len(views), 3))

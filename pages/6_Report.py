@@ -22,6 +22,8 @@ first = next(iter(models.values()))
 source = src.get("demo") or src["name"]
 options = dict(config=cfg, metrics=tuple(s["metrics"]) or None if first.is_binary else None,
                n_resamples=int(s["boot"]), random_state=int(s["seed"]), source=source,
+               # the comparison as on the Compare page: the sidebar's metrics, the reference chosen there
+               compare_metrics=tuple(s["metrics"]) or None, reference=s["ref"] if s["ref"] in models else None,
                load_options=src.get("options") or None)
 recal_methods = tuple(st.session_state.get("cv_recal", {}).get("methods", ()))  # chosen on the Recalibrate page
 if recal_methods and st.checkbox(f"Include recalibration: {', '.join(recal_methods)} (as chosen on the Recalibrate "

@@ -11,7 +11,7 @@ import pytest
 
 import calibviz as cv
 from calibviz.panel import PanelConfig, metric_panel
-from calibviz.report import (DEFAULT_COMPARE_METRICS, build_report, format_interval, format_value, metric_key,
+from calibviz.report import (build_report, format_interval, format_value, metric_key,
                              report_contents, resolve_metrics, write_report)
 
 SCRIPT = "<script>alert(1)</script>"
@@ -76,9 +76,10 @@ def test_several_models_get_a_comparison(reports):
     page = reports["loan_recalibration"]
     assert "Model comparison" in page and "Model: raw" in page and "Model: recalibrated" in page
     assert page.count("Variables ranked by VECE</h3>") == 2  # one per model section
-    for label in ("ECE", "ACE", "Brier score", "Log loss"):
-        assert f"<td>{label}</td>" in page
-    assert len(DEFAULT_COMPARE_METRICS) == 4
+    compare = page.split('<section id="compare">')[1].split("</section>")[0]
+    # no --metrics: the default panel, the same rule as the Compare page (calibviz.compare.comparison_metrics)
+    for label in ("ECE", "ACE", "MCE", "TCE", "smECE", "Brier score", "Log loss"):
+        assert f"<td>{label}</td>" in compare
 
 
 def test_report_contents_matches_the_report(reports):

@@ -49,18 +49,24 @@ def corp_figure(view: BinaryView, fingerprint: str, s: dict, *, title: str = "")
         view.y, view.p, sample_weight=view.w, table=table, title=title, outcome_labels=figures.outcome_labels(view.kind, view.name)))
 
 
-def triptych(views: dict[str, BinaryView], fingerprints: tuple, s: dict, reference: str) -> None:
-    """MCB-DSC plot with one sentence per model, CORP diagrams and ROC curves overlaid, optional Murphy diagram."""
+def triptych(views: dict[str, BinaryView], fingerprints: tuple, s: dict, reference: str,
+             n_boot: int | None = None) -> None:
+    """MCB-DSC plot with one sentence per model, CORP diagrams and ROC curves overlaid, optional Murphy diagram.
+
+    ``n_boot``: bootstrap resamples of the whiskers, as the page decided (the Compare page passes 0 until the
+    user asks for intervals on large data); None chooses by a row budget.
+    """
     models = {name: (v.y, v.p, v.w) for name, v in views.items()}
     n_rows = sum(v.n for v in views.values())
-    n_boot = int(s["boot"]) if n_rows * int(s["boot"]) <= 4 * BOOTSTRAP_ROW_BUDGET else 0
+    if n_boot is None:
+        n_boot = int(s["boot"]) if n_rows * int(s["boot"]) <= 4 * BOOTSTRAP_ROW_BUDGET else 0
     seed = int(s["seed"])
     score = s.get("tscore", "brier")
     key = (tuple(views), fingerprints, tuple(v.name for v in views.values()), reference, seed)
     table = cached(("decomposition", score) + key + (n_boot,), lambda: M.decomposition_table(
         models, score=score, reference=reference, n_resamples=n_boot, confidence=0.9, random_state=seed))
     if int(s["boot"]) and not n_boot:
-        st.caption(f"Bootstrap intervals are left out on {n_rows:,} rows to keep the page fast.")
+        st.caption(f"Bootstrap intervals of the decomposition are left out on {n_rows:,} rows until requested.")
     left, right = st.columns([3, 2], gap="medium")
     with left:
         fig = cached(("mcb_dsc_fig", score) + key + (n_boot,), lambda: figures.mcb_dsc_plot(table=table, title=""))

@@ -36,8 +36,7 @@ def main():
         if m:
             fig = namespace["fig"]
             path = HERE / f"{m.group(1)}.png"
-            width = fig.layout.width or WIDTH  # a slide layout keeps its own 1600x900
-            fig.write_image(path, width=width, height=fig.layout.height, scale=1 if width <= WIDTH else 0.6)
+            fig.write_image(path, width=WIDTH, height=fig.layout.height, scale=1)
             _shrink(path)
             print("wrote", m.group(1))
 

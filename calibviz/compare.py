@@ -1,0 +1,581 @@
+"""Comparing models: differences to a chosen reference model, better/worse verdicts, a leaderboard.
+
+One place decides whether a model is better or worse than the reference on a
+metric (:func:`difference_verdict`, applied by :func:`compare_models`), and
+one place says it in words (:func:`comparison_sentences`): the Compare page,
+the HTML report and notebooks read the same verdicts.
+
+How a difference is tested
+    Every model is bootstrapped on the *same* resampled rows when it shares
+    the reference's rows (same labels and weights: the usual case of several
+    models scored on one test set). The value of each model on each resample
+    is kept, so one set of resamples gives each model's interval (the same
+    interval as the metric panel's, :func:`calibviz.panel.metric_panel`, for
+    the same seed) and the *paired* distribution of every difference to the
+    reference (the shared noise of the rows cancels). The difference interval
+    uses the metric's own interval method from the coverage study
+    (:func:`calibviz.metrics.intervals.interval_method`), two-sided:
+    ``bias_corrected`` (the basic interval) for binned and smoothed
+    calibration errors, whose upward bias differs between models (a sharp,
+    calibrated model has a larger binning bias than a coarse one: the
+    percentile interval of their difference would call them different),
+    percentile for scores and TCE. AUC uses DeLong's paired test (DeLong,
+    DeLong & Clarke-Pearson 1988), or independent DeLong variances when the
+    rows differ. A model on other rows is bootstrapped on its own; its
+    resampled values are paired with the reference's in a shuffled order
+    (independent samples).
+
+What "better" means
+    ``lower`` is better for calibration errors and losses, ``higher`` for
+    discrimination (AUC, DSC, accuracy); calibration slope (ideal 1),
+    calibration-in-the-large and Spiegelhalter's Z (ideal 0) are better when
+    *closer to the ideal*: their verdict comes from the interval of
+    ``|value - ideal| - |reference - ideal|`` (same resamples). UNC is the
+    uncertainty of the labels, not a property of a model: never ranked. MCE
+    gets no verdict (:data:`NO_VERDICT`): a maximum over bins is ruled by the
+    emptiest bin, and no bootstrap interval of its difference held its level.
+
+A verdict says "better" or "worse" only when the difference interval
+excludes 0 (beyond the bootstrap noise at the interval's level), else "no
+clear difference". For calibration errors a second condition: the model
+found worse must itself show evidence of miscalibration against a perfectly
+calibrated model with its predictions (consistency resampling, p <= alpha,
+:func:`calibration_gate`). Without it, two perfectly calibrated models of
+different sharpness (a smooth model and a coarse one) were called different
+in 14% (ECE) to 31% (ACE) of simulated cases: the binning noise of the
+sharper model inflates its estimate more than the bootstrap can see. ``benchmarks/bench_compare_null.py`` measures how often
+two models of equal calibration are called different (the false alarm rate
+of this test; README of benchmarks/).
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, Mapping
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from . import metrics as M
+from .errors import InputError
+from .metrics.intervals import interval_options
+from .metrics.resampling import _MAX_CHUNK_ELEMENTS, _MIN_PROGRESS_UPDATES, interval_from_distribution
+from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, MULTICLASS_METRICS, PanelConfig, _reference, _spec,
+                    _wald_interval, format_value)
+from .validation import check_binary
+
+__all__ = ["compare_models", "difference_verdict", "comparison_sentences", "comparison_metrics", "leaderboard",
+           "calibration_gate", "direction", "IDEAL", "NO_VERDICT", "CALIBRATION_ERRORS", "VERDICTS"]
+
+#: Metrics whose best value is a point inside their range: better = closer to it.
+IDEAL = {"calibration_slope": 1.0, "calibration_intercept": 0.0, "spiegelhalter_z": 0.0}
+#: Metrics that describe the labels, not the model: no better or worse.
+_NOT_RANKED = frozenset({"unc"})
+#: Metrics whose differences get no verdict, and why (shown on the page and in the report).
+NO_VERDICT = {
+    "mce": "MCE is ruled by its emptiest bin: comparing a sharp and a coarse model, both perfectly calibrated, the "
+           "bootstrap called their MCEs different in 100% of simulated cases (benchmarks/bench_compare_null.py); "
+           "no better/worse is said.",
+}
+#: Calibration errors: "worse calibrated" also needs the worse model to show evidence of miscalibration itself
+#: (its calibrated-model reference, :func:`calibration_gate`).
+CALIBRATION_ERRORS = frozenset({"ece", "ace", "mce", "rmsce", "debiased_ece", "tce", "smooth_ece", "ici",
+                                "brier_reliability", "mcb", "hosmer_lemeshow"})
+#: The verdicts :func:`difference_verdict` returns.
+VERDICTS = ("better", "worse", "no clear difference", "reference", "")
+
+
+def direction(metric: str) -> str:
+    """How a metric ranks models: ``"lower"``, ``"higher"``, ``"ideal"`` (closer to :data:`IDEAL`) or ``""``.
+
+    Examples
+    --------
+    >>> direction("ece"), direction("auc"), direction("calibration_slope"), direction("unc")
+    ('lower', 'higher', 'ideal', '')
+    """
+    if metric in _NOT_RANKED:
+        return ""
+    if metric in IDEAL:
+        return "ideal"
+    spec = _spec(metric, BINARY_METRICS if metric in BINARY_METRICS else MULTICLASS_METRICS)
+    return "lower" if spec.lower_is_better else "higher"
+
+
+def difference_verdict(low: float, high: float, metric: str) -> str:
+    """Better, worse or no clear difference, from the interval of a model's difference to the reference.
+
+    Parameters
+    ----------
+    low, high : float
+        Interval of ``value(model) - value(reference)``; for metrics with an
+        ideal value (:data:`IDEAL`) the interval of ``|value(model) - ideal| -
+        |value(reference) - ideal|``.
+    metric : str
+        Registry key: decides whether lower or higher is better
+        (:func:`direction`).
+
+    Returns
+    -------
+    str
+        ``"better"`` / ``"worse"`` when the interval excludes 0, ``"no clear
+        difference"`` when it contains 0, ``""`` when there is no interval
+        (NaN), the metric does not rank models (UNC) or its differences cannot
+        be tested reliably (:data:`NO_VERDICT`: MCE).
+
+    Examples
+    --------
+    >>> difference_verdict(0.022, 0.025, "ece"), difference_verdict(0.022, 0.025, "auc")
+    ('worse', 'better')
+    >>> difference_verdict(-0.01, 0.02, "brier"), difference_verdict(float("nan"), 1.0, "ece")
+    ('no clear difference', '')
+    >>> difference_verdict(-0.3, -0.1, "calibration_slope")  # closer to slope 1
+    'better'
+    """
+    way = direction(metric)
+    if not way or metric in NO_VERDICT or low is None or high is None or not (np.isfinite(low) and np.isfinite(high)):
+        return ""
+    if low > 0:
+        return "better" if way == "higher" else "worse"
+    if high < 0:
+        return "worse" if way == "higher" else "better"
+    return "no clear difference"
+
+
+def calibration_gate(metric: str, y, p, w, config: PanelConfig, n_reference: int, random_state) -> float:
+    """The p-value of a model's calibration error against a perfectly calibrated model with its predictions.
+
+    A calibration-error verdict "worse" stands only when the model found worse has ``p <= config.alpha``
+    here (the same consistency resampling, seed and options as the metric panel's reference, so the panel
+    shows the same p-value). NaN for metrics outside :data:`CALIBRATION_ERRORS` or ``n_reference = 0``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(1); p = rng.uniform(0.1, 0.9, 3000); y = (rng.uniform(size=3000) < p).astype(int)
+    >>> bool(calibration_gate("ece", y, p, None, PanelConfig(), 100, 0) > 0.05)   # calibrated: no evidence
+    True
+    >>> bool(calibration_gate("ece", y, np.clip(1.5 * p - 0.25, 0.01, 0.99), None, PanelConfig(), 100, 0) < 0.05)
+    True
+    """
+    if metric not in CALIBRATION_ERRORS or not n_reference:
+        return math.nan
+    return float(_reference(_spec(metric), y, p, w, config, int(n_reference), random_state)[3])
+
+
+def comparison_metrics(metrics, is_binary: bool = True) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The metrics a comparison computes for a metric set chosen for the panel (one rule for page and report).
+
+    Models are compared on their binary view (the positive class, or the
+    confidence of multiclass models against "top class correct"), so the
+    comparison takes the binary-registry keys of ``metrics``, in order;
+    ``confidence_ece`` is the ECE of the confidence view and becomes
+    ``ece``. Multiclass-only metrics (top-label, class-wise, accuracy) have
+    no binary-view counterpart and are returned as skipped.
+
+    Parameters
+    ----------
+    metrics : sequence of str or None
+        The panel's metric keys (sidebar, ``--metrics``); None or empty gives
+        :data:`calibviz.panel.DEFAULT_BINARY_METRICS`.
+    is_binary : bool
+        Whether the models are binary (for multiclass models ``auc`` is the
+        AUC of the confidence view, which the binary registry names so).
+
+    Returns
+    -------
+    (keys, skipped) : tuple of tuples
+
+    Raises
+    ------
+    InputError
+        An unknown key, or no key that applies to a binary view.
+
+    Examples
+    --------
+    >>> comparison_metrics(("ece", "tce"))
+    (('ece', 'tce'), ())
+    >>> comparison_metrics(("confidence_ece", "top_label_ece"), is_binary=False)
+    (('ece',), ('top_label_ece',))
+    """
+    if not metrics:
+        return tuple(DEFAULT_BINARY_METRICS), ()
+    keys, skipped = [], []
+    for m in metrics:
+        key = "ece" if (m == "confidence_ece" and not is_binary) else m
+        if key in BINARY_METRICS:
+            if key not in keys:
+                keys.append(key)
+        elif key in MULTICLASS_METRICS:
+            skipped.append(key)
+        else:
+            raise InputError(f"unknown metric {m!r}; choose from {', '.join(BINARY_METRICS)}.")
+    if not keys:
+        raise InputError(f"none of the metrics {', '.join(map(str, metrics))} applies to a comparison of binary "
+                         f"views; choose from {', '.join(BINARY_METRICS)}.")
+    return tuple(keys), tuple(skipped)
+
+
+def _same_rows(a, b) -> bool:
+    (ya, _, wa), (yb, _, wb) = a, b
+    if ya.shape != yb.shape or not np.array_equal(ya, yb):
+        return False
+    return (wa is None and wb is None) or (wa is not None and wb is not None and np.array_equal(wa, wb))
+
+
+def _call(spec, config, y, p, w) -> float:
+    try:
+        v = float(spec.compute(y, p, w, config))
+    except InputError:
+        return math.nan
+    return v if np.isfinite(v) else math.nan
+
+
+def _resampled(spec, config, group: list, n_resamples: int, random_state, tick) -> np.ndarray:
+    """Values of ``spec`` for the models of ``group`` (same rows) on the same resampled rows: (len(group), B).
+
+    The rows are drawn exactly as :func:`calibviz.metrics.bootstrap` draws them (same seed, same chunks), so
+    each model's interval equals the metric panel's.
+    """
+    y, _, w = group[0]
+    n = y.shape[0]
+    rng = np.random.default_rng(random_state)
+    chunk = max(1, min(_MAX_CHUNK_ELEMENTS // n, math.ceil(n_resamples / _MIN_PROGRESS_UPDATES)))
+    out = np.empty((len(group), n_resamples))
+    done = 0
+    while done < n_resamples:
+        c = min(chunk, n_resamples - done)
+        idx = rng.integers(0, n, size=(c, n))
+        for j in range(c):
+            rows = idx[j]
+            yy, ww = y[rows], None if w is None else w[rows]
+            for m, (_, p, _) in enumerate(group):
+                out[m, done + j] = _call(spec, config, yy, p[rows], ww)
+        done += c
+        tick(c * len(group))
+    return out
+
+
+def compare_models(models: dict, *, metrics=DEFAULT_BINARY_METRICS, config: PanelConfig = PanelConfig(),
+                   reference: str | None = None, n_resamples: int = 200, confidence: float = 0.95, random_state=0,
+                   progress: Callable[[int, int], None] | None = None, n_reference: int = 200) -> pd.DataFrame:
+    """Metrics of several binary models side by side, differences to a reference model and better/worse verdicts.
+
+    Parameters
+    ----------
+    models : dict
+        ``{name: (y_true, y_prob)}`` or ``{name: (y_true, y_prob, sample_weight)}``
+        with binary labels and P(y = 1) of shape (n,) (or the confidence view
+        of multiclass models).
+    metrics : sequence of str
+        Keys of :data:`calibviz.panel.BINARY_METRICS`.
+    config : PanelConfig
+        Binning and test options of the metrics.
+    reference : str, optional
+        The model the others are read against; default the first.
+    n_resamples : int, default 200
+        Bootstrap resamples; 0 gives values and differences only (no
+        intervals, no verdicts): fast.
+    confidence : float, default 0.95
+        Level of the intervals; a verdict is "better"/"worse" when the
+        difference interval at this level excludes 0.
+    random_state : int, default 0
+        Same seed, same intervals (and each model's interval equals
+        :func:`calibviz.panel.metric_panel`'s with this seed).
+    progress : callable(done, total), optional
+        Called as the resampling advances (metric evaluations).
+    n_reference : int, default 200
+        Label redraws of the calibrated-model reference that a "worse"
+        verdict on a calibration error needs (:func:`calibration_gate`),
+        computed only for the models found worse; 0 skips that condition.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (metric, model), metrics in the order given, models in
+        the order of ``models``: ``metric``, ``label``, ``unit``, ``model``,
+        ``is_reference``, ``value``, ``low``, ``high`` (the metric's own
+        interval: its coverage-study method; Wald/DeLong for the metrics
+        without a bootstrap; ``low`` = -inf for a one-sided upper bound),
+        ``diff`` (value - reference value), ``diff_low``, ``diff_high``
+        (interval of the difference; 0 for the reference), ``paired`` (same
+        rows as the reference), ``direction`` (:func:`direction`) and
+        ``verdict`` (:func:`difference_verdict`: "better", "worse", "no
+        clear difference", "reference", or "" without intervals);
+        ``held_back`` names the model whose calibration error differed beyond
+        the noise but is consistent with a calibrated model (the verdict is
+        then "no clear difference", :func:`calibration_gate`), with
+        ``held_back_p`` its p-value ("" and NaN otherwise). ``attrs``:
+        ``reference``, ``config``, ``n_resamples``, ``confidence``,
+        ``random_state``.
+
+    Raises
+    ------
+    InputError
+        Not a dict of binary predictions, an unknown metric or reference.
+
+    References
+    ----------
+    B. Efron and R. J. Tibshirani (1993), *An Introduction to the Bootstrap*,
+    Ch. 13 (percentile) and Sec. 10.6 (bias correction); A. C. Davison and
+    D. V. Hinkley (1997), Sec. 5.2 (basic interval); E. R. DeLong, D. M.
+    DeLong and D. L. Clarke-Pearson (1988), Biometrics 44(3) (paired AUC).
+
+    Examples
+    --------
+    >>> import calibviz as cv
+    >>> m = cv.load_demo_models("loan_recalibration")
+    >>> t = compare_models({k: (v.y, v.y_prob) for k, v in m.items()}, metrics=("ece",), n_resamples=50)
+    >>> t[["model", "paired", "verdict"]].values.tolist()
+    [['raw', True, 'reference'], ['recalibrated', True, 'better']]
+    >>> t = compare_models({k: (v.y, v.y_prob) for k, v in m.items()}, metrics=("ece",), n_resamples=50,
+    ...                    reference="recalibrated")
+    >>> t.loc[t["model"] == "raw", "verdict"].item()
+    'worse'
+    """
+    if not isinstance(models, dict) or not models:
+        raise InputError("models must be a non-empty dict {name: (y_true, y_prob[, sample_weight])}.")
+    data = {}
+    for name, value in models.items():
+        if not isinstance(value, (tuple, list)) or len(value) not in (2, 3):
+            raise InputError(f"model {name!r}: expected (y_true, y_prob[, sample_weight]).")
+        data[str(name)] = check_binary(*value) if len(value) == 3 else check_binary(*value, None)
+    names = list(data)
+    ref = names[0] if reference is None or reference == "" else str(reference)
+    if ref not in data:
+        raise InputError(f"reference model {reference!r} is not among the models ({', '.join(names)}).")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
+        raise InputError(f"n_resamples must be a non-negative integer, got {n_resamples!r}.")
+    specs = [_spec(k) for k in metrics]
+    # models on the reference's rows share its resamples; any other set of rows is a group of its own
+    groups: list[list[str]] = []
+    for name in [ref] + [n for n in names if n != ref]:
+        for g in groups:
+            if _same_rows(data[g[0]], data[name]):
+                g.append(name)
+                break
+        else:
+            groups.append([name])
+    paired = {name: name in groups[0] for name in names}
+    boot = [s for s in specs if s.key != "auc"] if n_resamples else []
+    total = max(1, len(boot) * len(names) * int(n_resamples))
+    done = [0]
+
+    def tick(k):
+        done[0] += k
+        if progress is not None:
+            progress(min(done[0], total), total)
+
+    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    shuffle = np.random.default_rng(np.random.SeedSequence([int(random_state or 0), 7])).permutation
+    rows = []
+    for spec in specs:
+        values = {name: _call(spec, config, *data[name]) for name in names}
+        way = direction(spec.key)
+        nan = {n: math.nan for n in names}
+        low, high, d_low, d_high = dict(nan), dict(nan), dict(nan), dict(nan)
+        v_low, v_high = d_low, d_high  # the verdict's interval: the difference's, or the distance's for IDEAL
+        if n_resamples and spec.key == "auc":
+            ref_auc = M.auc_delong(data[ref][0], data[ref][1], sample_weight=data[ref][2], confidence=confidence)
+            for name in names:
+                y, p, w = data[name]
+                a = ref_auc if name == ref else M.auc_delong(y, p, sample_weight=w, confidence=confidence)
+                low[name], high[name] = a.low, a.high
+                if name == ref:
+                    continue
+                if paired[name]:
+                    r = M.delong_test(y, data[ref][1], p, sample_weight=w, confidence=confidence)
+                    d_low[name], d_high[name] = r.low, r.high
+                else:  # independent samples: the variances add
+                    se, d = math.hypot(a.se, ref_auc.se), values[name] - values[ref]
+                    d_low[name], d_high[name] = d - z * se, d + z * se
+        elif n_resamples:
+            dists = {}
+            for g in groups:
+                mat = _resampled(spec, config, [data[n] for n in g], int(n_resamples), random_state, tick)
+                dists.update(zip(g, mat))
+            options = interval_options(spec.key) if spec.bootstrap else {"method": "percentile"}
+            if way == "ideal":
+                v_low, v_high = dict(nan), dict(nan)
+            for name in names:
+                if spec.bootstrap:
+                    r = interval_from_distribution(dists[name], values[name], confidence=confidence, **options)
+                    low[name], high[name] = r.low, r.high
+                    if options.get("alternative") == "less":  # an upper bound only, as in the metric panel
+                        low[name] = -math.inf
+                else:
+                    low[name], high[name] = _wald_interval(spec.key, *data[name], confidence)
+                if name == ref or spec.key in NO_VERDICT:
+                    continue
+                other = dists[ref] if paired[name] else shuffle(dists[ref])
+                diff = _interval(dists[name] - other, values[name] - values[ref], options["method"], confidence)
+                d_low[name], d_high[name] = diff
+                if way == "ideal":
+                    t = IDEAL[spec.key]
+                    v_low[name], v_high[name] = _interval(
+                        np.abs(dists[name] - t) - np.abs(other - t), abs(values[name] - t) - abs(values[ref] - t),
+                        options["method"], confidence)
+        gate = {}  # model -> p-value against its calibrated reference, computed when needed
+        for name in names:
+            is_ref = name == ref
+            verdict = "reference" if is_ref else difference_verdict(v_low[name], v_high[name], spec.key)
+            held, held_p = "", math.nan
+            if verdict in ("better", "worse") and spec.key in CALIBRATION_ERRORS and n_reference:
+                worse = name if verdict == "worse" else ref
+                if worse not in gate:
+                    gate[worse] = calibration_gate(spec.key, *data[worse], config, n_reference, random_state)
+                if np.isfinite(gate[worse]) and gate[worse] > config.alpha:
+                    verdict, held, held_p = "no clear difference", worse, gate[worse]
+            rows.append({"metric": spec.key, "label": spec.label, "unit": spec.unit, "model": name,
+                         "is_reference": is_ref, "value": values[name], "low": low[name], "high": high[name],
+                         "diff": 0.0 if is_ref else values[name] - values[ref],
+                         "diff_low": 0.0 if is_ref and n_resamples else d_low[name],
+                         "diff_high": 0.0 if is_ref and n_resamples else d_high[name],
+                         "paired": paired[name], "direction": way, "verdict": verdict, "held_back": held,
+                         "held_back_p": held_p})
+    out = pd.DataFrame(rows, columns=["metric", "label", "unit", "model", "is_reference", "value", "low", "high",
+                                      "diff", "diff_low", "diff_high", "paired", "direction", "verdict", "held_back",
+                                      "held_back_p"])
+    out.attrs.update(reference=ref, config=config, n_resamples=int(n_resamples), confidence=confidence,
+                     random_state=random_state, n_reference=int(n_reference))
+    return out
+
+
+def _interval(dist: np.ndarray, estimate: float, method: str, confidence: float) -> tuple[float, float]:
+    """Two-sided interval of a difference from its resampled values (NaN when fewer than two are finite)."""
+    if np.isfinite(dist).sum() < 2 or not np.isfinite(estimate):
+        return math.nan, math.nan
+    r = interval_from_distribution(dist, estimate, method=method, confidence=confidence)
+    if method not in ("basic", "bias_corrected"):
+        return r.low, r.high
+    # A difference of two biased calibration errors: the basic interval removes each model's bootstrap bias
+    # (needed when the biases differ: a sharp and a coarse calibrated model), but when both models are near
+    # calibrated their noise-driven biases partly cancel and it over-rejects; the percentile interval errs the
+    # other way. The verdict needs both to exclude 0: the union of the two (bench_compare_null.py).
+    pct = interval_from_distribution(dist, estimate, method="percentile", confidence=confidence)
+    return min(r.low, pct.low), max(r.high, pct.high)
+
+
+def _signed(value: float, unit: str) -> str:
+    return ("+" if value > 0 else "") + format_value(value, unit)
+
+
+def comparison_sentences(table: pd.DataFrame, *, name: Callable[[str], str] = str) -> list[str]:
+    """Plain-language sentences of a :func:`compare_models` table: every "better" and "worse", then what did not
+    differ.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        From :func:`compare_models` (with intervals).
+    name : callable
+        Formats a model name for the output (e.g. bold Markdown with escaping
+        on a page, ``<b>`` with HTML escaping in the report); metric labels
+        and numbers are plain text.
+
+    Returns
+    -------
+    list of str
+        One sentence per (model, metric) verdict "better" or "worse" (worse
+        first, each model in table order), then one sentence listing the
+        metrics on which a model showed no clear difference; empty when the
+        table has no intervals.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"metric": ["ece", "ece"], "label": ["ECE", "ECE"], "unit": ["probability"] * 2,
+    ...                   "model": ["a", "b"], "is_reference": [True, False], "value": [0.009, 0.033],
+    ...                   "diff": [0.0, 0.024], "diff_low": [0.0, 0.022], "diff_high": [0.0, 0.025],
+    ...                   "direction": ["lower"] * 2, "verdict": ["reference", "worse"]})
+    >>> t.attrs.update(reference="a", confidence=0.95)
+    >>> comparison_sentences(t)[0]
+    'b is worse than a on ECE: 0.0330 vs 0.0090 (higher is worse; difference +0.0240, 95% interval +0.0220 to +0.0250).'
+    """
+    if not len(table) or not table["verdict"].isin(["better", "worse", "no clear difference"]).any():
+        return []
+    ref = table.attrs.get("reference") or table.loc[table["is_reference"], "model"].iloc[0]
+    level = f"{100 * table.attrs.get('confidence', 0.95):g}%"
+    out = []
+    others = [m for m in dict.fromkeys(table["model"]) if m != ref]
+    for verdict in ("worse", "better"):
+        for model in others:
+            for r in table[(table["model"] == model) & (table["verdict"] == verdict)].itertuples():
+                u = r.unit
+                ref_value = r.value - r.diff
+                way = {"lower": f"{'lower' if verdict == 'better' else 'higher'} is {verdict}",
+                       "higher": f"{'higher' if verdict == 'better' else 'lower'} is {verdict}",
+                       "ideal": f"{'closer to' if verdict == 'better' else 'farther from'} the ideal "
+                                f"{format_value(IDEAL.get(r.metric, 0.0), u)}"}[r.direction]
+                out.append(f"{name(model)} is {verdict} than {name(ref)} on {r.label}: {format_value(r.value, u)} vs "
+                           f"{format_value(ref_value, u)} ({way}; difference {_signed(r.diff, u)}, {level} interval "
+                           f"{_signed(r.diff_low, u)} to {_signed(r.diff_high, u)}).")
+    for model in others:
+        same = table[(table["model"] == model) & (table["verdict"] == "no clear difference")]
+        if len(same):
+            out.append(f"{name(model)} and {name(ref)} do not differ beyond the bootstrap noise on "
+                       f"{', '.join(same['label'])}.")
+    if "held_back" in table:  # a difference beyond the noise not called a verdict, and why
+        for r in table[table["held_back"].astype(bool)].itertuples():
+            out.append(f"{r.label} of {name(r.model)} and {name(ref)} differ beyond the bootstrap noise, but "
+                       f"{name(r.held_back)}'s is within what a perfectly calibrated model with its predictions would "
+                       f"show (p = {r.held_back_p:.2g}): neither is called worse calibrated.")
+    return out
+
+
+def leaderboard(panels: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """All models in one table: one row per model, each metric's value and its verdict against a calibrated model.
+
+    Parameters
+    ----------
+    panels : mapping of {model name: DataFrame}
+        Each model's :func:`calibviz.panel.metric_panel` table (the same
+        metrics for every model; intervals are not needed, the calibrated-
+        model reference is: ``n_reference > 0``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per model, in the mapping's order: ``model``, then for each
+        metric ``<key>`` (the value, float), ``<key>_verdict`` ("evidence of
+        miscalibration" / "no evidence of miscalibration" against the
+        consistency reference, "" for metrics without one such as AUC) and
+        ``<key>_p`` (its p-value). ``attrs["metrics"]`` lists ``(key, label,
+        unit, direction)`` per metric.
+
+    Raises
+    ------
+    InputError
+        No panel, or panels with different metrics.
+
+    Examples
+    --------
+    >>> import calibviz as cv
+    >>> from calibviz.panel import metric_panel
+    >>> m = cv.load_demo_models("loan_recalibration")
+    >>> board = leaderboard({k: metric_panel(v.y, v.y_prob, metrics=("ece", "brier"), n_resamples=0,
+    ...                                      n_reference=50) for k, v in m.items()})
+    >>> list(board.columns)
+    ['model', 'ece', 'ece_verdict', 'ece_p', 'brier', 'brier_verdict', 'brier_p']
+    >>> bool(board.loc[1, "ece"] < board.loc[0, "ece"]), board.loc[0, "ece_verdict"]
+    (True, 'evidence of miscalibration')
+    """
+    if not panels:
+        raise InputError("leaderboard needs at least one model's metric panel.")
+    keys = None
+    rows = []
+    for model, panel in panels.items():
+        k = tuple(panel["metric"])
+        if keys is None:
+            keys = k
+            info = [(r.metric, r.label, r.unit, direction(r.metric)) for r in panel.itertuples()]
+        elif k != keys:
+            raise InputError(f"model {model!r} has metrics {', '.join(k)}, the first model {', '.join(keys)}: "
+                             "compute every model's panel with the same metrics.")
+        row = {"model": str(model)}
+        for r in panel.itertuples():
+            row[r.metric] = float(r.value)
+            row[f"{r.metric}_verdict"] = r.verdict
+            row[f"{r.metric}_p"] = float(r.p_value)
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    out.attrs["metrics"] = info
+    return out

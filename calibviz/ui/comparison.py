@@ -1,0 +1,134 @@
+"""Dashboard blocks of the Compare page: the metric differences to the reference (intervals on request), the
+better/worse summary and one table per metric.
+
+The numbers and verdicts come from :func:`calibviz.compare.compare_models`; the sentences from
+:func:`calibviz.compare.comparison_sentences` (the HTML report uses the same two).
+"""
+from __future__ import annotations
+
+import hashlib
+
+import pandas as pd
+import streamlit as st
+
+from ..compare import NO_VERDICT, compare_models, comparison_sentences
+from ..panel import config_key
+from ..reduce import BinaryView
+from .blocks import BOOTSTRAP_ROW_BUDGET, REFERENCE_RESAMPLES, REFERENCE_RESAMPLES_LARGE, download_table, slug
+from .compute import cached, progress_bar
+from .text import md
+
+__all__ = ["NUMBER_FORMATS", "number_column", "table_height", "comparison_table", "show_comparison"]
+
+#: Display formats of st.column_config.NumberColumn per metric unit (the values stay numbers: sorting is numeric).
+NUMBER_FORMATS = {"probability": "%.4f", "percent": "%.2f%%", "score": "%.4f", "auc": "%.4f", "share": "%.4f",
+                  "statistic": "%.3f", "z": "%.3f", "slope": "%.3f", "logit": "%.3f"}
+_ROW_PX, _HEADER_PX = 35, 38
+
+
+def number_column(label: str, unit: str, *, signed: bool = False, help: str | None = None):
+    """A NumberColumn in the unit's format (TCE in percent); ``signed`` shows an explicit + for differences."""
+    fmt = NUMBER_FORMATS.get(unit, "%.4g")
+    if signed:
+        fmt = fmt.replace("%", "%+", 1)
+    return st.column_config.NumberColumn(label, format=fmt, help=help)
+
+
+def table_height(n_rows: int, max_rows: int = 25) -> int:
+    """Pixels of a st.dataframe that shows ``n_rows`` rows without scrolling (up to ``max_rows``)."""
+    return _HEADER_PX + _ROW_PX * max(1, min(n_rows, max_rows))
+
+
+def comparison_table(views: dict[str, BinaryView], fingerprints: tuple, s: dict, cfg, reference: str,
+                     metrics: tuple) -> pd.DataFrame:
+    """:func:`calibviz.compare.compare_models` of the views, cached per metric (on the settings that metric
+    depends on) and per reference.
+
+    The intervals (and so the verdicts) are computed when the resampled rows stay within
+    :data:`calibviz.ui.blocks.BOOTSTRAP_ROW_BUDGET`, or after the user asks for them (a button says how many
+    resamples of how many rows); until then the table holds the values and differences only.
+    """
+    n_boot, seed = int(s["boot"]), int(s["seed"])
+    n_rows = sum(v.n for v in views.values())
+    models = {name: (v.y, v.p, v.w) for name, v in views.items()}
+    base = ("compare", tuple(views), fingerprints, tuple(v.name for v in views.values()), reference, metrics,
+            tuple(config_key(k, cfg) for k in metrics), seed, n_boot)
+    consent = "cv_compare_boot_" + hashlib.sha1(repr(base).encode()).hexdigest()[:16]
+    wanted = bool(n_boot) and (n_rows * n_boot <= BOOTSTRAP_ROW_BUDGET or st.session_state.get(consent, False))
+    n_run = n_boot if wanted else 0
+    # the calibrated-model reference a "worse calibrated" verdict needs: as many redraws as the metric panel
+    n_ref = REFERENCE_RESAMPLES if max(v.n for v in views.values()) * REFERENCE_RESAMPLES <= BOOTSTRAP_ROW_BUDGET \
+        else REFERENCE_RESAMPLES_LARGE
+
+    def one(key):
+        def compute():
+            with progress_bar(f"Bootstrapping the differences in {key}") as progress:
+                return compare_models(models, metrics=(key,), config=cfg, reference=reference, n_resamples=n_run,
+                                      random_state=seed, progress=progress, n_reference=n_ref)
+
+        return cached(("compare_metric", tuple(views), fingerprints, tuple(v.name for v in views.values()), key,
+                       config_key(key, cfg), reference, n_run, n_ref, seed), compute)
+
+    parts = [one(k) for k in metrics]
+    table = pd.concat(parts, ignore_index=True)
+    table.attrs.update(parts[0].attrs)
+    if n_boot and not wanted:
+        st.info("Better or worse needs intervals: on these data the bootstrap takes a while, so it waits for you. "
+                "The values and differences below are exact.", icon=":material/info:")
+        if st.button(f"Compute 95% intervals and verdicts ({n_boot} bootstrap resamples of {n_rows:,} rows: "
+                     f"{len(views)} models)", key="compare_boot", icon=":material/calculate:"):
+            st.session_state[consent] = True
+            st.rerun()
+    elif not n_boot:
+        st.caption("Bootstrap resamples are set to 0 in the sidebar: values and differences only, no verdicts.")
+    return table
+
+
+def _shown(t: pd.DataFrame) -> pd.DataFrame:
+    ref = t["is_reference"]
+    return pd.DataFrame({
+        "Model": t["model"],
+        "Value": t["value"],
+        "95% low": t["low"].where(t["low"].abs() != float("inf")),  # a one-sided bound: no lower end
+        "95% high": t["high"],
+        "Difference": t["diff"].where(~ref),
+        "Difference low": t["diff_low"].where(~ref),
+        "Difference high": t["diff_high"].where(~ref),
+        "Versus the reference": t["verdict"].where(t["verdict"] != "", "not tested"),
+        "Paired": t["paired"].map({True: "yes", False: "no"}).where(~ref, ""),
+    })
+
+
+def show_comparison(table: pd.DataFrame, reference: str) -> None:
+    """The better/worse sentences, then one table per metric (numbers as numbers, in the metric's unit)."""
+    sentences = comparison_sentences(table, name=lambda m: f"**{md(m)}**")
+    if sentences:
+        for line in sentences:
+            st.markdown(f"- {line}")
+    level = f"{100 * table.attrs.get('confidence', 0.95):g}%"
+    labels = list(dict.fromkeys(table["label"]))
+    tabs = st.tabs(labels)
+    for tab, label in zip(tabs, labels):
+        t = table[table["label"] == label]
+        unit = t["unit"].iloc[0]
+        way = t["direction"].iloc[0]
+        better = {"lower": "lower is better", "higher": "higher is better",
+                  "ideal": "closer to the ideal value is better"}.get(way, "not a property of the model: not ranked")
+        with tab:
+            shown = _shown(t)
+            st.dataframe(shown, hide_index=True, width="stretch", height=table_height(len(shown)), column_config={
+                "Value": number_column("Value", unit, help=f"{label}: {better}."),
+                "95% low": number_column(f"{level} low", unit, help="Lower end of the metric's interval (empty "
+                                         "for a one-sided upper bound, as for MCE)."),
+                "95% high": number_column(f"{level} high", unit),
+                "Difference": number_column("Difference", unit, signed=True,
+                                            help=f"Value minus the reference's ({md(reference)})."),
+                "Difference low": number_column(f"Difference {level} low", unit, signed=True),
+                "Difference high": number_column(f"Difference {level} high", unit, signed=True),
+                "Versus the reference": st.column_config.TextColumn(
+                    help="Better or worse when the difference interval excludes 0 (paired bootstrap on the "
+                         "same rows; DeLong for AUC); 'no clear difference' when it does not."),
+            })
+            st.caption(f"{label}: {better}." + (f" {NO_VERDICT[t['metric'].iloc[0]]}"
+                                                if t["metric"].iloc[0] in NO_VERDICT else ""))
+    download_table(table, f"compare_{slug(reference)}", label="Comparison as CSV", key="compare")

@@ -1,0 +1,88 @@
+"""The leaderboard of the Data page: all models in one sortable table, the sidebar's metrics and their verdicts.
+
+Each model's numbers are its metric panel (:func:`calibviz.panel.metric_panel`, values and the
+calibrated-model reference, no bootstrap), cached per metric under the same keys as the panels of the other
+pages, so the headline metrics and the Reliability page of the selected model reuse them. The table is
+:func:`calibviz.compare.leaderboard`.
+"""
+from __future__ import annotations
+
+import hashlib
+
+import pandas as pd
+import streamlit as st
+
+from .. import reduce
+from ..compare import comparison_metrics, leaderboard
+from ..panel import config_key, metric_panel
+from .blocks import BOOTSTRAP_ROW_BUDGET, REFERENCE_RESAMPLES, REFERENCE_RESAMPLES_LARGE, download_table
+from .comparison import number_column, table_height
+from .compute import cached, guarded, progress_bar
+from .data import current_models
+from .settings import panel_config, settings
+
+__all__ = ["show_leaderboard"]
+
+_DIRECTION_WORDS = {"lower": "lower is better", "higher": "higher is better",
+                    "ideal": "closer to the ideal value is better", "": "not a property of the model"}
+
+
+def show_leaderboard() -> None:
+    """All models, one row each: the sidebar's metric set (values as numbers in their unit's format) and each
+    metric's verdict against a calibrated model with the same predictions. Shown only for several models.
+
+    The verdicts need label redraws of every metric (TCE's are the slowest); on large data they wait for a
+    click, as the bootstrap intervals do on the other pages.
+    """
+    models = current_models()
+    if len(models) < 2:
+        return
+    s = settings()
+    cfg = panel_config(s)
+    first = next(iter(models.values()))
+    kind = "binary" if first.is_binary else "confidence"
+    keys = guarded(lambda: comparison_metrics(tuple(s["metrics"]), first.is_binary))[0]
+    seed = int(s["seed"])
+    views = {name: reduce.views(p, kind)[0] for name, p in models.items()}
+    n_rows = sum(v.n for v in views.values())
+    n_ref = REFERENCE_RESAMPLES if max(v.n for v in views.values()) * REFERENCE_RESAMPLES <= BOOTSTRAP_ROW_BUDGET \
+        else REFERENCE_RESAMPLES_LARGE  # as the metric panel of one model (calibviz.ui.blocks.panel_table)
+    base = ("leaderboard", tuple(p.fingerprint() for p in models.values()), keys,
+            tuple(config_key(k, cfg) for k in keys), seed)
+    consent = "cv_board_ok_" + hashlib.sha1(repr(base).encode()).hexdigest()[:16]
+    with_reference = n_rows * n_ref * len(keys) <= 4 * BOOTSTRAP_ROW_BUDGET or st.session_state.get(consent, False)
+    n_run_ref = n_ref if with_reference else 0
+
+    def panel(name, view, fingerprint, key):
+        def compute():
+            with progress_bar(f"{name}: {key} against a calibrated model"):
+                return metric_panel(view.y, view.p, metrics=(key,), config=cfg, sample_weight=view.w,
+                                    n_resamples=0, random_state=seed, n_reference=n_run_ref)
+
+        # the key of calibviz.ui.blocks.panel_table for a panel without bootstrap: shared with the other pages
+        return cached(("metric", fingerprint, view.name, key, config_key(key, cfg), 0, n_run_ref, seed), compute)
+
+    panels = {name: pd.concat([panel(name, views[name], p.fingerprint(), k) for k in keys], ignore_index=True)
+              for name, p in models.items()}
+    board = leaderboard(panels)
+    st.subheader("All models")
+    st.caption(f"{len(models)} models on their {'positive-class' if kind == 'binary' else 'confidence'} view, "
+               "the sidebar's metrics; click a column header to sort. The verdict is against a perfectly "
+               "calibrated model with the same predictions (labels redrawn from them); the Compare page says "
+               "which model is better than which.")
+    columns = {"Model": board["model"]}
+    config = {}
+    for key, label, unit, way in board.attrs["metrics"]:
+        columns[label] = board[key]
+        config[label] = number_column(label, unit, help=f"{_DIRECTION_WORDS[way].capitalize()}.")
+        if with_reference and board[f"{key}_verdict"].astype(bool).any():
+            columns[f"{label}: verdict"] = board[f"{key}_verdict"]
+    shown = pd.DataFrame(columns)
+    st.dataframe(shown, hide_index=True, width="stretch", height=table_height(len(shown)), column_config=config)
+    if not with_reference:
+        if st.button(f"Compute the verdicts against a calibrated model ({n_ref} label redraws x {len(keys)} "
+                     f"metrics x {len(models)} models of {first.n:,} rows)", key="board_reference",
+                     icon=":material/calculate:"):
+            st.session_state[consent] = True
+            st.rerun()
+    download_table(board, "leaderboard", label="Leaderboard as CSV", key="leaderboard")

@@ -1,0 +1,202 @@
+"""calibviz.compare: differences to a chosen reference, the better/worse verdict, sentences, leaderboard, report."""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import calibviz as cv
+from calibviz import metrics as M
+from calibviz.compare import (comparison_metrics, comparison_sentences, compare_models, difference_verdict, direction,
+                              leaderboard)
+from calibviz.metrics.intervals import interval_options
+from calibviz.panel import PanelConfig, metric_panel
+from calibviz.report import build_report
+
+
+def three_models(n=3000, seed=0):
+    """A calibrated model, an overconfident one (clearly worse calibrated) and a blurred one (worse AUC)."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(-0.5, 1.5, n)
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-z))).astype(int)
+    sig = lambda t: 1 / (1 + np.exp(-t))  # noqa: E731
+    return y, {"good": sig(z), "overconfident": sig(2.5 * z), "blurred": sig(z + rng.normal(0, 2.0, n))}
+
+
+@pytest.fixture(scope="module")
+def table():
+    y, p = three_models()
+    return compare_models({k: (y, v) for k, v in p.items()}, metrics=("ece", "brier", "auc", "calibration_slope"),
+                          n_resamples=100, random_state=3)
+
+
+def test_direction_of_every_metric():
+    assert [direction(k) for k in ("ece", "tce", "brier", "log_loss", "mcb", "hosmer_lemeshow")] == ["lower"] * 6
+    assert [direction(k) for k in ("auc", "dsc", "accuracy")] == ["higher"] * 3
+    assert [direction(k) for k in ("calibration_slope", "calibration_intercept", "spiegelhalter_z")] == ["ideal"] * 3
+    assert direction("unc") == ""
+
+
+@pytest.mark.parametrize("metric, low, high, expected", [
+    ("ece", 0.01, 0.02, "worse"), ("ece", -0.02, -0.01, "better"), ("ece", -0.01, 0.02, "no clear difference"),
+    ("auc", 0.01, 0.02, "better"), ("auc", -0.02, -0.01, "worse"), ("dsc", 0.001, 0.002, "better"),
+    ("accuracy", -0.05, -0.01, "worse"), ("brier", 0.0, 0.01, "no clear difference"),
+    ("calibration_slope", 0.1, 0.3, "worse"), ("unc", 0.1, 0.2, ""), ("ece", np.nan, 0.1, ""),
+])
+def test_difference_verdict(metric, low, high, expected):
+    assert difference_verdict(low, high, metric) == expected
+
+
+def test_clearly_worse_and_better_models(table):
+    v = table.set_index(["metric", "model"])["verdict"]
+    assert v["ece", "good"] == "reference"
+    assert v["ece", "overconfident"] == "worse" and v["brier", "overconfident"] == "worse"
+    assert v["auc", "blurred"] == "worse" and v["calibration_slope", "overconfident"] == "worse"
+    assert table.attrs["reference"] == "good" and table["paired"].all()
+
+
+def test_reference_choice_turns_the_verdicts_round():
+    y, p = three_models()
+    models = {k: (y, v) for k, v in p.items()}
+    t = compare_models(models, metrics=("ece", "auc"), n_resamples=100, reference="overconfident")
+    v = t.set_index(["metric", "model"])["verdict"]
+    assert v["ece", "good"] == "better" and v["ece", "overconfident"] == "reference"
+    assert v["auc", "blurred"] == "worse"
+    d = t.set_index(["metric", "model"])["diff"]
+    assert d["ece", "good"] == pytest.approx(M.ece(y, p["good"]) - M.ece(y, p["overconfident"]))
+    with pytest.raises(cv.InputError, match="reference model 'nope'"):
+        compare_models(models, metrics=("ece",), n_resamples=0, reference="nope")
+
+
+def test_intervals_equal_the_metric_panel_and_a_direct_paired_bootstrap(table):
+    y, p = three_models()
+    row = table[(table["metric"] == "ece") & (table["model"] == "overconfident")].iloc[0]
+    panel = metric_panel(y, p["overconfident"], metrics=("ece",), n_resamples=100, random_state=3, n_reference=0)
+    assert (row["low"], row["high"]) == pytest.approx((panel.loc[0, "low"], panel.loc[0, "high"]), abs=1e-12)
+    # the paired difference: the same rows resampled for both models, the metric's own interval method
+    # (a biased calibration error: the union of the basic and the percentile interval, see calibviz.compare)
+    assert interval_options("ece")["method"] == "bias_corrected"
+    diff = lambda yy, a, b: M.ece(yy, b) - M.ece(yy, a)  # noqa: E731
+    basic, pct = (M.bootstrap(diff, y, p["good"], p["overconfident"], n_resamples=100, random_state=3, method=m)
+                  for m in ("basic", "percentile"))
+    assert (row["diff_low"], row["diff_high"]) == pytest.approx((min(basic.low, pct.low), max(basic.high, pct.high)),
+                                                                abs=1e-12)
+    brier = table[(table["metric"] == "brier") & (table["model"] == "overconfident")].iloc[0]
+    pct = M.bootstrap(lambda yy, a, b: M.brier_score(yy, b) - M.brier_score(yy, a), y, p["good"],
+                      p["overconfident"], n_resamples=100, random_state=3, method="percentile")
+    assert (brier["diff_low"], brier["diff_high"]) == pytest.approx((pct.low, pct.high), abs=1e-12)
+    auc = table[(table["metric"] == "auc") & (table["model"] == "blurred")].iloc[0]
+    r = M.delong_test(y, p["good"], p["blurred"])
+    assert (auc["diff_low"], auc["diff_high"]) == pytest.approx((r.low, r.high))
+
+
+def test_models_on_other_rows_are_compared_unpaired():
+    y, p = three_models(2000)
+    y2, p2 = three_models(1500, seed=1)
+    t = compare_models({"a": (y, p["good"]), "b": (y2, p2["overconfident"])}, metrics=("ece", "auc"),
+                       n_resamples=60)
+    b = t[t["model"] == "b"]
+    assert not b["paired"].any() and b["verdict"].eq("worse").iloc[0]
+    assert np.isfinite(b["diff_low"]).all()
+
+
+def test_without_resamples_values_only():
+    y, p = three_models(1000)
+    t = compare_models({k: (y, v) for k, v in p.items()}, metrics=("ece", "tce"), n_resamples=0)
+    assert t["low"].isna().all() and t.loc[~t["is_reference"], "diff_low"].isna().all()
+    assert set(t.loc[~t["is_reference"], "verdict"]) == {""}
+    assert comparison_sentences(t) == []
+    assert t.loc[1, "value"] == pytest.approx(M.ece(y, p["overconfident"]))
+
+
+def test_sentences_say_better_and_worse(table):
+    lines = comparison_sentences(table, name=lambda m: f"[{m}]")
+    worse = [s for s in lines if s.startswith("[overconfident] is worse than [good] on ECE")]
+    assert len(worse) == 1 and "(higher is worse;" in worse[0]
+    assert any(s.startswith("[blurred] is worse than [good] on AUC") and "(lower is worse;" in s for s in lines)
+    # the reference turned round: 'better' sentences
+    y, p = three_models()
+    t = compare_models({k: (y, v) for k, v in p.items()}, metrics=("ece",), n_resamples=100, reference="overconfident")
+    assert any(s.startswith("good is better than overconfident on ECE") and "(lower is better;" in s
+               for s in comparison_sentences(t))
+
+
+def test_equally_good_models_are_rarely_called_different():
+    """The paired verdict's false alarm rate on two exchangeable, equally (mis)calibrated models: ~alpha.
+
+    A quick version of benchmarks/bench_compare_null.py (60 replications; the benchmark runs 200+)."""
+    calls, reps = 0, 60
+    for rep in range(reps):
+        rng = np.random.default_rng([rep, 5])
+        u1, u2 = rng.uniform(size=800), rng.uniform(size=800)
+        y = (rng.uniform(size=800) < (u1 + u2) / 2).astype(int)
+        sharpen = lambda q: 1 / (1 + np.exp(-2 * np.log(q / (1 - q))))  # noqa: E731
+        t = compare_models({"a": (y, sharpen(u1 / 2 + 0.25)), "b": (y, sharpen(u2 / 2 + 0.25))},
+                           metrics=("ece", "brier"), n_resamples=100, random_state=rep)
+        calls += int(t["verdict"].isin(["better", "worse"]).sum())
+    # 120 tests at 5%: expected 6; P(X > 15 | p = 0.05) < 0.001
+    assert calls <= 15, calls
+
+
+def test_a_calibrated_model_is_not_called_worse_calibrated():
+    """Two perfectly calibrated models, a sharp and a coarse one (bench_compare_null.py's sharp_vs_coarse): the
+    bootstrap alone calls the sharp one's ECE higher here (its binning noise), the calibrated-model reference
+    holds the verdict back."""
+    rng = np.random.default_rng([1, 11])  # a draw where the bootstrap alone says "worse" (about 15% of draws)
+    u1, u2 = rng.uniform(size=2000), rng.uniform(size=2000)
+    y = (rng.uniform(size=2000) < (u1 + u2) / 2).astype(int)
+    models = {"coarse": (y, np.where(u1 > 0.5, 0.625, 0.375)), "sharp": (y, u1 / 2 + 0.25)}
+    bare = compare_models(models, metrics=("ece",), n_resamples=100, n_reference=0)
+    assert bare.loc[1, "verdict"] == "worse" and bare.loc[1, "diff_low"] > 0
+    t = compare_models(models, metrics=("ece",), n_resamples=100)
+    assert t.loc[1, "verdict"] == "no clear difference" and t.loc[1, "held_back"] == "sharp"
+    p = metric_panel(y, u1 / 2 + 0.25, metrics=("ece",), n_resamples=0, n_reference=200).loc[0, "p_value"]
+    assert t.loc[1, "held_back_p"] == pytest.approx(p) and p > 0.05  # the panel's own reference, same seed
+    lines = comparison_sentences(t)
+    assert any("sharp's is within what a perfectly calibrated model" in s for s in lines), lines
+    assert not any(" is worse than " in s for s in lines)
+
+
+def test_comparison_metrics_rule():
+    assert comparison_metrics(None) == (cv.panel.DEFAULT_BINARY_METRICS, ())
+    assert comparison_metrics(("tce", "ece", "tce")) == (("tce", "ece"), ())
+    assert comparison_metrics(("confidence_ece", "classwise_ece"), is_binary=False) == (("ece",), ("classwise_ece",))
+    with pytest.raises(cv.InputError, match="none of the metrics"):
+        comparison_metrics(("top_label_ece",), is_binary=False)
+    with pytest.raises(cv.InputError, match="unknown metric"):
+        comparison_metrics(("nope",))
+
+
+def test_leaderboard_equals_the_panels():
+    y, p = three_models(1500)
+    panels = {k: metric_panel(y, v, metrics=("ece", "auc"), n_resamples=0, n_reference=30) for k, v in p.items()}
+    board = leaderboard(panels)
+    assert board["model"].tolist() == list(p)
+    assert board["ece"].dtype == float and board["ece"].tolist() == pytest.approx([M.ece(y, v) for v in p.values()])
+    assert board.loc[1, "ece_verdict"] == "evidence of miscalibration"
+    assert set(board["auc_verdict"]) == {""}  # AUC is no calibration error: no verdict against a calibrated model
+    with pytest.raises(cv.InputError, match="same metrics"):
+        leaderboard({"a": panels["good"], "b": panels["blurred"].head(1)})
+
+
+def test_report_comparison_uses_the_metric_set_the_reference_and_the_verdicts():
+    y, p = three_models(1500)
+    models = {k: cv.Predictions(y=y, probs=np.column_stack([1 - v, v]), classes=(0, 1), name=k) for k, v in p.items()}
+    page = build_report(models, metrics=("ece", "brier"), n_resamples=40, n_reference=0, reference="overconfident")
+    compare = page.split('<section id="compare">')[1].split("</section>")[0]
+    assert "<td>ECE</td>" in compare and "<td>Brier score</td>" in compare and "<td>ACE</td>" not in compare
+    assert "reference model <b>overconfident</b>" in compare
+    t = compare_models({k: (y, v) for k, v in p.items()}, metrics=("ece", "brier"), n_resamples=40,
+                       reference="overconfident", n_reference=0)
+    summary = page.split('id="summary"')[1].split("</section>")[0]
+    sentences = comparison_sentences(t, name=lambda m: f"<b>{html.escape(m)}</b>")
+    assert any("is better than" in s for s in sentences)
+    for s in sentences:
+        assert s in summary
+    assert "reference='overconfident'" in html.unescape(page.split('id="python-call">')[1].split("</pre>")[0])
+    # an explicit comparison set wins over the panel's
+    page = build_report(models, metrics=("ece",), compare_metrics=("tce",), n_resamples=0, n_reference=0)
+    compare = page.split('<section id="compare">')[1].split("</section>")[0]
+    assert "<td>TCE</td>" in compare and "<td>ECE</td>" not in compare
