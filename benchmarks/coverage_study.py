@@ -55,6 +55,7 @@ size (class-wise TCE likewise), and its Monte Carlo error is printed.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import math
 import os
@@ -849,7 +850,9 @@ def main() -> None:
         run_small(args)
         return
     if args.render_json:
-        loaded = [json.loads(Path(f).read_text()) for f in args.render_json]
+        # saved results may be gzipped (benchmarks/coverage_results/coverage_*.json.gz hold the published runs)
+        loaded = [json.loads(gzip.decompress(Path(f).read_bytes()) if str(f).endswith(".gz") else Path(f).read_text())
+                  for f in args.render_json]
         saved = [d for d in loaded if d.get("kind") != "small_sample"]
         small_saved = [d for d in loaded if d.get("kind") == "small_sample"]
         small_rows = [r for d in small_saved for r in d["rows"]]

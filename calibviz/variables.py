@@ -519,21 +519,23 @@ def level_codes(column, *, sample_weight=None, max_levels: int | None = MAX_LEVE
     """
     levels = pd.Series(np.asarray(column, dtype=object) if not isinstance(column, pd.Series) else column)
     levels = levels.astype(object).where(levels.notna(), MISSING_LEVEL)
-    codes, uniques = pd.factorize(levels, sort=True)
+    codes, uniques = pd.factorize(levels)  # the order of groups is set below (size, then name)
     uniques = list(uniques)
     wv = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     weight = np.bincount(codes, wv, minlength=len(uniques))
     count = np.bincount(codes, minlength=len(uniques))
-    order = sorted(range(len(uniques)), key=lambda k: (-weight[k], str(uniques[k])))
-    keep = [k for k in order if count[k] >= min_level_rows]
+    # largest first, ties by name, among the levels large enough (an id column has as many levels as rows)
+    big = np.flatnonzero(count >= min_level_rows)
+    keep = big[np.lexsort((np.array([str(uniques[k]) for k in big], dtype=str), -weight[big]))] if big.size else big
     if max_levels is not None:
         keep = keep[:max(1, int(max_levels))]
-    pooled = [k for k in order if k not in set(keep)]
-    if len(pooled) == 1:  # a single leftover level keeps its name
-        keep, pooled = keep + pooled, []
-    group = np.full(len(uniques), len(keep), dtype=np.int64)
-    group[keep] = np.arange(len(keep))
-    names = [uniques[k] for k in keep] + ([OTHER_LEVELS] if pooled else [])
+    n_pooled = len(uniques) - keep.size
+    if n_pooled == 1:  # a single leftover level keeps its name
+        keep = np.concatenate([keep, np.setdiff1d(np.arange(len(uniques)), keep)])
+        n_pooled = 0
+    group = np.full(len(uniques), keep.size, dtype=np.int64)
+    group[keep] = np.arange(keep.size)
+    names = [uniques[k] for k in keep] + ([OTHER_LEVELS] if n_pooled else [])
     return group[codes], names
 
 

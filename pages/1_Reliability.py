@@ -44,7 +44,7 @@ table = cached(("table",) + key, lambda: reliability_table(view.y, view.p, binni
                                                             interval=s["interval"], sample_weight=view.w, test=None))
 fig = cached(("reliability_fig",) + key, lambda: figures.reliability_diagram(
     view.y, view.p, binning=cfg.scheme(), alpha=cfg.alpha, interval=s["interval"], sample_weight=view.w,
-    show_band=bool(s["band"]), title=""))
+    show_band=bool(s["band"]), title="", outcome_labels=figures.outcome_labels(view.kind, view.name)))
 panel = panel_table(view.y, view.p, view.w, view.name, preds.fingerprint())
 
 left, right = st.columns([3, 2], gap="medium")

@@ -14,7 +14,8 @@ page_setup("Large data", controls=("binning",))
 st.title("Large data")
 st.caption("Prediction logs too large to upload: the server reads them in place, one pass of sums per score "
            "bucket (DuckDB, Polars or Spark), and every binned number below equals what the in-memory pages "
-           "would show. The sidebar's binning applies (uniform, equal-mass or custom bins).")
+           "would show, except TCE on continuous scores (its PAVA-BC bins are formed from score buckets; its "
+           "reading says so). The sidebar's binning applies (uniform, equal-mass, custom or PAVA-BC bins).")
 source_form()
 scan = current_scan()
 if scan is not None:
@@ -31,7 +32,8 @@ if scan is not None:
             show_figure(reliability_diagram(table={scan.name: table}), "reliability_diagram", key="scan_rd")
         with right:
             panel = scan.metrics(config=cfg)
-            shown = panel.assign(value=[format_value(v, u) for v, u in zip(panel["value"], panel["unit"])])
+            shown = panel.assign(value=[format_value(v, u) for v, u in zip(panel["value"], panel["unit"])],
+                                 reading=[f"{r} {n}".strip() for r, n in zip(panel["reading"], panel["note"])])
             st.dataframe(shown[["label", "value", "reading"]], hide_index=True, width="stretch")
         show_figure(tce_diagram(table=table), "tce_diagram", key="scan_tce")
         st.subheader("Per-bin table")

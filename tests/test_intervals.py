@@ -476,3 +476,24 @@ def test_double_bootstrap_with_weights_matches_weighted_ece_on_its_resamples():
     got = ece_from_sums(bin_sums(bidx, y, p, w, idx, 15))
     want = [ece(y[i], p[i], sample_weight=w[i]) for i in idx]
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_weights_count_by_kish_size_for_the_note_and_rows_for_the_cost():
+    """5,000 rows whose weights leave an effective size of about 500: the note speaks of about 33 rows per bin;
+    the double bootstrap (cost B x M x rows) is not run on 5,000 rows, the bias-corrected interval is shown."""
+    from calibviz.metrics.intervals import STUDY_COVERAGE
+    from calibviz.panel import metric_panel
+
+    rng = np.random.default_rng(6)
+    n = 5000
+    p = rng.beta(2, 5, n)
+    y = (rng.random(n) < special.expit(0.6 * special.logit(p))).astype(int)
+    w = np.where(np.arange(n) < 250, 1.0, 0.01)  # Kish: (250 + 47.5)^2 / (250 + 0.475) = about 354
+    kish = w.sum() ** 2 / (w @ w)
+    t = metric_panel(y, p, metrics=("ece",), sample_weight=w, n_resamples=20, n_reference=0).iloc[0]
+    assert t["interval"] == "bias_corrected"
+    assert f"bins hold about {kish / 15:,.0f} rows" in t["note"]
+    lo, hi, _ = STUDY_COVERAGE[("ece", "bias_corrected")][500]
+    assert f"{lo:.0f}–{hi:.0f}%" in t["note"]
+    t0 = metric_panel(y, p, metrics=("ece",), n_resamples=20, n_reference=0).iloc[0]
+    assert "Approximate" not in t0["note"]  # the same rows without weights: about 333 rows per bin, covered

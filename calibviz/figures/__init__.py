@@ -10,6 +10,7 @@ from :mod:`calibviz.summary`, :mod:`calibviz.distributions`,
 :mod:`calibviz.sensitivity`, :mod:`calibviz.variables`,
 :mod:`calibviz.multiclass` and :mod:`calibviz.metrics` (CORP, ROC). One theme (:mod:`calibviz.figures.theme`).
 """
+from ._base import outcome_labels
 from .corp import corp_diagram, mcb_dsc_plot, murphy_diagram, roc_curves
 from .recalibration import recalibration_maps
 from .multiclass import bin_zoom, classwise_grid, top_label_diagram, top_label_small_multiples
@@ -38,4 +39,5 @@ __all__ = [
     "murphy_diagram",
     "recalibration_maps",
     "apply_theme",
+    "outcome_labels",
 ]

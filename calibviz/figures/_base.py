@@ -159,3 +159,70 @@ def round_list(a, digits: int = 6) -> list:
     """Rounded floats for the JSON (keeps 10^6-row figures small; NaN -> None)."""
     a = np.round(np.asarray(a, dtype=float), digits)
     return [None if not np.isfinite(v) else float(v) for v in a]
+
+
+def round_list_obj(values) -> list:
+    """Rounded floats of a None-separated coordinate array (the output of :func:`segments`/:func:`rectangles`)."""
+    return [None if v is None else round(float(v), 6) for v in values]
+
+
+def outcome_labels(kind: str = "binary", name: str | None = None) -> tuple[str, str]:
+    """What the outcomes 0 and 1 of a binary view mean, for legends.
+
+    Parameters
+    ----------
+    kind : str
+        A :data:`calibviz.reduce.VIEW_KINDS` value (``BinaryView.kind``).
+    name : str, optional
+        The view's name (``BinaryView.name``): a class-wise view "cat vs rest" is about "cat".
+
+    Examples
+    --------
+    >>> outcome_labels("confidence"), outcome_labels("binary"), outcome_labels("classwise", "cat vs rest")
+    (('wrong', 'correct'), ('y = 0', 'y = 1'), ('not cat', 'cat'))
+    """
+    if kind in ("confidence", "top_label", "top_k_confidence", "top_k_label"):
+        return ("wrong", "correct")
+    if kind == "classwise" and name and name.endswith(" vs rest"):
+        positive = name[: -len(" vs rest")]
+        return (f"not {positive}", positive)
+    return ("y = 0", "y = 1")
+
+
+#: Binning schemes in words, for a figure's exported description.
+SCHEME_TEXT = {"uniform": "uniform", "equal_mass": "equal mass", "pava": "PAVA", "pavabc": "PAVA-BC",
+               "median_variance": "median-variance", "custom": "custom edges"}
+
+
+def table_about(table: pd.DataFrame, *, interval: bool = True, alpha: bool = False) -> dict:
+    """The settings a reliability table was made with, in words (binning and bins, interval, alpha).
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"n": [5, 5]}); t.attrs.update(scheme="equal_mass(2)", alpha=0.05, interval="wilson")
+    >>> table_about(t, alpha=True)
+    {'binning': 'equal mass, 2 bins', 'interval': 'Wilson 95%', 'α': 0.05}
+    """
+    a = table.attrs
+    out = {}
+    if a.get("scheme"):
+        # Bins.scheme reads "uniform(10)", "pavabc(50,200)", "pava": the name, and PAVA-BC's size bounds
+        name, _, args = str(a["scheme"]).partition("(")
+        text = SCHEME_TEXT.get(name, name)
+        if name == "pavabc" and "," in args:
+            text += " (bins of {}-{} rows)".format(*args.rstrip(")").split(",")[:2])
+        out["binning"] = f"{text}, {len(table)} bins"
+    if interval and a.get("interval"):
+        name = {"wilson": "Wilson", "beta": "Clopper-Pearson", "jeffreys": "Jeffreys"}.get(a["interval"], a["interval"])
+        out["interval"] = f"{name} {level_label(a.get('alpha', 0.05))}"
+    if alpha and "alpha" in a:
+        out["α"] = float(a["alpha"])
+    return out
+
+
+def record_about(fig, title: str, about: dict | None = None):
+    """Write what the figure is (its default title, even when drawn without one) and the settings it was drawn
+    with into ``layout.meta``: :func:`calibviz.ui.blocks.show_figure` writes them on exported images."""
+    fig.update_layout(meta={"calibviz": {"title": title, "about": {k: v for k, v in (about or {}).items()
+                                                                   if v not in (None, "")}}})
+    return fig

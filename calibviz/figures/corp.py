@@ -18,7 +18,7 @@ from ..errors import InputError
 from ..metrics.corp import corp_table, decomposition_table, murphy_table
 from ..metrics.discrimination import auc_delong, roc_curve
 from ..panel import format_value
-from ._base import binary_inputs, count_text, require_columns, round_list
+from ._base import binary_inputs, count_text, record_about, require_columns, round_list
 from .theme import AXIS, COLORS, apply_theme, model_color, with_alpha
 
 __all__ = ["corp_diagram", "mcb_dsc_plot", "roc_curves", "murphy_diagram", "decomposition_text"]
@@ -66,6 +66,7 @@ def _band_trace(t, band, color, name, level_text, legendgroup):
 def corp_diagram(y_true=None, y_prob=None, *, sample_weight=None, bands=("consistency",), level: float = 0.9,
                  n_resamples: int = 100, random_state=0, resample_predictions: bool = True, table=None,
                  show_histogram: bool = True, hist_bins: int = 40, show_decomposition: bool = True,
+                 outcome_labels: tuple[str, str] = ("y = 0", "y = 1"),
                  title: str | None = "CORP reliability diagram", height: int | None = None) -> go.Figure:
     """CORP reliability diagram: the PAV recalibration curve with bands, and the prediction histogram under it.
 
@@ -91,6 +92,8 @@ def corp_diagram(y_true=None, y_prob=None, *, sample_weight=None, bands=("consis
     hist_bins : int, default 40
     show_decomposition : bool, default True
         The Brier decomposition (score = MCB − DSC + UNC) in the corner.
+    outcome_labels : (str, str), default ("y = 0", "y = 1")
+        What outcomes 0 and 1 mean, in the histogram's legend (``("wrong", "correct")`` for a confidence view).
     title : str, optional
     height : int, optional
 
@@ -110,7 +113,7 @@ def corp_diagram(y_true=None, y_prob=None, *, sample_weight=None, bands=("consis
     >>> rng = np.random.default_rng(0); p = rng.uniform(size=2000); y = (rng.uniform(size=2000) < p).astype(int)
     >>> fig = corp_diagram(y, p, n_resamples=50)
     >>> [t.name for t in fig.data][:3]
-    ['Perfect calibration', 'Consistency band: where a calibrated model would fall (90%)', 'CORP curve (PAV)']
+    ['Perfect calibration', 'Consistency band (90%)', 'CORP curve (PAV)']
     """
     if table is not None and y_true is not None:  # the curve from the table, the histogram from the predictions
         if not isinstance(table, pd.DataFrame):
@@ -142,13 +145,16 @@ def corp_diagram(y_true=None, y_prob=None, *, sample_weight=None, bands=("consis
         color = model_color(i)
         lvl = f"{100 * t.attrs.get('level', level):.0f}%"
         if "consistency_low" in t.columns:
-            fig.add_trace(_band_trace(t, "consistency", COLORS["band"] if single else color,
-                                      "Consistency band: where a calibrated model would fall" if single else
-                                      f"{name}: consistency band", lvl, name), row=1, col=1)
+            band = _band_trace(t, "consistency", COLORS["band"] if single else color,
+                               "Consistency band" if single else f"{name}: consistency band", lvl, name)
+            if not single:  # one legend entry per model (its curve): the band toggles with it
+                band.showlegend = False
+            fig.add_trace(band, row=1, col=1)
         if "confidence_low" in t.columns:
-            fig.add_trace(_band_trace(t, "confidence", COLORS["prediction"] if single else color,
-                                      "Confidence band of the curve" if single else f"{name}: confidence band",
-                                      lvl, name), row=1, col=1)
+            band = _band_trace(t, "confidence", COLORS["prediction"] if single else color,
+                               "Confidence band of the curve" if single else f"{name}: confidence band", lvl, name)
+            band.showlegend = single
+            fig.add_trace(band, row=1, col=1)
         fig.add_trace(go.Scatter(
             x=round_list(t["x"]), y=round_list(t["cep"]), mode="lines",
             name="CORP curve (PAV)" if single else name,
@@ -156,7 +162,7 @@ def corp_diagram(y_true=None, y_prob=None, *, sample_weight=None, bands=("consis
             hovertext=_corp_hover(t), hovertemplate="%{hovertext}<extra>" + name + "</extra>", legendgroup=name),
             row=1, col=1)
         if with_hist and m is not None:
-            _histogram(fig, m, hist_bins, color, single)
+            _histogram(fig, m, hist_bins, color, single, outcome_labels)
     annotations = []
     if show_decomposition:
         lines = [(decomposition_text(t.attrs["decomposition"]) if single else
@@ -165,23 +171,28 @@ def corp_diagram(y_true=None, y_prob=None, *, sample_weight=None, bands=("consis
         if lines:
             annotations.append(dict(xref="x domain", yref="y domain", x=0.01, y=0.99, xanchor="left",
                                     yanchor="top", align="left", showarrow=False, text="<br>".join(lines),
-                                    bgcolor="rgba(255,255,255,0.8)", font=dict(size=13)))
+                                    bgcolor="rgba(255,255,255,0.8)", font=dict(size=13 if single else 11)))
     for a in annotations:
         fig.add_annotation(**a)
     fig.update_layout(barmode="overlay", bargap=0)
     fig.update_xaxes(range=[-0.01, 1.01])
-    fig.update_yaxes(range=[-0.02, 1.02], title_text="Conditional event probability (PAV)", row=1, col=1)
+    fig.update_yaxes(range=[-0.02, 1.02], title_text="Event rate (PAV fit)", row=1, col=1)
     fig.update_xaxes(title_text=AXIS["pred"], row=2 if with_hist else 1, col=1)
     if with_hist:
         fig.update_yaxes(title_text="Rows", rangemode="tozero", row=2, col=1)
-    return apply_theme(fig, title=title, height=height or (640 if with_hist else 560))
+    first = models[0][1].attrs
+    record_about(fig, "CORP reliability diagram", {
+        "models": ", ".join(n for n, _, _ in models) if not single else None,
+        "bands": f"{100 * first.get('level', level):.0f}%, {first.get('n_resamples', n_resamples)} resamples"
+        if any(c.endswith("_low") for c in models[0][1].columns) else None})
+    return apply_theme(fig, title=title, height=height or (500 if with_hist else 440))
 
 
-def _histogram(fig, m, hist_bins, color, single):
+def _histogram(fig, m, hist_bins, color, single, outcome_labels=("y = 0", "y = 1")):
     if single:
         h = histogram(m.p, bins=hist_bins, range=(0, 1), y_true=m.y, sample_weight=m.w)
-        series = [("count_neg", "Predictions with y = 0", COLORS["negative"]),
-                  ("count_pos", "Predictions with y = 1", COLORS["positive"])]
+        series = [("count_neg", f"Predictions: {outcome_labels[0]}", COLORS["negative"]),
+                  ("count_pos", f"Predictions: {outcome_labels[1]}", COLORS["positive"])]
     else:
         h = histogram(m.p, bins=hist_bins, range=(0, 1), sample_weight=m.w)
         series = [("count", f"Predictions: {m.name}", color)]

@@ -12,7 +12,7 @@ from .. import multiclass as _mc
 from ..binning import Uniform
 from ..errors import InputError
 from ..panel import format_interval, format_value
-from ._base import bin_label, count_text, level_label, require_columns, round_list
+from ._base import bin_label, count_text, level_label, record_about, require_columns, round_list, table_about
 from .reliability import reliability_hover
 from .theme import AXIS, COLORS, PALETTE, apply_theme, with_alpha
 
@@ -140,7 +140,8 @@ def top_label_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), classes=
         if "confidence_ece" in a and "top_label_ece" in a:
             title += (f" (conf-ECE {format_value(a['confidence_ece'], 'probability')}, "
                       f"TL-ECE {format_value(a['top_label_ece'], 'probability')})")
-    fig = apply_theme(fig, title=title, height=height or 580)
+    record_about(fig, "Confidence vs top-label reliability", table_about(table, interval=False))
+    fig = apply_theme(fig, title=title, height=height or 520)
     for a, b in shaded:  # after the theme: a subplot-title annotation would lift the legend
         fig.add_annotation(x=0.0, xref="x", xanchor="left", y=(a + b) / 2, yref="y", yanchor="middle",
                            text="outside [0, 1]: + only (confidence ± deviation, not an accuracy)",

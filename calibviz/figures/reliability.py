@@ -9,7 +9,7 @@ from plotly.subplots import make_subplots
 from ..binning import Uniform
 from ..distributions import histogram
 from ._base import (binary_inputs, bin_label, count_text, level_label, rectangles, require_columns,
-                    round_list)
+                    record_about, round_list, round_list_obj, segments, table_about)
 from .theme import AXIS, COLORS, apply_theme, model_color, with_alpha
 
 __all__ = ["reliability_diagram", "reliability_hover"]
@@ -60,6 +60,7 @@ def reliability_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), alpha:
                         interval: str = "wilson", sample_weight=None, table=None,
                         show_ci: bool = True, show_band: bool = False, show_gaps: bool = False,
                         show_counts: bool = True, show_histogram: bool = True, hist_bins: int = 30,
+                        outcome_labels: tuple[str, str] = ("y = 0", "y = 1"),
                         title: str | None = "Reliability diagram", height: int | None = None) -> go.Figure:
     """Standard reliability diagram: (mean prediction, observed rate) per bin, one or several models.
 
@@ -91,11 +92,20 @@ def reliability_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), alpha:
     show_gaps : bool, default False
         Bars from the diagonal to the observed rate (the gap of each bin).
     show_counts : bool, default True
-        Panel below with the rows per bin.
+        Panel below with the rows per bin: one needle per bin at the bin's
+        mean prediction (right under its point), on alternately shaded bin
+        extents. Bars spanning whole bins would merge into one grey block
+        with equal-mass bins (equal heights, no gaps); needles keep every
+        bin's count readable with any scheme, line up with the points above
+        and leave the bin widths visible in the shading.
     show_histogram : bool, default True
         Panel at the side with the histogram of predictions (split by
         outcome for one model).
     hist_bins : int, default 30
+    outcome_labels : (str, str), default ("y = 0", "y = 1")
+        What the outcomes 0 and 1 of the binary view mean, in the side
+        histogram's legend: ``("wrong", "correct")`` for a confidence or
+        top-label view (see :func:`calibviz.figures.outcome_labels`).
     title : str, optional
     height : int, optional
 
@@ -116,9 +126,8 @@ def reliability_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), alpha:
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=1000); y = (rng.uniform(size=1000) < p).astype(int)
     >>> fig = reliability_diagram(y, p, binning=Uniform(10), show_band=True)
-    >>> [t.name for t in fig.data][:3]  # doctest: +NORMALIZE_WHITESPACE
-    ['Perfect calibration', 'Range a calibrated model would show (binomial, 95%)',
-     'Observed frequency per bin (95% CI of the observed rate)']
+    >>> [t.name for t in fig.data][:3]
+    ['Perfect calibration', 'Calibrated range (95%)', 'Observed rate (95% CI)']
     """
     models = binary_inputs(y_true, y_prob, sample_weight, table)
     for m in models:
@@ -132,9 +141,9 @@ def reliability_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), alpha:
     if rows == 2 and cols == 2:
         specs[1][1] = None
     fig = make_subplots(rows=rows, cols=cols, specs=specs, shared_xaxes="columns", shared_yaxes="rows",
-                        row_heights=[0.74, 0.26] if rows == 2 else None,
-                        column_widths=[0.8, 0.2] if cols == 2 else None,
-                        horizontal_spacing=0.025, vertical_spacing=0.05)
+                        row_heights=[0.75, 0.25] if rows == 2 else None,
+                        column_widths=[0.84, 0.16] if cols == 2 else None,
+                        horizontal_spacing=0.02, vertical_spacing=0.045)
     single = len(models) == 1
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="Perfect calibration",
                              line=dict(color=COLORS["diagonal"], dash="dash", width=1.5), hoverinfo="skip"),
@@ -151,7 +160,7 @@ def reliability_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), alpha:
             fig.add_trace(go.Scatter(
                 x=bx, y=by, mode="lines", fill="toself", line=dict(width=0.5, color=with_alpha(band_color, 0.6)),
                 fillcolor=with_alpha(band_color, 0.18), hoveron="fills", hoverinfo="name",
-                name=f"Range a calibrated model would show (binomial, {level})" + ("" if single else f": {m.name}"),
+                name=f"Calibrated range ({level})" if single else f"{m.name}: calibrated range",
                 legendgroup=m.name), row=1, col=1)
         if show_gaps:
             width = np.asarray(t["upper"] - t["lower"], float) * 0.8
@@ -165,9 +174,9 @@ def reliability_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), alpha:
         if show_ci:
             err = dict(type="data", symmetric=False, array=round_list(t["ci_high"] - t["obs_rate"]),
                        arrayminus=round_list(t["obs_rate"] - t["ci_low"]), color=color, thickness=1.5, width=4)
-        name = m.name if not single else (m.name if m.name != "model" else "Observed frequency per bin")
-        if show_ci:
-            name += f" ({level} CI of the observed rate)"
+        name = m.name if not single else (m.name if m.name != "model" else "Observed rate")
+        if show_ci and single:
+            name += f" ({level} CI)"
         fig.add_trace(go.Scatter(
             x=round_list(t["mean_pred"]), y=round_list(t["obs_rate"]), mode="lines+markers", name=name,
             line=dict(color=color, width=2), marker=dict(color=color, size=9, symbol="circle",
@@ -175,37 +184,57 @@ def reliability_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), alpha:
             error_y=err, hovertext=hover, hovertemplate="%{hovertext}<extra>" + m.name + "</extra>",
             legendgroup=m.name), row=1, col=1)
         if show_counts:
-            fig.add_trace(go.Bar(
-                x=round_list(t["lower"]), width=round_list(t["upper"] - t["lower"]), offset=0,
-                y=round_list(t["weight"]), marker=dict(color=COLORS["count"] if single else color,
-                                                        opacity=0.75 if single else 0.45,
-                                                        line=dict(color="white", width=0.5)),
-                name="Rows per bin" + ("" if single else f": {m.name}"), showlegend=False,
-                hovertext=[f"{h.split(':')[0]}: {c} rows" for h, c in zip(hover, count_text(t["weight"]))],
-                hovertemplate="%{hovertext}<extra></extra>", legendgroup=m.name), row=2, col=1)
+            _count_needles(fig, t, hover, COLORS["count"] if single else color, m.name, single)
         if with_hist and m.p is not None:
-            _side_histogram(fig, m, hist_bins, color, single)
+            _side_histogram(fig, m, hist_bins, color, single, outcome_labels)
     fig.update_layout(barmode="overlay", bargap=0)
     fig.update_xaxes(range=[-0.01, 1.01], row=1, col=1)
     fig.update_yaxes(range=[-0.02, 1.02], title_text=AXIS["observed"], row=1, col=1)
     fig.update_xaxes(title_text=AXIS["mean_pred"] if rows == 1 else None, row=1, col=1)
     if show_counts:
-        fig.update_xaxes(title_text=AXIS["pred"] + " (bin edges)", row=2, col=1)
-        fig.update_yaxes(title_text="Rows", rangemode="tozero", row=2, col=1)
+        fig.update_xaxes(title_text=AXIS["mean_pred"] + " (shading: bins)", range=[-0.01, 1.01], row=2, col=1)
+        fig.update_yaxes(title_text="Rows", rangemode="tozero", nticks=4, tickformat="~s", row=2, col=1)
     if with_hist:
-        # the side panel's y is the *predicted* probability (shared scale with the main panel)
-        fig.update_xaxes(title_text="Predictions by outcome<br>(rows)" if single else "Predictions<br>(rows)",
-                         rangemode="tozero", row=1, col=2)
+        # the side panel's y is the *predicted* probability (shared scale with the main panel); the legend says
+        # which colour is which outcome, so the axis title stays one short word that fits the narrow panel
+        fig.update_xaxes(title_text="Rows", rangemode="tozero", nticks=3, tickformat="~s", row=1, col=2)
         fig.update_yaxes(showticklabels=False, row=1, col=2)
-    return apply_theme(fig, title=title, height=height or (620 if show_counts else 560))
+    about = table_about(models[0].table, interval=show_ci, alpha=show_band)
+    if not single:
+        about = {"models": ", ".join(m.name for m in models), **about}
+    record_about(fig, "Reliability diagram" if single else "Reliability diagrams overlaid", about)
+    return apply_theme(fig, title=title, height=height or (500 if show_counts else 440))
 
 
-def _side_histogram(fig, m, hist_bins, color, single):
+def _count_needles(fig, t, hover, color, name, single):
+    """Rows per bin as needles at the bins' mean predictions, over alternately shaded bin extents."""
+    if single and len(t):
+        # every other bin shaded: the bins' extents (narrow where predictions are dense, for equal-mass bins)
+        alt = t.iloc[::2]
+        top = float(np.nanmax(t["weight"])) * 1.08 if len(t) else 1.0
+        sx, sy = rectangles(alt["lower"], alt["upper"], np.zeros(len(alt)), np.full(len(alt), top))
+        fig.add_trace(go.Scatter(x=sx, y=sy, mode="lines", fill="toself", line_width=0,
+                                 fillcolor=with_alpha(COLORS["count"], 0.12), hoverinfo="skip", showlegend=False,
+                                 name="Bins (alternately shaded)"), row=2, col=1)
+    xs, ys = segments(t["mean_pred"], t["mean_pred"], np.zeros(len(t)), t["weight"])
+    texts = [f"{h.split(':')[0]}: {c} rows" for h, c in zip(hover, count_text(t["weight"]))]
+    fig.add_trace(go.Scatter(x=round_list(t["mean_pred"]), y=round_list(t["weight"]), mode="markers",
+                             marker=dict(color=color, size=6), showlegend=False, legendgroup=name,
+                             name="Rows per bin" + ("" if single else f": {name}"), hovertext=texts,
+                             hovertemplate="%{hovertext}<extra></extra>"), row=2, col=1)
+    fig.add_trace(go.Scatter(x=round_list_obj(xs), y=round_list_obj(ys), mode="lines",
+                             line=dict(color=color, width=3), hoverinfo="skip", showlegend=False,
+                             legendgroup=name, name="Needles: rows per bin" + ("" if single else f": {name}")),
+                  row=2, col=1)
+
+
+
+def _side_histogram(fig, m, hist_bins, color, single, outcome_labels=("y = 0", "y = 1")):
     """Horizontal histogram of predictions at the right of the main panel (y = predicted probability)."""
     if single:
         h = histogram(m.p, bins=hist_bins, range=(0, 1), y_true=m.y, sample_weight=m.w)
-        series = [("count_neg", "Predictions with y = 0", COLORS["negative"]),
-                  ("count_pos", "Predictions with y = 1", COLORS["positive"])]
+        series = [("count_neg", f"Predictions: {outcome_labels[0]}", COLORS["negative"]),
+                  ("count_pos", f"Predictions: {outcome_labels[1]}", COLORS["positive"])]
     else:
         h = histogram(m.p, bins=hist_bins, range=(0, 1), sample_weight=m.w)
         series = [("count", f"Predictions: {m.name}", color)]

@@ -12,7 +12,7 @@ from ..errors import InputError
 from ..panel import format_value
 from ..summary import reliability_table
 from ._base import (FittedBins, binary_inputs, bin_label, count_text, level_label, require_columns,
-                    round_list, segments)
+                    record_about, round_list, round_list_obj, segments, table_about)
 from .reliability import reliability_hover
 from .theme import AXIS, COLORS, apply_theme, with_alpha
 
@@ -209,12 +209,12 @@ def tce_diagram(y_true=None, y_prob=None, *, binning=PAVABC(), alpha: float = 0.
         h = histogram(m.p, bins=hist_bins, range=(0, ymax), sample_weight=m.w)
         fig.add_trace(go.Bar(y=round_list((h["lower"] + h["upper"]) / 2), x=round_list(h["count"]), orientation="h",
                              width=float(h["upper"].iloc[0] - h["lower"].iloc[0]),
-                             marker=dict(color=with_alpha(blue, 0.55), line_width=0), name="All predictions",
-                             showlegend=False,
+                             marker=dict(color=with_alpha(blue, 0.55), line_width=0),
+                             name="All predictions (side histogram)", showlegend=True,
                              hovertext=[f"predictions in [{a:.3f}, {b:.3f}): {c}" for a, b, c in
                                         zip(h["lower"], h["upper"], count_text(h["count"]))],
                              hovertemplate="%{hovertext}<extra></extra>"), row=1, col=2)
-        fig.update_xaxes(title_text="All predictions<br>(rows)", rangemode="tozero", row=1, col=2)
+        fig.update_xaxes(title_text="Rows", rangemode="tozero", nticks=3, tickformat="~s", row=1, col=2)
         fig.update_yaxes(showticklabels=False, row=1, col=2)
     fig.update_layout(barmode="overlay", bargap=0)
     fig.update_yaxes(range=[0, ymax], title_text="Predicted probability P(y = 1 | x)", row=1, col=1)
@@ -225,16 +225,16 @@ def tce_diagram(y_true=None, y_prob=None, *, binning=PAVABC(), alpha: float = 0.
                          ticktext=[str(int(b) + 1) for b in ids[::step]], title_text=AXIS["bin_id"], row=2, col=1)
     else:
         fig.update_xaxes(title_text=AXIS["pred"] + " (bins)", row=2, col=1)
-    fig.update_yaxes(title_text="Count", rangemode="tozero", row=2, col=1)
+    fig.update_yaxes(title_text="Count", rangemode="tozero", nticks=4, tickformat="~s", row=2, col=1)
     if title is None:
         title = (f"Test-based reliability diagram (TCE = {format_value(tce_value, 'percent')}, "
                  f"{table.attrs.get('scheme', '')} bins)")
-    return apply_theme(fig, title=title, height=height or 640)
+    record_about(fig, "Test-based reliability diagram",
+                 {"TCE": format_value(tce_value, "percent"), **table_about(table, interval=False, alpha=True),
+                  "test": "exact binomial, two-sided"})
+    return apply_theme(fig, title=title, height=height or 540)
 
 
-def round_list_obj(values) -> list:
-    """Round a None-separated coordinate list."""
-    return [None if v is None else round(float(v), 6) for v in values]
 
 
 def violin_per_bin(y_true=None, y_prob=None, *, binning=Uniform(10), alpha: float = 0.05,

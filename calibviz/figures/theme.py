@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 __all__ = ["PALETTE", "COLORS", "AXIS", "FONT", "DEFAULT_HEIGHT", "DEFAULT_WIDTH", "TEMPLATE_NAME",
-           "apply_theme", "model_color", "with_alpha", "inert_links"]
+           "apply_theme", "legend_rows", "model_color", "with_alpha", "inert_links", "scale_fonts"]
 
 #: Okabe-Ito palette, in the order models are coloured (black is kept for lines).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
@@ -47,7 +47,7 @@ AXIS = {
     "bin_id": "Bin ID",
 }
 
-FONT = {"family": "Arial, Helvetica, sans-serif", "size": 14, "axis_title": 16, "title": 18}
+FONT = {"family": "Arial, Helvetica, sans-serif", "size": 14, "axis_title": 16, "title": 18, "legend": 13}
 DEFAULT_HEIGHT = 560
 DEFAULT_WIDTH = 900   # used for static images; interactive figures follow their container
 TEMPLATE_NAME = "calibviz"
@@ -97,6 +97,43 @@ def with_alpha(hex_color: str, alpha: float) -> str:
     return f"rgba({r},{g},{b},{alpha:g})"
 
 
+#: Pixels of one legend row (13 px text) and of the figure title's band at the top.
+LEGEND_ROW_PX = 22
+TITLE_PX = 40
+#: The narrowest width a figure is shown at (a 3:2 column of Streamlit's wide layout at 1366 px): the legend's
+#: rows are estimated at this width where a margin must be fixed in advance (figures with subplot titles).
+NARROW_WIDTH = 520
+
+
+def _text_px(text: str, size: float) -> float:
+    """Rough rendered width of a text in Arial (mean glyph width 0.5 em, measured 0.47; tags removed)."""
+    return 0.5 * size * len(re.sub(r"<[^>]+>", "", text or ""))
+
+
+def legend_rows(fig: go.Figure, width: float = NARROW_WIDTH) -> int:
+    """Rows a horizontal legend of ``fig`` needs at a figure width of ``width`` pixels (an estimate from the
+    entries' text; Plotly wraps a horizontal legend at the plot area's width, about 80% of the figure's).
+
+    Examples
+    --------
+    >>> legend_rows(go.Figure([go.Scatter(name="a"), go.Scatter(name="b")]))
+    1
+    >>> legend_rows(go.Figure([go.Scatter(name="x" * 60, showlegend=True) for _ in range(3)]), width=500)
+    3
+    """
+    size = FONT["legend"]
+    width = 0.8 * width
+    rows, used = 1, 0.0
+    for t in fig.data:
+        if t.showlegend is False or (t.showlegend is None and len(fig.data) < 2):
+            continue
+        w = 45 + _text_px(t.name, size)
+        if used and used + w > width:
+            rows, used = rows + 1, 0.0
+        used += w
+    return rows
+
+
 def apply_theme(fig: go.Figure, *, title: str | None = None, height: int | None = None,
                 legend: str = "top") -> go.Figure:
     """Apply the calibviz template, title, height and legend placement.
@@ -108,8 +145,14 @@ def apply_theme(fig: go.Figure, *, title: str | None = None, height: int | None 
     height : int, optional
         Pixels; default :data:`DEFAULT_HEIGHT`.
     legend : {"top", "right", "none"}
-        "top": one horizontal row above the plot area (keeps the full width
-        for the data in a wide layout).
+        "top": horizontal rows under the title, as wide as the plot area
+        (a side column of ~130 px would take a quarter of a 1366x768
+        column away from the data). The legend is anchored to the figure
+        (``yref="container"``), so Plotly pushes the plot area down by the
+        legend's real height at any width: legend, title and plot never
+        overlap. With subplot titles (which sit above the panels) the legend is
+        lifted above them and the top margin is sized from an estimate of the
+        legend's rows at :data:`NARROW_WIDTH`.
 
     Returns
     -------
@@ -121,22 +164,63 @@ def apply_theme(fig: go.Figure, *, title: str | None = None, height: int | None 
     >>> fig = apply_theme(go.Figure(), title="t")
     >>> fig.layout.template.layout.plot_bgcolor, fig.layout.height
     ('white', 560)
+    >>> fig.layout.legend.orientation, fig.layout.legend.yref
+    ('h', 'container')
     """
     height = height or DEFAULT_HEIGHT
     fig.update_layout(template=TEMPLATE_NAME, height=height)
+    title_px = 0
     if title:
-        fig.update_layout(title_text=title)
-    if legend == "top":
-        # subplot titles sit just above the top panels: lift the legend above them (pixels -> paper units)
-        lift = 34 if fig.layout.annotations else 0
-        top = (110 if title else 70) + lift
+        lines = title.count("<br>") + 1
+        title_px = TITLE_PX + 22 * (lines - 1)
+        fig.update_layout(title=dict(text=title, yref="container", y=1.0, yanchor="top", pad=dict(t=10)))
+    # make_subplots' titles: paper-anchored above each panel (other annotations, e.g. a text in a corner, are not)
+    subplot_titles = any(a.yref == "paper" and a.yanchor == "bottom" for a in fig.layout.annotations)
+    if legend == "top" and subplot_titles:
+        # subplot titles sit just above the top panels: the legend goes above them (pixels -> paper units)
+        lift = 34
+        rows = legend_rows(fig)
+        top = title_px + 10 + rows * LEGEND_ROW_PX + lift
         plot_height = max(height - top - 60, 100)
         fig.update_layout(legend=dict(orientation="h", x=0, xanchor="left", y=1.0 + lift / plot_height,
-                                      yanchor="bottom"),
-                          margin=dict(t=top, b=60))
+                                      yanchor="bottom", font=dict(size=FONT["legend"]), traceorder="normal"),
+                          margin=dict(t=top, b=60, l=60, r=20))
+    elif legend == "top":
+        fig.update_layout(legend=dict(orientation="h", x=0, xanchor="left",
+                                      yref="container", y=1.0 - (title_px + 2) / height, yanchor="top",
+                                      font=dict(size=FONT["legend"]), traceorder="normal"),
+                          margin=dict(t=title_px + 14, b=50, l=60, r=20))
     elif legend == "none":
-        fig.update_layout(showlegend=False, margin=dict(t=60 if title else 30))
-    fig.update_annotations(font_size=FONT["axis_title"])  # subplot titles
+        fig.update_layout(showlegend=False, margin=dict(t=title_px + 14 if title else 20, l=60, r=20))
+    fig.for_each_annotation(lambda a: a.update(font_size=FONT["axis_title"]),
+                            selector=lambda a: a.yref == "paper" and a.yanchor == "bottom")  # subplot titles
+    return fig
+
+
+def scale_fonts(fig: go.Figure, factor: float) -> go.Figure:
+    """``fig`` with every font of the theme (ticks, axis titles, legend, title, annotations, hover) ``factor``
+    times larger: the presentation mode's projector sizes. Modifies and returns ``fig``.
+
+    Examples
+    --------
+    >>> fig = scale_fonts(apply_theme(go.Figure(go.Scatter(x=[0], y=[0])), title="t"), 1.5)
+    >>> fig.layout.xaxis.tickfont.size, fig.layout.title.font.size, fig.layout.legend.font.size
+    (21.0, 27.0, 19.5)
+    """
+    tmpl = pio.templates[TEMPLATE_NAME].layout
+
+    def size(own, default):
+        return float(own if own is not None else default) * factor
+
+    fig.update_layout(font_size=size(fig.layout.font.size, tmpl.font.size),
+                      title_font_size=size(fig.layout.title.font.size, tmpl.title.font.size),
+                      legend_font_size=size(fig.layout.legend.font.size, tmpl.legend.font.size),
+                      hoverlabel_font_size=size(fig.layout.hoverlabel.font.size, tmpl.hoverlabel.font.size))
+    fig.for_each_xaxis(lambda a: a.update(tickfont_size=size(a.tickfont.size, tmpl.xaxis.tickfont.size),
+                                          title_font_size=size(a.title.font.size, tmpl.xaxis.title.font.size)))
+    fig.for_each_yaxis(lambda a: a.update(tickfont_size=size(a.tickfont.size, tmpl.yaxis.tickfont.size),
+                                          title_font_size=size(a.title.font.size, tmpl.yaxis.title.font.size)))
+    fig.for_each_annotation(lambda a: a.update(font_size=size(a.font.size, FONT["axis_title"])))
     return fig
 
 

@@ -10,7 +10,7 @@ from .. import variables as _variables
 from ..distributions import histogram
 from ..errors import InputError
 from ..panel import format_interval, format_value
-from ._base import count_text, level_label, require_columns, round_list
+from ._base import count_text, level_label, record_about, require_columns, round_list
 from .theme import COLORS, PALETTE, apply_theme, with_alpha
 
 __all__ = ["variable_curves", "vece_ranking", "level_reliability"]
@@ -156,7 +156,9 @@ def variable_curves(x=None, y_true=None, y_prob=None, *, kind: str = "error", sp
     if title is None:
         title = f"Calibration along {name}: " + ("actual vs predicted error" if kind == "error"
                                                  else "observed vs predicted rate")
-    return apply_theme(fig, title=title, height=height or 560)
+    record_about(fig, f"Calibration along {name}", {"variable": name, "LOESS span": curves.attrs.get("span"),
+                                                     "band": level})
+    return apply_theme(fig, title=title, height=height or 500)
 
 
 def _distance(value: float, percent: bool) -> str:

@@ -629,7 +629,10 @@ def bootstrap_metric(key: str, metric, y_true, y_prob, *, binning=None, n_bins: 
         The metric's bins; needed by the small-sample method of RMSCE, Brier
         reliability and debiased ECE (:func:`debiased_l2_bootstrap`).
     n_bins, n_classes : int
-        For :func:`rows_per_bin`, which decides the small-sample method.
+        For :func:`rows_per_bin`, which decides the small-sample method
+        (with weights, from Kish's effective size; the double bootstrap,
+        whose cost grows with the rows, also needs the rows themselves below
+        the threshold).
     n_resamples, confidence, random_state, progress
         As in :func:`calibviz.metrics.bootstrap`.
 
@@ -653,7 +656,9 @@ def bootstrap_metric(key: str, metric, y_true, y_prob, *, binning=None, n_bins: 
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     n_eff = np.shape(y_true)[0] if w is None else (w.sum() ** 2 / (w @ w) if (w @ w) > 0 else 0.0)
     method = _chosen(key, rows_per_bin(key, n_eff, n_bins=n_bins, n_classes=n_classes))
-    if method == DOUBLE_BASIC and _fixed_edges(binning):
+    # the double bootstrap's cost is B x M x (rows): with weights, the rows (not Kish's size) must be few too
+    rows_actual = rows_per_bin(key, np.shape(y_true)[0], n_bins=n_bins, n_classes=n_classes)
+    if method == DOUBLE_BASIC and _fixed_edges(binning) and rows_actual < c.small_below:
         return double_bootstrap_ece(y_true, y_prob, binning=binning, sample_weight=sample_weight,
                                     n_resamples=n_resamples, confidence=confidence, random_state=random_state,
                                     progress=progress)

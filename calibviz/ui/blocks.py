@@ -8,13 +8,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from .. import __version__
+from ..figures.export import SLIDE_HEIGHT, SLIDE_SCALE, SLIDE_WIDTH
 from ..figures.theme import inert_links
 from ..io.export import to_csv
 from ..panel import config_key, format_interval, format_value, interval_caption, metric_panel
-from .compute import cached, progress_bar
+from .compute import cached, in_cache, progress_bar
 from .settings import panel_config, settings
 
-__all__ = ["BOOTSTRAP_ROW_BUDGET", "show_figure", "download_table", "panel_table", "show_headlines", "show_metric_table", "slug",
+__all__ = ["BOOTSTRAP_ROW_BUDGET", "show_figure", "figure_about", "file_size", "download_table", "panel_table", "show_headlines", "show_metric_table", "slug",
            "not_applicable"]
 
 
@@ -23,15 +25,147 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", str(text)).strip("_") or "calibviz"
 
 
-def show_figure(fig, name: str, *, key: str | None = None) -> None:
-    """A Plotly figure in calibviz's own theme, PNG from the toolbar, HTML as a download."""
-    config = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": slug(name), "scale": 2}}
+def file_size(n_bytes: int) -> str:
+    """'4.8 MB', '85 kB', '512 B' (decimal units, as browsers and file managers show them).
+
+    Examples
+    --------
+    >>> file_size(4_812_345), file_size(85_400), file_size(512)
+    ('4.8 MB', '85 kB', '512 B')
+    """
+    if n_bytes >= 1_000_000:
+        return f"{n_bytes / 1e6:.1f} MB"
+    if n_bytes >= 1_000:
+        return f"{n_bytes / 1e3:.0f} kB"
+    return f"{n_bytes} B"
+
+
+def _figure_meta(fig) -> dict:
+    meta = fig.layout.meta
+    return dict(meta.get("calibviz", {})) if isinstance(meta, dict) else {}
+
+
+def figure_about(fig, about: dict | None = None) -> dict:
+    """What a figure shows, for its exported image: the data, the model, the settings the figure was drawn
+    with (recorded by the figure builder from its tables, so they cannot disagree with it), then ``about``."""
+    from .data import current_models, current_source
+
+    src = current_source()
+    out = {"data": src.get("title") or src.get("name")}
+    models = current_models()
+    if len(models) > 1 and "models" not in _figure_meta(fig).get("about", {}):
+        out["model"] = st.session_state.get("cv_model") or next(iter(models))
+    out.update(_figure_meta(fig).get("about", {}))
+    out.update(about or {})
+    out["calibviz"] = __version__
+    return out
+
+
+def show_figure(fig, name: str, *, key: str | None = None, title: str | None = None,
+                about: dict | None = None) -> None:
+    """A Plotly figure in calibviz's own theme, with its downloads: HTML (self-contained), JSON (light), and
+    PNG/SVG for slides that carry the title, data, model and settings.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+    name : str
+        File name stem of the downloads.
+    key : str, optional
+        Widget key (unique on the page).
+    title : str, optional
+        What the figure is (the page's heading); default: the title the figure builder recorded.
+    about : dict, optional
+        More ``label: value`` pairs for the exported image (page-level choices).
+
+    Images: with kaleido and a Chromium on the server, "PNG / SVG for slides"
+    renders a 1600x900 layout (PNG at scale 2: 3200x1800) whose title and
+    subtitle say what it is; the toolbar's camera is then removed, so every
+    image calibviz gives out is labelled. Without a renderer, the toolbar's
+    camera is the way to a PNG (1600x900, scale 2) and the figure carries the
+    same description as a small caption line at its top.
+    """
+    from ..figures.export import describe, static_export_available, with_caption
+    from .presentation import presenting, present_figure
+
     fig = inert_links(fig)  # a class, model or column name with <a href=...> stays text
-    st.plotly_chart(fig, theme=None, config=config, key=key)
-    # The callable runs only on click: the 4 MB self-contained HTML is not built on every rerun.
-    st.download_button("Figure as HTML", data=lambda: fig.to_html(include_plotlyjs=True, full_html=True),
-                       file_name=f"{slug(name)}.html", mime="text/html", key=f"html_{key or slug(name)}",
-                       icon=":material/download:", help="A self-contained interactive HTML file (opens offline).")
+    meta = _figure_meta(fig)
+    title = title or meta.get("title") or (fig.layout.title.text if fig.layout.title else None) or name
+    about = figure_about(fig, about)
+    static = static_export_available()
+    config = {"displaylogo": False,
+              "toImageButtonOptions": {"format": "png", "filename": slug(name), "width": SLIDE_WIDTH,
+                                       "height": SLIDE_HEIGHT, "scale": SLIDE_SCALE}}
+    shown = fig
+    if static:
+        config["modeBarButtonsToRemove"] = ["toImage"]
+    else:
+        shown = with_caption(fig, describe(title, about))
+    if presenting():
+        shown = present_figure(shown)
+    st.plotly_chart(shown, theme=None, config=config, key=key)
+    _figure_downloads(fig, name, key or slug(name), title, about, static)
+
+
+def _figure_downloads(fig, name: str, key: str, title: str, about: dict, static: bool) -> None:
+    """One row of download buttons under a figure, each saying its file's size."""
+    from ..figures.export import figure_html, figure_json, html_size
+
+    spec = figure_json(fig)
+    # one small popover under the figure: a row of three buttons would be cut in a half- or third-width column
+    box = st.popover("Download", icon=":material/download:", help="The figure as HTML, JSON, PNG or SVG.")
+    html_col, json_col, img_col = box.container(), box.container(), box.container()
+    with html_col:
+        # built only on click (the callable): the ~4.8 MB file is not made on every rerun; its size is known
+        st.download_button(f"HTML · {file_size(html_size(spec))}", data=lambda: figure_html(fig),
+                           file_name=f"{slug(name)}.html", mime="text/html", key=f"html_{key}", on_click="ignore",
+                           icon=":material/download:",
+                           help="Interactive figure in one self-contained file (plotly.js inside: opens offline).")
+    with json_col:
+        st.download_button(f"JSON · {file_size(len(spec.encode('utf-8')))}", data=spec,
+                           file_name=f"{slug(name)}.json", mime="application/json", key=f"json_{key}", on_click="ignore",
+                           icon=":material/data_object:",
+                           help="The light version: the Plotly figure as JSON, without plotly.js. Reopen it with "
+                                "plotly.io.read_json(path).show() or Plotly.newPlot(div, json) in any page that "
+                                "loads plotly.js (the HTML report holds one copy for all its figures).")
+    with img_col:
+        if static:
+            _slide_images(fig, name, key, title, about, hashlib.sha1(spec.encode("utf-8")).hexdigest())
+        else:
+            st.caption("PNG: the toolbar's camera (1600x900, 2x). PNG/SVG files need kaleido and Chromium on "
+                       "the server.")
+
+
+@st.fragment
+def _slide_images(fig, name: str, key: str, title: str, about: dict, digest: str) -> None:
+    """'PNG / SVG for slides': rendered on request (about 1 s; 5 s for the server's first), then two downloads
+    with their sizes. A fragment: the click reruns this row only, not the page."""
+    from ..figures.export import slide_png, slide_svg
+
+    store = f"cv_slides_{key}"
+    sig = (digest, title, tuple(about.items()))
+    ready = st.session_state.get(store)
+    if not ready or ready[0] != sig:
+        if st.button("PNG / SVG for slides", key=f"slides_{key}", icon=":material/slideshow:",
+                     help="Render the figure at 1600x900 (PNG at 2x: 3200x1800, and SVG) with its title, the data, "
+                          "the model and the settings written on it."):
+            with st.spinner("Rendering the images"):
+                png = slide_png(fig, title=title, about=about)
+                svg = slide_svg(fig, title=title, about=about)
+            st.session_state[store] = ready = (sig, png, svg)
+        else:
+            return
+    _, png, svg = ready
+    png_col, svg_col = st.container(), st.container()
+    with png_col:
+        st.download_button(f"PNG · {file_size(len(png))}", data=png, file_name=f"{slug(name)}.png",
+                           mime="image/png", key=f"png_{key}", on_click="ignore", icon=":material/image:",
+                           help="3200x1800 pixels (1600x900 at 2x); title, data, model and settings on the image "
+                                "and in its metadata.")
+    with svg_col:
+        st.download_button(f"SVG · {file_size(len(svg))}", data=svg, file_name=f"{slug(name)}.svg",
+                           mime="image/svg+xml", key=f"svg_{key}", on_click="ignore", icon=":material/image:",
+                           help="Vector image for slides and print, with the same title and settings.")
 
 
 def download_table(df: pd.DataFrame, name: str, *, label: str = "Table as CSV", key: str | None = None) -> None:
@@ -89,6 +223,14 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.Dat
     On large data the bootstrap is not started automatically: the values are
     shown with a button that computes the intervals (and says how many
     resamples of how many rows it will draw).
+
+    Each metric is cached on its own, keyed on the data (``fingerprint``,
+    ``name``), the settings its value depends on (:func:`calibviz.panel.config_key`),
+    the resamples and the seed, never on the page or on the other metrics
+    asked for: intervals computed on one page (the Data page's three headline
+    metrics) are taken from the cache on every other page (Reliability), and a
+    metric whose intervals exist is shown with them even where the others
+    still wait for the button.
     """
     s = settings()
     keys = tuple(metrics or s["metrics"]) or ("ece",)
@@ -104,19 +246,29 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.Dat
     cells = n * (np.shape(p)[1] if np.ndim(p) == 2 else 1)  # class-wise metrics redo every class
     n_ref = REFERENCE_RESAMPLES if cells * REFERENCE_RESAMPLES <= BOOTSTRAP_ROW_BUDGET else REFERENCE_RESAMPLES_LARGE
 
+    def cache_key(key, resamples):
+        # Per metric, on the settings it depends on: changing the bins does not recompute TCE.
+        return ("metric", fingerprint, name, key, config_key(key, cfg), resamples, n_ref, seed)
+
     def one(key):
-        # Cached per metric on the settings it depends on: changing the bins does not recompute TCE.
+        resamples = n_boot if n_boot and in_cache(cache_key(key, n_boot)) else n_run
+
         def compute():
-            with progress_bar(f"Bootstrapping {key}") as progress:
+            with progress_bar(f"Bootstrapping {key}" if resamples else f"Calibrated-model reference of {key}") \
+                    as progress:
                 return metric_panel(y, p, metrics=(key,), config=cfg, sample_weight=w,
-                                    n_resamples=n_run, random_state=seed, progress=progress, n_reference=n_ref)
+                                    n_resamples=resamples, random_state=seed, progress=progress, n_reference=n_ref)
 
-        return cached(("metric", fingerprint, name, key, config_key(key, cfg), n_run, n_ref, seed), compute)
+        return cached(cache_key(key, resamples), compute), resamples
 
-    table = pd.concat([one(k) for k in keys], ignore_index=True)
-    table.attrs.update(n_resamples=n_run, random_state=seed, confidence=0.95, n_reference=n_ref)
-    if n_boot and not wanted:
-        if st.button(f"Compute 95% intervals ({n_boot} bootstrap resamples of {n:,} rows)",
+    parts = [one(k) for k in keys]
+    table = pd.concat([t for t, _ in parts], ignore_index=True)
+    missing = sum(1 for _, r in parts if not r)
+    table.attrs.update(n_resamples=n_boot if n_boot and missing < len(keys) else n_run, random_state=seed, confidence=0.95,
+                       n_reference=n_ref)
+    if n_boot and not wanted and missing:
+        which = "" if missing == len(keys) else f" of the other {missing} metric{'s' if missing > 1 else ''}"
+        if st.button(f"Compute 95% intervals{which} ({n_boot} bootstrap resamples of {n:,} rows)",
                      key=f"boot_{slug(name)}", icon=":material/calculate:",
                      help="On large data the bootstrap takes a while; the values above are exact."):
             st.session_state[consent] = True

@@ -17,10 +17,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+try:  # Streamlit's delay before a spinner appears (0.5 s in 1.67)
+    from streamlit.elements.spinner import DELAY_SECS
+except ImportError:  # pragma: no cover - a later Streamlit may move it
+    DELAY_SECS = 0.5
+
 from ..errors import InputError
 from .text import md
 
-__all__ = ["cached", "guarded", "progress_bar", "nbytes", "CACHE_BYTES"]
+__all__ = ["cached", "in_cache", "guarded", "progress_bar", "work_label", "nbytes", "CACHE_BYTES"]
 
 _LOG = logging.getLogger(__name__)
 
@@ -85,8 +90,51 @@ def _lru() -> _Store:
     return _Store()
 
 
-def cached(key: tuple, compute: Callable[[], object]):
+#: What a computation does, by the first element of its cache key: the text of its spinner.
+_WORK = {
+    "metric": "Computing the metric, its interval and its calibrated-model reference",
+    "table": "Binning the predictions", "reliability_fig": "Drawing the reliability diagram",
+    "sensitivity": "Computing the metrics for every number of bins", "ranking": "Ranking the variables",
+    "curves": "Fitting the LOESS curves", "subgroups": "Comparing the levels", "level_tables": "Binning each level",
+    "tce": "Testing every prediction (TCE)", "tce_table": "Testing every prediction (TCE)",
+    "tce_fig": "Drawing the test-based diagram", "violin": "Drawing the violins",
+    "binning_comparison": "Comparing the binning schemes", "class_ranking": "Ranking the classes",
+    "cw_grid": "Drawing the class-wise grid", "tl_table": "Computing the top-label table",
+    "tl_small": "Drawing the top-label panels", "zoom": "Zooming into the bin", "view": "Reducing to a binary view",
+    "corp_table": "Fitting the CORP curve and its bands", "corp_fig": "Drawing the CORP diagram",
+    "corp_dec": "Decomposing the score", "decomposition": "Decomposing the score",
+    "compare_metric": "Comparing the models", "compare_overlay": "Overlaying the models",
+    "recal_maps": "Fitting the recalibration maps", "recal_table": "Comparing before and after recalibration",
+    "recal_var": "Recalibrating along the variable", "roc_fig": "Computing the ROC curve",
+}
+
+#: The spinner of a computation appears once it has run this long (Streamlit's own delay): a cache hit or a
+#: quick computation draws nothing.
+SPINNER_DELAY = DELAY_SECS
+
+
+def work_label(key: tuple) -> str:
+    """The spinner text of the computation cached under ``key``.
+
+    Examples
+    --------
+    >>> work_label(("ranking", "abc", 200, 0)), work_label(("something_new",))
+    ('Ranking the variables…', 'Computing…')
+    """
+    return _WORK.get(key[0] if key else None, "Computing") + "…"
+
+
+def in_cache(key: tuple) -> bool:
+    """Whether a result is cached under ``key`` (without computing it)."""
+    return key in _lru().values
+
+
+def cached(key: tuple, compute: Callable[[], object], *, label: str | None = None):
     """``compute()`` once per ``key`` (which must include the data fingerprint and every setting used).
+
+    While a computation runs, a spinner with its elapsed time says what is being computed (``label``, else
+    :func:`work_label` of the key). Streamlit draws it only after :data:`SPINNER_DELAY` seconds, so quick work
+    and cache hits show nothing; work that reports fractions adds a :class:`progress_bar` below it.
 
     A :class:`calibviz.InputError` raised by the computation (data or settings the method cannot
     handle) is shown as an error message and ends the page run: no traceback reaches the user.
@@ -95,7 +143,8 @@ def cached(key: tuple, compute: Callable[[], object]):
     if key in store.values:
         value = store.get(key)
     else:
-        value = guarded(compute)
+        with st.spinner(label or work_label(key), show_time=True):
+            value = guarded(compute)
         store.put(key, value)
     return value.copy() if isinstance(value, pd.DataFrame) else value
 

@@ -23,7 +23,8 @@ _AUTO = "(auto-detect)"
 
 
 def _on_demo_change() -> None:
-    load_demo_into_state(st.session_state["cv_demo_pick"])
+    if st.session_state.get("cv_demo_pick") is not None:
+        load_demo_into_state(st.session_state["cv_demo_pick"])
 
 
 def source_picker() -> None:
@@ -33,15 +34,20 @@ def source_picker() -> None:
         src = current_source()
         names = demo_datasets()
         current = src.get("demo", names[0])
+        if src["kind"] != "demo":  # an uploaded file is shown: the dropdown names no demo until one is picked
+            st.session_state["cv_demo_pick"] = None
         st.selectbox("Demo dataset", names, index=names.index(current) if current in names else 0,
                      key="cv_demo_pick", format_func=lambda n: DEMOS[n].title, on_change=_on_demo_change,
+                     placeholder="Your file is shown: pick a demo to switch",
                      help="Ready-made predictions to explore; each tells a calibration story.")
-        st.caption(DEMOS[st.session_state.get("cv_demo_pick", current)].story)
+        picked = st.session_state.get("cv_demo_pick") or current
+        if src["kind"] == "demo":
+            st.caption(DEMOS[picked].story)
         if src["kind"] != "demo":
             st.info(f"Showing your file **{md(src['name'])}**.", icon=":material/upload_file:")
-            if st.button("Show the selected demo instead", key="cv_back_to_demo",
+            if st.button(f"Show the {DEMOS[picked].title} demo instead", key="cv_back_to_demo",
                          help="Your file stays uploaded; upload it again to come back to it."):
-                load_demo_into_state(st.session_state.get("cv_demo_pick", current))
+                load_demo_into_state(picked)
                 st.rerun()
     with right:
         # No type= filter: calibviz's reader names the problem with any file, which is more helpful than a

@@ -88,6 +88,7 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in [
     Setting("ref", "", str),  # Compare page: the reference model ("" = the first)
     Setting("murphy", False, _flag),
     Setting("tscore", "brier", str, ("brier", "log")),  # Compare page: the score the triptych decomposes
+    Setting("present", False, _flag),  # presentation mode (ui.presentation): no sidebar, large fonts
 ]}
 
 

@@ -60,6 +60,7 @@ def page_setup(title: str, controls: tuple = ()) -> None:
     if ignored:
         st.warning(f"Ignored link settings that are not valid: {md(', '.join(ignored))}.", icon=":material/link_off:")
     render_sidebar(controls)
+    from .presentation import screen_layout; screen_layout()  # noqa: E702 compact header, presentation mode
     src = current_source()
     sync_url({"data": src.get("demo") or (_UPLOAD_PREFIX + src["digest"] if src.get("digest") else None)})
 

@@ -36,7 +36,8 @@ def main():
         if m:
             fig = namespace["fig"]
             path = HERE / f"{m.group(1)}.png"
-            fig.write_image(path, width=WIDTH, height=fig.layout.height, scale=1)
+            width = fig.layout.width or WIDTH  # a slide layout keeps its own 1600x900
+            fig.write_image(path, width=width, height=fig.layout.height, scale=1 if width <= WIDTH else 0.6)
             _shrink(path)
             print("wrote", m.group(1))
 

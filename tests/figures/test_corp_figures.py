@@ -27,14 +27,14 @@ def test_corp_diagram_draws_the_table(binary_data):
     curve = trace_by_name(fig, "CORP curve (PAV)")
     _close(curve.x, t["x"]); _close(curve.y, t["cep"])
     assert "PAV block [" in curve.hovertext[0] and "observed" in curve.hovertext[0]
-    band = trace_by_name(fig, "Consistency band: where a calibrated model would fall (90%)")
+    band = trace_by_name(fig, "Consistency band (90%)")
     assert band.fill == "toself" and band.hoveron == "fills"
     n = len(t)
     _close(band.y[:n], t["consistency_low"]); _close(band.y[n:2 * n], t["consistency_high"][::-1])
     conf = trace_by_name(fig, "Confidence band of the curve")
     _close(conf.y[:n], t["confidence_low"])
     hist = [tr for tr in fig.data if tr.type == "bar"]
-    assert {tr.name for tr in hist} == {"Predictions with y = 0", "Predictions with y = 1"}
+    assert {tr.name for tr in hist} == {"Predictions: y = 0", "Predictions: y = 1"}
     assert sum(sum(tr.y) for tr in hist) == pytest.approx(len(y))
     text = fig.layout.annotations[0].text
     d = t.attrs["decomposition"]

@@ -34,16 +34,19 @@ def test_reliability_points_error_bars_counts_equal_the_table(binary_data):
     y, p = binary_data
     fig = figures.reliability_diagram(y, p, binning=Uniform(10), show_band=True, show_gaps=True)
     t = reliability_table(y, p, binning=Uniform(10))
-    pts = trace_by_name(fig, "Observed frequency per bin")
+    pts = trace_by_name(fig, "Observed rate (95% CI)")
     assert pts.type == "scatter"
     _close(pts.x, t["mean_pred"]); _close(pts.y, t["obs_rate"])
     _close(pts.error_y.array, t["ci_high"] - t["obs_rate"]); _close(pts.error_y.arrayminus, t["obs_rate"] - t["ci_low"])
-    counts = trace_by_name(fig, "Rows per bin")
-    assert counts.type == "bar" and counts.xaxis == "x3"
-    _close(counts.y, t["n"]); _close(counts.x, t["lower"]); _close(counts.width, t["upper"] - t["lower"])
+    counts = trace_by_name(fig, "Rows per bin")  # a marker per bin at its mean prediction, on a needle
+    assert counts.type == "scatter" and counts.xaxis == "x3"
+    _close(counts.y, t["n"]); _close(counts.x, t["mean_pred"])
+    needles = np.array(scatter_points(trace_by_name(fig, "Needles: rows per bin"))).reshape(-1, 2, 2)
+    _close(needles[:, 0, 0], t["mean_pred"]); _close(needles[:, 1, 0], t["mean_pred"])
+    _close(needles[:, 0, 1], 0); _close(needles[:, 1, 1], t["n"])
     gaps = trace_by_name(fig, "Gap")
     _close(gaps.base, t["mean_pred"]); _close(np.asarray(gaps.base) + np.asarray(gaps.y), t["obs_rate"])
-    band = trace_by_name(fig, "Range a calibrated model would show (binomial, 95%)")
+    band = trace_by_name(fig, "Calibrated range (95%)")
     assert band.fill == "toself" and band.hoveron == "fills"
     corners = np.array(scatter_points(band)).reshape(-1, 5, 2)
     _close(corners[:, 0, 1], t["accept_low"]); _close(corners[:, 2, 1], t["accept_high"])
@@ -54,7 +57,7 @@ def test_reliability_hover_says_what_the_issue_asks():
     t = pd.DataFrame({"lower": [0.4], "upper": [0.5], "n": [200], "weight": [200.0], "positives": [48],
                       "mean_pred": [0.452], "obs_rate": [0.24], "ci_low": [0.184], "ci_high": [0.305]})
     fig = figures.reliability_diagram(table=t)
-    pts = trace_by_name(fig, "Observed frequency per bin")
+    pts = trace_by_name(fig, "Observed rate")
     assert pts.hovertext[0] == ("bin [0.40, 0.50): observed 48/200 = 0.240, mean prediction 0.452, "
                                 "95% CI 0.184-0.305")
     assert "%{hovertext}" in pts.hovertemplate
@@ -66,16 +69,15 @@ def test_reliability_two_kinds_of_interval_are_named_apart(binary_data):
     y, p = binary_data
     fig = figures.reliability_diagram(y, p, show_band=True)
     names = [t.name for t in fig.data]
-    assert any("95% CI of the observed rate" in n for n in names)
-    assert any("Range a calibrated model would show (binomial, 95%)" in n for n in names)
-    pts = trace_by_name(fig, "Observed frequency per bin")
+    assert "Observed rate (95% CI)" in names and "Calibrated range (95%)" in names
+    pts = trace_by_name(fig, "Observed rate")
     assert all("95% CI" in h and "range a calibrated model would show" in h for h in pts.hovertext)
 
 
 def test_reliability_histogram_split_by_outcome(binary_data):
     y, p = binary_data
     fig = figures.reliability_diagram(y, p)
-    neg, pos = trace_by_name(fig, "Predictions with y = 0"), trace_by_name(fig, "Predictions with y = 1")
+    neg, pos = trace_by_name(fig, "Predictions: y = 0"), trace_by_name(fig, "Predictions: y = 1")
     assert neg.orientation == pos.orientation == "h"
     assert sum(pos.x) == y.sum() and sum(neg.x) == (1 - y).sum()
 
@@ -85,7 +87,7 @@ def test_reliability_several_models_overlaid():
     fig = figures.reliability_diagram(models, binning=Uniform(10))
     for i, (name, pr) in enumerate(models.items()):
         t = reliability_table(pr.y_true, pr.y_prob, binning=Uniform(10))
-        tr = trace_by_name(fig, name + " (95% CI")
+        tr = next(t for t in fig.data if t.name == name)
         _close(tr.y, t["obs_rate"])
         assert tr.marker.color == PALETTE[i]
     tables = {k: reliability_table(v.y_true, v.y_prob) for k, v in models.items()}
@@ -97,7 +99,7 @@ def test_reliability_weighted_hover_names_the_weighting(binary_data):
     y, p = binary_data
     w = np.where(p > 0.5, 2.0, 1.0)
     fig = figures.reliability_diagram(y, p, sample_weight=w)
-    assert "weighted" in trace_by_name(fig, "Observed frequency").hovertext[-1]
+    assert "weighted" in trace_by_name(fig, "Observed rate").hovertext[-1]
 
 
 @pytest.mark.parametrize("kwargs", [

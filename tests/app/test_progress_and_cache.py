@@ -1,0 +1,134 @@
+"""Dashboard computations show a spinner while they run; intervals computed on one page are reused on the others;
+the demo dropdown names no demo while an uploaded file is shown."""
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+import calibviz.ui.blocks as blocks
+
+from .helpers import TIMEOUT, app, assert_clean, shown, upload
+
+pytestmark = [pytest.mark.apptest]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    # these tests count computations: every test starts (and ends) with empty caches
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+@pytest.fixture
+def spinners(monkeypatch):
+    seen = []
+    original = st.spinner
+
+    def recording(text="In progress...", *, show_time=False, **kw):
+        seen.append((text, show_time))
+        return original(text, show_time=show_time, **kw)
+
+    monkeypatch.setattr(st, "spinner", recording)
+    return seen
+
+
+def _slow_script():
+    import time
+
+    import streamlit as st
+
+    from calibviz.ui.compute import cached
+
+    st.write(f"value {cached(('ranking', 'fp', 1), lambda: (time.sleep(0.8), 7)[1])}")
+    st.write(f"again {cached(('ranking', 'fp', 1), lambda: 8)}")
+
+
+def test_a_computation_runs_under_a_spinner_once(spinners):
+    at = AppTest.from_function(_slow_script, default_timeout=TIMEOUT).run()
+    assert_clean(at)
+    assert [m.value for m in at.markdown] == ["value 7", "again 7"]  # the spinner adds no element
+    assert spinners == [("Ranking the variables…", True)]  # the cache hit shows none
+    at.run()
+    assert spinners == [("Ranking the variables…", True)]
+
+
+@pytest.fixture
+def panel_calls(monkeypatch):
+    calls = Counter()
+    original = blocks.metric_panel
+
+    def counting(*args, metrics=(), n_resamples=0, **kw):
+        calls[(metrics[0], n_resamples)] += 1
+        return original(*args, metrics=metrics, n_resamples=n_resamples, **kw)
+
+    monkeypatch.setattr(blocks, "metric_panel", counting)
+    return calls
+
+
+def _headline_keys():
+    return ("ece", "tce", "smooth_ece")
+
+
+def _data_page():
+    at = app()
+    at.query_params["data"] = "hospital_readmission"
+    at.query_params["boot"] = "50"  # a lighter bootstrap: these tests count computations, they do not time them
+    at.query_params["metrics"] = "ece,tce,smooth_ece,ace,brier"
+    return at.run(timeout=300)
+
+
+def test_reliability_reuses_the_data_pages_intervals(panel_calls):
+    at = _data_page()
+    assert_clean(at)
+    assert {k for k, _ in panel_calls} == set(_headline_keys()) and all(n > 0 for _, n in panel_calls)
+    at.switch_page("pages/1_Reliability.py").run(timeout=300)
+    assert_clean(at)
+    for key in _headline_keys():  # computed once, on the Data page
+        assert sum(c for (k, _), c in panel_calls.items() if k == key) == 1, panel_calls
+    assert panel_calls[("ace", max(n for _, n in panel_calls))] == 1  # the others once, on Reliability
+
+
+def test_intervals_asked_for_on_the_data_page_are_shown_on_reliability(panel_calls, monkeypatch):
+    monkeypatch.setattr(blocks, "BOOTSTRAP_ROW_BUDGET", 1000)  # the demo counts as large data: intervals on request
+    at = _data_page()
+    assert all(n == 0 for _, n in panel_calls)
+    [b for b in at.button if b.label.startswith("Compute 95% intervals")][0].click().run(timeout=300)
+    assert_clean(at)
+    n_boot = max(n for _, n in panel_calls)
+    assert n_boot > 0 and {k for k, n in panel_calls if n} == set(_headline_keys())
+    at.switch_page("pages/1_Reliability.py").run(timeout=300)
+    assert_clean(at)
+    booted = {k for k, n in panel_calls if n}
+    assert booted == set(_headline_keys())  # no bootstrap started by itself on Reliability
+    assert all(panel_calls[(k, n_boot)] == 1 for k in _headline_keys())  # and none repeated
+    metrics = at.dataframe[0].value.set_index("Metric")
+    assert metrics.loc["ECE", "95% interval"] != "" and metrics.loc["ACE", "95% interval"] == ""
+    labels = [b.label for b in at.button if b.label.startswith("Compute 95% intervals")]
+    assert labels and "of the other 2 metrics" in labels[0]
+
+
+def test_demo_dropdown_names_no_demo_while_a_file_is_shown():
+    at = app()
+    at.query_params["boot"] = "0"
+    at.run(timeout=300)
+    assert at.selectbox(key="cv_demo_pick").value == "hospital_readmission"
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0.05, 0.95, 300)
+    frame = pd.DataFrame({"label": (rng.random(300) < p).astype(int), "p": p})
+    upload(at, "mine.csv", frame.to_csv(index=False).encode())
+    assert_clean(at)
+    box = at.selectbox(key="cv_demo_pick")
+    assert box.value is None and "Your file is shown" in box.placeholder
+    assert any("mine.csv" in shown(i) for i in at.info)
+    box.set_value("loan_recalibration").run(timeout=300)  # picking a demo still switches to it
+    assert_clean(at)
+    assert at.selectbox(key="cv_demo_pick").value == "loan_recalibration"
+    assert not any("Showing your file" in i.value for i in at.info)
