@@ -5,6 +5,7 @@ Run with ``streamlit run app.py`` (opens on the hospital-readmission demo).
 import streamlit as st
 
 from calibviz.ui import page_setup
+from calibviz.ui.session import session_opener
 from calibviz.ui.home import data_summary, headline_metrics, load_messages, mapping_editor, next_steps, source_picker
 from calibviz.ui.leaderboard import show_leaderboard
 
@@ -14,6 +15,7 @@ st.caption("Calibration diagnostics for probabilistic classifiers: pick a demo o
            "then open the pages on the left.")
 source_picker()
 load_messages()
+session_opener()
 mapping_editor()
 st.subheader("Data summary")
 data_summary()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,20 @@ BAD = DATA / "bad"
 def bad_catalogue() -> dict:
     """{file name: {"expect": message fragment, "kwargs": load options}} of tests/data/bad/."""
     return json.loads((BAD / "catalogue.json").read_text())
+
+
+@pytest.fixture(scope="session", autouse=True)
+def upload_store_dir(tmp_path_factory):
+    """The dashboard keeps uploads in CALIBVIZ_STORE_DIR: tests use a temporary folder (also inherited by the
+    browser tests' servers), never the user's cache."""
+    old = os.environ.get("CALIBVIZ_STORE_DIR")
+    path = tmp_path_factory.mktemp("upload_store")
+    os.environ["CALIBVIZ_STORE_DIR"] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop("CALIBVIZ_STORE_DIR", None)
+    else:
+        os.environ["CALIBVIZ_STORE_DIR"] = old
 
 
 @pytest.fixture(scope="module")

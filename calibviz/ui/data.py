@@ -19,6 +19,7 @@ from ..errors import InputError
 from ..io import (ColumnMapping, Predictions, detect_mapping, load_models_from_files, models_to_frame,
                   predictions_from_frame, read_table)
 from ..io.readers import RawTable
+from .links import keep_upload
 
 _LOG = logging.getLogger(__name__)
 
@@ -112,6 +113,10 @@ def load_bytes_into_state(data: bytes, name: str, *, kind: str = "upload", **opt
     st.session_state[_MODELS] = models
     st.session_state["cv_bytes"] = data  # for re-mapping the current file
     st.session_state[_SOURCE] = {"kind": kind, "name": name, "options": dict(clean), "digest": _digest(data)[:16]}
+    st.session_state[_SOURCE]["fingerprints"] = {n: m.fingerprint() for n, m in models.items()}  # session files
+    if kind != "demo":  # kept server-side so that a link to this view opens elsewhere and after a restart
+        st.session_state[_SOURCE].update(keep_upload(data, name, dict(clean)))
+    st.session_state.pop("cv_lost_link", None)  # new data: a link whose data was gone is answered
     st.session_state[_MODEL_PICK] = next(iter(models))
     st.session_state.pop(_ERROR, None)
     st.session_state.pop(_HINT, None)

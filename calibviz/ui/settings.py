@@ -3,8 +3,17 @@
 Settings live in ``st.session_state["cv_settings"]`` (a plain dict that
 survives page switches; widget state alone does not). Widgets are keyed
 ``w_<name>`` and copy their value into that dict in ``on_change``. The URL
-carries every non-default setting (``?scheme=pavabc&alpha=0.01&data=...``), so
-a view can be shared; a fresh session reads it back first.
+carries every non-default setting that defines the current page's view
+(``?scheme=pavabc&alpha=0.01&data=...``), so a view can be shared; a fresh
+session reads it back first.
+
+Scope: a setting is *global* (the data's model, binning, uncertainty and metric
+choices of the sidebar: every page's URL carries them) or belongs to the pages
+that use it (``Setting.pages``: the Variables page's ``feature``, the Compare
+page's ``ref``, ...). ``sync_url(page=...)`` writes the global settings and the
+current page's, so a choice made on one page never rides along in the links of
+the others; the session still remembers it (going back to Variables keeps the
+feature).
 """
 from __future__ import annotations
 
@@ -17,7 +26,8 @@ from ..panel import BINARY_METRICS, DEFAULT_BINARY_METRICS, PanelConfig
 from .compute import guarded
 
 __all__ = ["Setting", "SETTINGS", "settings", "init_from_url", "sync_url", "binning_controls", "metric_controls",
-           "uncertainty_controls", "set_setting", "panel_config", "page_control", "tce_scheme", "SCHEME_LABELS"]
+           "uncertainty_controls", "set_setting", "panel_config", "page_control", "tce_scheme", "SCHEME_LABELS",
+           "url_params", "url_values", "replace_settings"]
 
 _STORE = "cv_settings"
 SCHEME_LABELS = {
@@ -37,6 +47,12 @@ class Setting:
     choices: tuple | None = None
     low: float | None = None
     high: float | None = None
+    #: page titles (as given to ``page_setup``) whose URL carries the setting; empty = every page (global)
+    pages: tuple = ()
+
+    def in_url_of(self, page: str | None) -> bool:
+        """Whether the URL of ``page`` carries this setting (``page=None``: any page)."""
+        return not self.pages or page is None or page in self.pages
 
     def coerce(self, raw):
         """Parse a URL value; None when it is not acceptable."""
@@ -65,7 +81,10 @@ def _flag(raw) -> bool:
     raise ValueError(f"not a yes/no value: {raw!r}")
 
 
+_RELIABILITY, _TCE, _VARIABLES, _COMPARE = ("Reliability",), ("Test-based",), ("Variables",), ("Compare",)
+
 SETTINGS: dict[str, Setting] = {s.name: s for s in [
+    Setting("model", "", str),  # the analysed model of several ("" = the first); the sidebar's picker
     Setting("scheme", "uniform", str, tuple(k for k in SCHEME_LABELS if k in SCHEME_NAMES)),
     Setting("bins", 15, int, low=2, high=50),  # the slider's range
     Setting("n_min", 0, int, low=0, high=10**9),
@@ -75,19 +94,19 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in [
     Setting("boot", 100, int, RESAMPLES),
     Setting("seed", 0, int, low=0, high=2**31 - 1),
     Setting("metrics", tuple(DEFAULT_BINARY_METRICS), tuple, tuple(BINARY_METRICS)),
-    Setting("view", "confidence", str),
+    Setting("view", "confidence", str, pages=_RELIABILITY + _TCE),  # ui.views.view_picker
     Setting("band", True, _flag),
-    Setting("tce_scheme", "pavabc", str, ("pavabc", "pava", "equal_mass", "uniform")),
-    Setting("tce_axis", "bin", str, ("bin", "probability")),
-    Setting("feature", "", str),
-    Setting("kind", "error", str, ("error", "rate")),
-    Setting("span", 0.75, float, (0.3, 0.5, 0.75, 1.0)),  # the Variables page's slider options
-    Setting("scale", "percent", str, ("percent", "probability")),
-    Setting("diagram", "binned", str, ("binned", "corp")),  # Reliability page: binned or CORP (PAV) diagram
-    Setting("corp_conf", False, _flag),
-    Setting("ref", "", str),  # Compare page: the reference model ("" = the first)
-    Setting("murphy", False, _flag),
-    Setting("tscore", "brier", str, ("brier", "log")),  # Compare page: the score the triptych decomposes
+    Setting("tce_scheme", "pavabc", str, ("pavabc", "pava", "equal_mass", "uniform"), pages=_TCE),
+    Setting("tce_axis", "bin", str, ("bin", "probability"), pages=_TCE),
+    Setting("feature", "", str, pages=_VARIABLES),
+    Setting("kind", "error", str, ("error", "rate"), pages=_VARIABLES),
+    Setting("span", 0.75, float, (0.3, 0.5, 0.75, 1.0), pages=_VARIABLES),  # the Variables page's slider options
+    Setting("scale", "percent", str, ("percent", "probability"), pages=_VARIABLES),
+    Setting("diagram", "binned", str, ("binned", "corp"), pages=_RELIABILITY),  # binned or CORP (PAV) diagram
+    Setting("corp_conf", False, _flag, pages=_RELIABILITY),
+    Setting("ref", "", str, pages=_COMPARE),  # Compare page: the reference model ("" = the first)
+    Setting("murphy", False, _flag, pages=_COMPARE),
+    Setting("tscore", "brier", str, ("brier", "log"), pages=_COMPARE),  # the score the triptych decomposes
     Setting("present", False, _flag),  # presentation mode (ui.presentation): no sidebar, large fonts
 ]}
 
@@ -95,7 +114,36 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in [
 def _store() -> dict:
     if _STORE not in st.session_state:
         st.session_state[_STORE] = {k: s.default for k, s in SETTINGS.items()}
-    return st.session_state[_STORE]
+    store = st.session_state[_STORE]
+    if len(store) < len(SETTINGS):  # a setting added while the session was open
+        for k, s in SETTINGS.items():
+            store.setdefault(k, s.default)
+    return store
+
+
+def replace_settings(raw: dict) -> list[str]:
+    """Set every setting from link-style text values (a session file's); the others go back to their defaults.
+
+    Values are validated as a link's; returns the ``name=value`` pairs that were ignored (unknown or invalid).
+    """
+    values = {k: s.default for k, s in SETTINGS.items()}
+    ignored = []
+    for key, text in raw.items():
+        spec = SETTINGS.get(key)
+        value = None if spec is None else spec.coerce(text)
+        if value is None:
+            ignored.append(f"{key}={text}")
+        else:
+            values[key] = value
+    store = _store()  # updated in place: the widgets' callbacks hold this dict
+    store.clear()
+    store.update(values)
+    return ignored
+
+
+def url_values() -> dict[str, str]:
+    """Every setting as the text a link would carry (defaults included): what a session file keeps."""
+    return {k: _url_value(v) for k, v in _store().items() if k in SETTINGS}
 
 
 def settings() -> dict:
@@ -130,10 +178,20 @@ def _url_value(v) -> str:
     return ",".join(v) if isinstance(v, tuple) else str(v)
 
 
-def sync_url(extra: dict | None = None) -> None:
-    """Write the non-default settings (and ``extra``, e.g. the demo name) into the URL."""
-    params = {k: _url_value(v) for k, v in _store().items() if v != SETTINGS[k].default}
-    params.update({k: str(v) for k, v in (extra or {}).items() if v is not None})
+def url_params(page: str | None = None, extra: dict | None = None) -> dict[str, str]:
+    """The URL parameters of ``page``: its non-default settings (global and the page's own) and ``extra``."""
+    params = {k: _url_value(v) for k, v in _store().items()
+              if k in SETTINGS and v != SETTINGS[k].default and SETTINGS[k].in_url_of(page)}
+    params.update({k: str(v) for k, v in (extra or {}).items() if v is not None and v != ""})
+    return params
+
+
+def sync_url(extra: dict | None = None, page: str | None = None) -> None:
+    """Write the settings that define ``page``'s view (and ``extra``, e.g. the data) into the URL.
+
+    Settings of other pages stay in the session (see the module docstring) but not in this page's URL.
+    """
+    params = url_params(page, extra)
     if params != st.query_params.to_dict():
         st.query_params.from_dict(params)
 

@@ -1,17 +1,22 @@
 """The shared sidebar every page renders: navigation, the loaded data, the model picker, the controls."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import streamlit as st
 
 from .data import current_models, current_source, ensure_data, load_demo_into_state
-from .settings import binning_controls, init_from_url, metric_controls, sync_url, uncertainty_controls
+from .links import UPLOAD_PREFIX, link_data
+from .session import lost_link_notice, mark_lost, open_stored, save_session_controls
+from .settings import (binning_controls, init_from_url, metric_controls, set_setting, settings, sync_url,
+                       uncertainty_controls)
 from .text import md
 
 _FAVICON = Path(__file__).parent / "assets" / "favicon.png"
-#: ``data=upload:<digest>`` in a link: the data came from an upload, identified by its content digest.
-_UPLOAD_PREFIX = "upload:"
+#: Points where a long file name may wrap in the narrow sidebar (after these characters), instead of
+#: anywhere ("parque t"): a zero-width space after each.
+_BREAK_AFTER = re.compile(r"([_\-./])")
 
 __all__ = ["PAGES", "render_sidebar", "page_setup"]
 
@@ -32,40 +37,70 @@ PAGES = [
 ]
 
 
-def page_setup(title: str, controls: tuple = ()) -> None:
+def page_setup(title: str, controls: tuple = (), model_picker: bool = True) -> None:
     """First call of every page: page config, URL settings, data, sidebar with the page's controls.
 
     ``controls`` picks the sidebar groups: "binning", "tce_binning", "uncertainty", "metrics".
+    ``model_picker=False`` hides the sidebar's model picker (the Compare page shows every model and chooses
+    its reference in the page). A link's data is opened here on the first run of a session: a demo by name,
+    an upload from the server's store (:mod:`calibviz.ui.session`); a link whose data is gone says so and
+    the page stops (the Data page goes on, to take the file).
     """
     # the favicon is served by the app itself: a Material icon would be fetched from a font CDN
     st.set_page_config(page_title=f"calibviz · {title}", page_icon=str(_FAVICON), layout="wide")
     # Less empty space above the title: figures must fit a 1366x768 projector.
     st.markdown("<style>[data-testid=\"stMainBlockContainer\"]{padding-top:2.2rem;padding-bottom:2rem}</style>",
                 unsafe_allow_html=True)
+    fresh_url = not st.session_state.get("cv_url_read")
     ignored = init_from_url()
     first_run = "cv_models" not in st.session_state
-    data = st.query_params.get("data")
-    uploaded = bool(data) and data.startswith(_UPLOAD_PREFIX)
-    if first_run and data and not uploaded:
-        if not load_demo_into_state(data):
-            ignored.append(f"data={data}")
+    data = st.query_params.get("data") if first_run else None
+    if data and data.startswith(UPLOAD_PREFIX):
+        reason = open_stored(data[len(UPLOAD_PREFIX):], st.query_params.get("map", ""))
+        if reason:
+            ensure_data()  # the session needs some data for its widgets; the notice says it is not the link's
+            mark_lost(data, reason)
+    elif data and not load_demo_into_state(data):
+        ignored.append(f"data={data}")
     ensure_data()
-    # a fresh session holds the demo (or the file `calibviz app FILE` serves): is it the linked upload?
-    lost_upload = first_run and uploaded and current_source().get("digest") != data[len(_UPLOAD_PREFIX):]
-    if lost_upload:
-        # uploads live in the session that made them (a server-side store is issue #14): say so, never silently
-        st.warning(f"This link points to an uploaded file ({md(data)}) that this server no longer holds: it was "
-                   "restarted, or the link comes from another browser session. The demo data is shown instead; "
-                   "upload the file again to see it.", icon=":material/cloud_off:")
+    if fresh_url:
+        ignored += _linked_model()
+    ignored += st.session_state.pop("cv_session_ignored", [])
     if ignored:
         st.warning(f"Ignored link settings that are not valid: {md(', '.join(ignored))}.", icon=":material/link_off:")
-    render_sidebar(controls)
+    if lost_link_notice(title):
+        render_sidebar((), model_picker=False, page=None)
+        if title != "Data":
+            st.stop()
+        return  # the address keeps the link: a reload after the file is uploaded again opens it
+    render_sidebar(controls, model_picker=model_picker, page=title)
     from .presentation import screen_layout; screen_layout()  # noqa: E702 compact header, presentation mode
-    src = current_source()
-    sync_url({"data": src.get("demo") or (_UPLOAD_PREFIX + src["digest"] if src.get("digest") else None)})
+    models = current_models()
+    pick = st.session_state.get("cv_model")
+    set_setting("model", pick if pick in models and pick != next(iter(models)) else "")
+    sync_url(link_data(current_source()), page=title)
 
 
-def render_sidebar(controls: tuple = ()) -> None:
+def _linked_model() -> list[str]:
+    """Select the link's ``model`` (once, when the URL is read); the ignored value if the data has no such model."""
+    want = settings()["model"]
+    if not want:
+        return []
+    if want in current_models():
+        st.session_state["cv_model"] = want
+        return []
+    set_setting("model", "")
+    return [f"model={want}"]
+
+
+def _breakable(name: str) -> str:
+    """``name`` as inert Markdown that wraps after ``_ - . /`` rather than inside a word."""
+    return _BREAK_AFTER.sub("\\1\u200b", md(name))
+
+
+def render_sidebar(controls: tuple = (), *, model_picker: bool = True, page: str | None = None) -> None:
+    """The sidebar: navigation, the data, the model picker, the page's controls and (with ``page``) the
+    'Save or share this view' box."""
     with st.sidebar:
         st.markdown("### calibviz")
         for path, label, icon in PAGES:
@@ -76,8 +111,8 @@ def render_sidebar(controls: tuple = ()) -> None:
         src = current_source()
         first = next(iter(models.values()))
         kind = "binary" if first.is_binary else f"{first.n_classes} classes"
-        st.caption(f"**Data:** {md(src.get('title') or src['name'])}  \n{first.n:,} rows · {kind}")
-        if len(models) > 1:
+        st.caption(f"**Data:** {_breakable(src.get('title') or src['name'])}  \n{first.n:,} rows · {kind}")
+        if len(models) > 1 and model_picker:
             # Widget state does not survive page switches: keep the pick in "cv_model" (see ui.data).
             if st.session_state.get("cv_model") not in models:
                 st.session_state["cv_model"] = next(iter(models))
@@ -95,3 +130,6 @@ def render_sidebar(controls: tuple = ()) -> None:
             uncertainty_controls()
         if "metrics" in controls:
             metric_controls()
+        if page is not None:
+            st.divider()
+            save_session_controls(page)

@@ -52,12 +52,16 @@ def test_link_to_an_upload_this_server_does_not_hold_says_so():
     upload(at, "mine.csv", b"label,p\n" + b"".join(f"{i % 2},{0.3 + 0.4 * (i % 2)}\n".encode() for i in range(60)))
     digest_link = at.query_params["data"]
     assert digest_link.startswith("upload:")
+    from calibviz.io.store import DatasetStore
+
+    DatasetStore.from_env().remove(digest_link.split(":", 1)[1])  # evicted, or the store was emptied
     fresh = app()
     fresh.query_params["data"] = digest_link
     fresh.query_params["band"] = "maybe"
     fresh.run()
     assert_clean(fresh)
-    texts = [shown(w) for w in fresh.warning]
-    assert any("uploaded file" in t and "no longer holds" in t for t in texts), texts
-    assert any("band=maybe" in t for t in texts), texts  # a yes/no setting that is neither is reported
+    errors = [shown(e) for e in fresh.error]
+    assert any("uploaded file" in t and "no longer holds" in t and "shows the demo until you upload" in t
+               for t in errors), errors
+    assert any("band=maybe" in shown(w) for w in fresh.warning)  # a yes/no setting that is neither is reported
     assert metric_values(fresh)["Rows"] == "20,000"  # the demo, said out loud

@@ -1,0 +1,222 @@
+"""Links and session files on the dashboard (thin: the work is in calibviz.io.store and calibviz.io.session).
+
+- :func:`open_stored`: a link ``?data=upload:<sha256>&map=<id>`` opened in a fresh session loads the file from
+  the server's upload store with the same column mapping.
+- :func:`lost_link_notice`: a link whose data the server no longer holds says so and offers the ways back;
+  no other data is shown in its place.
+- :func:`save_session_controls` (sidebar) and :func:`session_opener` (Data page): one JSON file with the
+  settings, the data's identity and optionally the data, that reopens the same view; a damaged, edited or
+  mismatched file is refused with the reason and the previous data and settings are kept.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from dataclasses import replace
+
+import streamlit as st
+
+from ..demo import demo_datasets
+from ..errors import InputError
+from ..io.session import EMBED_LIMIT_BYTES, DataRef, SessionError, dump_session, parse_session, verify_models
+from ..io.store import StoreError
+from .data import (DEFAULT_DEMO, MAX_UPLOAD_BYTES, current_models, current_source, load_bytes_into_state,
+                   load_demo_into_state)
+from .links import UPLOAD_PREFIX, upload_store
+from .settings import replace_settings, url_values
+from .text import md
+
+_LOG = logging.getLogger(__name__)
+
+__all__ = ["PAGE_PATHS", "open_stored", "lost_link_notice", "save_session_controls", "session_opener",
+           "restore_session", "session_ref"]
+
+#: page title (as given to ``page_setup``) -> script; a session file names its page by title.
+PAGE_PATHS = {
+    "Data": "app.py", "Reliability": "pages/1_Reliability.py", "Test-based": "pages/2_Test_based.py",
+    "Multiclass": "pages/3_Multiclass.py", "Variables": "pages/4_Variables.py", "Compare": "pages/5_Compare.py",
+    "Report": "pages/6_Report.py", "Recalibrate": "pages/7_Recalibrate.py", "Large data": "pages/8_Large_data.py",
+}
+_LOST = "cv_lost_link"
+_DATA_KEYS = ("cv_models", "cv_source", "cv_bytes", "cv_model", "cv_error", "cv_pending", _LOST)
+#: A session file embeds at most EMBED_LIMIT_BYTES of data, base64 (4/3) plus the JSON around it.
+_MAX_SESSION_BYTES = max(MAX_UPLOAD_BYTES, EMBED_LIMIT_BYTES * 4 // 3) + 2**20
+
+
+def open_stored(key: str, map_id: str = "") -> str | None:
+    """Load the stored upload ``key`` with mapping ``map_id``; None when done, else why it could not be."""
+    try:
+        entry = upload_store().get(key, map_id or "")
+    except StoreError as exc:
+        return str(exc)
+    if load_bytes_into_state(entry.data, entry.name, kind="upload", **entry.options):
+        return None
+    return st.session_state.get("cv_error") or "the stored file could not be loaded."
+
+
+def mark_lost(link: str, reason: str) -> None:
+    """Remember that the link's data could not be opened (cleared when any data is loaded)."""
+    st.session_state[_LOST] = {"data": link, "reason": reason}
+
+
+def lost_link_notice(title: str) -> bool:
+    """Say that the link's data is gone and offer the ways back; True while that is the case."""
+    lost = st.session_state.get(_LOST)
+    if not lost:
+        return False
+    digest = lost["data"][len(UPLOAD_PREFIX):]
+    shown_instead = ("Below, the Data page shows the demo until you upload the file."
+                     if title == "Data" else "Nothing is shown in its place, so that no other data passes for it.")
+    st.error(f"**The data of this link is not on this server.** The link shows an uploaded file "
+             f"(digest {md(digest[:12])}…), and {md(lost['reason'].rstrip('.'))}. {shown_instead}\n\n"
+             "To see the view: ask whoever sent the link for the file (or for a saved session file) and open it "
+             "on the Data page; the link then works again with the same settings. Or look at a demo.",
+             icon=":material/cloud_off:")
+    cols = st.columns(2)
+    if title != "Data":
+        cols[0].page_link("app.py", label="Upload the file on the Data page", icon=":material/upload_file:")
+    if cols[1].button("Open the demo instead", key="cv_lost_demo", icon=":material/dataset:"):
+        load_demo_into_state(DEFAULT_DEMO)
+        st.rerun()
+    return True
+
+
+# -- session files ----------------------------------------------------------------------------------------
+
+def session_ref() -> DataRef:
+    """The identity of the current data, as a session file records it."""
+    src = current_source()
+    fps = src.get("fingerprints") or {n: m.fingerprint() for n, m in current_models().items()}
+    pick = st.session_state.get("cv_model")
+    models = current_models()
+    rows = next(iter(models.values())).n
+    return DataRef(kind=src["kind"], name=src["name"], sha256=src.get("store_key") or None, demo=src.get("demo"),
+                   options=dict(src.get("options") or {}), models=dict(fps), rows=rows,
+                   model=pick if pick in fps else None)
+
+
+def _file_name(src: dict, page: str) -> str:
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(src.get("demo") or src["name"]).rsplit(".", 1)[0])[:60] or "data"
+    return f"{stem}_{re.sub(r'[^A-Za-z0-9]+', '_', page).lower()}.calibviz.json"
+
+
+def save_session_controls(page: str) -> None:
+    """Sidebar: save the current view (settings, data identity, optionally the data) as one JSON file."""
+    src = current_source()
+    data = st.session_state.get("cv_bytes")
+    ref = session_ref()
+    values = url_values()
+    is_demo = src["kind"] == "demo"
+    with st.expander("Save or share this view", icon=":material/bookmark:"):
+        st.caption("The address bar holds a link to this view: anyone who has it and can reach this server sees "
+                   "the same data and settings. A session file keeps the view for later or for another server; "
+                   "open it on the Data page.")
+        if src.get("store_note"):
+            st.caption(f":material/link_off: {md(src['store_note'])}")
+        embed = False
+        if not is_demo and data is not None:
+            fits = len(data) <= EMBED_LIMIT_BYTES
+            embed = st.checkbox("Include the data in the file", value=fits, disabled=not fits, key="cv_session_embed",
+                                help="The file then opens anywhere. Without the data it opens where the server "
+                                     "still holds the upload." + ("" if fits else
+                                     f" Files over {EMBED_LIMIT_BYTES // 1024**2} MB are referenced only."))
+
+        def build() -> bytes:  # runs on click, in another thread: uses only the values captured above
+            payload = data if embed else None
+            r = ref if ref.sha256 or is_demo or data is None else replace(
+                ref, sha256=hashlib.sha256(data).hexdigest())
+            return dump_session(page=page, settings=values, data=r, payload=payload)
+
+        st.download_button("Save session", data=build, file_name=_file_name(src, page), mime="application/json",
+                           key="cv_session_save", icon=":material/download:", on_click="ignore",
+                           help="One JSON file: this page, every setting, the data's digest and fingerprints"
+                                + (", and the data." if embed else "."))
+
+
+def restore_session(session) -> list[str]:
+    """Make a parsed session the current state (data, settings, model); returns the ignored settings.
+
+    On any problem raises :class:`SessionError` and leaves the previous data and settings as they were.
+    """
+    before = {k: st.session_state[k] for k in _DATA_KEYS if k in st.session_state}
+    d = session.data
+    # loading keeps the file in the upload store: a refused session must not leave its data there
+    stored_before = d.kind == "demo" or d.sha256 in upload_store()
+    try:
+        if d.kind == "demo":
+            if d.demo not in demo_datasets():
+                raise SessionError(f"the session shows the demo {d.demo!r}, which this version of calibviz does "
+                                   "not ship.")
+            ok = load_demo_into_state(d.demo)
+        else:
+            payload = session.payload
+            if payload is None:
+                try:
+                    payload = upload_store().get(d.sha256).data
+                except StoreError as exc:
+                    raise SessionError(
+                        f"the session does not include its data ({d.name}) and {str(exc).rstrip('.')}. Upload "
+                        f"{d.name} on the Data page, then open the session again (or save it with the data "
+                        "included).") from None
+            ok = load_bytes_into_state(payload, d.name, kind=d.kind, **d.options)
+        if not ok:
+            raise SessionError(f"its data could not be loaded: {st.session_state.get('cv_error')}")
+        verify_models(d.models, current_source().get("fingerprints") or {})
+    except InputError:
+        if not stored_before:
+            upload_store().remove(d.sha256)
+        for k in _DATA_KEYS:  # the previous data, exactly as it was
+            st.session_state.pop(k, None)
+        st.session_state.update(before)
+        raise
+    ignored = replace_settings(session.settings)
+    models = current_models()
+    want = d.model or ""
+    if want in models:
+        st.session_state["cv_model"] = want
+    elif want:
+        ignored.append(f"model={want}")
+    return ignored
+
+
+def _on_session_file() -> None:
+    uploaded = st.session_state.get("cv_session_file")
+    if uploaded is None:
+        return
+    name = uploaded.name
+    try:
+        session = parse_session(uploaded.getvalue(), max_bytes=_MAX_SESSION_BYTES)
+        ignored = restore_session(session)
+    except InputError as exc:
+        st.session_state["cv_session_error"] = f"{name}: {exc}"
+        return
+    except Exception as exc:  # noqa: BLE001 - a file must never break the app; the log keeps the traceback
+        _LOG.exception("unexpected error while opening the session %s", name)
+        st.session_state["cv_session_error"] = (f"{name}: could not be opened ({type(exc).__name__}). This is a bug "
+                                                "in calibviz; please report it.")
+        return
+    st.session_state.pop("cv_session_error", None)
+    if session.page not in PAGE_PATHS:
+        ignored.append(f"page {session.page}")
+    st.session_state["cv_session_ignored"] = ignored
+    st.session_state["cv_session_goto"] = PAGE_PATHS.get(session.page, "app.py")
+
+
+def session_opener() -> None:
+    """Data page: the 'Open session' uploader, its error (previous view kept) and the switch to the saved page."""
+    err = st.session_state.get("cv_session_error")
+    # a toggle, not an expander: the uploader is drawn only on request, so the page keeps one drop zone
+    if st.toggle("Open a saved session", key="cv_session_show",
+                 help="A session file saved with 'Save session' (sidebar) reopens its page with the same data and "
+                      "settings."):
+        st.file_uploader("Session file (saved with 'Save session' in the sidebar)", key="cv_session_file",
+                         on_change=_on_session_file,
+                         help="Reopens the saved page with the same data and settings. The data's fingerprint is "
+                              "checked: a file that was changed, or data that differ, are refused.")
+    if err:
+        st.error(f"{md(err)}\n\nThe previously loaded data and settings are kept.", icon=":material/error:")
+        del st.session_state["cv_session_error"]
+    goto = st.session_state.pop("cv_session_goto", None)
+    if goto:
+        st.switch_page(goto)
