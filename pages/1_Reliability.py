@@ -35,7 +35,7 @@ if corp:
 st.caption("The curve is the isotonic (PAV) recalibration of the predictions: the observed rate each prediction "
            "stands for, with no bins to choose. A calibrated model stays on the diagonal, within the green band."
            if corp else "Each point is a bin of predictions: its mean prediction (x) against the observed rate (y). "
-           "A calibrated model stays on the diagonal, within the grey band.")
+           "A calibrated model stays on the diagonal, within the green band.")
 cfg = panel_config(s)
 key = (preds.fingerprint(), view.name, cfg, s["interval"], s["band"])
 

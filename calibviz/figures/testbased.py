@@ -227,8 +227,8 @@ def tce_diagram(y_true=None, y_prob=None, *, binning=PAVABC(), alpha: float = 0.
         fig.update_xaxes(title_text=AXIS["pred"] + " (bins)", row=2, col=1)
     fig.update_yaxes(title_text="Count", rangemode="tozero", nticks=4, tickformat="~s", row=2, col=1)
     if title is None:
-        title = (f"Test-based reliability diagram (TCE = {format_value(tce_value, 'percent')}, "
-                 f"{table.attrs.get('scheme', '')} bins)")
+        binning = table_about(table, interval=False).get("binning", f"{len(table)} bins")
+        title = f"Test-based reliability diagram (TCE = {format_value(tce_value, 'percent')}, {binning})"
     record_about(fig, "Test-based reliability diagram",
                  {"TCE": format_value(tce_value, "percent"), **table_about(table, interval=False, alpha=True),
                   "test": "exact binomial, two-sided"})
@@ -417,4 +417,4 @@ def binning_comparison(y_true=None, y_prob=None, *, schemes: dict | None = None,
     fig.update_layout(bargap=0)
     fig.update_xaxes(range=list(xlim) if xlim is not None else [0, 1])
     fig.update_xaxes(title_text="Bin boundary (predicted probability)", row=len(names))
-    return apply_theme(fig, title=title, height=height or 160 + 220 * len(names))
+    return apply_theme(fig, title=title, height=height or 140 + 180 * len(names))  # 3 schemes: 680 px
