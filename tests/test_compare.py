@@ -4,7 +4,6 @@ from __future__ import annotations
 import html
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import calibviz as cv
@@ -12,7 +11,7 @@ from calibviz import metrics as M
 from calibviz.compare import (comparison_metrics, comparison_sentences, compare_models, difference_verdict, direction,
                               leaderboard)
 from calibviz.metrics.intervals import interval_options
-from calibviz.panel import PanelConfig, metric_panel
+from calibviz.panel import metric_panel
 from calibviz.report import build_report
 
 
