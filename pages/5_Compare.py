@@ -1,8 +1,6 @@
 """Compare: several models read against a reference the user chooses: better and worse on each metric (paired
 bootstrap, intervals on request on large data), the reliability diagrams overlaid, the triptych (calibration vs
 discrimination) and the diagrams side by side."""
-import inspect
-
 import streamlit as st
 
 from calibviz import figures, reduce
@@ -15,12 +13,8 @@ from calibviz.ui.corp import triptych
 from calibviz.ui.settings import page_control, panel_config, set_setting, settings
 from calibviz.ui.text import md
 
-_CONTROLS = ("binning", "uncertainty", "metrics")
-if "model_picker" in inspect.signature(page_setup).parameters:
-    # the sidebar's "Model" picker chooses one model for the other pages; here the reference below does that
-    page_setup("Compare", controls=_CONTROLS, model_picker=False)
-else:
-    page_setup("Compare", controls=_CONTROLS)
+# the sidebar's "Model" picker chooses one model for the other pages; here the reference below does that
+page_setup("Compare", controls=("binning", "uncertainty", "metrics"), model_picker=False)
 st.title("Compare models")
 models = current_models()
 if len(models) < 2:

@@ -60,6 +60,8 @@ def _table(at, label: str = "Value") -> pd.DataFrame:
 
 def test_better_and_worse_against_the_chosen_reference():
     at = _compare(_frame(3000), metrics="ece,brier", boot="50")
+    # the sidebar's one-model picker is hidden here: the reference picker chooses
+    assert "w_model" not in [sb.key for sb in at.selectbox] and "w_ref" in [sb.key for sb in at.selectbox]
     lines = _sentences(at)
     assert any(s.startswith("overconfident is worse than good on ECE") for s in lines), lines
     assert any(s.startswith("overconfident is worse than good on Brier score") for s in lines), lines
