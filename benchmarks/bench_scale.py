@@ -96,7 +96,8 @@ def main(argv=None) -> int:
             hand = _run([sys.executable, "-c", HAND_QUERY, str(f64)])
             row(n, "hand-written DuckDB bucket query (floor)", hand)
             if n == args.rows[0]:
-                row(n, "import calibviz.cli (fixed cost per process)", _run([sys.executable, "-c", "import calibviz.cli"]))
+                row(n, "import calibviz.cli (fixed cost per process)",
+                    _run([sys.executable, "-c", "import calibviz.cli"]))
             scan = _metrics(f64, "--engine", "duckdb", "--metrics", BINNED)
             memory = None
             if n <= 10_000_000:

@@ -124,7 +124,8 @@ class Scan:
             self._views = {}
         if (kind, k) not in self._views:
             roles = replace(r, view=kind, target=k)
-            name = f"{self.name}: {r.classes[k]} vs rest" if kind == "class" else f"{self.name}: predicted {r.classes[k]}"
+            name = (f"{self.name}: {r.classes[k]} vs rest" if kind == "class"
+                    else f"{self.name}: predicted {r.classes[k]}")
             classes = (f"not {r.classes[k]}", r.classes[k]) if kind == "class" else ("wrong", "correct")
             self._views[(kind, k)] = Scan(self._frame, roles, name=name, engine=self.engine, source=self.source,
                                           classes=classes, mapping=self.mapping)
