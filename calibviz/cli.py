@@ -150,7 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
     met.add_argument("--list", action="store_true", help="list the metric keys and exit")
     met.add_argument("--engine", choices=("duckdb", "polars", "spark"),
                      help="stream FILE (a Parquet/CSV path, glob, directory or DuckDB SQL query) through this engine "
-                          "instead of loading it: for logs larger than memory (values only: no --ci, no reference)")
+                          "instead of loading it: for logs larger than memory (no --ci; a reference for the binned "
+                          "metrics)")
     met.add_argument("--database", metavar="DB", help="with --engine duckdb: the DuckDB database FILE's query runs on")
     _add_metric_options(met, ci_default=0)
     _add_quiet(met)
@@ -386,7 +387,7 @@ def _panel_records(args, models, cfg, requested, gates, bar) -> tuple[list, dict
             f", {args.reference} label redraws" if args.reference and not args.engine else "")
         with bar.step(what) as progress:
             if args.engine:  # a scan: values computed where the data live (cv.scan)
-                panel = p.metrics(keys, config=cfg)
+                panel = p.metrics(keys, config=cfg, n_reference=args.reference, random_state=args.seed)
             else:
                 panel = metric_panel(p.y, p.y_prob if p.is_binary else p.probs, metrics=keys, config=cfg,
                                      sample_weight=p.weights, n_resamples=args.ci, random_state=args.seed,
