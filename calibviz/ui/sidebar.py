@@ -65,9 +65,13 @@ def page_setup(title: str, controls: tuple = (), model_picker: bool = True) -> N
     ensure_data()
     if fresh_url:
         ignored += _linked_model()
-    ignored += st.session_state.pop("cv_session_ignored", [])
     if ignored:
         st.warning(f"Ignored link settings that are not valid: {md(', '.join(ignored))}.", icon=":material/link_off:")
+    # shown on the page the session opens (the Data page first runs the upload's callback, then switches)
+    from_session = [] if st.session_state.get("cv_session_goto") else st.session_state.pop("cv_session_ignored", [])
+    if from_session:  # set by ui.session when a session file opened with values this version does not accept
+        st.warning(f"Ignored settings of the session file that are not valid here: {md(', '.join(from_session))}.",
+                   icon=":material/link_off:")
     if lost_link_notice(title):
         render_sidebar((), model_picker=False, page=None)
         if title != "Data":

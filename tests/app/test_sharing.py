@@ -244,6 +244,19 @@ def test_a_saved_session_reopens_the_same_view_on_a_server_that_never_saw_the_fi
     assert _params(fresh)["data"] == "upload:" + hashlib.sha256(data).hexdigest()
     # the embedded file is now in this server's store: its links work here too
     assert hashlib.sha256(data).hexdigest() in DatasetStore.from_env()
+    # values this version does not accept are validated as a link's and named, the rest opens
+    body = json.loads(raw)
+    body["settings"].update(bins="99", colour="red")
+    body.pop("checksum")
+    body["checksum"] = "sha256:" + hashlib.sha256(json.dumps(
+        body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
+    fresh.switch_page("app.py").run()
+    _open_session(fresh, json.dumps(body).encode(), name="edited.calibviz.json")
+    assert_clean(fresh)
+    warnings = [shown(w) for w in fresh.warning]
+    assert any("Ignored settings of the session file" in w and "bins=99" in w and "colour=red" in w
+               for w in warnings), warnings
+    assert fresh.session_state["cv_settings"]["bins"] == 15 and fresh.session_state["cv_settings"]["scheme"] == "equal_mass"
 
 
 def test_bad_session_files_are_refused_and_the_previous_view_is_kept(tmp_path, monkeypatch):
