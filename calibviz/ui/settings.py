@@ -175,6 +175,8 @@ def init_from_url() -> list[str]:
 
 
 def _url_value(v) -> str:
+    if isinstance(v, bool):  # present=1, band=0: what people type (and what _flag reads)
+        return "1" if v else "0"
     return ",".join(v) if isinstance(v, tuple) else str(v)
 
 
