@@ -43,7 +43,10 @@ def test_progress_reaches_the_total(demo):
     seen = []
     metric_panel(demo.y[:2000], demo.y_prob[:2000], metrics=("ece", "ace", "hosmer_lemeshow"), n_resamples=20,
                  progress=lambda d, t: seen.append((d, t)))
-    assert seen[-1] == (40, 40)
+    # the bootstrap of ECE and ACE (2 x 20 resamples; Hosmer-Lemeshow has none) and the calibrated-model
+    # reference of all three (3 x 200 label redraws, the default n_reference)
+    assert seen[-1] == (2 * 20 + 3 * 200,) * 2
+    assert all(d <= t for d, t in seen) and [d for d, _ in seen] == sorted(d for d, _ in seen)
 
 
 def test_tce_reading_is_plain_language():
