@@ -317,6 +317,19 @@ def _fixed_bin_interval(d, W, qdd, qdw, qww, n_resamples, confidence, rng) -> tu
     return float(lo), float(hi)
 
 
+def _vece_interval(statistic, arrays, w, sums, n_resamples, bootstrap_max_rows, confidence, rng):
+    """(low, high, method) of a VECE: none, the row bootstrap of ``statistic`` on ``arrays`` up to
+    ``bootstrap_max_rows`` rows, else the Poisson-normal interval of the fixed groups' ``sums``."""
+    if not n_resamples:  # intervals not asked for
+        return float("nan"), float("nan"), "none"
+    if arrays[0].size <= bootstrap_max_rows:
+        res = bootstrap(statistic, *arrays, sample_weight=w, n_resamples=n_resamples, confidence=confidence,
+                        random_state=rng)
+        return res.low, res.high, "bootstrap"
+    lo, hi = _fixed_bin_interval(*sums, n_resamples, confidence, rng)
+    return lo, hi, "poisson-normal, fixed bins"
+
+
 def _sorted_bin_sums(gs, ws, starts):
     """Per-bin sums (d, W, qdd, qdw, qww) of :func:`_fixed_bin_interval` from rows sorted by x."""
     if ws is None:  # unit weights: sum w = sum w^2 = count, sum w^2 gap = sum gap
@@ -449,16 +462,9 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
         starts = _sorted_bin_starts(xs, n_bins, ws)
         sums = _sorted_bin_sums(gs, ws, starts)
         est = _vece_from_sums(sums[0], sums[1].sum())
-        if not n_resamples:  # intervals not asked for
-            lo, hi, method = float("nan"), float("nan"), "none"
-        elif xv.size <= bootstrap_max_rows:
-            res = bootstrap(lambda a, b, c, sample_weight=None: _vece_from_errors(a, b, c, sample_weight, n_bins),
-                            xv, e, pe, sample_weight=wv, n_resamples=n_resamples, confidence=confidence,
-                            random_state=rng)
-            lo, hi, method = res.low, res.high, "bootstrap"
-        else:
-            lo, hi = _fixed_bin_interval(*sums, n_resamples, confidence, rng)
-            method = "poisson-normal, fixed bins"
+        lo, hi, method = _vece_interval(
+            lambda a, b, c, sample_weight=None: _vece_from_errors(a, b, c, sample_weight, n_bins),
+            (xv, e, pe), wv, sums, n_resamples, bootstrap_max_rows, confidence, rng)
         try:
             # LOESS of error - predicted error = -gap; 5000 fine bins are plenty
             # for locating the largest gap in a ranking.
@@ -562,16 +568,9 @@ def _categorical_row(col, column, error, predicted_error, gap, w, n_resamples, c
         return None  # one level: nothing to compare along the column
     sums = _level_sums(codes, g, wv, m)
     est = _vece_from_sums(sums[0], sums[1].sum())
-    if not n_resamples:
-        lo, hi, method = float("nan"), float("nan"), "none"
-    elif e.size <= bootstrap_max_rows:
-        res = bootstrap(lambda c, a, b, sample_weight=None: _vece_from_errors(c, a, b, sample_weight, 0, index=c),
-                        codes, e, pe, sample_weight=wv, n_resamples=n_resamples, confidence=confidence,
-                        random_state=rng)
-        lo, hi, method = res.low, res.high, "bootstrap"
-    else:
-        lo, hi = _fixed_bin_interval(*sums, n_resamples, confidence, rng)
-        method = "poisson-normal, fixed bins"
+    lo, hi, method = _vece_interval(
+        lambda c, a, b, sample_weight=None: _vece_from_errors(c, a, b, sample_weight, 0, index=c),
+        (codes, e, pe), wv, sums, n_resamples, bootstrap_max_rows, confidence, rng)
     counts = np.bincount(codes, minlength=m)
     level_gap = np.abs(np.divide(sums[0], sums[1], out=np.zeros(m), where=sums[1] > 0))
     eligible = counts >= min_level_rows

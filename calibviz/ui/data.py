@@ -87,6 +87,24 @@ def error_hint() -> dict:
     return st.session_state.get(_HINT) or {} if st.session_state.get(_ERROR) else {}
 
 
+def _load_failed(name: str, exc: Exception, *, several: bool = False) -> bool:
+    """Record why ``name`` could not be loaded (shown by the Data page, which keeps the previous data); False.
+
+    Called from the ``except`` block of a loader: an unexpected error is logged with its traceback.
+    """
+    if isinstance(exc, InputError):
+        _fail(name, exc)
+    elif isinstance(exc, MemoryError):
+        what = "these files; sample their rows" if several else "this file; sample its rows"
+        st.session_state[_ERROR] = f"{name}: not enough memory to load {what}."
+    else:
+        _LOG.exception("unexpected error while loading %s", name)
+        whose = "files'" if several else "file's"
+        st.session_state[_ERROR] = (f"{name}: could not be loaded ({type(exc).__name__}: {exc}). This is a bug in "
+                                    f"calibviz, not in your data; please report it with the {whose} column types.")
+    return False
+
+
 def load_bytes_into_state(data: bytes, name: str, *, kind: str = "upload", **options) -> bool:
     """Parse ``data`` and make it the current data; on bad input keep the old data and store the message.
 
@@ -99,17 +117,8 @@ def load_bytes_into_state(data: bytes, name: str, *, kind: str = "upload", **opt
         models = _parse(_digest(data), data, name, clean)
         for m in models.values():
             m.fingerprint()  # every page keys its caches on it: fail here, not on every later rerun
-    except InputError as exc:
-        _fail(name, exc)
-        return False
-    except MemoryError:
-        st.session_state[_ERROR] = f"{name}: not enough memory to load this file; sample its rows."
-        return False
-    except Exception as exc:  # noqa: BLE001 - an upload must never break the app; the log keeps the traceback
-        _LOG.exception("unexpected error while loading %s", name)
-        st.session_state[_ERROR] = (f"{name}: could not be loaded ({type(exc).__name__}: {exc}). This is a bug in "
-                                    "calibviz, not in your data; please report it with the file's column types.")
-        return False
+    except Exception as exc:  # noqa: BLE001 - an upload must never break the app
+        return _load_failed(name, exc)
     st.session_state[_MODELS] = models
     st.session_state["cv_bytes"] = data  # for re-mapping the current file
     st.session_state[_SOURCE] = {"kind": kind, "name": name, "options": dict(clean), "digest": _digest(data)[:16]}
@@ -141,18 +150,11 @@ def load_files_into_state(files: list, **options) -> bool:
                                         **{k: v for k, v in options.items() if v is not None and v != ""})
         buf = _io.BytesIO()
         models_to_frame(models).to_parquet(buf, index=False)
-    except InputError as exc:
-        _fail(name, exc)
-        st.session_state[_ERROR] += (" (Files uploaded together are read as one model each; to replace a file "
-                                     "instead, remove the other one from the uploader.)")
-        return False
-    except MemoryError:
-        st.session_state[_ERROR] = f"{name}: not enough memory to load these files; sample their rows."
-        return False
-    except Exception as exc:  # noqa: BLE001 - an upload must never break the app; the log keeps the traceback
-        _LOG.exception("unexpected error while loading %s", name)
-        st.session_state[_ERROR] = (f"{name}: could not be loaded ({type(exc).__name__}: {exc}). This is a bug in "
-                                    "calibviz, not in your data; please report it with the files' column types.")
+    except Exception as exc:  # noqa: BLE001 - an upload must never break the app
+        _load_failed(name, exc, several=True)
+        if isinstance(exc, InputError):
+            st.session_state[_ERROR] += (" (Files uploaded together are read as one model each; to replace a file "
+                                         "instead, remove the other one from the uploader.)")
         return False
     if not load_bytes_into_state(buf.getvalue(), name):
         return False
