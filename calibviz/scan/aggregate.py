@@ -81,7 +81,7 @@ def _score(roles: Roles):
     return cols[1] / total, total
 
 
-def _confidence(frame: nw.LazyFrame, roles: Roles) -> nw.LazyFrame:
+def _confidence(frame: nw.LazyFrame, roles: Roles, extra=()) -> nw.LazyFrame:
     """The confidence view of K class columns: a score column ``_conf`` and a label column ``_correct``."""
     cols = [nw.col(c).cast(nw.Float64) for c in roles.probs]
     total = cols[0]
@@ -108,7 +108,7 @@ def _confidence(frame: nw.LazyFrame, roles: Roles) -> nw.LazyFrame:
         out = out | (c < 0) | (c > 1)
     score = (nw.when(bad).then(nw.lit(float("nan"))).when(out).then(nw.lit(2.0))
              .when((total - 1.0).abs() > roles.sum_tolerance).then(nw.lit(-1.0)).otherwise(top))
-    keep = [roles.weight] if roles.weight else []
+    keep = ([roles.weight] if roles.weight else []) + [c for c in extra if c != roles.weight]
     return frame.select(*keep, _conf=score, _correct=correct.cast(nw.Int64))
 
 
@@ -118,8 +118,11 @@ def _float(schema, name: str):
     return col if schema.get(name) == nw.Float64 else col.cast(nw.Float64)
 
 
-def _prepared(frame: nw.LazyFrame, roles: Roles) -> nw.LazyFrame:
+def _prepared(frame: nw.LazyFrame, roles: Roles, extra=None) -> nw.LazyFrame:
     """Columns ``_p`` (score), ``_y`` (label code), ``_w`` (weight), ``_b`` (bucket or a bad-row code), ``_g``.
+
+    ``extra`` (``{alias: source column}``) carries more columns (features, for
+    :mod:`calibviz.scan.variables`) through, renamed.
 
     The bucket is one CASE whose first branch is a valid row (each column
     checked once: finite, in range, weight finite and positive); the later
@@ -131,7 +134,7 @@ def _prepared(frame: nw.LazyFrame, roles: Roles) -> nw.LazyFrame:
     if roles.view in ("confidence", "class", "toplabel"):
         # reduce to a binary view (_conf, _correct): a NaN score marks bad cells, 2 a cell outside [0, 1],
         # -1 rows that do not sum to 1; the binary code below turns them into the bad-row codes
-        frame = _confidence(frame, roles)
+        frame = _confidence(frame, roles, tuple((extra or {}).values()))
         roles = Roles("_correct", ("_conf",), 0, 1, roles.weight)
     schema = dict(frame.collect_schema())
     cols = [_float(schema, c) for c in roles.probs]
@@ -167,7 +170,8 @@ def _prepared(frame: nw.LazyFrame, roles: Roles) -> nw.LazyFrame:
     pc = p.clip(LOG_LOSS_EPS, 1.0 - LOG_LOSS_EPS)
     # the probability given to the observed outcome (metrics.log_loss: the same float operations), once per row
     given = nw.when(label == roles.positive).then(pc).otherwise(1.0 - pc)
-    return frame.select(_p=p, _y=y.cast(nw.Int64), _w=w, _b=chain.cast(nw.Int64), _g=given)
+    carried = {alias: nw.col(c) for alias, c in (extra or {}).items()}
+    return frame.select(_p=p, _y=y.cast(nw.Int64), _w=w, _b=chain.cast(nw.Int64), _g=given, **carried)
 
 
 def _sums(weighted: bool):
@@ -213,7 +217,10 @@ def spiegelhalter_terms(y, sw, swp, swpp, centre):
 
 
 def _collect(frame: nw.LazyFrame) -> pd.DataFrame:
-    out = frame.collect().to_pandas()
+    # Polars' streaming engine keeps memory bounded by the morsels, not the file (10^7 rows: 0.26 GB, 2.4 s
+    # against 0.92 GB, 4.3 s for its in-memory engine); the other engines stream by themselves.
+    kwargs = {"engine": "streaming"} if frame.implementation is nw.Implementation.POLARS else {}
+    out = frame.collect(**kwargs).to_pandas()
     if "sw" not in out:  # unweighted: weights are the counts
         out["sw"] = out["n"].astype(np.float64)
         out["sww"] = out["sw"]
@@ -262,3 +269,95 @@ def exact_atoms(frame: nw.LazyFrame, roles: Roles, buckets) -> pd.DataFrame:
         frame = frame.filter((score * float(FINE_BUCKETS)).floor().is_in([float(k) for k in keys]))
     sub = _prepared(frame, roles).filter(nw.col("_b").is_in(ids))
     return _derive(_collect(sub.group_by("_b", "_p", "_y").agg(*_sums(roles.weight is not None))), True)
+
+
+# -- variable-based calibration (VECE, Kelly & Smyth 2023): sums per feature bucket ----------------------------
+
+#: The sums of a feature group (:mod:`calibviz.scan.variables`): rows, weight, and with the top-label gap
+#: ``g = (1 - confidence) - error`` of each row (as :func:`calibviz.metrics.variable.top_label_errors` forms it) the
+#: sums of w g, (w g)^2, w (w g) and w^2 that VECE and its fixed-bin interval need; the x range and smallest weight.
+VARIABLE_SUMS = ("n", "sw", "sd", "sdd", "sdw", "sww", "xmin", "xmax", "wmin")
+
+
+def _variable_rows(frame: nw.LazyFrame, roles: Roles, features: dict) -> nw.LazyFrame:
+    """The valid rows with their weight ``_w``, top-label gap ``_d`` and the features (``{alias: column}``).
+
+    Top label as :func:`calibviz.metrics.variable.top_label_errors`: a binary
+    (or one-vs-rest) score p predicts 1 iff p > 0.5 with confidence max(p, 1 - p);
+    a multiclass (confidence or top-label) view predicts its argmax class.
+    """
+    rows = _prepared(frame, roles, features).filter((nw.col("_b") >= 0) & (nw.col("_y") >= 0))
+    p, y = nw.col("_p"), nw.col("_y")
+    if roles.view in ("confidence", "toplabel"):
+        conf, correct = p, y == 1
+    else:
+        pred = p > 0.5
+        conf = nw.when(pred).then(p).otherwise(1.0 - p)
+        correct = pred == (y == 1)
+    error = nw.when(correct).then(nw.lit(0.0)).otherwise(nw.lit(1.0))
+    return rows.with_columns(_d=(1.0 - conf) - error)
+
+
+def variable_ranges(frame: nw.LazyFrame, roles: Roles, columns) -> pd.DataFrame:
+    """One row: valid rows ``n``; per numeric column i, ``lo{i}``, ``hi{i}`` and ``n{i}`` of its finite values."""
+    rows = _variable_rows(frame, roles, {f"_x{i}": c for i, c in enumerate(columns)})
+    aggs = [nw.len().alias("n")]
+    for i in range(len(columns)):
+        x = nw.col(f"_x{i}").cast(nw.Float64)
+        fin = x.is_finite()
+        aggs += [nw.when(fin).then(x).min().alias(f"lo{i}"), nw.when(fin).then(x).max().alias(f"hi{i}"),
+                 nw.when(fin).then(nw.lit(1)).otherwise(nw.lit(0)).sum().alias(f"n{i}")]
+    return rows.select(*aggs).collect().to_pandas()
+
+
+def _bucket_of(x, lo: float, hi: float):
+    """Fine bucket 0..2^16 - 1 of x on [lo, hi]: monotone in x (halves keep ``hi - lo`` finite)."""
+    scale = float(FINE_BUCKETS) / (hi * 0.5 - lo * 0.5)
+    return ((x * 0.5 - lo * 0.5) * scale).floor().clip(0.0, float(FINE_BUCKETS - 1))
+
+
+def variable_groups(frame: nw.LazyFrame, roles: Roles, column: str, *, kind: str, ranges=(),
+                    limit: int | None = None) -> pd.DataFrame:
+    """Sums :data:`VARIABLE_SUMS` per group ``_k`` of one feature: the one aggregation of a VECE.
+
+    ``kind``: "level" (a categorical column: one group per value, missing
+    values one group), "bucket" (a numeric column's finite values in the
+    ``ranges`` [lo, hi]; range r gives groups r * 2^16 + its fine bucket) or
+    "exact" (one group per distinct value in the ``ranges``). ``limit`` caps
+    the groups brought back (the caller then knows there were more).
+    """
+    rows = _variable_rows(frame, roles, {"_x": column})
+    weighted = roles.weight is not None
+    if kind == "level":
+        key = nw.col("_x")
+    else:
+        x = nw.col("_x").cast(nw.Float64)
+        inside = [(x >= lo) & (x <= hi) for lo, hi in ranges]
+        cond = inside[0]
+        for c in inside[1:]:
+            cond = cond | c
+        rows = rows.filter(x.is_finite() & cond)
+        if kind == "exact":
+            key = x
+        else:
+            key = nw.when(inside[0]).then(_bucket_of(x, *ranges[0]))
+            for r, (c, (lo, hi)) in enumerate(zip(inside[1:], ranges[1:]), start=1):
+                key = key.when(c).then(_bucket_of(x, lo, hi) + float(r * FINE_BUCKETS))
+    d, w = nw.col("_d"), nw.col("_w")
+    if weighted:
+        wd = w * d
+        sums = [w.sum().alias("sw"), wd.sum().alias("sd"), (wd * wd).sum().alias("sdd"), (w * wd).sum().alias("sdw"),
+                (w * w).sum().alias("sww"), w.min().alias("wmin")]
+    else:
+        sums = [d.sum().alias("sd"), (d * d).sum().alias("sdd")]
+    if kind != "level":
+        sums += [nw.col("_x").cast(nw.Float64).min().alias("xmin"), nw.col("_x").cast(nw.Float64).max().alias("xmax")]
+    out = rows.with_columns(_k=key).group_by("_k").agg(nw.len().alias("n"), *sums)
+    if limit is not None:
+        out = out.head(limit)
+    out = out.collect().to_pandas()
+    if not weighted:  # unit weights: sum w = sum w^2 = n, sum w (w g) = sum g
+        out["sw"] = out["sww"] = out["n"].astype(np.float64)
+        out["sdw"] = out["sd"]
+        out["wmin"] = 1.0
+    return out
