@@ -280,32 +280,18 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
     v = _binary_view(p)
     what = (f"P({_e(p.positive_label)}), the probability of the positive class" if p.is_binary else
             "the confidence (top-class probability) against 'the top class is correct'")
-    parts = [f'<section id="{anchor}"><h2>Model: {_e(name)}</h2>',
-             f"<h3 id=\"{anchor}-metrics\">Metrics with intervals</h3>",
-             _metric_table_html(panel, confidence),
-             f'<p class="note">{_e(interval_caption(panel))}</p>']
+    parts = _metrics_parts(anchor, name, panel, confidence)
     scheme = cfg.scheme()
     table = reliability_table(v.y, v.p, binning=scheme, alpha=cfg.alpha, sample_weight=v.w)
     fig = figures.reliability_diagram(v.y, v.p, binning=scheme, alpha=cfg.alpha, sample_weight=v.w,
                                       show_band=True, title=None)
-    parts += [f'<h3 id="{anchor}-reliability">Reliability diagram ({"positive class" if p.is_binary else "confidence"})'
-              "</h3>",
-              f"<p>Each point is a bin of predictions of {what}: its mean prediction (x) against the observed "
-              "rate (y), with its interval; a calibrated model stays on the diagonal, within the band.</p>",
-              f'<div class="figure">{_figure_html(fig)}</div>',
-              f"<details open><summary>Per-bin table ({_e(cfg.binning)} bins)</summary>{_table_html(table)}"
-              "</details>"]
+    parts += _reliability_parts(anchor, p.is_binary, what, fig, table, cfg)
     parts += _corp_parts(anchor, v, what, p.is_binary, random_state, headline)
     prog.step()
     tce_bins = PAVABC(cfg.n_min, cfg.n_max)
     tce_table = reliability_table(v.y, v.p, binning=tce_bins, alpha=cfg.alpha, sample_weight=v.w)
     tce_fig = figures.tce_diagram(v.y, v.p, binning=tce_bins, alpha=cfg.alpha, sample_weight=v.w, title=None)
-    parts += [f'<h3 id="{anchor}-tce">Test-based reliability diagram (TCE)</h3>',
-              "<p>PAVA-BC bins: per bin, the distribution of its predictions (violin) and its observed rate (red "
-              f"segment); the bars below count the predictions a binomial test at level {cfg.alpha:g} rejects "
-              "against the bin's observed rate.</p>",
-              f'<div class="figure">{_figure_html(tce_fig)}</div>',
-              f"<details><summary>Per-bin table (PAVA-BC bins)</summary>{_table_html(tce_table)}</details>"]
+    parts += _tce_parts(anchor, tce_fig, tce_table, cfg)
     prog.step()
     if not p.is_binary:
         classes = [str(c) for c in p.classes]
@@ -319,22 +305,7 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
         shown_ranking = ranking.assign(label=_labels(ranking["label"]))
         grid = figures.classwise_grid(p.y, p.probs, binning=scheme, classes=_labels(classes), sample_weight=p.weights,
                                       alpha=cfg.alpha, ranking=shown_ranking, top_n=12, title=None)
-        worst = ranking.iloc[0]
-        headline.append(f"The worst calibrated class (one vs rest) is <b>{_e(worst['label'])}</b> with class-wise "
-                        f"ECE {format_value(worst['value'], 'probability')}"
-                        + (f" ({format_interval(worst['low'], worst['high'], 'probability')})"
-                           if np.isfinite(worst["low"]) else "") + ".")
-        parts += [f'<h3 id="{anchor}-top-label">Top-label diagram</h3>',
-                  "<p>Stars: confidence calibration per bin; pluses add each bin's class-weighted top-label "
-                  "deviation (Gupta &amp; Ramdas 2022). Pluses far from their star mean the confidence looks "
-                  "calibrated only because classes cancel out.</p>",
-                  f'<div class="figure">{_figure_html(tl_fig)}</div>',
-                  f"<details><summary>Per-bin top-label table</summary>{_table_html(tl_table)}</details>",
-                  f'<h3 id="{anchor}-classes">Class ranking</h3>',
-                  "<p>Classes ranked by their one-vs-rest (class-wise) ECE, worst first; the panels show the "
-                  "worst 12.</p>",
-                  f'<div class="figure">{_figure_html(grid)}</div>',
-                  _table_html(ranking, max_rows=100)]
+        parts += _multiclass_parts(anchor, tl_fig, tl_table, grid, ranking, headline)
         prog.step()
     numeric = _curve_features(p)
     categorical = p.categorical_features[:MAX_RANKED_FEATURES]
@@ -402,6 +373,104 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
         prog.step()
     parts.append("</section>")
     return "".join(parts)
+
+
+def _metrics_parts(anchor: str, name: str, panel: pd.DataFrame, confidence: float) -> list[str]:
+    """The model's heading and its metric table (values, intervals, calibrated-model reference, readings)."""
+    return [f'<section id="{anchor}"><h2>Model: {_e(name)}</h2>',
+            f"<h3 id=\"{anchor}-metrics\">Metrics with intervals</h3>",
+            _metric_table_html(panel, confidence),
+            f'<p class="note">{_e(interval_caption(panel))}</p>']
+
+
+def _panel_headline(panel: pd.DataFrame) -> list[str]:
+    """The summary's sentences of a model: its first four metrics with interval and reading."""
+    return [f"<b>{_e(r.label)} = {_e(format_value(r.value, r.unit))}</b>"
+            + (f" ({_e(format_interval(r.low, r.high, r.unit))})" if np.isfinite(r.low) else "")
+            + f". {_e(r.reading)}" + (f" <i>{_e(r.note)}</i>" if r.note else "")
+            for r in panel.head(4).itertuples()]
+
+
+def _reliability_parts(anchor: str, is_binary: bool, what: str, fig, table: pd.DataFrame,
+                       cfg: PanelConfig) -> list[str]:
+    """The reliability diagram of a view and its per-bin table."""
+    return [f'<h3 id="{anchor}-reliability">Reliability diagram ({"positive class" if is_binary else "confidence"})'
+            "</h3>",
+            f"<p>Each point is a bin of predictions of {what}: its mean prediction (x) against the observed "
+            "rate (y), with its interval; a calibrated model stays on the diagonal, within the band.</p>",
+            f'<div class="figure">{_figure_html(fig)}</div>',
+            f"<details open><summary>Per-bin table ({_e(cfg.binning)} bins)</summary>{_table_html(table)}"
+            "</details>"]
+
+
+def _tce_parts(anchor: str, fig, table: pd.DataFrame, cfg: PanelConfig, violins: str | None = None) -> list[str]:
+    """The test-based reliability diagram and its PAVA-BC table; ``violins``: why the violins are missing."""
+    shown = ("per bin, the distribution of its predictions (violin) and its observed rate (red segment)"
+             if violins is None else "per bin, its mean prediction (black tick) and its observed rate (red segment)")
+    return [f'<h3 id="{anchor}-tce">Test-based reliability diagram (TCE)</h3>',
+            f"<p>PAVA-BC bins: {shown}; the bars below count the predictions a binomial test at level "
+            f"{cfg.alpha:g} rejects against the bin's observed rate.</p>",
+            (f'<p class="unavailable">{violins}</p>' if violins else ""),
+            f'<div class="figure">{_figure_html(fig)}</div>',
+            f"<details><summary>Per-bin table (PAVA-BC bins)</summary>{_table_html(table)}</details>"]
+
+
+def _multiclass_parts(anchor: str, tl_fig, tl_table: pd.DataFrame, grid, ranking: pd.DataFrame,
+                      headline: list) -> list[str]:
+    """Top-label diagram and class ranking of a multiclass model; the worst class goes to ``headline``."""
+    worst = ranking.iloc[0]
+    headline.append(f"The worst calibrated class (one vs rest) is <b>{_e(worst['label'])}</b> with class-wise "
+                    f"ECE {format_value(worst['value'], 'probability')}"
+                    + (f" ({format_interval(worst['low'], worst['high'], 'probability')})"
+                       if np.isfinite(worst["low"]) else "") + ".")
+    return [f'<h3 id="{anchor}-top-label">Top-label diagram</h3>',
+            "<p>Stars: confidence calibration per bin; pluses add each bin's class-weighted top-label "
+            "deviation (Gupta &amp; Ramdas 2022). Pluses far from their star mean the confidence looks "
+            "calibrated only because classes cancel out.</p>",
+            f'<div class="figure">{_figure_html(tl_fig)}</div>',
+            f"<details><summary>Per-bin top-label table</summary>{_table_html(tl_table)}</details>",
+            f'<h3 id="{anchor}-classes">Class ranking</h3>',
+            "<p>Classes ranked by their one-vs-rest (class-wise) ECE, worst first; the panels show the "
+            "worst 12.</p>",
+            f'<div class="figure">{_figure_html(grid)}</div>',
+            _table_html(ranking, max_rows=100)]
+
+
+def _overview_sentence(o: dict, positive_label, is_binary: bool) -> str:
+    """The summary's description of a model from :func:`calibviz.overview.data_overview` (as on the Data page)."""
+    return (f"{o['rows']:,} predictions, binary (positive class {_e(positive_label)}, prevalence "
+            f"{o['prevalence']:.1%}, mean prediction {o['mean_prediction']:.1%})" if is_binary else
+            f"{o['rows']:,} predictions, {o['classes']} classes, accuracy {o['accuracy']:.1%}, mean confidence "
+            f"{o['mean_confidence']:.1%}") + (", weighted" if o["weighted"] else "")
+
+
+def _summary_html(descriptions: dict, headline: dict, compare_lines: list) -> str:
+    """The Summary section: per model its description and sentences, then the comparison's sentences."""
+    summary = ['<section id="summary"><h2>Summary</h2>']
+    for i, (name, desc) in enumerate(descriptions.items()):
+        summary.append(f'<h3><a href="#model-{i}">{_e(name)}</a></h3><p>{desc}.</p><ul class="summary">'
+                       + "".join(f"<li>{s}</li>" for s in headline[name]) + "</ul>")
+    if compare_lines:
+        summary.append("<h3>Comparison</h3><ul class=\"summary\">" + "".join(f"<li>{s}</li>" for s in compare_lines)
+                       + "</ul>")
+    summary.append("</section>")
+    return "".join(summary)
+
+
+def _document(title: str, n_models: int, toc: list[str], body: str) -> str:
+    """The HTML page: head with plotly.js once (opens offline), title, table of contents, body."""
+    from plotly.offline import get_plotlyjs
+
+    generated = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<meta name=\"generator\" content=\"calibviz {_e(_versions()['calibviz'])}\">"
+            f"<title>{_e(title)}</title><style>{_CSS}</style>"
+            # plotly.js once, inline: the file opens offline and every figure below reuses it
+            f'<script type="text/javascript">{get_plotlyjs()}</script></head><body>'
+            f"<h1>{_e(title)}</h1><p class=\"sub\">calibviz calibration report · generated {generated} · "
+            f"{n_models} model{'s' if n_models > 1 else ''}</p>"
+            + "".join(toc) + body + "</body></html>\n")
 
 
 def _corp_parts(anchor: str, v, what: str, is_binary: bool, random_state, headline: list) -> list[str]:
@@ -516,9 +585,10 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _python_call(source, load_options, cfg, metrics, n_resamples, random_state, title) -> str:
+def _python_call(source, load_options, cfg, metrics, n_resamples, random_state, title, loader=None) -> str:
     load = ", ".join([repr(source)] + [f"{k}={v!r}" for k, v in (load_options or {}).items()])
-    loader = f"cv.load_demo_models({source!r})" if _is_demo(source) else f"cv.load_models({load})"
+    if loader is None:
+        loader = f"cv.load_demo_models({source!r})" if _is_demo(source) else f"cv.load_models({load})"
     args = [f"config={cfg!r}", f"metrics={metrics!r}", f"n_resamples={n_resamples}",
             f"random_state={random_state!r}"]
     if title:
@@ -535,7 +605,7 @@ def _is_demo(source) -> bool:
     return isinstance(source, str) and source in demo_datasets() and not Path(source).exists()
 
 
-def _cli_command(source, load_options, cfg, metrics, n_resamples, random_state, title) -> str | None:
+def _cli_command(source, load_options, cfg, metrics, n_resamples, random_state, title, extra=()) -> str | None:
     if source is None:
         return None
     cmd = ["calibviz", "report", str(source), "-o", "report.html"]
@@ -546,6 +616,7 @@ def _cli_command(source, load_options, cfg, metrics, n_resamples, random_state, 
         elif key in _MAPPING_FLAGS and value is not None:
             cmd.append(_MAPPING_FLAGS[key])
             cmd += [str(v) for v in value] if isinstance(value, (list, tuple)) else [str(value)]
+    cmd += list(extra)
     cmd += ["--binning", cfg.binning, "--bins", str(cfg.n_bins), "--alpha", f"{cfg.alpha:g}"]
     if cfg.n_min is not None:
         cmd += ["--n-min", str(cfg.n_min)]
@@ -625,7 +696,11 @@ def _recalibration_section(idx: int, name: str, p: Predictions, methods, cfg: Pa
 
 
 def _repro_section(models, cfg, metrics, compare_metrics, n_resamples, confidence, random_state, source,
-                   load_options, title, skipped, reference=None) -> str:
+                   load_options, title, skipped, reference=None, data_rows=None, loader=None, cli_extra=()) -> str:
+    """Settings, data, software and the commands that regenerate the report.
+
+    ``data_rows``, ``loader`` and ``cli_extra`` let a report of scans (:mod:`calibviz.report_scan`) describe its
+    data and its ``cv.scan`` / ``--engine`` commands with the same section."""
     settings = {
         "binning (ECE, MCE, diagrams)": f"{cfg.binning}" + (f", {cfg.n_bins} bins" if cfg.binning in
                                                             ("uniform", "equal_mass", "quantile") else ""),
@@ -641,19 +716,19 @@ def _repro_section(models, cfg, metrics, compare_metrics, n_resamples, confidenc
     }
     if any(skipped.values()):
         settings["metrics skipped"] = "; ".join(f"{m}: {', '.join(k)}" for m, k in skipped.items() if k)
-    data_rows = []
-    for name, p in models.items():
+    given, data_rows = data_rows is not None, list(data_rows or ())
+    for name, p in ({} if given else models).items():
         classes = ", ".join(str(c) for c in p.classes[:20]) + (" …" if p.n_classes > 20 else "")
         data_rows.append({"model": name, "source": p.source, "rows": p.n, "classes": p.n_classes,
                           "class labels": classes, "weighted": p.weights is not None,
                           "features": len(p.features.columns), "fingerprint (SHA-256)": p.fingerprint()})
     versions = _versions()
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    call = _python_call(source, load_options, cfg, metrics, n_resamples, random_state, title)
+    call = _python_call(source, load_options, cfg, metrics, n_resamples, random_state, title, loader)
     if len(models) > 1 and reference != next(iter(models)):  # the reference chosen on the Compare page
         cut = call.rindex(")")
         call = call[:cut] + f", reference={reference!r}" + call[cut:]
-    cli = _cli_command(source, load_options, cfg, metrics, n_resamples, random_state, title)
+    cli = _cli_command(source, load_options, cfg, metrics, n_resamples, random_state, title, cli_extra)
     dl = lambda d: '<dl class="repro">' + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in d.items()) + "</dl>"
     return ('<section id="reproducibility"><h2>Reproducibility</h2>'
             f'<h3>Settings</h3>{dl(settings)}'
@@ -773,11 +848,7 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
                              sample_weight=p.weights, n_resamples=n_resamples, confidence=confidence,
                              random_state=random_state, progress=prog.inner(), n_reference=n_reference)
         prog.step()
-        lines = [f"<b>{_e(r.label)} = {_e(format_value(r.value, r.unit))}</b>"
-                 + (f" ({_e(format_interval(r.low, r.high, r.unit))})" if np.isfinite(r.low) else "")
-                 + f". {_e(r.reading)}" + (f" <i>{_e(r.note)}</i>" if r.note else "")
-                 for r in panel.head(4).itertuples()]
-        headline[name] = lines
+        headline[name] = _panel_headline(panel)
         sections.append(_model_section(i, name, p, panel, config, n_resamples, confidence, random_state, prog,
                                        headline[name]))
     compare_html, compare_lines = "", []
@@ -788,19 +859,8 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
                                                 confidence, random_state, prog, headline[name])
                          for i, (name, p) in enumerate(models.items())) if recalibration else ""
 
-    summary = ['<section id="summary"><h2>Summary</h2>']
-    for i, (name, p) in enumerate(models.items()):
-        o = data_overview(p)
-        desc = (f"{o['rows']:,} predictions, binary (positive class {_e(p.positive_label)}, prevalence "
-                f"{o['prevalence']:.1%}, mean prediction {o['mean_prediction']:.1%})" if p.is_binary else
-                f"{o['rows']:,} predictions, {o['classes']} classes, accuracy {o['accuracy']:.1%}, mean confidence "
-                f"{o['mean_confidence']:.1%}") + (", weighted" if o["weighted"] else "")  # as on the Data page
-        summary.append(f'<h3><a href="#model-{i}">{_e(name)}</a></h3><p>{desc}.</p><ul class="summary">'
-                       + "".join(f"<li>{s}</li>" for s in headline[name]) + "</ul>")
-    if compare_lines:
-        summary.append("<h3>Comparison</h3><ul class=\"summary\">" + "".join(f"<li>{s}</li>" for s in compare_lines)
-                       + "</ul>")
-    summary.append("</section>")
+    summary = _summary_html({name: _overview_sentence(data_overview(p), p.positive_label, p.is_binary)
+                             for name, p in models.items()}, headline, compare_lines)
 
     toc = ['<nav><ul><li><a href="#summary">Summary</a></li>']
     if compare_html:
@@ -809,8 +869,6 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
     if recal_html:
         toc += [f'<li><a href="#recalibration-{i}">Recalibration: {_e(n)}</a></li>' for i, n in enumerate(models)]
     toc.append('<li><a href="#reproducibility">Reproducibility</a></li></ul></nav>')
-
-    from plotly.offline import get_plotlyjs
 
     repro = _repro_section(models, config, metrics, compare_metrics, n_resamples, confidence, random_state, source,
                            load_options, user_title, skipped, reference)
@@ -823,17 +881,8 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
         if 'id="cli-command"' in repro:
             cli_end = repro.index("</pre>", repro.index('<pre id="cli-command">'))
             repro = repro[:cli_end] + "".join(f" --recalibrate {m}" for m in recalibration) + repro[cli_end:]
-    generated = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    body = "".join(summary) + compare_html + "".join(sections) + recal_html + repro
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<meta name=\"generator\" content=\"calibviz {_e(_versions()['calibviz'])}\">"
-            f"<title>{_e(title)}</title><style>{_CSS}</style>"
-            # plotly.js once, inline: the file opens offline and every figure below reuses it
-            f'<script type="text/javascript">{get_plotlyjs()}</script></head><body>'
-            f"<h1>{_e(title)}</h1><p class=\"sub\">calibviz calibration report · generated {generated} · "
-            f"{len(models)} model{'s' if len(models) > 1 else ''}</p>"
-            + "".join(toc) + body + "</body></html>\n")
+    body = summary + compare_html + "".join(sections) + recal_html + repro
+    return _document(title, len(models), toc, body)
 
 
 def write_report(models, path, **options) -> Path:
