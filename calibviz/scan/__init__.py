@@ -75,7 +75,36 @@ class Scan:
     @property
     def is_binary(self) -> bool:
         """False for K >= 3 classes: the scan is then the confidence view (top probability vs correct)."""
-        return self._roles.view != "confidence"
+        return self._roles.view != "confidence" or self._as_binary
+
+    _as_binary = False  # set by confidence_view
+
+    def confidence_view(self) -> "Scan":
+        """The confidence view of a multiclass scan read as a binary scan (top probability vs correct).
+
+        Its metrics are the binary ones (ECE, Brier, ... of the confidence,
+        as the in-memory confidence view :func:`calibviz.reduce.views` gives
+        them) with the calibrated-model reference; it shares this scan's
+        aggregation (no new pass).
+
+        Examples
+        --------
+        >>> import calibviz as cv, pandas as pd
+        >>> df = pd.DataFrame({"y": ["a", "b", "c"] * 4, "p_a": [.6, .2, .2] * 4, "p_b": [.2, .6, .2] * 4,
+        ...                    "p_c": [.2, .2, .6] * 4})
+        >>> v = cv.scan(df).confidence_view()
+        >>> v.is_binary, v.classes, round(v.metric("brier")[0], 4)  # every top probability 0.6, all correct: 0.4^2
+        (True, ('wrong', 'correct'), 0.16)
+        """
+        if self._roles.view != "confidence" or self._as_binary:
+            raise InputError("confidence_view needs a multiclass source (K >= 3 class columns).")
+        if getattr(self, "_confidence", None) is None:
+            v = Scan(self._frame, self._roles, name=f"{self.name}: confidence", engine=self.engine,
+                     source=self.source, classes=("wrong", "correct"), mapping=self.mapping)
+            v._as_binary = True
+            v._fine_cache = self._fine()
+            self._confidence = v
+        return self._confidence
 
     def class_view(self, cls) -> "Scan":
         """The one-vs-rest scan of one class of a multiclass source (P(cls) against 1{label = cls}).

@@ -1,0 +1,243 @@
+"""The dashboard's tables from a scan: multiclass (top-label, per predicted class, class-wise, class ranking),
+binning sensitivity and the comparison of several models, each with the columns of its in-memory counterpart.
+
+Every table here is a function of per-bin sums, so a scan computes it from its
+bucket aggregation (:class:`calibviz.scan.Scan`): one pass per view (the
+multiclass source itself, then one per class for the class-wise and top-label
+views). What needs rows is left out and said so: bootstrap intervals (``low``
+and ``high`` are NaN, ``attrs["n_resamples"]`` is 0) and therefore the
+better/worse verdicts of a comparison.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..binning import Custom, get_scheme
+from ..errors import InputError
+from ..multiclass import _plus
+from ..panel import PanelConfig
+
+__all__ = ["top_label_table", "per_class_top_label_tables", "classwise_tables", "class_ranking",
+           "binning_sensitivity", "compare_scans"]
+
+_NAN = float("nan")
+
+
+def _multiclass(scan, what: str) -> tuple:
+    if scan.is_binary:
+        raise InputError(f"{what} needs a multiclass source (K >= 3 class columns); this scan is binary.")
+    return tuple(scan.mapping.classes)
+
+
+def _ece(table: pd.DataFrame) -> float:
+    total = table.attrs["total_weight"]
+    return float(np.sum(np.abs(table["gap"]) * table["weight"]) / total) if total else _NAN
+
+
+def top_label_table(scan, binning="uniform", alpha: float = 0.05) -> pd.DataFrame:
+    """:func:`calibviz.multiclass.top_label_table` of a multiclass scan (confidence stars, top-label pluses).
+
+    The bins are fitted once on the confidences (the scan itself, the pooled
+    fit of the in-memory function); each predicted class's top-label view is
+    then binned on the same edges (:class:`calibviz.binning.Custom`), which
+    gives the cells (l, b) whose class-weighted deviation is the plus.
+
+    Parameters
+    ----------
+    scan : calibviz.scan.Scan
+        A multiclass scan (its confidence view).
+    binning : Scheme or name, default "uniform" (15 bins)
+        Uniform, EqualMass, Custom or PAVABC (see :meth:`Scan.reliability_table`).
+    alpha : float, default 0.05
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns and attrs of :func:`calibviz.multiclass.top_label_table`
+        (``frac``, ``deviation``, ``plus``, ``plus_outside``, ``n_classes``;
+        ``attrs`` ``confidence_ece`` and ``top_label_ece``). One pass per
+        predicted class (K passes) besides the scan's own.
+
+    Examples
+    --------
+    >>> import calibviz as cv, pandas as pd
+    >>> df = pd.DataFrame({"y": ["a", "c", "c", "c", "c", "b", "b", "b", "b", "b"],
+    ...                    "p_a": [.6] * 5 + [.2] * 5, "p_b": [.2] * 5 + [.6] * 5, "p_c": [.2] * 10})
+    >>> t = top_label_table(cv.scan(df), cv.binning.Uniform(10))
+    >>> t[["bin", "n", "mean_pred", "obs_rate", "deviation", "plus"]].round(6).to_dict("records")
+    [{'bin': 6, 'n': 10, 'mean_pred': 0.6, 'obs_rate': 0.6, 'deviation': 0.4, 'plus': 0.2}]
+    """
+    classes = _multiclass(scan, "top_label_table")
+    scheme = get_scheme(binning)
+    table = scan.reliability_table(scheme, alpha, test=None)
+    edges = scan._solve(lambda atoms: scan._bins(scheme, atoms))[0]  # the pooled bins' edges
+    B = edges.shape[0] - 1
+    absdiff, weight, present = np.zeros(B), np.zeros(B), np.zeros(B, dtype=np.int64)
+    same = Custom(tuple(float(e) for e in edges))
+    for c in classes:
+        view = scan.top_label_view(c)
+        if view.n == 0:  # a class never predicted
+            continue
+        s = view.bin_statistics(same)
+        absdiff += np.abs(s.sum_true - s.sum_pred)
+        weight += s.weight
+        present += s.weight > 0
+    b = table["bin"].to_numpy()
+    conf, acc = table["mean_pred"].to_numpy(), table["obs_rate"].to_numpy()
+    delta = absdiff[b] / weight[b]
+    plus = _plus(conf, acc, delta)
+    table["frac"] = weight[b] / weight.sum()
+    table["deviation"] = delta
+    table["plus"] = plus
+    table["plus_outside"] = (plus < 0) | (plus > 1)
+    table["n_classes"] = present[b]
+    table.attrs["confidence_ece"] = float(np.sum(table["frac"] * np.abs(acc - conf)))
+    table.attrs["top_label_ece"] = float(np.sum(table["frac"] * delta))
+    return table
+
+
+def per_class_top_label_tables(scan, binning="uniform", alpha: float = 0.05, test=None) -> dict:
+    """:func:`calibviz.multiclass.per_class_top_label_tables` of a multiclass scan (bins fitted per class).
+
+    Returns ``{label: reliability table}`` for every class predicted at least
+    once, with ``attrs`` ``label``, ``class_index``, ``name``, ``share`` and
+    ``ece`` as in memory. One pass per class.
+    """
+    classes = _multiclass(scan, "per_class_top_label_tables")
+    total = scan.total_weight
+    out = {}
+    for i, c in enumerate(classes):
+        view = scan.top_label_view(c)
+        if view.n == 0:
+            continue
+        t = view.reliability_table(binning, alpha, test=test)
+        t.attrs.update(label=str(c), class_index=i, name=f"predicted = {c}", share=t.attrs["total_weight"] / total,
+                       ece=_ece(t))
+        out[str(c)] = t
+    return out
+
+
+def classwise_tables(scan, binning="uniform", alpha: float = 0.05, test=None) -> dict:
+    """:func:`calibviz.multiclass.classwise_tables` of a multiclass scan (one-vs-rest on all rows).
+
+    Returns ``{label: reliability table}`` for every class, with ``attrs``
+    ``label``, ``class_index``, ``name``, ``prevalence`` and ``ece``. One
+    pass per class.
+    """
+    classes = _multiclass(scan, "classwise_tables")
+    out = {}
+    for i, c in enumerate(classes):
+        view = scan.class_view(c)
+        t = view.reliability_table(binning, alpha, test=test)
+        t.attrs.update(label=str(c), class_index=i, name=f"{c} vs rest", prevalence=view.prevalence, ece=_ece(t))
+        out[str(c)] = t
+    return out
+
+
+def class_ranking(scan, binning="uniform", *, tables: dict | None = None) -> pd.DataFrame:
+    """:func:`calibviz.multiclass.class_ranking` (metric "classwise_ece") of a scan, without intervals.
+
+    The bootstrap intervals of the in-memory ranking resample rows: on a scan
+    ``low`` and ``high`` are NaN and ``attrs["n_resamples"]`` is 0. ``tables``:
+    :func:`classwise_tables` already computed (saves the K passes).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per class, worst first: ``rank``, ``class_index``, ``label``,
+        ``value`` (one-vs-rest ECE), ``low``, ``high``, ``share`` (prevalence),
+        ``n`` (rows of the class) and ``contribution`` (value / K); ``attrs``
+        ``metric``, ``overall`` (CW-ECE), ``overall_low``, ``overall_high``,
+        ``n_resamples``, ``confidence``, ``scheme``.
+    """
+    tables = classwise_tables(scan, binning) if tables is None else tables
+    K = len(tables)
+    rows = [{"class_index": t.attrs["class_index"], "label": t.attrs["label"], "value": t.attrs["ece"],
+             "low": _NAN, "high": _NAN, "share": t.attrs["prevalence"], "n": int(t["positives"].sum()),
+             "contribution": t.attrs["ece"] / K} for t in tables.values()]
+    out = pd.DataFrame(rows).sort_values("value", ascending=False, kind="stable", na_position="last")
+    out.insert(0, "rank", np.arange(1, K + 1))
+    out = out.reset_index(drop=True)
+    out.attrs.update(metric="classwise_ece", overall=float(out["value"].mean()), overall_low=_NAN,
+                     overall_high=_NAN, n_resamples=0, confidence=0.95, scheme=repr(get_scheme(binning)))
+    return out
+
+
+def binning_sensitivity(scan, metrics=("ece",), schemes=("uniform", "equal_mass"),
+                        n_bins=(5, 10, 15, 20, 25, 30)) -> pd.DataFrame:
+    """:func:`calibviz.sensitivity.binning_sensitivity` of a scan, values only (``low``/``high`` NaN).
+
+    ``metrics`` among "ece", "rmsce", "mce"; each point is a reduction of the
+    scan's buckets (no pass over the rows once the scan is aggregated, apart
+    from the refining pass equal-mass bins may need).
+
+    Examples
+    --------
+    >>> import calibviz as cv, pandas as pd
+    >>> s = cv.scan(pd.DataFrame({"y": [0, 1] * 50, "p": [0.3, 0.6] * 50}))
+    >>> binning_sensitivity(s, n_bins=(2, 5))[["scheme", "n_bins"]].values.tolist()
+    [['uniform', 2], ['uniform', 5], ['equal_mass', 2], ['equal_mass', 5]]
+    """
+    from ..sensitivity import _SCHEME_LABELS, SENSITIVITY_METRICS
+
+    allowed = ("ece", "rmsce", "mce")
+    unknown = [m for m in metrics if m not in allowed]
+    if unknown or not len(metrics):
+        raise InputError(f"scans compute the binning sensitivity of {', '.join(allowed)}, not {unknown}.")
+    rows = []
+    for metric in metrics:
+        for name in schemes:
+            for b in n_bins:
+                value = scan.metric(metric, PanelConfig(binning=name, n_bins=int(b)))[0]
+                rows.append(dict(metric=metric, label=SENSITIVITY_METRICS[metric][1], scheme=str(name),
+                                 scheme_label=_SCHEME_LABELS.get(str(name), str(name)), n_bins=int(b),
+                                 value=float(value), low=_NAN, high=_NAN))
+    out = pd.DataFrame(rows, columns=["metric", "label", "scheme", "scheme_label", "n_bins", "value", "low", "high"])
+    out.attrs.update(confidence=0.95, n_resamples=0, n=scan.n)
+    return out
+
+
+def compare_scans(scans: dict, metrics, config: PanelConfig | None = None, reference: str | None = None
+                  ) -> pd.DataFrame:
+    """:func:`calibviz.compare.compare_models` of several models' scans: values and differences, no intervals.
+
+    Parameters
+    ----------
+    scans : dict {name: Scan}
+        The models (``scan.models`` of one source).
+    metrics : sequence of str
+    config : PanelConfig, optional
+    reference : str, optional
+        Default the first model.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of :func:`~calibviz.compare.compare_models`: intervals
+        (``low``, ``high``, ``diff_low``, ``diff_high``) NaN, ``paired`` None
+        (a scan does not tell whether two models share rows), ``verdict`` ""
+        (better/worse needs the intervals of the paired bootstrap).
+    """
+    from ..compare import direction
+
+    names = list(scans)
+    reference = names[0] if reference is None else reference
+    if reference not in scans:
+        raise InputError(f"reference {reference!r} is not among the models {names!r}.")
+    config = PanelConfig() if config is None else config
+    panels = {name: s.metrics(list(metrics), config=config) for name, s in scans.items()}
+    rows = []
+    for i, key in enumerate(panels[reference]["metric"]):
+        ref_value = float(panels[reference]["value"].iloc[i])
+        for name in names:
+            r = panels[name].iloc[i]
+            is_ref = name == reference
+            rows.append({"metric": key, "label": r["label"], "unit": r["unit"], "model": name, "is_reference": is_ref,
+                         "value": float(r["value"]), "low": _NAN, "high": _NAN,
+                         "diff": 0.0 if is_ref else float(r["value"]) - ref_value,
+                         "diff_low": 0.0 if is_ref else _NAN, "diff_high": 0.0 if is_ref else _NAN,
+                         "paired": None, "direction": direction(key), "verdict": "reference" if is_ref else ""})
+    out = pd.DataFrame(rows)
+    out.attrs.update(reference=reference, confidence=0.95, n_resamples=0, config=config)
+    return out
