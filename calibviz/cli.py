@@ -150,8 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
     met.add_argument("--list", action="store_true", help="list the metric keys and exit")
     met.add_argument("--engine", choices=("duckdb", "polars", "spark"),
                      help="stream FILE (a Parquet/CSV path, glob, directory or DuckDB SQL query) through this engine "
-                          "instead of loading it: for logs larger than memory (no --ci; a reference for the binned "
-                          "metrics)")
+                          "instead of loading it: for logs larger than memory (--ci: a Poisson bootstrap of the "
+                          "bucket sums, no pass over the rows; a reference for the binned metrics)")
     met.add_argument("--database", metavar="DB", help="with --engine duckdb: the DuckDB database FILE's query runs on")
     _add_metric_options(met, ci_default=0)
     _add_quiet(met)
@@ -206,8 +206,6 @@ def _scan(args) -> dict:
 
     if args.logits or args.renormalize:
         raise InputError("--logits and --renormalize are not available with --engine; give probabilities.")
-    if args.ci:
-        raise InputError("--ci is not available with --engine yet (bootstrap intervals need the rows); drop it.")
     kw = {k: getattr(args, k) for k in ("label", "positive", "weight", "model") if getattr(args, k, None) is not None}
     if args.probs:
         kw["probs"] = args.probs[0] if len(args.probs) == 1 else args.probs
@@ -383,11 +381,12 @@ def _panel_records(args, models, cfg, requested, gates, bar) -> tuple[list, dict
         own = tuple(dict.fromkeys(gate_keys[(name, g)] for g, _ in gates))
         keys = keys + tuple(k for k in own if k not in keys)
         what = f"model {_printable(name)}: {len(keys)} metrics" + (
-            f", {args.ci} bootstrap resamples" if args.ci and not args.engine else "") + (
+            f", {args.ci} bootstrap resamples" if args.ci else "") + (
             f", {args.reference} label redraws" if args.reference and not args.engine else "")
         with bar.step(what) as progress:
             if args.engine:  # a scan: values computed where the data live (cv.scan)
-                panel = p.metrics(keys, config=cfg, n_reference=args.reference, random_state=args.seed)
+                panel = p.metrics(keys, config=cfg, n_reference=args.reference, random_state=args.seed,
+                                  n_resamples=args.ci, progress=progress)
             else:
                 panel = metric_panel(p.y, p.y_prob if p.is_binary else p.probs, metrics=keys, config=cfg,
                                      sample_weight=p.weights, n_resamples=args.ci, random_state=args.seed,

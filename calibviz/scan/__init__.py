@@ -463,7 +463,8 @@ class Scan:
             return self.tce(PAVABC(config.n_min, config.n_max), alpha=config.alpha), nan
         raise InputError(f"metric {key!r} is not available on a scan yet; scans compute {', '.join(SCAN_METRICS)}.")
 
-    def metrics(self, metrics=None, config=None, *, n_reference: int = 0, random_state=None) -> pd.DataFrame:
+    def metrics(self, metrics=None, config=None, *, n_reference: int = 0, random_state=None, n_resamples: int = 0,
+                confidence: float = 0.95, progress=None) -> pd.DataFrame:
         """The metric panel of :func:`calibviz.panel.metric_panel` (values and readings), from the scan.
 
         Parameters
@@ -479,15 +480,25 @@ class Scan:
             binomial draws per bucket on the driver, no pass over the rows
             (:mod:`calibviz.scan.reference`).
         random_state : None, int or numpy.random.Generator
+        n_resamples : int, default 0
+            Bootstrap resamples of the intervals (0: none, as ``n_reference``;
+            the panel's usual number is 200). A Poisson bootstrap of the
+            bucket table, no pass over the rows, read with the interval each
+            metric's coverage study chose, as :func:`~calibviz.panel.metric_panel`
+            reads it (:mod:`calibviz.scan.resample`: the draw and its bounds).
+            Class-wise and top-label metrics of multiclass scans get none yet.
+        confidence : float, default 0.95
+        progress : callable(done, total), optional
+            Called as the resamples advance.
 
         Returns
         -------
         pandas.DataFrame
             The columns of :func:`~calibviz.panel.metric_panel`. Values equal
             the in-memory ones up to float rounding (TCE: see :meth:`tce`);
-            bootstrap intervals are not computed on scans (NaN); the
-            calibrated-model reference as above; Hosmer-Lemeshow and
-            Spiegelhalter carry their own tests' p-values.
+            bootstrap intervals (``low``, ``high``, ``interval``, notes) as
+            above; the calibrated-model reference as above; Hosmer-Lemeshow
+            and Spiegelhalter carry their own tests' p-values.
 
         Examples
         --------
@@ -556,8 +567,12 @@ class Scan:
                          "p_value": p_value,
                          "verdict": _verdict(p_value, config.alpha), "unit": spec.unit,
                          "description": spec.description, "reading": reading, "note": note})
+        if n_resamples:  # Poisson bootstrap of the bucket table (calibviz.scan.resample)
+            from .resample import fill_intervals
+
+            rows = fill_intervals(self, rows, specs, config, int(n_resamples), confidence, random_state, progress)
         out = pd.DataFrame(rows)
-        out.attrs.update(config=config, n_resamples=0, confidence=0.95, random_state=random_state,
+        out.attrs.update(config=config, n_resamples=int(n_resamples), confidence=confidence, random_state=random_state,
                          n_reference=n_reference,
                          engine=self.engine, n=self.n)
         return out
