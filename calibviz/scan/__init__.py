@@ -374,6 +374,76 @@ class Scan:
 
         return self._solve(step)
 
+    def variable_ranking(self, features=None, *, n_bins: int = 10, n_resamples: int = 200, confidence: float = 0.95,
+                         random_state=0, progress=None, categorical: bool = True, max_levels: int = 20,
+                         min_level_rows: int = 30, max_distinct: int = 10_000) -> pd.DataFrame:
+        """The features ranked by VECE (Kelly & Smyth 2023), as :func:`calibviz.variables.variable_ranking`, from sums.
+
+        One aggregation per feature (:mod:`calibviz.scan.variables`): a
+        categorical feature is grouped by its levels; a numeric one by fine
+        buckets of x, its equal-mass cut points made exact by passes
+        restricted to the buckets holding a cut (plus one pass reading every
+        numeric feature's range). The model's top label is ranked, as in
+        memory: for a binary or one-vs-rest scan 1{p > 0.5} with confidence
+        max(p, 1 - p), for a multiclass scan its argmax class; a top-label view
+        ranks the rows predicted as its class.
+
+        Parameters
+        ----------
+        features : str or list of str, optional
+            Columns of the source; default the mapping's features (every
+            column that is no label, probability, weight or model column).
+            Numeric columns are binned on x (rows without a finite value left
+            out); the others (text, boolean) are categorical, one group per
+            level, missing values the level "<missing>".
+        n_bins, n_resamples, confidence, random_state, progress, categorical, max_levels, min_level_rows :
+            As :func:`calibviz.variables.variable_ranking`.
+        max_distinct : int, default 10000
+            A categorical feature with more distinct values is refused
+            (InputError): its per-level sums are brought to this process.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The columns of :func:`calibviz.variables.variable_ranking`, highest
+            VECE first. ``vece``, ``n``, ``n_bins``, a categorical column's
+            ``max_vce`` and ``level_at_max_vce`` equal the in-memory values (up
+            to float summation order). The interval is the fixed-bin
+            Poisson-normal bootstrap (``ci_method``), which the in-memory
+            ranking uses above 5000 rows: with the same ``random_state`` the
+            bounds are the in-memory ones there. ``max_vce`` and
+            ``x_at_max_vce`` of a **numeric** feature are NaN: they are the
+            largest gap of two LOESS curves, which need the rows
+            (``.attrs["note"]`` says so).
+
+        Raises
+        ------
+        calibviz.InputError
+            Unknown feature columns, a categorical feature with more than
+            ``max_distinct`` values, bad rows of the source (as every result).
+
+        References
+        ----------
+        Kelly, M. & Smyth, P. (2023). Variable-based calibration for machine
+        learning classifiers, Eq. 7, Sec. 6.1 and Table 1.
+
+        Examples
+        --------
+        >>> import calibviz as cv, numpy as np, pandas as pd
+        >>> rng = np.random.default_rng(1); n = 6000
+        >>> df = pd.DataFrame({"age": rng.uniform(20, 80, n), "p": 0.8})
+        >>> df["y"] = (rng.uniform(size=n) < np.where(df.age < 50, 0.95, 0.65)).astype(int)
+        >>> r = cv.scan(df).variable_ranking(["age"], n_resamples=0)
+        >>> want = cv.variables.variable_ranking(df[["age"]], df.y, df.p, n_resamples=0)
+        >>> bool(np.isclose(r.vece[0], want.vece[0], rtol=1e-12)), int(r.n_bins[0])
+        (True, 10)
+        """
+        from .variables import variable_ranking
+
+        return variable_ranking(self, features, n_bins=n_bins, n_resamples=n_resamples, confidence=confidence,
+                                random_state=random_state, progress=progress, categorical=categorical,
+                                max_levels=max_levels, min_level_rows=min_level_rows, max_distinct=max_distinct)
+
     def _top_label(self, config=None) -> dict:
         """Top-label ECE and MCE (``reduce="bin"``) of a multiclass scan from its top-label views (K passes).
 

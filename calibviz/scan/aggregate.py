@@ -279,6 +279,12 @@ def exact_atoms(frame: nw.LazyFrame, roles: Roles, buckets) -> pd.DataFrame:
 VARIABLE_SUMS = ("n", "sw", "sd", "sdd", "sdw", "sww", "xmin", "xmax", "wmin")
 
 
+def _native(frame: nw.LazyFrame) -> pd.DataFrame:
+    """Collect (Polars with its streaming engine, as :func:`_collect`)."""
+    kwargs = {"engine": "streaming"} if frame.implementation is nw.Implementation.POLARS else {}
+    return frame.collect(**kwargs).to_pandas()
+
+
 def _variable_rows(frame: nw.LazyFrame, roles: Roles, features: dict) -> nw.LazyFrame:
     """The valid rows with their weight ``_w``, top-label gap ``_d`` and the features (``{alias: column}``).
 
@@ -307,7 +313,7 @@ def variable_ranges(frame: nw.LazyFrame, roles: Roles, columns) -> pd.DataFrame:
         fin = x.is_finite()
         aggs += [nw.when(fin).then(x).min().alias(f"lo{i}"), nw.when(fin).then(x).max().alias(f"hi{i}"),
                  nw.when(fin).then(nw.lit(1)).otherwise(nw.lit(0)).sum().alias(f"n{i}")]
-    return rows.select(*aggs).collect().to_pandas()
+    return _native(rows.select(*aggs))
 
 
 def _bucket_of(x, lo: float, hi: float):
@@ -355,7 +361,7 @@ def variable_groups(frame: nw.LazyFrame, roles: Roles, column: str, *, kind: str
     out = rows.with_columns(_k=key).group_by("_k").agg(nw.len().alias("n"), *sums)
     if limit is not None:
         out = out.head(limit)
-    out = out.collect().to_pandas()
+    out = _native(out)
     if not weighted:  # unit weights: sum w = sum w^2 = n, sum w (w g) = sum g
         out["sw"] = out["sww"] = out["n"].astype(np.float64)
         out["sdw"] = out["sd"]

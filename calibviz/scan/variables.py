@@ -1,0 +1,253 @@
+"""The variable ranking (VECE, Kelly & Smyth 2023) of a scan: sums per feature bucket, never the rows.
+
+VECE (Eq. 7) bins the rows along a variable x and sums, per bin, the gap
+between the top-label error and the predicted error ``1 - confidence``;
+:func:`calibviz.variables.variable_ranking` ranks the features by it. Every
+number of that ranking except max-VCE is a function of per-bin sums, so a scan
+computes it with one aggregation per feature
+(:func:`calibviz.scan.aggregate.variable_groups`, written once with Narwhals:
+DuckDB, Polars and Spark run the same code):
+
+* a **categorical** column (text, boolean, category) is grouped by its value:
+  one group per level, pooled afterwards exactly as
+  :func:`calibviz.variables.level_codes` pools them. At most
+  :data:`MAX_SCAN_LEVELS` distinct values come back to the driver; a column
+  with more (an id, a free-text field) is refused with an error that says so.
+* a **numeric** column gets equal-mass bins over x (:func:`calibviz.metrics.variable_bins`:
+  split at the sorted positions floor(j n / B), ties moved to the nearer end
+  of their run). A first, shared pass reads each numeric feature's range; the
+  feature's pass sums per fine bucket (2^16 equal-width buckets on that
+  range; bucket order is x order). A bucket that holds a split position and
+  more than one value of x is refined by a second pass restricted to that
+  bucket's range: 2^16 sub-buckets, or one group per exact value once the
+  bucket holds at most 2^16 rows, until each split sits in a group of one
+  value. The cut points are then exact, and so are the bins: the VECE, the
+  number of bins and the interval equal the in-memory ones up to the order
+  of float summation (tested to 1e-9 relative).
+
+What needs the rows is not computed: max-VCE and the x where it occurs are
+the largest gap of two LOESS curves (Sec. 6.1), which a scan cannot fit from
+sums; they are NaN for numeric features (a categorical column's max-VCE, the
+largest per-level gap, is a sum and is given). The interval is always the
+fixed-bin Poisson-normal bootstrap (``ci_method`` "poisson-normal, fixed
+bins"), which the in-memory ranking also uses above ``bootstrap_max_rows``
+(5000) rows; the row bootstrap it uses below that needs the rows.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import narwhals as nw
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..variables import MAX_LEVELS, MIN_LEVEL_ROWS, MISSING_LEVEL, OTHER_LEVELS, _fixed_bin_interval, _RANKING_COLUMNS
+from . import aggregate as _agg
+
+__all__ = ["variable_ranking", "MAX_SCAN_LEVELS", "EXACT_ROWS"]
+
+#: Most distinct values of a categorical feature a scan brings back (its per-level sums).
+MAX_SCAN_LEVELS = 10_000
+#: A bucket holding a split with at most this many rows is refined to its exact values, larger ones to sub-buckets.
+EXACT_ROWS = 1 << 16
+#: Refining passes of one numeric feature; each narrows a split's range 2^16-fold (4 suffice for 10^12 rows of
+#: floats spread over 12 orders of magnitude); more means values spread over hundreds of orders of magnitude.
+MAX_ROUNDS = 12
+_SUMS = ("n", "sw", "sd", "sdd", "sdw", "sww")
+_CI_METHOD = "poisson-normal, fixed bins"
+MAX_VCE_NOTE = ("max-VCE of a numeric feature is the largest gap between two LOESS curves, which need the rows: it is "
+                "NaN on a scan (load a sample with cv.load_predictions for the curves); a categorical feature's "
+                "max-VCE is its largest per-level gap.")
+
+
+def _is_numeric(dtype) -> bool:
+    return dtype.is_numeric() and dtype != nw.Boolean
+
+
+def _sorted_groups(table: pd.DataFrame) -> dict:
+    """Arrays of the groups of a numeric feature, in x order (groups are disjoint intervals of x)."""
+    table = table.sort_values("xmin", kind="stable")
+    return {c: table[c].to_numpy(np.float64) for c in (*_SUMS, "xmin", "xmax", "wmin")}
+
+
+def _splits(g: dict, n_bins: int, weighted: bool):
+    """(cut values, None) as :func:`calibviz.metrics.variable._sorted_splits` / ``_move_splits`` make them, or
+    (None, indices of the groups to refine: they hold a split position and more than one value)."""
+    count = g["n"]
+    end = np.cumsum(count)
+    first = end - count
+    N = int(round(end[-1]))
+    j = np.arange(1, n_bins)
+    if weighted:
+        cw_end = np.cumsum(g["sw"])
+        cw_start = cw_end - g["sw"]
+        target = j * cw_end[-1] / n_bins
+        at = np.minimum(np.searchsorted(cw_end, target, side="right"), count.shape[0] - 1)
+    else:
+        target = j * N / n_bins
+        kth = np.clip(np.floor(target).astype(np.int64), 0, N - 1)
+        at = np.searchsorted(end, kth, side="right")
+    wide = g["xmin"][at] < g["xmax"][at]
+    if wide.any():
+        return None, np.unique(at[wide])
+    vals, a, b = g["xmin"][at], first[at], end[at]
+    if weighted:
+        # the split row is the run's first row iff the run's first row carries the target (in memory: a >= kth);
+        # rows of one value come in an unspecified order there: the run's smallest weight stands for its first row
+        before_a, before_b = cw_start[at], cw_end[at]
+        at_start = (target < before_a + g["wmin"][at]) | ((target - before_a) <= (before_b - target))
+    else:
+        at_start = (a >= kth) | ((target - a) <= (b - target))
+    cuts = np.where(at_start, vals, np.nextafter(vals, np.inf))
+    pos = np.where(at_start, a, b)
+    cuts = np.unique(cuts[(pos > 0) & (pos < N)])
+    # a group that a cut would split (cannot happen once every split value is a group of its own; checked anyway)
+    straddle = np.flatnonzero(((g["xmin"][:, None] < cuts) & (cuts <= g["xmax"][:, None])).any(axis=1))
+    if straddle.size:
+        return None, straddle
+    return cuts, None
+
+
+def _numeric_sums(scan, column: str, lo: float, hi: float, n_bins: int):
+    """Per-bin sums (d, W, qdd, qdw, qww) and the bin count of a numeric feature's equal-mass bins."""
+    frame, roles = scan._frame, scan._roles
+    weighted = roles.weight is not None
+    g = _sorted_groups(_agg.variable_groups(frame, roles, column, kind="bucket", ranges=[(lo, hi)]))
+    for _ in range(MAX_ROUNDS):
+        cuts, refine = _splits(g, n_bins, weighted)
+        if cuts is not None:
+            break
+        small = [i for i in refine if g["n"][i] <= EXACT_ROWS]
+        large = [i for i in refine if g["n"][i] > EXACT_ROWS]
+        parts = [pd.DataFrame({c: np.delete(v, refine) for c, v in g.items()})]
+        for kind, idx in (("exact", small), ("bucket", large)):
+            if idx:
+                ranges = [(float(g["xmin"][i]), float(g["xmax"][i])) for i in idx]
+                parts.append(_agg.variable_groups(frame, roles, column, kind=kind, ranges=ranges))
+        g = _sorted_groups(pd.concat([p[[*_SUMS, "xmin", "xmax", "wmin"]] for p in parts], ignore_index=True))
+    else:
+        raise InputError(f"feature {column!r}: its values spread over too many orders of magnitude to place the "
+                         f"equal-mass cuts exactly in {MAX_ROUNDS} passes; rank a transformed column (e.g. its "
+                         "logarithm) instead.")
+    index = np.searchsorted(cuts, g["xmin"], side="right")
+    used, index = np.unique(index, return_inverse=True)  # non-empty bins, numbered in x order
+    m = used.shape[0]
+
+    def total(c):
+        return np.bincount(index, weights=g[c], minlength=m)
+
+    return (total("sd"), total("sw"), total("sdd"), total("sdw"), total("sww")), m, int(round(g["n"].sum()))
+
+
+def _level_groups(names: list, count: np.ndarray, weight: np.ndarray, max_levels, min_level_rows):
+    """Group of each level and group names, as :func:`calibviz.variables.level_codes` groups rows (from counts)."""
+    L = len(names)
+    big = np.flatnonzero(count >= min_level_rows)
+    keep = big[np.lexsort((np.array([str(names[k]) for k in big], dtype=str), -weight[big]))] if big.size else big
+    if max_levels is not None:
+        keep = keep[:max(1, int(max_levels))]
+    n_pooled = L - keep.size
+    if n_pooled == 1:  # a single leftover level keeps its name
+        keep = np.concatenate([keep, np.setdiff1d(np.arange(L), keep)])
+        n_pooled = 0
+    group = np.full(L, keep.size, dtype=np.int64)
+    group[keep] = np.arange(keep.size)
+    return group, [names[k] for k in keep] + ([OTHER_LEVELS] if n_pooled else [])
+
+
+def _categorical_sums(scan, column: str, max_levels, min_level_rows, max_distinct: int):
+    """Per-group sums, group names, rows per group and total rows of a categorical feature; None if < 2 groups."""
+    t = _agg.variable_groups(scan._frame, scan._roles, column, kind="level", limit=max_distinct + 1)
+    if len(t) > max_distinct:
+        raise InputError(f"feature {column!r} has more than {max_distinct} distinct values; a scan ranks a "
+                         f"categorical column by its levels and brings at most {max_distinct} of them back. Leave it "
+                         "out of features=, or group its values in the source (a coarser column or a SQL CASE).")
+    key = t["_k"].astype(object)
+    t["_k"] = key.where(key.notna(), MISSING_LEVEL)
+    t = t.groupby("_k", sort=False, dropna=False)[list(_SUMS)].sum().reset_index()  # "<missing>" given as text
+    names = [v.item() if isinstance(v, np.generic) else v for v in t["_k"]]
+    count = t["n"].to_numpy(np.float64)
+    n = int(round(count.sum()))
+    if n < 2:
+        return None
+    weight = count if scan._roles.weight is None else t["sw"].to_numpy(np.float64)
+    group, gnames = _level_groups(names, count, weight, max_levels, min_level_rows)
+    m = len(gnames)
+    if m < 2:
+        return None
+
+    def total(c):
+        return np.bincount(group, weights=t[c].to_numpy(np.float64), minlength=m)
+
+    sums = (total("sd"), total("sw"), total("sdd"), total("sdw"), total("sww"))
+    return sums, gnames, total("n"), n
+
+
+def variable_ranking(scan, features=None, *, n_bins: int = 10, n_resamples: int = 200, confidence: float = 0.95,
+                     random_state=0, progress: Callable[[int, int], None] | None = None, categorical: bool = True,
+                     max_levels: int = MAX_LEVELS, min_level_rows: int = MIN_LEVEL_ROWS,
+                     max_distinct: int = MAX_SCAN_LEVELS) -> pd.DataFrame:
+    """:func:`calibviz.variables.variable_ranking` of a scan (see :meth:`calibviz.scan.Scan.variable_ranking`)."""
+    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+        raise InputError(f"n_bins must be a positive integer, got {n_bins!r}.")
+    if isinstance(max_distinct, bool) or not isinstance(max_distinct, (int, np.integer)) or max_distinct < 2:
+        raise InputError(f"max_distinct must be an integer of at least 2, got {max_distinct!r}.")
+    if features is None:
+        features = list(scan.mapping.features) if scan.mapping is not None else []
+    elif isinstance(features, str):
+        features = [features]
+    features = list(dict.fromkeys(features))
+    schema = dict(scan._frame.collect_schema())
+    unknown = [c for c in features if c not in schema]
+    if unknown:
+        raise InputError(f"feature column(s) {unknown!r} are not in {scan.source}; its columns are "
+                         f"{list(schema)[:20]!r}{' ...' if len(schema) > 20 else ''}.")
+    if not features:
+        raise InputError(f"{scan.source} has no feature columns to rank; name them with features=[...].")
+    numeric = [c for c in features if _is_numeric(schema[c])]
+    others = [c for c in features if c not in set(numeric)] if categorical else []
+    if not numeric and not others:
+        raise InputError("features has no numeric columns to rank; pass categorical=True to rank the others.")
+    scan._fine()  # validates the rows (bad rows are reported, never dropped); cached for every other result
+    rng = np.random.default_rng(random_state)
+    nan = float("nan")
+
+    def interval(sums):
+        if not n_resamples:
+            return nan, nan, "none"
+        return (*_fixed_bin_interval(*sums, n_resamples, confidence, rng), _CI_METHOD)
+
+    rows, total, done = [], len(numeric) + len(others), 0
+    ranges = _agg.variable_ranges(scan._frame, scan._roles, numeric).iloc[0] if numeric else None
+    for i, col in enumerate(numeric):
+        lo, hi, n_finite = float(ranges[f"lo{i}"]), float(ranges[f"hi{i}"]), int(ranges[f"n{i}"])
+        if n_finite >= 2 and lo < hi:  # else empty or constant: nothing to rank (as in memory)
+            sums, m, n = _numeric_sums(scan, col, lo, hi, n_bins)
+            vece = float(np.abs(sums[0]).sum() / sums[1].sum())
+            low, high, method = interval(sums)
+            rows.append(dict(feature=col, type="numeric", vece=vece, vece_low=low, vece_high=high, max_vce=nan,
+                             x_at_max_vce=nan, level_at_max_vce=None, n=n, n_bins=m, ci_method=method))
+        done += 1
+        if progress is not None:
+            progress(done, total)
+    for col in others:
+        res = _categorical_sums(scan, col, max_levels, min_level_rows, max_distinct)
+        if res is not None:
+            sums, gnames, counts, n = res
+            vece = float(np.abs(sums[0]).sum() / sums[1].sum())
+            low, high, method = interval(sums)
+            gap = np.abs(np.divide(sums[0], sums[1], out=np.zeros(len(gnames)), where=sums[1] > 0))
+            eligible = counts >= min_level_rows
+            k = int(np.argmax(np.where(eligible, gap, -1.0))) if eligible.any() else None
+            rows.append(dict(feature=col, type="categorical", vece=vece, vece_low=low, vece_high=high,
+                             max_vce=nan if k is None else float(gap[k]), x_at_max_vce=nan,
+                             level_at_max_vce=None if k is None else gnames[k], n=n, n_bins=len(gnames),
+                             ci_method=method))
+        done += 1
+        if progress is not None:
+            progress(done, total)
+    out = pd.DataFrame(rows, columns=_RANKING_COLUMNS)
+    out = out.sort_values("vece", ascending=False, kind="stable").reset_index(drop=True)
+    out.attrs.update(engine=scan.engine, n_bins=n_bins, note=MAX_VCE_NOTE if numeric else "")
+    return out
