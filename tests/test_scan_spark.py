@@ -79,3 +79,24 @@ def test_spark_multiclass_confidence_view(spark, tmp_path):
     a, b = cv.scan(path, engine="spark"), cv.scan(path, engine="duckdb")
     assert not a.is_binary
     assert a.metric("ece")[0] == pytest.approx(b.metric("ece")[0], rel=1e-9)
+
+
+def test_spark_variable_ranking_equals_in_memory(spark, tmp_path):
+    """VECE from scans (calibviz.scan.variables): Spark runs the same aggregation as DuckDB and Polars."""
+    from calibviz.variables import variable_ranking
+
+    rng = np.random.default_rng(4)
+    n = 8_000
+    p = rng.beta(2, 3, n)
+    df = pd.DataFrame({"p": p, "age": np.round(rng.uniform(20, 80, n), 1),
+                       "city": rng.choice(["a", "b", "c", None], n, p=[.5, .3, .15, .05]), "w": rng.uniform(.5, 2, n)})
+    df["y"] = (rng.uniform(size=n) < np.clip(p + np.where(df.age > 50, .15, -.1), 0, 1)).astype(int)
+    path = str(tmp_path / "vece.parquet")
+    df.to_parquet(path)
+    got = cv.scan(path, engine="spark", label="y", probs="p", weight="w").variable_ranking(["age", "city"])
+    want = variable_ranking(df[["age", "city"]], df.y, df.p, sample_weight=df.w)
+    assert got["feature"].tolist() == want["feature"].tolist() == ["age", "city"]
+    np.testing.assert_allclose(got[["vece", "vece_low", "vece_high"]], want[["vece", "vece_low", "vece_high"]],
+                               rtol=1e-9)
+    assert got["n_bins"].tolist() == want["n_bins"].tolist() and got.loc[1, "level_at_max_vce"] == \
+        want.loc[1, "level_at_max_vce"]
