@@ -31,11 +31,11 @@ the rows of an atom it needs no rows:
   ``h^2`` for ``p^2`` with ``h`` the atom's score range, i.e. 2^-32 per unit
   weight).
 
-Every metric of the panel that a scan computes from buckets is then
-recomputed on each resampled bucket table by the same reductions as in
+Every metric of the panel that a scan computes from buckets, except TCE, is
+then recomputed on each resampled bucket table by the same reductions as in
 memory (:func:`calibviz.metrics.binned._norm_of_gaps`, the Brier
 decomposition, Kumar et al.'s debiased error, smECE's fixed point on the
-residual nodes, PAVA-BC and the TCE tests), with the bins refitted on each
+residual nodes), with the bins refitted on each
 resample as :func:`~calibviz.panel.metric_panel` refits them:
 
 * fixed edges (Uniform, Custom): every atom keeps its bin; per-bin sums of
@@ -48,14 +48,20 @@ resample as :func:`~calibviz.panel.metric_panel` refits them:
   (the rows' order inside the bucket is not known without them): each cut
   moves at most one bucket's rows (2^-16 of the score range) between two
   neighbouring bins;
-* PAVA-BC (TCE; ``binning="pavabc"``): the scan's own block algorithm on the
-  resampled buckets (:func:`calibviz.scan.refine.pavabc_bins`), one resample
-  at a time; a bucket whose smallest and largest scores get different test
-  decisions (at most two per bin: the acceptance set is an interval) is
-  decided at its mean score;
+* PAVA-BC bins of the panel's binning (``binning="pavabc"``): the scan's own
+  block algorithm on each resampled bucket table
+  (:func:`calibviz.scan.refine.pavabc_bins`), one resample at a time (a
+  Python stack loop over the buckets: about 0.1 s per resample);
 * smECE: the residual nodes of each resample
   (:func:`calibviz.scan.refine.smece_residual_nodes`) and the fixed point on
   the 2^14 grid, one resample at a time.
+
+TCE gets no interval: PAVA-BC and the binomial tests refitted on every
+resample cost about 0.15 s per resample at 2^16 buckets (30 s for 200, the
+time of the whole default panel at 10^8 rows). Hosmer-Lemeshow and
+Spiegelhalter's Z have their tests' p-values and no interval, as in memory;
+class-wise and top-label metrics of multiclass scans none yet (their class
+views are aggregated separately).
 
 The resampled values are read with the interval each metric's coverage
 study chose (:mod:`calibviz.metrics.intervals`: :func:`interval_options`, the
@@ -436,6 +442,17 @@ def scan_intervals(scan, keys, values: dict, config, n_resamples: int, confidenc
     return out
 
 
+#: Why a scan's metric has no bootstrap interval (shown in its note).
+_NO_INTERVAL = {
+    "tce": "No bootstrap interval for TCE on a scan: refitting PAVA-BC and its tests on every resample is a loop "
+           "over the 2^16 score buckets on one core (about 0.1 s per resample, 20 s for 200); load the data with "
+           "cv.load_predictions for it.",
+    None: "No bootstrap interval for this metric on a scan yet: its class views are aggregated separately, and "
+          "class-wise views share rows, so their resamples cannot be drawn view by view; load the data with "
+          "cv.load_predictions for it.",
+}
+
+
 def fill_intervals(scan, rows: list, specs, config, n_resamples: int, confidence: float, random_state,
                    progress=None) -> list:
     """Fill ``low``, ``high``, ``interval`` and ``note`` of a scan's panel rows as :func:`metric_panel` does."""
@@ -453,9 +470,7 @@ def fill_intervals(scan, rows: list, specs, config, n_resamples: int, confidence
         res: BootstrapResult | None = results.get(spec.key)
         if res is None:
             if spec.bootstrap and np.isfinite(row["value"]):
-                row["note"] = " ".join(t for t in (row["note"], (
-                    f"No bootstrap interval for {spec.label} on a scan yet (its resamples need more than one "
-                    "bucket table); load the data with cv.load_predictions for it.")) if t)
+                row["note"] = " ".join(t for t in (row["note"], _NO_INTERVAL.get(spec.key, _NO_INTERVAL[None])) if t)
             continue
         low, high, method = res.low, res.high, res.method
         if INTERVALS[spec.key].alternative == "less":
