@@ -1,0 +1,118 @@
+"""Multiclass scans: the confidence, top-label and class-wise views give the in-memory metrics and tables.
+
+Metrics against calibviz.metrics (confidence_ece, top_label_ece, top_label_mce with the
+paper's per-class fit, classwise_ece), tables against calibviz.reliability_table on the
+view's rows and calibviz.multiclass.classwise_tables, with weights (zeros included) and
+without, uniform and equal-mass bins, on DuckDB and Polars.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import calibviz as cv
+from calibviz import multiclass as mc
+from calibviz.binning import EqualMass, Uniform
+from calibviz.panel import PanelConfig
+
+ENGINES = ["duckdb", "polars"]
+RTOL = 1e-9
+CLASSES = ["cat", "dog", "fox", "owl"]
+SCHEMES = [(Uniform(15), PanelConfig()), (EqualMass(10), PanelConfig(binning="equal_mass", n_bins=10))]
+COLUMNS = ["n", "positives", "weight", "mean_pred", "obs_rate", "lower", "upper", "ci_low", "ci_high"]
+
+
+def _frame(n, seed, owl=0.3):
+    rng = np.random.default_rng(seed)
+    P = rng.dirichlet([3, 2, 1, 0.3], n)
+    P[:, 3] *= owl  # owl: rarely (or, small, never) the top class
+    P[:200] = 0.25  # ties: argmax goes to the first class
+    P /= P.sum(axis=1, keepdims=True)
+    y = (P.cumsum(axis=1) < rng.uniform(size=(n, 1))).sum(axis=1)
+    w = rng.exponential(size=n)
+    w[::37] = 0.0  # absent rows
+    return pd.DataFrame({"label": np.array(CLASSES)[y], **{f"p_{c}": P[:, i] for i, c in enumerate(CLASSES)},
+                         "w": w})
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory):
+    path = tmp_path_factory.mktemp("mc") / "mc.parquet"
+    _frame(30_000, 2).to_parquet(path)
+    return str(path)
+
+
+def _close(got: pd.DataFrame, want: pd.DataFrame):
+    assert got["bin"].tolist() == want["bin"].tolist()
+    np.testing.assert_array_equal(got[["n", "positives"]], want[["n", "positives"]])
+    np.testing.assert_allclose(got[COLUMNS].to_numpy(float), want[COLUMNS].to_numpy(float), rtol=RTOL, atol=1e-15)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_metrics_equal_in_memory(source, engine, weighted):
+    preds = cv.load_predictions(source, weight="w" if weighted else None)
+    s = cv.scan(source, weight="w" if weighted else None, engine=engine)
+    y, P, w = preds.y, preds.probs, preds.weights
+    for scheme, cfg in SCHEMES:
+        got = s.metrics(["confidence_ece", "top_label_ece", "top_label_mce", "classwise_ece"],
+                        config=cfg).set_index("metric")["value"]
+        assert got["confidence_ece"] == pytest.approx(cv.metrics.confidence_ece(y, P, binning=scheme,
+                                                                                 sample_weight=w), rel=RTOL)
+        assert got["top_label_ece"] == pytest.approx(cv.metrics.top_label_ece(y, P, binning=scheme,
+                                                                               sample_weight=w), rel=RTOL)
+        assert got["top_label_mce"] == pytest.approx(cv.metrics.top_label_mce(y, P, binning=scheme,
+                                                                               sample_weight=w), rel=RTOL)
+        assert got["classwise_ece"] == pytest.approx(cv.metrics.classwise_ece(y, P, binning=scheme,
+                                                                               sample_weight=w), rel=RTOL)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_view_tables_equal_in_memory(source, engine):
+    preds = cv.load_predictions(source, weight="w")
+    s = cv.scan(source, weight="w", engine=engine)
+    y, P, w = preds.y, preds.probs, preds.weights
+    pred, conf = P.argmax(axis=1), P.max(axis=1)
+    correct = (pred == y).astype(int)
+    for scheme, _ in SCHEMES:
+        _close(s.reliability_table(scheme, test=None),
+               cv.reliability_table(correct, conf, binning=scheme, sample_weight=w, test=None))
+        want_cw = mc.classwise_tables(y, P, binning=scheme, classes=CLASSES, sample_weight=w)
+        for k, c in enumerate(CLASSES):
+            rows = pred == k  # top-label view: the rows predicted as c, their confidence against correct
+            got = s.top_label_view(c).reliability_table(scheme, test=None)
+            if (w[rows] > 0).sum() == 0:
+                assert got.empty
+            else:
+                _close(got, cv.reliability_table(correct[rows], conf[rows], binning=scheme, sample_weight=w[rows],
+                                                 test=None))
+            view = s.class_view(c).reliability_table(scheme, test=None)
+            _close(view, want_cw[c])
+            assert (np.abs(view["gap"]) * view["weight"]).sum() / view.attrs["total_weight"] == pytest.approx(
+                want_cw[c].attrs["ece"], rel=RTOL)
+
+
+def test_a_class_never_predicted():
+    df = _frame(6_000, 5, owl=0.01)
+    preds_p = df[[f"p_{c}" for c in CLASSES]].to_numpy()
+    assert (preds_p.argmax(axis=1) == 3).sum() == 0 and (df.label == "owl").any()
+    s = cv.scan(df)
+    y = pd.Categorical(df.label, categories=CLASSES).codes
+    assert s.top_label_view("owl").n == 0 and s.top_label_view("owl").reliability_table(Uniform(10)).empty
+    for scheme, cfg in SCHEMES:
+        got = s.metrics(["top_label_ece", "top_label_mce", "classwise_ece"], config=cfg).set_index("metric")["value"]
+        assert got["top_label_ece"] == pytest.approx(cv.metrics.top_label_ece(y, preds_p, binning=scheme), rel=RTOL)
+        assert got["top_label_mce"] == pytest.approx(cv.metrics.top_label_mce(y, preds_p, binning=scheme), rel=RTOL)
+        assert got["classwise_ece"] == pytest.approx(cv.metrics.classwise_ece(y, preds_p, binning=scheme), rel=RTOL)
+
+
+def test_views_need_a_multiclass_source():
+    s = cv.scan(pd.DataFrame({"y": [0, 1] * 10, "p": [0.2, 0.7] * 10}))
+    with pytest.raises(cv.InputError, match="needs a multiclass source"):
+        s.class_view(1)
+    with pytest.raises(cv.InputError, match="needs a multiclass source"):
+        s.top_label_view(1)
+    mcs = cv.scan(_frame(2_000, 1))
+    with pytest.raises(cv.InputError, match="class 'emu' is not among"):
+        mcs.class_view("emu")
