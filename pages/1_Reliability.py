@@ -6,6 +6,7 @@ from calibviz import figures
 from calibviz.summary import reliability_table
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import BOOTSTRAP_ROW_BUDGET, download_table, panel_table, show_figure, show_headlines, show_metric_table
+from calibviz.ui.source import scan_dispatch
 from calibviz.ui.compute import cached
 from calibviz.ui.corp import CORP_METRICS, corp_figure, corp_table, discrimination
 from calibviz.ui.settings import page_control, panel_config, settings
@@ -13,6 +14,7 @@ from calibviz.ui.views import current_view, view_picker
 from calibviz.ui.text import md
 
 page_setup("Reliability", controls=("binning", "uncertainty", "metrics"))
+scan_dispatch("Reliability")  # an opened large file analysed on every page: its binned views (ui.scan_pages)
 preds = current_predictions()
 st.title("Reliability")
 view_picker(preds)

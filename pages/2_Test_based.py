@@ -6,11 +6,13 @@ from calibviz.panel import format_value
 from calibviz.summary import reliability_table
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, show_figure
+from calibviz.ui.source import scan_dispatch
 from calibviz.ui.compute import cached
 from calibviz.ui.settings import page_control, settings, tce_scheme
 from calibviz.ui.views import current_view, view_picker
 
 page_setup("Test-based", controls=("tce_binning", "uncertainty"))
+scan_dispatch("Test-based")  # an opened large file analysed on every page: its binned views (ui.scan_pages)
 preds = current_predictions()
 st.title("Test-based calibration (TCE)")
 st.caption("Each prediction is tested against the observed rate of its bin with an exact binomial test; TCE is the "

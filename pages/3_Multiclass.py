@@ -6,10 +6,12 @@ from calibviz.multiclass import class_ranking, top_label_table
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, panel_table, show_figure, show_headlines, \
     show_metric_table
+from calibviz.ui.source import scan_dispatch
 from calibviz.ui.compute import cached, progress_bar
 from calibviz.ui.settings import panel_config, settings
 
 page_setup("Multiclass", controls=("binning", "uncertainty"))
+scan_dispatch("Multiclass")  # an opened large file analysed on every page: its binned views (ui.scan_pages)
 preds = current_predictions()
 st.title("Multiclass calibration")
 if preds.is_binary:

@@ -9,11 +9,13 @@ from calibviz.variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreem
                                 variable_curves, variable_ranking)
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, show_figure
+from calibviz.ui.source import scan_dispatch
 from calibviz.ui.compute import cached, progress_bar
 from calibviz.ui.settings import page_control, panel_config, set_setting, settings
 from calibviz.ui.text import md
 
 page_setup("Variables", controls=("uncertainty",))
+scan_dispatch("Variables")  # an opened large file analysed on every page: its binned views (ui.scan_pages)
 preds = current_predictions()
 st.title("Calibration along variables")
 st.caption("A model can look calibrated on average yet be over-confident for some values of a variable and "

@@ -8,6 +8,7 @@ from calibviz.compare import comparison_metrics
 from calibviz.ui import current_models, page_setup
 from calibviz.ui.blocks import not_applicable, show_figure
 from calibviz.ui.comparison import comparison_table, show_comparison
+from calibviz.ui.source import scan_dispatch
 from calibviz.ui.compute import cached, guarded
 from calibviz.ui.corp import triptych
 from calibviz.ui.settings import page_control, panel_config, set_setting, settings
@@ -15,6 +16,7 @@ from calibviz.ui.text import md
 
 # the sidebar's "Model" picker chooses one model for the other pages; here the reference below does that
 page_setup("Compare", controls=("binning", "uncertainty", "metrics"), model_picker=False)
+scan_dispatch("Compare")  # an opened large file analysed on every page: its binned views (ui.scan_pages)
 st.title("Compare models")
 models = current_models()
 if len(models) < 2:

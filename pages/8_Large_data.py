@@ -8,6 +8,7 @@ from calibviz.ui import page_setup
 from calibviz.ui.blocks import download_table, show_figure
 from calibviz.ui.scan import current_scan, source_form
 from calibviz.ui.settings import panel_config, settings
+from calibviz.ui.source import use_controls
 from calibviz.ui.text import md
 
 page_setup("Large data", controls=("binning",))
@@ -22,6 +23,7 @@ if scan is not None:
     cfg = panel_config(settings())
     st.markdown(f"**{md(scan.source)}** · model {md(scan.name)} · {scan.n:,} rows · prevalence "
                 f"{100 * scan.prevalence:.1f}% · engine {scan.engine}")
+    use_controls()  # make it the data of every binned page, or go back to the data in memory
     if len(scan.models) > 1:
         name = st.selectbox("Model", list(scan.models), key="w_scan_model")
         scan = scan.models[name]

@@ -49,7 +49,13 @@ def figure_about(fig, about: dict | None = None) -> dict:
     """What a figure shows, for its exported image: the data, the model, the settings the figure was drawn
     with (recorded by the figure builder from its tables, so they cannot disagree with it), then ``about``."""
     from .data import current_models, current_source
+    from .source import active_scan
 
+    scan = active_scan()
+    if scan is not None:  # an opened file analysed on every page: its path and model
+        out = {"data": scan.source, "model": scan.name} | _figure_meta(fig).get("about", {}) | (about or {})
+        out["calibviz"] = __version__
+        return out
     src = current_source()
     out = {"data": src.get("title") or src.get("name")}
     models = current_models()
@@ -284,8 +290,11 @@ def show_headlines(table: pd.DataFrame, n: int = 3) -> None:
                     + (f" *{row['note']}*" if row.get("note") else ""))
 
 
-def show_metric_table(table: pd.DataFrame, name: str) -> None:
-    """All metrics with intervals, the calibrated-model reference and readings, CSV download and definitions."""
+def show_metric_table(table: pd.DataFrame, name: str, caption: str | None = None) -> None:
+    """All metrics with intervals, the calibrated-model reference and readings, CSV download and definitions.
+
+    ``caption``: how the intervals were made, instead of :func:`calibviz.panel.interval_caption` (an opened
+    file's panel, :mod:`calibviz.ui.scan_pages`)."""
     shown = pd.DataFrame({
         "Metric": table["label"],
         "Value": table.apply(_format_value, axis=1),
@@ -301,7 +310,7 @@ def show_metric_table(table: pd.DataFrame, name: str) -> None:
                                     help="Central 95% of the metric when the labels are redrawn from the "
                                          "predictions (y* ~ Bernoulli(p)): what a perfectly calibrated model with "
                                          "these predictions would show. It depends on n and the bins.")})
-    st.caption(interval_caption(table))
+    st.caption(caption or interval_caption(table))
     download_table(table.drop(columns=["description"]), f"metrics_{name}", label="Metrics as CSV",
                    key=f"metrics_{slug(name)}")
     with st.expander("Metric definitions"):

@@ -17,7 +17,8 @@ from ..errors import InputError
 from ..scan.source import ENGINES, check_allowed
 from .text import md
 
-__all__ = ["ROOTS_ENV", "allowed_roots", "open_scan", "current_scan", "source_form"]
+__all__ = ["ROOTS_ENV", "allowed_roots", "open_scan", "current_scan", "current_scan_id", "scan_identity",
+           "source_form"]
 
 ROOTS_ENV = "CALIBVIZ_SCAN_ROOTS"
 _KEY = "cv_scan"
@@ -45,6 +46,33 @@ def current_scan():
     return st.session_state.get(_KEY)
 
 
+def scan_identity(path: str, engine: str, roles: dict) -> str:
+    """What the cached results of an opened file are keyed on: its path, engine, column roles and every matched
+    file's size and modification time (a file rewritten in place is a new source).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "a.csv"; _ = f.write_text("y,p\\n1,0.5\\n")
+    >>> a = scan_identity(str(f), "duckdb", {}); b = scan_identity(str(f), "polars", {})
+    >>> a.startswith("scan:"), a == scan_identity(str(f), "duckdb", {}), a == b
+    (True, True, False)
+    """
+    import hashlib
+
+    from ..scan.source import files_of
+
+    files, _ = files_of(path)
+    stamp = [(f, os.stat(f).st_mtime_ns, os.stat(f).st_size) for f in files]
+    text = repr((path, engine, sorted((k, v) for k, v in roles.items() if v), stamp))
+    return "scan:" + hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def current_scan_id() -> str | None:
+    """The identity (:func:`scan_identity`) of the scan opened on this session."""
+    return st.session_state.get(_KEY + "_id")
+
+
 def source_form() -> None:
     """The path / engine / column-role form; opens the scan on submit, shows errors with st.error."""
     roots = allowed_roots()
@@ -67,8 +95,11 @@ def source_form() -> None:
         submitted = st.form_submit_button("Open")
     if submitted and path.strip():
         try:
+            roles = dict(label=label.strip() or None, probs=probs.strip() or None, weight=weight.strip() or None)
             with st.spinner("Aggregating the file (one pass)..."):
-                st.session_state[_KEY] = open_scan(path, engine, label=label.strip() or None,
-                                                   probs=probs.strip() or None, weight=weight.strip() or None)
+                opened = open_scan(path, engine, **roles)
+                ident = scan_identity(path.strip(), engine, roles)
+            st.session_state[_KEY], st.session_state[_KEY + "_id"] = opened, ident
+            st.session_state.pop("cv_scan_model", None)  # a new file: its first model
         except InputError as err:
             st.error(md(err.ui_message), icon=":material/error:")

@@ -9,6 +9,7 @@ import streamlit as st
 from .data import current_models, current_source, ensure_data, load_demo_into_state
 from .links import UPLOAD_PREFIX, link_data
 from .session import lost_link_notice, mark_lost, open_stored, save_session_controls
+from .source import memory_only_notice, scan_active, scan_sidebar
 from .settings import (binning_controls, init_from_url, metric_controls, set_setting, settings, sync_url,
                        uncertainty_controls)
 from .text import md
@@ -78,6 +79,7 @@ def page_setup(title: str, controls: tuple = (), model_picker: bool = True) -> N
             st.stop()
         return  # the address keeps the link: a reload after the file is uploaded again opens it
     render_sidebar(controls, model_picker=model_picker, page=title)
+    memory_only_notice(title)  # a page without a scan version, while an opened file is analysed elsewhere
     from .presentation import screen_layout; screen_layout()  # noqa: E702 compact header, presentation mode
     models = current_models()
     pick = st.session_state.get("cv_model")
@@ -115,8 +117,12 @@ def render_sidebar(controls: tuple = (), *, model_picker: bool = True, page: str
         src = current_source()
         first = next(iter(models.values()))
         kind = "binary" if first.is_binary else f"{first.n_classes} classes"
-        st.caption(f"**Data:** {_breakable(src.get('title') or src['name'])}  \n{first.n:,} rows · {kind}")
-        if len(models) > 1 and model_picker:
+        n_rows = first.n
+        if scan_active():  # a file opened by path is the data of every binned page (ui.source)
+            n_rows = scan_sidebar(model_picker=model_picker)
+        else:
+            st.caption(f"**Data:** {_breakable(src.get('title') or src['name'])}  \n{first.n:,} rows · {kind}")
+        if len(models) > 1 and model_picker and not scan_active():
             # Widget state does not survive page switches: keep the pick in "cv_model" (see ui.data).
             if st.session_state.get("cv_model") not in models:
                 st.session_state["cv_model"] = next(iter(models))
@@ -127,9 +133,9 @@ def render_sidebar(controls: tuple = (), *, model_picker: bool = True, page: str
         if controls:
             st.divider()
         if "binning" in controls:
-            binning_controls(first.n)
+            binning_controls(n_rows)
         if "tce_binning" in controls:
-            binning_controls(first.n, setting="tce_scheme")
+            binning_controls(n_rows, setting="tce_scheme")
         if "uncertainty" in controls:
             uncertainty_controls()
         if "metrics" in controls:

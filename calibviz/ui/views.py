@@ -9,7 +9,7 @@ from ..io import Predictions
 from .compute import cached
 from .settings import set_setting, settings
 
-__all__ = ["view_options", "current_view", "view_picker"]
+__all__ = ["view_options", "current_view", "view_picker", "options_picker"]
 
 
 def view_options(preds: Predictions) -> dict[str, str]:
@@ -47,8 +47,12 @@ def view_picker(preds: Predictions) -> None:
     """Selector of the binary view for multiclass data (nothing to pick for binary data)."""
     if preds.is_binary:
         return
-    opts = view_options(preds)
-    value = _resolve(preds, settings()["view"])
+    options_picker(view_options(preds), _resolve(preds, settings()["view"]))
+
+
+def options_picker(opts: dict[str, str], value: str) -> None:
+    """The 'Binary view' selector over ``opts`` ({setting value: label}), bound to the "view" setting (also used
+    for an opened file's views, :mod:`calibviz.ui.source`)."""
     st.session_state["w_view"] = value
     st.selectbox("Binary view", list(opts), format_func=opts.get, key="w_view",
                  on_change=lambda: set_setting("view", st.session_state["w_view"]),

@@ -1,0 +1,322 @@
+"""The binned pages drawn from an opened file (a scan) instead of the data in memory.
+
+:func:`calibviz.ui.source.scan_dispatch` calls one of these after the page's
+``page_setup`` (sidebar and settings as usual). Each mirrors its page's layout
+with the scan's results: the same figure builders and tables, fed from the
+bucket sums (:class:`calibviz.scan.Scan`, :mod:`calibviz.scan.tables`), so a
+value shown here equals the library's value for the file. Results are cached
+(:func:`calibviz.ui.compute.cached`) on the file's identity
+(:func:`calibviz.ui.scan.scan_identity`), the view and every setting used.
+Elements that need the rows (CORP, ROC, violins, LOESS, recalibration,
+bootstrap intervals, paired verdicts) are replaced by one line saying so
+(:func:`calibviz.ui.source.needs_rows`).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from .. import figures
+from ..binning import PAVABC
+from ..compare import comparison_metrics
+from ..panel import PanelConfig, config_key, format_value
+from ..scan import tables as scan_tables
+from .blocks import REFERENCE_RESAMPLES, download_table, not_applicable, show_figure, show_headlines, show_metric_table
+from .comparison import show_comparison
+from .compute import cached, guarded, progress_bar
+from .settings import page_control, panel_config, set_setting, settings, tce_scheme
+from .source import cache_id, needs_rows, scan_view, scan_view_options
+from .text import md
+from .views import options_picker
+
+__all__ = ["reliability", "test_based", "multiclass", "compare", "variables"]
+
+
+def _header(title: str, scan) -> None:
+    st.title(title)
+    st.caption(f"Opened file **{md(scan.source)}** (model {md(scan.name)}, read in place by {scan.engine}): the "
+               "binned views below come from sums per score bucket; the rows are never loaded.")
+
+
+def _view(scan):
+    """The binary view the settings select (with the picker for a multiclass file); ends the run on an empty one."""
+    opts = scan_view_options(scan)
+    value = settings()["view"]
+    if value not in opts:
+        value = next(iter(opts))
+    if not scan.is_binary:
+        options_picker(opts, value)
+    view = scan_view(scan, value)
+    n = guarded(lambda: view.n)  # the view's pass (one per class view), with its validation
+    if n == 0:
+        not_applicable(f"No row of the file is in the view {md(opts[value])} (no prediction of this class): pick "
+                       "another view.")
+        st.stop()
+    return view
+
+
+def _panel(view, keys, cfg: PanelConfig, s: dict) -> pd.DataFrame:
+    """The scan's metric panel: the calibrated-model reference (binned metrics of binary views) and, where the
+    library has them, bootstrap intervals from the score buckets (the sidebar's resamples and seed).
+
+    Cached per metric, on the settings that metric depends on (as :func:`calibviz.ui.blocks.panel_table`):
+    adding a metric or changing the bins does not recompute the others."""
+    keys = tuple(keys) or ("ece",)
+    seed = int(s["seed"])
+    n_boot = int(s["boot"])
+
+    def one(key):
+        def compute():
+            with progress_bar(f"Bootstrapping {key} from the score buckets") as progress:
+                return view.metrics([key], config=cfg, n_reference=REFERENCE_RESAMPLES, random_state=seed,
+                                    n_resamples=n_boot, progress=progress)
+
+        return cached(("scan_metric", cache_id(), view.name, key, config_key(key, cfg), REFERENCE_RESAMPLES, seed,
+                       n_boot), compute, label=f"Computing {key} and its calibrated-model reference")
+
+    parts = [one(k) for k in keys]
+    table = pd.concat(parts, ignore_index=True)
+    table.attrs.update(parts[0].attrs)
+    return table
+
+
+def _interval_caption(panel: pd.DataFrame, no_reference: bool) -> str:
+    n_boot = int(panel.attrs.get("n_resamples") or 0)
+    if n_boot:
+        boot = (f"95% intervals: Poisson bootstrap of the score buckets ({n_boot} resamples, seed "
+                f"{panel.attrs.get('random_state')}; no pass over the rows), each metric read with the interval its "
+                "coverage study chose; class-wise and top-label metrics of a multiclass file get none yet. ")
+    else:
+        boot = "Bootstrap intervals were turned off (0 resamples). "
+    ref = (f"Calibrated-model reference: {panel.attrs.get('n_reference', 0)} redraws of the labels per score "
+           "bucket (ECE, ACE, MCE, RMSCE, Brier reliability)." if not no_reference and panel.attrs.get("n_reference")
+           else "No calibrated-model reference on a weighted or multiclass file yet.")
+    return boot + ref + " Metrics that need the rows (ICI, slope, intercept, CORP, AUC) show n/a and say so."
+
+
+def _headlines(panel: pd.DataFrame) -> None:
+    show_headlines(panel[np.isfinite(panel["value"].to_numpy(float))], 4)
+
+
+def reliability(scan) -> None:
+    """Reliability: binned diagram, headlines, metric panel, per-bin table and binning sensitivity of the file."""
+    _header("Reliability", scan)
+    view = _view(scan)
+    mode_col, _ = st.columns([2, 3])
+    with mode_col:
+        page_control("diagram", st.radio, label="Diagram", options=["binned", "corp"], horizontal=True,
+                     format_func={"binned": "Binned", "corp": "CORP (isotonic, no bins)"}.get,
+                     help="Binned: observed rate per bin. CORP needs every prediction: data in memory.")
+    s = settings()
+    cfg = panel_config(s)
+    key = (cache_id(), view.name, cfg, s["interval"], s["band"])
+    table = cached(("table",) + key, lambda: view.reliability_table(cfg.scheme(), cfg.alpha, interval=s["interval"],
+                                                                   test=None))
+    kind = "binary" if scan.is_binary else "confidence"
+    fig = cached(("reliability_fig",) + key, lambda: figures.reliability_diagram(
+        table={view.name: table}, alpha=cfg.alpha, show_band=bool(s["band"]), title=""))
+    panel = _panel(view, s["metrics"], cfg, s)
+    left, right = st.columns([3, 2], gap="medium")
+    with left:
+        if s["diagram"] == "corp":
+            needs_rows("The CORP diagram (an isotonic fit through every prediction)")
+        st.subheader(f"Reliability diagram · {md(view.name)}")
+        show_figure(fig, f"reliability_{view.name}", key="reliability")
+        st.caption("Each point is a bin: its mean prediction (x) against the observed rate (y); a calibrated model "
+                   "stays on the diagonal, within the green band. No side histogram of the predictions (it needs "
+                   "the rows): the panel below gives the rows per bin.")
+    with right:
+        st.subheader("In plain words")
+        _headlines(panel)
+    tab_metrics, tab_bins, tab_sens, tab_roc = st.tabs(["Metrics", "Per-bin table", "Binning sensitivity",
+                                                        "Discrimination (ROC)"])
+    with tab_metrics:
+        weighted = scan.mapping.weight is not None
+        show_metric_table(panel, f"{scan.name}_{kind}", caption=_interval_caption(panel, no_reference=weighted))
+    with tab_bins:
+        st.dataframe(table, hide_index=True, width="stretch")
+        download_table(table, f"bins_{view.name}", key="bins")
+    with tab_sens:
+        st.caption("How ECE and MCE move with the number of bins, per binning scheme (from the same bucket sums; no "
+                   "bootstrap bands on an opened file).")
+        sens = cached(("sensitivity", cache_id(), view.name), lambda: scan_tables.binning_sensitivity(
+            view, metrics=("ece", "mce")))
+        show_figure(figures.binning_sensitivity(table=sens), f"binning_sensitivity_{view.name}", key="sensitivity")
+    with tab_roc:
+        needs_rows("The ROC curve and AUC (they rank every prediction)")
+
+
+def test_based(scan) -> None:
+    """Test-based: TCE, the test-based diagram and its per-bin table of the file."""
+    _header("Test-based calibration (TCE)", scan)
+    st.caption("Each prediction is tested against the observed rate of its bin with an exact binomial test; TCE is "
+               "the percentage of predictions the test rejects (Matsubara et al. 2023).")
+    view = _view(scan)
+    page_control("tce_axis", st.radio, label="Place bins", options=["bin", "probability"], horizontal=True,
+                 format_func={"bin": "by bin ID (as in the paper)", "probability": "on the probability axis"}.get,
+                 help="The paper draws bins side by side by ID; the probability axis shows where they lie.")
+    s = settings()
+    scheme = tce_scheme(s)
+    alpha = float(s["alpha"])
+    key = (cache_id(), view.name, scheme, alpha)
+    table = cached(("tce_table",) + key, lambda: view.reliability_table(scheme, alpha))
+    if isinstance(scheme, PAVABC):  # TCE with the scan's note on PAVA-BC bins formed from score buckets
+        row = cached(("tce",) + key, lambda: view.metrics(["tce"], config=PanelConfig(
+            binning="pavabc", n_min=scheme.n_min, n_max=scheme.n_max, alpha=alpha))).iloc[0]
+        tce, note = float(row["value"]), row["note"]
+    else:
+        tce, note = cached(("tce",) + key, lambda: view.tce(scheme, alpha)), ""
+    n_rej, n_all = int(table["rejected"].sum()), int(table["n"].sum())
+    m1, m2, m3 = st.columns(3)
+    m1.metric("TCE", format_value(tce, "percent"),
+              help="Percentage of predictions rejected by the binomial test at level α.")
+    m2.metric("Rejected predictions", f"{n_rej:,} of {n_all:,}")
+    m3.metric("Bins", len(table), help="Non-empty bins of the chosen scheme.")
+    st.markdown(f"**{format_value(tce, 'percent')} of predictions deviate significantly from their bin's observed "
+                f"rate** (exact two-sided binomial test, α = {alpha:g}).")
+    if note:
+        st.caption(note)
+    fig = cached(("tce_fig", s["tce_axis"]) + key, lambda: figures.tce_diagram(
+        table=table, alpha=alpha, x_axis=s["tce_axis"], title=f"Test-based reliability diagram · {view.name}"))
+    show_figure(fig, f"tce_{view.name}", key="tce")
+    tab_cmp, tab_violin, tab_table = st.tabs(["Binning comparison", "Predictions per bin", "Per-bin table"])
+    with tab_cmp:
+        needs_rows("The binning comparison (PAVA bins need every label in score order)")
+    with tab_violin:
+        needs_rows("The violins of the predictions in each bin")
+    with tab_table:
+        st.dataframe(table, hide_index=True, width="stretch")
+        download_table(table, f"tce_bins_{view.name}", key="tce_bins")
+
+
+def multiclass(scan) -> None:
+    """Multiclass: confidence vs top-label diagram, per predicted class and class-wise diagrams of the file."""
+    st.title("Multiclass calibration")
+    if scan.is_binary:
+        not_applicable("This page does not apply to binary data: with two classes, confidence, top-label and "
+                       "class-wise calibration all reduce to the reliability diagram of the Reliability page.")
+        return
+    st.caption(f"Opened file **{md(scan.source)}** (model {md(scan.name)}, {len(scan.mapping.classes)} classes, "
+               f"read in place by {scan.engine}): the confidence, top-label and class-wise views, each a binary "
+               "reliability diagram from sums per score bucket (one pass per class view).")
+    s = settings()
+    cfg = panel_config(s)
+    scheme = cfg.scheme()
+    cid = cache_id()
+    panel = _panel(scan, ("confidence_ece", "top_label_ece", "top_label_mce", "classwise_ece"), cfg, s)
+    table = cached(("tl_table", cid, scan.name, scheme, cfg.alpha),
+                   lambda: scan_tables.top_label_table(scan, scheme, cfg.alpha))
+    left, right = st.columns([3, 2], gap="medium")
+    with left:
+        st.subheader("Confidence (★) vs top-label (+)")
+        show_figure(figures.top_label_diagram(table=table, title=""), f"top_label_{scan.name}", key="tl")
+    with right:
+        st.subheader("In plain words")
+        _headlines(panel)
+    tab_metrics, tab_zoom, tab_tl, tab_cw = st.tabs(["Metrics", "Zoom into a bin", "Per predicted class",
+                                                     "Class-wise grid"])
+    with tab_metrics:
+        show_metric_table(panel, f"{scan.name}_multiclass", caption=_interval_caption(panel, no_reference=True))
+    with tab_zoom:
+        needs_rows("Zooming into one bin (its rows per class)")
+    with tab_tl:
+        tables = cached(("tl_tables", cid, scan.name, scheme, cfg.alpha),
+                        lambda: scan_tables.per_class_top_label_tables(scan, scheme, cfg.alpha))
+        k = len(tables)
+        offset = st.number_input("First class (by share of predictions)", min_value=0, max_value=max(0, k - 1),
+                                 value=0, step=20, key="w_tl_offset") if k > 20 else 0
+        show_figure(figures.top_label_small_multiples(tables=tables, top_n=20, offset=int(offset), title=""),
+                    f"top_label_per_class_{scan.name}", key="tl_small")
+    with tab_cw:
+        tables = cached(("cw_tables", cid, scan.name, scheme, cfg.alpha),
+                        lambda: scan_tables.classwise_tables(scan, scheme, cfg.alpha))
+        ranking = scan_tables.class_ranking(scan, scheme, tables=tables)
+        k = len(ranking)
+        offset = st.number_input("First rank shown", min_value=0, max_value=max(0, k - 1), value=0, step=12,
+                                 key="w_cw_offset") if k > 12 else 0
+        show_figure(figures.classwise_grid(tables=tables, ranking=ranking, top_n=12, offset=int(offset), title=""),
+                    f"classwise_{scan.name}", key="cw")
+        st.caption("Ranked by class-wise ECE, worst first; no bootstrap intervals on an opened file (they resample "
+                   "rows).")
+        st.dataframe(ranking, hide_index=True, width="stretch")
+        download_table(ranking, f"class_ranking_{scan.name}", label="Ranking as CSV", key="class_ranking")
+
+
+def compare(scan) -> None:
+    """Compare: the file's models against a reference (values and differences), overlaid and side by side."""
+    st.title("Compare models")
+    models = scan.models
+    if len(models) < 2:
+        not_applicable("This page does not apply to a single model: the opened file has one. Comparing needs a "
+                       "`model` column (one row per example and model) or column groups such as `raw__p` and "
+                       "`calibrated__p`.")
+        return
+    names = list(models)
+    if settings()["ref"] not in names:
+        set_setting("ref", names[0])
+    ref_col, info_col = st.columns([2, 3])
+    with ref_col:
+        page_control("ref", st.selectbox, label="Reference model", options=names,
+                     help="Every other model is read against this one.")
+    s = settings()
+    ref, cfg = s["ref"], panel_config(s)
+    binary = scan.is_binary
+    views = {name: (m if binary else m.confidence_view()) for name, m in models.items()}
+    with info_col:
+        st.caption(f"{len(models)} models of the opened file **{md(scan.source)}**, "
+                   f"{'positive-class probability' if binary else 'confidence'} view; differences against "
+                   f"**{md(ref)}**.")
+    metrics = guarded(lambda: comparison_metrics(tuple(s["metrics"]), binary))[0]
+    key = (cache_id(), tuple(names), cfg, s["interval"], s["band"])
+    st.subheader(f"Better or worse than {md(ref)}")
+    needs_rows("Better or worse (a paired bootstrap over the rows of both models)")
+    table = cached(("compare_metric", cache_id(), tuple(names), metrics, cfg, ref),
+                   lambda: scan_tables.compare_scans(views, metrics, cfg, ref), label="Comparing the models")
+    show_comparison(table, ref)
+    overlay = cached(("compare_overlay",) + key, lambda: figures.reliability_diagram(
+        views, binning=cfg.scheme(), alpha=cfg.alpha, interval=s["interval"], title="Reliability diagrams overlaid"))
+    show_figure(overlay, "compare_overlay", key="overlay")
+    st.subheader("Calibration vs discrimination")
+    needs_rows("The triptych (CORP decomposition into miscalibration and discrimination, ROC curves, Murphy diagram)")
+    st.subheader("Side by side")
+    cols = st.columns(min(len(views), 3))
+    for i, (name, v) in enumerate(views.items()):
+        with cols[i % len(cols)]:
+            fig = cached(("compare_single", name) + key, lambda v=v, name=name: figures.reliability_diagram(
+                v, binning=cfg.scheme(), alpha=cfg.alpha, interval=s["interval"], show_band=bool(s["band"]),
+                show_histogram=False, title=name))
+            show_figure(fig, f"reliability_{name}", key=f"single_{i}")
+
+
+def variables(scan) -> None:
+    """Variables: the VECE ranking of the file's features from sums per feature bucket; the curves need rows."""
+    st.title("Calibration along variables")
+    features = list(scan.mapping.features) if scan.mapping is not None else []
+    if not features:
+        not_applicable("This page does not apply: the opened file has no feature columns. Columns other than the "
+                       "label, probabilities, weight and model are used as variables.")
+        return
+    st.caption(f"Opened file **{md(scan.source)}** (model {md(scan.name)}): which variables hide miscalibration, "
+               "ranked by VECE (Kelly & Smyth 2023) from sums per feature bucket, one pass per feature.")
+    s = settings()
+    n_boot, seed = int(s["boot"]), int(s["seed"])
+
+    def _ranking():
+        with progress_bar("Ranking variables by VECE") as progress:
+            return scan.variable_ranking(features, n_resamples=n_boot, random_state=seed, progress=progress)
+
+    st.subheader("Which variables hide miscalibration?")
+    ranking = cached(("ranking", cache_id(), scan.name, tuple(features), n_boot, seed), _ranking)
+    if not len(ranking):
+        not_applicable("No column varies (each is constant, missing, or has one level): nothing to rank.")
+    else:
+        show_figure(figures.vece_ranking(ranking=ranking), f"vece_ranking_{scan.name}", key="ranking")
+        top = ranking.iloc[0]
+        st.markdown(f"**{md(top['feature'])}** shows the largest variable-based calibration error: VECE = "
+                    f"{format_value(top['vece'], 'probability')}.")
+        if ranking.attrs.get("note"):
+            st.caption(ranking.attrs["note"])
+        download_table(ranking, f"vece_ranking_{scan.name}", label="Ranking as CSV", key="ranking")
+    st.subheader("Look at one variable")
+    needs_rows("The LOESS curves along a variable and the per-level tables")

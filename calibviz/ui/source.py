@@ -1,0 +1,142 @@
+"""The session's data source: the predictions in memory (an upload, a demo) or a large file opened by path.
+
+A file opened on the Large data page (:mod:`calibviz.ui.scan`) becomes the
+data of every binned page when the user clicks "Analyse on every page"; the
+sidebar then names it and offers the way back to the data in memory. Pages
+call :func:`scan_dispatch` right after ``page_setup``: with an opened file it
+draws the page's binned views from the scan (:mod:`calibviz.ui.scan_pages`)
+and ends the run, so each page body stays the in-memory one. Pages without a
+scan version (Data, Recalibrate, Report) say that they show the data in memory.
+
+What a scan cannot give (anything that needs the rows: CORP, LOESS, violins,
+recalibration, bootstrap intervals) is named on the page in one line
+(:func:`needs_rows`), never dropped silently.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from .scan import current_scan, current_scan_id
+from .text import md
+
+__all__ = ["SCAN_PAGES", "active_scan", "scan_active", "use_scan", "use_memory", "scan_sidebar", "scan_dispatch",
+           "needs_rows", "use_controls", "memory_only_notice", "scan_view_options", "scan_view", "cache_id"]
+
+_ACTIVE, _MODEL = "cv_scan_active", "cv_scan_model"
+#: Page titles (as given to page_setup) that have a scan version in :mod:`calibviz.ui.scan_pages`.
+SCAN_PAGES = ("Reliability", "Test-based", "Multiclass", "Variables", "Compare")
+
+
+def scan_active() -> bool:
+    """Whether the session analyses an opened file (rather than the data in memory)."""
+    return bool(st.session_state.get(_ACTIVE)) and current_scan() is not None
+
+
+def active_scan():
+    """The opened file's scan of the model picked in the sidebar, when the session analyses it; else None."""
+    if not scan_active():
+        return None
+    scan = current_scan()
+    pick = st.session_state.get(_MODEL)
+    return scan.models.get(pick, scan) if pick else scan
+
+
+def cache_id() -> str:
+    """The opened file's identity, the first part of every cache key of its results."""
+    return current_scan_id() or f"scan:{id(current_scan())}"
+
+
+def use_scan() -> None:
+    st.session_state[_ACTIVE] = True
+
+
+def use_memory() -> None:
+    st.session_state[_ACTIVE] = False
+
+
+def use_controls() -> None:
+    """The Large data page's switch: make the opened file the data of every page, or go back."""
+    if current_scan() is None:
+        return
+    if scan_active():
+        st.success("Every binned page (Reliability, Test-based, Multiclass, Compare) analyses this file.",
+                   icon=":material/check_circle:")
+        st.button("Back to the data in memory", key="scan_leave_page", on_click=use_memory,
+                  icon=":material/undo:", help="The pages analyse the uploaded or demo data again.")
+    else:
+        st.button("Analyse on every page", key="scan_use", on_click=use_scan, type="primary",
+                  icon=":material/travel_explore:",
+                  help="Make this file the data of the Reliability, Test-based, Multiclass and Compare pages "
+                       "(their binned views, from the same bucket sums); the sidebar leads back to the data in "
+                       "memory.")
+
+
+def scan_sidebar(model_picker: bool = True) -> int:
+    """The sidebar's data box for an opened file: its path, rows, model picker and the way back; its rows."""
+    scan = current_scan()
+    shown = active_scan()
+    kind = "binary" if scan.is_binary else f"{len(scan.mapping.classes)} classes"
+    st.caption(f"**Data (opened file):** {md(scan.source)}  \n{shown.n:,} rows · {kind} · read in place by "
+               f"{scan.engine}")
+    if len(scan.models) > 1 and model_picker:
+        names = list(scan.models)
+        if st.session_state.get(_MODEL) not in names:
+            st.session_state[_MODEL] = names[0]
+        st.session_state["w_scan_pick"] = st.session_state[_MODEL]
+        st.selectbox("Model", names, key="w_scan_pick",
+                     on_change=lambda: st.session_state.update({_MODEL: st.session_state["w_scan_pick"]}),
+                     help="Which model of the file the pages analyse; the Compare page shows all.")
+    st.button("Back to the data in memory", key="scan_leave", on_click=use_memory, icon=":material/undo:",
+              help="The pages analyse the uploaded or demo data again; the file stays open on the Large data page.")
+    return shown.n
+
+
+def memory_only_notice(title: str) -> None:
+    """On a page without a scan version, while a file is analysed elsewhere: say which data this page shows."""
+    if scan_active() and title not in SCAN_PAGES and title != "Large data":
+        st.info(f"This page works on data in memory: it shows the uploaded or demo data, not the opened file "
+                f"{md(current_scan().source)} (analysed on the Reliability, Test-based, Multiclass and Compare "
+                "pages).", icon=":material/info:")
+
+
+def needs_rows(what: str) -> None:
+    """One line saying that ``what`` needs the rows in memory, which an opened file does not load."""
+    st.info(f"{what}: not available for an opened file. This needs the data in memory, and the rows of an opened "
+            "file are never loaded; upload a sample of it on the Data page to see this.", icon=":material/info:")
+
+
+def scan_view_options(scan) -> dict[str, str]:
+    """{setting value: label} of the binary views of a scan (every class for the top-label views: which classes
+    are predicted is known only after one pass per class)."""
+    if scan.is_binary:
+        return {"binary": f"P({scan.classes[1]})"}
+    classes = scan.mapping.classes
+    opts = {"confidence": "Confidence (top class correct?)"}
+    opts.update({f"classwise:{i}": f"{c} vs rest" for i, c in enumerate(classes)})
+    opts.update({f"top_label:{i}": f"predicted = {c}" for i, c in enumerate(classes)})
+    return opts
+
+
+def scan_view(scan, value: str):
+    """The binary scan of a view value (:func:`scan_view_options`): the scan, its confidence, class-wise or
+    top-label view."""
+    if value == "binary":
+        return scan
+    if value == "confidence":
+        return scan.confidence_view()
+    kind, idx = value.split(":")
+    cls = scan.mapping.classes[int(idx)]
+    return scan.class_view(cls) if kind == "classwise" else scan.top_label_view(cls)
+
+
+def scan_dispatch(page: str) -> None:
+    """With an opened file analysed on every page: draw ``page``'s scan version and end the run; else nothing."""
+    scan = active_scan()
+    if scan is None:
+        return
+    from . import scan_pages
+
+    {"Reliability": scan_pages.reliability, "Test-based": scan_pages.test_based,
+     "Multiclass": scan_pages.multiclass, "Variables": scan_pages.variables,
+     "Compare": scan_pages.compare}[page](scan)
+    st.stop()

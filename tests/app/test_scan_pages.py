@@ -1,0 +1,193 @@
+"""AppTest of the binned pages on an opened file (calibviz.ui.source, calibviz.ui.scan_pages): once a Parquet file
+is opened on the Large data page and made the data of every page, Reliability, Test-based, Multiclass, Compare and
+Variables show the scan's library values; what needs rows says so in one line; the sidebar leads back."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import calibviz as cv
+from calibviz.binning import PAVABC, Uniform
+from calibviz.panel import PanelConfig, format_interval, format_value
+from calibviz.scan import tables as T
+from tests.app.helpers import app, assert_clean, figures, metric_values, shown
+
+pytestmark = pytest.mark.apptest
+
+NEEDS_ROWS = "not available for an opened file"
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """A binary file with two models and a feature, a multiclass file, and a file outside the allowed root."""
+    root = tmp_path_factory.mktemp("scan_pages") / "logs"
+    root.mkdir()
+    rng = np.random.default_rng(11)
+    n = 4000
+    p = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < p ** 1.4).astype(int)
+    age = rng.uniform(20, 80, n)
+    q = np.clip(0.1 + 0.8 * p, 0, 1)
+    pd.DataFrame({"y": np.r_[y, y], "p": np.r_[p, q], "model": ["raw"] * n + ["shrunk"] * n,
+                  "age": np.r_[age, age]}).to_parquet(root / "two_models.parquet")
+    P = rng.dirichlet([2, 1, 1], n)
+    k = (rng.random(n)[:, None] > P.cumsum(1)).sum(1).clip(0, 2)
+    pd.DataFrame({"y": np.array(["cat", "dog", "owl"])[k], "p_cat": P[:, 0], "p_dog": P[:, 1],
+                  "p_owl": P[:, 2]}).to_parquet(root / "animals.parquet")
+    (root.parent / "secret.parquet").write_bytes((root / "animals.parquet").read_bytes())
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CALIBVIZ_SCAN_ROOTS", str(root))
+        yield root
+
+
+def _opened(path, page: str):
+    """An AppTest whose session analyses ``path`` on every page (opened as the Large data page opens it)."""
+    from calibviz.ui.scan import open_scan, scan_identity
+
+    at = app()
+    at.session_state["cv_scan"] = open_scan(str(path))
+    at.session_state["cv_scan_id"] = scan_identity(str(path), "duckdb", {})
+    at.session_state["cv_scan_active"] = True
+    at.run()
+    return at.switch_page(page).run() if page != "app.py" else at
+
+
+def _infos(at) -> list[str]:
+    return [i.value for i in at.info]
+
+
+def test_open_by_path_analyse_on_every_page_and_back(files):
+    """The whole path a user takes: open a file by path, 'Analyse on every page', Reliability shows the scan's
+    diagram, metric panel (with the calibrated-model reference) and per-bin table; pages without a scan version
+    say so; the sidebar leads back to the data in memory."""
+    at = app().run()
+    at.switch_page("pages/8_Large_data.py").run()
+    at.text_input(key="w_scan_path").set_value(str(files / "two_models.parquet"))
+    at.button[0].click()
+    at.run()
+    assert not at.error, [e.value for e in at.error]
+    at.button(key="scan_use").click()
+    at.run()
+    assert at.success and "Every binned page" in at.success[0].value
+    at.switch_page("pages/1_Reliability.py").run()
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    assert any("Data (opened file)" in c.value and "two\\_models" in c.value for c in at.sidebar.caption)
+    scan = cv.scan(str(files / "two_models.parquet")).models["raw"]
+    table = scan.reliability_table(Uniform(15), 0.05, test=None)
+    fig = figures(at)[0]
+    observed = next(t for t in fig["data"] if t.get("mode") == "lines+markers")
+    np.testing.assert_allclose(observed["y"], table["obs_rate"], rtol=1e-5)  # figure JSON: 6 digits
+    np.testing.assert_allclose(at.dataframe[1].value["obs_rate"], table["obs_rate"], rtol=1e-12)
+    # the scan's bootstrap draws depend on which buckets earlier results refined to exact scores: replay the
+    # Large data page's results (its table and default panel) before the Reliability page's
+    scan.reliability_table(Uniform(15), 0.05)
+    scan.metrics(config=PanelConfig())
+    want = pd.concat([scan.metrics([k], config=PanelConfig(), n_reference=200, random_state=0, n_resamples=100)
+                      for k in cv.panel.DEFAULT_BINARY_METRICS], ignore_index=True)
+    metrics = at.dataframe[0].value
+    assert metrics["Value"].tolist() == [format_value(v, u) for v, u in zip(want["value"], want["unit"])]
+    # the bootstrap intervals of the score buckets (the sidebar's 100 resamples), as the library gives them
+    assert metrics["95% interval"].tolist() == [format_interval(lo, hi, u) for lo, hi, u in
+                                                zip(want["low"], want["high"], want["unit"])]
+    assert np.isfinite(want["high"]).sum() >= 5
+    ece = want.set_index("metric").loc["ece"]
+    assert np.isfinite(ece["null_low"])  # the calibrated-model reference is there
+    assert metrics.set_index("Metric").loc["ECE", "Verdict"] == ece["verdict"]
+    assert any(f"ECE = {format_value(ece['value'], 'probability')}" in shown(m) for m in at.markdown)
+    assert any("ROC curve" in i and NEEDS_ROWS in i for i in _infos(at))
+    # a page without a scan version says which data it shows
+    at.switch_page("pages/6_Report.py").run()
+    assert any("works on data in memory" in i for i in _infos(at))
+    # back to the data in memory
+    at.switch_page("pages/1_Reliability.py").run()
+    at.sidebar.button(key="scan_leave").click()
+    at.run()
+    assert_clean(at)
+    assert not any("opened file" in c.value for c in at.sidebar.caption)
+    assert any(c.value.startswith("**Data:**") for c in at.sidebar.caption)
+
+
+def test_test_based_page_shows_the_scan_tce(files):
+    at = _opened(files / "two_models.parquet", "pages/2_Test_based.py")
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    scan = cv.scan(str(files / "two_models.parquet"))
+    table = scan.reliability_table(PAVABC(), 0.05)
+    assert metric_values(at)["TCE"] == format_value(scan.tce(PAVABC(), 0.05), "percent")
+    assert metric_values(at)["Rejected predictions"] == f"{int(table['rejected'].sum()):,} of {scan.n:,}"
+    assert at.dataframe[0].value["rejected"].tolist() == table["rejected"].tolist()
+    bars = next(t for t in figures(at)[0]["data"] if str(t.get("name", "")).startswith("Rejected"))
+    assert bars["y"] == table["rejected"].tolist()
+    infos = _infos(at)
+    assert any("violins" in i and NEEDS_ROWS in i for i in infos)
+    assert any("binning comparison" in i and NEEDS_ROWS in i for i in infos)
+
+
+def test_multiclass_page_and_views_of_a_multiclass_file(files):
+    path = files / "animals.parquet"
+    at = _opened(path, "pages/3_Multiclass.py")
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    scan = cv.scan(str(path))
+    want = T.top_label_table(scan, Uniform(15))
+    tl, small, grid = figures(at)
+    plus = next(t for t in tl["data"] if str(t.get("name", "")).startswith("Top-label"))
+    np.testing.assert_allclose(plus["y"], want["plus"], rtol=1e-5)
+    panel = scan.metrics(["confidence_ece", "top_label_ece", "top_label_mce", "classwise_ece"])
+    assert at.dataframe[0].value["Value"].tolist() == [format_value(v, u) for v, u in zip(panel["value"],
+                                                                                          panel["unit"])]
+    ranking = T.class_ranking(scan, Uniform(15))
+    assert at.dataframe[1].value["label"].tolist() == ranking["label"].tolist()
+    np.testing.assert_allclose(at.dataframe[1].value["value"], ranking["value"], rtol=1e-12)
+    assert len(small["layout"]["annotations"]) >= 3 and any("zooming" in i.lower() for i in _infos(at))
+    # the Reliability page's class-wise view of the same file
+    at.session_state["cv_settings"]["view"] = "classwise:1"
+    at.switch_page("pages/1_Reliability.py").run()
+    assert_clean(at)
+    dog = scan.class_view("dog").reliability_table(Uniform(15), test=None)
+    np.testing.assert_allclose(at.dataframe[1].value["obs_rate"], dog["obs_rate"], rtol=1e-12)
+    assert at.selectbox(key="w_view").value == "classwise:1"
+
+
+def test_compare_page_reads_the_models_of_the_file(files):
+    path = files / "two_models.parquet"
+    at = _opened(path, "pages/5_Compare.py")
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    scan = cv.scan(str(path))
+    want = T.compare_scans(scan.models, ["ece", "ace", "mce", "tce", "smooth_ece", "brier", "log_loss"],
+                           PanelConfig(), "raw")
+    ece = at.dataframe[0].value  # the first metric's tab
+    np.testing.assert_allclose(ece["Value"], want.loc[want.metric == "ece", "value"], rtol=1e-12)
+    np.testing.assert_allclose(ece["Difference"].iloc[1], want.loc[(want.metric == "ece") & ~want.is_reference,
+                                                                    "diff"].iloc[0], rtol=1e-12)
+    overlay = figures(at)[0]
+    assert {t["name"] for t in overlay["data"] if t.get("mode") == "lines+markers"} == {"raw", "shrunk"}
+    infos = _infos(at)
+    assert any("paired bootstrap" in i and NEEDS_ROWS in i for i in infos)
+    assert any("triptych" in i and NEEDS_ROWS in i for i in infos)
+
+
+def test_variables_page_on_an_opened_file(files):
+    at = _opened(files / "two_models.parquet", "pages/4_Variables.py")
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    scan = cv.scan(str(files / "two_models.parquet"))
+    want = scan.variable_ranking(["age"], n_resamples=100, random_state=0)
+    assert any(f"VECE = {format_value(want['vece'].iloc[0], 'probability')}" in shown(m) for m in at.markdown)
+    assert any("LOESS curves" in i and NEEDS_ROWS in i for i in _infos(at))
+
+
+def test_a_refused_path_keeps_the_file_being_analysed(files):
+    """Opening a path outside the allowed root is refused on the Large data page, and the pages go on analysing
+    the file opened before (the previous data are kept)."""
+    at = _opened(files / "animals.parquet", "app.py")
+    at.switch_page("pages/8_Large_data.py").run()
+    at.text_input(key="w_scan_path").set_value(str(files / ".." / "secret.parquet"))
+    at.button[0].click()
+    at.run()
+    assert at.error and "outside the directories" in at.error[0].value
+    assert at.session_state["cv_scan"].source == str(files / "animals.parquet")
+    assert any("animals" in c.value for c in at.sidebar.caption)
