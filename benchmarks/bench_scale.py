@@ -1,6 +1,6 @@
 """Benchmark: prediction logs larger than memory (cv.scan, issue #13).
 
-Run: nice -n 5 python benchmarks/bench_scale.py [--rows 10000000 100000000] [--spark] [--keep DIR]
+Run: nice -n 5 python benchmarks/bench_scale.py [--rows 10000000 100000000] [--spark] [--intervals 200] [--keep DIR]
 
 Writes Parquet files of ``rows`` rows (p as float64, y, two features; a second
 file with p as float32) with DuckDB in a temporary directory, then times, each
@@ -12,7 +12,10 @@ in its own process (wall time, CPU time, peak RSS from ``/usr/bin/time``):
 * the same with the full default panel (ECE, ACE, MCE, TCE with PAVA-BC on the bucket grid, smECE, Brier, log loss);
 * importing the command line alone (a fixed cost of every process, ~1.7 s of CPU here);
 * a hand-written DuckDB query computing only the bucket sums (the floor the issue compares with);
-* ``--engine polars`` and, with ``--spark``, ``--engine spark`` (local[2]).
+* ``--engine polars`` and, with ``--spark``, ``--engine spark`` (local[2]);
+* with ``--intervals B``: the binned and the default panel through ``--engine duckdb --ci B`` (bootstrap
+  intervals from a Poisson bootstrap of the bucket sums, :mod:`calibviz.scan.resample`; no pass over the rows),
+  with the time the intervals add to the same run without them.
 
 Values of every scan run are compared with the DuckDB run (and with the
 in-memory run where it ran). Prints a Markdown table; files are deleted at the end.
@@ -75,6 +78,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rows", type=int, nargs="+", default=[10_000_000])
     ap.add_argument("--spark", action="store_true", help="also time --engine spark (local[2])")
     ap.add_argument("--keep", help="directory for the Parquet files (default: a temporary one, deleted)")
+    ap.add_argument("--intervals", type=int, default=0, metavar="B",
+                    help="also time the binned and the default panel with B bootstrap resamples (--ci B)")
     args = ap.parse_args(argv)
     tmp = Path(args.keep or tempfile.mkdtemp(prefix="calibviz-scale-"))
     tmp.mkdir(parents=True, exist_ok=True)
@@ -112,6 +117,13 @@ def main(argv=None) -> int:
                                                                          BINNED))
             full = _metrics(f64, "--engine", "duckdb")
             row(n, "scan duckdb: default panel (TCE PAVA-BC, smECE)", full)
+            if args.intervals:
+                ci = ("--ci", str(args.intervals))
+                for work, base, extra in (("binned panel", scan, ("--metrics", BINNED)), ("default panel", full, ())):
+                    r = _metrics(f64, "--engine", "duckdb", *extra, *ci)
+                    row(n, f"scan duckdb: {work} + {args.intervals} bootstrap resamples", r, base["values"],
+                        note=f"intervals add {r['wall'] - base['wall']:.2f} s wall, {r['cpu'] - base['cpu']:.2f} s "
+                             "CPU")
             pol = _metrics(f64, "--engine", "polars", "--metrics", BINNED)
             row(n, "scan polars: binned panel", pol, scan["values"])
             if args.spark:

@@ -18,18 +18,18 @@ the rows of an atom it needs no rows:
   variance ``sum w^2``, as the row bootstrap's) and it stays positive; its
   shape for an atom of few very unequal weights is approximate (the
   distribution of the sum of ``n*`` draws from those weights is discrete);
-* scores: ``sum_i W_i w_i p_i`` is the atom's weighted mean score times the
-  resampled weight, plus the within-atom spread drawn as a normal with
-  variance ``n* (sum w^2 / n) var_w(p)`` and clipped to the atom's score
-  range (exact first two moments for unweighted scans; for weighted scans it
-  assumes weights and scores unrelated inside the 2^-16 bucket). An exact
-  atom (one score) has no spread. Whatever the draw, the resampled mean score
-  of an atom lies in its score range, so a bin's resampled mean prediction is
-  off by at most the bucket width, 2^-16 = 1.5e-5 (``BUCKET_BOUND``; tested);
-* ``sum W w p^2`` and ``sum W w loss`` from the same draw by their first-order
-  expansion about the atom's mean score (error at most ``sum W w`` times
-  ``h^2`` for ``p^2`` with ``h`` the atom's score range, i.e. 2^-32 per unit
-  weight).
+* scores and losses: ``sum_i W_i w_i p_i`` is the resampled weight times
+  the atom's weighted mean score (likewise ``p^2`` and the log loss). An atom
+  of one score (a refined bucket, or scores with at most 4 decimals) is
+  exact; inside a bucket of several scores the rows' resampled mean score is
+  replaced by the bucket's mean, which lies in the bucket's score range, so a
+  bin's resampled mean prediction is off by at most the bucket width,
+  2^-16 = 1.5e-5 (``BUCKET_BOUND``; tested on exact row Poisson weights:
+  ECE moves by less than that). The spread of the scores inside a bucket is
+  not drawn: it adds at most ``h^2 / 4`` (h <= 2^-16, so below 6e-11) per
+  unit weight to the variance of a bin's mean prediction, against
+  ``p (1 - p) / n`` for its observed rate; drawing it doubled the cost of
+  the draw for nothing measurable.
 
 Every metric of the panel that a scan computes from buckets, except TCE, is
 then recomputed on each resampled bucket table by the same reductions as in
@@ -99,7 +99,6 @@ from ..metrics.binned import _debiased_from_stats, _decomposition, _norm_of_gaps
 from ..metrics.intervals import (DEBIASED_BASIC, DOUBLE_BASIC, INTERVALS, bootstrap_metric, chosen_method,
                                  coverage_note, debiased_l2_from_distribution, rows_per_bin)
 from ..metrics.resampling import BootstrapResult, interval_from_distribution
-from ..metrics.scores import LOG_LOSS_EPS
 from ..summary import BinStatistics
 from . import refine as _ref
 from .aggregate import FINE_BUCKETS
@@ -122,7 +121,8 @@ def poisson_draw(atoms: _ref.Atoms, m: int, rng: np.random.Generator, weighted: 
     """Resampled sums of every atom for ``m`` Poisson-bootstrap resamples: arrays of shape (m, atoms).
 
     Keys ``n`` (rows, exact Poisson), ``sw``, ``swp``, ``swpp``, ``sww``,
-    ``sll`` (see the module docstring for the draw and its bounds).
+    ``sll`` (see the module docstring for the draw and its bounds). Unweighted,
+    ``sw`` and ``sww`` are ``n`` itself (the same array).
 
     Examples
     --------
@@ -143,25 +143,11 @@ def poisson_draw(atoms: _ref.Atoms, m: int, rng: np.random.Generator, weighted: 
             shape = ns[:, cols] * (mw[cols] ** 2 / vw[cols])
             sw[:, cols] = rng.gamma(shape, vw[cols] / mw[cols])
         sww = ns * (atoms.sww / n)
-        w2 = atoms.sww / n
     else:
-        sw, sww, w2 = ns, ns, 1.0
-    mean = atoms.swp / atoms.sw
-    h = atoms.hi - atoms.lo
-    var = np.clip(atoms.swpp / atoms.sw - mean * mean, 0.0, 0.25 * h * h)  # within-atom spread of p
-    swp = sw * mean
-    cols = np.flatnonzero(var > 0)
-    if cols.size:
-        sd = np.sqrt(ns[:, cols] * (w2[cols] if weighted else 1.0) * var[cols])
-        extra = sd * rng.standard_normal(sd.shape)
-        swp[:, cols] = np.clip(swp[:, cols] + extra, atoms.lo[cols] * sw[:, cols], atoms.hi[cols] * sw[:, cols])
-    d = swp - sw * mean
-    swpp = sw * (atoms.swpp / atoms.sw) + 2.0 * mean * d
-    pc = np.clip(mean, LOG_LOSS_EPS, 1.0 - LOG_LOSS_EPS)
-    inside = (mean > LOG_LOSS_EPS) & (mean < 1.0 - LOG_LOSS_EPS)
-    slope = np.where(inside, np.where(atoms.y == 1, -1.0 / pc, 1.0 / (1.0 - pc)), 0.0)  # d(-log p given y)/dp
-    sll = sw * (atoms.sll / atoms.sw) + slope * d
-    return {"n": ns, "sw": sw, "swp": swp, "swpp": swpp, "sww": sww, "sll": sll}
+        sw = sww = ns
+    # scores and losses at the atom's weighted means (the bound of the module docstring)
+    return {"n": ns, "sw": sw, "swp": sw * (atoms.swp / atoms.sw), "swpp": sw * (atoms.swpp / atoms.sw),
+            "sww": sww, "sll": sw * (atoms.sll / atoms.sw)}
 
 
 # -- bins of every resample ------------------------------------------------------------------------------------
@@ -179,13 +165,25 @@ def _segments(X: np.ndarray, seg: np.ndarray, n_seg: int) -> np.ndarray:
 def _group_sums(atoms: _ref.Atoms, draw: dict, starts: np.ndarray) -> dict:
     """Sums per rank group (a bucket or an exact score, labels merged), shape (m, groups)."""
     y = atoms.y.astype(np.float64)
-    src = {"n": draw["n"], "sw": draw["sw"], "swy": draw["sw"] * y, "swp": draw["swp"], "swpy": draw["swp"] * y,
-           "swpp": draw["swpp"], "sww": draw["sww"], "pos": draw["n"] * y}
-    return {k: np.add.reduceat(v, starts, axis=1) for k, v in src.items()}
+
+    def red(v):
+        return np.add.reduceat(v, starts, axis=1)
+
+    n, pos = red(draw["n"]), red(draw["n"] * y)
+    out = {"n": n, "pos": pos, "swp": red(draw["swp"]), "swpy": red(draw["swp"] * y), "swpp": red(draw["swpp"])}
+    if draw["sw"] is draw["n"]:  # unweighted: weights are the counts
+        out.update(sw=n, swy=pos, sww=n)
+    else:
+        out.update(sw=red(draw["sw"]), swy=red(draw["sw"] * y), sww=red(draw["sww"]))
+    return out
 
 
 def _fixed_bins(groups: dict, bin_of_group: np.ndarray, n_bins: int) -> dict:
-    return {k: _segments(v, bin_of_group, n_bins) for k, v in groups.items()}
+    done = {}  # unweighted, sw / swy / sww are n / pos themselves
+    for v in groups.values():
+        if id(v) not in done:
+            done[id(v)] = _segments(v, bin_of_group, n_bins)
+    return {k: done[id(v)] for k, v in groups.items()}
 
 
 def _equal_mass(groups: dict, n_bins: int, tie: np.ndarray) -> dict:
@@ -215,12 +213,13 @@ def _equal_mass(groups: dict, n_bins: int, tie: np.ndarray) -> dict:
     size = cnt[rows, g]
     with np.errstate(invalid="ignore", divide="ignore"):
         frac = np.where(size > 0, np.clip((x - K[rows, g]) / size, 0.0, 1.0), 0.0)
-    out = {}
+    out, done = {}, {}
     for k, v in groups.items():
-        Q = np.zeros((m, G + 1))
-        np.cumsum(v, axis=1, out=Q[:, 1:])
-        at = Q[rows, g] + frac * v[rows, g]
-        out[k] = np.diff(at, axis=1)
+        if id(v) not in done:  # unweighted, sw / swy / sww are n / pos themselves
+            Q = np.zeros((m, G + 1))
+            np.cumsum(v, axis=1, out=Q[:, 1:])
+            done[id(v)] = np.diff(Q[rows, g] + frac * v[rows, g], axis=1)
+        out[k] = done[id(v)]
     return out
 
 
