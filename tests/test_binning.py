@@ -48,15 +48,19 @@ def _equal_mass_cuts_reference(p, B):
     ps = np.sort(p)
     n = len(p)
     cuts = []
+    runs = {}  # score -> (first, one past last) sorted position of its run: each run is walked once, not per cut
     for j in range(1, B):
         c = (j * n) // B
         if 0 < c < n and ps[c - 1] == ps[c]:
-            start = c
-            while start > 0 and ps[start - 1] == ps[c]:
-                start -= 1
-            end = c
-            while end < n and ps[end] == ps[c]:
-                end += 1
+            if ps[c] not in runs:
+                start = c
+                while start > 0 and ps[start - 1] == ps[c]:
+                    start -= 1
+                end = c
+                while end < n and ps[end] == ps[c]:
+                    end += 1
+                runs[ps[c]] = (start, end)
+            start, end = runs[ps[c]]
             c = start if c - start <= end - c else end
         cuts.append(c)
     return ps, np.array(cuts, dtype=int)
