@@ -557,20 +557,28 @@ class PAVA(Scheme):
         g_start, g_size = _group_sorted(ps)
         g_w = np.add.reduceat(ww, g_start)
         g_wy = np.add.reduceat(ww * y[order], g_start)
-        pos = g_w > 0
-        # zero-weight groups carry no information: fit the others, attach these to their left block
-        gw = g_w[pos]
-        fit = isotonic_regression(g_wy[pos] / gw, weights=gw)
-        val = fit.x[fit.blocks[:-1]]
-        # pool adjacent blocks whose fitted means are equal (PAVA pools ties)
-        keep = np.r_[True, val[1:] != val[:-1]]
-        block_first_pos = fit.blocks[:-1][keep]  # first positive-weight group of each block
-        pos_groups = np.flatnonzero(pos)
-        block_first_group = pos_groups[block_first_pos]
-        block_first_group[0] = 0  # leading zero-weight groups join the first block
-        starts = g_start[block_first_group]
+        starts = g_start[pava_block_starts(g_w, g_wy)]
         sizes = np.diff(np.r_[starts, ps.shape[0]])
         return _bins_from_sizes(order, ps, sizes, "pava")
+
+
+def pava_block_starts(group_weight: np.ndarray, group_label_sum: np.ndarray) -> np.ndarray:
+    """First group of each PAVA block, for groups of equal scores sorted by score (shape (G,) -> (B,)).
+
+    Weighted least-squares isotonic regression of the groups' rates; adjacent
+    blocks with equal fitted means are pooled, and zero-weight groups (no
+    information) join the block on their left (leading ones the first block).
+    Shared by :class:`PAVA` (groups of rows) and the scans (groups of fine
+    buckets, :func:`calibviz.scan.refine.pava_bins`).
+    """
+    pos = group_weight > 0
+    gw = group_weight[pos]
+    fit = isotonic_regression(group_label_sum[pos] / gw, weights=gw)
+    val = fit.x[fit.blocks[:-1]]
+    keep = np.r_[True, val[1:] != val[:-1]]
+    first = np.flatnonzero(pos)[fit.blocks[:-1][keep]]
+    first[0] = 0
+    return first
 
 
 def _pavabc_sizes(ys, ws, cs, n_min: int, n_max: int, tail_rule: str):

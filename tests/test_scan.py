@@ -140,6 +140,34 @@ def test_tce_pavabc_equals_in_memory_on_grid_scores(tmp_path, engine, weights):
     assert s.metrics(["tce"]).loc[0, "note"] == ""  # exact here: no note
 
 
+@pytest.mark.parametrize("weights", [False, True])
+def test_pava_bins_equal_in_memory_on_grid_scores(weights):
+    """PAVA on whole fine buckets is PAVA on the rows when no bucket holds two distinct scores."""
+    from calibviz.binning import PAVA
+
+    df = _grid_data(100_000, seed=5, weights=weights)
+    s = cv.scan(df, weight="weight" if weights else None)
+    keep = df.weight > 0 if weights else slice(None)
+    w = df.weight[keep] if weights else None
+    want = cv.reliability_table(df.y[keep], df.p[keep], binning=PAVA(), sample_weight=w)
+    assert len(want) > 5  # several blocks: the comparison means something
+    _close_tables(s.reliability_table(binning=PAVA()), want)
+    assert s.tce(PAVA()) == pytest.approx(cv.metrics.tce(df.y, df.p, binning=PAVA(),
+                                                         sample_weight=df.weight if weights else None), rel=1e-12)
+
+
+def test_pava_bins_on_continuous_scores_sit_on_the_grid():
+    """Continuous scores: block boundaries move to bucket boundaries; the observed rates stay increasing."""
+    rng = np.random.default_rng(3)
+    p = rng.beta(2, 5, 200_000)
+    y = (rng.uniform(size=p.size) < p).astype(np.int64)
+    table = cv.scan(pd.DataFrame({"y": y, "p": p})).reliability_table(binning="pava")
+    want = cv.reliability_table(y, p, binning="pava")
+    assert np.all(np.diff(table.obs_rate.to_numpy()) > 0)  # PAVA's defining property holds on the grid
+    assert table.n.sum() == p.size
+    assert abs(len(table) - len(want)) <= 0.2 * len(want)
+
+
 @pytest.mark.parametrize("n, limit", [(100_000, 3.0), (1_000_000, 1.0)])
 def test_tce_pavabc_on_continuous_scores_is_close(n, limit):
     """Continuous scores: PAVA-BC on the 2^-16 grid moves block boundaries to bucket boundaries (documented)."""
@@ -257,8 +285,8 @@ def test_unknown_engine_scheme_and_missing_files():
     df = _data(1_000)
     with pytest.raises(cv.InputError, match="unknown engine"):
         cv.scan(df, engine="oracle")
-    with pytest.raises(cv.InputError, match="median-variance bins need the sorted labels"):
-        cv.scan(df).reliability_table(binning="pava")
+    with pytest.raises(cv.InputError, match="median-variance splits need every sorted score"):
+        cv.scan(df).reliability_table(binning="median_variance")
     with pytest.raises(cv.InputError, match="no file matches"):
         cv.scan("/nonexistent/*.parquet")
 

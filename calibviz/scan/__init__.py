@@ -286,6 +286,9 @@ class Scan:
         elif kind == "pavabc":
             edges, index, _, name = _ref.pavabc_bins(scheme, atoms, self._roles.weight is not None)
             n_bins = edges.shape[0] - 1
+        elif kind == "pava":
+            edges, index, _, name = _ref.pava_bins(atoms)
+            n_bins = edges.shape[0] - 1
         else:
             edges, index, _ = _ref.equal_mass_bins(scheme, atoms)
             n_bins, name = scheme.n_bins, f"equal_mass({scheme.n_bins})"
@@ -311,7 +314,7 @@ class Scan:
 
         Parameters
         ----------
-        binning : Uniform, EqualMass, Custom, or their names / edges
+        binning : Uniform, EqualMass, Custom, PAVA, PAVABC, or their names / edges
         alpha : float, default 0.05
         interval : {"wilson", "beta", "jeffreys"}
         test : {"binomial", "ttest"} or None

@@ -29,15 +29,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..binning import PAVABC, Bins, Custom, EqualMass, Uniform, _equal_mass_cuts, _pavabc_sizes, _snap_to_runs
+from ..binning import (PAVA, PAVABC, Bins, Custom, EqualMass, Uniform, _equal_mass_cuts, _pavabc_sizes, _snap_to_runs,
+                       pava_block_starts)
 from ..errors import InputError
 from ..summary import BinStatistics, rejections as _rejections
 from .aggregate import FINE_BUCKETS, SUMS
 
-__all__ = ["Atoms", "Refine", "atoms_of", "edge_bins", "equal_mass_bins", "pavabc_bins", "bin_statistics", "rejected",
+__all__ = ["Atoms", "Refine", "atoms_of", "edge_bins", "equal_mass_bins", "pava_bins", "pavabc_bins", "bin_statistics", "rejected",
            "smece_residual_nodes"]
 
-SCAN_SCHEMES = ("uniform", "equal_mass", "custom", "pavabc")
+SCAN_SCHEMES = ("uniform", "equal_mass", "custom", "pava", "pavabc")
 
 
 class Refine(Exception):
@@ -153,6 +154,44 @@ def equal_mass_bins(scheme: EqualMass, atoms: Atoms) -> tuple[np.ndarray, np.nda
     return edges, group_bin[group_of_atom], sizes
 
 
+def _bucket_groups(atoms: Atoms):
+    """Whole fine buckets as groups (refined or not, so that bins do not depend on which buckets were refined):
+    start of each group in the atoms, rows per group, group of each atom, score range of each group."""
+    starts = np.flatnonzero(np.r_[True, atoms.bucket[1:] != atoms.bucket[:-1]]) if atoms.size else np.zeros(0, int)
+    counts = np.add.reduceat(atoms.n, starts)
+    group_of_atom = np.repeat(np.arange(starts.shape[0]), np.diff(np.r_[starts, atoms.size]))
+    return starts, counts, group_of_atom, np.minimum.reduceat(atoms.lo, starts), np.maximum.reduceat(atoms.hi, starts)
+
+
+def _blocks(sizes: np.ndarray, counts: np.ndarray, lo: np.ndarray, hi: np.ndarray):
+    """(edges, block of each group) of consecutive blocks of whole groups with ``sizes`` rows."""
+    first = np.r_[0, np.cumsum(counts)[:-1]]  # sorted position of each group's first row
+    ends = np.cumsum(sizes)
+    group_bin = np.searchsorted(ends, first, side="right")
+    g = np.searchsorted(first, ends[:-1])  # the group starting each block after the first
+    edges = np.concatenate(([0.0], 0.5 * (hi[g - 1] + lo[g]), [1.0]))
+    return edges, group_bin
+
+
+def pava_bins(atoms: Atoms) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+    """(edges, bin of each atom, rows per bin, name) of PAVA with each fine bucket as one group.
+
+    The in-memory scheme (:class:`calibviz.binning.PAVA`) fits the isotonic
+    regression on groups of equal scores; here the groups are whole fine
+    buckets (2^-16 wide), with the same code (:func:`calibviz.binning.pava_block_starts`).
+    So the bins are PAVA's bins of the scores rounded down to the 2^-16 grid,
+    identical to the in-memory bins when no bucket holds two distinct scores
+    (tested), otherwise a block boundary can only sit at a bucket boundary, as
+    for :func:`pavabc_bins`. Edges are midpoints of the neighbouring scores.
+    """
+    starts, counts, group_of_atom, lo, hi = _bucket_groups(atoms)
+    first_group = pava_block_starts(np.add.reduceat(atoms.sw, starts), np.add.reduceat(atoms.sw * atoms.y, starts))
+    first_row = np.r_[0, np.cumsum(counts)[:-1]][first_group]
+    sizes = np.diff(np.r_[first_row, int(counts.sum())]).astype(np.int64)
+    edges, group_bin = _blocks(sizes, counts, lo, hi)
+    return edges, group_bin[group_of_atom], sizes, "pava"
+
+
 def pavabc_bins(scheme: PAVABC, atoms: Atoms, weighted: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
     """(edges, bin of each atom, rows per bin, name) of PAVA-BC with each fine bucket pushed whole.
 
@@ -166,14 +205,10 @@ def pavabc_bins(scheme: PAVABC, atoms: Atoms, weighted: bool) -> tuple[np.ndarra
     bucket boundary. The edges are exact midpoints of the neighbouring scores.
     The TCE decisions made in these bins are exact per row (:func:`rejected`).
     """
-    # groups are whole buckets, refined or not, so that the bins do not depend on which buckets were refined
-    starts = np.flatnonzero(np.r_[True, atoms.bucket[1:] != atoms.bucket[:-1]]) if atoms.size else np.zeros(0, int)
-    counts = np.add.reduceat(atoms.n, starts)
-    G = starts.shape[0]
+    starts, counts, group_of_atom, lo, hi = _bucket_groups(atoms)
     N = int(counts.sum())
     n_min, n_max = scheme.constraints(N)
     name = f"pavabc({n_min},{n_max})"
-    group_of_atom = np.repeat(np.arange(G), np.diff(np.r_[starts, atoms.size]))
     if N <= n_min:
         sizes = np.array([N], np.int64)
     elif weighted:
@@ -184,13 +219,7 @@ def pavabc_bins(scheme: PAVABC, atoms: Atoms, weighted: bool) -> tuple[np.ndarra
         ys = np.add.reduceat(atoms.n * atoms.y, starts).astype(np.int64).tolist()
         sizes = np.asarray(_pavabc_sizes(ys, counts.tolist(), counts.tolist(), n_min, n_max, scheme.tail_rule),
                            np.int64)
-    first = np.r_[0, np.cumsum(counts)[:-1]]  # sorted position of each group's first row
-    ends = np.cumsum(sizes)
-    group_bin = np.searchsorted(ends, first, side="right")
-    lo = np.minimum.reduceat(atoms.lo, starts)
-    hi = np.maximum.reduceat(atoms.hi, starts)
-    g = np.searchsorted(first, ends[:-1])  # the group starting each block after the first (blocks are whole groups)
-    edges = np.concatenate(([0.0], 0.5 * (hi[g - 1] + lo[g]), [1.0]))
+    edges, group_bin = _blocks(sizes, counts, lo, hi)
     return edges, group_bin[group_of_atom], sizes, name
 
 
@@ -263,5 +292,8 @@ def scheme_kind(scheme) -> str:
         return "equal_mass"
     if type(scheme) is PAVABC:
         return "pavabc"
-    raise InputError(f"scans bin with uniform, equal_mass, pavabc or custom edges, not {scheme!r}; PAVA and "
-                     "median-variance bins need the sorted labels: load the data with cv.load_predictions for them.")
+    if type(scheme) is PAVA:
+        return "pava"
+    raise InputError(f"scans bin with uniform, equal_mass, pava, pavabc or custom edges, not {scheme!r}; "
+                     "median-variance splits need every sorted score: load the data with cv.load_predictions, or "
+                     "choose another scheme.")
