@@ -193,3 +193,19 @@ def test_equal_mass_bins_property(data):
     want = variable_ranking(df[["x"]], y, p, n_bins=n_bins, sample_weight=w, n_resamples=0)
     assert got[["n", "n_bins"]].values.tolist() == want[["n", "n_bins"]].values.tolist()
     np.testing.assert_allclose(got["vece"], want["vece"], rtol=RTOL, atol=1e-15)
+
+
+def test_long_format_models_rank_their_own_rows():
+    rng = np.random.default_rng(9)
+    n = 12_000
+    df = pd.DataFrame({"model": np.repeat(["m1", "m2"], n // 2), "p": rng.uniform(0.05, 0.95, n),
+                       "age": rng.uniform(0, 100, n), "site": rng.choice(["x", "y", "z"], n)})
+    shift = np.where(df.model == "m1", 0.2, 0.0) * (df.age > 50)
+    df["y"] = (rng.uniform(size=n) < np.clip(df.p + shift, 0, 1)).astype(int)
+    scans = cv.scan(df, label="y", probs="p", model="model").models
+    assert list(scans) == ["m1", "m2"]
+    for name, s in scans.items():
+        part = df[df.model == name]
+        got = s.variable_ranking(["age", "site"], random_state=3)
+        want = variable_ranking(part[["age", "site"]], part.y, part.p, random_state=3)
+        _same(got, want)
