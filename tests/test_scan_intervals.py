@@ -164,6 +164,25 @@ def test_a_tiny_scan_uses_the_double_bootstrap_of_its_rows_and_tce_says_why_it_h
     assert got.loc[2, "interval"] == mem.loc[2, "interval"] == "" and "No bootstrap" not in got.loc[2, "note"]
 
 
+def test_multiclass_scan_intervals_match_metric_panel():
+    """Confidence ECE and top-label ECE / MCE (independent draws per top-label view) as metric_panel; class-wise
+    ECE says why it has none."""
+    rng = np.random.default_rng(8)
+    n = 6_000
+    truth = rng.dirichlet([1.0, 1.0, 1.0], n)
+    probs = truth ** 1.5
+    probs /= probs.sum(axis=1, keepdims=True)  # overconfident
+    y = (rng.uniform(size=(n, 1)) > np.cumsum(truth, axis=1)).sum(axis=1)
+    df = pd.DataFrame({"y": np.array(["a", "b", "c"])[y], "p_a": probs[:, 0], "p_b": probs[:, 1], "p_c": probs[:, 2]})
+    got = cv.scan(df).metrics(n_resamples=200, random_state=0).set_index("metric")
+    mem = metric_panel(y, probs, n_resamples=200, n_reference=0).set_index("metric")
+    for key in ("confidence_ece", "top_label_ece", "top_label_mce"):
+        assert got.loc[key, "interval"] == mem.loc[key, "interval"]
+        width = mem.loc[key, "high"] - mem.loc[key, "value"]
+        assert abs(got.loc[key, "high"] - mem.loc[key, "high"]) < 0.35 * width, key
+    assert np.isnan(got.loc["classwise_ece", "low"]) and "share every row" in got.loc["classwise_ece", "note"]
+
+
 def _population():
     """Population ECE (Uniform(15) bins of q) and Brier score of the model, by numerical integration."""
     f = stats.beta(2, 5).pdf

@@ -59,9 +59,12 @@ resample as :func:`~calibviz.panel.metric_panel` refits them:
 TCE gets no interval: PAVA-BC and the binomial tests refitted on every
 resample cost about 0.15 s per resample at 2^16 buckets (30 s for 200, the
 time of the whole default panel at 10^8 rows). Hosmer-Lemeshow and
-Spiegelhalter's Z have their tests' p-values and no interval, as in memory;
-class-wise and top-label metrics of multiclass scans none yet (their class
-views are aggregated separately).
+Spiegelhalter's Z have their tests' p-values and no interval, as in memory.
+Multiclass scans: confidence ECE as ECE of the confidence view; top-label
+ECE and MCE from independent draws per top-label view (the views partition
+the rows, so this is the Poisson bootstrap of the whole log; bins refitted
+per view); class-wise ECE gets none yet (the one-vs-rest views share every
+row, so their draws would have to be joint).
 
 The resampled values are read with the interval each metric's coverage
 study chose (:mod:`calibviz.metrics.intervals`: :func:`interval_options`, the
@@ -107,7 +110,8 @@ __all__ = ["RESAMPLE_METRICS", "BUCKET_BOUND", "poisson_draw", "resample_distrib
 
 #: Metrics of a binary scan (and the confidence view's ECE) with bootstrap intervals from the bucket table.
 RESAMPLE_METRICS = ("ece", "ace", "mce", "rmsce", "debiased_ece", "brier", "brier_reliability", "log_loss",
-                    "smooth_ece", "confidence_ece")
+                    "smooth_ece", "confidence_ece", "top_label_ece", "top_label_mce")
+_TOP_LABEL = ("top_label_ece", "top_label_mce")
 #: Largest error of a resampled bin's mean prediction from the unknown order of rows inside a fine bucket.
 BUCKET_BOUND = 1.0 / FINE_BUCKETS
 _CHUNK_ELEMENTS = 1 << 21  # resamples x atoms drawn at once (16 MB per array)
@@ -276,6 +280,53 @@ def _pavabc_resample(atoms_r: _ref.Atoms, scheme: PAVABC, weighted: bool):
     return index, _ref.bin_statistics(atoms_r, index, sizes.shape[0])
 
 
+def _top_label_distributions(scan, keys, config, n_resamples: int, random_state=None) -> dict:
+    """Resampled top-label ECE / MCE of a multiclass scan from its top-label views (one per predicted class).
+
+    The views partition the rows (each row has one predicted class), so
+    independent Poisson draws per view are the Poisson bootstrap of the whole
+    log; each view's bins are refitted on its own resampled rows (the
+    "per_class" fit of :meth:`calibviz.scan.Scan._top_label`), and
+    TL-ECE = sum |S_true - S_pred| / W, TL-MCE = max over bins of
+    sum_l |S_true - S_pred| / sum_l W, as on the data.
+    """
+    scheme = config.scheme()
+    if _ref.scheme_kind(scheme) == "pavabc":
+        return {k: np.full(n_resamples, np.nan) for k in keys}
+    weighted = scan._roles.weight is not None
+    n_bins = scheme.n_bins if isinstance(scheme, EqualMass) else None
+    absdiff, weight = None, None
+    rng = np.random.default_rng(random_state)
+    for view in (scan.top_label_view(c) for c in scan._roles.classes):
+        if view.n == 0:
+            continue
+        view._prepare([scheme])
+        atoms = view._atoms()
+        starts, _ = _ref._groups(atoms)
+        binner = _binner(view, scheme, atoms, starts)
+        chunk = max(1, min(n_resamples, _CHUNK_ELEMENTS // max(atoms.size, 1)))
+        done = 0
+        while done < n_resamples:
+            m = min(chunk, n_resamples - done)
+            sums = binner(_group_sums(atoms, poisson_draw(atoms, m, rng, weighted), starts))
+            if absdiff is None:
+                nb = n_bins or sums["sw"].shape[1]
+                absdiff, weight = np.zeros((n_resamples, nb)), np.zeros((n_resamples, nb))
+            k = sums["sw"].shape[1]
+            absdiff[done:done + m, :k] += np.abs(sums["swy"] - sums["swp"])
+            weight[done:done + m, :k] += sums["sw"]
+            done += m
+    out = {}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if "top_label_ece" in keys:
+            out["top_label_ece"] = absdiff.sum(axis=1) / weight.sum(axis=1)
+        if "top_label_mce" in keys:
+            out["top_label_mce"] = np.where(weight > 0, absdiff / np.where(weight > 0, weight, 1.0),
+                                            -np.inf).max(axis=1)
+            out["top_label_mce"][~np.isfinite(out["top_label_mce"])] = np.nan
+    return out
+
+
 def resample_distributions(scan, keys, config, n_resamples: int, random_state=None, progress=None) -> dict:
     """Resampled values of ``keys`` on ``n_resamples`` Poisson-bootstrap resamples of the scan's buckets.
 
@@ -406,7 +457,8 @@ def scan_intervals(scan, keys, values: dict, config, n_resamples: int, confidenc
     sw, sww = scan.total_weight, float(scan._fine()["sww"].sum())
     n_rows = scan.n
     n_eff = float(n_rows) if scan._roles.weight is None else (sw * sw / sww if sww > 0 else 0.0)
-    methods = {k: chosen_method(k, rows_per_bin(k, n_eff, n_bins=config.n_bins)) for k in keys}
+    n_classes = 2 if scan.is_binary else len(scan._roles.classes)
+    methods = {k: chosen_method(k, rows_per_bin(k, n_eff, n_bins=config.n_bins, n_classes=n_classes)) for k in keys}
     out = {}
     fixed = isinstance(config.scheme(), (Uniform, Custom))
     double = [k for k in keys if methods[k] == DOUBLE_BASIC and fixed
@@ -421,7 +473,11 @@ def scan_intervals(scan, keys, values: dict, config, n_resamples: int, confidenc
                                       y, p, binning=config.scheme(), n_bins=config.n_bins, sample_weight=w,
                                       n_resamples=n_resamples, confidence=confidence, random_state=random_state)
     rest = [k for k in keys if k not in out]
-    dists = resample_distributions(scan, rest, config, n_resamples, random_state, progress) if rest else {}
+    top = [k for k in rest if k in _TOP_LABEL]
+    rest_binary = [k for k in rest if k not in _TOP_LABEL]
+    dists = resample_distributions(scan, rest_binary, config, n_resamples, random_state, progress) if rest_binary else {}
+    if top:
+        dists.update(_top_label_distributions(scan, top, config, n_resamples, random_state))
     for k in rest:
         c, dist = INTERVALS[k], dists[k]
         finite = np.isfinite(dist)
@@ -446,9 +502,8 @@ _NO_INTERVAL = {
     "tce": "No bootstrap interval for TCE on a scan: refitting PAVA-BC and its tests on every resample is a loop "
            "over the 2^16 score buckets on one core (about 0.1 s per resample, 20 s for 200); load the data with "
            "cv.load_predictions for it.",
-    None: "No bootstrap interval for this metric on a scan yet: its class views are aggregated separately, and "
-          "class-wise views share rows, so their resamples cannot be drawn view by view; load the data with "
-          "cv.load_predictions for it.",
+    None: "No bootstrap interval for this metric on a scan yet: the one-vs-rest class views share every row, so "
+          "their resamples cannot be drawn view by view; load the data with cv.load_predictions for it.",
 }
 
 
@@ -460,7 +515,7 @@ def fill_intervals(scan, rows: list, specs, config, n_resamples: int, confidence
     values = {r["metric"]: r["value"] for r in rows}
     keys = [s.key for s in specs if s.bootstrap and np.isfinite(values.get(s.key, np.nan))]
     if not scan.is_binary:
-        keys = [k for k in keys if k == "confidence_ece"]
+        keys = [k for k in keys if k in ("confidence_ece", *_TOP_LABEL)]
     results = scan_intervals(scan, keys, values, config, n_resamples, confidence, random_state, progress)
     sw, sww = scan.total_weight, float(scan._fine()["sww"].sum())
     n_eff = float(scan.n) if scan._roles.weight is None else (sw * sw / sww if sww > 0 else 0.0)
