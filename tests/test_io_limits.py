@@ -359,7 +359,11 @@ def test_issue_files_under_a_memory_cap(tmp_path):
 
     for key, path in paths.items():
         assert path.stat().st_size < 3_000_000, key  # small files, all of them
-        got = _run_capped([path])[str(path)]
+    # One capped process loads them all in turn (each file's time is measured on its own): a child per file
+    # re-imported calibviz 13 times (~25 s of the test). Memory a load leaves behind only tightens the cap for the next.
+    results = _run_capped(list(paths.values()), timeout=60 + 30 * len(paths))
+    for key, path in paths.items():
+        got = results[str(path)]
         kind, message, seconds = got
         assert seconds < 30, (key, seconds)
         if key.startswith("normal"):
