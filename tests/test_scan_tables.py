@@ -36,6 +36,20 @@ def test_top_label_table_equals_memory(multi, scheme):
         assert got.attrs[k] == pytest.approx(want.attrs[k], rel=1e-9)
 
 
+def test_bin_zoom_equals_memory(multi):
+    s, y, P = multi
+    for b in (4, 9):
+        got = T.bin_zoom(s, b, Uniform(10))
+        want = mc.bin_zoom(y, P, b, binning=Uniform(10), classes=CLASSES)
+        assert got["label"].tolist() == want["label"].tolist()
+        cols = ["class_index", "n", "weight", "share", "confidence", "accuracy", "gap"]
+        np.testing.assert_allclose(got[cols].to_numpy(float), want[cols].to_numpy(float), rtol=1e-9, atol=1e-12)
+        for k in ("lower", "upper", "n", "confidence", "accuracy", "deviation", "plus"):
+            assert got.attrs[k] == pytest.approx(want.attrs[k], rel=1e-9)
+    with pytest.raises(cv.InputError, match="bin_id"):
+        T.bin_zoom(s, 10, Uniform(10))
+
+
 def test_per_class_and_classwise_tables_equal_memory(multi):
     s, y, P = multi
     got = T.per_class_top_label_tables(s, Uniform(10))

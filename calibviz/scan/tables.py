@@ -18,7 +18,7 @@ from ..errors import InputError
 from ..multiclass import _plus
 from ..panel import PanelConfig
 
-__all__ = ["top_label_table", "per_class_top_label_tables", "classwise_tables", "class_ranking",
+__all__ = ["top_label_table", "bin_zoom", "per_class_top_label_tables", "classwise_tables", "class_ranking",
            "binning_sensitivity", "compare_scans"]
 
 _NAN = float("nan")
@@ -33,6 +33,24 @@ def _multiclass(scan, what: str) -> tuple:
 def _ece(table: pd.DataFrame) -> float:
     total = table.attrs["total_weight"]
     return float(np.sum(np.abs(table["gap"]) * table["weight"]) / total) if total else _NAN
+
+
+def _cells(scan, scheme) -> tuple:
+    """(edges, {"count", "weight", "sum_pred", "sum_true": (K, B) arrays}): the cells (predicted class l, bin b)
+    of the confidence bins fitted on all rows (the pooled fit); one pass per predicted class."""
+    classes = tuple(scan.mapping.classes)
+    edges = scan._solve(lambda atoms: scan._bins(scheme, atoms))[0]  # the pooled bins' edges
+    same = Custom(tuple(float(e) for e in edges))
+    B = edges.shape[0] - 1
+    grid = {k: np.zeros((len(classes), B)) for k in ("count", "weight", "sum_pred", "sum_true")}
+    for i, c in enumerate(classes):
+        view = scan.top_label_view(c)
+        if view.n == 0:  # a class never predicted
+            continue
+        st = view.bin_statistics(same)
+        for k in grid:
+            grid[k][i] = getattr(st, k)
+    return edges, grid
 
 
 def top_label_table(scan, binning="uniform", alpha: float = 0.05) -> pd.DataFrame:
@@ -68,21 +86,13 @@ def top_label_table(scan, binning="uniform", alpha: float = 0.05) -> pd.DataFram
     >>> t[["bin", "n", "mean_pred", "obs_rate", "deviation", "plus"]].round(6).to_dict("records")
     [{'bin': 6, 'n': 10, 'mean_pred': 0.6, 'obs_rate': 0.6, 'deviation': 0.4, 'plus': 0.2}]
     """
-    classes = _multiclass(scan, "top_label_table")
+    _multiclass(scan, "top_label_table")
     scheme = get_scheme(binning)
     table = scan.reliability_table(scheme, alpha, test=None)
-    edges = scan._solve(lambda atoms: scan._bins(scheme, atoms))[0]  # the pooled bins' edges
-    B = edges.shape[0] - 1
-    absdiff, weight, present = np.zeros(B), np.zeros(B), np.zeros(B, dtype=np.int64)
-    same = Custom(tuple(float(e) for e in edges))
-    for c in classes:
-        view = scan.top_label_view(c)
-        if view.n == 0:  # a class never predicted
-            continue
-        s = view.bin_statistics(same)
-        absdiff += np.abs(s.sum_true - s.sum_pred)
-        weight += s.weight
-        present += s.weight > 0
+    _, grid = _cells(scan, scheme)
+    absdiff = np.abs(grid["sum_true"] - grid["sum_pred"]).sum(axis=0)
+    weight = grid["weight"].sum(axis=0)
+    present = (grid["weight"] > 0).sum(axis=0)
     b = table["bin"].to_numpy()
     conf, acc = table["mean_pred"].to_numpy(), table["obs_rate"].to_numpy()
     delta = absdiff[b] / weight[b]
@@ -94,6 +104,41 @@ def top_label_table(scan, binning="uniform", alpha: float = 0.05) -> pd.DataFram
     table["n_classes"] = present[b]
     table.attrs["confidence_ece"] = float(np.sum(table["frac"] * np.abs(acc - conf)))
     table.attrs["top_label_ece"] = float(np.sum(table["frac"] * delta))
+    return table
+
+
+def bin_zoom(scan, bin_id: int, binning="uniform") -> pd.DataFrame:
+    """:func:`calibviz.multiclass.bin_zoom` of a multiclass scan: inside one confidence bin, n, confidence and
+    accuracy per predicted class (the cells of :func:`top_label_table`, same columns and attrs).
+
+    Examples
+    --------
+    >>> import calibviz as cv, pandas as pd
+    >>> df = pd.DataFrame({"y": ["a", "c", "c", "c", "c", "b", "b", "b", "b", "b"],
+    ...                    "p_a": [.6] * 5 + [.2] * 5, "p_b": [.2] * 5 + [.6] * 5, "p_c": [.2] * 10})
+    >>> z = bin_zoom(cv.scan(df), 6, cv.binning.Uniform(10))
+    >>> z[["label", "n", "confidence", "accuracy"]].round(6).to_dict("list")
+    {'label': ['a', 'b'], 'n': [5, 5], 'confidence': [0.6, 0.6], 'accuracy': [0.2, 1.0]}
+    """
+    classes = _multiclass(scan, "bin_zoom")
+    edges, grid = _cells(scan, get_scheme(binning))
+    B = edges.shape[0] - 1
+    if isinstance(bin_id, (bool, np.bool_)) or not isinstance(bin_id, (int, np.integer)) or not 0 <= bin_id < B:
+        raise InputError(f"bin_id must be an integer between 0 and {B - 1} (the 'bin' column of top_label_table), "
+                         f"got {bin_id!r}.")
+    cnt, wt, sp, st = (grid[k][:, bin_id] for k in ("count", "weight", "sum_pred", "sum_true"))
+    keep = np.flatnonzero(wt > 0)
+    conf, acc = sp[keep] / wt[keep], st[keep] / wt[keep]
+    W = wt.sum()
+    table = pd.DataFrame({"class_index": keep, "label": [str(classes[i]) for i in keep],
+                          "n": cnt[keep].astype(np.int64), "weight": wt[keep],
+                          "share": wt[keep] / W if W > 0 else wt[keep], "confidence": conf, "accuracy": acc,
+                          "gap": acc - conf})
+    star_c, star_a = (sp.sum() / W, st.sum() / W) if W > 0 else (_NAN, _NAN)
+    dev = float(np.abs(st - sp).sum() / W) if W > 0 else _NAN
+    table.attrs.update(bin=int(bin_id), lower=float(edges[bin_id]), upper=float(edges[bin_id + 1]),
+                       n=int(cnt.sum()), confidence=float(star_c), accuracy=float(star_a), deviation=dev,
+                       plus=float(_plus(star_c, star_a, dev)))
     return table
 
 

@@ -219,7 +219,15 @@ def multiclass(scan) -> None:
     with tab_metrics:
         show_metric_table(panel, f"{scan.name}_multiclass", caption=_interval_caption(panel, no_reference=True))
     with tab_zoom:
-        needs_rows("Zooming into one bin (its rows per class)")
+        bins = table["bin"].tolist()
+        labels = {b: f"bin {b}: confidence {lo:.2f}-{hi:.2f} ({n:,} rows)" for b, lo, hi, n in
+                  zip(table["bin"], table["lower"], table["upper"], table["n"])}
+        busiest = int(table.loc[table["deviation"].idxmax(), "bin"])
+        pick = st.selectbox("Bin", bins, index=bins.index(busiest), format_func=labels.get, key="w_zoom_bin",
+                            help="Which confidence bin to open; by default the one with the largest top-label "
+                                 "deviation.")
+        zoom = cached(("zoom", cid, scan.name, scheme, pick), lambda: scan_tables.bin_zoom(scan, int(pick), scheme))
+        show_figure(figures.bin_zoom(table=zoom, title=""), f"bin_zoom_{scan.name}_{pick}", key="zoom")
     with tab_tl:
         tables = cached(("tl_tables", cid, scan.name, scheme, cfg.alpha),
                         lambda: scan_tables.per_class_top_label_tables(scan, scheme, cfg.alpha))
