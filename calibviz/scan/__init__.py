@@ -559,7 +559,7 @@ class Scan:
             bucket table, no pass over the rows, read with the interval each
             metric's coverage study chose, as :func:`~calibviz.panel.metric_panel`
             reads it (:mod:`calibviz.scan.resample`: the draw and its bounds).
-            Class-wise and top-label metrics of multiclass scans get none yet.
+            TCE and the class-wise ECE of multiclass scans get none (a note says why).
         confidence : float, default 0.95
         progress : callable(done, total), optional
             Called as the resamples advance.
