@@ -170,12 +170,19 @@ def build_parser() -> argparse.ArgumentParser:
                     "opens offline (plotly.js is embedded).",
         epilog="examples:\n  calibviz report preds.csv -o report.html\n"
                "  calibviz report loan_recalibration -o loan.html --ci 0     # fastest: no intervals\n"
-               "  calibviz report preds.parquet -o r.html --binning equal_mass --bins 10 --alpha 0.01",
+               "  calibviz report preds.parquet -o r.html --binning equal_mass --bins 10 --alpha 0.01\n"
+               "  calibviz report 'logs/*.parquet' -o r.html --engine duckdb   # larger than memory: streamed",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     rep.add_argument("file", help="CSV, TSV, Parquet or Excel file (or a demo name)")
     rep.add_argument("-o", "--output", default="calibviz-report.html", metavar="OUT.html",
                      help="where to write the report (default: calibviz-report.html)")
     rep.add_argument("--title", help="report title (default: 'Calibration report: FILE')")
+    rep.add_argument("--engine", choices=("duckdb", "polars", "spark"),
+                     help="stream FILE (a Parquet/CSV path, glob, directory or DuckDB SQL query) through this engine "
+                          "instead of loading it: for logs larger than memory. The report has every section per-bin "
+                          "sums support (--ci: a Poisson bootstrap of the bucket sums) and says which need the rows "
+                          "(CORP, violins, LOESS curves, paired comparisons); no --recalibrate")
+    rep.add_argument("--database", metavar="DB", help="with --engine duckdb: the DuckDB database FILE's query runs on")
     rep.add_argument("--recalibrate", action="append", default=[], metavar="METHOD", choices=RECALIBRATION_METHODS,
                      help="add a recalibration section: out-of-fold before/after with METHOD (repeatable)")
     _add_metric_options(rep, ci_default=200)
@@ -456,6 +463,8 @@ def _cmd_report(args) -> int:
     if not out.parent.exists():
         raise InputError(f"cannot write {out}: the folder {out.parent} does not exist.")
     load = _mapping_kwargs(args)
+    if args.engine:
+        return _report_scan(args, cfg, metrics, out)
     bar = _progress(args)
     with bar:
         with bar.step(f"reading {_printable(args.file)}"):
@@ -465,6 +474,31 @@ def _cmd_report(args) -> int:
             write_report(models, out, config=cfg, metrics=metrics, n_resamples=args.ci, random_state=args.seed,
                          n_reference=args.reference, title=args.title, source=args.file, load_options=options,
                          recalibration=args.recalibrate or None, progress=progress)
+    print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)
+    return 0
+
+
+def _report_scan(args, cfg, metrics, out: Path) -> int:
+    """``calibviz report FILE --engine E``: the report of a streamed source (calibviz.report_scan); no row loaded."""
+    from .report import _write_page
+    from .report_scan import build_scan_report
+
+    if args.recalibrate:
+        raise InputError("--recalibrate cannot be combined with --engine (recalibration maps are fitted on rows).")
+    if args.reference < 0:
+        raise InputError(f"--reference must be a non-negative number of resamples, got {args.reference}.")
+    options = {k: v for k, v in _mapping_kwargs(args).items() if k in ("label", "probs", "positive", "weight", "model")}
+    bar = _progress(args)
+    with bar:
+        with bar.step(f"opening {_printable(args.file)} ({args.engine})"):
+            models = _scan(args)
+        with bar.step(f"building the report of {len(models)} model{'s' if len(models) > 1 else ''} from "
+                      f"{args.engine} aggregations") as progress:
+            page = build_scan_report(models, config=cfg, metrics=metrics, n_resamples=args.ci, random_state=args.seed,
+                                     n_reference=args.reference, title=args.title, source=args.file,
+                                     load_options=options, engine=args.engine, database=args.database,
+                                     progress=progress)
+        _write_page(page, out)
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)
     return 0
 

@@ -139,6 +139,14 @@ def metric_key(name) -> str:
     raise InputError(f"unknown metric {name!r}; choose from {', '.join(list(BINARY_METRICS) + list(MULTICLASS_METRICS))}.")
 
 
+def _is_scans(models) -> bool:
+    """A :class:`calibviz.Scan` or a dict of them (the report of a streamed source, :mod:`calibviz.report_scan`)."""
+    from .scan import Scan
+
+    return isinstance(models, Scan) or (isinstance(models, dict) and bool(models)
+                                        and all(isinstance(v, Scan) for v in models.values()))
+
+
 def _as_models(models) -> dict[str, Predictions]:
     if isinstance(models, Predictions):
         return {models.name: models}
@@ -325,25 +333,12 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
                      "section.</p>")
         prog.step()
     elif numeric or categorical:
-        rank_fig = figures.vece_ranking(ranking=ranking.assign(feature=_labels(ranking["feature"])), title=None)
         top = ranking.iloc[0]
         top_curve = ranking[ranking["feature"].isin(numeric)]
         strong = lambda t: f"<b>{t}</b>"  # noqa: E731
-        if top["type"] == "categorical":
-            level = top["level_at_max_vce"]
-            headline.append(f"Of the variables, <b>{_e(top['feature'])}</b> shows the largest variable-based "
-                            f"calibration error (VECE {format_value(top['vece'], 'probability')} over its levels)"
-                            + (f"; its level <b>{_e(level)}</b> is the furthest from calibrated ("
-                               f"{100 * top['max_vce']:.1f} percentage points between error and predicted error)."
-                               if level is not None and pd.notna(level) else "."))
-        parts += [f'<h3 id="{anchor}-variables">Variables ranked by VECE</h3>',
-                  "<p>A model can be calibrated on average and miscalibrated along a variable (Kelly &amp; Smyth "
-                  "2023): VECE is the row-weighted gap between actual and predicted error in equal-mass bins of "
-                  "each numeric column, or over the levels of a categorical column (levels under 30 rows "
-                  "pooled), on one scale.</p>",
-                  f'<div class="figure">{_figure_html(rank_fig)}</div>', _table_html(readable_ranking(ranking)),
-                  (f"<p>The first {MAX_RANKED_FEATURES} of {len(numeric):,} numeric columns are ranked.</p>"
-                   if len(numeric) > MAX_RANKED_FEATURES else "")]
+        parts += _vece_parts(anchor, ranking, headline)
+        if len(numeric) > MAX_RANKED_FEATURES:
+            parts.append(f"<p>The first {MAX_RANKED_FEATURES} of {len(numeric):,} numeric columns are ranked.</p>")
         if not len(top_curve):  # categorical columns only: no curves
             prog.step()
     if (numeric or categorical) and len(ranking) and len(top_curve):
@@ -471,6 +466,25 @@ def _document(title: str, n_models: int, toc: list[str], body: str) -> str:
             f"<h1>{_e(title)}</h1><p class=\"sub\">calibviz calibration report · generated {generated} · "
             f"{n_models} model{'s' if n_models > 1 else ''}</p>"
             + "".join(toc) + body + "</body></html>\n")
+
+
+def _vece_parts(anchor: str, ranking: pd.DataFrame, headline: list) -> list[str]:
+    """The VECE ranking (figure and table); a categorical top variable's sentence goes to ``headline``."""
+    rank_fig = figures.vece_ranking(ranking=ranking.assign(feature=_labels(ranking["feature"])), title=None)
+    top = ranking.iloc[0]
+    if top["type"] == "categorical":
+        level = top["level_at_max_vce"]
+        headline.append(f"Of the variables, <b>{_e(top['feature'])}</b> shows the largest variable-based "
+                        f"calibration error (VECE {format_value(top['vece'], 'probability')} over its levels)"
+                        + (f"; its level <b>{_e(level)}</b> is the furthest from calibrated ("
+                           f"{100 * top['max_vce']:.1f} percentage points between error and predicted error)."
+                           if level is not None and pd.notna(level) else "."))
+    return [f'<h3 id="{anchor}-variables">Variables ranked by VECE</h3>',
+            "<p>A model can be calibrated on average and miscalibrated along a variable (Kelly &amp; Smyth "
+            "2023): VECE is the row-weighted gap between actual and predicted error in equal-mass bins of "
+            "each numeric column, or over the levels of a categorical column (levels under 30 rows "
+            "pooled), on one scale.</p>",
+            f'<div class="figure">{_figure_html(rank_fig)}</div>', _table_html(readable_ranking(ranking))]
 
 
 def _corp_parts(anchor: str, v, what: str, is_binary: bool, random_state, headline: list) -> list[str]:
@@ -750,9 +764,17 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
 
     Parameters
     ----------
-    models : calibviz.Predictions or dict of {str: Predictions}
+    models : calibviz.Predictions, calibviz.Scan, or dict of {str: Predictions} or {str: Scan}
         One model, or several (e.g. :func:`calibviz.load_models`); several
         models add a comparison section (their views must be of one kind).
+        A scan (``cv.scan(path)``, or ``cv.scan(path).models`` for every
+        model) gives the report of a source too large for memory
+        (:func:`calibviz.report_scan.build_scan_report`): the same call and
+        options, because a data scientist reports a log the way they report
+        a file, and the report says which sections need the rows (CORP,
+        violins, LOESS curves, paired comparisons) instead of loading them;
+        ``recalibration`` and a ``reference`` other than the first model are
+        refused on scans.
     config : PanelConfig
         Binning, bins, alpha and PAVA-BC sizes used throughout.
     metrics : sequence of str, optional
@@ -813,6 +835,19 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
     >>> "Reproducibility" in page and "Variables ranked by VECE" in page
     True
     """
+    if _is_scans(models):  # a source streamed by cv.scan: the sections buckets support
+        from .report_scan import build_scan_report
+
+        if recalibration:
+            raise InputError("recalibration needs the rows (maps are fitted on them); it is not available on a "
+                             "scan: load the data with cv.load_models, or a sample of it.")
+        if reference not in (None, "", next(iter(models)) if isinstance(models, dict) else models.name):
+            raise InputError("reference= is not available on scans (the comparison of scans has no verdicts); "
+                             "put the reference model first.")
+        return build_scan_report(models, config=config, metrics=metrics, n_resamples=n_resamples,
+                                 random_state=random_state, title=title, source=source, progress=progress,
+                                 confidence=confidence, n_reference=n_reference, load_options=load_options,
+                                 compare_metrics=compare_metrics)
     models = _as_models(models)
     if not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
         raise InputError(f"n_resamples must be a non-negative integer, got {n_resamples!r}.")
@@ -905,7 +940,11 @@ def write_report(models, path, **options) -> Path:
     >>> out.stat().st_size > 3_000_000
     True
     """
-    page = build_report(models, **options)
+    return _write_page(build_report(models, **options), path)
+
+
+def _write_page(page: str, path) -> Path:
+    """Write a report page as UTF-8; an unwritable path is the user's input error."""
     path = Path(path)
     try:
         path.write_text(page, encoding="utf-8")
