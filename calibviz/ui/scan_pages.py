@@ -86,7 +86,7 @@ def _interval_caption(panel: pd.DataFrame, no_reference: bool) -> str:
     if n_boot:
         boot = (f"95% intervals: Poisson bootstrap of the score buckets ({n_boot} resamples, seed "
                 f"{panel.attrs.get('random_state')}; no pass over the rows), each metric read with the interval its "
-                "coverage study chose; class-wise and top-label metrics of a multiclass file get none yet. ")
+                "coverage study chose; a metric without one says why in its reading. ")
     else:
         boot = "Bootstrap intervals were turned off (0 resamples). "
     ref = (f"Calibrated-model reference: {panel.attrs.get('n_reference', 0)} redraws of the labels per score "

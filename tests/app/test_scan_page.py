@@ -49,10 +49,13 @@ def test_a_file_under_the_allowed_root_is_analysed(logs):
     assert any("20,000 rows" in m.value for m in at.markdown)
 
 
-@pytest.mark.parametrize("where", ["outside", "dotdot", "sql"])
+@pytest.mark.parametrize("where", ["outside", "dotdot", "sql", "symlink", "glob"])
 def test_paths_outside_the_allowed_roots_are_refused(logs, where):
     root, _ = logs
-    path = {"outside": str(root.parent / "secret.parquet"), "dotdot": str(root / ".." / "secret.parquet"),
+    if where in ("symlink", "glob"):  # a link inside the root to a file outside it: by name, or matched by a glob
+        (root / "link.parquet").symlink_to(root.parent / "secret.parquet")
+    path = {"symlink": str(root / "link.parquet"), "glob": str(root / "*.parquet"),
+            "outside": str(root.parent / "secret.parquet"), "dotdot": str(root / ".." / "secret.parquet"),
             "sql": f"SELECT * FROM read_parquet('{root.parent}/secret.parquet')"}[where]
     at = _open(path)
     assert_clean(at)
