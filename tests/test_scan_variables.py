@@ -209,3 +209,13 @@ def test_long_format_models_rank_their_own_rows():
         got = s.variable_ranking(["age", "site"], random_state=3)
         want = variable_ranking(part[["age", "site"]], part.y, part.p, random_state=3)
         _same(got, want)
+
+
+def test_defaults_are_the_in_memory_ones():
+    import inspect
+
+    scan_sig = inspect.signature(cv.scan(pd.DataFrame({"y": [0, 1] * 10, "p": [0.3, 0.6] * 10})).variable_ranking)
+    mem_sig = inspect.signature(variable_ranking)
+    for name in ("n_bins", "n_resamples", "confidence", "random_state", "categorical", "max_levels",
+                 "min_level_rows"):
+        assert scan_sig.parameters[name].default == mem_sig.parameters[name].default, name
