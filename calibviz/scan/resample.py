@@ -48,10 +48,11 @@ resample as :func:`~calibviz.panel.metric_panel` refits them:
   (the rows' order inside the bucket is not known without them): each cut
   moves at most one bucket's rows (2^-16 of the score range) between two
   neighbouring bins;
-* PAVA-BC bins of the panel's binning (``binning="pavabc"``): the scan's own
-  block algorithm on each resampled bucket table
-  (:func:`calibviz.scan.refine.pavabc_bins`), one resample at a time (a
-  Python stack loop over the buckets: about 0.1 s per resample);
+* PAVA-BC or PAVA bins of the panel's binning (``binning="pavabc"`` /
+  ``"pava"``): the scan's own block code on each resampled bucket table
+  (:func:`calibviz.scan.refine.pavabc_bins`, :func:`~calibviz.scan.refine.pava_bins`),
+  one resample at a time (PAVA-BC is a Python stack loop over the buckets:
+  about 0.1 s per resample); top-label metrics get none with these bins;
 * smECE: the residual nodes of each resample
   (:func:`calibviz.scan.refine.smece_residual_nodes`) and the fixed point on
   the 2^14 grid, one resample at a time.
@@ -97,7 +98,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..binning import PAVABC, Custom, EqualMass, Uniform, _snap_to_runs
+from ..binning import Custom, EqualMass, Uniform, _snap_to_runs
 from ..metrics.binned import _debiased_from_stats, _decomposition, _norm_of_gaps
 from ..metrics.intervals import (DEBIASED_BASIC, DOUBLE_BASIC, INTERVALS, bootstrap_metric, chosen_method,
                                  coverage_note, debiased_l2_from_distribution, rows_per_bin)
@@ -274,10 +275,15 @@ def _binner(scan, scheme, atoms, starts):
     return None
 
 
-def _pavabc_resample(atoms_r: _ref.Atoms, scheme: PAVABC, weighted: bool):
-    """(bin of each atom, BinStatistics) of PAVA-BC on one resampled atom table."""
-    _, index, sizes, _ = _ref.pavabc_bins(scheme, atoms_r, weighted)
-    return index, _ref.bin_statistics(atoms_r, index, sizes.shape[0])
+def _refit_resample(atoms_r: _ref.Atoms, scheme, weighted: bool) -> BinStatistics:
+    """BinStatistics of PAVA-BC or PAVA bins refitted on one resampled atom table (the scan's own block code)."""
+    keep = atoms_r.n > 0  # a bucket with no resampled row is no group of this resample
+    a = _ref.Atoms(**{f: getattr(atoms_r, f)[keep] for f in atoms_r.__dataclass_fields__})
+    if _ref.scheme_kind(scheme) == "pava":
+        _, index, _, _ = _ref.pava_bins(a)
+    else:
+        _, index, _, _ = _ref.pavabc_bins(scheme, a, weighted)
+    return _ref.bin_statistics(a, index, int(index.max()) + 1 if index.size else 1)
 
 
 def _top_label_distributions(scan, keys, config, n_resamples: int, random_state=None) -> dict:
@@ -291,7 +297,7 @@ def _top_label_distributions(scan, keys, config, n_resamples: int, random_state=
     sum_l |S_true - S_pred| / sum_l W, as on the data.
     """
     scheme = config.scheme()
-    if _ref.scheme_kind(scheme) == "pavabc":
+    if _ref.scheme_kind(scheme) in ("pavabc", "pava"):  # per-resample block fits of K views: not affordable
         return {k: np.full(n_resamples, np.nan) for k in keys}
     weighted = scan._roles.weight is not None
     n_bins = scheme.n_bins if isinstance(scheme, EqualMass) else None
@@ -391,8 +397,8 @@ def resample_distributions(scan, keys, config, n_resamples: int, random_state=No
                 else:
                     if kind in sums:
                         s = _stats(sums[kind], r)
-                    else:  # PAVA-BC bins of the panel's binning: refitted on this resample
-                        s = _pavabc_resample(atoms_r, schemes[kind], weighted)[1]
+                    else:  # PAVA-BC or PAVA bins of the panel's binning: refitted on this resample
+                        s = _refit_resample(atoms_r, schemes[kind], weighted)
                     if not (s.weight > 0).any():
                         continue
                     out[key][i] = _finite(lambda: reduce(s))
