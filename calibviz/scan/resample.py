@@ -100,8 +100,9 @@ import numpy as np
 
 from ..binning import Custom, EqualMass, Uniform, _snap_to_runs
 from ..metrics.binned import _debiased_from_stats, _decomposition, _norm_of_gaps
-from ..metrics.intervals import (DEBIASED_BASIC, DOUBLE_BASIC, INTERVALS, bootstrap_metric, chosen_method,
-                                 coverage_note, debiased_l2_from_distribution, rows_per_bin)
+from ..metrics.intervals import (DEBIASED_BASIC, DOUBLE_BASIC, DOUBLE_UPPER, INTERVALS, bootstrap_metric,
+                                 chosen_method, coverage_note, debiased_l2_from_distribution, method_alternative,
+                                 rows_per_bin)
 from ..metrics.resampling import BootstrapResult, interval_from_distribution
 from ..summary import BinStatistics
 from . import refine as _ref
@@ -298,7 +299,7 @@ def _top_label_distributions(scan, keys, config, n_resamples: int, random_state=
     """
     scheme = config.scheme()
     if _ref.scheme_kind(scheme) in ("pavabc", "pava"):  # per-resample block fits of K views: not affordable
-        return {k: np.full(n_resamples, np.nan) for k in keys}
+        return {}
     weighted = scan._roles.weight is not None
     n_bins = scheme.n_bins if isinstance(scheme, EqualMass) else None
     absdiff, weight = None, None
@@ -467,17 +468,18 @@ def scan_intervals(scan, keys, values: dict, config, n_resamples: int, confidenc
     methods = {k: chosen_method(k, rows_per_bin(k, n_eff, n_bins=config.n_bins, n_classes=n_classes)) for k in keys}
     out = {}
     fixed = isinstance(config.scheme(), (Uniform, Custom))
-    double = [k for k in keys if methods[k] == DOUBLE_BASIC and fixed
+    # binary ECE and ACE below their size switch: the panel's double bootstrap (bootstrap_metric) on the rows
+    double = [k for k in keys if method_alternative(methods[k])[0] == DOUBLE_BASIC and scan.is_binary
+              and k in ("ece", "ace") and (fixed or k == "ace")
               and rows_per_bin(k, n_rows, n_bins=config.n_bins) < INTERVALS[k].small_below]
     if double:  # a scan of at most 100 x bins rows: the panel's double bootstrap on its rows
-        from ..metrics import ece as _ece
+        from ..panel import BINARY_METRICS
 
         y, p, w = _rows_of(scan)
         for k in double:
-            out[k] = bootstrap_metric(k, lambda yy, pp, sample_weight=None: _ece(yy, pp, binning=config.scheme(),
-                                                                                   sample_weight=sample_weight),
-                                      y, p, binning=config.scheme(), n_bins=config.n_bins, sample_weight=w,
-                                      n_resamples=n_resamples, confidence=confidence, random_state=random_state)
+            out[k] = bootstrap_metric(k, lambda yy, pp, sample_weight=None, _s=BINARY_METRICS[k]: _s.compute(
+                yy, pp, sample_weight, config), y, p, binning=config.scheme(), n_bins=config.n_bins, sample_weight=w,
+                n_resamples=n_resamples, confidence=confidence, random_state=random_state)
     rest = [k for k in keys if k not in out]
     top = [k for k in rest if k in _TOP_LABEL]
     rest_binary = [k for k in rest if k not in _TOP_LABEL]
@@ -485,6 +487,8 @@ def scan_intervals(scan, keys, values: dict, config, n_resamples: int, confidenc
     if top:
         dists.update(_top_label_distributions(scan, top, config, n_resamples, random_state))
     for k in rest:
+        if k not in dists:  # top-label metrics with block bins (see _NO_INTERVAL)
+            continue
         c, dist = INTERVALS[k], dists[k]
         finite = np.isfinite(dist)
         if methods[k] == DEBIASED_BASIC:
@@ -495,9 +499,11 @@ def scan_intervals(scan, keys, values: dict, config, n_resamples: int, confidenc
                                                 _norm_of_gaps(stats, "l2") ** 2, confidence=confidence,
                                                 squared=False, estimate="debiased" if k == "debiased_ece" else "plugin",
                                                 n_failed=int((~np.isfinite(dists[k + "^2"])).sum()))
-        else:
-            res = interval_from_distribution(dist[finite], values[k], method=c.method, confidence=confidence,
-                                             alternative=c.alternative, bounds=c.bounds)
+        else:  # the main method, or a single-level small-sample one (a one-sided bound: method_alternative)
+            method, alternative = ((c.method, c.alternative) if methods[k] in (c.method, DOUBLE_BASIC, DOUBLE_UPPER)
+                                   else method_alternative(methods[k]))
+            res = interval_from_distribution(dist[finite], values[k], method=method, confidence=confidence,
+                                             alternative=alternative, bounds=c.bounds)
             res = replace(res, n_resamples=int(n_resamples), n_failed=int((~finite).sum()))
         out[k] = res
     return out
@@ -508,6 +514,8 @@ _NO_INTERVAL = {
     "tce": "No bootstrap interval for TCE on a scan: refitting PAVA-BC and its tests on every resample is a loop "
            "over the 2^16 score buckets on one core (about 0.1 s per resample, 20 s for 200); load the data with "
            "cv.load_predictions for it.",
+    "top_label_ece": "No bootstrap interval for top-label metrics with PAVA or PAVA-BC bins on a scan (a block fit "
+                     "per class view and resample); choose uniform or equal-mass bins for one.",
     None: "No bootstrap interval for this metric on a scan yet: the one-vs-rest class views share every row, so "
           "their resamples cannot be drawn view by view; load the data with cv.load_predictions for it.",
 }
@@ -530,12 +538,14 @@ def fill_intervals(scan, rows: list, specs, config, n_resamples: int, confidence
         res: BootstrapResult | None = results.get(spec.key)
         if res is None:
             if spec.bootstrap and np.isfinite(row["value"]):
-                row["note"] = " ".join(t for t in (row["note"], _NO_INTERVAL.get(spec.key, _NO_INTERVAL[None])) if t)
+                why = _NO_INTERVAL.get("top_label_ece" if spec.key in _TOP_LABEL else spec.key, _NO_INTERVAL[None])
+                row["note"] = " ".join(t for t in (row["note"], why) if t)
             continue
         low, high, method = res.low, res.high, res.method
-        if INTERVALS[spec.key].alternative == "less":
+        if res.alternative == "less":
             low, method = -np.inf, f"{method}, upper bound"
-        approx = coverage_note(spec.key, n_eff, n_bins=config.n_bins, n_classes=n_classes, method=res.method)
+        approx = coverage_note(spec.key, n_eff, n_bins=config.n_bins, n_classes=n_classes, method=res.method,
+                               alternative=res.alternative)
         outside = _outside_note(spec, row["value"], low, high, method, res.debiased)
         row.update(low=float(low), high=float(high), interval=method,
                    note=" ".join(t for t in (row["note"], outside, approx) if t))
