@@ -219,3 +219,18 @@ def test_defaults_are_the_in_memory_ones():
     for name in ("n_bins", "n_resamples", "confidence", "random_state", "categorical", "max_levels",
                  "min_level_rows"):
         assert scan_sig.parameters[name].default == mem_sig.parameters[name].default, name
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_signed_zeros_are_one_value(engine):
+    """-0.0 and 0.0 are one run of x (numpy compares them equal), also where a bucket is refined to exact values."""
+    rng = np.random.default_rng(6)
+    n = 4_000
+    x = rng.choice([-0.0, 0.0, 1e-3, -1e-3, 2e-3], n)
+    x[:20] = np.repeat([1e6, -1e6], 10)  # the values near 0 share one of 2^16 buckets: refined to exact values
+    p = rng.uniform(size=n)
+    df = pd.DataFrame({"y": (rng.uniform(size=n) < p).astype(int), "p": p, "x": x})
+    for n_bins in (3, 7):
+        got = cv.scan(df, engine=engine).variable_ranking(["x"], n_bins=n_bins, n_resamples=0)
+        want = variable_ranking(df[["x"]], df.y, df.p, n_bins=n_bins, n_resamples=0)
+        _same(got, want)

@@ -344,7 +344,7 @@ def variable_groups(frame: nw.LazyFrame, roles: Roles, column: str, *, kind: str
             cond = cond | c
         rows = rows.filter(x.is_finite() & cond)
         if kind == "exact":
-            key = x
+            key = x + 0.0  # -0.0 + 0.0 = +0.0: one group for the two zeros, as numpy's comparisons see them
         else:
             key = nw.when(inside[0]).then(_bucket_of(x, *ranges[0]))
             for r, (c, (lo, hi)) in enumerate(zip(inside[1:], ranges[1:]), start=1):

@@ -103,9 +103,10 @@ def _splits(g: dict, n_bins: int, weighted: bool):
     pos = np.where(at_start, a, b)
     cuts = np.unique(cuts[(pos > 0) & (pos < N)])
     # a group that a cut would split (cannot happen once every split value is a group of its own; checked anyway)
-    straddle = np.flatnonzero(((g["xmin"][:, None] < cuts) & (cuts <= g["xmax"][:, None])).any(axis=1))
+    holder = np.maximum(np.searchsorted(g["xmin"], cuts, side="left") - 1, 0)  # last group starting below the cut
+    straddle = holder[(g["xmin"][holder] < cuts) & (cuts <= g["xmax"][holder])]
     if straddle.size:
-        return None, straddle
+        return None, np.unique(straddle)
     return cuts, None
 
 
