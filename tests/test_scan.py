@@ -447,3 +447,25 @@ def test_reference_separates_calibrated_from_miscalibrated():
     assert (ok["null_low"] <= ok["value"]).all() and (ok["value"] <= ok["null_high"]).all()
     w = cv.scan(pd.DataFrame({"y": good, "p": p, "weight": np.ones(p.size)})).metrics(["ece"], n_reference=50)
     assert np.isnan(w.loc[0, "p_value"])  # weighted scans: no reference yet (documented)
+
+
+@pytest.mark.parametrize("weights", [False, True])
+def test_log_loss_from_bucket_moments_equals_per_row_logs(weights):
+    """Away from the tails the log loss comes from bucket moments (bound 1.3e-10 per row); the tails per row.
+
+    Scores piled on the tail boundaries (1/64, 63/64), on 0 and 1, and a confident model whose losses are
+    mostly in the tails.
+    """
+    from calibviz.scan.aggregate import LOG_LOSS_BOUND
+
+    rng = np.random.default_rng(11)
+    n = 60_000
+    p = np.concatenate([rng.beta(0.2, 0.2, n), np.repeat([0.0, 1.0, 1 / 64, 63 / 64, 1 / 64 - 1e-12], 200)])
+    y = (rng.uniform(size=p.size) < np.clip(p * 1.1, 0, 1)).astype(np.int64)
+    y[-1000:-800] = 0  # p = 0 with label 0, p = 1 with label 1 (finite losses): clip at 2.2e-16 as in memory
+    y[-800:-600] = 1
+    w = rng.gamma(2.0, 1.0, p.size) if weights else None
+    df = pd.DataFrame({"y": y, "p": p, **({"w": w} if weights else {})})
+    got = cv.scan(df, weight="w" if weights else None).metrics(["log_loss"]).loc[0, "value"]
+    want = cv.metrics.log_loss(y, p, sample_weight=w)
+    assert abs(got - want) <= LOG_LOSS_BOUND + 1e-13 * want

@@ -174,13 +174,28 @@ def _prepared(frame: nw.LazyFrame, roles: Roles, extra=None) -> nw.LazyFrame:
     return frame.select(_p=p, _y=y.cast(nw.Int64), _w=w, _b=chain.cast(nw.Int64), _g=given, **carried)
 
 
-def _sums(weighted: bool):
+#: Log loss per row only where the probability given to the outcome is below 1/64 (score buckets below
+#: LOSS_LOW for label 1, from LOSS_HIGH for label 0); elsewhere it comes from the bucket moments
+#: (:func:`log_loss_terms`). 1/64 and 63/64 are bucket boundaries, so a group is either side entirely.
+LOSS_LOW, LOSS_HIGH = FINE_BUCKETS // 64, FINE_BUCKETS - FINE_BUCKETS // 64
+#: Bound on the error per unit weight of the log loss from a fine bucket's moments (given probability >= 1/64):
+#: the Taylor remainder |f'''| / 6 |u|^3 with f = -log, |f'''| = 2 / g^3 <= 2 * 64^3, |u| <= 2^-17: 2^-33 / 3.
+LOG_LOSS_BOUND = 2.0 ** -33 / 3.0
+
+
+def _sums(weighted: bool, loss_rows: str = "all"):
     """The aggregations of one group: count, weights, sums of p and p^2, log loss; the score range.
 
-    Spiegelhalter's sums are derived from these after the pass (:func:`spiegelhalter_terms`).
+    Spiegelhalter's sums are derived from these after the pass (:func:`spiegelhalter_terms`), and so is
+    the log loss of the groups whose given probability is at least 1/64 (``loss_rows="tails"``,
+    :func:`log_loss_terms`): a logarithm per row cost about a quarter of the first pass (DuckDB, 10^7 rows).
     """
     p, w = nw.col("_p"), nw.col("_w")
     loss = -nw.col("_g").log()  # -log of the probability given to the observed outcome
+    if loss_rows == "tails":  # only rows where the outcome got less than 1/64; evaluated on those rows alone
+        b, y = nw.col("_b"), nw.col("_y")
+        tail = ((y == 1) & (b >= 0) & (b < LOSS_LOW)) | ((y == 0) & (b >= LOSS_HIGH))
+        loss = nw.when(tail).then(loss).otherwise(nw.lit(0.0))
     if weighted:
         sums = [w.sum().alias("sw"), (w * p).sum().alias("swp"), (w * p * p).sum().alias("swpp"),
                 (w * w).sum().alias("sww"), (w * loss).sum().alias("sll")]
@@ -216,6 +231,28 @@ def spiegelhalter_terms(y, sw, swp, swpp, centre):
     return num, den
 
 
+def log_loss_terms(y, b, sw, swp, swpp):
+    """Sums of the log loss of groups (fine bucket ``b``, label ``y``) whose given probability is >= 1/64.
+
+    With u = p - c around the bucket's midpoint c, -log(c + u) (label 1) or
+    -log(1 - c - u) (label 0) is expanded to second order from sum w, sum w u
+    and sum w u^2; the remainder is at most :data:`LOG_LOSS_BOUND` (1.3e-10)
+    per unit weight, against a loss of at least 0 and typically 0.1-1 per
+    row. The clip of probabilities at 2.2e-16 (``metrics.log_loss``) matters
+    only for scores within 2.2e-16 of 0 or 1, where it changes a loss by at
+    most 2.3e-16. Other groups (tails, bad rows) get NaN here.
+    """
+    c = (b + 0.5) / FINE_BUCKETS
+    u1 = swp - c * sw
+    u2 = swpp - 2.0 * c * swp + c * c * sw
+    inside = ((b >= LOSS_LOW) & (y == 1)) | ((b >= 0) & (b < LOSS_HIGH) & (y == 0))
+    g = np.where(y == 1, c, 1.0 - c)
+    slope = np.where(y == 1, 1.0, -1.0)  # d g / d p
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = -np.log(g) * sw - slope / g * u1 + 0.5 / (g * g) * u2
+    return np.where(inside, out, np.nan)
+
+
 def _collect(frame: nw.LazyFrame) -> pd.DataFrame:
     # Polars' streaming engine keeps memory bounded by the morsels, not the file (10^7 rows: 0.26 GB, 2.4 s
     # against 0.92 GB, 4.3 s for its in-memory engine); the other engines stream by themselves.
@@ -229,11 +266,15 @@ def _collect(frame: nw.LazyFrame) -> pd.DataFrame:
 
 
 def _derive(out: pd.DataFrame, exact: bool) -> pd.DataFrame:
-    """Add Spiegelhalter's sums (centre: the exact score of an atom, or the bucket's midpoint)."""
+    """Add Spiegelhalter's sums (centre: the exact score of an atom, or the bucket's midpoint), and, for the
+    first pass, the log loss of the groups away from the tails (:func:`log_loss_terms`)."""
     b, y = out["_b"].to_numpy(), out["_y"].to_numpy(np.float64)
     centre = out["_p"].to_numpy(np.float64) if exact else np.where(b >= 0, (b + 0.5) / FINE_BUCKETS, 0.0)
-    out["snum"], out["sden"] = spiegelhalter_terms(y, *(out[c].to_numpy(np.float64) for c in ("sw", "swp", "swpp")),
-                                                   centre)
+    moments = [out[c].to_numpy(np.float64) for c in ("sw", "swp", "swpp")]
+    out["snum"], out["sden"] = spiegelhalter_terms(y, *moments, centre)
+    if not exact:
+        taylor = log_loss_terms(y, b, *moments)
+        out["sll"] = np.where(np.isnan(taylor), out["sll"].to_numpy(np.float64), taylor)
     return out
 
 
@@ -244,7 +285,7 @@ def fine_table(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame:
     rows sit in negative buckets or label codes, see the module docstring).
     """
     prepared = _prepared(frame, roles)
-    return _derive(_collect(prepared.group_by("_b", "_y").agg(*_sums(roles.weight is not None))), False)
+    return _derive(_collect(prepared.group_by("_b", "_y").agg(*_sums(roles.weight is not None, "tails"))), False)
 
 
 def exact_atoms(frame: nw.LazyFrame, roles: Roles, buckets) -> pd.DataFrame:
