@@ -167,7 +167,16 @@ def report_contents(models, recalibration=None) -> list[str]:
     >>> import calibviz as cv
     >>> report_contents(cv.load_demo_models("cifar10_resnet50"))[:3]
     ['Summary', 'Metrics with intervals', 'Reliability diagram (confidence)']
+
+    Scans (:func:`calibviz.scan`) list the sections of their report
+    (:func:`calibviz.report_scan.scan_report_contents`).
     """
+    if _is_scans(models):
+        from .report_scan import scan_report_contents
+
+        if recalibration:
+            raise InputError("recalibration needs the rows (maps are fitted on them); it is not available on a scan.")
+        return scan_report_contents(models)
     models = _as_models(models)
     out = ["Summary"]
     if len(models) > 1:

@@ -28,7 +28,7 @@ from .report import (_Progress, _compare_shown, _document, _e, _figure_html, _la
                      _summary_html, _table_html, _tce_parts, _vece_parts, metric_key, resolve_metrics)
 from .scan import Scan
 
-__all__ = ["build_scan_report", "UNAVAILABLE"]
+__all__ = ["build_scan_report", "scan_report_contents", "UNAVAILABLE"]
 
 #: Why each row-based section is missing from the report of a streamed source (shown in the report).
 UNAVAILABLE = {
@@ -77,6 +77,33 @@ def _overview(s: Scan) -> dict:
 
 def _features(s: Scan) -> list:
     return [] if s.mapping is None else list(s.mapping.features)
+
+
+def scan_report_contents(scans) -> list[str]:
+    """Titles of the sections a report of ``scans`` will contain; those that need the rows say so.
+
+    Reads nothing but the scans' column roles (no pass over the data).
+
+    Examples
+    --------
+    >>> import calibviz as cv, pandas as pd
+    >>> s = cv.scan(pd.DataFrame({"y": [0, 1] * 10, "p": [0.3, 0.6] * 10}))
+    >>> scan_report_contents(s)[:4]
+    ['Summary', 'Metrics with intervals', 'Reliability diagram (positive class)', 'CORP reliability diagram (positive class): not available on a streamed source']
+    """
+    scans = _as_scans(scans)
+    out = ["Summary"] + (["Model comparison (values; no verdicts on a streamed source)"] if len(scans) > 1 else [])
+    for s in scans.values():
+        view = "positive class" if s.is_binary else "confidence"
+        items = ["Metrics with intervals", f"Reliability diagram ({view})",
+                 f"CORP reliability diagram ({view}): not available on a streamed source",
+                 "Test-based reliability diagram (TCE; no violins on a streamed source)", "Per-bin table"]
+        if not s.is_binary:
+            items += ["Top-label diagram", "Class ranking"]
+        if _features(s):
+            items += ["Variables ranked by VECE", "Curves of the top variable: not available on a streamed source"]
+        out += [t for t in items if t not in out]
+    return out + ["Reproducibility"]
 
 
 def _model_section(idx: int, name: str, s: Scan, panel: pd.DataFrame, cfg: PanelConfig, n_resamples: int,

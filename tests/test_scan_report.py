@@ -102,6 +102,9 @@ def test_library_report_accepts_a_scan(binary, tmp_path):
     assert html.escape(UNAVAILABLE["corp"], quote=True) in out.read_text(encoding="utf-8")
     with pytest.raises(cv.InputError, match="recalibration needs the rows"):
         build_report(cv.scan(path), recalibration=["platt"], n_resamples=0)
+    contents = cv.report.report_contents(cv.scan(path))  # the dashboard lists them before building
+    assert "CORP reliability diagram (positive class): not available on a streamed source" in contents
+    assert "Variables ranked by VECE" in contents and contents[-1] == "Reproducibility"
 
 
 def test_multiclass_and_several_models(tmp_path):
