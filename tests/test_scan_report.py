@@ -128,13 +128,15 @@ def test_multiclass_and_several_models(tmp_path):
     rng = np.random.default_rng(6)
     p = np.round(rng.uniform(0.05, 0.95, 5_000), 3)
     yy = (rng.uniform(size=5_000) < p).astype(int)
+    evil = "<img src=x onerror=alert(1)>"  # names from the data are escaped everywhere
     long = pd.concat([pd.DataFrame({"model": "m1", "y": yy, "p": p}),
-                      pd.DataFrame({"model": "m2", "y": yy, "p": np.round(p ** 1.5, 3)})])
+                      pd.DataFrame({"model": evil, "y": yy, "p": np.round(p ** 1.5, 3)})])
     lpath = str(tmp_path / "long.parquet")
     long.to_parquet(lpath)
     page = build_scan_report(cv.scan(lpath).models, n_resamples=0, n_reference=0, source=lpath)
     assert 'id="compare"' in page and html.escape(UNAVAILABLE["compare"], quote=True) in page
-    assert 'href="#model-1"' in page
+    assert 'href="#model-1"' in page and "Model: " + html.escape(evil) in page
+    assert "<img" not in page
 
 
 def _fail_if_called(name):
