@@ -126,6 +126,7 @@ def load_bytes_into_state(data: bytes, name: str, *, kind: str = "upload", **opt
     if kind != "demo":  # kept server-side so that a link to this view opens elsewhere and after a restart
         st.session_state[_SOURCE].update(keep_upload(data, name, dict(clean)))
     st.session_state.pop("cv_lost_link", None)  # new data: a link whose data was gone is answered
+    st.session_state.pop("cv_scan_active", None)  # new data in memory: the pages analyse it, not an opened file
     st.session_state[_MODEL_PICK] = next(iter(models))
     st.session_state.pop(_ERROR, None)
     st.session_state.pop(_HINT, None)

@@ -11,7 +11,7 @@ import calibviz as cv
 from calibviz.binning import PAVABC, Uniform
 from calibviz.panel import PanelConfig, format_interval, format_value
 from calibviz.scan import tables as T
-from tests.app.helpers import app, assert_clean, figures, metric_values, shown
+from tests.app.helpers import app, assert_clean, figures, metric_values, shown, upload
 
 pytestmark = pytest.mark.apptest
 
@@ -45,12 +45,11 @@ def _opened(path, page: str):
     """An AppTest whose session analyses ``path`` on every page (opened as the Large data page opens it)."""
     from calibviz.ui.scan import open_scan, scan_identity
 
-    at = app()
+    at = app().run()  # the demo in memory first (loading data in memory leaves an opened file's analysis)
     at.session_state["cv_scan"] = open_scan(str(path))
     at.session_state["cv_scan_id"] = scan_identity(str(path), "duckdb", {})
     at.session_state["cv_scan_active"] = True
-    at.run()
-    return at.switch_page(page).run() if page != "app.py" else at
+    return at.switch_page(page).run() if page != "app.py" else at.run()
 
 
 def json_numbers(fig: dict) -> set:
@@ -113,6 +112,7 @@ def test_open_by_path_analyse_on_every_page_and_back(files):
     assert_clean(at)
     assert not any("opened file" in c.value for c in at.sidebar.caption)
     assert any(c.value.startswith("**Data:**") for c in at.sidebar.caption)
+    assert at.title[0].value == "Reliability" and not any(NEEDS_ROWS in i for i in _infos(at))
 
 
 def test_test_based_page_shows_the_scan_tce(files):
@@ -191,7 +191,7 @@ def test_variables_page_on_an_opened_file(files):
 
 def test_a_refused_path_keeps_the_file_being_analysed(files):
     """Opening a path outside the allowed root is refused on the Large data page, and the pages go on analysing
-    the file opened before (the previous data are kept)."""
+    the file opened before (the previous data are kept); an upload then becomes the data of the pages."""
     at = _opened(files / "animals.parquet", "app.py")
     at.switch_page("pages/8_Large_data.py").run()
     at.text_input(key="w_scan_path").set_value(str(files / ".." / "secret.parquet"))
@@ -200,3 +200,12 @@ def test_a_refused_path_keeps_the_file_being_analysed(files):
     assert at.error and "outside the directories" in at.error[0].value
     assert at.session_state["cv_scan"].source == str(files / "animals.parquet")
     assert any("animals" in c.value for c in at.sidebar.caption)
+    # an upload is new data in memory: the pages analyse it from then on
+    at.switch_page("app.py").run()
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=300)
+    upload(at, "fresh.csv", pd.DataFrame({"label": (rng.uniform(size=300) < p).astype(int), "p": p})
+           .to_csv(index=False).encode())
+    assert_clean(at)
+    assert "cv_scan_active" not in at.session_state
+    assert any(c.value.startswith("**Data:**") and "fresh" in c.value for c in at.sidebar.caption)
