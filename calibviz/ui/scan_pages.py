@@ -20,6 +20,7 @@ import streamlit as st
 from .. import figures
 from ..binning import PAVABC
 from ..compare import comparison_metrics
+from ..figures.testbased import _DEFAULT_SCHEMES
 from ..panel import PanelConfig, config_key, format_value
 from ..scan import tables as scan_tables
 from .blocks import REFERENCE_RESAMPLES, download_table, not_applicable, show_figure, show_headlines, show_metric_table
@@ -31,6 +32,9 @@ from .text import md
 from .views import options_picker
 
 __all__ = ["reliability", "test_based", "multiclass", "compare", "variables"]
+
+#: The schemes of the Test-based page's binning comparison: those the in-memory page compares.
+_COMPARED_SCHEMES = _DEFAULT_SCHEMES
 
 
 def _header(title: str, scan) -> None:
@@ -182,7 +186,12 @@ def test_based(scan) -> None:
     show_figure(fig, f"tce_{view.name}", key="tce")
     tab_cmp, tab_violin, tab_table = st.tabs(["Binning comparison", "Predictions per bin", "Per-bin table"])
     with tab_cmp:
-        needs_rows("The binning comparison (PAVA bins need every label in score order)")
+        st.caption("Bin sizes (bars spanning each bin) and empirical probabilities (steps) of PAVA, PAVA-BC and "
+                   "equal-mass bins (TCE paper, Figs. 2-4), from the score buckets: PAVA and PAVA-BC blocks start "
+                   "on the 2^-16 score grid.")
+        cmp_tables = cached(("binning_comparison", cache_id(), view.name), lambda: {
+            name: view.reliability_table(sch, test=None) for name, sch in _COMPARED_SCHEMES.items()})
+        show_figure(figures.binning_comparison(tables=cmp_tables), f"binning_comparison_{view.name}", key="cmp")
     with tab_violin:
         needs_rows("The violins of the predictions in each bin")
     with tab_table:

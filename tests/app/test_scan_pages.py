@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import calibviz as cv
-from calibviz.binning import PAVABC, Uniform
+from calibviz.binning import PAVA, PAVABC, EqualMass, Uniform
 from calibviz.panel import PanelConfig, format_interval, format_value
 from calibviz.scan import tables as T
 from tests.app.helpers import app, assert_clean, figures, metric_values, shown, upload
@@ -128,7 +128,10 @@ def test_test_based_page_shows_the_scan_tce(files):
     assert bars["y"] == table["rejected"].tolist()
     infos = _infos(at)
     assert any("violins" in i and NEEDS_ROWS in i for i in infos)
-    assert any("binning comparison" in i and NEEDS_ROWS in i for i in infos)
+    cmp = figures(at)[1]  # the binning comparison: rows per bin of PAVA, PAVA-BC and 10-quantile bins
+    sizes = [t["y"] for t in cmp["data"] if t.get("name") == "Rows per bin"]
+    assert sizes == [scan.reliability_table(s, test=None)["weight"].round(6).tolist()
+                     for s in (PAVA(), PAVABC(), EqualMass(10))]
 
 
 def test_multiclass_page_and_views_of_a_multiclass_file(files):
