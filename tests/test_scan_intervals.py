@@ -62,9 +62,13 @@ def _agree(scan_dist, row_dist, key):
 
 @pytest.mark.parametrize("n,weighted,keys", [
     (20_000, False, ("ece", "ace", "debiased_ece", "brier", "log_loss", "smooth_ece")),
-    (10_000, True, ("ece", "ace", "brier", "log_loss"))])
+    (10_000, True, ("ece", "ace", "brier", "log_loss")),
+    (10_000, "heavy", ("ece", "brier", "log_loss"))])
 def test_poisson_bucket_bootstrap_matches_the_row_bootstrap(n, weighted, keys):
     y, q, w = _model(n, 1, weighted)
+    if weighted == "heavy":  # heavy-tailed weights in buckets of many rows (2-decimal scores): the Gamma draw
+        q = np.round(q, 2)
+        w = np.random.default_rng(11).lognormal(0.0, 1.5, n)
     B = 200
     dist = resample_distributions(_scan(y, q, w), keys, PanelConfig(), B, random_state=0)
     for key in keys:
