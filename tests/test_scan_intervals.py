@@ -202,6 +202,13 @@ def test_multiclass_scan_intervals_match_metric_panel():
     assert np.isnan(got.loc["classwise_ece", "low"]) and "share every row" in got.loc["classwise_ece", "note"]
 
 
+@pytest.mark.parametrize("bad", [-1, 2.5, True, "200"])
+def test_bad_resample_counts_are_input_errors(bad):
+    y, q, _ = _model(2_000, 10)
+    with pytest.raises(cv.InputError, match="n_resamples must be a whole number"):
+        _scan(y, q).metrics(["ece"], n_resamples=bad)
+
+
 def _population():
     """Population ECE (Uniform(15) bins of q) and Brier score of the model, by numerical integration."""
     f = stats.beta(2, 5).pdf

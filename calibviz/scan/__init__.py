@@ -643,7 +643,7 @@ class Scan:
         if n_resamples:  # Poisson bootstrap of the bucket table (calibviz.scan.resample)
             from .resample import fill_intervals
 
-            rows = fill_intervals(self, rows, specs, config, int(n_resamples), confidence, random_state, progress)
+            rows = fill_intervals(self, rows, specs, config, n_resamples, confidence, random_state, progress)
         out = pd.DataFrame(rows)
         out.attrs.update(config=config, n_resamples=int(n_resamples), confidence=confidence, random_state=random_state,
                          n_reference=n_reference,

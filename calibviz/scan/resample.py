@@ -99,6 +99,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..binning import Custom, EqualMass, Uniform, _snap_to_runs
+from ..errors import InputError
 from ..metrics.binned import _debiased_from_stats, _decomposition, _norm_of_gaps
 from ..metrics.intervals import (DEBIASED_BASIC, DOUBLE_BASIC, DOUBLE_UPPER, INTERVALS, bootstrap_metric,
                                  chosen_method, coverage_note, debiased_l2_from_distribution, method_alternative,
@@ -458,6 +459,12 @@ def scan_intervals(scan, keys, values: dict, config, n_resamples: int, confidenc
     >>> r.method, bool(r.low <= r.point <= r.high)
     ('bias_corrected', True)
     """
+    import numbers
+
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, numbers.Integral) or n_resamples < 0:
+        raise InputError(f"n_resamples must be a whole number >= 0 (0: no intervals; e.g. 200), got {n_resamples!r}.")
+    if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real) or not 0 < confidence < 1:
+        raise InputError(f"confidence must lie strictly between 0 and 1 (e.g. 0.95), got {confidence!r}.")
     keys = [k for k in keys if k in RESAMPLE_METRICS and k in INTERVALS]
     if not keys or not n_resamples:
         return {}
