@@ -37,14 +37,6 @@ __all__ = ["reliability", "test_based", "multiclass", "compare", "variables"]
 _COMPARED_SCHEMES = _DEFAULT_SCHEMES
 
 
-def _without_attrs(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` without its ``attrs`` for st.dataframe: Streamlit sends them as JSON, and a NaN among them (a ranking
-    without intervals: ``overall_low``) is not valid JSON, so the browser could not draw the table."""
-    out = df.copy()
-    out.attrs = {}
-    return out
-
-
 def _header(title: str, scan) -> None:
     st.title(title)
     st.caption(f"Opened file **{md(scan.source)}** (model {md(scan.name)}, read in place by {scan.engine}): the "
@@ -147,7 +139,7 @@ def reliability(scan) -> None:
         weighted = scan.mapping.weight is not None
         show_metric_table(panel, f"{scan.name}_{kind}", caption=_interval_caption(panel, no_reference=weighted))
     with tab_bins:
-        st.dataframe(_without_attrs(table), hide_index=True, width="stretch")
+        st.dataframe(table, hide_index=True, width="stretch")
         download_table(table, f"bins_{view.name}", key="bins")
     with tab_sens:
         st.caption("How ECE and MCE move with the number of bins, per binning scheme (from the same bucket sums; no "
@@ -203,7 +195,7 @@ def test_based(scan) -> None:
     with tab_violin:
         needs_rows("The violins of the predictions in each bin")
     with tab_table:
-        st.dataframe(_without_attrs(table), hide_index=True, width="stretch")
+        st.dataframe(table, hide_index=True, width="stretch")
         download_table(table, f"tce_bins_{view.name}", key="tce_bins")
 
 
@@ -264,7 +256,7 @@ def multiclass(scan) -> None:
                     f"classwise_{scan.name}", key="cw")
         st.caption("Ranked by class-wise ECE, worst first; no bootstrap intervals on an opened file (they resample "
                    "rows).")
-        st.dataframe(_without_attrs(ranking), hide_index=True, width="stretch")
+        st.dataframe(ranking, hide_index=True, width="stretch")
         download_table(ranking, f"class_ranking_{scan.name}", label="Ranking as CSV", key="class_ranking")
 
 
