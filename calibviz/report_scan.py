@@ -45,8 +45,6 @@ UNAVAILABLE = {
     "compare": "Differences with intervals, the better/worse verdicts and the triptych (CORP, MCB-DSC, ROC) are "
                "not available on a streamed source: they need paired resamples of rows shared by the models, and a "
                "streamed source is read as sums per score bucket, model by model. The values side by side are exact.",
-    "variables": "Variables ranked by VECE: the source has feature columns, but their ranking was not computed "
-                 "(features=[] or none of them varies).",
 }
 
 
