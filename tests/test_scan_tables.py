@@ -105,5 +105,11 @@ def test_binning_sensitivity_and_comparison():
     assert raw["value"] == pytest.approx(cv.metrics.ece(y, p), rel=1e-9)
     assert raw["diff"] == pytest.approx(cv.metrics.ece(y, p) - cv.metrics.ece(y, q), rel=1e-9)
     assert raw["verdict"] == "" and np.isnan(raw["diff_low"])  # no paired bootstrap on scans
+    boot = T.compare_scans(s.models, ["ece", "brier"], PanelConfig(), reference="shrunk", n_resamples=20,
+                           random_state=1)
+    own = s.models["raw"].metrics(["ece", "brier"], config=PanelConfig(), n_resamples=20, random_state=1)
+    got = boot[boot.model == "raw"]
+    np.testing.assert_allclose(got[["low", "high"]].to_numpy(float), own[["low", "high"]].to_numpy(float))
+    assert np.isfinite(got["high"]).all() and np.isnan(got["diff_low"]).all()
     with pytest.raises(cv.InputError, match="reference"):
         T.compare_scans(s.models, ["ece"], reference="nope")

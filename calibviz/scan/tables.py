@@ -243,9 +243,10 @@ def binning_sensitivity(scan, metrics=("ece",), schemes=("uniform", "equal_mass"
     return out
 
 
-def compare_scans(scans: dict, metrics, config: PanelConfig | None = None, reference: str | None = None
-                  ) -> pd.DataFrame:
-    """:func:`calibviz.compare.compare_models` of several models' scans: values and differences, no intervals.
+def compare_scans(scans: dict, metrics, config: PanelConfig | None = None, reference: str | None = None, *,
+                  n_resamples: int = 0, random_state=0, progress=None) -> pd.DataFrame:
+    """:func:`calibviz.compare.compare_models` of several models' scans: values, each model's own interval and the
+    differences, without the intervals of the differences.
 
     Parameters
     ----------
@@ -255,14 +256,22 @@ def compare_scans(scans: dict, metrics, config: PanelConfig | None = None, refer
     config : PanelConfig, optional
     reference : str, optional
         Default the first model.
+    n_resamples : int, default 0
+        Resamples of each model's own interval (``low``, ``high``): the
+        Poisson bootstrap of its bucket table (:meth:`Scan.metrics`); 0: NaN.
+    random_state : int, default 0
+    progress : callable(done, total), optional
+        Called after each model.
 
     Returns
     -------
     pandas.DataFrame
-        The columns of :func:`~calibviz.compare.compare_models`: intervals
-        (``low``, ``high``, ``diff_low``, ``diff_high``) NaN, ``paired`` None
-        (a scan does not tell whether two models share rows), ``verdict`` ""
-        (better/worse needs the intervals of the paired bootstrap).
+        The columns of :func:`~calibviz.compare.compare_models`. ``diff_low``
+        and ``diff_high`` are NaN (0 for the reference) and ``verdict`` is ""
+        ("reference" for it): better or worse needs the interval of the
+        difference, a paired bootstrap that resamples the same rows for both
+        models, which bucket tables drawn model by model cannot give.
+        ``paired`` is None (a scan does not tell whether two models share rows).
     """
     from ..compare import direction
 
@@ -271,7 +280,12 @@ def compare_scans(scans: dict, metrics, config: PanelConfig | None = None, refer
     if reference not in scans:
         raise InputError(f"reference {reference!r} is not among the models {names!r}.")
     config = PanelConfig() if config is None else config
-    panels = {name: s.metrics(list(metrics), config=config) for name, s in scans.items()}
+    panels = {}
+    for i, (name, s) in enumerate(scans.items()):
+        panels[name] = s.metrics(list(metrics), config=config, n_resamples=int(n_resamples),
+                                 random_state=random_state)
+        if progress is not None:
+            progress(i + 1, len(scans))
     rows = []
     for i, key in enumerate(panels[reference]["metric"]):
         ref_value = float(panels[reference]["value"].iloc[i])
@@ -279,10 +293,10 @@ def compare_scans(scans: dict, metrics, config: PanelConfig | None = None, refer
             r = panels[name].iloc[i]
             is_ref = name == reference
             rows.append({"metric": key, "label": r["label"], "unit": r["unit"], "model": name, "is_reference": is_ref,
-                         "value": float(r["value"]), "low": _NAN, "high": _NAN,
+                         "value": float(r["value"]), "low": float(r["low"]), "high": float(r["high"]),
                          "diff": 0.0 if is_ref else float(r["value"]) - ref_value,
                          "diff_low": 0.0 if is_ref else _NAN, "diff_high": 0.0 if is_ref else _NAN,
                          "paired": None, "direction": direction(key), "verdict": "reference" if is_ref else ""})
     out = pd.DataFrame(rows)
-    out.attrs.update(reference=reference, confidence=0.95, n_resamples=0, config=config)
+    out.attrs.update(reference=reference, confidence=0.95, n_resamples=int(n_resamples), config=config)
     return out

@@ -37,6 +37,14 @@ __all__ = ["reliability", "test_based", "multiclass", "compare", "variables"]
 _COMPARED_SCHEMES = _DEFAULT_SCHEMES
 
 
+def _without_attrs(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` without its ``attrs`` for st.dataframe: Streamlit sends them as JSON, and a NaN among them (a ranking
+    without intervals: ``overall_low``) is not valid JSON, so the browser could not draw the table."""
+    out = df.copy()
+    out.attrs = {}
+    return out
+
+
 def _header(title: str, scan) -> None:
     st.title(title)
     st.caption(f"Opened file **{md(scan.source)}** (model {md(scan.name)}, read in place by {scan.engine}): the "
@@ -139,7 +147,7 @@ def reliability(scan) -> None:
         weighted = scan.mapping.weight is not None
         show_metric_table(panel, f"{scan.name}_{kind}", caption=_interval_caption(panel, no_reference=weighted))
     with tab_bins:
-        st.dataframe(table, hide_index=True, width="stretch")
+        st.dataframe(_without_attrs(table), hide_index=True, width="stretch")
         download_table(table, f"bins_{view.name}", key="bins")
     with tab_sens:
         st.caption("How ECE and MCE move with the number of bins, per binning scheme (from the same bucket sums; no "
@@ -195,7 +203,7 @@ def test_based(scan) -> None:
     with tab_violin:
         needs_rows("The violins of the predictions in each bin")
     with tab_table:
-        st.dataframe(table, hide_index=True, width="stretch")
+        st.dataframe(_without_attrs(table), hide_index=True, width="stretch")
         download_table(table, f"tce_bins_{view.name}", key="tce_bins")
 
 
@@ -256,7 +264,7 @@ def multiclass(scan) -> None:
                     f"classwise_{scan.name}", key="cw")
         st.caption("Ranked by class-wise ECE, worst first; no bootstrap intervals on an opened file (they resample "
                    "rows).")
-        st.dataframe(ranking, hide_index=True, width="stretch")
+        st.dataframe(_without_attrs(ranking), hide_index=True, width="stretch")
         download_table(ranking, f"class_ranking_{scan.name}", label="Ranking as CSV", key="class_ranking")
 
 
@@ -287,9 +295,18 @@ def compare(scan) -> None:
     metrics = guarded(lambda: comparison_metrics(tuple(s["metrics"]), binary))[0]
     key = (cache_id(), tuple(names), cfg, s["interval"], s["band"])
     st.subheader(f"Better or worse than {md(ref)}")
-    needs_rows("Better or worse (a paired bootstrap over the rows of both models)")
-    table = cached(("compare_metric", cache_id(), tuple(names), metrics, cfg, ref),
-                   lambda: scan_tables.compare_scans(views, metrics, cfg, ref), label="Comparing the models")
+    needs_rows("Better or worse (the interval of a difference, a paired bootstrap over the rows of both models)")
+    st.caption("Each model's own 95% interval comes from a Poisson bootstrap of its score buckets; the differences "
+               "are exact, their intervals and the verdicts are not computed.")
+    n_boot, seed = int(s["boot"]), int(s["seed"])
+
+    def _compare():
+        with progress_bar("Bootstrapping each model's score buckets") as progress:
+            return scan_tables.compare_scans(views, metrics, cfg, ref, n_resamples=n_boot, random_state=seed,
+                                             progress=progress)
+
+    table = cached(("compare_metric", cache_id(), tuple(names), metrics, cfg, ref, n_boot, seed), _compare,
+                   label="Comparing the models")
     show_comparison(table, ref)
     overlay = cached(("compare_overlay",) + key, lambda: figures.reliability_diagram(
         views, binning=cfg.scheme(), alpha=cfg.alpha, interval=s["interval"], title="Reliability diagrams overlaid"))

@@ -41,14 +41,16 @@ def files(tmp_path_factory):
         yield root
 
 
-def _opened(path, page: str):
-    """An AppTest whose session analyses ``path`` on every page (opened as the Large data page opens it)."""
+def _opened(path, page: str, **settings):
+    """An AppTest whose session analyses ``path`` on every page (opened as the Large data page opens it), with
+    ``settings`` changed (as the sidebar would)."""
     from calibviz.ui.scan import open_scan, scan_identity
 
     at = app().run()  # the demo in memory first (loading data in memory leaves an opened file's analysis)
     at.session_state["cv_scan"] = open_scan(str(path))
     at.session_state["cv_scan_id"] = scan_identity(str(path), "duckdb", {})
     at.session_state["cv_scan_active"] = True
+    at.session_state["cv_settings"].update(settings)
     return at.switch_page(page).run() if page != "app.py" else at.run()
 
 
@@ -148,6 +150,7 @@ def test_multiclass_page_and_views_of_a_multiclass_file(files):
     assert at.dataframe[0].value["Value"].tolist() == [format_value(v, u) for v, u in zip(panel["value"],
                                                                                           panel["unit"])]
     ranking = T.class_ranking(scan, Uniform(15))
+    assert b"NaN" not in at.dataframe[1].proto.arrow_data.data  # its attrs (overall_low NaN) would break the browser's JSON
     assert at.dataframe[1].value["label"].tolist() == ranking["label"].tolist()
     np.testing.assert_allclose(at.dataframe[1].value["value"], ranking["value"], rtol=1e-12)
     assert len(small["layout"]["annotations"]) >= 3
@@ -165,14 +168,16 @@ def test_multiclass_page_and_views_of_a_multiclass_file(files):
 
 def test_compare_page_reads_the_models_of_the_file(files):
     path = files / "two_models.parquet"
-    at = _opened(path, "pages/5_Compare.py")
+    at = _opened(path, "pages/5_Compare.py", metrics=("ece", "brier"))  # two metrics: each model bootstrapped
     assert_clean(at)
     assert not at.error, [e.value for e in at.error]
     scan = cv.scan(str(path))
-    want = T.compare_scans(scan.models, ["ece", "ace", "mce", "tce", "smooth_ece", "brier", "log_loss"],
-                           PanelConfig(), "raw")
+    want = T.compare_scans(scan.models, ["ece", "brier"], PanelConfig(), "raw", n_resamples=100, random_state=0)
     ece = at.dataframe[0].value  # the first metric's tab
     np.testing.assert_allclose(ece["Value"], want.loc[want.metric == "ece", "value"], rtol=1e-12)
+    np.testing.assert_allclose(ece[["95% low", "95% high"]].to_numpy(float),
+                               want.loc[want.metric == "ece", ["low", "high"]].to_numpy(float), rtol=1e-12)
+    assert at.tabs[0].label == "ECE" and at.tabs[1].label == "Brier score"
     np.testing.assert_allclose(ece["Difference"].iloc[1], want.loc[(want.metric == "ece") & ~want.is_reference,
                                                                     "diff"].iloc[0], rtol=1e-12)
     overlay = figures(at)[0]
