@@ -30,10 +30,12 @@ import heapq
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import isotonic_regression
 
 from .errors import InputError
 from .validation import check_binary
+from ._lazy import lazy
+
+isotonic_regression = lazy("scipy.optimize", "isotonic_regression")
 
 __all__ = [
     "Bins",

@@ -48,14 +48,17 @@ pre-aggregation measured against skmisc are stated in the tests.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import interpolate, stats
 
 from .errors import InputError
 from .validation import _as_1d_float, check_weights, describe_rows
+from ._lazy import lazy
+
+interpolate, stats = lazy("scipy.interpolate"), lazy("scipy.stats")
 
 __all__ = ["loess", "loess_fit", "loess_curve", "LoessFit"]
 
@@ -74,14 +77,17 @@ _EHG141_C = np.array([
     .4740130, .9664956, .3629838, .5348889, .2075670, .2822574, .2369957, .3911566,
     .2981154, .3623232, .5508869, .3501989, .4371032, .7002667, .4291632, .4930370,
 ])
-# ehg176: a cubic Hermite interpolant in z on these knots (value, slope).
-_EHG176 = interpolate.CubicHermiteSpline(
-    x=[-0.005, 0.1204, 0.2017, 0.2815, 0.3705, 0.4536, 0.5591, 0.7132, 0.8751, 1.005],
-    y=[-9.0572e-2, 9.5807e-2, 2.6152e-2, -3.1926e-2, -5.3718e-2, -6.4170e-2,
-       -5.8387e-2, -2.0636e-2, 4.0172e-2, -1.0856e-2],
-    dydx=[4.4844, -0.7978, -0.7286, -0.4457, -0.3495, 3.2813e-2, 0.1611, 0.3350,
-          -4.1032e-2, -0.7736],
-)
+# ehg176: a cubic Hermite interpolant in z on these knots (value, slope); built on first use (scipy.interpolate
+# is not imported by `import calibviz`).
+@functools.cache
+def _ehg176():
+    return interpolate.CubicHermiteSpline(
+        x=[-0.005, 0.1204, 0.2017, 0.2815, 0.3705, 0.4536, 0.5591, 0.7132, 0.8751, 1.005],
+        y=[-9.0572e-2, 9.5807e-2, 2.6152e-2, -3.1926e-2, -5.3718e-2, -6.4170e-2,
+           -5.8387e-2, -2.0636e-2, 4.0172e-2, -1.0856e-2],
+        dydx=[4.4844, -0.7978, -0.7286, -0.4457, -0.3495, 3.2813e-2, 0.1611, 0.3350,
+              -4.1032e-2, -0.7736],
+    )
 
 
 def _approximate_deltas(trace_hat: float, n: int, degree: int) -> tuple[float, float]:
@@ -90,7 +96,7 @@ def _approximate_deltas(trace_hat: float, n: int, degree: int) -> tuple[float, f
     corx = np.sqrt(k / n)
     z = (np.sqrt(k / trace_hat) - corx) / (1 - corx)
     z = min(1.0, max(0.0, z))
-    c4 = np.exp(float(_EHG176(z)))
+    c4 = np.exp(float(_ehg176()(z)))
     out = []
     for offset in (0, 24):
         c1, c2, c3 = _EHG141_C[offset + 3 * 4 * (degree - 1): offset + 3 * 4 * (degree - 1) + 3]

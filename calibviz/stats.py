@@ -18,10 +18,12 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import binom
-from scipy.stats import t as student_t
 
 from .errors import InputError
+from ._lazy import lazy
+
+binom = lazy("scipy.stats", "binom")
+student_t = lazy("scipy.stats", "t")
 
 __all__ = [
     "binom_test_pvalue",

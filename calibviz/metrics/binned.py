@@ -11,13 +11,15 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from scipy.stats import chi2
 
 from ..binning import EqualMass, PAVABC, Uniform, get_scheme
 from ..errors import InputError
 from ..stats import _check_alpha
 from ..summary import _PANEL_MIN, _fit_and_sum, _panel_statistics, _stats_only, rejections
 from ..validation import check_binary
+from .._lazy import lazy
+
+chi2 = lazy("scipy.stats", "chi2")
 
 __all__ = [
     "ece",

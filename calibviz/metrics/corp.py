@@ -32,13 +32,15 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import isotonic_regression
-from scipy.special import xlogy
 
 from ..errors import InputError
 from ..validation import check_binary
 from .resampling import interval_from_distribution
 from .scores import LOG_LOSS_EPS
+from .._lazy import lazy
+
+isotonic_regression = lazy("scipy.optimize", "isotonic_regression")
+xlogy = lazy("scipy.special", "xlogy")
 
 __all__ = [
     "CorpDecomposition",

@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from scipy import special, stats
 
 from ..errors import InputError
 from ..validation import check_binary
+from .._lazy import lazy
+
+special, stats = lazy("scipy.special"), lazy("scipy.stats")
 
 __all__ = [
     "spiegelhalter_z",

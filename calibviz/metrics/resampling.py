@@ -18,10 +18,12 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-from scipy import stats
 
 from ..errors import InputError
 from ..validation import check_weights
+from .._lazy import lazy
+
+stats = lazy("scipy.stats")
 
 __all__ = ["bootstrap", "BootstrapResult", "interval_from_distribution", "INTERVAL_METHODS"]
 

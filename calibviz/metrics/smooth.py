@@ -15,10 +15,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import optimize
 
 from ..errors import InputError
 from ..validation import check_binary
+from .._lazy import lazy
+
+optimize = lazy("scipy.optimize")
 
 __all__ = ["smooth_ece", "smooth_reliability_curve", "calibration_index", "CalibrationIndexResult"]
 

@@ -7,10 +7,12 @@ its weighted label mean), so labels and row order never split a tie
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import isotonic_regression
 
 from ..binning import EqualMass
 from ._base import Recalibrator, _check_positive_int
+from .._lazy import lazy
+
+isotonic_regression = lazy("scipy.optimize", "isotonic_regression")
 
 __all__ = ["Isotonic", "HistogramBinning", "isotonic_knots"]
 

@@ -10,10 +10,12 @@ tolerance; vector scaling (2K parameters) by L-BFGS with the exact gradient.
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize, special
 
 from ..errors import InputError
 from ._base import EPS, Recalibrator, _check_choice
+from .._lazy import lazy
+
+optimize, special = lazy("scipy.optimize"), lazy("scipy.special")
 
 __all__ = ["Platt", "Beta", "Temperature", "logistic_fit"]
 
