@@ -13,13 +13,13 @@ pytestmark = [pytest.mark.apptest, pytest.mark.usefixtures("clear_streamlit_cach
 
 
 def _open(page: str, demo: str | None = None, **query):
+    """``page`` opened by a link (``data=demo`` and ``query``), the first script of a new session: the Data page's
+    renders of the default demo and of the picked one (~10 s of CPU each) are no part of these tests."""
     at = app()
-    for k, v in query.items():
+    at.switch_page(page)
+    for k, v in ({"data": demo} if demo else {}).items() | query.items():
         at.query_params[k] = v
     at.run()
-    if demo:
-        at.selectbox(key="cv_demo_pick").set_value(demo).run()
-    at.switch_page(page).run()
     assert_clean(at)
     return at
 
