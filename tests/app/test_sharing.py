@@ -185,7 +185,8 @@ def test_compare_hides_the_model_picker_the_other_pages_show_it():
     """page_setup(..., model_picker=False): the Compare page shows every model and picks its reference itself."""
     if "model_picker=False" not in (ROOT / "pages/5_Compare.py").read_text():
         pytest.skip("the Compare page does not call page_setup(model_picker=False) yet")
-    at = _fresh("pages/5_Compare.py", {"data": "loan_recalibration", "boot": "0"})  # no intervals: fast
+    # no intervals: fast; same server as the test before, whose cached Reliability results it may reuse
+    at = _fresh("pages/5_Compare.py", {"data": "loan_recalibration", "boot": "0"}, restart=False)
     assert_clean(at)
     assert "w_model" not in [s.key for s in at.sidebar.selectbox]
     at.switch_page(RELIABILITY).run()
