@@ -42,9 +42,10 @@ UNAVAILABLE = {
     "curves": "The LOESS curves of actual and predicted error along the top variable are not available on a "
               "streamed source: a local regression needs the rows themselves. The ranking above is exact; to draw "
               "the curves, load a sample of the rows with cv.load_predictions.",
-    "compare": "Differences with intervals, the better/worse verdicts and the triptych (CORP, MCB-DSC, ROC) are "
+    "compare": "Intervals of the differences, the better/worse verdicts and the triptych (CORP, MCB-DSC, ROC) are "
                "not available on a streamed source: they need paired resamples of rows shared by the models, and a "
-               "streamed source is read as sums per score bucket, model by model. The values side by side are exact.",
+               "streamed source is read as sums per score bucket, model by model. The values and differences side "
+               "by side are exact; each model's own interval is its bootstrap of its buckets.",
 }
 
 
@@ -167,18 +168,21 @@ def _model_section(idx: int, name: str, s: Scan, panel: pd.DataFrame, cfg: Panel
     return "".join(parts)
 
 
-def _compare_section(scans: dict, cfg: PanelConfig, keys, confidence: float) -> str:
-    """Several models of one source: the overlaid reliability diagrams and their values side by side."""
+def _compare_section(scans: dict, cfg: PanelConfig, keys, confidence: float, n_resamples: int, random_state) -> str:
+    """Several models of one source: the overlaid reliability diagrams, their values side by side with each model's
+    own interval (Poisson bootstrap of its buckets, :func:`calibviz.scan.tables.compare_scans`)."""
     from .scan import tables
 
     overlay = figures.reliability_diagram({_e(n): s for n, s in scans.items()}, binning=cfg.scheme(),
                                           alpha=cfg.alpha, title=None)
-    table = tables.compare_scans(scans, keys, config=cfg)
+    table = tables.compare_scans(scans, keys, config=cfg, n_resamples=n_resamples, random_state=random_state)
     computed = table.groupby("metric", sort=False)["value"].transform(lambda v: v.notna().any())
     table = table[computed.astype(bool)].reset_index(drop=True)  # metrics a scan cannot compute: see each model
     table["paired"] = table["paired"].map(lambda v: False if v is None else v)  # unknown on scans
     shown = _compare_shown(table, confidence)
-    shown = shown.drop(columns=[c for c in shown.columns if "interval" in c or c in ("Paired", "Versus the reference")])
+    shown = shown.drop(columns=[c for c in shown.columns if c.startswith("Difference ") and "interval" in c
+                                or c in ("Paired", "Versus the reference")]
+                       + ([] if n_resamples else [c for c in shown.columns if "interval" in c]))
     first = next(iter(scans.values()))
     return ('<section id="compare"><h2>Model comparison</h2>'
             f"<p>The {len(scans)} models' reliability diagrams overlaid "
@@ -280,7 +284,7 @@ def build_scan_report(scans, *, config: PanelConfig = PanelConfig(), metrics=Non
         requested = None if requested is None else [metric_key(m) for m in (
             requested.split(",") if isinstance(requested, str) else requested)]
         compare_keys = comparison_metrics(requested, first.is_binary)[0]
-        compare_html = _compare_section(scans, config, compare_keys, confidence)
+        compare_html = _compare_section(scans, config, compare_keys, confidence, int(n_resamples), random_state)
 
     summary = _summary_html({name: _overview_sentence(_overview(s), s.classes[1] if s.is_binary else None,
                                                       s.is_binary) for name, s in scans.items()}, headline, [])
