@@ -160,3 +160,15 @@ def test_sharpness_and_errors():
         roc_curve([0, 1], [0.2, 0.3], max_points=1)
     r = auc_delong([0, 1], [0.2, 0.3])  # one row per outcome: no variance
     assert r.auc == 1.0 and np.isnan(r.se)
+
+
+def test_delong_is_invariant_to_tiny_weight_scales():
+    """Weights scaled by 1e-250 (their squares underflow) give the interval of the same weights unscaled."""
+    from calibviz.metrics import auc_delong
+
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 2, 300)
+    p = np.clip(0.5 + 0.2 * (y - 0.5) + rng.normal(0, 0.2, 300), 0, 1)
+    w = rng.uniform(0.5, 2.0, 300)
+    a, b = auc_delong(y, p, sample_weight=w), auc_delong(y, p, sample_weight=w * 1e-250)
+    assert b.low == pytest.approx(a.low, rel=1e-12) and b.high == pytest.approx(a.high, rel=1e-12)

@@ -19,10 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..errors import InputError
 from ..validation import check_binary, check_multiclass, drop_zero_weight
+from .._lazy import lazy
+
+stats = lazy("scipy.stats")
 
 __all__ = [
     "roc_curve",
@@ -80,19 +82,25 @@ def _placements(y: np.ndarray, p: np.ndarray, w: np.ndarray | None) -> _Placemen
     return _Placements(ps[starts], pos, neg, v10, v01, gid, P, N, auc)
 
 
-def _effective(wsq: float, total: float) -> tuple[float, float]:
-    """(denominator of the unbiased weighted variance, effective sample size) of weights with sum ``total``."""
-    return total - wsq / total, total * total / wsq
+def _effective(weights: np.ndarray | None, total: float) -> tuple[float, float]:
+    """(denominator of the unbiased weighted variance, effective sample size) of weights with sum ``total``.
+
+    ``weights`` None means unit weights (``total`` rows). Kish's size is computed on weights divided by
+    their largest, so that tiny weights (1e-250, whose squares underflow to 0) give the same answer as
+    the same weights scaled up.
+    """
+    if weights is None:
+        return total - 1.0, total
+    u = weights / weights.max()
+    n_eff = float(u.sum()) ** 2 / float(_vdot(u, u))
+    return total * (1.0 - 1.0 / n_eff), n_eff
 
 
 def _variance_terms(pl: _Placements, y: np.ndarray, w: np.ndarray | None):
     """(S10 / m_eff, S01 / n_eff): DeLong's two variance components (weights as reliability weights)."""
-    if w is None:
-        wsq_pos, wsq_neg = pl.P, pl.N
-    else:
-        wsq_pos, wsq_neg = float(_vdot(w * w, y)), float(_vdot(w * w, 1.0 - y))
-    d_pos, m_eff = _effective(wsq_pos, pl.P)
-    d_neg, n_eff = _effective(wsq_neg, pl.N)
+    is_pos = y == 1
+    d_pos, m_eff = _effective(None if w is None else w[is_pos], pl.P)
+    d_neg, n_eff = _effective(None if w is None else w[~is_pos], pl.N)
     s10 = float(_vdot(pl.pos, (pl.v10 - pl.auc) ** 2)) / d_pos if d_pos > 0 else math.nan
     s01 = float(_vdot(pl.neg, (pl.v01 - pl.auc) ** 2)) / d_neg if d_neg > 0 else math.nan
     return s10 / m_eff, s01 / n_eff
@@ -306,8 +314,8 @@ def delong_test(y_true, y_prob_a, y_prob_b, *, confidence: float = 0.95, sample_
     ww = np.ones_like(y) if w is None else w
     is_pos = y == 1
     wp, wn = ww[is_pos], ww[~is_pos]
-    d_pos, m_eff = _effective(float(_vdot(wp, wp)), A.P)
-    d_neg, n_eff = _effective(float(_vdot(wn, wn)), A.N)
+    d_pos, m_eff = _effective(None if w is None else wp, A.P)
+    d_neg, n_eff = _effective(None if w is None else wn, A.N)
     # per-row placements, centred
     ra, rb = A.v10[A.gid[is_pos]] - A.auc, B.v10[B.gid[is_pos]] - B.auc
     qa, qb = A.v01[A.gid[~is_pos]] - A.auc, B.v01[B.gid[~is_pos]] - B.auc
