@@ -13,6 +13,8 @@ bootstrap intervals, paired verdicts) are replaced by one line saying so
 """
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -23,9 +25,10 @@ from ..compare import comparison_metrics
 from ..figures.testbased import _DEFAULT_SCHEMES
 from ..panel import PanelConfig, config_key, format_value
 from ..scan import tables as scan_tables
-from .blocks import REFERENCE_RESAMPLES, download_table, not_applicable, show_figure, show_headlines, show_metric_table
+from .blocks import (REFERENCE_RESAMPLES, download_table, not_applicable, show_figure, show_headlines,
+                     show_metric_table, slug)
 from .comparison import show_comparison
-from .compute import cached, guarded, progress_bar
+from .compute import cached, guarded, in_cache, progress_bar
 from .settings import page_control, panel_config, set_setting, settings, tce_scheme
 from .source import cache_id, needs_rows, scan_view, scan_view_options
 from .text import md
@@ -69,33 +72,57 @@ def _view(scan):
 
 
 def _panel(view, keys, cfg: PanelConfig, s: dict) -> pd.DataFrame:
-    """The scan's metric panel: the calibrated-model reference (binned metrics of binary views) and, where the
-    library has them, bootstrap intervals from the score buckets (the sidebar's resamples and seed).
+    """The scan's metric panel: values and the calibrated-model reference (binned metrics of binary views) at once;
+    bootstrap intervals from the score buckets (the sidebar's resamples and seed) on request.
 
-    Cached per metric, on the settings that metric depends on (as :func:`calibviz.ui.blocks.panel_table`):
-    adding a metric or changing the bins does not recompute the others."""
+    The rule of :func:`calibviz.ui.blocks.panel_table` on large data: the Poisson bootstrap of a scan costs about
+    1-5 s of CPU per metric whatever the file's size (it resamples some 10^5 bucket sums, not rows), so a button
+    says how many resamples it draws and starts it; intervals already computed (on another page, or before) are
+    shown at once. Cached per metric, on the settings that metric depends on: adding a metric or changing the bins
+    does not recompute the others."""
     keys = tuple(keys) or ("ece",)
     seed = int(s["seed"])
     n_boot = int(s["boot"])
+    base = ("scan_panel", cache_id(), view.name, keys, cfg, seed, n_boot)
+    consent = "cv_scan_boot_" + hashlib.sha1(repr(base).encode()).hexdigest()[:16]
+
+    def cache_key(key, resamples):
+        return ("scan_metric", cache_id(), view.name, key, config_key(key, cfg), REFERENCE_RESAMPLES, seed, resamples)
 
     def one(key):
+        resamples = n_boot if n_boot and (st.session_state.get(consent) or in_cache(cache_key(key, n_boot))) else 0
+
         def compute():
             with progress_bar(f"Bootstrapping {key} from the score buckets") as progress:
                 return view.metrics([key], config=cfg, n_reference=REFERENCE_RESAMPLES, random_state=seed,
-                                    n_resamples=n_boot, progress=progress)
+                                    n_resamples=resamples, progress=progress)
 
-        return cached(("scan_metric", cache_id(), view.name, key, config_key(key, cfg), REFERENCE_RESAMPLES, seed,
-                       n_boot), compute, label=f"Computing {key} and its calibrated-model reference")
+        return cached(cache_key(key, resamples), compute, label=f"Computing {key} and its calibrated-model "
+                      "reference"), resamples
 
     parts = [one(k) for k in keys]
-    table = pd.concat(parts, ignore_index=True)
-    table.attrs.update(parts[0].attrs)
+    table = pd.concat([t for t, _ in parts], ignore_index=True)
+    table.attrs.update(parts[0][0].attrs)
+    missing = sum(1 for _, r in parts if not r)
+    table.attrs["n_resamples"] = n_boot if missing < len(keys) else 0
+    table.attrs["intervals_wait"] = bool(n_boot and missing)
+    if n_boot and missing:
+        which = "" if missing == len(keys) else f" of the other {missing} metric{'s' if missing > 1 else ''}"
+        if st.button(f"Compute 95% intervals{which} ({n_boot} Poisson resamples of the score buckets)",
+                     key=f"scan_boot_{slug(view.name)}", icon=":material/calculate:",
+                     help="A bootstrap of the bucket sums, no pass over the rows: about 1-5 s per metric whatever "
+                          "the file's size. The values above are exact without it."):
+            st.session_state[consent] = True
+            st.rerun()
     return table
 
 
 def _interval_caption(panel: pd.DataFrame, no_reference: bool) -> str:
     n_boot = int(panel.attrs.get("n_resamples") or 0)
-    if n_boot:
+    if panel.attrs.get("intervals_wait"):
+        boot = ("95% intervals: press 'Compute 95% intervals' (a Poisson bootstrap of the score buckets, a few "
+                "seconds per metric). ")
+    elif n_boot:
         boot = (f"95% intervals: Poisson bootstrap of the score buckets ({n_boot} resamples, seed "
                 f"{panel.attrs.get('random_state')}; no pass over the rows), each metric read with the interval its "
                 "coverage study chose; a metric without one says why in its reading. ")
@@ -299,6 +326,9 @@ def compare(scan) -> None:
     st.caption("Each model's own 95% interval comes from a Poisson bootstrap of its score buckets; the differences "
                "are exact, their intervals and the verdicts are not computed.")
     n_boot, seed = int(s["boot"]), int(s["seed"])
+    consent = "cv_scan_compare_boot_" + hashlib.sha1(repr((cache_id(), tuple(names), metrics, cfg, ref, n_boot,
+                                                            seed)).encode()).hexdigest()[:16]
+    n_boot = n_boot if st.session_state.get(consent) else 0  # as the metric panel: intervals on request
 
     def _compare():
         with progress_bar("Bootstrapping each model's score buckets") as progress:
@@ -307,6 +337,11 @@ def compare(scan) -> None:
 
     table = cached(("compare_metric", cache_id(), tuple(names), metrics, cfg, ref, n_boot, seed), _compare,
                    label="Comparing the models")
+    if int(s["boot"]) and not n_boot and st.button(
+            f"Compute each model's 95% interval ({int(s['boot'])} Poisson resamples of its score buckets, "
+            f"{len(views)} models)", key="scan_compare_boot", icon=":material/calculate:"):
+        st.session_state[consent] = True
+        st.rerun()
     show_comparison(table, ref)
     overlay = cached(("compare_overlay",) + key, lambda: figures.reliability_diagram(
         views, binning=cfg.scheme(), alpha=cfg.alpha, interval=s["interval"], title="Reliability diagrams overlaid"))

@@ -87,10 +87,16 @@ def test_open_by_path_analyse_on_every_page_and_back(files):
     observed = next(t for t in fig["data"] if t.get("mode") == "lines+markers")
     np.testing.assert_allclose(observed["y"], table["obs_rate"], rtol=0, atol=5e-7)  # figure JSON: 6 decimals
     np.testing.assert_allclose(at.dataframe[1].value["obs_rate"], table["obs_rate"], rtol=1e-12)
+    # the values and the calibrated-model reference at once; the bootstrap intervals on request
+    metrics = at.dataframe[0].value
+    assert set(metrics["95% interval"]) == {""}
+    at.button(key="scan_boot_raw").click()
+    at.run()
     # the scan's bootstrap draws depend on which buckets earlier results refined to exact scores: replay the
-    # Large data page's results (its table and default panel) before the Reliability page's
+    # Large data page's results (its table and default panel) and the Reliability page's (values, sensitivity)
     scan.reliability_table(Uniform(15), 0.05)
     scan.metrics(config=PanelConfig())
+    T.binning_sensitivity(scan, metrics=("ece", "mce"))
     want = pd.concat([scan.metrics([k], config=PanelConfig(), n_reference=200, random_state=0, n_resamples=100)
                       for k in cv.panel.DEFAULT_BINARY_METRICS], ignore_index=True)
     metrics = at.dataframe[0].value
@@ -170,6 +176,9 @@ def test_compare_page_reads_the_models_of_the_file(files):
     path = files / "two_models.parquet"
     at = _opened(path, "pages/5_Compare.py", metrics=("ece", "brier"))  # two metrics: each model bootstrapped
     assert_clean(at)
+    assert at.dataframe[0].value["95% low"].isna().all()  # the intervals wait for the button
+    at.button(key="scan_compare_boot").click()
+    at.run()
     assert not at.error, [e.value for e in at.error]
     scan = cv.scan(str(path))
     want = T.compare_scans(scan.models, ["ece", "brier"], PanelConfig(), "raw", n_resamples=100, random_state=0)
