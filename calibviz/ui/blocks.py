@@ -17,7 +17,7 @@ from .compute import cached, in_cache, progress_bar
 from .settings import panel_config, settings
 
 __all__ = ["BOOTSTRAP_ROW_BUDGET", "show_figure", "figure_about", "file_size", "download_table", "panel_table", "show_headlines", "show_metric_table", "slug",
-           "not_applicable"]
+           "not_applicable", "without_attrs"]
 
 
 def slug(text: str) -> str:
@@ -178,6 +178,14 @@ def download_table(df: pd.DataFrame, name: str, *, label: str = "Table as CSV", 
     st.download_button(label, data=to_csv(df).encode("utf-8"), file_name=f"{slug(name)}.csv",
                        mime="text/csv", key=f"csv_{key or slug(name)}", icon=":material/download:",
                        help="The numbers behind the figure, one row per bin.")
+
+
+def without_attrs(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` without its ``attrs``, for st.dataframe: Streamlit sends them as JSON, and a NaN among them (a
+    ranking without intervals: ``overall_low``) is not valid JSON, so the browser could not draw the table."""
+    out = df.copy()
+    out.attrs = {}
+    return out
 
 
 def not_applicable(message: str) -> None:

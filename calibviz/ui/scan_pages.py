@@ -26,7 +26,7 @@ from ..figures.testbased import _DEFAULT_SCHEMES
 from ..panel import PanelConfig, config_key, format_value
 from ..scan import tables as scan_tables
 from .blocks import (REFERENCE_RESAMPLES, download_table, not_applicable, show_figure, show_headlines,
-                     show_metric_table, slug)
+                     show_metric_table, slug, without_attrs)
 from .comparison import show_comparison
 from .compute import cached, guarded, in_cache, progress_bar
 from .settings import page_control, panel_config, set_setting, settings, tce_scheme
@@ -38,14 +38,6 @@ __all__ = ["reliability", "test_based", "multiclass", "compare", "variables"]
 
 #: The schemes of the Test-based page's binning comparison: those the in-memory page compares.
 _COMPARED_SCHEMES = _DEFAULT_SCHEMES
-
-
-def _without_attrs(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` without its ``attrs`` for st.dataframe: Streamlit sends them as JSON, and a NaN among them (a ranking
-    without intervals: ``overall_low``) is not valid JSON, so the browser could not draw the table."""
-    out = df.copy()
-    out.attrs = {}
-    return out
 
 
 def _header(title: str, scan) -> None:
@@ -174,7 +166,7 @@ def reliability(scan) -> None:
         weighted = scan.mapping.weight is not None
         show_metric_table(panel, f"{scan.name}_{kind}", caption=_interval_caption(panel, no_reference=weighted))
     with tab_bins:
-        st.dataframe(_without_attrs(table), hide_index=True, width="stretch")
+        st.dataframe(without_attrs(table), hide_index=True, width="stretch")
         download_table(table, f"bins_{view.name}", key="bins")
     with tab_sens:
         st.caption("How ECE and MCE move with the number of bins, per binning scheme (from the same bucket sums; no "
@@ -230,7 +222,7 @@ def test_based(scan) -> None:
     with tab_violin:
         needs_rows("The violins of the predictions in each bin")
     with tab_table:
-        st.dataframe(_without_attrs(table), hide_index=True, width="stretch")
+        st.dataframe(without_attrs(table), hide_index=True, width="stretch")
         download_table(table, f"tce_bins_{view.name}", key="tce_bins")
 
 
@@ -291,7 +283,7 @@ def multiclass(scan) -> None:
                     f"classwise_{scan.name}", key="cw")
         st.caption("Ranked by class-wise ECE, worst first; no bootstrap intervals on an opened file (they resample "
                    "rows).")
-        st.dataframe(_without_attrs(ranking), hide_index=True, width="stretch")
+        st.dataframe(without_attrs(ranking), hide_index=True, width="stretch")
         download_table(ranking, f"class_ranking_{scan.name}", label="Ranking as CSV", key="class_ranking")
 
 
