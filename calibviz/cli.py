@@ -251,7 +251,7 @@ def parse_threshold(text: str, option: str = "--fail-above") -> tuple[str, float
     >>> parse_threshold("ECE=0.05"), parse_threshold("smECE = 0.1")
     (('ece', 0.05), ('smooth_ece', 0.1))
     """
-    from .report import metric_key
+    from .panel import metric_key
 
     name, sep, value = str(text).partition("=")
     if not sep or not name.strip() or not value.strip():
@@ -360,7 +360,7 @@ def _cmd_metrics(args) -> int:
     cfg = _config(args)
     requested = _metric_list(args)
     if requested is not None:
-        from .report import metric_key
+        from .panel import metric_key
 
         requested = [metric_key(m) for m in requested]  # unknown names fail before the file is read
     bar = _progress(args)
@@ -378,7 +378,7 @@ def _cmd_metrics(args) -> int:
 def _panel_records(args, models, cfg, requested, gates, bar) -> tuple[list, dict]:
     """The metric records of every model, and ``{(model, gate key): key computed for that model}``."""
     from .panel import metric_panel
-    from .report import resolve_metrics
+    from .panel import resolve_metrics
 
     records, gate_keys = [], {}
     for name, p in models.items():
@@ -413,7 +413,7 @@ def _panel_records(args, models, cfg, requested, gates, bar) -> tuple[list, dict
 
 
 def _report_metrics(args, records, thresholds, p_thresholds, gate_keys) -> int:
-    from .report import format_interval, format_value
+    from .panel import format_interval, format_value
 
     import pandas as pd
 
@@ -713,7 +713,7 @@ def _metrics_recalibrated(args, models, cfg, requested, bar) -> int:
 
     from .panel import format_interval, format_value
     from .recalibration import cross_fit, recalibration_table
-    from .report import resolve_metrics
+    from .panel import resolve_metrics
 
     if args.cross_fit < 2:
         raise InputError(f"--cross-fit must be at least 2 folds, got {args.cross_fit}.")

@@ -507,11 +507,10 @@ def _context(spec: MetricSpec, y, p, w, config: PanelConfig, prevalence: float) 
     if spec.key in ("mcb", "dsc", "unc"):
         ctx["corp"] = M.corp_decomposition(y, p, sample_weight=w)
     if spec.key == "mce":
-        from .summary import reliability_table
+        from .summary import bin_statistics
 
-        t = reliability_table(y, p, binning=config.scheme(), sample_weight=w, test=None)
-        if len(t):
-            ctx["worst_bin"] = t.loc[t["gap"].abs().idxmax()]
+        ctx["worst_bin"] = bin_statistics(y, p, binning=config.scheme(), sample_weight=w,
+                                          second_moments=False)[1].worst_bin()
     return ctx
 
 
@@ -685,3 +684,78 @@ def __getattr__(name):
 
         return compare_models
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# --------------------------------------------------------------------------- metric names
+
+
+def resolve_metrics(metrics, is_binary: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The metric keys that apply to binary or multiclass data, and the requested ones that do not.
+
+    Parameters
+    ----------
+    metrics : sequence of str or None
+        Keys of :data:`calibviz.panel.BINARY_METRICS` or
+        :data:`calibviz.panel.MULTICLASS_METRICS` (case-insensitive; a
+        metric's label such as "smECE" is accepted too). None gives the
+        default panel of the data's kind.
+    is_binary : bool
+
+    Returns
+    -------
+    (keys, skipped) : tuple of tuples
+        ``keys`` apply to the data; ``skipped`` are known metrics of the
+        other kind (a file with binary and multiclass models asks for both).
+
+    Raises
+    ------
+    InputError
+        A name that is no metric at all, or none of the names applies.
+
+    References
+    ----------
+    The metrics' sources are listed in :data:`calibviz.panel.BINARY_METRICS`
+    and :data:`calibviz.panel.MULTICLASS_METRICS` (e.g. Naeini et al. 2015 for
+    ECE, Matsubara et al. 2023 for TCE, Gupta & Ramdas 2022 for top-label ECE).
+
+    Examples
+    --------
+    >>> resolve_metrics(["ECE", "confidence_ece"], True)
+    (('ece',), ('confidence_ece',))
+    >>> resolve_metrics(None, False)[0][:2]
+    ('confidence_ece', 'top_label_ece')
+    """
+    own, other = (BINARY_METRICS, MULTICLASS_METRICS) if is_binary else (MULTICLASS_METRICS, BINARY_METRICS)
+    if metrics is None:
+        return (DEFAULT_BINARY_METRICS if is_binary else DEFAULT_MULTICLASS_METRICS), ()
+    if isinstance(metrics, str):
+        metrics = [m for m in metrics.split(",") if m.strip()]
+    keys, skipped = [], []
+    for name in metrics:
+        key = metric_key(name)
+        if key in own:
+            if key not in keys:
+                keys.append(key)
+        elif key in other:
+            skipped.append(key)
+    if not keys:
+        kind = "binary" if is_binary else "multiclass"
+        raise InputError(f"none of the metrics {', '.join(map(str, metrics))} applies to {kind} data; "
+                         f"choose from {', '.join(own)}.")
+    return tuple(keys), tuple(skipped)
+
+
+def metric_key(name) -> str:
+    """The registry key of a metric name or label (case-insensitive); InputError when unknown.
+
+    Examples
+    --------
+    >>> metric_key("ECE"), metric_key("smECE"), metric_key("Top-label ECE")
+    ('ece', 'smooth_ece', 'top_label_ece')
+    """
+    wanted = str(name).strip().lower()
+    for registry in (BINARY_METRICS, MULTICLASS_METRICS):
+        for key, spec in registry.items():
+            if wanted in (key, spec.label.lower()):
+                return key
+    raise InputError(f"unknown metric {name!r}; choose from {', '.join(list(BINARY_METRICS) + list(MULTICLASS_METRICS))}.")

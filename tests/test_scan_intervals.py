@@ -248,3 +248,18 @@ def test_cli_engine_with_ci_gives_intervals(tmp_path, capsys):
     for key in ("ece", "brier"):
         assert out[key]["low"] is not None and out[key]["low"] <= out[key]["high"]
     assert out["tce"]["low"] is None and "No bootstrap interval for TCE" in out["tce"]["reading"]
+
+
+def test_intervals_do_not_depend_on_what_was_computed_before():
+    """Same seed, same intervals, whichever bins earlier results refined (the page's order of views)."""
+    rng = np.random.default_rng(0)
+    n = 50_000
+    p = rng.beta(2, 5, n)
+    df = pd.DataFrame({"y": (rng.random(n) < p).astype(int), "p": p})
+    fresh = cv.scan(df).metrics(["ece", "ace", "debiased_ece"], n_resamples=60, random_state=1)
+    used = cv.scan(df)
+    used.reliability_table(binning=cv.binning.EqualMass(10))  # refines other buckets first
+    used.reliability_table(binning=cv.binning.Uniform(7))
+    again = used.metrics(["ece", "ace", "debiased_ece"], n_resamples=60, random_state=1)
+    np.testing.assert_allclose(again[["low", "high"]].to_numpy(), fresh[["low", "high"]].to_numpy(), rtol=1e-12,
+                               atol=1e-15)

@@ -184,6 +184,31 @@ class Scan:
                 return
             self._atoms(np.concatenate(need))
 
+    def _atoms_for(self, schemes) -> _ref.Atoms:
+        """Atoms refined exactly where the bins of ``schemes`` need it, whatever earlier results refined.
+
+        Results drawn at random from atoms (the Poisson bootstrap, :mod:`.resample`) then depend on the seed
+        and the settings alone, not on which results were asked for before (each refined bucket is split into
+        atoms, which changes how the random stream is used). Exact rows come from the cache (a pass only for
+        buckets never refined).
+        """
+        self._prepare(schemes)
+        fine, refined = self._fine(), np.zeros(0, np.int64)
+        for _ in range(_MAX_REFINE + 1):
+            cache = self._exact_cache
+            exact = None if cache is None or not refined.size else cache[cache["_b"].isin(refined)]
+            atoms, need = _ref.atoms_of(fine, exact), []
+            for scheme in schemes:
+                try:
+                    self._bins(scheme, atoms)
+                except _ref.Refine as r:
+                    need.append(r.buckets)
+            if not need:
+                return atoms
+            refined = np.union1d(refined, np.concatenate(need))
+            self._atoms(refined)  # fetch the rows of any bucket not refined before
+        return atoms
+
     def _validate(self, table: pd.DataFrame) -> pd.DataFrame:
         """Report bad rows counted by the aggregation (never dropped silently); return the valid groups."""
         r, src = self._roles, self.source
@@ -619,9 +644,7 @@ class Scan:
                 value, p_value = self.metric("ece" if spec.key == "confidence_ece" else spec.key, config)
                 ctx = {"prevalence": prevalence, "uncertainty": prevalence * (1 - prevalence), "p_value": p_value}
                 if spec.key == "mce":
-                    t = self.reliability_table(config.scheme(), config.alpha, test=None)
-                    if len(t):
-                        ctx["worst_bin"] = t.loc[t["gap"].abs().idxmax()]
+                    ctx["worst_bin"] = self.bin_statistics(config.scheme()).worst_bin()
                 if spec.key == "smooth_ece":
                     note = self.smooth_ece()[2]
                 if spec.key in GRID_METRICS and self._grid_note():
