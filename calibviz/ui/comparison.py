@@ -95,7 +95,8 @@ def _shown(t: pd.DataFrame) -> pd.DataFrame:
         "Difference low": t["diff_low"].where(~ref),
         "Difference high": t["diff_high"].where(~ref),
         "Versus the reference": t["verdict"].where(t["verdict"] != "", "not tested"),
-        "Paired": t["paired"].map({True: "yes", False: "no"}).where(~ref, ""),
+        # None: not known (an opened file's models may or may not share rows)
+        "Paired": t["paired"].map({True: "yes", False: "no"}).fillna("not known").where(~ref, ""),
     })
 
 
