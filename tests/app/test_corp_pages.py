@@ -17,7 +17,7 @@ def _open(page: str, demo: str | None = None, **query):
     renders of the default demo and of the picked one (~10 s of CPU each) are no part of these tests."""
     at = app()
     at.switch_page(page)
-    for k, v in ({"data": demo} if demo else {}).items() | query.items():
+    for k, v in {**({"data": demo} if demo else {}), **query}.items():
         at.query_params[k] = v
     at.run()
     assert_clean(at)
