@@ -461,12 +461,12 @@ def run_small_task(task: dict) -> dict:
             "out": out, "seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0}
 
 
-def summarise_small(merged: dict, pops: dict) -> list[dict]:
+def summarise_small(merged: dict, pops: dict, columns=SMALL_COLUMNS, order=SMALL_KEYS) -> list[dict]:
     rows = []
     for (model, n, k), rec in merged.items():
         pop = pops[(model, n, k)][0]
         row = {"model": model, "n": n, "metric": k, "reps": len(rec["est"]), "population": pop, "boundary": False}
-        for c in SMALL_COLUMNS:
+        for c in columns:
             arr = np.asarray(rec[c], dtype=float)
             low, high, point = arr[:, 0], arr[:, 1], arr[:, 2]
             if np.isnan(low).all():
@@ -477,7 +477,7 @@ def summarise_small(merged: dict, pops: dict) -> list[dict]:
                       "outside": float((~((low <= point) & (point <= high))).mean()),
                       "width": float(np.mean(high - low))}
         rows.append(row)
-    rows.sort(key=lambda r: (SMALL_KEYS.index(r["metric"]), r["n"], MODEL_ORDER.index(r["model"])))
+    rows.sort(key=lambda r: (order.index(r["metric"]), r["n"], MODEL_ORDER.index(r["model"])))
     return rows
 
 
@@ -491,6 +491,162 @@ def small_table(rows: list[dict]) -> str:
         for c in SMALL_COLUMNS:
             d = r.get(c)
             cells += ["–", "–"] if d is None else [_cov(d), f"{d['width']:.3g}"]
+        cur = INTERVALS[r["metric"]].method.replace("_", "-")
+        lines.append(f"| {r['metric']} ({cur}) | {r['n']} | {r['model']} | {r['reps']} | {_num(r['population'])} | "
+                     + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------
+# small samples, L1 errors (--small-sample --metrics ...): the double bootstrap beyond fixed-edge binary ECE,
+# and one-sided upper bounds where no two-sided interval reaches the target
+
+L1_KEYS = ("ece", "ace", "smooth_ece", "ici", "confidence_ece", "top_label_ece", "classwise_ece")
+L1_COLUMNS = ("current", "double", "double_upper", "upper_basic", "upper_percentile")
+#: (model, n, key) cells of the L1 run: n = 500 for every key (smECE also 5,000, where it fell short too)
+L1_CELLS = tuple([(m, 500, k) for m in SMALL_MODELS for k in ("ece", "ace", "smooth_ece", "ici")]
+                 + [(m, 5000, "smooth_ece") for m in SMALL_MODELS]
+                 + [("mc_overconfident", 500, k) for k in ("confidence_ece", "top_label_ece", "classwise_ece")])
+
+
+def run_l1_task(task: dict) -> dict:
+    """Replications of one (model, n, metric): current, double-bootstrap (two-sided and upper) and upper bounds.
+
+    The double bootstrap is calibviz.metrics.intervals' own (``resampled_values``, ``double_basic_u``,
+    ``double_basic_limits``: the code the panel runs), on metrics whose vectorised value is checked
+    against the panel's on the first replication; smECE and ICI (2-12 ms per evaluation, too slow for
+    B x M = 20,000 of them) get the single-level intervals only.
+    """
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    from calibviz.binning import Uniform
+    from calibviz.metrics.intervals import (DOUBLE_KEYS, double_basic_limits, double_basic_u, interval_options,
+                                            resampled_values)
+
+    model, n, key, reps, B, seed = (task[k] for k in ("model", "n", "key", "reps", "B", "seed"))
+    mc = model in MC_MODELS
+    f = _metric(key, mc)
+    out = {key: {"est": [], "rep": [], **{c: [] for c in L1_COLUMNS}}}
+    rec = out[key]
+    t0, c0 = time.perf_counter(), time.process_time()
+    nan3 = (math.nan, math.nan, math.nan)
+    for rep in reps:
+        rng = np.random.default_rng([seed, 41, MODEL_ORDER.index(model), n, METRIC_ORDER.index(key), rep])
+        y, p = sample(model, n, rng)
+        est = f(y, p)
+        idx = rng.integers(0, n, size=(B, n))
+        if key in DOUBLE_KEYS:
+            values = resampled_values(key, y, p, binning=Uniform(N_BINS), n_bins=N_BINS)
+            boot = values(idx)
+            if rep == reps[0]:  # the vectorised values are the panel's
+                check = [f(y[i], p[i]) for i in idx[:3]]
+                assert np.allclose(boot[:3], check, rtol=1e-10, atol=1e-14), (key, boot[:3], check)
+        else:
+            boot = np.array([f(y[i], p[i]) for i in idx])
+        rec["rep"].append(rep)
+        rec["est"].append(est)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            r = interval_from_distribution(boot, est, confidence=CONFIDENCE, **interval_options(key))
+            rec["current"].append((r.low, r.high, r.point))
+            bounds = metric_bounds(key)
+            for col, method in (("upper_basic", "basic"), ("upper_percentile", "percentile")):
+                u = interval_from_distribution(boot, est, method=method, alternative="less", confidence=CONFIDENCE,
+                                               bounds=bounds)
+                rec[col].append((u.low, u.high, r.point if method == "basic" else est))
+        if key in DOUBLE_KEYS:
+            u = double_basic_u(values, idx, boot, est, rng, DOUBLE_INNER)
+            for col, alt in (("double", "two-sided"), ("double_upper", "less")):
+                lo, hi = double_basic_limits(boot, est, u, CONFIDENCE, alt)
+                rec[col].append((lo, hi, r.point))
+        else:
+            rec["double"].append(nan3)
+            rec["double_upper"].append(nan3)
+    return {"id": f"{model}|{n}|{key}|{reps[0]}-{reps[-1]}|B{B}|seed{seed}|l1", "model": model, "n": n,
+            "out": out, "seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0}
+
+
+def _saved_population(seed: int) -> dict:
+    """Population values of the main run (benchmarks/coverage_results/coverage_main.json.gz) when its seed is ours.
+
+    They take minutes to recompute (10^7 draws per model, smECE on them); the same seed and code give the
+    same numbers, which ``--recompute-population`` checks.
+    """
+    path = Path(__file__).resolve().parent / "coverage_results" / "coverage_main.json.gz"
+    if not path.exists():
+        return {}
+    d = json.loads(gzip.decompress(path.read_bytes()))
+    return d["population"] if f"seed {seed}," in d["header"] else {}
+
+
+def run_l1(args) -> None:
+    """--small-sample --metrics <L1 keys>: the L1 cells of L1_CELLS, saved as JSON (kind "small_sample")."""
+    B = args.resamples or (100 if args.quick else 200)
+    reps = args.reps or (10 if args.quick else 200)
+    keep = set(args.metrics.split(","))
+    cells = [c for c in L1_CELLS if c[2] in keep]
+    t_start = time.perf_counter()
+    saved = {} if args.recompute_population else _saved_population(args.seed)
+    pops = {}
+    for model in dict.fromkeys(m for m, _, _ in cells):
+        if model not in saved:
+            saved[model] = (population_binary if model in BINARY_MODELS else population_multiclass)(model, args.seed)
+    for model, n, k in cells:
+        pops[(model, n, k)] = (saved[model][k], 0.0)
+    tasks = [{"model": m, "n": n, "key": k, "reps": list(range(s, min(reps, s + 10))), "B": B, "seed": args.seed}
+             for m, n, k in cells for s in range(0, reps, 10)]
+    # the double-bootstrap cells first, smECE next, ICI (12 ms per evaluation) last: a checkpointed run that
+    # has to stop early has finished the cheap decisions
+    tasks.sort(key=lambda t: (t["key"] == "ici", t["key"] == "smooth_ece", t["reps"][0]))
+    done_ids, results = set(), []
+    if args.checkpoint and Path(args.checkpoint).exists():
+        for line in Path(args.checkpoint).read_text().splitlines():
+            rec = json.loads(line)
+            if rec["id"] not in done_ids:
+                results.append(rec["result"])
+                done_ids.add(rec["id"])
+    task_id = lambda t: f"{t['model']}|{t['n']}|{t['key']}|{t['reps'][0]}-{t['reps'][-1]}|B{t['B']}|seed{t['seed']}|l1"  # noqa: E731
+    todo = [t for t in tasks if task_id(t) not in done_ids]
+    if args.summarise_checkpoint:  # an interrupted run: summarise the finished tasks (reps per cell in the table)
+        todo = []
+    print(f"population values: {time.perf_counter() - t_start:.0f} s; {len(todo)} of {len(tasks)} tasks to run",
+          flush=True)
+    results += _run_checkpointed(run_l1_task, todo, args, t_start)
+    rows = summarise_small(merge(results), pops, columns=L1_COLUMNS, order=L1_KEYS)
+    cpu = sum(r.get("cpu", 0.0) for r in results)
+    header = (f"Generated by `python benchmarks/coverage_study.py --small-sample --metrics {args.metrics}"
+              f"{' --quick' if args.quick else ''}` on {_version()} (B = {B} resamples, {DOUBLE_INNER} inner "
+              f"resamples per outer one for the double bootstrap, nominal {CONFIDENCE:.0%}, seed {args.seed}, "
+              + (f"up to {reps} replications per cell (the table gives each cell's)" if args.summarise_checkpoint
+                 else f"{reps} replications per cell")
+              + f", {cpu / 60:.0f} CPU-minutes in {args.workers} workers"
+              + (f", {len(done_ids)} of {len(tasks)} tasks resumed from a checkpoint" if done_ids else "")
+              + (", stopped early: the tasks finished by then" if args.summarise_checkpoint else "")
+              + "). 'current': the main method of calibviz.metrics.intervals on the same resamples; 'double "
+              "bootstrap': the basic interval at levels calibrated by prepivoting (Beran 1987), two-sided and as "
+              "a one-sided upper bound; 'upper': one-sided 95% upper bounds, basic (2 estimate - q(0.05)) and "
+              "percentile (q(0.95)).")
+    print(header)
+    print(l1_table(rows))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"kind": "small_sample", "table": "l1", "rows": rows, "B": B,
+                                               "header": header}, default=float))
+        print(f"wrote {args.json}")
+
+
+def l1_table(rows: list[dict]) -> str:
+    from calibviz.metrics.intervals import INTERVALS
+
+    lines = ["| metric | n | model | reps | population value | current: coverage | width | double bootstrap: "
+             "coverage | width | double-bootstrap upper bound | basic upper bound | percentile upper bound |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        cells = []
+        for c in L1_COLUMNS:
+            d = r.get(c)
+            if c in ("current", "double"):
+                cells += ["–", "–"] if d is None else [_cov(d), f"{d['width']:.3g}"]
+            else:
+                cells.append("–" if d is None else _cov(d))
         cur = INTERVALS[r["metric"]].method.replace("_", "-")
         lines.append(f"| {r['metric']} ({cur}) | {r['n']} | {r['model']} | {r['reps']} | {_num(r['population'])} | "
                      + " | ".join(cells) + " |")
@@ -713,7 +869,12 @@ _COLUMN = {("bias_corrected", "two-sided"): "basic", ("basic", "two-sided"): "ba
            ("percentile", "less"): "upper_percentile", ("basic", "less"): "upper_basic"}
 
 
-_SMALL_COLUMN = {"debiased_basic": "debiased_basic", "double_basic": "double"}  # method -> --small-sample column
+# small-sample method -> its column of the --small-sample runs
+_SMALL_COLUMN = {"debiased_basic": "debiased_basic", "double_basic": "double", "double_upper": "double_upper",
+                 "percentile_upper": "upper_percentile", "basic_upper": "upper_basic"}
+_SMALL_LABEL = {"double_basic": "double-basic", "double_upper": "double-bootstrap upper bound",
+                "debiased_basic": "debiased-basic", "percentile_upper": "percentile upper bound",
+                "basic_upper": "basic upper bound"}
 
 
 def _chosen_cells(rows: list[dict], small_rows: list[dict]) -> dict:
@@ -747,7 +908,7 @@ def choice_table(rows: list[dict], small_rows: list[dict] = ()) -> str:
     A metric with a small-sample method shows, at each n, the coverage of the method the panel uses at
     that n (fewer than ``small_below`` rows per bin: the small-sample method).
     """
-    from calibviz.metrics.intervals import INTERVALS, rows_per_bin
+    from calibviz.metrics.intervals import INTERVALS, STUDY_CLASSES, rows_per_bin
 
     cells_by = _chosen_cells(rows, list(small_rows))
     lines = ["| metric | interval | coverage n = 500 | n = 5,000 | n = 50,000 | shown value outside | why |",
@@ -760,10 +921,12 @@ def choice_table(rows: list[dict], small_rows: list[dict] = ()) -> str:
         own = "bias_corrected" if c.method == "bias_corrected" else col
         label = c.method.replace("_", "-") + (" upper bound" if c.alternative == "less" else "")
         if c.small_sample:
-            label = f"{c.small_sample.replace('_', '-')} below {c.small_below:,.0f} rows per bin, else {label}"
+            unit = "rows per cell" if k in ("top_label_ece", "top_label_mce") else (
+                "rows per bin" if rows_per_bin(k, 1000) < 1000 else "rows")
+            label = f"{_SMALL_LABEL[c.small_sample]} below {c.small_below:,.0f} {unit}, else {label}"
         cells, outside = [], []
         for n in (500, 5000, 50000):
-            small = c.small_sample is not None and rows_per_bin(k, n) < c.small_below
+            small = c.small_sample is not None and rows_per_bin(k, n, n_classes=STUDY_CLASSES) < c.small_below
             method, src, scol = ((c.small_sample, small_rows, _SMALL_COLUMN[c.small_sample]) if small
                                  else (c.method, rows, own))
             cell = cells_by.get((k, method), {}).get(n)
@@ -859,18 +1022,34 @@ def main() -> None:
     parser.add_argument("--render-json", nargs="+", default=None,
                         help="only re-render the markdown from saved --json files (merged; a later file's cells "
                         "replace an earlier file's)")
+    parser.add_argument("--summarise-checkpoint", action="store_true",
+                        help="--small-sample with L1 metrics: summarise the tasks finished in --checkpoint and run "
+                        "no more (a run stopped early; the table gives the replications per cell)")
+    parser.add_argument("--recompute-population", action="store_true",
+                        help="--small-sample with L1 metrics: recompute the population values instead of reading "
+                        "the main run's saved ones (same seed)")
     args = parser.parse_args()
     if args.small_sample:
-        run_small(args)
+        if args.metrics and set(args.metrics.split(",")) <= set(L1_KEYS):
+            run_l1(args)
+        else:
+            run_small(args)
         return
     if args.render_json:
+        cell = lambda r: (r["model"], r["n"], r["metric"])  # noqa: E731
         # saved results may be gzipped (benchmarks/coverage_results/coverage_*.json.gz hold the published runs)
         loaded = [json.loads(gzip.decompress(Path(f).read_bytes()) if str(f).endswith(".gz") else Path(f).read_text())
                   for f in args.render_json]
         saved = [d for d in loaded if d.get("kind") != "small_sample"]
         small_saved = [d for d in loaded if d.get("kind") == "small_sample"]
-        small_rows = [r for d in small_saved for r in d["rows"]]
-        cell = lambda r: (r["model"], r["n"], r["metric"])  # noqa: E731
+        # a later run's cell replaces an earlier one's (the L1 run re-measured ECE's double bootstrap at n = 500)
+        latest = {}
+        for i, d in enumerate(small_saved):
+            for r in d["rows"]:
+                latest[cell(r)] = (i, r)
+        small_rows = [r for _, r in latest.values()]
+        l2_saved = [(i, d) for i, d in enumerate(small_saved) if d.get("table") != "l1"]
+        l1_saved = [(i, d) for i, d in enumerate(small_saved) if d.get("table") == "l1"]
         rows = list({cell(r): r for d in saved for r in d["rows"]}.values())  # a later file's cell replaces
         rows.sort(key=lambda r: (METRIC_ORDER.index(r["metric"]), MODEL_ORDER.index(r["model"]), r["n"]))
         raw = list({cell(r): r for d in saved for r in d.get("raw", [])}.values())
@@ -878,10 +1057,17 @@ def main() -> None:
         text = render(rows, raw, saved[0]["B"], header)
         print(text)
         blocks = {"choice-table": choice_table(rows, small_rows), "coverage-table": text}
-        if small_saved:
-            blocks["small-sample-table"] = "\n\n".join(d["header"] for d in small_saved) + "\n\n" + small_table(
-                small_rows)
+        if l2_saved:
+            kept = [r for i, d in l2_saved for r in d["rows"] if latest[cell(r)][0] == i]
+            gone = sorted({(r["metric"], r["n"]) for i, d in l2_saved for r in d["rows"] if latest[cell(r)][0] != i})
+            blocks["small-sample-table"] = "\n\n".join(d["header"] for _, d in l2_saved) + "\n\n" + small_table(
+                kept) + ("\n\nLeft out here, re-measured by a later run (next table), which replaces them: "
+                         + ", ".join(f"{k} at n = {n:,}" for k, n in gone) + "." if gone else "")
             print(blocks["small-sample-table"])
+        if l1_saved:
+            blocks["small-sample-l1-table"] = "\n\n".join(d["header"] for _, d in l1_saved) + "\n\n" + l1_table(
+                [r for i, d in l1_saved for r in d["rows"] if latest[cell(r)][0] == i])
+            print(blocks["small-sample-l1-table"])
         if args.out:
             write_doc(Path(args.out), blocks)
             if small_saved:  # the numbers the panel's notes quote: one source, written from the same rows

@@ -9,12 +9,17 @@ How a difference is tested
     Every model is bootstrapped on the *same* resampled rows when it shares
     the reference's rows (same labels and weights: the usual case of several
     models scored on one test set). The value of each model on each resample
-    is kept, so one set of resamples gives each model's interval (the same
-    interval as the metric panel's, :func:`calibviz.panel.metric_panel`, for
-    the same seed) and the *paired* distribution of every difference to the
-    reference (the shared noise of the rows cancels). The difference interval
-    uses the metric's own interval method from the coverage study
-    (:func:`calibviz.metrics.intervals.interval_method`), two-sided:
+    is kept, so one set of resamples gives each model's interval and the
+    *paired* distribution of every difference to the reference (the shared
+    noise of the rows cancels). Each model's interval is the metric panel's
+    (:func:`calibviz.panel.metric_panel`, same seed): both come from
+    :func:`calibviz.metrics.intervals.bootstrap_metric`, so on small data the
+    small-sample methods apply here too (the double bootstrap, the
+    debiased-basic interval, one-sided bounds; they resample on their own,
+    as in the panel). The difference interval uses the metric's main
+    interval method from the coverage study
+    (:func:`calibviz.metrics.intervals.interval_method`; the small-sample
+    methods were studied for single metrics, not for differences), two-sided:
     ``bias_corrected`` (the basic interval) for binned and smoothed
     calibration errors, whose upward bias differs between models (a sharp,
     calibrated model has a larger binning bias than a coarse one: the
@@ -58,10 +63,10 @@ from scipy import stats
 
 from . import metrics as M
 from .errors import InputError
-from .metrics.intervals import interval_options
+from .metrics.intervals import bootstrap_metric, interval_method
 from .metrics.resampling import _MAX_CHUNK_ELEMENTS, _MIN_PROGRESS_UPDATES, interval_from_distribution
 from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, MULTICLASS_METRICS, PanelConfig, _reference, _spec,
-                    _wald_interval, format_value)
+                    _wald_interval, format_value, interval_binning)
 from .validation import check_binary
 
 __all__ = ["compare_models", "difference_verdict", "comparison_sentences", "comparison_metrics", "leaderboard",
@@ -393,27 +398,33 @@ def compare_models(models: dict, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
             for g in groups:
                 mat = _resampled(spec, config, [data[n] for n in g], int(n_resamples), random_state, tick)
                 dists.update(zip(g, mat))
-            options = interval_options(spec.key) if spec.bootstrap else {"method": "percentile"}
+            diff_method = interval_method(spec.key) if spec.bootstrap else "percentile"
             if way == "ideal":
                 v_low, v_high = dict(nan), dict(nan)
             for name in names:
                 if spec.bootstrap:
-                    r = interval_from_distribution(dists[name], values[name], confidence=confidence, **options)
+                    # the metric panel's interval, small-sample methods included (one code path); read off the
+                    # paired resamples when the chosen method is a single-level one (they are bootstrap's draws)
+                    y_, p_, w_ = data[name]
+                    r = bootstrap_metric(spec.key, lambda yy, pp, sample_weight=None, _s=spec: _s.compute(
+                        yy, pp, sample_weight, config), y_, p_, binning=interval_binning(spec.key, config),
+                        n_bins=config.n_bins, sample_weight=w_, n_resamples=int(n_resamples), confidence=confidence,
+                        random_state=random_state, distribution=dists[name])
                     low[name], high[name] = r.low, r.high
-                    if options.get("alternative") == "less":  # an upper bound only, as in the metric panel
+                    if r.alternative == "less":  # an upper bound only, as in the metric panel
                         low[name] = -math.inf
                 else:
                     low[name], high[name] = _wald_interval(spec.key, *data[name], confidence)
                 if name == ref or spec.key in NO_VERDICT:
                     continue
                 other = dists[ref] if paired[name] else shuffle(dists[ref])
-                diff = _interval(dists[name] - other, values[name] - values[ref], options["method"], confidence)
+                diff = _interval(dists[name] - other, values[name] - values[ref], diff_method, confidence)
                 d_low[name], d_high[name] = diff
                 if way == "ideal":
                     t = IDEAL[spec.key]
                     v_low[name], v_high[name] = _interval(
                         np.abs(dists[name] - t) - np.abs(other - t), abs(values[name] - t) - abs(values[ref] - t),
-                        options["method"], confidence)
+                        diff_method, confidence)
         gate = {}  # model -> p-value against its calibrated reference, computed when needed
         for name in names:
             is_ref = name == ref

@@ -17,7 +17,7 @@ import pandas as pd
 from . import metrics as M
 from .binning import PAVABC, EqualMass, get_scheme
 from .errors import InputError
-from .metrics.intervals import bootstrap_metric, coverage_note, interval_options
+from .metrics.intervals import bootstrap_metric, coverage_note
 from .validation import check_binary, check_multiclass
 
 __all__ = ["PanelConfig", "MetricSpec", "BINARY_METRICS", "DEFAULT_BINARY_METRICS", "MULTICLASS_METRICS",
@@ -485,19 +485,25 @@ def _verdict(p_value: float, level: float) -> str:
     return "evidence of miscalibration" if p_value <= level else "no evidence of miscalibration"
 
 
+def interval_binning(key: str, config: PanelConfig):
+    """The bins a metric's small-sample interval needs (:func:`calibviz.metrics.intervals.bootstrap_metric`)."""
+    return EqualMass(config.n_bins) if key == "debiased_ece" else config.scheme()
+
+
 def _outside_note(spec: MetricSpec, value: float, low: float, high: float, method: str, debiased) -> str:
-    """Why a value lies outside its own interval (never shown without a reason)."""
-    if not (np.isfinite(low) and np.isfinite(high)) or low <= value <= high:
+    """Why a value lies outside its own interval (never shown without a reason; an upper bound: above it)."""
+    if not np.isfinite(high) or (value <= high if low == -np.inf else not np.isfinite(low) or low <= value <= high):
         return ""
     side = "above" if value > high else "below"
-    if method in ("basic", "bias_corrected", "double_basic", "debiased_basic"):
+    base, what = method.split(",")[0], ("upper bound" if low == -np.inf else "interval")
+    if base in ("basic", "bias_corrected", "double_basic", "debiased_basic"):
         kind = "debiased (Kumar et al.) estimate" if method == "debiased_basic" else "bias-corrected estimate"
         centre = (f" ({kind} {format_value(debiased, spec.unit)})"
                   if debiased is not None and np.isfinite(debiased) else "")
-        return (f"The value lies {side} its interval: the {method.replace('_', '-')} bootstrap interval corrects "
+        return (f"The value lies {side} its {what}: the {base.replace('_', '-')} bootstrap {what} corrects "
                 f"the estimate's bias{centre}; binned calibration errors of a finite sample are biased upward by "
                 "noise, most where the model is nearly calibrated.")
-    return (f"The value lies {side} its interval: the bootstrap distribution of this metric is skewed, most "
+    return (f"The value lies {side} its {what}: the bootstrap distribution of this metric is skewed, most "
             "where the model is nearly calibrated (a small bin or a value near 0 dominates).")
 
 
@@ -639,17 +645,16 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
                 if progress is not None:
                     progress(_offset + done, total)
 
-            options = interval_options(spec.key)
             # the chosen interval, small-sample method included (calibviz.metrics.intervals); bins for it
             res = bootstrap_metric(spec.key,
                                    lambda yy, pp, sample_weight=None, _s=spec: _s.compute(yy, pp, sample_weight, config),
-                                   y, p, binning=EqualMass(config.n_bins) if spec.key == "debiased_ece" else
-                                   config.scheme(), n_bins=config.n_bins, n_classes=n_classes, sample_weight=w,
-                                   n_resamples=n_resamples, confidence=confidence, random_state=random_state,
-                                   progress=_progress)
+                                   y, p, binning=interval_binning(spec.key, config), n_bins=config.n_bins,
+                                   n_classes=n_classes, sample_weight=w, n_resamples=n_resamples,
+                                   confidence=confidence, random_state=random_state, progress=_progress)
             low, high, method, debiased = res.low, res.high, res.method, getattr(res, "debiased", None)
-            approx = coverage_note(spec.key, n_eff, n_bins=config.n_bins, n_classes=n_classes, method=res.method)
-            if options.get("alternative") == "less":  # an upper bound only: shown as "at most high"
+            approx = coverage_note(spec.key, n_eff, n_bins=config.n_bins, n_classes=n_classes, method=res.method,
+                                   alternative=res.alternative)
+            if res.alternative == "less":  # an upper bound only: shown as "at most high"
                 low, method = -np.inf, f"{method}, upper bound"
             done_before += n_resamples
         elif not spec.bootstrap:

@@ -91,6 +91,28 @@ def test_intervals_equal_the_metric_panel_and_a_direct_paired_bootstrap(table):
     assert (auc["diff_low"], auc["diff_high"]) == pytest.approx((r.low, r.high))
 
 
+def test_small_data_get_the_panels_small_sample_intervals():
+    """compare_models and metric_panel share bootstrap_metric: at 600 rows (40 per bin) the small-sample methods
+    (double bootstrap of ECE and ACE, debiased-basic RMSCE) give both the same interval, from the same seed."""
+    from calibviz.metrics.intervals import chosen_method, method_alternative, rows_per_bin
+
+    y, p = three_models(600, seed=4)
+    keys = ("ece", "ace", "rmsce", "brier")
+    t = compare_models({k: (y, v) for k, v in p.items() if k != "blurred"}, metrics=keys, n_resamples=40,
+                       random_state=5, n_reference=0)
+    small = 0
+    for key in keys:
+        panel = metric_panel(y, p["overconfident"], metrics=(key,), n_resamples=40, random_state=5,
+                             n_reference=0).iloc[0]
+        row = t[(t["metric"] == key) & (t["model"] == "overconfident")].iloc[0]
+        assert (row["low"], row["high"]) == pytest.approx((panel["low"], panel["high"]), abs=1e-12), key
+        name = chosen_method(key, rows_per_bin(key, 600))
+        method = method_alternative(name)[0]
+        assert panel["interval"].split(",")[0] == method, (key, panel["interval"])
+        small += name != interval_options(key)["method"]
+    assert small >= 3  # ECE, ACE and RMSCE are small-sample cells at 40 rows per bin
+
+
 def test_models_on_other_rows_are_compared_unpaired():
     y, p = three_models(2000)
     y2, p2 = three_models(1500, seed=1)

@@ -344,18 +344,22 @@ def test_small_sample_method_switches_by_rows_per_bin():
 def test_coverage_note_quotes_the_study_and_disappears_where_it_covers():
     from calibviz.metrics.intervals import STUDY_COVERAGE, coverage_note
 
-    lo, hi, reps = STUDY_COVERAGE[("ece", "double_basic")][500]
-    assert lo < 93  # the study's finding at about 33 rows per bin (if this fails, the study changed: re-read it)
-    note = coverage_note("ece", 500)
+    # the bias-corrected ECE interval at about 33 rows per bin fell short (if this fails, the study changed)
+    lo, hi, reps = STUDY_COVERAGE[("ece", "bias_corrected")][500]
+    assert lo < 89
+    note = coverage_note("ece", 500, method="bias_corrected")
     assert "bins hold about 33 rows" in note and f"{lo:.0f}–{hi:.0f}%" in note and "docs/intervals.md" in note
+    # the method the panel shows there (the double-bootstrap upper bound) covered: no note
+    lo_up, _, _ = STUDY_COVERAGE[("ece", "double_upper")][500]
+    assert lo_up >= 89.9 and coverage_note("ece", 500) == ""
+    assert coverage_note("ece", 500, method="double_basic", alternative="less") == ""
     assert coverage_note("ece", 50_000) == ""
     assert coverage_note("brier", 500) == "" and coverage_note("log_loss", 500) == ""
     # top-label cells are class x bin: 4 classes x 15 bins at n = 500 hold about 8 rows
-    assert "cells hold about 8 rows" in coverage_note("top_label_ece", 500, n_classes=4)
-    # the note follows the method actually shown: the bias-corrected ECE interval (e.g. equal-mass bins,
-    # no double bootstrap) at 500 rows quotes that method's coverage
-    lo_bc, hi_bc, _ = STUDY_COVERAGE[("ece", "bias_corrected")][500]
-    assert f"{lo_bc:.0f}–{hi_bc:.0f}%" in coverage_note("ece", 500, method="bias_corrected")
+    assert "cells hold about 8 rows" in coverage_note("top_label_ece", 500, n_classes=4, method="bias_corrected")
+    # MCB has no small-sample method and fell short at n = 500
+    lo_m, hi_m, _ = STUDY_COVERAGE[("mcb", "bias_corrected")][500]
+    assert f"{lo_m:.0f}–{hi_m:.0f}%" in coverage_note("mcb", 500)
 
 
 def test_study_coverage_agrees_with_the_published_choice_table():
@@ -384,29 +388,51 @@ def test_study_coverage_agrees_with_the_published_choice_table():
     assert checked >= 30
 
 
-def test_panel_note_says_an_interval_is_approximate_at_500_rows_and_not_at_50000():
+def test_panel_shows_the_small_sample_methods_at_500_rows_and_the_main_ones_at_50000():
+    """At n = 500 (33 rows per bin) ECE and ACE get the double-bootstrap upper bound ("at most", no note: it
+    covered); MCB keeps its interval with the note; at 50,000 the bias-corrected interval, no note."""
     from calibviz.metrics.intervals import STUDY_COVERAGE
     from calibviz.panel import metric_panel
 
     rng = np.random.default_rng(2)
-    for n, expect in ((500, True), (50_000, False)):
+    for n in (500, 50_000):
         p = rng.beta(2, 5, n)
         y = (rng.random(n) < special.expit(0.6 * special.logit(p))).astype(int)
-        t = metric_panel(y, p, metrics=("ece", "ace", "brier"), n_resamples=20, n_reference=0).set_index("metric")
+        keys = ("ece", "ace", "mcb", "brier") if n == 500 else ("ece", "ace", "brier")
+        t = metric_panel(y, p, metrics=keys, n_resamples=20, n_reference=0).set_index("metric")
         for key in ("ece", "ace"):
-            note = t.loc[key, "note"]
-            assert ("Approximate interval: bins hold about" in note) == expect, (n, key, note)
+            assert "Approximate" not in t.loc[key, "note"], (n, key, t.loc[key, "note"])
+            if n == 500:
+                assert t.loc[key, "interval"] == "double_basic, upper bound" and t.loc[key, "low"] == -np.inf
+                assert 0 < t.loc[key, "high"] <= 1
+            else:
+                assert t.loc[key, "interval"] == "bias_corrected"
         assert "Approximate" not in t.loc["brier", "note"]
-        if n == 500:  # ECE's small-sample method and its measured coverage; ACE's
-            assert t.loc["ece", "interval"] == "double_basic"
-            for key, method in (("ece", "double_basic"), ("ace", "bias_corrected")):
-                lo, hi, _ = STUDY_COVERAGE[(key, method)][500]
-                assert f"{lo:.0f}–{hi:.0f}% of the time" in t.loc[key, "note"]
-        else:
-            assert t.loc["ece", "interval"] == "bias_corrected"
+        if n == 500:
+            lo, hi, _ = STUDY_COVERAGE[("mcb", "bias_corrected")][500]
+            assert f"{lo:.0f}–{hi:.0f}% of the time" in t.loc["mcb", "note"]
     p = rng.beta(2, 5, 500)
     y = (rng.random(500) < p).astype(int)
     assert metric_panel(y, p, metrics=("ace",), n_resamples=0, n_reference=0).loc[0, "note"] == ""  # no interval
+
+
+def test_a_value_above_its_upper_bound_gets_a_reason():
+    """The double-bootstrap upper bound reads 2 estimate - q(level): for a calibrated model with few rows the
+    resamples lie above the estimate and the bound can fall below it; the panel then says why."""
+    from calibviz.panel import metric_panel
+
+    for seed in range(40):
+        rng = np.random.default_rng(100 + seed)
+        p = rng.beta(2, 5, 300)
+        y = (rng.random(300) < p).astype(int)
+        r = metric_panel(y, p, metrics=("ece",), n_resamples=40, n_reference=0).iloc[0]
+        assert r["interval"] == "double_basic, upper bound"
+        if r["value"] > r["high"]:
+            assert r["note"].startswith("The value lies above its upper bound: the double-basic bootstrap upper bound")
+            assert "bias-corrected estimate" in r["note"]
+            return
+        assert not r["note"].startswith("The value lies")
+    pytest.fail("no sample with the value above its upper bound in 40 seeds")
 
 
 def test_small_sample_intervals_in_the_panel_contain_the_value_they_are_shown_with():
@@ -497,3 +523,139 @@ def test_weights_count_by_kish_size_for_the_note_and_rows_for_the_cost():
     assert f"{lo:.0f}–{hi:.0f}%" in t["note"]
     t0 = metric_panel(y, p, metrics=("ece",), n_resamples=20, n_reference=0).iloc[0]
     assert "Approximate" not in t0["note"]  # the same rows without weights: about 333 rows per bin, covered
+
+
+# ----------------------------------------------------------------------------
+# the double bootstrap beyond fixed-edge binary ECE: vectorised resampled metrics
+
+
+def _mc_data(n, seed, rounded=False):
+    rng = np.random.default_rng(seed)
+    P = rng.dirichlet(np.full(4, 0.5), n)
+    if rounded:  # ties in the confidences and class columns
+        P = np.round(P, 1) + 1e-3
+        P /= P.sum(axis=1, keepdims=True)
+    y = (rng.random(n)[:, None] > np.cumsum(P, axis=1)).sum(axis=1).clip(0, 3)
+    return y, P
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("ties", [False, True])
+def test_vectorised_resampled_metrics_equal_the_library_on_every_resample(weighted, ties):
+    """The double bootstrap's inner values are the library's metrics, resample by resample: ACE with its
+    equal-mass bins refitted (resamples repeat rows, so every resample has ties: rows with the same score share
+    a bin), ECE and the multiclass ECEs with fixed edges; weights, including 0 (absent rows)."""
+    from calibviz.binning import Uniform
+    from calibviz.metrics import ace, classwise_ece, confidence_ece, top_label_ece
+    from calibviz.metrics.intervals import resampled_values
+
+    rng = np.random.default_rng(20 + 2 * ties + weighted)
+    n = 173
+    p = rng.beta(2, 5, n)
+    if ties:
+        p = np.round(p, 1)  # runs of equal scores in the data too
+    y = (rng.random(n) < p).astype(int)
+    w = rng.integers(0, 3, n).astype(float) if weighted else None
+    idx = rng.integers(0, n, size=(12, n))
+    wi = (lambda i: None) if w is None else (lambda i: w[i])
+    got = resampled_values("ace", y, p, n_bins=7, sample_weight=w)(idx)
+    np.testing.assert_allclose(got, [ace(y[i], p[i], n_bins=7, sample_weight=wi(i)) for i in idx], rtol=1e-12,
+                               atol=1e-15)
+    got = resampled_values("ece", y, p, binning=Uniform(15), sample_weight=w)(idx)
+    np.testing.assert_allclose(got, [ece(y[i], p[i], sample_weight=wi(i)) for i in idx], rtol=1e-12, atol=1e-15)
+    yc, P = _mc_data(n, 7, rounded=ties)
+    for key, f in (("confidence_ece", confidence_ece), ("top_label_ece", top_label_ece),
+                   ("classwise_ece", classwise_ece)):
+        got = resampled_values(key, yc, P, binning=Uniform(15), sample_weight=w)(idx)
+        np.testing.assert_allclose(got, [f(yc[i], P[i], sample_weight=wi(i)) for i in idx], rtol=1e-12, atol=1e-15,
+                                   err_msg=key)
+
+
+def test_equal_mass_resamples_keep_ties_together_against_a_hand_count():
+    """Ten rows with score 0.5 and ten with 0.7 in two equal-mass bins: the cut at position 10 is a run
+    boundary; a resample drawing 13 rows of 0.5 and 7 of 0.7 puts its cut (position 10, inside the run of
+    0.5) at the run's nearer end, 13: bins of 13 and 7 rows."""
+    from calibviz.metrics.intervals import equal_mass_sums
+
+    p = np.r_[np.full(10, 0.5), np.full(10, 0.7)]
+    y = np.r_[np.ones(3), np.zeros(7), np.ones(6), np.zeros(4)]
+    idx = np.r_[np.arange(13) % 10, 10 + np.arange(7)][None, :]
+    s = equal_mass_sums(y, p, None, idx, 2)[0]
+    np.testing.assert_array_equal(s[0], [13, 7])
+    np.testing.assert_allclose(s[1], [y[idx[0, :13]].sum(), y[idx[0, 13:]].sum()])
+    np.testing.assert_allclose(s[2], [6.5, 4.9])
+
+
+@pytest.mark.parametrize("key", ["ece", "ace", "confidence_ece", "top_label_ece", "classwise_ece"])
+def test_double_bootstrap_interval_contains_the_value_it_is_shown_with(key):
+    from calibviz.binning import Uniform
+    from calibviz.metrics.intervals import double_bootstrap
+
+    if key in ("ece", "ace"):
+        rng = np.random.default_rng(9)
+        p = rng.beta(2, 5, 400)
+        y = (rng.random(400) < special.expit(0.6 * special.logit(p))).astype(int)
+    else:
+        y, p = _mc_data(400, 9)
+    two = double_bootstrap(key, y, p, binning=Uniform(15), n_resamples=60, n_inner=30, random_state=1)
+    up = double_bootstrap(key, y, p, binning=Uniform(15), n_resamples=60, n_inner=30, random_state=1,
+                          alternative="less")
+    assert two.method == up.method == "double_basic" and up.alternative == "less"
+    assert 0 <= two.low <= two.point <= two.high <= 1
+    assert up.low == 0.0 and up.point <= up.high <= 1
+    # same draws: the one-sided bound reads a less extreme level than the two-sided upper limit
+    np.testing.assert_array_equal(two.distribution, up.distribution)
+    assert up.high <= two.high
+    assert two.point == pytest.approx(2 * two.estimate - two.distribution.mean())
+
+
+def test_double_bootstrap_rejects_what_it_cannot_do():
+    from calibviz.binning import EqualMass, Uniform
+    from calibviz.metrics.intervals import double_bootstrap
+
+    y, P = _mc_data(100, 1)
+    with pytest.raises(InputError, match="fixed edges"):
+        double_bootstrap("top_label_ece", y, P, binning=EqualMass(10))
+    with pytest.raises(InputError, match="no vectorised"):
+        double_bootstrap("smooth_ece", y, P, binning=Uniform(10))
+    with pytest.raises(InputError, match="alternative"):
+        double_bootstrap("confidence_ece", y, P, binning=Uniform(10), alternative="greater")
+
+
+def test_the_switch_to_the_small_sample_method_happens_at_the_documented_size():
+    """Every metric with a small-sample method switches at ``small_below`` rows per bin (per cell for
+    top-label ECE; rows for the smoothed errors): just below it the small-sample interval, at it the main one,
+    in chosen_method and in bootstrap_metric (what the panel and compare_models run)."""
+    from calibviz.binning import Uniform
+    from calibviz.metrics.intervals import (bootstrap_metric, chosen_method, method_alternative, rows_per_bin,
+                                            small_sample_rows)
+    from calibviz.panel import BINARY_METRICS, MULTICLASS_METRICS, PanelConfig
+
+    cfg = PanelConfig()
+    switched = 0
+    for key, c in INTERVALS.items():
+        if c.small_sample is None:
+            continue
+        assert chosen_method(key, c.small_below * 0.999) == c.small_sample
+        assert chosen_method(key, c.small_below) == c.method
+        mc = key in MULTICLASS_METRICS and key not in BINARY_METRICS
+        n_small = small_sample_rows(key, n_bins=15, n_classes=4 if mc else 2)  # the first n of the main method
+        assert rows_per_bin(key, n_small - 1, n_classes=4 if mc else 2) < c.small_below <= rows_per_bin(
+            key, n_small, n_classes=4 if mc else 2)
+        if key in ("debiased_ece", "rmsce", "brier_reliability") or n_small > 20_000:
+            continue  # covered by test_small_sample_method_switches_by_rows_per_bin; large n: slow smoothers
+        spec = (MULTICLASS_METRICS if mc else BINARY_METRICS)[key]
+        f = lambda yy, pp, sample_weight=None, _s=spec: _s.compute(yy, pp, sample_weight, cfg)  # noqa: E731
+        for n, name in ((n_small - 1, c.small_sample), (n_small, c.method)):
+            if mc:
+                y, p = _mc_data(n, 3)
+            else:
+                rng = np.random.default_rng(3)
+                p = rng.beta(2, 5, n)
+                y = (rng.random(n) < p).astype(int)
+            r = bootstrap_metric(key, f, y, p, binning=Uniform(15), n_classes=4 if mc else 2, n_resamples=4,
+                                 random_state=0)
+            want = method_alternative(name) if name == c.small_sample else (c.method, c.alternative)
+            assert (r.method, r.alternative) == want, (key, n, r.method, r.alternative)
+            switched += 1
+    assert switched >= 8

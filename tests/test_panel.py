@@ -114,7 +114,9 @@ def test_value_outside_its_interval_always_has_a_reason():
     y = (rng.random(500) < p).astype(int)
     t = metric_panel(y, p, metrics=("ece", "ace", "mce", "smooth_ece", "brier"), n_resamples=100, n_reference=0)
     for row in t.itertuples():
-        outside = np.isfinite(row.low) and not (row.low <= row.value <= row.high)
+        # an upper bound (low = -inf, "at most") is exceeded when the value lies above it
+        outside = row.value > row.high if row.low == -np.inf else np.isfinite(row.low) and not (
+            row.low <= row.value <= row.high)
         # the note may also say the interval is approximate (coverage study); the reason is its own sentence
         assert row.note.startswith("The value lies") == outside, row.metric
 

@@ -174,10 +174,11 @@ def test_block_bins_refitted_on_every_resample(binning):
 
 
 def test_a_tiny_scan_uses_the_double_bootstrap_of_its_rows_and_tce_says_why_it_has_none():
-    y, q, _ = _model(900, 6)  # 60 rows per bin: ECE's double bootstrap
+    y, q, _ = _model(900, 6)  # 60 rows per bin: ECE's double bootstrap (its calibrated upper bound)
     mem = metric_panel(y, q, metrics=("ece", "tce", "spiegelhalter_z"), n_resamples=50, random_state=0, n_reference=0)
     got = _scan(y, q).metrics(["ece", "tce", "spiegelhalter_z"], n_resamples=50, random_state=0)
-    assert got.loc[0, "interval"] == mem.loc[0, "interval"] == "double_basic"
+    assert got.loc[0, "interval"] == mem.loc[0, "interval"] == "double_basic, upper bound"
+    assert got.loc[0, "high"] == mem.loc[0, "high"]
     assert got.loc[0, "low"] <= got.loc[0, "high"]
     assert np.isnan(got.loc[1, "low"]) and "No bootstrap interval for TCE" in got.loc[1, "note"]
     assert got.loc[2, "interval"] == mem.loc[2, "interval"] == "" and "No bootstrap" not in got.loc[2, "note"]

@@ -101,8 +101,9 @@ import numpy as np
 from ..binning import Custom, EqualMass, Uniform, _snap_to_runs
 from ..errors import InputError
 from ..metrics.binned import _debiased_from_stats, _decomposition, _norm_of_gaps
-from ..metrics.intervals import (DEBIASED_BASIC, DOUBLE_BASIC, INTERVALS, bootstrap_metric, chosen_method,
-                                 coverage_note, debiased_l2_from_distribution, rows_per_bin)
+from ..metrics.intervals import (DEBIASED_BASIC, DOUBLE_BASIC, DOUBLE_UPPER, INTERVALS, bootstrap_metric,
+                                 chosen_method, coverage_note, debiased_l2_from_distribution, method_alternative,
+                                 rows_per_bin)
 from ..metrics.resampling import BootstrapResult, interval_from_distribution
 from ..summary import BinStatistics
 from . import refine as _ref
@@ -472,17 +473,18 @@ def scan_intervals(scan, keys, values: dict, config, n_resamples: int, confidenc
     methods = {k: chosen_method(k, rows_per_bin(k, n_eff, n_bins=config.n_bins, n_classes=n_classes)) for k in keys}
     out = {}
     fixed = isinstance(config.scheme(), (Uniform, Custom))
-    double = [k for k in keys if methods[k] == DOUBLE_BASIC and fixed
+    # binary ECE and ACE below their size switch: the panel's double bootstrap (bootstrap_metric) on the rows
+    double = [k for k in keys if method_alternative(methods[k])[0] == DOUBLE_BASIC and scan.is_binary
+              and k in ("ece", "ace") and (fixed or k == "ace")
               and rows_per_bin(k, n_rows, n_bins=config.n_bins) < INTERVALS[k].small_below]
     if double:  # a scan of at most 100 x bins rows: the panel's double bootstrap on its rows
-        from ..metrics import ece as _ece
+        from ..panel import BINARY_METRICS
 
         y, p, w = _rows_of(scan)
         for k in double:
-            out[k] = bootstrap_metric(k, lambda yy, pp, sample_weight=None: _ece(yy, pp, binning=config.scheme(),
-                                                                                   sample_weight=sample_weight),
-                                      y, p, binning=config.scheme(), n_bins=config.n_bins, sample_weight=w,
-                                      n_resamples=n_resamples, confidence=confidence, random_state=random_state)
+            out[k] = bootstrap_metric(k, lambda yy, pp, sample_weight=None, _s=BINARY_METRICS[k]: _s.compute(
+                yy, pp, sample_weight, config), y, p, binning=config.scheme(), n_bins=config.n_bins, sample_weight=w,
+                n_resamples=n_resamples, confidence=confidence, random_state=random_state)
     rest = [k for k in keys if k not in out]
     top = [k for k in rest if k in _TOP_LABEL]
     rest_binary = [k for k in rest if k not in _TOP_LABEL]
@@ -502,9 +504,11 @@ def scan_intervals(scan, keys, values: dict, config, n_resamples: int, confidenc
                                                 _norm_of_gaps(stats, "l2") ** 2, confidence=confidence,
                                                 squared=False, estimate="debiased" if k == "debiased_ece" else "plugin",
                                                 n_failed=int((~np.isfinite(dists[k + "^2"])).sum()))
-        else:
-            res = interval_from_distribution(dist[finite], values[k], method=c.method, confidence=confidence,
-                                             alternative=c.alternative, bounds=c.bounds)
+        else:  # the main method, or a single-level small-sample one (a one-sided bound: method_alternative)
+            method, alternative = ((c.method, c.alternative) if methods[k] in (c.method, DOUBLE_BASIC, DOUBLE_UPPER)
+                                   else method_alternative(methods[k]))
+            res = interval_from_distribution(dist[finite], values[k], method=method, confidence=confidence,
+                                             alternative=alternative, bounds=c.bounds)
             res = replace(res, n_resamples=int(n_resamples), n_failed=int((~finite).sum()))
         out[k] = res
     return out
@@ -545,7 +549,8 @@ def fill_intervals(scan, rows: list, specs, config, n_resamples: int, confidence
         low, high, method = res.low, res.high, res.method
         if res.alternative == "less":
             low, method = -np.inf, f"{method}, upper bound"
-        approx = coverage_note(spec.key, n_eff, n_bins=config.n_bins, n_classes=n_classes, method=res.method)
+        approx = coverage_note(spec.key, n_eff, n_bins=config.n_bins, n_classes=n_classes, method=res.method,
+                               alternative=res.alternative)
         outside = _outside_note(spec, row["value"], low, high, method, res.debiased)
         row.update(low=float(low), high=float(high), interval=method,
                    note=" ".join(t for t in (row["note"], outside, approx) if t))
