@@ -9,6 +9,11 @@ with its measured coverage; ``<!-- coverage-table:... -->``: every cell). ``--qu
 minute: n = 500 and 5,000, 24 replications, B = 100) writes nothing unless ``--out`` is given.
 ``--checkpoint`` appends each finished task to a JSON-lines file and resumes from it;
 ``--metrics a,b`` runs only those metrics (``--render-json`` merges runs, later cells replace).
+``--small-sample`` compares the small-sample alternatives of the L2 errors (RMSCE, Brier reliability,
+debiased ECE; ECE's first double bootstrap); ``--small-sample --metrics <L1 keys>`` (ece, ace, smooth_ece,
+ici, confidence_ece, top_label_ece, classwise_ece) runs the L1 cells: the library's vectorised double
+bootstrap (two-sided and its calibrated upper bound) and the one-sided basic and percentile bounds, on the
+same resamples; ``--summarise-checkpoint`` summarises what a stopped run finished.
 
 For synthetic models whose population values are known (computed on 10^7
 draws), draw many samples of size n, compute every metric of the dashboard's

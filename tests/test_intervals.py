@@ -659,3 +659,30 @@ def test_the_switch_to_the_small_sample_method_happens_at_the_documented_size():
             assert (r.method, r.alternative) == want, (key, n, r.method, r.alternative)
             switched += 1
     assert switched >= 8
+
+
+def test_the_studys_l1_run_uses_the_librarys_double_bootstrap():
+    """coverage_study.run_l1_task (the run behind the L1 table) reads the library's double bootstrap: one
+    replication gives the interval double_bootstrap gives from the same generator state."""
+    import importlib.util
+    from pathlib import Path
+
+    from calibviz.binning import Uniform
+    from calibviz.metrics.intervals import double_bootstrap
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "coverage_study.py"
+    spec = importlib.util.spec_from_file_location("coverage_study_for_l1_test", path)
+    cs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cs)
+    task = {"model": "mc_overconfident", "n": 300, "key": "top_label_ece", "reps": [0], "B": 30, "seed": 1}
+    rec = cs.run_l1_task(task)["out"]["top_label_ece"]
+    seed = [1, 41, cs.MODEL_ORDER.index("mc_overconfident"), 300, cs.METRIC_ORDER.index("top_label_ece"), 0]
+    for col, alt in (("double", "two-sided"), ("double_upper", "less")):
+        rng = np.random.default_rng(seed)
+        y, p = cs.sample("mc_overconfident", 300, rng)  # the study draws the sample first, then the resamples
+        r = double_bootstrap("top_label_ece", y, p, binning=Uniform(15), n_resamples=30, n_inner=cs.DOUBLE_INNER,
+                             alternative=alt, random_state=rng)
+        lo, hi, point = rec[col][0]
+        assert (lo, hi) == pytest.approx((r.low, r.high), rel=1e-9, abs=1e-12), col
+        assert point == pytest.approx(r.point, rel=1e-9)
+    assert rec["double_upper"][0][0] == 0.0 and rec["double_upper"][0][1] <= rec["double"][0][1]
