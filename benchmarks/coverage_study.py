@@ -566,8 +566,12 @@ def run_l1_task(task: dict) -> dict:
         else:
             rec["double"].append(nan3)
             rec["double_upper"].append(nan3)
-    return {"id": f"{model}|{n}|{key}|{reps[0]}-{reps[-1]}|B{B}|seed{seed}|l1", "model": model, "n": n,
-            "out": out, "seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0}
+    return {"id": _l1_task_id(task), "model": model, "n": n, "out": out, "seconds": time.perf_counter() - t0,
+            "cpu": time.process_time() - c0}
+
+
+def _l1_task_id(t: dict) -> str:
+    return f"{t['model']}|{t['n']}|{t['key']}|{t['reps'][0]}-{t['reps'][-1]}|B{t['B']}|seed{t['seed']}|l1"
 
 
 def _saved_population(seed: int) -> dict:
@@ -609,8 +613,7 @@ def run_l1(args) -> None:
             if rec["id"] not in done_ids:
                 results.append(rec["result"])
                 done_ids.add(rec["id"])
-    task_id = lambda t: f"{t['model']}|{t['n']}|{t['key']}|{t['reps'][0]}-{t['reps'][-1]}|B{t['B']}|seed{t['seed']}|l1"  # noqa: E731
-    todo = [t for t in tasks if task_id(t) not in done_ids]
+    todo = [t for t in tasks if _l1_task_id(t) not in done_ids]
     if args.summarise_checkpoint:  # an interrupted run: summarise the finished tasks (reps per cell in the table)
         todo = []
     print(f"population values: {time.perf_counter() - t_start:.0f} s; {len(todo)} of {len(tasks)} tasks to run",
