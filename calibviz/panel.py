@@ -465,6 +465,22 @@ def _reference(spec: MetricSpec, y, p, w, config: PanelConfig, n_reference: int,
     return r.null_mean, r.null_low, r.null_high, r.p_value
 
 
+def _pp_range(low: float, high: float) -> str:
+    """A range in percentage points with one decimal, or as many more (up to 3) as it takes for its ends to
+    differ: a narrow reference at large n must not read '0.1 to 0.1'.
+
+    Examples
+    --------
+    >>> _pp_range(0.012, 0.031), _pp_range(0.00081, 0.00139)
+    ('1.2 to 3.1 percentage points', '0.08 to 0.14 percentage points')
+    """
+    for digits in (1, 2, 3):
+        a, b = f"{100 * low:.{digits}f}", f"{100 * high:.{digits}f}"
+        if a != b:
+            break
+    return f"{a} to {b} percentage points"
+
+
 def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_value: float, level: float) -> str:
     """'A perfectly calibrated model with these predictions would show a–b; no evidence of miscalibration (p = …).'"""
     if not np.isfinite(p_value):
@@ -473,7 +489,7 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
     p_text = f"p = {p_value:.2g}" if p_value >= 0.001 else "p < 0.001"
     if np.isfinite(null_low) and np.isfinite(null_high):
         # in the reading's own unit: probability metrics read in percentage points
-        shown = (f"{100 * null_low:.1f} to {100 * null_high:.1f} percentage points" if spec.unit == "probability"
+        shown = (_pp_range(null_low, null_high) if spec.unit == "probability"
                  else f"{format_value(null_low, spec.unit)} to {format_value(null_high, spec.unit)}")
         return f" A perfectly calibrated model with these predictions would show {shown}: {verdict} ({p_text})."
     return f" Against a calibrated model: {verdict} ({p_text})."
