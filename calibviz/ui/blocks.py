@@ -324,3 +324,51 @@ def show_metric_table(table: pd.DataFrame, name: str, caption: str | None = None
     with st.expander("Metric definitions"):
         for label, description in zip(table["label"], table["description"]):
             st.markdown(f"- **{label}**: {description}")
+
+
+def tce_reference(view, fingerprint: str, scheme, alpha: float):
+    """The calibrated-model reference of the Test-based page's TCE (its bins and alpha), cached.
+
+    :func:`calibviz.metrics.consistency_test`: labels redrawn from the predictions, bins refitted, TCE
+    recomputed; the redraws and seed as for the metric panel (fewer redraws on large data).
+    """
+    from ..metrics import consistency_test
+
+    s = settings()
+    seed = int(s["seed"])
+    n_ref = REFERENCE_RESAMPLES if len(view.y) * REFERENCE_RESAMPLES <= BOOTSTRAP_ROW_BUDGET else REFERENCE_RESAMPLES_LARGE
+
+    def compute():
+        return consistency_test(view.y, view.p, metric="tce", n_resamples=n_ref, random_state=seed,
+                                sample_weight=view.w, binning=scheme, alpha=alpha)
+
+    return cached(("tce_reference", fingerprint, view.name, repr(scheme), float(alpha), n_ref, seed), compute,
+                  label="Computing what a calibrated model's TCE would be")
+
+
+def tce_headline(tce: float, alpha: float, reference=None, *, n_rows: int | None = None) -> str:
+    """The Test-based page's headline: TCE, then what a perfectly calibrated model with these predictions
+    would show and the verdict (issue #11: a large TCE alone reads as "broken" even for a calibrated model).
+
+    ``reference`` has ``null_low``, ``null_high`` and ``p_value`` (a consistency test); None where there is none
+    (an opened large file), and the headline then says how to read TCE without it.
+    """
+    from ..panel import BINARY_METRICS, _reference_sentence
+
+    head = (f"**{format_value(tce, 'percent')} of predictions deviate significantly from their bin's observed "
+            f"rate** (exact two-sided binomial test, α = {alpha:g}).")
+    if reference is not None:
+        return head + _reference_sentence(BINARY_METRICS["tce"], reference.null_low, reference.null_high,
+                                          reference.p_value, alpha)
+    rows = f" ({n_rows:,} rows)" if n_rows else ""
+    return (head + f" There is no calibrated-model reference for TCE on an opened file yet{rows}: TCE grows with "
+            "the number of rows even for a perfectly calibrated model (bins of many rows reject predictions that "
+            "are only slightly off their bin's rate), so read it beside ECE's reference on the Reliability page, "
+            "which says whether there is evidence of miscalibration.")
+
+
+def rejected_of(n_rejected: int, n_all: int) -> str:
+    """'866 of 2,000' in a metric tile; millions as '0.87M of 1.00M' so that the tile does not cut the number."""
+    if n_all >= 1_000_000:
+        return f"{n_rejected / 1e6:.2f}M of {n_all / 1e6:.2f}M"
+    return f"{n_rejected:,} of {n_all:,}"

@@ -26,7 +26,7 @@ from ..figures.testbased import _DEFAULT_SCHEMES
 from ..panel import PanelConfig, config_key, format_value
 from ..scan import tables as scan_tables
 from .blocks import (REFERENCE_RESAMPLES, download_table, not_applicable, show_figure, show_headlines,
-                     show_metric_table, slug, without_attrs)
+                     rejected_of, show_metric_table, slug, tce_headline, without_attrs)
 from .comparison import show_comparison
 from .compute import cached, guarded, in_cache, progress_bar
 from .settings import page_control, panel_config, set_setting, settings, tce_scheme
@@ -202,10 +202,9 @@ def test_based(scan) -> None:
     m1, m2, m3 = st.columns(3)
     m1.metric("TCE", format_value(tce, "percent"),
               help="Percentage of predictions rejected by the binomial test at level α.")
-    m2.metric("Rejected predictions", f"{n_rej:,} of {n_all:,}")
+    m2.metric("Rejected predictions", rejected_of(n_rej, n_all), help=f"{n_rej:,} of {n_all:,} predictions.")
     m3.metric("Bins", len(table), help="Non-empty bins of the chosen scheme.")
-    st.markdown(f"**{format_value(tce, 'percent')} of predictions deviate significantly from their bin's observed "
-                f"rate** (exact two-sided binomial test, α = {alpha:g}).")
+    st.markdown(tce_headline(tce, alpha, None, n_rows=n_all))
     if note:
         st.caption(note)
     fig = cached(("tce_fig", s["tce_axis"]) + key, lambda: figures.tce_diagram(

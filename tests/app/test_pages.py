@@ -65,6 +65,18 @@ def test_tce_page_reacts_to_alpha_and_reads_the_url():
     at = _open("pages/2_Test_based.py")
     before = metric_values(at)["TCE"]
     assert before == f"{cv.metrics.tce(*_binary_demo()):.2f}%"
+    # the headline reads TCE against a calibrated model with these predictions (issue #11 section 5)
+    from calibviz.binning import PAVABC
+    from calibviz.panel import format_value
+    from calibviz.ui.blocks import BOOTSTRAP_ROW_BUDGET, REFERENCE_RESAMPLES, REFERENCE_RESAMPLES_LARGE
+
+    y, p = _binary_demo()
+    n_ref = REFERENCE_RESAMPLES if len(y) * REFERENCE_RESAMPLES <= BOOTSTRAP_ROW_BUDGET else REFERENCE_RESAMPLES_LARGE
+    ref = cv.metrics.consistency_test(y, p, metric="tce", n_resamples=n_ref, binning=PAVABC(), alpha=0.05,
+                                      random_state=int(at.session_state["cv_settings"]["seed"]))
+    headline = next(m.value for m in at.markdown if "deviate significantly" in m.value)
+    assert (f"would show {format_value(ref.null_low, 'percent')} to {format_value(ref.null_high, 'percent')}"
+            in headline), headline
     at.sidebar.select_slider[0].set_value(0.001).run()
     assert_clean(at)
     assert metric_values(at)["TCE"] != before
