@@ -469,3 +469,24 @@ def test_log_loss_from_bucket_moments_equals_per_row_logs(weights):
     got = cv.scan(df, weight="w" if weights else None).metrics(["log_loss"]).loc[0, "value"]
     want = cv.metrics.log_loss(y, p, sample_weight=w)
     assert abs(got - want) <= LOG_LOSS_BOUND + 1e-13 * want
+
+
+def test_tce_reference_agrees_with_consistency_test_and_clears_a_calibrated_model():
+    """TCE's reference on a scan refits PAVA-BC on every redraw, as consistency_test does on rows."""
+    from calibviz.binning import PAVABC
+    from calibviz.metrics import consistency_test
+
+    rng = np.random.default_rng(8)
+    n = 60_000
+    p = rng.beta(2, 5, n)
+    calibrated = pd.DataFrame({"y": (rng.uniform(size=n) < p).astype(np.int64), "p": p})
+    got = cv.scan(calibrated).metrics(["tce"], n_reference=80, random_state=1).iloc[0]
+    want = consistency_test(calibrated.y, calibrated.p, metric="tce", n_resamples=80, random_state=2,
+                            binning=PAVABC(), alpha=0.05)
+    assert got["null_mean"] == pytest.approx(want.null_mean, rel=0.05)  # two Monte Carlo runs of one null
+    assert got["null_low"] == pytest.approx(want.null_low, rel=0.15)
+    assert got["null_high"] == pytest.approx(want.null_high, rel=0.15)
+    assert got["p_value"] > 0.05 and "no evidence of miscalibration" in got["reading"]
+    over = calibrated.assign(y=(rng.uniform(size=n) < np.clip(1.3 * p, 0, 1)).astype(np.int64))
+    bad = cv.scan(over).metrics(["tce"], n_reference=40, random_state=1).iloc[0]
+    assert bad["p_value"] <= 0.05 and bad["value"] > bad["null_high"]

@@ -357,14 +357,14 @@ def tce_headline(tce: float, alpha: float, reference=None, *, n_rows: int | None
 
     head = (f"**{format_value(tce, 'percent')} of predictions deviate significantly from their bin's observed "
             f"rate** (exact two-sided binomial test, α = {alpha:g}).")
-    if reference is not None:
+    if reference is not None and np.isfinite(reference.p_value):
         return head + _reference_sentence(BINARY_METRICS["tce"], reference.null_low, reference.null_high,
                                           reference.p_value, alpha)
     rows = f" ({n_rows:,} rows)" if n_rows else ""
-    return (head + f" There is no calibrated-model reference for TCE on an opened file yet{rows}: TCE grows with "
-            "the number of rows even for a perfectly calibrated model (bins of many rows reject predictions that "
-            "are only slightly off their bin's rate), so read it beside ECE's reference on the Reliability page, "
-            "which says whether there is evidence of miscalibration.")
+    return (head + f" There is no calibrated-model reference for this TCE{rows} (an opened file has one for PAVA-BC "
+            "bins without weights): TCE grows with the number of rows even for a perfectly calibrated model (bins "
+            "of many rows reject predictions that are only slightly off their bin's rate), so read it beside ECE's "
+            "reference on the Reliability page, which says whether there is evidence of miscalibration.")
 
 
 def rejected_of(n_rejected: int, n_all: int) -> str:

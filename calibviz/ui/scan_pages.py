@@ -25,7 +25,7 @@ from ..compare import comparison_metrics
 from ..figures.testbased import _DEFAULT_SCHEMES
 from ..panel import PanelConfig, config_key, format_value
 from ..scan import tables as scan_tables
-from .blocks import (REFERENCE_RESAMPLES, download_table, not_applicable, show_figure, show_headlines,
+from .blocks import (REFERENCE_RESAMPLES, REFERENCE_RESAMPLES_LARGE, download_table, not_applicable, show_figure, show_headlines,
                      rejected_of, show_metric_table, slug, tce_headline, without_attrs)
 from .comparison import show_comparison
 from .compute import cached, guarded, in_cache, progress_bar
@@ -63,6 +63,12 @@ def _view(scan):
     return view
 
 
+def _redraws(key: str) -> int:
+    """Label redraws of a metric's calibrated-model reference on an opened file: TCE refits PAVA-BC on every
+    redraw (~0.09 s at 2^16 buckets), so it takes the in-memory pages' large-data number."""
+    return REFERENCE_RESAMPLES_LARGE if key == "tce" else REFERENCE_RESAMPLES
+
+
 def _panel(view, keys, cfg: PanelConfig, s: dict) -> pd.DataFrame:
     """The scan's metric panel: values and the calibrated-model reference (binned metrics of binary views) at once;
     bootstrap intervals from the score buckets (the sidebar's resamples and seed) on request.
@@ -79,14 +85,14 @@ def _panel(view, keys, cfg: PanelConfig, s: dict) -> pd.DataFrame:
     consent = "cv_scan_boot_" + hashlib.sha1(repr(base).encode()).hexdigest()[:16]
 
     def cache_key(key, resamples):
-        return ("scan_metric", cache_id(), view.name, key, config_key(key, cfg), REFERENCE_RESAMPLES, seed, resamples)
+        return ("scan_metric", cache_id(), view.name, key, config_key(key, cfg), _redraws(key), seed, resamples)
 
     def one(key):
         resamples = n_boot if n_boot and (st.session_state.get(consent) or in_cache(cache_key(key, n_boot))) else 0
 
         def compute():
             with progress_bar(f"Bootstrapping {key} from the score buckets") as progress:
-                return view.metrics([key], config=cfg, n_reference=REFERENCE_RESAMPLES, random_state=seed,
+                return view.metrics([key], config=cfg, n_reference=_redraws(key), random_state=seed,
                                     n_resamples=resamples, progress=progress)
 
         return cached(cache_key(key, resamples), compute, label=f"Computing {key} and its calibrated-model "
@@ -193,18 +199,19 @@ def test_based(scan) -> None:
     key = (cache_id(), view.name, scheme, alpha)
     table = cached(("tce_table",) + key, lambda: view.reliability_table(scheme, alpha))
     if isinstance(scheme, PAVABC):  # TCE with the scan's note on PAVA-BC bins formed from score buckets
-        row = cached(("tce",) + key, lambda: view.metrics(["tce"], config=PanelConfig(
-            binning="pavabc", n_min=scheme.n_min, n_max=scheme.n_max, alpha=alpha))).iloc[0]
-        tce, note = float(row["value"]), row["note"]
+        row = cached(("tce", _redraws("tce"), int(s["seed"])) + key, lambda: view.metrics(["tce"], config=PanelConfig(
+            binning="pavabc", n_min=scheme.n_min, n_max=scheme.n_max, alpha=alpha), n_reference=_redraws("tce"),
+            random_state=int(s["seed"]))).iloc[0]
+        tce, note, reference = float(row["value"]), row["note"], row
     else:
-        tce, note = cached(("tce",) + key, lambda: view.tce(scheme, alpha)), ""
+        tce, note, reference = cached(("tce",) + key, lambda: view.tce(scheme, alpha)), "", None
     n_rej, n_all = int(table["rejected"].sum()), int(table["n"].sum())
     m1, m2, m3 = st.columns(3)
     m1.metric("TCE", format_value(tce, "percent"),
               help="Percentage of predictions rejected by the binomial test at level α.")
     m2.metric("Rejected predictions", rejected_of(n_rej, n_all), help=f"{n_rej:,} of {n_all:,} predictions.")
     m3.metric("Bins", len(table), help="Non-empty bins of the chosen scheme.")
-    st.markdown(tce_headline(tce, alpha, None, n_rows=n_all))
+    st.markdown(tce_headline(tce, alpha, reference, n_rows=n_all))
     if note:
         st.caption(note)
     fig = cached(("tce_fig", s["tce_axis"]) + key, lambda: figures.tce_diagram(
