@@ -8,7 +8,7 @@ from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, rejected_of, show_figure, tce_headline, tce_reference
 from calibviz.ui.source import scan_dispatch
 from calibviz.ui.compute import cached
-from calibviz.ui.settings import page_control, settings, tce_scheme
+from calibviz.ui.settings import settings, tce_axis_control, tce_scheme
 from calibviz.ui.views import current_view, view_picker
 
 page_setup("Test-based", controls=("tce_binning", "uncertainty"))
@@ -20,9 +20,7 @@ st.caption("Each prediction is tested against the observed rate of its bin with 
            "paper recommends.")
 view_picker(preds)
 view = current_view(preds)
-page_control("tce_axis", st.radio, label="Place bins", options=["bin", "probability"], horizontal=True,
-             format_func={"bin": "by bin ID (as in the paper)", "probability": "on the probability axis"}.get,
-             help="The paper draws bins side by side by ID; the probability axis shows where they lie.")
+tce_axis_control()
 s = settings()
 scheme = tce_scheme(s)
 alpha = float(s["alpha"])

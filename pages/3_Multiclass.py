@@ -5,7 +5,7 @@ from calibviz import figures
 from calibviz.multiclass import class_ranking, top_label_table
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, panel_table, show_figure, show_headlines, \
-    show_metric_table, without_attrs
+    show_metric_table, without_attrs, zoom_bin_picker
 from calibviz.ui.source import scan_dispatch
 from calibviz.ui.compute import cached, progress_bar
 from calibviz.ui.settings import panel_config, settings
@@ -50,15 +50,8 @@ tab_metrics, tab_zoom, tab_tl, tab_cw = st.tabs(["Metrics", "Zoom into a bin", "
                                                  "Class-wise grid"])
 with tab_metrics:
     show_metric_table(panel, f"{preds.name}_multiclass")
-    st.caption("Binned errors are biased upwards in small samples, and their bootstrap resamples more so: an "
-               "estimate at or below its percentile interval signals a bias comparable to the noise.")
 with tab_zoom:
-    bins = table["bin"].tolist()
-    labels = {b: f"bin {b}: confidence {lo:.2f}-{hi:.2f} ({n:,} rows)" for b, lo, hi, n in
-              zip(table["bin"], table["lower"], table["upper"], table["n"])}
-    busiest = int(table.loc[table["deviation"].idxmax(), "bin"])
-    pick = st.selectbox("Bin", bins, index=bins.index(busiest), format_func=labels.get, key="w_zoom_bin",
-                        help="Which confidence bin to open; by default the one with the largest top-label deviation.")
+    pick = zoom_bin_picker(table)
     zoom = cached(("zoom", fp, scheme, pick), lambda: figures.bin_zoom(y, P, pick, binning=scheme, classes=classes,
                                                                        sample_weight=w, title=""))
     show_figure(zoom, f"bin_zoom_{preds.name}_{pick}", key="zoom")

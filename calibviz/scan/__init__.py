@@ -174,15 +174,20 @@ class Scan:
     def _prepare(self, schemes) -> None:
         """Refine, in as few passes as possible (usually one), every bucket that the bins of ``schemes`` need."""
         for _ in range(_MAX_REFINE):
-            atoms, need = self._atoms(), []
-            for scheme in schemes:
-                try:
-                    self._bins(scheme, atoms)
-                except _ref.Refine as r:
-                    need.append(r.buckets)
+            need = self._refine_needs(schemes, self._atoms())
             if not need:
                 return
             self._atoms(np.concatenate(need))
+
+    def _refine_needs(self, schemes, atoms) -> list:
+        """The buckets (one array per scheme) that the bins of ``schemes`` need refined on ``atoms``."""
+        need = []
+        for scheme in schemes:
+            try:
+                self._bins(scheme, atoms)
+            except _ref.Refine as r:
+                need.append(r.buckets)
+        return need
 
     def _atoms_for(self, schemes) -> _ref.Atoms:
         """Atoms refined exactly where the bins of ``schemes`` need it, whatever earlier results refined.
@@ -197,12 +202,8 @@ class Scan:
         for _ in range(_MAX_REFINE + 1):
             cache = self._exact_cache
             exact = None if cache is None or not refined.size else cache[cache["_b"].isin(refined)]
-            atoms, need = _ref.atoms_of(fine, exact), []
-            for scheme in schemes:
-                try:
-                    self._bins(scheme, atoms)
-                except _ref.Refine as r:
-                    need.append(r.buckets)
+            atoms = _ref.atoms_of(fine, exact)
+            need = self._refine_needs(schemes, atoms)
             if not need:
                 return atoms
             refined = np.union1d(refined, np.concatenate(need))

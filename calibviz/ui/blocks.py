@@ -372,3 +372,14 @@ def rejected_of(n_rejected: int, n_all: int) -> str:
     if n_all >= 1_000_000:
         return f"{n_rejected / 1e6:.2f}M of {n_all / 1e6:.2f}M"
     return f"{n_rejected:,} of {n_all:,}"
+
+
+def zoom_bin_picker(table: pd.DataFrame):
+    """The Multiclass page's "Bin" picker over a top-label table (in-memory and opened-file pages); by default
+    the bin with the largest top-label deviation."""
+    bins = table["bin"].tolist()
+    labels = {b: f"bin {b}: confidence {lo:.2f}-{hi:.2f} ({n:,} rows)" for b, lo, hi, n in
+              zip(table["bin"], table["lower"], table["upper"], table["n"])}
+    busiest = int(table.loc[table["deviation"].idxmax(), "bin"])
+    return st.selectbox("Bin", bins, index=bins.index(busiest), format_func=labels.get, key="w_zoom_bin",
+                        help="Which confidence bin to open; by default the one with the largest top-label deviation.")

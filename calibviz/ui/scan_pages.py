@@ -25,11 +25,12 @@ from ..compare import comparison_metrics
 from ..figures.testbased import _DEFAULT_SCHEMES
 from ..panel import PanelConfig, config_key, format_value
 from ..scan import tables as scan_tables
-from .blocks import (REFERENCE_RESAMPLES, REFERENCE_RESAMPLES_LARGE, download_table, not_applicable, show_figure, show_headlines,
-                     rejected_of, show_metric_table, slug, tce_headline, without_attrs)
+from .blocks import (REFERENCE_RESAMPLES, REFERENCE_RESAMPLES_LARGE, download_table, not_applicable, rejected_of,
+                     show_figure, show_headlines, show_metric_table, slug, tce_headline, without_attrs,
+                     zoom_bin_picker)
 from .comparison import show_comparison
 from .compute import cached, guarded, in_cache, progress_bar
-from .settings import page_control, panel_config, set_setting, settings, tce_scheme
+from .settings import page_control, panel_config, set_setting, settings, tce_axis_control, tce_scheme
 from .source import cache_id, needs_rows, scan_view, scan_view_options
 from .text import md
 from .views import options_picker
@@ -190,9 +191,7 @@ def test_based(scan) -> None:
     st.caption("Each prediction is tested against the observed rate of its bin with an exact binomial test; TCE is "
                "the percentage of predictions the test rejects (Matsubara et al. 2023).")
     view = _view(scan)
-    page_control("tce_axis", st.radio, label="Place bins", options=["bin", "probability"], horizontal=True,
-                 format_func={"bin": "by bin ID (as in the paper)", "probability": "on the probability axis"}.get,
-                 help="The paper draws bins side by side by ID; the probability axis shows where they lie.")
+    tce_axis_control()
     s = settings()
     scheme = tce_scheme(s)
     alpha = float(s["alpha"])
@@ -261,13 +260,7 @@ def multiclass(scan) -> None:
     with tab_metrics:
         show_metric_table(panel, f"{scan.name}_multiclass", caption=_interval_caption(panel, no_reference=True))
     with tab_zoom:
-        bins = table["bin"].tolist()
-        labels = {b: f"bin {b}: confidence {lo:.2f}-{hi:.2f} ({n:,} rows)" for b, lo, hi, n in
-                  zip(table["bin"], table["lower"], table["upper"], table["n"])}
-        busiest = int(table.loc[table["deviation"].idxmax(), "bin"])
-        pick = st.selectbox("Bin", bins, index=bins.index(busiest), format_func=labels.get, key="w_zoom_bin",
-                            help="Which confidence bin to open; by default the one with the largest top-label "
-                                 "deviation.")
+        pick = zoom_bin_picker(table)
         zoom = cached(("zoom", cid, scan.name, scheme, pick), lambda: scan_tables.bin_zoom(scan, int(pick), scheme))
         show_figure(figures.bin_zoom(table=zoom, title=""), f"bin_zoom_{scan.name}_{pick}", key="zoom")
     with tab_tl:

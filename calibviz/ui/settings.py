@@ -26,8 +26,8 @@ from ..panel import BINARY_METRICS, DEFAULT_BINARY_METRICS, PanelConfig
 from .compute import guarded
 
 __all__ = ["Setting", "SETTINGS", "settings", "init_from_url", "sync_url", "binning_controls", "metric_controls",
-           "uncertainty_controls", "set_setting", "panel_config", "page_control", "tce_scheme", "SCHEME_LABELS",
-           "url_params", "url_values", "replace_settings"]
+           "uncertainty_controls", "set_setting", "panel_config", "page_control", "tce_scheme", "tce_axis_control",
+           "SCHEME_LABELS", "url_params", "url_values", "replace_settings"]
 
 _STORE = "cv_settings"
 SCHEME_LABELS = {
@@ -268,3 +268,10 @@ def panel_config(s: dict | None = None) -> PanelConfig:
     if config.n_min and config.n_max and config.n_min > config.n_max:
         guarded(lambda: PAVABC(config.n_min, config.n_max))  # says what is wrong and ends the page run
     return config
+
+
+def tce_axis_control() -> None:
+    """The Test-based page's "Place bins" radio (in-memory and opened-file pages)."""
+    page_control("tce_axis", st.radio, label="Place bins", options=["bin", "probability"], horizontal=True,
+                 format_func={"bin": "by bin ID (as in the paper)", "probability": "on the probability axis"}.get,
+                 help="The paper draws bins side by side by ID; the probability axis shows where they lie.")
