@@ -570,6 +570,19 @@ def run_l1_task(task: dict) -> dict:
             "cpu": time.process_time() - c0}
 
 
+def _read_checkpoint(path, wanted=None) -> tuple[list, set]:
+    """(results, ids) of the tasks an interrupted run finished (JSON lines of --checkpoint), each id once;
+    only ids in ``wanted`` when given."""
+    results, done = [], set()
+    if path and Path(path).exists():
+        for line in Path(path).read_text().splitlines():
+            rec = json.loads(line)
+            if rec["id"] not in done and (wanted is None or rec["id"] in wanted):
+                results.append(rec["result"])
+                done.add(rec["id"])
+    return results, done
+
+
 def _l1_task_id(t: dict) -> str:
     return f"{t['model']}|{t['n']}|{t['key']}|{t['reps'][0]}-{t['reps'][-1]}|B{t['B']}|seed{t['seed']}|l1"
 
@@ -606,13 +619,7 @@ def run_l1(args) -> None:
     # the double-bootstrap cells first, smECE next, ICI (12 ms per evaluation) last: a checkpointed run that
     # has to stop early has finished the cheap decisions
     tasks.sort(key=lambda t: (t["key"] == "ici", t["key"] == "smooth_ece", t["reps"][0]))
-    done_ids, results = set(), []
-    if args.checkpoint and Path(args.checkpoint).exists():
-        for line in Path(args.checkpoint).read_text().splitlines():
-            rec = json.loads(line)
-            if rec["id"] not in done_ids:
-                results.append(rec["result"])
-                done_ids.add(rec["id"])
+    results, done_ids = _read_checkpoint(args.checkpoint)
     todo = [t for t in tasks if _l1_task_id(t) not in done_ids]
     if args.summarise_checkpoint:  # an interrupted run: summarise the finished tasks (reps per cell in the table)
         todo = []
@@ -1115,14 +1122,8 @@ def main() -> None:
         print(f"  {model}: " + ", ".join(f"{k}={v:.5g}" for k, v in vals.items()), flush=True)
 
     tasks = split_tasks(plan, B, args.seed, block=10 if args.quick else 20)
-    results = []
-    done_ids = set()
-    if args.checkpoint and Path(args.checkpoint).exists():  # resume: tasks finished by an interrupted run
-        for line in Path(args.checkpoint).read_text().splitlines():
-            rec = json.loads(line)
-            if rec["id"] in {_task_id(t) for t in tasks} and rec["id"] not in done_ids:
-                results.append(rec["result"])
-                done_ids.add(rec["id"])
+    results, done_ids = _read_checkpoint(args.checkpoint, {_task_id(t) for t in tasks})
+    if done_ids:
         print(f"resumed {len(done_ids)} finished tasks from {args.checkpoint}", flush=True)
     todo = [t for t in tasks if _task_id(t) not in done_ids]
     results += _run_checkpointed(run_task, todo, args, t_start)
@@ -1181,13 +1182,7 @@ def run_small(args) -> None:
                 tasks.append({"model": model, "n": n, "reps": list(range(start, min(reps, start + 10))), "B": B,
                               "seed": args.seed})
     tasks.sort(key=lambda t: -t["n"])
-    results, done_ids = [], set()
-    if args.checkpoint and Path(args.checkpoint).exists():
-        for line in Path(args.checkpoint).read_text().splitlines():
-            rec = json.loads(line)
-            if rec["id"] not in done_ids:
-                results.append(rec["result"])
-                done_ids.add(rec["id"])
+    results, done_ids = _read_checkpoint(args.checkpoint)
     ids = {run_small_task.__name__ + str(i): t for i, t in enumerate(tasks)}
     todo = [t for t in tasks
             if _task_id({**t, "plan": {k: (0, 0) for k in SMALL_KEYS}}) + "|small" not in done_ids]

@@ -790,10 +790,7 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
                                  confidence=confidence, n_reference=n_reference, load_options=load_options,
                                  compare_metrics=compare_metrics)
     models = _as_models(models)
-    if not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
-        raise InputError(f"n_resamples must be a non-negative integer, got {n_resamples!r}.")
-    if not 0 < config.alpha < 1:
-        raise InputError(f"alpha must be between 0 and 1 (exclusive), got {config.alpha!r}.")
+    _check_report_args(n_resamples, config)
     kinds = {p.is_binary for p in models.values()}
     if len(models) > 1 and len(kinds) > 1:
         raise InputError("the models mix binary and multiclass predictions; report them separately.")
@@ -882,6 +879,14 @@ def write_report(models, path, **options) -> Path:
     True
     """
     return _write_page(build_report(models, **options), path)
+
+
+def _check_report_args(n_resamples, config) -> None:
+    """The report's checks of its bootstrap size and significance level (in-memory and scan reports)."""
+    if not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
+        raise InputError(f"n_resamples must be a non-negative integer, got {n_resamples!r}.")
+    if not 0 < config.alpha < 1:
+        raise InputError(f"alpha must be between 0 and 1 (exclusive), got {config.alpha!r}.")
 
 
 def _write_page(page: str, path) -> Path:

@@ -16,16 +16,15 @@ saying it is not available on a streamed source and why (class
 """
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from . import figures
 from .binning import PAVABC, Uniform
 from .errors import InputError
 from .panel import PanelConfig, format_value
-from .report import (_Progress, _compare_shown, _document, _e, _figure_html, _labels, _metrics_parts,
-                     _multiclass_parts, _overview_sentence, _panel_headline, _reliability_parts, _repro_section,
-                     _summary_html, _table_html, _tce_parts, _vece_parts, metric_key, resolve_metrics)
+from .report import (_Progress, _check_report_args, _compare_shown, _document, _e, _figure_html, _labels,
+                     _metrics_parts, _multiclass_parts, _overview_sentence, _panel_headline, _reliability_parts,
+                     _repro_section, _summary_html, _table_html, _tce_parts, _vece_parts, metric_key, resolve_metrics)
 from .scan import Scan
 
 __all__ = ["build_scan_report", "scan_report_contents", "UNAVAILABLE"]
@@ -252,10 +251,7 @@ def build_scan_report(scans, *, config: PanelConfig = PanelConfig(), metrics=Non
     (True, True)
     """
     scans = _as_scans(scans)
-    if not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
-        raise InputError(f"n_resamples must be a non-negative integer, got {n_resamples!r}.")
-    if not 0 < config.alpha < 1:
-        raise InputError(f"alpha must be between 0 and 1 (exclusive), got {config.alpha!r}.")
+    _check_report_args(n_resamples, config)
     kinds = {s.is_binary for s in scans.values()}
     if len(kinds) > 1:
         raise InputError("the models mix binary and multiclass predictions; report them separately.")
