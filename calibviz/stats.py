@@ -17,6 +17,8 @@
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .errors import InputError
@@ -63,10 +65,18 @@ def _check_kn(k, n):
     return k, n
 
 
-try:  # the Boost ufuncs behind scipy.stats.binom: same numbers, ~25x less overhead per call
-    from scipy.special._ufuncs import _binom_cdf, _binom_pmf, _binom_sf
-except ImportError:  # pragma: no cover - other scipy layouts: the public (slower) path
-    _binom_pmf = _binom_cdf = _binom_sf = None
+@functools.cache
+def _boost_binom():
+    """(pmf, cdf, sf): the Boost ufuncs behind scipy.stats.binom (same numbers, ~25x less overhead per call).
+
+    Imported on first use: ``scipy.special`` costs ~0.2 s of the start of every command that never tests a
+    bin. None on scipy layouts without them (then the public, slower path).
+    """
+    try:
+        from scipy.special._ufuncs import _binom_cdf, _binom_pmf, _binom_sf
+    except ImportError:  # pragma: no cover - other scipy layouts
+        return None
+    return _binom_pmf, _binom_cdf, _binom_sf
 
 
 def _pmf(x, n, p):
@@ -75,26 +85,29 @@ def _pmf(x, n, p):
     Identical values: scipy clips the Boost result to [0, 1] and returns 0
     outside 0..n; this skips rv_discrete's argument handling.
     """
-    if _binom_pmf is None:  # pragma: no cover
+    boost = _boost_binom()
+    if boost is None:  # pragma: no cover
         return binom.pmf(x, n, p)
     inside = (x >= 0) & (x <= n)
     # np.minimum/np.maximum: same values as np.clip, less call overhead on small arrays
-    return np.where(inside, np.minimum(np.maximum(_binom_pmf(np.minimum(np.maximum(x, 0), n), n, p), 0), 1), 0.0)
+    return np.where(inside, np.minimum(np.maximum(boost[0](np.minimum(np.maximum(x, 0), n), n, p), 0), 1), 0.0)
 
 
 def _cdf(x, n, p):
     """``scipy.stats.binom.cdf(x, n, p)``, same conventions as :func:`_pmf` (1 for x >= n, 0 for x < 0)."""
-    if _binom_cdf is None:  # pragma: no cover
+    boost = _boost_binom()
+    if boost is None:  # pragma: no cover
         return binom.cdf(x, n, p)
-    inner = np.minimum(np.maximum(_binom_cdf(np.minimum(np.maximum(np.floor(x), 0), n), n, p), 0), 1)
+    inner = np.minimum(np.maximum(boost[1](np.minimum(np.maximum(np.floor(x), 0), n), n, p), 0), 1)
     return np.where(x >= n, 1.0, np.where(x < 0, 0.0, inner))
 
 
 def _sf(x, n, p):
     """``scipy.stats.binom.sf(x, n, p)`` (1 for x < 0, 0 for x >= n)."""
-    if _binom_sf is None:  # pragma: no cover
+    boost = _boost_binom()
+    if boost is None:  # pragma: no cover
         return binom.sf(x, n, p)
-    inner = np.minimum(np.maximum(_binom_sf(np.minimum(np.maximum(np.floor(x), 0), n), n, p), 0), 1)
+    inner = np.minimum(np.maximum(boost[2](np.minimum(np.maximum(np.floor(x), 0), n), n, p), 0), 1)
     return np.where(x < 0, 1.0, np.where(x >= n, 0.0, inner))
 
 

@@ -7,13 +7,15 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit, softmax
 
+from .._lazy import lazy
 from ..errors import InputError
 from ..validation import check_weights, describe_rows
 from .mapping import ID_NAMES, _ID_PATTERN, ColumnMapping, _key, _named_part, detect_mapping, model_names
 from .predictions import Predictions
 from .readers import DEFAULT_MAX_BYTES, read_table
+
+expit, softmax = lazy("scipy.special", "expit"), lazy("scipy.special", "softmax")  # logits only
 
 __all__ = ["load_predictions", "load_models", "load_models_from_files", "predictions_from_frame", "models_to_frame",
            "MIN_ROWS", "SUM_TOLERANCE", "RENORMALIZE_ADVICE_MAX"]
