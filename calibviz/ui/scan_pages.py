@@ -70,6 +70,22 @@ def _redraws(key: str) -> int:
     return REFERENCE_RESAMPLES_LARGE if key == "tce" else REFERENCE_RESAMPLES
 
 
+def _metric_key(view, key: str, cfg: PanelConfig, seed: int, resamples: int) -> tuple:
+    """The cache key of one metric's panel row: the options it depends on, its reference redraws, the seed and the
+    bootstrap resamples (0: none)."""
+    return ("scan_metric", cache_id(), view.name, key, config_key(key, cfg), _redraws(key), seed, resamples)
+
+
+def _metric_row(view, key: str, cfg: PanelConfig, s: dict) -> pd.Series:
+    """One metric's panel row, from the Reliability page's panel cache when it holds it (with its intervals, if they
+    were computed): TCE's calibrated-model reference (50 label redraws) is computed once for both pages."""
+    seed, n_boot = int(s["seed"]), int(s["boot"])
+    with_intervals = _metric_key(view, key, cfg, seed, n_boot)
+    cache_key = with_intervals if n_boot and in_cache(with_intervals) else _metric_key(view, key, cfg, seed, 0)
+    return cached(cache_key, lambda: view.metrics([key], config=cfg, n_reference=_redraws(key), random_state=seed),
+                  label=f"Computing {key} and its calibrated-model reference").iloc[0]
+
+
 def _panel(view, keys, cfg: PanelConfig, s: dict) -> pd.DataFrame:
     """The scan's metric panel: values and the calibrated-model reference (binned metrics of binary views) at once;
     bootstrap intervals from the score buckets (the sidebar's resamples and seed) on request.
@@ -86,7 +102,7 @@ def _panel(view, keys, cfg: PanelConfig, s: dict) -> pd.DataFrame:
     consent = "cv_scan_boot_" + hashlib.sha1(repr(base).encode()).hexdigest()[:16]
 
     def cache_key(key, resamples):
-        return ("scan_metric", cache_id(), view.name, key, config_key(key, cfg), _redraws(key), seed, resamples)
+        return _metric_key(view, key, cfg, seed, resamples)
 
     def one(key):
         resamples = n_boot if n_boot and (st.session_state.get(consent) or in_cache(cache_key(key, n_boot))) else 0
@@ -198,9 +214,8 @@ def test_based(scan) -> None:
     key = (cache_id(), view.name, scheme, alpha)
     table = cached(("tce_table",) + key, lambda: view.reliability_table(scheme, alpha))
     if isinstance(scheme, PAVABC):  # TCE with the scan's note on PAVA-BC bins formed from score buckets
-        row = cached(("tce", _redraws("tce"), int(s["seed"])) + key, lambda: view.metrics(["tce"], config=PanelConfig(
-            binning="pavabc", n_min=scheme.n_min, n_max=scheme.n_max, alpha=alpha), n_reference=_redraws("tce"),
-            random_state=int(s["seed"]))).iloc[0]
+        # the sidebar's n_min / n_max / alpha, as on the Reliability page: one reference for both pages
+        row = _metric_row(view, "tce", panel_config(s), s)
         tce, note, reference = float(row["value"]), row["note"], row
     else:
         tce, note, reference = cached(("tce",) + key, lambda: view.tce(scheme, alpha)), "", None

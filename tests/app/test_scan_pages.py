@@ -144,6 +144,28 @@ def test_test_based_page_shows_the_scan_tce(files):
                      for s in (PAVA(), PAVABC(), EqualMass(10))]
 
 
+def test_tce_reference_is_computed_once_for_reliability_and_test_based(files, monkeypatch):
+    """TCE's calibrated-model reference (label redraws, PAVA-BC refitted on each) is the slowest number of an opened
+    file; the Test-based page reads the Reliability panel's row instead of redrawing again, and shows the same
+    reference."""
+    import streamlit as st
+
+    from calibviz.scan import reference
+
+    st.cache_resource.clear()  # the results store is shared by the sessions of this process (earlier tests)
+    calls = []
+    original = reference._tce_null
+    monkeypatch.setattr(reference, "_tce_null", lambda *a, **k: calls.append(1) or original(*a, **k))
+    at = _opened(files / "two_models.parquet", "pages/1_Reliability.py")  # the default panel holds TCE
+    assert not at.error, [e.value for e in at.error]
+    assert len(calls) == 1
+    at.switch_page("pages/2_Test_based.py").run()
+    assert not at.error, [e.value for e in at.error]
+    assert len(calls) == 1, "the Test-based page redrew TCE's reference"
+    headline = next(m.value for m in at.markdown if "deviate significantly" in m.value)
+    assert "A perfectly calibrated model with these predictions would show" in headline, headline
+
+
 def test_multiclass_page_and_views_of_a_multiclass_file(files):
     path = files / "animals.parquet"
     at = _opened(path, "pages/3_Multiclass.py")
