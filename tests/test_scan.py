@@ -490,3 +490,32 @@ def test_tce_reference_agrees_with_consistency_test_and_clears_a_calibrated_mode
     over = calibrated.assign(y=(rng.uniform(size=n) < np.clip(1.3 * p, 0, 1)).astype(np.int64))
     bad = cv.scan(over).metrics(["tce"], n_reference=40, random_state=1).iloc[0]
     assert bad["p_value"] <= 0.05 and bad["value"] > bad["null_high"]
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+def test_tail_log_loss_pass_with_text_labels_two_columns_and_models(engine):
+    """The log loss of confident mistakes comes from a pass filtered on the raw label and score (tail_losses);
+    with text labels, P(negative) / P(positive) columns (renormalised) and a model column, every model's log loss
+    equals the in-memory one, and no tail group is left without its rows."""
+    from calibviz.scan import aggregate
+
+    rng = np.random.default_rng(21)
+    n = 30_000
+    frames = []
+    for model, power in (("a", 3.0), ("b", 0.4)):
+        p = np.concatenate([rng.uniform(size=n) ** power, [0.0, 1e-300, 1 / 64 - 1e-15, 1 / 64, 63 / 64, 1.0]])
+        y = (rng.uniform(size=p.size) < 0.03 + 0.94 * p).astype(int)  # 3% of outcomes against the odds
+        y[-6:] = [1, 1, 1, 1, 0, 0]  # confident mistakes on the boundaries of the tails
+        frames.append(pd.DataFrame({"model": model, "label": np.where(y == 1, "yes", "no"),
+                                    "p_no": 1 - p, "p_yes": p}))
+    df = pd.concat(frames, ignore_index=True)
+    source = df if engine == "duckdb" else pl.from_pandas(df).lazy()
+    for model, part in df.groupby("model"):
+        s = cv.scan(source, model="model", engine=engine).models[model]
+        fine = s._fine()
+        assert not np.isnan(fine["sll"]).any()
+        tails = aggregate._tail_groups(fine["_b"].to_numpy(), fine["_y"].to_numpy())
+        assert tails.sum() > 40  # the test exercises the tail pass
+        p = part["p_yes"] / (part["p_no"] + part["p_yes"])
+        want = cv.metrics.log_loss((part["label"] == "yes").astype(int), p)
+        assert s.metric("log_loss")[0] == pytest.approx(want, rel=1e-12)

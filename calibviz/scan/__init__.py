@@ -168,7 +168,8 @@ class Scan:
     def _fine(self) -> pd.DataFrame:
         """The validated bucket table (first pass, cached)."""
         if self._fine_cache is None:
-            self._fine_cache = self._validate(_agg.fine_table(self._frame, self._roles))
+            valid = self._validate(_agg.fine_table(self._frame, self._roles))
+            self._fine_cache = _agg.with_tail_losses(valid, self._frame, self._roles)
         return self._fine_cache
 
     def _prepare(self, schemes) -> None:
