@@ -173,15 +173,40 @@ def test_block_bins_refitted_on_every_resample(binning):
         assert abs(g.low - m.low) < 0.35 * (m.high - m.low) and abs(g.high - m.high) < 0.35 * (m.high - m.low)
 
 
-def test_a_tiny_scan_uses_the_double_bootstrap_of_its_rows_and_tce_says_why_it_has_none():
+def test_a_tiny_scan_uses_the_double_bootstrap_of_its_rows():
     y, q, _ = _model(900, 6)  # 60 rows per bin: ECE's double bootstrap (its calibrated upper bound)
     mem = metric_panel(y, q, metrics=("ece", "tce", "spiegelhalter_z"), n_resamples=50, random_state=0, n_reference=0)
     got = _scan(y, q).metrics(["ece", "tce", "spiegelhalter_z"], n_resamples=50, random_state=0)
     assert got.loc[0, "interval"] == mem.loc[0, "interval"] == "double_basic, upper bound"
     assert got.loc[0, "high"] == mem.loc[0, "high"]
     assert got.loc[0, "low"] <= got.loc[0, "high"]
-    assert np.isnan(got.loc[1, "low"]) and "No bootstrap interval for TCE" in got.loc[1, "note"]
+    assert got.loc[1, "interval"] == mem.loc[1, "interval"] == "percentile"
+    assert 0 <= got.loc[1, "low"] <= got.loc[1, "high"] <= 100
     assert got.loc[2, "interval"] == mem.loc[2, "interval"] == "" and "No bootstrap" not in got.loc[2, "note"]
+
+
+def test_tce_interval_of_a_scan_matches_metric_panel_on_tied_scores():
+    """TCE's interval: PAVA-BC refitted and every atom retested on each Poisson resample of the buckets. On scores
+    with 4 decimals every bucket holds one score, so the scan's TCE is the in-memory one, a resample of the atoms
+    as they are gives it back exactly, and the interval agrees with metric_panel's row bootstrap (both 400
+    resamples, different draws: endpoints within 0.35 of the interval's width)."""
+    from calibviz.binning import PAVABC
+    from calibviz.scan.resample import _resampled_tce
+
+    rng = np.random.default_rng(12)
+    n = 20_000
+    q = np.round(special.expit(SLOPE * special.logit(rng.beta(2, 5, n)) + SHIFT), 4)
+    y = (rng.uniform(size=n) < special.expit((special.logit(np.clip(q, 1e-4, 1 - 1e-4)) - SHIFT) / SLOPE)).astype(int)
+    s = _scan(y, q)
+    want = M.tce(y, q, binning=PAVABC())
+    assert s.tce() == pytest.approx(want, abs=1e-9)
+    assert _resampled_tce(s._atoms(), PAVABC(), 0.05, False) == pytest.approx(want, abs=1e-9)
+    got = s.metrics(["tce"], n_resamples=400, random_state=0).iloc[0]
+    mem = metric_panel(y, q, metrics=("tce",), n_resamples=400, random_state=0, n_reference=0).iloc[0]
+    assert got["interval"] == mem["interval"] == "percentile"
+    width = mem["high"] - mem["low"]
+    assert width > 0
+    assert abs(got["low"] - mem["low"]) < 0.35 * width and abs(got["high"] - mem["high"]) < 0.35 * width
 
 
 def test_multiclass_scan_intervals_match_metric_panel():
@@ -246,9 +271,8 @@ def test_cli_engine_with_ci_gives_intervals(tmp_path, capsys):
     assert main(["metrics", str(path), "--engine", "duckdb", "--ci", "50", "--metrics", "ece,brier,tce",
                  "--format", "json", "--reference", "0", "-q"]) == 0
     out = {r["metric"]: r for r in json.loads(capsys.readouterr().out)}
-    for key in ("ece", "brier"):
+    for key in ("ece", "brier", "tce"):
         assert out[key]["low"] is not None and out[key]["low"] <= out[key]["high"]
-    assert out["tce"]["low"] is None and "No bootstrap interval for TCE" in out["tce"]["reading"]
 
 
 def test_intervals_do_not_depend_on_what_was_computed_before():

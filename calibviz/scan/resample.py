@@ -31,8 +31,7 @@ the rows of an atom it needs no rows:
   ``p (1 - p) / n`` for its observed rate; drawing it doubled the cost of
   the draw for nothing measurable.
 
-Every metric of the panel that a scan computes from buckets, except TCE, is
-then recomputed on each resampled bucket table by the same reductions as in
+Every metric of the panel that a scan computes from buckets is then recomputed on each resampled bucket table by the same reductions as in
 memory (:func:`calibviz.metrics.binned._norm_of_gaps`, the Brier
 decomposition, Kumar et al.'s debiased error, smECE's fixed point on the
 residual nodes), with the bins refitted on each
@@ -57,9 +56,12 @@ resample as :func:`~calibviz.panel.metric_panel` refits them:
   (:func:`calibviz.scan.refine.smece_residual_nodes`) and the fixed point on
   the 2^14 grid, one resample at a time.
 
-TCE gets no interval: PAVA-BC and the binomial tests refitted on every
-resample cost about 0.15 s per resample at 2^16 buckets (30 s for 200, the
-time of the whole default panel at 10^8 rows). Hosmer-Lemeshow and
+* TCE: PAVA-BC refitted on each resampled bucket table and every atom
+  tested against its resampled bin, at its exact score or, for a whole
+  bucket of several scores, at its mean (a resample cannot refine the few
+  buckets whose rows the tests would split; the point estimate does), one
+  resample at a time: about 0.15 s per resample at 2^16 buckets (30 s for
+  200), so the dashboard asks before it starts. Hosmer-Lemeshow and
 Spiegelhalter's Z have their tests' p-values and no interval, as in memory.
 Multiclass scans: confidence ECE as ECE of the confidence view; top-label
 ECE and MCE from independent draws per top-label view (the views partition
@@ -98,7 +100,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..binning import Custom, EqualMass, Uniform, _snap_to_runs
+from ..binning import PAVABC, Custom, EqualMass, Uniform, _snap_to_runs
 from ..errors import InputError
 from ..metrics.binned import _debiased_from_stats, _decomposition, _norm_of_gaps
 from ..metrics.intervals import (DEBIASED_BASIC, DOUBLE_BASIC, DOUBLE_UPPER, INTERVALS, bootstrap_metric,
@@ -113,7 +115,7 @@ __all__ = ["RESAMPLE_METRICS", "BUCKET_BOUND", "poisson_draw", "resample_distrib
 
 #: Metrics of a binary scan (and the confidence view's ECE) with bootstrap intervals from the bucket table.
 RESAMPLE_METRICS = ("ece", "ace", "mce", "rmsce", "debiased_ece", "brier", "brier_reliability", "log_loss",
-                    "smooth_ece", "confidence_ece", "top_label_ece", "top_label_mce")
+                    "smooth_ece", "tce", "confidence_ece", "top_label_ece", "top_label_mce")
 _TOP_LABEL = ("top_label_ece", "top_label_mce")
 #: Largest error of a resampled bin's mean prediction from the unknown order of rows inside a fine bucket.
 BUCKET_BOUND = 1.0 / FINE_BUCKETS
@@ -246,7 +248,7 @@ def _finite(f) -> float:
 
 # -- the metrics of a resample ---------------------------------------------------------------------------------
 
-#: metric key -> (bins: "config" / "equal_mass" / "total" / "pavabc" / "smooth", reduction of BinStatistics)
+#: metric key -> (bins: "config" / "equal_mass" / "total" / "smooth" / "tce", reduction of BinStatistics)
 _REDUCE = {
     "ece": ("config", lambda s: _norm_of_gaps(s, "l1")),
     "confidence_ece": ("config", lambda s: _norm_of_gaps(s, "l1")),
@@ -258,6 +260,7 @@ _REDUCE = {
     "brier": ("total", lambda s: _decomposition(s).brier),
     "log_loss": ("total", None),
     "smooth_ece": ("smooth", None),
+    "tce": ("tce", None),
 }
 #: the squared debiased error of the small-sample interval (debiased_basic) of these metrics
 _L2_SMALL = {"rmsce": "config", "debiased_ece": "equal_mass"}
@@ -277,15 +280,37 @@ def _binner(scan, scheme, atoms, starts):
     return None
 
 
-def _refit_resample(atoms_r: _ref.Atoms, scheme, weighted: bool) -> BinStatistics:
-    """BinStatistics of PAVA-BC or PAVA bins refitted on one resampled atom table (the scan's own block code)."""
+def _refit(atoms_r: _ref.Atoms, scheme, weighted: bool):
+    """(atoms with resampled rows, bin of each, BinStatistics) of PAVA-BC or PAVA bins refitted on one resampled
+    atom table (the scan's own block code)."""
     keep = atoms_r.n > 0  # a bucket with no resampled row is no group of this resample
     a = _ref.Atoms(**{f: getattr(atoms_r, f)[keep] for f in atoms_r.__dataclass_fields__})
     if _ref.scheme_kind(scheme) == "pava":
         _, index, _, _ = _ref.pava_bins(a)
     else:
         _, index, _, _ = _ref.pavabc_bins(scheme, a, weighted)
-    return _ref.bin_statistics(a, index, int(index.max()) + 1 if index.size else 1)
+    return a, index, _ref.bin_statistics(a, index, int(index.max()) + 1 if index.size else 1)
+
+
+def _refit_resample(atoms_r: _ref.Atoms, scheme, weighted: bool) -> BinStatistics:
+    """BinStatistics of PAVA-BC or PAVA bins refitted on one resampled atom table."""
+    return _refit(atoms_r, scheme, weighted)[2]
+
+
+def _resampled_tce(atoms_r: _ref.Atoms, scheme, alpha: float, weighted: bool) -> float:
+    """TCE (percent) of one resample: PAVA-BC refitted on the resampled atoms, each atom tested at its score (an
+    exact score, or a whole bucket's mean: a resample cannot refine the buckets whose rows the tests split)."""
+    from ..binning import Bins
+    from ..summary import rejections
+
+    a, index, stats = _refit(atoms_r, scheme, weighted)
+    if not a.size:
+        return math.nan
+    score = np.where(a.exact, a.value, np.clip(a.swp / a.sw, 0.0, 1.0))
+    bins = Bins(edges=np.zeros(stats.count.shape[0] + 1), index=index, counts=stats.count)
+    rejected = rejections(score, bins, stats, alpha=alpha, test="binomial")
+    mass = a.sw if weighted else a.n.astype(np.float64)
+    return 100.0 * float(np.sum(mass * rejected)) / float(np.sum(mass))
 
 
 def _top_label_distributions(scan, keys, config, n_resamples: int, random_state=None) -> dict:
@@ -363,7 +388,8 @@ def resample_distributions(scan, keys, config, n_resamples: int, random_state=No
     out.update({k + "^2": np.full(n_resamples, np.nan) for k in keys if k in _L2_SMALL})
     rng = np.random.default_rng(random_state)
     chunk = max(1, min(n_resamples, _CHUNK_ELEMENTS // max(atoms.size, 1)))
-    per_resample = ("smooth" in need) or (
+    tce_scheme = PAVABC(config.n_min, config.n_max)
+    per_resample = ("smooth" in need) or ("tce" in need) or (
         any(binners.get(b) is None for b in ("config", "equal_mass") if b in need))
     if per_resample:
         from ..metrics.smooth import _GRID_SIZES, _masses_from_nodes, _solve_fixed_point
@@ -383,12 +409,14 @@ def resample_distributions(scan, keys, config, n_resamples: int, random_state=No
                 if key == "log_loss":
                     out[key][i] = float(draw["sll"][r].sum() / draw["sw"][r].sum())
                     continue
-                if kind == "smooth" or (kind in binners and binners[kind] is None):
+                if kind in ("smooth", "tce") or (kind in binners and binners[kind] is None):
                     if atoms_r is None:
                         atoms_r = replace(atoms, n=np.rint(draw["n"][r]).astype(np.int64), sw=draw["sw"][r],
                                           swp=draw["swp"][r], swpp=draw["swpp"][r], sww=draw["sww"][r],
                                           sll=draw["sll"][r])
-                if kind == "smooth":
+                if kind == "tce":
+                    out[key][i] = _finite(lambda: _resampled_tce(atoms_r, tce_scheme, config.alpha, weighted))
+                elif kind == "smooth":
                     k = _GRID_SIZES[0]
                     total = float(atoms_r.sw.sum())
                     nodes = _ref.smece_residual_nodes(atoms_r, k)
@@ -516,9 +544,6 @@ def scan_intervals(scan, keys, values: dict, config, n_resamples: int, confidenc
 
 #: Why a scan's metric has no bootstrap interval (shown in its note).
 _NO_INTERVAL = {
-    "tce": "No bootstrap interval for TCE on a scan: refitting PAVA-BC and its tests on every resample is a loop "
-           "over the 2^16 score buckets on one core (about 0.1 s per resample, 20 s for 200); load the data with "
-           "cv.load_predictions for it.",
     "top_label_ece": "No bootstrap interval for top-label metrics with PAVA or PAVA-BC bins on a scan (a block fit "
                      "per class view and resample); choose uniform or equal-mass bins for one.",
     None: "No bootstrap interval for this metric on a scan yet: the one-vs-rest class views share every row, so "
