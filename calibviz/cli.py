@@ -441,10 +441,18 @@ def _report_metrics(args, records, thresholds, p_thresholds, gate_keys) -> int:
     return 1 if failures else 0
 
 
+def _ends(low, high) -> tuple[float, float]:
+    """A record's interval ends as floats: JSON has no infinity, so a one-sided bound is stored with its open end
+    null (MCE's "at most"); both null is no interval."""
+    if low is None and high is None:
+        return np.nan, np.nan
+    return (-np.inf if low is None else low), (np.inf if high is None else high)
+
+
 def _print_table(records, n_resamples, format_value, format_interval) -> None:
     head = ("model", "metric", "value", "interval" if n_resamples else "", "calibrated model", "p", "reading")
     rows = [(_printable(r["model"]), r["label"], format_value(r["value"], r["unit"]),
-             format_interval(r["low"], r["high"], r["unit"]),
+             format_interval(*_ends(r["low"], r["high"]), r["unit"]),
              format_interval(r["null_low"], r["null_high"], r["unit"]),
              "" if r["p_value"] is None else f"{r['p_value']:.3g}", r["reading"]) for r in records]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]

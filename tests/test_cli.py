@@ -77,6 +77,20 @@ def test_metrics_json_multiclass_and_several_models(capsys):
     assert [r["model"] for r in json.loads(out)] == ["raw", "recalibrated"]
 
 
+def test_metrics_table_shows_one_sided_bounds(capsys):
+    """MCE's interval is an upper bound (low = -inf; JSON null): the table says "at most", as the dashboard does."""
+    p = cv.load_demo("hospital_readmission")
+    panel = metric_panel(p.y, p.y_prob, metrics=("ece", "mce"), n_resamples=20, random_state=3)
+    assert np.isneginf(panel.loc[1, "low"])
+    code, out, _ = run(["metrics", "hospital_readmission", "--metrics", "ece,mce", "--ci", "20", "--seed", "3",
+                        "--reference", "0"], capsys)
+    assert code == 0
+    mce = next(line for line in out.splitlines() if line.split()[1:2] == ["MCE"])
+    assert f"at most {panel.loc[1, 'high']:.4f}" in mce, mce
+    ece = next(line for line in out.splitlines() if line.split()[1:2] == ["ECE"])
+    assert f"{panel.loc[0, 'low']:.4f} – {panel.loc[0, 'high']:.4f}" in ece, ece
+
+
 def test_metrics_csv(capsys):
     code, out, _ = run(["metrics", "loan_recalibration", "--metrics", "ece,brier", "--format", "csv"], capsys)
     assert code == 0
