@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -313,8 +314,13 @@ _CHILD = textwrap.dedent("""
 
 
 def _run_capped(paths, timeout=240) -> dict:
+    # pyarrow's default pool (mimalloc) reserves ~1 GB of address space at its first allocation: virtual, not
+    # memory, but RLIMIT_AS counts it, and whether it fits under the cap depended on what the process had mapped
+    # before (with scipy imported at start it did not, and mimalloc fell back to small reservations). The system
+    # allocator makes the cap count what the loads really allocate.
+    env = {**os.environ, "ARROW_DEFAULT_MEMORY_POOL": "system"}
     proc = subprocess.run([sys.executable, "-c", _CHILD.format(cap=_CAP), *map(str, paths)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
