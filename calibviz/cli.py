@@ -377,8 +377,7 @@ def _cmd_metrics(args) -> int:
 
 def _panel_records(args, models, cfg, requested, gates, bar) -> tuple[list, dict]:
     """The metric records of every model, and ``{(model, gate key): key computed for that model}``."""
-    from .panel import metric_panel
-    from .panel import resolve_metrics
+    from .panel import metric_panel, resolve_metrics
 
     records, gate_keys = [], {}
     for name, p in models.items():
@@ -719,9 +718,8 @@ def _print_recalibration_summary(name, p, cf) -> None:
 def _metrics_recalibrated(args, models, cfg, requested, bar) -> int:
     import pandas as pd
 
-    from .panel import format_interval, format_value
+    from .panel import format_interval, format_value, resolve_metrics
     from .recalibration import cross_fit, recalibration_table
-    from .panel import resolve_metrics
 
     if args.cross_fit < 2:
         raise InputError(f"--cross-fit must be at least 2 folds, got {args.cross_fit}.")

@@ -191,7 +191,7 @@ def test_tce_interval_of_a_scan_matches_metric_panel_on_tied_scores():
     as they are gives it back exactly, and the interval agrees with metric_panel's row bootstrap (both 400
     resamples, different draws: endpoints within 0.35 of the interval's width)."""
     from calibviz.binning import PAVABC
-    from calibviz.scan.resample import _resampled_tce
+    from calibviz.scan.refine import redrawn_tce
 
     rng = np.random.default_rng(12)
     n = 20_000
@@ -200,7 +200,7 @@ def test_tce_interval_of_a_scan_matches_metric_panel_on_tied_scores():
     s = _scan(y, q)
     want = M.tce(y, q, binning=PAVABC())
     assert s.tce() == pytest.approx(want, abs=1e-9)
-    assert _resampled_tce(s._atoms(), PAVABC(), 0.05, False) == pytest.approx(want, abs=1e-9)
+    assert redrawn_tce(s._atoms(), PAVABC(), alpha=0.05) == pytest.approx(want, abs=1e-9)
     got = s.metrics(["tce"], n_resamples=400, random_state=0).iloc[0]
     mem = metric_panel(y, q, metrics=("tce",), n_resamples=400, random_state=0, n_reference=0).iloc[0]
     assert got["interval"] == mem["interval"] == "percentile"

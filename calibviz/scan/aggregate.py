@@ -80,14 +80,6 @@ class Roles:
     target: int | None = None
 
 
-def _score(roles: Roles):
-    cols = [nw.col(c).cast(nw.Float64) for c in roles.probs]
-    if len(cols) == 1:
-        return cols[0], None
-    total = cols[0] + cols[1]
-    return cols[1] / total, total
-
-
 def _confidence(frame: nw.LazyFrame, roles: Roles, extra=()) -> nw.LazyFrame:
     """The confidence view of K class columns: a score column ``_conf`` and a label column ``_correct``."""
     cols = [nw.col(c).cast(nw.Float64) for c in roles.probs]
@@ -123,6 +115,21 @@ def _float(schema, name: str):
     """A column as float64 (cast only when it is not float64 already)."""
     col = nw.col(name)
     return col if schema.get(name) == nw.Float64 else col.cast(nw.Float64)
+
+
+def _one_model(frame: nw.LazyFrame, roles: Roles):
+    """(rows, roles) of the roles' model: a long-format log filtered on its model column, the roles without it."""
+    if roles.model is None:
+        return frame, roles
+    return frame.filter(nw.col(roles.model[0]) == roles.model[1]), replace(roles, model=None)
+
+
+def _raw_score(frame: nw.LazyFrame, roles: Roles):
+    """A binary view's score on its raw columns (two columns renormalised by their sum, as in
+    :func:`_prepared`), for the filters that engines evaluate before anything else."""
+    schema = dict(frame.collect_schema())
+    cols = [_float(schema, c) for c in roles.probs]
+    return cols[0] if len(cols) == 1 else cols[1] / (cols[0] + cols[1])
 
 
 def _prepared(frame: nw.LazyFrame, roles: Roles, extra=None) -> nw.LazyFrame:
@@ -183,6 +190,13 @@ def _prepared(frame: nw.LazyFrame, roles: Roles, extra=None) -> nw.LazyFrame:
 #: LOSS_LOW for label 1, from LOSS_HIGH for label 0); elsewhere it comes from the bucket moments
 #: (:func:`log_loss_terms`). 1/64 and 63/64 are bucket boundaries, so a group is either side entirely.
 LOSS_LOW, LOSS_HIGH = FINE_BUCKETS // 64, FINE_BUCKETS - FINE_BUCKETS // 64
+
+
+def _tail_groups(b: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The groups whose outcome got a probability below 1/64: label 1 below bucket LOSS_LOW, label 0 from LOSS_HIGH."""
+    return ((y == 1) & (b >= 0) & (b < LOSS_LOW)) | ((y == 0) & (b >= LOSS_HIGH))
+
+
 #: Bound on the error per unit weight of the log loss from a fine bucket's moments (given probability >= 1/64):
 #: the Taylor remainder |f'''| / 6 |u|^3 with f = -log, |f'''| = 2 / g^3 <= 2 * 64^3, |u| <= 2^-17: 2^-33 / 3.
 LOG_LOSS_BOUND = 2.0 ** -33 / 3.0
@@ -265,7 +279,7 @@ def log_loss_terms(y, b, sw, swp, swpp):
     c = (b + 0.5) / FINE_BUCKETS
     u1 = swp - c * sw
     u2 = swpp - 2.0 * c * swp + c * c * sw
-    inside = ((b >= LOSS_LOW) & (y == 1)) | ((b >= 0) & (b < LOSS_HIGH) & (y == 0))
+    inside = (b >= 0) & ((y == 0) | (y == 1)) & ~_tail_groups(b, y)
     g = np.where(y == 1, c, 1.0 - c)
     slope = np.where(y == 1, 1.0, -1.0)  # d g / d p
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -313,11 +327,6 @@ def fine_table(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame:
     return _derive(_collect(prepared.group_by("_b", "_y").agg(*_sums(roles.weight is not None, loss_rows))), False)
 
 
-def _tail_groups(b: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """The groups whose outcome got a probability below 1/64: label 1 below bucket LOSS_LOW, label 0 from LOSS_HIGH."""
-    return ((y == 1) & (b >= 0) & (b < LOSS_LOW)) | ((y == 0) & (b >= LOSS_HIGH))
-
-
 def tail_losses(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame:
     """Sums of the log loss per (fine bucket, label) of a binary view's tail rows: the rows whose outcome got a
     probability below 1/64, where the bucket moments cannot give it (:func:`log_loss_terms`).
@@ -328,13 +337,8 @@ def tail_losses(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame:
     ``>= 2^16 - 2^10`` iff ``p >= 63/64`` (exact: powers of two), so the filter
     takes exactly the rows of the tail groups. Returns ``_b``, ``_y``, ``sll``.
     """
-    if roles.model is not None:
-        frame = frame.filter(nw.col(roles.model[0]) == roles.model[1])
-        roles = replace(roles, model=None)
-    schema = dict(frame.collect_schema())
-    cols = [_float(schema, c) for c in roles.probs]
-    score = cols[0] if len(cols) == 1 else cols[1] / (cols[0] + cols[1])
-    label = nw.col(roles.label)
+    frame, roles = _one_model(frame, roles)
+    score, label = _raw_score(frame, roles), nw.col(roles.label)
     low, high = LOSS_LOW / FINE_BUCKETS, LOSS_HIGH / FINE_BUCKETS
     frame = frame.filter(((label == roles.positive) & (score < low)) | ((label == roles.negative) & (score >= high)))
     loss = _loss("all")
@@ -372,13 +376,9 @@ def exact_atoms(frame: nw.LazyFrame, roles: Roles, buckets) -> pd.DataFrame:
     the columns ``_b``, ``_p``, ``_y`` and :data:`SUMS`.
     """
     ids = [int(b) for b in buckets]
-    if roles.model is not None:
-        frame = frame.filter(nw.col(roles.model[0]) == roles.model[1])
-        roles = replace(roles, model=None)
+    frame, roles = _one_model(frame, roles)
     if roles.view == "binary" and ids:
-        schema = dict(frame.collect_schema())
-        cols = [_float(schema, c) for c in roles.probs]
-        score = cols[0] if len(cols) == 1 else cols[1] / (cols[0] + cols[1])
+        score = _raw_score(frame, roles)
         # a score of exactly 1 is in the last bucket (the first pass caps floor(p 2^16) at 2^16 - 1)
         keys = ids + ([FINE_BUCKETS] if FINE_BUCKETS - 1 in ids else [])
         frame = frame.filter((score * float(FINE_BUCKETS)).floor().is_in([float(k) for k in keys]))

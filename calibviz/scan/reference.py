@@ -126,9 +126,6 @@ def _tce_null(scan, scheme, alpha: float, test: str, n_resamples: int, rng) -> t
     decision of its rows is taken at their mean, as their labels are (the in-memory reference tests each row).
     About 0.1 s per redraw at 2^16 buckets (a Python stack loop of PAVA-BC), whatever the rows.
     """
-    from ..binning import Bins
-    from ..summary import rejections
-
     statistic = float(scan.tce(scheme, alpha, test))
     atoms = scan._atoms_for([scheme])
     starts, size = _ref._groups(atoms)
@@ -138,9 +135,5 @@ def _tce_null(scan, scheme, alpha: float, test: str, n_resamples: int, rng) -> t
     null = np.full(int(n_resamples), np.nan)
     for r in range(int(n_resamples)):
         a = _redrawn_atoms(bucket, value, lo, hi, size, mean, rng.binomial(size, mean))
-        edges, index, _, _ = _ref.pavabc_bins(scheme, a, False)
-        stats = _ref.bin_statistics(a, index, edges.shape[0] - 1)
-        bins = Bins(edges=edges, index=index, counts=stats.count)
-        rejected = rejections(a.swp / a.sw, bins, stats, alpha=alpha, test=test)
-        null[r] = 100.0 * float(np.sum(a.n * rejected)) / float(np.sum(a.n))
+        null[r] = _ref.redrawn_tce(a, scheme, alpha=alpha, test=test)
     return statistic, null

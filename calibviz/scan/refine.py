@@ -36,7 +36,7 @@ from ..summary import BinStatistics, rejections as _rejections
 from .aggregate import FINE_BUCKETS, SUMS
 
 __all__ = ["Atoms", "Refine", "atoms_of", "edge_bins", "equal_mass_bins", "pava_bins", "pavabc_bins", "bin_statistics", "rejected",
-           "smece_residual_nodes"]
+           "refit_blocks", "redrawn_tce", "smece_residual_nodes"]
 
 SCAN_SCHEMES = ("uniform", "equal_mass", "custom", "pava", "pavabc")
 
@@ -260,6 +260,36 @@ def rejected(atoms: Atoms, index: np.ndarray, stats: BinStatistics, *, alpha, te
     n_rej = np.bincount(index, weights=atoms.n * at_lo, minlength=n_bins)
     w_rej = np.bincount(index, weights=atoms.sw * at_lo, minlength=n_bins)
     return n_rej, w_rej
+
+
+def refit_blocks(atoms: Atoms, scheme, weighted: bool) -> tuple[Atoms, np.ndarray, BinStatistics]:
+    """(atoms with rows, bin of each, BinStatistics) of PAVA-BC or PAVA bins refitted on an atom table whose
+    counts were redrawn (a bootstrap resample, a label redraw): atoms left without rows are no group."""
+    keep = atoms.n > 0
+    a = Atoms(**{f: getattr(atoms, f)[keep] for f in atoms.__dataclass_fields__})
+    if scheme_kind(scheme) == "pava":
+        _, index, _, _ = pava_bins(a)
+    else:
+        _, index, _, _ = pavabc_bins(scheme, a, weighted)
+    return a, index, bin_statistics(a, index, int(index.max()) + 1 if index.size else 1)
+
+
+def redrawn_tce(atoms: Atoms, scheme: PAVABC, *, alpha, test="binomial", weighted: bool = False) -> float:
+    """TCE (percent) of a redrawn atom table (a bootstrap resample, a label redraw of the calibrated reference).
+
+    PAVA-BC refitted on the atoms (:func:`refit_blocks`) and each atom tested
+    against its bin at its score: exact for an atom of one score, a whole
+    bucket's mean otherwise (a redraw cannot refine the buckets whose rows the
+    tests would split, as :func:`rejected` does for the data's own TCE).
+    """
+    a, index, stats = refit_blocks(atoms, scheme, weighted)
+    if not a.size:
+        return float("nan")
+    score = np.where(a.lo == a.hi, a.lo, np.clip(a.swp / a.sw, 0.0, 1.0))
+    bins = Bins(edges=np.zeros(stats.count.shape[0] + 1), index=index, counts=stats.count)
+    rejected_ = _rejections(score, bins, stats, alpha=alpha, test=test)
+    mass = a.sw if weighted else a.n.astype(np.float64)
+    return 100.0 * float(np.sum(mass * rejected_)) / float(np.sum(mass))
 
 
 def smece_residual_nodes(atoms: Atoms, k: int) -> np.ndarray:

@@ -31,7 +31,8 @@ the rows of an atom it needs no rows:
   ``p (1 - p) / n`` for its observed rate; drawing it doubled the cost of
   the draw for nothing measurable.
 
-Every metric of the panel that a scan computes from buckets is then recomputed on each resampled bucket table by the same reductions as in
+Every metric of the panel that a scan computes from buckets is then
+recomputed on each resampled bucket table by the same reductions as in
 memory (:func:`calibviz.metrics.binned._norm_of_gaps`, the Brier
 decomposition, Kumar et al.'s debiased error, smECE's fixed point on the
 residual nodes), with the bins refitted on each
@@ -280,39 +281,6 @@ def _binner(scan, scheme, atoms, starts):
     return None
 
 
-def _refit(atoms_r: _ref.Atoms, scheme, weighted: bool):
-    """(atoms with resampled rows, bin of each, BinStatistics) of PAVA-BC or PAVA bins refitted on one resampled
-    atom table (the scan's own block code)."""
-    keep = atoms_r.n > 0  # a bucket with no resampled row is no group of this resample
-    a = _ref.Atoms(**{f: getattr(atoms_r, f)[keep] for f in atoms_r.__dataclass_fields__})
-    if _ref.scheme_kind(scheme) == "pava":
-        _, index, _, _ = _ref.pava_bins(a)
-    else:
-        _, index, _, _ = _ref.pavabc_bins(scheme, a, weighted)
-    return a, index, _ref.bin_statistics(a, index, int(index.max()) + 1 if index.size else 1)
-
-
-def _refit_resample(atoms_r: _ref.Atoms, scheme, weighted: bool) -> BinStatistics:
-    """BinStatistics of PAVA-BC or PAVA bins refitted on one resampled atom table."""
-    return _refit(atoms_r, scheme, weighted)[2]
-
-
-def _resampled_tce(atoms_r: _ref.Atoms, scheme, alpha: float, weighted: bool) -> float:
-    """TCE (percent) of one resample: PAVA-BC refitted on the resampled atoms, each atom tested at its score (an
-    exact score, or a whole bucket's mean: a resample cannot refine the buckets whose rows the tests split)."""
-    from ..binning import Bins
-    from ..summary import rejections
-
-    a, index, stats = _refit(atoms_r, scheme, weighted)
-    if not a.size:
-        return math.nan
-    score = np.where(a.exact, a.value, np.clip(a.swp / a.sw, 0.0, 1.0))
-    bins = Bins(edges=np.zeros(stats.count.shape[0] + 1), index=index, counts=stats.count)
-    rejected = rejections(score, bins, stats, alpha=alpha, test="binomial")
-    mass = a.sw if weighted else a.n.astype(np.float64)
-    return 100.0 * float(np.sum(mass * rejected)) / float(np.sum(mass))
-
-
 def _top_label_distributions(scan, keys, config, n_resamples: int, random_state=None) -> dict:
     """Resampled top-label ECE / MCE of a multiclass scan from its top-label views (one per predicted class).
 
@@ -415,7 +383,8 @@ def resample_distributions(scan, keys, config, n_resamples: int, random_state=No
                                           swp=draw["swp"][r], swpp=draw["swpp"][r], sww=draw["sww"][r],
                                           sll=draw["sll"][r])
                 if kind == "tce":
-                    out[key][i] = _finite(lambda: _resampled_tce(atoms_r, tce_scheme, config.alpha, weighted))
+                    out[key][i] = _finite(lambda: _ref.redrawn_tce(atoms_r, tce_scheme, alpha=config.alpha,
+                                                                    weighted=weighted))
                 elif kind == "smooth":
                     k = _GRID_SIZES[0]
                     total = float(atoms_r.sw.sum())
@@ -426,7 +395,7 @@ def resample_distributions(scan, keys, config, n_resamples: int, random_state=No
                     if kind in sums:
                         s = _stats(sums[kind], r)
                     else:  # PAVA-BC or PAVA bins of the panel's binning: refitted on this resample
-                        s = _refit_resample(atoms_r, schemes[kind], weighted)
+                        s = _ref.refit_blocks(atoms_r, schemes[kind], weighted)[2]
                     if not (s.weight > 0).any():
                         continue
                     out[key][i] = _finite(lambda: reduce(s))

@@ -93,27 +93,25 @@ def _panel(view, keys, cfg: PanelConfig, s: dict) -> pd.DataFrame:
     The rule of :func:`calibviz.ui.blocks.panel_table` on large data: the Poisson bootstrap of a scan costs about
     1-5 s of CPU per metric whatever the file's size (it resamples some 10^5 bucket sums, not rows; TCE ~0.15 s per
     resample), so a button says how many resamples it draws and starts it; intervals already computed (on another
-    page, or before) are shown at once. Cached per metric, on the settings that metric depends on: adding a metric or changing the bins
-    does not recompute the others."""
+    page, or before) are shown at once. Cached per metric, on the settings that metric depends on: adding a metric or
+    changing the bins does not recompute the others."""
     keys = tuple(keys) or ("ece",)
     seed = int(s["seed"])
     n_boot = int(s["boot"])
     base = ("scan_panel", cache_id(), view.name, keys, cfg, seed, n_boot)
     consent = "cv_scan_boot_" + hashlib.sha1(repr(base).encode()).hexdigest()[:16]
 
-    def cache_key(key, resamples):
-        return _metric_key(view, key, cfg, seed, resamples)
-
     def one(key):
-        resamples = n_boot if n_boot and (st.session_state.get(consent) or in_cache(cache_key(key, n_boot))) else 0
+        asked = n_boot and (st.session_state.get(consent) or in_cache(_metric_key(view, key, cfg, seed, n_boot)))
+        resamples = n_boot if asked else 0
 
         def compute():
             with progress_bar(f"Bootstrapping {key} from the score buckets") as progress:
                 return view.metrics([key], config=cfg, n_reference=_redraws(key), random_state=seed,
                                     n_resamples=resamples, progress=progress)
 
-        return cached(cache_key(key, resamples), compute, label=f"Computing {key} and its calibrated-model "
-                      "reference"), resamples
+        return cached(_metric_key(view, key, cfg, seed, resamples), compute,
+                      label=f"Computing {key} and its calibrated-model reference"), resamples
 
     parts = [one(k) for k in keys]
     table = pd.concat([t for t, _ in parts], ignore_index=True)
