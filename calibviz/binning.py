@@ -598,24 +598,30 @@ def _pavabc_sizes(ys, ws, cs, n_min: int, n_max: int, tail_rule: str):
     while stop and tail < n_min:
         stop -= 1
         tail += cs[stop]
-    S, W, C = [], [], []  # block label sums, weight sums, row counts
-    for i in range(stop):
-        s, w, c = ys[i], ws[i], cs[i]
-        while S:
-            c0 = C[-1]
-            tot = c0 + c
-            if tot > n_min:
-                if tot > n_max:
+    S, W, C = [], [], []  # label sums, weight sums, row counts of the blocks below the top
+    if stop:
+        # the top block lives in locals (ts, tw, tc): most groups only touch it, which halves the loop's cost
+        ts, tw, tc = ys[0], ws[0], cs[0]
+        for s, w, c in zip(ys[1:stop], ws[1:stop], cs[1:stop]):
+            tot = tc + c
+            # the group merges into the top if both fit under n_min, or if they fit under n_max and the top's
+            # mean is >= the group's (a violation or a tie); otherwise it becomes the new top
+            if tot > n_min and (tot > n_max or ts * w < s * tw):
+                S.append(ts)
+                W.append(tw)
+                C.append(tc)
+                ts, tw, tc = s, w, c
+                continue
+            ts, tw, tc = ts + s, tw + w, tot
+            while C:  # the grown top merges down by the same rule
+                tot = C[-1] + tc
+                if tot > n_min and (tot > n_max or S[-1] * tw < ts * W[-1]):
                     break
-                # merge only if previous mean >= current mean (violation or tie)
-                if S[-1] * w < s * W[-1]:
-                    break
-            s += S.pop()
-            w += W.pop()
-            c = C.pop() + c
-        S.append(s)
-        W.append(w)
-        C.append(c)
+                ts, tw, tc = ts + S.pop(), tw + W.pop(), tot
+                C.pop()
+        S.append(ts)
+        W.append(tw)
+        C.append(tc)
     return _attach_tail(C, tail, n_min, n_max, tail_rule)
 
 

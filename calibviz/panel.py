@@ -126,9 +126,9 @@ def _worst_bin_reading(v: float, ctx: dict) -> str:
         return f"In the worst bin, predictions are off by {_pct(v)}."
     rows = int(worst["n"])
     size = f"{rows} row" + ("" if rows == 1 else "s")
-    small = " (a small bin: its gap is mostly noise)" if rows < 30 else ""
-    return (f"In the worst bin ({size}{small}, mean prediction {worst['mean_pred']:.2f}, observed rate "
-            f"{worst['obs_rate']:.2f}), predictions are off by {_pct(v)}.")
+    small = "; a small bin, whose gap is mostly noise" if rows < 30 else ""
+    return (f"In the worst bin ({size}, mean prediction {worst['mean_pred']:.2f}, observed rate "
+            f"{worst['obs_rate']:.2f}{small}), predictions are off by {_pct(v)}.")
 
 
 def _share(part: float, whole: float) -> str:

@@ -104,7 +104,7 @@ def test_mce_reading_names_the_worst_bin_and_its_size():
     p = np.r_[np.full(5, 0.93), np.full(200, 0.5)]
     t = metric_panel(y, p, metrics=("mce",), n_resamples=0, n_reference=0)
     reading = t.loc[0, "reading"]
-    assert "worst bin (5 rows (a small bin" in reading and "mean prediction 0.93" in reading
+    assert "worst bin (5 rows, mean prediction 0.93" in reading and "a small bin, whose gap is mostly noise)" in reading
     assert "observed rate 0.00" in reading and "93.0 percentage points" in reading
 
 

@@ -281,8 +281,14 @@ def _bucket_groups(plan: _Plan):
 
 def _null_fixed(plan: _Plan, n_resamples: int, rng: np.random.Generator, buckets) -> np.ndarray:
     """Null values of a fixed-cell plan: exact per-row draws, or binomial draws per bucket."""
+    return np.fromiter(map(plan.reduce, _null_statistics(plan, n_resamples, rng, buckets)), np.float64,
+                       count=n_resamples)
+
+
+def _null_statistics(plan: _Plan, n_resamples: int, rng: np.random.Generator, buckets):
+    """The ``n_resamples`` redrawn cell statistics of a fixed-cell plan (a generator), for :func:`_null_fixed`
+    and for callers that reduce one draw several ways (:mod:`calibviz.scan.reference`)."""
     n_cells = plan.base.count.shape[0]
-    values = np.empty(n_resamples)
     if buckets is not None:
         size, mean, cells, starts = buckets
         G = size.shape[0]
@@ -296,9 +302,8 @@ def _null_fixed(plan: _Plan, n_resamples: int, rng: np.random.Generator, buckets
             if plan.moments:  # sum of p * y* over a bucket ~ mean score x successes
                 spt[:c, cells] = np.add.reduceat(k * mean, starts, axis=1)
             for j in range(c):
-                st = plan.stats(pos[j].copy(), pos[j].astype(np.float64), None if spt is None else spt[j].copy())
-                values[done + j] = plan.reduce(st)
-        return values
+                yield plan.stats(pos[j].copy(), pos[j].astype(np.float64), None if spt is None else spt[j].copy())
+        return
     # exact: rows sorted by cell once, so each cell's sums are one reduceat over a contiguous run
     order = np.argsort(plan.cell, kind="stable")
     cs = plan.cell[order]
@@ -322,8 +327,7 @@ def _null_fixed(plan: _Plan, n_resamples: int, rng: np.random.Generator, buckets
         sum_true[cells] = positives[cells] if w is None else np.add.reduceat(w * z, starts)
         if spt is not None:
             spt[cells] = np.add.reduceat(wp * z, starts)
-        values[r] = plan.reduce(plan.stats(positives.copy(), sum_true.copy(), None if spt is None else spt.copy()))
-    return values
+        yield plan.stats(positives.copy(), sum_true.copy(), None if spt is None else spt.copy())
 
 
 # ----------------------------------------------------------------------------

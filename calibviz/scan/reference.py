@@ -4,19 +4,35 @@
 and recomputes the metric; for metrics on bins that do not depend on the
 labels it draws, per bin, one ``Binomial(n_g, mean score)`` per score bucket g
 (its "binomial buckets" path, with a proven bound on the approximation).
-A scan already holds exactly those groups: every fine bucket (2^-16 wide,
-sixteen times narrower than the in-memory path's 2^-12) with its row count
-and sum of scores, and in refined buckets every exact score (there the draw is
-exact). So the reference costs one binomial draw per group and resample, on
-the driver, without another pass over the rows; the null values are reduced
-by the metric's own function (:func:`calibviz.metrics.binned._norm_of_gaps`,
-the Brier decomposition), as in memory.
+A scan holds those groups: its fine buckets (2^-16 wide) and exact scores
+nest in the in-memory path's buckets (2^-12 wide), so per bin it sums their
+row counts and scores into exactly the groups of ``method="fast"``, in the same
+order: with the same seed the scan draws the in-memory reference's values (up
+to the rounding of the groups' mean scores, summed in another order; tested).
+So the reference costs one binomial draw per group and resample, on the
+driver, without another pass over the rows; the null values are reduced by
+the metric's own function (:func:`calibviz.metrics.binned._norm_of_gaps`, the
+Brier decomposition), as in memory, and the bins that share a scheme (ECE,
+MCE, RMSCE and the Brier reliability of a panel) share one draw.
 
-Bound (from :func:`~calibviz.metrics.consistency_test`'s notes, with h = 2^-16):
-a bin's null standard deviation is overstated by at most h / 2 = 2^-17 of
-itself (the binomial is the wider draw, so p-values are at most very slightly
-conservative). Weighted scans have no reference yet (the in-memory path draws
-weighted rows one by one).
+Bound: that of :func:`~calibviz.metrics.consistency_test`'s binomial buckets
+(h = 2^-12): a bin's null standard deviation is overstated by at most 0.025%
+of itself (the binomial is the wider draw, so p-values are at most very
+slightly conservative).
+
+Weighted scans: the in-memory path draws every weighted row; a scan has per
+group only the count, weight and sum of squared weights. Each group draws its
+positives k ~ Binomial(n, weighted mean score) and their weight as a scaled
+Beta with the mean and variance of k of the group's weights taken without
+replacement (:func:`weighted_positives`): the redrawn weight of positives has
+the exact mean, a variance within ``h sum w^2`` of the exact one, and stays
+within [0, W]. Checked by simulation against the in-memory per-row draws
+(calibrated logs of 5000 weighted rows, exponential and log-normal(0, 1.5)
+weights: rejection rates at 5% and p-values,
+``benchmarks/bench_scan_reference.py``; tested at modest size). A first
+version drew a Gamma clipped at W: with log-normal weights and buckets of one
+or two rows the clip cut a bin's null variance by up to 30% and flagged 17% of
+calibrated logs; the simulation caught it.
 
 TCE's bins (PAVA-BC) depend on the labels, so its reference refits them on
 every redraw (:func:`_tce_null`), as the in-memory reference does on rows.
@@ -24,27 +40,30 @@ every redraw (:func:`_tce_null`), as the in-memory reference does on rows.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
 from ..binning import PAVABC, EqualMass
 from ..metrics.binned import _decomposition, _norm_of_gaps
-from ..metrics.consistency import _TIE_RTOL, _Plan, _null_fixed
+from ..metrics.consistency import _BUCKETS, _TIE_RTOL, _Plan, _null_statistics
 from . import refine as _ref
+from .aggregate import FINE_BUCKETS
 
-__all__ = ["REFERENCE_METRICS", "reference"]
+__all__ = ["REFERENCE_METRICS", "reference", "top_label_reference", "weighted_positives"]
 
-#: Metrics of a scan with a calibrated-model reference: (bins of the config, reduction, needs sum p y*).
+#: Metrics of a scan with a calibrated-model reference.
 REFERENCE_METRICS = ("ece", "mce", "rmsce", "ace", "brier_reliability", "tce")
 
 
 def _spec(key: str, config):
+    """(bins, reduction of their statistics) of a metric with fixed bins."""
     if key == "ace":
-        return EqualMass(config.n_bins), lambda s: _norm_of_gaps(s, "l1"), False
+        return EqualMass(config.n_bins), lambda s: _norm_of_gaps(s, "l1")
     if key == "brier_reliability":
-        return config.scheme(), lambda s: _decomposition(s).reliability, True
+        return config.scheme(), lambda s: _decomposition(s).reliability
     norm = {"ece": "l1", "mce": "max", "rmsce": "l2"}[key]
-    return config.scheme(), lambda s: _norm_of_gaps(s, norm), False
+    return config.scheme(), lambda s: _norm_of_gaps(s, norm)
 
 
 def reference(scan, key: str, config, n_resamples: int, random_state=None, level: float = 0.95):
@@ -52,8 +71,8 @@ def reference(scan, key: str, config, n_resamples: int, random_state=None, level
 
     As :func:`calibviz.metrics.consistency_test` with ``method="fast"``:
     ``p_value = (1 + #{null >= value}) / (1 + m)``, the range is the central
-    ``level`` quantiles. NaNs for a weighted scan or a metric outside
-    :data:`REFERENCE_METRICS`.
+    ``level`` quantiles (weighted scans: :func:`weighted_positives`). NaNs for
+    a metric outside :data:`REFERENCE_METRICS`.
 
     Examples
     --------
@@ -65,28 +84,137 @@ def reference(scan, key: str, config, n_resamples: int, random_state=None, level
     True
     """
     nan = float("nan")
-    if key not in REFERENCE_METRICS or not n_resamples or scan._roles.weight is not None:
+    if key not in REFERENCE_METRICS or not n_resamples:
         return nan, nan, nan, nan
     if key == "tce":
         statistic, values = _tce_null(scan, PAVABC(config.n_min, config.n_max), config.alpha, "binomial",
                                       int(n_resamples), np.random.default_rng(random_state))
         return _summary(statistic, values, level)
-    scheme, reduce, moments = _spec(key, config)
-    scan._prepare([scheme])
-    atoms = scan._atoms()
+    scheme, reduce = _spec(key, config)
+    statistic, draws = _redrawn_cells(scan, scheme, int(n_resamples), random_state)
+    return _summary(reduce(statistic), np.fromiter(map(reduce, draws), np.float64, count=len(draws)), level)
+
+
+def _redrawn_cells(scan, scheme, n_resamples: int, random_state):
+    """(observed, redrawn) bin statistics of ``scheme``: the binomial draws every metric on these bins reduces.
+
+    Drawn on the atoms these bins need (:meth:`Scan._atoms_for`), so they depend on the seed and the bins
+    alone. With an integer seed they are kept on the scan: ECE, MCE, RMSCE and the Brier reliability of one
+    panel share one draw, as they would share it drawing apart with that seed (same groups, same stream).
+    """
+    key = (repr(scheme), n_resamples, random_state)
+    seeded = isinstance(random_state, (int, np.integer, tuple))
+    if seeded and key in scan._reference_draws:
+        return scan._reference_draws[key]
+    atoms = scan._atoms_for([scheme])  # refined as these bins need, whatever other results refined
     _, index, stats, _ = scan._bins(scheme, atoms)
-    statistic = reduce(stats)
-    # groups: a whole bucket or one exact score (labels merged); all its rows share a bin
-    starts, size = _ref._groups(atoms)
-    lo, hi = np.minimum.reduceat(atoms.lo, starts), np.maximum.reduceat(atoms.hi, starts)
-    mean = np.where(lo == hi, lo, np.clip(np.add.reduceat(atoms.swp, starts) / size, 0.0, 1.0))  # one score: exact
-    cell = index[starts]
-    order = np.argsort(cell, kind="stable")
-    size, mean, cell = size[order], mean[order], cell[order]
+    # consistency_test's groups: rows of one bin and one score bucket 2^-12 wide (16 fine buckets nest in it),
+    # in the order of key = bin * 2^12 + bucket, so a seed draws what it draws there
+    group = index * _BUCKETS + atoms.bucket // (FINE_BUCKETS // _BUCKETS)
+    order = np.argsort(group, kind="stable")
+    group = group[order]
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    size = np.add.reduceat(atoms.n[order], starts)
+    weight = np.add.reduceat(atoms.sw[order], starts)
+    mean = np.clip(np.add.reduceat(atoms.swp[order], starts) / weight, 0.0, 1.0)  # weighted: the weighted mean
+    cell = group[starts] // _BUCKETS
     first = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]])
-    plan = _Plan(cell=cell, q=mean, w=None, base=stats, reduce=reduce, moments=moments)
-    values = _null_fixed(plan, int(n_resamples), np.random.default_rng(random_state), (size, mean, cell[first], first))
-    return _summary(statistic, values, level)
+    rng = np.random.default_rng(list(random_state) if isinstance(random_state, tuple) else random_state)
+    if scan._roles.weight is None:
+        # moments always drawn (the Brier reliability needs sum p y*; they use no random numbers)
+        plan = _Plan(cell=cell, q=mean, w=None, base=stats, reduce=None, moments=True)
+        draws = list(_null_statistics(plan, n_resamples, rng, (size, mean, cell[first], first)))
+    else:
+        sww = np.add.reduceat(atoms.sww[order], starts)
+        draws = _weighted_cell_statistics(stats, cell[first], first, size, weight, sww, mean, n_resamples, rng)
+    out = stats, draws
+    if seeded:
+        scan._reference_draws[key] = out
+    return out
+
+
+def top_label_reference(scan, key: str, config, n_resamples: int, random_state=None, level: float = 0.95):
+    """(null_mean, null_low, null_high, p_value) of top-label ECE or MCE of a multiclass scan.
+
+    As :func:`calibviz.metrics.consistency_test`: a calibrated model's label
+    is the predicted class with probability max P (that is all these metrics
+    see), so each top-label view (the rows whose predicted class is l) redraws
+    "correct" per bin and score bucket as a binary view does
+    (:func:`_redrawn_cells`); the views partition the rows, so independent
+    draws per view are the draw of the whole log (seeds ``(seed, l)``). Bins
+    fitted once per view (the "per_class" fit); NaNs for PAVA or PAVA-BC bins,
+    which depend on the labels.
+    """
+    nan = float("nan")
+    scheme = config.scheme()
+    if key not in ("top_label_ece", "top_label_mce") or not n_resamples or _ref.scheme_kind(scheme) in ("pava",
+                                                                                                       "pavabc"):
+        return nan, nan, nan, nan
+    if isinstance(random_state, (int, np.integer)):
+        seeds = [(int(random_state), k) for k in range(len(scan._roles.classes))]
+    else:  # None or a Generator: independent streams from it
+        seeds = np.random.default_rng(random_state).spawn(len(scan._roles.classes))
+    observed, redrawn = [], []
+    for view, seed in zip((scan.top_label_view(c) for c in scan._roles.classes), seeds):
+        if view.n > 0:
+            stats, draws = _redrawn_cells(view, scheme, int(n_resamples), seed)
+            observed.append(stats)
+            redrawn.append(draws)
+    null = np.array([_ref.top_label_values([d[r] for d in redrawn])[key] for r in range(int(n_resamples))])
+    return _summary(_ref.top_label_values(observed)[key], null, level)
+
+
+def weighted_positives(k, size, weight, sww, rng):
+    """Redrawn weight of the positives of groups of a weighted scan, given ``k`` positives of ``size`` rows.
+
+    The rows of a group (one bin, one score bucket) are summarised by their
+    count n, weight W and sum of squared weights; the weights of the k
+    positives of a label redraw are k of those n weights, taken without
+    replacement: mean ``k W / n`` and variance
+    ``k (n - k) / (n - 1) s^2`` (s^2 the weights' variance). The sum is drawn
+    as W times a Beta with that mean and variance (it exists: a variable on
+    [0, W] with mean m has variance at most m (W - m), Bhatia-Davis; exact
+    when the group's weights are equal, where the variance is 0 and the sum is
+    k W / n; two rows of very unequal weights give a near two-point draw, as
+    they should). With ``k ~ Binomial(n, pbar)`` (pbar the group's weighted
+    mean score) the drawn sum has the mean of the exact
+    ``sum_i w_i Bernoulli(p_i)``, ``sum_i w_i p_i``, exactly, and the variance
+    ``pbar (1 - pbar) sum w^2`` against the exact ``sum w_i^2 p_i (1 - p_i)``:
+    they differ by at most ``h sum w^2`` for scores within a bucket of width
+    h. Arrays of any shape broadcast with ``k``.
+    """
+    wbar = weight / size
+    s2 = np.maximum(sww / size - wbar * wbar, 0.0)
+    mean = k * wbar
+    var = k * (size - k) / np.maximum(size - 1, 1) * s2
+    spread = var > 0
+    out = np.array(mean, dtype=np.float64)
+    W = np.broadcast_to(weight, out.shape)[spread]
+    f, v = out[spread] / W, var[spread] / (W * W)  # share of the group's weight: its mean and variance
+    # Beta on [0, 1] with that mean and variance: it exists because a sum of k of the weights lies in [0, W], so
+    # its variance is below f (1 - f) (Bhatia-Davis); a Gamma overshoots W and, clipped, loses variance
+    c = np.maximum(f * (1.0 - f) / v - 1.0, 1e-9)
+    out[spread] = W * rng.beta(np.maximum(f * c, 1e-12), np.maximum((1.0 - f) * c, 1e-12))
+    return out
+
+
+def _weighted_cell_statistics(stats, cells, starts, size, weight, sww, mean, n_resamples: int, rng) -> list:
+    """Redrawn bin statistics of a weighted scan: per group k ~ Binomial(n, weighted mean score) positives
+    and their weight from :func:`weighted_positives`; sum p y* as the group's mean score x that weight."""
+    n_cells, G = stats.count.shape[0], size.shape[0]
+    out = []
+    chunk = max(1, (1 << 22) // max(G, 1))
+    for done in range(0, n_resamples, chunk):
+        c = min(chunk, n_resamples - done)
+        k = rng.binomial(size, mean, size=(c, G))
+        t = weighted_positives(k, size, weight, sww, rng)
+        pos, true, ptrue = (np.zeros((c, n_cells)) for _ in range(3))
+        pos[:, cells] = np.add.reduceat(k, starts, axis=1)
+        true[:, cells] = np.add.reduceat(t, starts, axis=1)
+        ptrue[:, cells] = np.add.reduceat(t * mean, starts, axis=1)
+        out += [replace(stats, positives=pos[j].round().astype(np.int64), sum_true=true[j], sum_pred_true=ptrue[j])
+                for j in range(c)]
+    return out
 
 
 def _summary(statistic: float, values: np.ndarray, level: float):
@@ -101,9 +229,11 @@ def _summary(statistic: float, values: np.ndarray, level: float):
     return float(dist.mean()), low, high, float(p_value)
 
 
-def _redrawn_atoms(bucket, value, lo, hi, size, mean, positives) -> "_ref.Atoms":
-    """Atoms of one label redraw: every group (a whole bucket or one exact score) split into its redrawn
-    negatives and positives, at the group's mean score (unweighted)."""
+def _redrawn_atoms(bucket, value, lo, hi, size, mean, positives, weight=None, positive_weight=None):
+    """(atoms, score of each) of one label redraw: every group (a whole bucket or one exact score) split into
+    its redrawn negatives and positives, at the group's mean score; with weights, the positives weigh
+    ``positive_weight`` and the negatives the rest of the group's ``weight`` (sums of squared weights are not
+    redrawn: no TCE reduction reads them)."""
     neg = size - positives
     n = np.column_stack([neg, positives]).ravel()
     keep = n > 0
@@ -111,10 +241,14 @@ def _redrawn_atoms(bucket, value, lo, hi, size, mean, positives) -> "_ref.Atoms"
     y = np.tile(np.array([0, 1], np.int64), size.shape[0])[keep]
     n = n[keep].astype(np.int64)
     q = mean[rep]
-    sw = n.astype(np.float64)
+    if positive_weight is None:
+        sw = n.astype(np.float64)
+    else:
+        sw = np.column_stack([weight - positive_weight, positive_weight]).ravel()[keep]
     zeros = np.zeros(n.shape[0])
-    return _ref.Atoms(bucket=bucket[rep], value=value[rep], y=y, n=n, sw=sw, swp=sw * q, swpp=sw * q * q, sww=sw,
-                      sll=zeros, snum=zeros, sden=zeros, lo=lo[rep], hi=hi[rep])
+    atoms = _ref.Atoms(bucket=bucket[rep], value=value[rep], y=y, n=n, sw=sw, swp=sw * q, swpp=sw * q * q, sww=sw,
+                       sll=zeros, snum=zeros, sden=zeros, lo=lo[rep], hi=hi[rep])
+    return atoms, q  # q: the group's score, the same float for both labels (swp / sw can differ by an ulp)
 
 
 def _tce_null(scan, scheme, alpha: float, test: str, n_resamples: int, rng) -> tuple[float, np.ndarray]:
@@ -130,10 +264,15 @@ def _tce_null(scan, scheme, alpha: float, test: str, n_resamples: int, rng) -> t
     atoms = scan._atoms_for([scheme])
     starts, size = _ref._groups(atoms)
     lo, hi = np.minimum.reduceat(atoms.lo, starts), np.maximum.reduceat(atoms.hi, starts)
-    mean = np.where(lo == hi, lo, np.clip(np.add.reduceat(atoms.swp, starts) / size, 0.0, 1.0))
+    weight = np.add.reduceat(atoms.sw, starts)
+    mean = np.where(lo == hi, lo, np.clip(np.add.reduceat(atoms.swp, starts) / weight, 0.0, 1.0))
     bucket, value = atoms.bucket[starts], atoms.value[starts]
+    weighted = scan._roles.weight is not None
+    sww = np.add.reduceat(atoms.sww, starts)
     null = np.full(int(n_resamples), np.nan)
     for r in range(int(n_resamples)):
-        a = _redrawn_atoms(bucket, value, lo, hi, size, mean, rng.binomial(size, mean))
-        null[r] = _ref.redrawn_tce(a, scheme, alpha=alpha, test=test)
+        k = rng.binomial(size, mean)
+        positive_weight = weighted_positives(k, size, weight, sww, rng) if weighted else None
+        a, score = _redrawn_atoms(bucket, value, lo, hi, size, mean, k, weight, positive_weight)
+        null[r] = _ref.redrawn_tce(a, scheme, alpha=alpha, test=test, weighted=weighted, score=score)
     return statistic, null

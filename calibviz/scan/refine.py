@@ -36,7 +36,7 @@ from ..summary import BinStatistics, rejections as _rejections
 from .aggregate import FINE_BUCKETS, SUMS
 
 __all__ = ["Atoms", "Refine", "atoms_of", "edge_bins", "equal_mass_bins", "pava_bins", "pavabc_bins", "bin_statistics", "rejected",
-           "refit_blocks", "redrawn_tce", "smece_residual_nodes"]
+           "refit_blocks", "redrawn_tce", "smece_residual_nodes", "top_label_values"]
 
 SCAN_SCHEMES = ("uniform", "equal_mass", "custom", "pava", "pavabc")
 
@@ -241,6 +241,24 @@ def bin_statistics(atoms: Atoms, index: np.ndarray, n_bins: int) -> BinStatistic
     )
 
 
+def top_label_values(stats: list) -> dict:
+    """Top-label ECE and MCE (``reduce="bin"``) from the bin statistics of each top-label view.
+
+    TL-ECE = sum over (predicted class l, bin b) of |S_true - S_pred| / W;
+    TL-MCE = max over bins b of sum_l |S_true - S_pred|_{l,b} / sum_l W_{l,b}
+    (:func:`calibviz.metrics.top_label_ece`, ``top_label_mce``).
+    """
+    B = max(st.weight.shape[0] for st in stats)
+    absdiff, weight = np.zeros(B), np.zeros(B)
+    for st in stats:
+        k = st.weight.shape[0]
+        absdiff[:k] += np.abs(st.sum_true - st.sum_pred)
+        weight[:k] += st.weight
+    keep = weight > 0
+    return {"top_label_ece": float(absdiff.sum() / weight.sum()),
+            "top_label_mce": float(np.max(absdiff[keep] / weight[keep]))}
+
+
 def rejected(atoms: Atoms, index: np.ndarray, stats: BinStatistics, *, alpha, test):
     """(rejected rows, rejected weight) per bin: TCE decisions of every atom; raises :class:`Refine`.
 
@@ -274,20 +292,27 @@ def refit_blocks(atoms: Atoms, scheme, weighted: bool) -> tuple[Atoms, np.ndarra
     return a, index, bin_statistics(a, index, int(index.max()) + 1 if index.size else 1)
 
 
-def redrawn_tce(atoms: Atoms, scheme: PAVABC, *, alpha, test="binomial", weighted: bool = False) -> float:
+def redrawn_tce(atoms: Atoms, scheme: PAVABC, *, alpha, test="binomial", weighted: bool = False,
+                score: np.ndarray | None = None) -> float:
     """TCE (percent) of a redrawn atom table (a bootstrap resample, a label redraw of the calibrated reference).
 
     PAVA-BC refitted on the atoms (:func:`refit_blocks`) and each atom tested
-    against its bin at its score: exact for an atom of one score, a whole
-    bucket's mean otherwise (a redraw cannot refine the buckets whose rows the
-    tests would split, as :func:`rejected` does for the data's own TCE).
+    against its bin at ``score`` (shape (atoms,)), by default its score: exact
+    for an atom of one score, a whole bucket's mean otherwise (a redraw cannot
+    refine the buckets whose rows the tests would split, as :func:`rejected`
+    does for the data's own TCE).
     """
+    if score is not None:
+        score = score[atoms.n > 0]  # the atoms refit_blocks keeps
     a, index, stats = refit_blocks(atoms, scheme, weighted)
     if not a.size:
         return float("nan")
-    score = np.where(a.lo == a.hi, a.lo, np.clip(a.swp / a.sw, 0.0, 1.0))
-    bins = Bins(edges=np.zeros(stats.count.shape[0] + 1), index=index, counts=stats.count)
-    rejected_ = _rejections(score, bins, stats, alpha=alpha, test=test)
+    if score is None:
+        score = np.where(a.lo == a.hi, a.lo, np.clip(a.swp / a.sw, 0.0, 1.0))
+    # atoms in score order: neighbours with one bin and one score (the labels of a group) share one test
+    first = np.r_[True, (index[1:] != index[:-1]) | (score[1:] != score[:-1])]
+    bins = Bins(edges=np.zeros(stats.count.shape[0] + 1), index=index[first], counts=stats.count)
+    rejected_ = _rejections(score[first], bins, stats, alpha=alpha, test=test)[np.cumsum(first) - 1]
     mass = a.sw if weighted else a.n.astype(np.float64)
     return 100.0 * float(np.sum(mass * rejected_)) / float(np.sum(mass))
 
