@@ -2,10 +2,9 @@
 import streamlit as st
 
 from calibviz import figures, metrics
-from calibviz.panel import format_value
 from calibviz.summary import reliability_table
 from calibviz.ui import current_predictions, page_setup
-from calibviz.ui.blocks import download_table, rejected_of, show_figure, tce_headline, tce_reference
+from calibviz.ui.blocks import download_table, show_figure, tce_headline, tce_reference, tce_tiles
 from calibviz.ui.source import scan_dispatch
 from calibviz.ui.compute import cached
 from calibviz.ui.settings import settings, tce_axis_control, tce_scheme
@@ -30,13 +29,7 @@ table = cached(("tce_table",) + key, lambda: reliability_table(view.y, view.p, b
                                                                 sample_weight=view.w))
 tce = cached(("tce",) + key, lambda: metrics.tce(view.y, view.p, binning=scheme, alpha=alpha,
                                                  sample_weight=view.w))
-n_rej, n_all = int(table["rejected"].sum()), int(table["n"].sum())
-m1, m2, m3 = st.columns(3)
-m1.metric("TCE", format_value(tce, "percent"), help="Percentage of predictions rejected by the binomial test at level α.")
-m2.metric("Rejected predictions", rejected_of(n_rej, n_all),
-          help="Rows; with sample weights TCE is the weighted share, so the two can differ."
-          if view.w is not None else "Predictions rejected by the test, out of all predictions.")
-m3.metric("Bins", len(table), help="Non-empty bins of the chosen scheme.")
+tce_tiles(tce, table, weighted=view.w is not None)
 st.markdown(tce_headline(tce, alpha, tce_reference(view, preds.fingerprint(), scheme, alpha)))
 
 fig = cached(("tce_fig", s["tce_axis"]) + key, lambda: figures.tce_diagram(

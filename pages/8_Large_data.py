@@ -21,7 +21,8 @@ source_form()
 scan = current_scan()
 if scan is not None:
     cfg = panel_config(settings())
-    st.markdown(f"**{md(scan.source)}** · model {md(scan.name)} · {scan.n:,} rows · prevalence "
+    rate = "prevalence" if scan.is_binary else "accuracy (the predicted class is right)"
+    st.markdown(f"**{md(scan.source)}** · model {md(scan.name)} · {scan.n:,} rows · {rate} "
                 f"{100 * scan.prevalence:.1f}% · engine {scan.engine}")
     use_controls()  # make it the data of every binned page, or go back to the data in memory
     if len(scan.models) > 1:
@@ -36,8 +37,12 @@ if scan is not None:
             panel = scan.metrics(config=cfg)
             shown = panel.assign(value=[format_value(v, u) for v, u in zip(panel["value"], panel["unit"])],
                                  reading=[f"{r} {n}".strip() for r, n in zip(panel["reading"], panel["note"])])
-            st.dataframe(shown[["label", "value", "reading"]], hide_index=True, width="stretch")
+            st.dataframe(shown[["label", "value", "reading"]], hide_index=True, width="stretch",
+                         column_config={"label": st.column_config.TextColumn("metric", width="medium")})
         show_figure(tce_diagram(table=table), "tce_diagram", key="scan_tce")
+        st.caption("The test-based diagram tests each prediction against its bin of the sidebar's binning, and its "
+                   "title gives the TCE of those bins; the TCE of the metric panel uses PAVA-BC bins (the paper's "
+                   "choice, the sidebar's n_min and n_max), so the two differ unless the sidebar picks PAVA-BC.")
         st.subheader("Per-bin table")
         st.dataframe(table, hide_index=True, width="stretch")
         download_table(table, "reliability_table", key="scan_table")

@@ -367,6 +367,25 @@ def tce_headline(tce: float, alpha: float, reference=None, *, n_rows: int | None
             "reference on the Reliability page, which says whether there is evidence of miscalibration.")
 
 
+def tce_tiles(tce: float, table, weighted: bool) -> int:
+    """The TCE, rejected-rows and bins tiles of a Test-based page (in memory or an opened file); returns the rows.
+
+    The rejected count is of rows: with sample weights TCE is the weighted share, and the tile's help says so
+    (a reader dividing the two would otherwise find another number)."""
+    from ..panel import format_value
+
+    n_rej, n_all = int(table["rejected"].sum()), int(table["n"].sum())
+    m1, m2, m3 = st.columns(3)
+    m1.metric("TCE", format_value(tce, "percent"),
+              help="Percentage of predictions rejected by the binomial test at level α"
+                   + (", each weighted by its sample weight." if weighted else "."))
+    m2.metric("Rejected rows" if weighted else "Rejected predictions", rejected_of(n_rej, n_all),
+              help=f"{n_rej:,} of {n_all:,} rows; with sample weights TCE is the weighted share, so the two differ."
+              if weighted else f"{n_rej:,} of {n_all:,} predictions rejected by the test.")
+    m3.metric("Bins", len(table), help="Non-empty bins of the chosen scheme.")
+    return n_all
+
+
 def rejected_of(n_rejected: int, n_all: int) -> str:
     """'866 of 2,000' in a metric tile; millions as '0.87M of 1.00M' so that the tile does not cut the number."""
     if n_all >= 1_000_000:

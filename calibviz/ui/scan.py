@@ -80,7 +80,9 @@ def source_form() -> None:
         st.info(f"Opening files by path is off on this server. Whoever runs it can allow directories with the "
                 f"environment variable {ROOTS_ENV} (e.g. `{ROOTS_ENV}=/data/logs calibviz app`).")
         return
-    st.caption("Allowed directories: " + ", ".join(f"`{md(r)}`" for r in roots))
+    # a code span shows its text as written (escapes would show as backslashes); a root holding a backtick,
+    # which would close the span, is shown as escaped plain text instead
+    st.caption("Allowed directories: " + ", ".join(md(r) if "`" in r else f"`{r}`" for r in roots))
     with st.form("cv_scan_form"):
         path = st.text_input("Path, glob or directory", key="w_scan_path",
                              help="A Parquet or CSV file, a glob such as /data/logs/*.parquet, or a directory "
@@ -103,3 +105,5 @@ def source_form() -> None:
             st.session_state.pop("cv_scan_model", None)  # a new file: its first model
         except InputError as err:
             st.error(md(err.ui_message), icon=":material/error:")
+        else:
+            st.rerun()  # the sidebar, drawn before this form, names the file just opened

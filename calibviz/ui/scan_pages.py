@@ -25,9 +25,8 @@ from ..compare import comparison_metrics
 from ..figures.testbased import _DEFAULT_SCHEMES
 from ..panel import PanelConfig, config_key, format_value
 from ..scan import tables as scan_tables
-from .blocks import (REFERENCE_RESAMPLES, REFERENCE_RESAMPLES_LARGE, download_table, not_applicable, rejected_of,
-                     show_figure, show_headlines, show_metric_table, slug, tce_headline, without_attrs,
-                     zoom_bin_picker)
+from .blocks import (REFERENCE_RESAMPLES, REFERENCE_RESAMPLES_LARGE, download_table, not_applicable, show_figure,
+                     show_headlines, show_metric_table, slug, tce_headline, tce_tiles, without_attrs, zoom_bin_picker)
 from .comparison import show_comparison
 from .compute import cached, guarded, in_cache, progress_bar
 from .settings import page_control, panel_config, set_setting, settings, tce_axis_control, tce_scheme
@@ -131,7 +130,7 @@ def _panel(view, keys, cfg: PanelConfig, s: dict) -> pd.DataFrame:
     return table
 
 
-def _interval_caption(panel: pd.DataFrame, no_reference: bool) -> str:
+def _interval_caption(panel: pd.DataFrame, multiclass: bool, weighted: bool = False) -> str:
     n_boot = int(panel.attrs.get("n_resamples") or 0)
     if panel.attrs.get("intervals_wait"):
         boot = ("95% intervals: press 'Compute 95% intervals' (a Poisson bootstrap of the score buckets, a few "
@@ -142,9 +141,18 @@ def _interval_caption(panel: pd.DataFrame, no_reference: bool) -> str:
                 "coverage study chose; a metric without one says why in its reading. ")
     else:
         boot = "Bootstrap intervals were turned off (0 resamples). "
-    ref = (f"Calibrated-model reference: {panel.attrs.get('n_reference', 0)} redraws of the labels per score "
-           "bucket (ECE, ACE, MCE, RMSCE, Brier reliability)." if not no_reference and panel.attrs.get("n_reference")
-           else "No calibrated-model reference on a weighted or multiclass file yet.")
+    n_ref = panel.attrs.get("n_reference", 0)
+    if not n_ref:
+        ref = "The calibrated-model reference was turned off (0 redraws)."
+    elif multiclass:
+        ref = (f"Calibrated-model reference: {n_ref} redraws per score bucket of whether the predicted class is "
+               "right (confidence ECE, top-label ECE and MCE; per predicted class for the top-label ones); none yet "
+               "for class-wise ECE, whose one-vs-rest views share every row and would need a joint draw.")
+    else:
+        ref = (f"Calibrated-model reference: {n_ref} redraws of the labels per score bucket (ECE, ACE, MCE, RMSCE, "
+               "Brier reliability; TCE with its own, fewer redraws)."
+               + (" With sample weights, the redrawn positives of a bucket weigh what a random draw of that many of "
+                  "its rows would weigh on average, with the same spread." if weighted else ""))
     return boot + ref + " Metrics that need the rows (ICI, slope, intercept, CORP, AUC) show n/a and say so."
 
 
@@ -185,8 +193,8 @@ def reliability(scan) -> None:
     tab_metrics, tab_bins, tab_sens, tab_roc = st.tabs(["Metrics", "Per-bin table", "Binning sensitivity",
                                                         "Discrimination (ROC)"])
     with tab_metrics:
-        weighted = scan.mapping.weight is not None
-        show_metric_table(panel, f"{scan.name}_{kind}", caption=_interval_caption(panel, no_reference=weighted))
+        show_metric_table(panel, f"{scan.name}_{kind}", caption=_interval_caption(
+            panel, multiclass=not view.is_binary, weighted=scan.mapping.weight is not None))
     with tab_bins:
         st.dataframe(without_attrs(table), hide_index=True, width="stretch")
         download_table(table, f"bins_{view.name}", key="bins")
@@ -218,12 +226,7 @@ def test_based(scan) -> None:
         tce, note, reference = float(row["value"]), row["note"], row
     else:
         tce, note, reference = cached(("tce",) + key, lambda: view.tce(scheme, alpha)), "", None
-    n_rej, n_all = int(table["rejected"].sum()), int(table["n"].sum())
-    m1, m2, m3 = st.columns(3)
-    m1.metric("TCE", format_value(tce, "percent"),
-              help="Percentage of predictions rejected by the binomial test at level α.")
-    m2.metric("Rejected predictions", rejected_of(n_rej, n_all), help=f"{n_rej:,} of {n_all:,} predictions.")
-    m3.metric("Bins", len(table), help="Non-empty bins of the chosen scheme.")
+    n_all = tce_tiles(tce, table, weighted=scan.mapping.weight is not None)
     st.markdown(tce_headline(tce, alpha, reference, n_rows=n_all))
     if note:
         st.caption(note)
@@ -234,7 +237,7 @@ def test_based(scan) -> None:
     with tab_cmp:
         st.caption("Bin sizes (bars spanning each bin) and empirical probabilities (steps) of PAVA, PAVA-BC and "
                    "equal-mass bins (TCE paper, Figs. 2-4), from the score buckets: PAVA and PAVA-BC blocks start "
-                   "on the 2^-16 score grid.")
+                   "on the 2⁻¹⁶ score grid.")
         cmp_tables = cached(("binning_comparison", cache_id(), view.name), lambda: {
             name: view.reliability_table(sch, test=None) for name, sch in _COMPARED_SCHEMES.items()})
         show_figure(figures.binning_comparison(tables=cmp_tables), f"binning_comparison_{view.name}", key="cmp")
@@ -272,7 +275,7 @@ def multiclass(scan) -> None:
     tab_metrics, tab_zoom, tab_tl, tab_cw = st.tabs(["Metrics", "Zoom into a bin", "Per predicted class",
                                                      "Class-wise grid"])
     with tab_metrics:
-        show_metric_table(panel, f"{scan.name}_multiclass", caption=_interval_caption(panel, no_reference=True))
+        show_metric_table(panel, f"{scan.name}_multiclass", caption=_interval_caption(panel, multiclass=True))
     with tab_zoom:
         pick = zoom_bin_picker(table)
         zoom = cached(("zoom", cid, scan.name, scheme, pick), lambda: scan_tables.bin_zoom(scan, int(pick), scheme))
