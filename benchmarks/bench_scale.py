@@ -9,7 +9,8 @@ in its own process (wall time, CPU time, peak RSS from ``/usr/bin/time``):
 * ``calibviz metrics FILE`` in memory (the path before scans; skipped above 10^7 rows);
 * ``calibviz metrics FILE --engine duckdb`` with the binned panel
   (ECE, ACE, MCE, Brier + reliability, log loss) on uniform and on equal-mass bins;
-* the same with the full default panel (ECE, ACE, MCE, TCE with PAVA-BC on the bucket grid, smECE, Brier, log loss);
+* the same with the full default panel (ECE, ACE, MCE, TCE with PAVA-BC on the bucket grid, smECE, Brier, log loss),
+  without and with the calibrated-model reference (200 label redraws, the command's default ``--reference``);
 * importing the command line alone (a fixed cost of every process, ~1.7 s of CPU here);
 * a hand-written DuckDB query computing only the bucket sums (the floor the issue compares with);
 * ``--engine polars`` and, with ``--spark``, ``--engine spark`` (local[2]);
@@ -63,8 +64,9 @@ def _run(cmd: list[str]) -> dict:
     return {"wall": wall, "cpu": user + sys_, "rss": rss, "stdout": out.stdout}
 
 
-def _metrics(path: Path, *extra: str) -> dict:
-    cmd = [sys.executable, "-m", "calibviz", "metrics", str(path), "--format", "json", "--reference", "0", *extra]
+def _metrics(path: Path, *extra: str, reference: int = 0) -> dict:
+    cmd = [sys.executable, "-m", "calibviz", "metrics", str(path), "--format", "json", "--reference", str(reference),
+           *extra]
     r = _run(cmd)
     r["values"] = {v["metric"]: v["value"] for v in json.loads(r["stdout"])}
     return r
@@ -125,6 +127,10 @@ def main(argv=None) -> int:
                                                                          BINNED))
             full = _metrics(f64, "--engine", "duckdb")
             row(n, "scan duckdb: default panel (TCE PAVA-BC, smECE)", full)
+            ref = _metrics(f64, "--engine", "duckdb", reference=200)
+            row(n, "scan duckdb: default panel with the calibrated-model reference (the command's default, "
+                   "200 redraws)", ref, full["values"],
+                note=f"the reference adds {ref['wall'] - full['wall']:.2f} s wall")
             if args.intervals:
                 ci = ("--ci", str(args.intervals))
                 for work, base, extra in (("binned panel", scan, ("--metrics", BINNED)), ("default panel", full, ())):
