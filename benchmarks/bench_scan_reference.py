@@ -14,6 +14,10 @@ with exponential or log-normal(0, 1.5) weights, that
   weighted redraws on the same logs (``--compare`` of them; both use 200
   redraws, so two independent p-values differ by ~0.03 from Monte Carlo alone).
 
+With ``--in-memory R``, also R further logs (seeds 30,000 + r) through the in-memory per-row weighted
+redraws alone (:func:`calibviz.metrics.consistency_test`, ``method="exact"``), log-normal weights: their size
+by itself, at a replication that the scan's comparison cannot afford.
+
 With ``--multiclass R``, also R calibrated multiclass logs (4 classes, Dirichlet(0.7)
 probabilities, 30,000 rows): the share flagged by the references of confidence ECE and
 top-label ECE and MCE (:func:`calibviz.scan.reference.top_label_reference`).
@@ -52,14 +56,18 @@ def main(argv=None) -> int:
     ap.add_argument("--redraws", type=int, default=200)
     ap.add_argument("--multiclass", type=int, default=0, metavar="R", help="also R calibrated multiclass logs")
     ap.add_argument("--skip-weighted", action="store_true")
+    ap.add_argument("--laws", nargs="+", default=["exponential", "lognormal"], choices=["exponential", "lognormal"])
+    ap.add_argument("--seed-base", type=int, default=10_000, help="log r is drawn from seed base + r")
+    ap.add_argument("--in-memory", type=int, default=0, metavar="R",
+                    help="also R logs through the in-memory per-row reference alone (log-normal weights)")
     args = ap.parse_args(argv)
     lines = []
-    for weights in () if args.skip_weighted else ("exponential", "lognormal"):
+    for weights in () if args.skip_weighted else args.laws:
         t0 = time.perf_counter()
         flagged = {k: 0 for k in KEYS}
         diffs = {k: [] for k in KEYS}
         for r in range(args.reps):
-            y, p, w = _log(args.rows, 10_000 + r, weights)
+            y, p, w = _log(args.rows, args.seed_base + r, weights)
             got = cv.scan(pd.DataFrame({"y": y, "p": p, "weight": w})).metrics(
                 KEYS, n_reference=args.redraws, random_state=r).set_index("metric")
             for k in KEYS:
@@ -73,16 +81,35 @@ def main(argv=None) -> int:
             f = flagged[k]
             ci = stats.binomtest(f, args.reps).proportion_ci(0.95)
             d = np.asarray(diffs[k])
+            compared = f"{d.mean():+.3f} | {np.abs(d).mean():.3f}" if d.size else "not compared | "
             lines.append(f"| {weights} | {k} | {f}/{args.reps} = {f / args.reps:.3f} | "
-                         f"{ci.low:.3f} - {ci.high:.3f} | {d.mean():+.3f} | {np.abs(d).mean():.3f} |")
+                         f"{ci.low:.3f} - {ci.high:.3f} | {compared} |")
         print(f"{weights}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     if lines:
-        print(f"\nCalibrated logs of {args.rows} weighted rows, {args.reps} per weight law, {args.redraws} redraws; "
+        print(f"\nCalibrated logs of {args.rows} weighted rows (seeds {args.seed_base} + r), {args.reps} per weight law, "
+              f"{args.redraws} redraws; "
               f"p-values compared with metric_panel on the first {args.compare}.\n")
         print("| weights | metric | flagged at 5% | 95% CI | mean p-value difference (scan - rows) | "
               "mean abs. difference |")
         print("|---|---|---|---|---|---|")
         print("\n".join(lines))
+    if args.in_memory:
+        keys = ["ece", "ace", "mce", "brier_reliability"]
+        flagged = {k: 0 for k in keys}
+        for r in range(args.in_memory):
+            y, p, w = _log(args.rows, 30_000 + r, "lognormal")
+            for k in keys:
+                res = cv.metrics.consistency_test(y, p, metric=k, sample_weight=w, n_resamples=args.redraws,
+                                                  random_state=r, method="exact")
+                flagged[k] += int(res.p_value <= 0.05)
+        print(f"\nIn-memory per-row weighted reference alone: {args.in_memory} calibrated logs of {args.rows} rows, "
+              f"log-normal(0, 1.5) weights, {args.redraws} redraws:\n")
+        print("| metric | flagged at 5% | 95% CI |")
+        print("|---|---|---|")
+        for k in keys:
+            ci = stats.binomtest(flagged[k], args.in_memory).proportion_ci(0.95)
+            print(f"| {k} | {flagged[k]}/{args.in_memory} = {flagged[k] / args.in_memory:.3f} | "
+                  f"{ci.low:.3f} - {ci.high:.3f} |")
     if args.multiclass:
         keys = ["confidence_ece", "top_label_ece", "top_label_mce"]
         flagged = {k: 0 for k in keys}
