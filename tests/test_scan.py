@@ -658,3 +658,40 @@ def test_tail_log_loss_pass_with_text_labels_two_columns_and_models(engine):
         p = part["p_yes"] / (part["p_no"] + part["p_yes"])
         want = cv.metrics.log_loss((part["label"] == "yes").astype(int), p)
         assert s.metric("log_loss")[0] == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_plain_first_pass_equals_the_validating_pass_and_steps_aside_for_bad_rows(tmp_path, engine):
+    """The unweighted binary first pass without per-row CASEs (aggregate._plain_fine_table) gives the validating
+    pass's table, p = 1 and -0.0 included, and returns None for every kind of bad row, so that the validating
+    pass counts and names them."""
+    from calibviz.scan import aggregate
+
+    df = _data(20_000, seed=3)
+    df.loc[100:109, "p"] = -0.0
+    path = tmp_path / "ok.parquet"
+    df.to_parquet(path)
+    s = cv.scan(str(path), engine=engine)
+    cols = ["_b", "_y", "n", "sw", "swp", "swpp", "sww", "pmin", "pmax"]
+    plain = aggregate._plain_fine_table(s._frame, s._roles)
+    assert plain is not None
+    plain = aggregate._derive(plain, False)
+    full = aggregate._validating_fine_table(s._frame, s._roles)
+    key = ["_b", "_y"]
+    plain, full = (t.sort_values(key).reset_index(drop=True) for t in (plain, full))
+    np.testing.assert_array_equal(plain[key + ["n"]].to_numpy(), full[key + ["n"]].to_numpy())
+    np.testing.assert_allclose(plain[cols[3:]].to_numpy(np.float64), full[cols[3:]].to_numpy(np.float64),
+                               rtol=1e-12, atol=0)
+    np.testing.assert_allclose(plain[["snum", "sden", "sll"]], full[["snum", "sden", "sll"]], rtol=1e-12, atol=0)
+    assert plain.loc[plain["_b"] == aggregate.FINE_BUCKETS - 1, "n"].sum() == (df.p >= 1 - 2.0 ** -16).sum()
+    bad = {"missing": df.p.where(df.index != 7), "nan": df.p.where(df.index != 7, np.nan),
+           "inf": df.p.where(df.index != 7, np.inf), "above": df.p.where(df.index != 7, 1.0 + 1e-12),
+           "below": df.p.where(df.index != 7, -1e-300), "label": None}
+    for name, p in bad.items():
+        d = df.assign(y=df.y.astype("float").where(df.index != 7)) if name == "label" else df.assign(p=p)
+        path = tmp_path / f"{name}.parquet"
+        d.to_parquet(path)
+        s = cv.scan(str(path), engine=engine)
+        assert aggregate._plain_fine_table(s._frame, s._roles) is None, name
+        with pytest.raises(cv.InputError):
+            s.metrics(["ece"])
