@@ -867,39 +867,57 @@ class MedianVariance(Scheme):
         N = p.shape[0]
         order = _sort_order(p)
         ps = p[order]
-        m, max_bins = self.min_size, self.max_bins or N + 1
         c1 = np.r_[0.0, np.cumsum(ps)]
         c2 = np.r_[0.0, np.cumsum(ps * ps)]
 
-        def var(a, b):  # unbiased variance of ps[a:b] from prefix sums
-            n = b - a
-            s = c1[b] - c1[a]
-            return max((c2[b] - c2[a] - s * s / n) / (n - 1), 0.0)
+        def cut_at(a, h):  # the run of ps[h] starts the upper part (at a at the earliest)
+            return h if ps[h - 1] < ps[h] else int(np.searchsorted(ps[a:h], ps[h], side="left")) + a
 
-        done = []
-        if N < 2 * m or max_bins == 1:
-            done.append((0, N))
-            heap = []
-        else:
-            heap = [(-var(0, N), 0, N)]
-        nbins = 1
-        while nbins < max_bins and heap:
-            _, a, b = heapq.heappop(heap)
-            h = a + (b - a) // 2
-            cut = h if ps[h - 1] < ps[h] else int(np.searchsorted(ps[a:h], ps[h], side="left")) + a
-            if cut - a < m or b - cut < m:
-                done.append((a, b))
-                continue
-            for lo, hi in ((a, cut), (cut, b)):
-                if hi - lo < 2 * m:
-                    done.append((lo, hi))
-                else:
-                    heapq.heappush(heap, (-var(lo, hi), lo, hi))
-            nbins += 1
-        done.extend((a, b) for _, a, b in heap)
-        done.sort()
-        sizes = [b - a for a, b in done]
-        return _bins_from_sizes(order, ps, sizes, f"median_variance({m})")
+        sizes = median_variance_sizes(N, self.min_size, self.max_bins, lambda a, b: (c1[b] - c1[a], c2[b] - c2[a]),
+                                      cut_at)
+        return _bins_from_sizes(order, ps, sizes, f"median_variance({self.min_size})")
+
+
+def median_variance_sizes(N: int, min_size: int, max_bins: int | None, sums, cut_at) -> list:
+    """Bin sizes (in sorted order) of :class:`MedianVariance` on ``N`` sorted scores.
+
+    The split loop alone, for the rows in memory and for a scan's atoms
+    (:func:`calibviz.scan.refine.median_variance_bins`): ``sums(a, b)`` gives
+    the sum and the sum of squares of the sorted scores ``a:b``;
+    ``cut_at(a, h)`` the position where the upper part of a bin starting at
+    ``a`` begins when its median position is ``h`` (``h`` itself, or the start
+    of the run of scores tied with the score at ``h``, at ``a`` the earliest).
+    The bin of largest unbiased variance is split first (ties: the lower bin).
+    """
+    m, max_bins = min_size, max_bins or N + 1
+
+    def var(a, b):  # unbiased variance of the sorted scores a:b
+        n = b - a
+        s, ss = sums(a, b)
+        return max((ss - s * s / n) / (n - 1), 0.0)
+
+    done = []
+    if N < 2 * m or max_bins == 1:
+        done.append((0, N))
+        heap = []
+    else:
+        heap = [(-var(0, N), 0, N)]
+    nbins = 1
+    while nbins < max_bins and heap:
+        _, a, b = heapq.heappop(heap)
+        cut = cut_at(a, a + (b - a) // 2)
+        if cut - a < m or b - cut < m:
+            done.append((a, b))
+            continue
+        for lo, hi in ((a, cut), (cut, b)):
+            if hi - lo < 2 * m:
+                done.append((lo, hi))
+            else:
+                heapq.heappush(heap, (-var(lo, hi), lo, hi))
+        nbins += 1
+    done.extend((a, b) for _, a, b in heap)
+    done.sort()
+    return [b - a for a, b in done]
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import calibviz as cv
-from calibviz.binning import Custom, EqualMass, Uniform
+from calibviz.binning import Auto, Custom, EqualMass, MedianVariance, Uniform
 from calibviz.panel import PanelConfig, metric_panel
 from calibviz.scan import GRID_METRICS, SCAN_METRICS
 from calibviz.scan.source import check_allowed
@@ -67,7 +67,7 @@ def _close_tables(got: pd.DataFrame, want: pd.DataFrame):
 
 
 SCHEMES = [Uniform(15), Uniform(10), Uniform(7), EqualMass(15), EqualMass(10), EqualMass(3),
-           Custom((0.0, 0.05, 0.2, 0.5, 1.0))]
+           Custom((0.0, 0.05, 0.2, 0.5, 1.0)), MedianVariance(200), MedianVariance(10, 64)]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -285,8 +285,9 @@ def test_unknown_engine_scheme_and_missing_files():
     df = _data(1_000)
     with pytest.raises(cv.InputError, match="unknown engine"):
         cv.scan(df, engine="oracle")
-    with pytest.raises(cv.InputError, match="median-variance splits need every sorted score"):
-        cv.scan(df).reliability_table(binning="median_variance")
+    with pytest.raises(cv.InputError, match="scans bin with uniform, equal_mass, pava, pavabc, median_variance or "
+                                            "custom edges, not Auto"):
+        cv.scan(df).reliability_table(binning=Auto(15))
     with pytest.raises(cv.InputError, match="no file matches"):
         cv.scan("/nonexistent/*.parquet")
 
@@ -695,3 +696,63 @@ def test_plain_first_pass_equals_the_validating_pass_and_steps_aside_for_bad_row
         assert aggregate._plain_fine_table(s._frame, s._roles) is None, name
         with pytest.raises(cv.InputError):
             s.metrics(["ece"])
+
+
+@pytest.mark.parametrize("decimals", [None, 3])
+def test_median_variance_bins_equal_in_memory_in_one_refining_pass(decimals):
+    """Median-variance splits on a scan: the in-memory bins (continuous and tied scores, with and without
+    max_bins), with every bucket the splits cut found in one refining pass."""
+    from calibviz.scan import refine
+
+    rng = np.random.default_rng(11)
+    p = rng.beta(2, 5, 60_000)
+    p = p if decimals is None else np.round(p, decimals)
+    y = (rng.uniform(size=p.size) < p).astype(int)
+    for scheme in (MedianVariance(), MedianVariance(25, 40), MedianVariance(2_000)):
+        s = cv.scan(pd.DataFrame({"y": y, "p": p}))
+        passes = []
+        original = s._atoms
+        s._atoms = lambda refine=None: (passes.append(1) if refine is not None and len(refine) else None,
+                                        original(refine))[1]
+        got = s.reliability_table(binning=scheme, test=None)
+        want = cv.reliability_table(y, p, binning=scheme, test=None)
+        assert got.attrs["scheme"] == want.attrs["scheme"]
+        np.testing.assert_array_equal(got["n"], want["n"])
+        np.testing.assert_allclose(got[["lower", "upper", "mean_pred", "obs_rate"]],
+                                   want[["lower", "upper", "mean_pred", "obs_rate"]], rtol=1e-12, atol=1e-15)
+        assert len(passes) <= 1, scheme
+    assert refine.median_variance_bins.__doc__  # the scheme's scan docstring states its rule
+
+
+def test_median_variance_on_a_scan_refuses_weights_and_too_many_exact_rows(monkeypatch):
+    from calibviz.scan import refine
+
+    df = _data(20_000, seed=5, weights=True)
+    with pytest.raises(cv.InputError, match="weighted scan does not sum"):
+        cv.scan(df, weight="weight").reliability_table(binning="median_variance")
+    monkeypatch.setattr(refine, "MEDIAN_VARIANCE_ROWS", 1_000)
+    with pytest.raises(cv.InputError, match=r"give max_bins \(e.g. MedianVariance\(min_size=10, max_bins=64\)\)"):
+        cv.scan(df.drop(columns="weight")).reliability_table(binning="median_variance")
+    # a few bins stay within the limit
+    cv.scan(df.drop(columns="weight")).reliability_table(binning=MedianVariance(10, 4))
+
+
+def test_median_variance_resample_refit_snaps_cuts_to_a_bucket_end():
+    """A resample's refit (refine.refit_blocks) cannot refine. On the atoms refined for the data's own bins it
+    gives those bins exactly; on unrefined buckets a cut inside a bucket of several scores moves to its nearer
+    end, at most one bucket's rows from the median position."""
+    from calibviz.scan import refine
+
+    rng = np.random.default_rng(2)
+    p = 0.3 + 0.01 * rng.beta(2, 5, 50_000)  # ~200 rows of several scores per bucket
+    y = (rng.uniform(size=p.size) < p).astype(int)
+    s = cv.scan(pd.DataFrame({"y": y, "p": p}))
+    for scheme in (MedianVariance(500, 30), MedianVariance(500)):
+        refined = s._atoms_for([scheme])
+        np.testing.assert_array_equal(refine.refit_blocks(refined, scheme, False)[2].count, scheme.fit(p).counts)
+    s._exact_cache, s._atoms_cache = None, None
+    whole = s._atoms()  # no bucket refined
+    biggest = int(np.bincount(whole.bucket, weights=whole.n).max())
+    got = refine.refit_blocks(whole, MedianVariance(500, 2), False)[2].count
+    want = MedianVariance(500, 2).fit(p).counts
+    assert got.shape == want.shape == (2,) and 0 < abs(int(got[0]) - int(want[0])) <= biggest

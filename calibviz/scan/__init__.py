@@ -317,6 +317,9 @@ class Scan:
         elif kind == "pava":
             edges, index, _, name = _ref.pava_bins(atoms)
             n_bins = edges.shape[0] - 1
+        elif kind == "median_variance":
+            edges, index, _, name = _ref.median_variance_bins(scheme, atoms, self._roles.weight is not None)
+            n_bins = edges.shape[0] - 1
         else:
             edges, index, _ = _ref.equal_mass_bins(scheme, atoms)
             n_bins, name = scheme.n_bins, f"equal_mass({scheme.n_bins})"
@@ -342,7 +345,7 @@ class Scan:
 
         Parameters
         ----------
-        binning : Uniform, EqualMass, Custom, PAVA, PAVABC, or their names / edges
+        binning : Uniform, EqualMass, Custom, PAVA, PAVABC, MedianVariance, or their names / edges
         alpha : float, default 0.05
         interval : {"wilson", "beta", "jeffreys"}
         test : {"binomial", "ttest"} or None
@@ -583,7 +586,10 @@ class Scan:
             bucket table, no pass over the rows, read with the interval each
             metric's coverage study chose, as :func:`~calibviz.panel.metric_panel`
             reads it (:mod:`calibviz.scan.resample`: the draw and its bounds).
-            TCE and the class-wise ECE of multiclass scans get none (a note says why).
+            Class-wise ECE of a multiclass scan: a joint draw of the K
+            one-vs-rest views from one more aggregation, by cell tuple
+            (:mod:`calibviz.scan.classwise`; fixed bins only, at most 2^20
+            tuples: otherwise none, and the note says why).
         confidence : float, default 0.95
         progress : callable(done, total), optional
             Called as the resamples advance.

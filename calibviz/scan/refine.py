@@ -14,6 +14,9 @@ refined bucket, the rows of one exact score (second pass,
   than one score is refined; then the tie rule of
   :func:`calibviz.binning._snap_to_runs` moves cuts inside a run of equal
   scores to its nearer end, as the in-memory scheme does;
+* :class:`~calibviz.binning.MedianVariance`: the in-memory split loop on
+  the atoms; a median inside a bucket of several scores refines it
+  (:func:`median_variance_bins`);
 * TCE decisions: a bucket whose smallest and largest score get the same
   decision is taken whole (the acceptance set of the exact binomial test is an
   interval of p for the bucket widths used here, 2^-16; see
@@ -29,16 +32,17 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..binning import (PAVA, PAVABC, Bins, Custom, EqualMass, Uniform, _equal_mass_cuts, _pavabc_sizes, _snap_to_runs,
+from ..binning import (PAVA, PAVABC, Bins, Custom, EqualMass, MedianVariance, Uniform, _equal_mass_cuts, _pavabc_sizes,
+                       _snap_to_runs, median_variance_sizes,
                        pava_block_starts)
 from ..errors import InputError
 from ..summary import BinStatistics, rejections as _rejections
 from .aggregate import FINE_BUCKETS, SUMS
 
 __all__ = ["Atoms", "Refine", "atoms_of", "edge_bins", "equal_mass_bins", "pava_bins", "pavabc_bins", "bin_statistics", "rejected",
-           "refit_blocks", "redrawn_tce", "smece_residual_nodes", "top_label_values"]
+           "refit_blocks", "redrawn_tce", "smece_residual_nodes", "top_label_values", "median_variance_bins"]
 
-SCAN_SCHEMES = ("uniform", "equal_mass", "custom", "pava", "pavabc")
+SCAN_SCHEMES = ("uniform", "equal_mass", "custom", "pava", "pavabc", "median_variance")
 
 
 class Refine(Exception):
@@ -223,6 +227,90 @@ def pavabc_bins(scheme: PAVABC, atoms: Atoms, weighted: bool) -> tuple[np.ndarra
     return edges, group_bin[group_of_atom], sizes, name
 
 
+#: Rows whose exact scores median-variance splits may fetch (the refined atoms stay in memory: ~100 bytes each).
+MEDIAN_VARIANCE_ROWS = 1 << 21
+
+
+def median_variance_bins(scheme: MedianVariance, atoms: Atoms, weighted: bool, *, snap: bool = False):
+    """(edges, bin of each atom, rows per bin, name) of MedianVariance, exactly as ``MedianVariance().fit`` on the rows.
+
+    The split loop is the in-memory one (:func:`calibviz.binning.median_variance_sizes`)
+    on the rank groups of the atoms (a whole bucket, or one exact score). A
+    bin's variance is exact when its ends are group boundaries (sums of whole
+    groups). A median position inside a group of one score moves to the start
+    of its run (the in-memory tie rule); inside a bucket of several scores the
+    bucket is refined. To find in one pass the buckets that the later splits
+    need, the loop goes on as if the cut were at the median position, with
+    the bucket's sums split in proportion to its rows; the buckets so found
+    are refined together and the loop runs again, until no split falls in an
+    unrefined bucket: the result then uses exact sums and cuts only.
+
+    The scheme ignores weights in memory (bins of the sorted scores); a
+    weighted scan has only weighted sums per bucket, so it is refused, as is a
+    split that would need the exact scores of more than
+    :data:`MEDIAN_VARIANCE_ROWS` rows (small ``min_size`` without ``max_bins``
+    on a large scan: bins of a few rows each, every bucket split).
+
+    ``snap=True`` (a bootstrap resample's refit, :func:`refit_blocks`, which
+    cannot refine) moves a cut inside a bucket of several scores to the
+    nearer end of the bucket instead, at most one bucket's rows (scores
+    2^-16 apart at most) from the median position; the later splits follow
+    from that cut. A resample's atoms are those refined for the data's own
+    bins, so the cuts near the data's cuts stay exact (on its unresampled
+    atoms the refit gives the data's bins, tested); snapping concerns only
+    cuts that a resample moves into a bucket never refined.
+    """
+    if weighted:
+        raise InputError("median-variance splits use the unweighted scores, which a weighted scan does not sum; "
+                         "choose another scheme, or load the data with cv.load_predictions.")
+    starts, counts = _groups(atoms)
+    group_of_atom = np.repeat(np.arange(starts.shape[0]), np.diff(np.r_[starts, atoms.size]))
+    N = int(counts.sum())
+    first = np.r_[0, np.cumsum(counts)[:-1]]
+    end = first + counts
+    lo, hi = np.minimum.reduceat(atoms.lo, starts), np.maximum.reduceat(atoms.hi, starts)
+    c1 = np.r_[0.0, np.cumsum(np.add.reduceat(atoms.swp, starts))]
+    c2 = np.r_[0.0, np.cumsum(np.add.reduceat(atoms.swpp, starts))]
+    need = set()
+
+    def group_of(x):
+        return min(int(np.searchsorted(end, x, side="right")), starts.shape[0] - 1)
+
+    def prefix(c, x):  # sum of the sorted scores before position x (in proportion to rows inside a group)
+        g = group_of(x)
+        if x >= N or x == first[g]:
+            return c[g + 1] if x >= N else c[g]
+        return c[g] + (x - first[g]) / counts[g] * (c[g + 1] - c[g])
+
+    def sums(a, b):
+        return prefix(c1, b) - prefix(c1, a), prefix(c2, b) - prefix(c2, a)
+
+    def cut_at(a, h):
+        g = group_of(h)
+        if h == first[g]:  # consecutive groups hold strictly increasing scores
+            return h
+        if lo[g] == hi[g]:
+            return max(a, int(first[g]))
+        if snap:
+            return int(first[g]) if h - first[g] <= end[g] - h else int(end[g])
+        need.add(g)
+        return h
+
+    sizes = median_variance_sizes(N, scheme.min_size, scheme.max_bins, sums, cut_at)
+    if need:
+        groups = np.fromiter(need, np.int64)
+        rows = int(counts[groups].sum()) + int(atoms.n[atoms.exact].sum())
+        if rows > MEDIAN_VARIANCE_ROWS:
+            raise InputError(
+                f"median-variance splits (min_size={scheme.min_size}, max_bins={scheme.max_bins}) of {N:,} rows cut "
+                f"inside score buckets holding {rows:,} rows, more than a scan fetches exactly "
+                f"({MEDIAN_VARIANCE_ROWS:,}); give max_bins (e.g. MedianVariance(min_size={scheme.min_size}, "
+                "max_bins=64)) or a larger min_size, or load the data with cv.load_predictions.")
+        raise Refine(atoms.bucket[starts[groups]])
+    edges, group_bin = _blocks(np.asarray(sizes, np.int64), counts, lo, hi)
+    return edges, group_bin[group_of_atom], np.asarray(sizes, np.int64), f"median_variance({scheme.min_size})"
+
+
 def bin_statistics(atoms: Atoms, index: np.ndarray, n_bins: int) -> BinStatistics:
     """Per-bin sums of the atoms (the same :class:`~calibviz.summary.BinStatistics` the in-memory path builds)."""
     def total(v):
@@ -281,12 +369,15 @@ def rejected(atoms: Atoms, index: np.ndarray, stats: BinStatistics, *, alpha, te
 
 
 def refit_blocks(atoms: Atoms, scheme, weighted: bool) -> tuple[Atoms, np.ndarray, BinStatistics]:
-    """(atoms with rows, bin of each, BinStatistics) of PAVA-BC or PAVA bins refitted on an atom table whose
-    counts were redrawn (a bootstrap resample, a label redraw): atoms left without rows are no group."""
+    """(atoms with rows, bin of each, BinStatistics) of PAVA-BC, PAVA or median-variance bins refitted on an atom
+    table whose counts were redrawn (a bootstrap resample, a label redraw): atoms left without rows are no group."""
     keep = atoms.n > 0
     a = Atoms(**{f: getattr(atoms, f)[keep] for f in atoms.__dataclass_fields__})
-    if scheme_kind(scheme) == "pava":
+    kind = scheme_kind(scheme)
+    if kind == "pava":
         _, index, _, _ = pava_bins(a)
+    elif kind == "median_variance":
+        _, index, _, _ = median_variance_bins(scheme, a, weighted, snap=True)
     else:
         _, index, _, _ = pavabc_bins(scheme, a, weighted)
     return a, index, bin_statistics(a, index, int(index.max()) + 1 if index.size else 1)
@@ -349,6 +440,7 @@ def scheme_kind(scheme) -> str:
         return "pavabc"
     if type(scheme) is PAVA:
         return "pava"
-    raise InputError(f"scans bin with uniform, equal_mass, pava, pavabc or custom edges, not {scheme!r}; "
-                     "median-variance splits need every sorted score: load the data with cv.load_predictions, or "
-                     "choose another scheme.")
+    if type(scheme) is MedianVariance:
+        return "median_variance"
+    raise InputError(f"scans bin with uniform, equal_mass, pava, pavabc, median_variance or custom edges, not "
+                     f"{scheme!r}; load the data with cv.load_predictions, or choose another scheme.")
