@@ -210,8 +210,8 @@ def test_tce_interval_of_a_scan_matches_metric_panel_on_tied_scores():
 
 
 def test_multiclass_scan_intervals_match_metric_panel():
-    """Confidence ECE and top-label ECE / MCE (independent draws per top-label view) as metric_panel; class-wise
-    ECE says why it has none."""
+    """Confidence ECE, top-label ECE / MCE (independent draws per top-label view) and class-wise ECE (the joint
+    draw of calibviz.scan.classwise; more in tests/test_scan_classwise.py) as metric_panel."""
     rng = np.random.default_rng(8)
     n = 6_000
     truth = rng.dirichlet([1.0, 1.0, 1.0], n)
@@ -221,11 +221,11 @@ def test_multiclass_scan_intervals_match_metric_panel():
     df = pd.DataFrame({"y": np.array(["a", "b", "c"])[y], "p_a": probs[:, 0], "p_b": probs[:, 1], "p_c": probs[:, 2]})
     got = cv.scan(df).metrics(n_resamples=200, random_state=0).set_index("metric")
     mem = metric_panel(y, probs, n_resamples=200, n_reference=0).set_index("metric")
-    for key in ("confidence_ece", "top_label_ece", "top_label_mce"):
+    for key in ("confidence_ece", "top_label_ece", "top_label_mce", "classwise_ece"):
         assert got.loc[key, "interval"] == mem.loc[key, "interval"]
         width = mem.loc[key, "high"] - mem.loc[key, "value"]
         assert abs(got.loc[key, "high"] - mem.loc[key, "high"]) < 0.35 * width, key
-    assert np.isnan(got.loc["classwise_ece", "low"]) and "share every row" in got.loc["classwise_ece", "note"]
+    assert "No bootstrap" not in got.loc["classwise_ece", "note"]
 
 
 @pytest.mark.parametrize("bad", [-1, 2.5, True, "200"])

@@ -67,19 +67,23 @@ Spiegelhalter's Z have their tests' p-values and no interval, as in memory.
 Multiclass scans: confidence ECE as ECE of the confidence view; top-label
 ECE and MCE from independent draws per top-label view (the views partition
 the rows, so this is the Poisson bootstrap of the whole log; bins refitted
-per view); class-wise ECE gets none yet (the one-vs-rest views share every
-row, so their draws would have to be joint).
+per view); class-wise ECE from a joint draw (the one-vs-rest views share
+every row): one more aggregation groups the rows by their cell tuple (the
+bin of every class's probability and the label) and every tuple draws one
+Poisson count shared by all K classes (:mod:`calibviz.scan.classwise`, fixed
+bins only; equal-mass, PAVA and PAVA-BC bins, or more than 2^20 tuples, get
+no interval and a note saying why).
 
 The resampled values are read with the interval each metric's coverage
 study chose (:mod:`calibviz.metrics.intervals`: :func:`interval_options`, the
 small-sample switch of :func:`chosen_method`), through
 :func:`calibviz.metrics.resampling.interval_from_distribution` and
 :func:`calibviz.metrics.intervals.debiased_l2_from_distribution`: the same
-code as in memory. ECE's double bootstrap (below 100 rows per bin with fixed
-edges, so scans of at most 100 x bins rows) needs inner resamples of rows:
-such a scan is read whole (a few thousand rows at most) and bootstrapped in
-memory by :func:`calibviz.metrics.intervals.bootstrap_metric`, exactly as the
-panel does.
+code as in memory. ECE's and class-wise ECE's double bootstrap (below 100
+rows per bin with fixed edges, so scans of at most 100 x bins rows) needs
+inner resamples of rows: such a scan is read whole (a few thousand rows at
+most) and bootstrapped in memory by
+:func:`calibviz.metrics.intervals.bootstrap_metric`, exactly as the panel does.
 
 Poisson against multinomial: the resampled total ``N*`` varies (sd
 ``sqrt(N)``), which changes the distribution of ratio metrics only by terms
@@ -116,7 +120,7 @@ __all__ = ["RESAMPLE_METRICS", "BUCKET_BOUND", "poisson_draw", "resample_distrib
 
 #: Metrics of a binary scan (and the confidence view's ECE) with bootstrap intervals from the bucket table.
 RESAMPLE_METRICS = ("ece", "ace", "mce", "rmsce", "debiased_ece", "brier", "brier_reliability", "log_loss",
-                    "smooth_ece", "tce", "confidence_ece", "top_label_ece", "top_label_mce")
+                    "smooth_ece", "tce", "confidence_ece", "top_label_ece", "top_label_mce", "classwise_ece")
 _TOP_LABEL = ("top_label_ece", "top_label_mce")
 #: Largest error of a resampled bin's mean prediction from the unknown order of rows inside a fine bucket.
 BUCKET_BOUND = 1.0 / FINE_BUCKETS
@@ -482,14 +486,32 @@ def scan_intervals(scan, keys, values: dict, config, n_resamples: int, confidenc
             out[k] = bootstrap_metric(k, lambda yy, pp, sample_weight=None, _s=BINARY_METRICS[k]: _s.compute(
                 yy, pp, sample_weight, config), y, p, binning=config.scheme(), n_bins=config.n_bins, sample_weight=w,
                 n_resamples=n_resamples, confidence=confidence, random_state=random_state)
+    cw = "classwise_ece"
+    if cw in keys and not scan.is_binary and method_alternative(methods[cw])[0] == DOUBLE_BASIC and fixed and \
+            rows_per_bin(cw, n_rows, n_bins=config.n_bins) < INTERVALS[cw].small_below:
+        from ..panel import MULTICLASS_METRICS
+        from .classwise import class_rows
+
+        y, P, w = class_rows(scan)  # a small scan (at most 100 x bins rows): the panel's double bootstrap
+        out[cw] = bootstrap_metric(cw, lambda yy, pp, sample_weight=None, _s=MULTICLASS_METRICS[cw]: _s.compute(
+            yy, pp, sample_weight, config), y, P, binning=config.scheme(), n_bins=config.n_bins,
+            n_classes=n_classes, sample_weight=w, n_resamples=n_resamples, confidence=confidence,
+            random_state=random_state)
     rest = [k for k in keys if k not in out]
     top = [k for k in rest if k in _TOP_LABEL]
-    rest_binary = [k for k in rest if k not in _TOP_LABEL]
+    rest_binary = [k for k in rest if k not in _TOP_LABEL and k != cw]
     dists = resample_distributions(scan, rest_binary, config, n_resamples, random_state, progress) if rest_binary else {}
     if top:
         dists.update(_top_label_distributions(scan, top, config, n_resamples, random_state))
+    if cw in rest and not scan.is_binary:  # the joint draw of the K one-vs-rest views (calibviz.scan.classwise)
+        from .classwise import NoInterval, cell_table, classwise_distribution
+
+        try:
+            dists[cw] = classwise_distribution(cell_table(scan, config.scheme()), n_resamples, random_state)
+        except NoInterval:
+            pass  # fill_intervals shows the reason
     for k in rest:
-        if k not in dists:  # top-label metrics with block bins (see _NO_INTERVAL)
+        if k not in dists:  # top-label metrics with block bins, class-wise ECE without fixed bins (_NO_INTERVAL)
             continue
         c, dist = INTERVALS[k], dists[k]
         finite = np.isfinite(dist)
@@ -515,8 +537,7 @@ def scan_intervals(scan, keys, values: dict, config, n_resamples: int, confidenc
 _NO_INTERVAL = {
     "top_label_ece": "No bootstrap interval for top-label metrics with PAVA or PAVA-BC bins on a scan (a block fit "
                      "per class view and resample); choose uniform or equal-mass bins for one.",
-    None: "No bootstrap interval for this metric on a scan yet: the one-vs-rest class views share every row, so "
-          "their resamples cannot be drawn view by view; load the data with cv.load_predictions for it.",
+    None: "No bootstrap interval for this metric on a scan yet; load the data with cv.load_predictions for it.",
 }
 
 
@@ -528,7 +549,7 @@ def fill_intervals(scan, rows: list, specs, config, n_resamples: int, confidence
     values = {r["metric"]: r["value"] for r in rows}
     keys = [s.key for s in specs if s.bootstrap and np.isfinite(values.get(s.key, np.nan))]
     if not scan.is_binary:
-        keys = [k for k in keys if k in ("confidence_ece", *_TOP_LABEL)]
+        keys = [k for k in keys if k in ("confidence_ece", "classwise_ece", *_TOP_LABEL)]
     results = scan_intervals(scan, keys, values, config, n_resamples, confidence, random_state, progress)
     sw, sww = scan.total_weight, float(scan._fine()["sww"].sum())
     n_eff = float(scan.n) if scan._roles.weight is None else (sw * sw / sww if sww > 0 else 0.0)
@@ -537,7 +558,13 @@ def fill_intervals(scan, rows: list, specs, config, n_resamples: int, confidence
         res: BootstrapResult | None = results.get(spec.key)
         if res is None:
             if spec.bootstrap and np.isfinite(row["value"]):
-                why = _NO_INTERVAL.get("top_label_ece" if spec.key in _TOP_LABEL else spec.key, _NO_INTERVAL[None])
+                if spec.key == "classwise_ece" and not scan.is_binary:
+                    from .classwise import no_interval_reason
+
+                    why = no_interval_reason(scan, config) or _NO_INTERVAL[None]
+                else:
+                    why = _NO_INTERVAL.get("top_label_ece" if spec.key in _TOP_LABEL else spec.key,
+                                           _NO_INTERVAL[None])
                 row["note"] = " ".join(t for t in (row["note"], why) if t)
             continue
         low, high, method = res.low, res.high, res.method

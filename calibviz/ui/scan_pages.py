@@ -297,8 +297,8 @@ def multiclass(scan) -> None:
                                  key="w_cw_offset") if k > 12 else 0
         show_figure(figures.classwise_grid(tables=tables, ranking=ranking, top_n=12, offset=int(offset), title=""),
                     f"classwise_{scan.name}", key="cw")
-        st.caption("Ranked by class-wise ECE, worst first; no bootstrap intervals on an opened file (they resample "
-                   "rows).")
+        st.caption("Ranked by class-wise ECE, worst first; no per-class bootstrap intervals on an opened file (they "
+                   "resample rows; class-wise ECE itself has one in the Metrics tab).")
         st.dataframe(without_attrs(ranking), hide_index=True, width="stretch")
         download_table(ranking, f"class_ranking_{scan.name}", label="Ranking as CSV", key="class_ranking")
 
