@@ -109,7 +109,8 @@ overconfident model (K = 4, population class-wise ECE 0.03 from 2·10^6
 draws of the true probabilities) at n = 5,000, 200 resamples: 35 of 40
 replications (87.5%, Monte Carlo error 5.2; the in-memory bias-corrected
 interval covered 92.5% in the coverage study at this size);
-``benchmarks/bench_scan_classwise.py`` runs more.
+``benchmarks/bench_scan_classwise.py`` with 200 other replications: 181 of
+200 (90.5%, Monte Carlo error 2.1; 13 intervals below the value, 6 above).
 
 References
 ----------
