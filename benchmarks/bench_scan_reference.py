@@ -2,11 +2,12 @@
 
 Run: nice -n 5 python benchmarks/bench_scan_reference.py [--rows 5000] [--reps 300] [--compare 40]
 
-A scan has no rows to redraw: per score bucket it draws k ~ Binomial(n, weighted
-mean score) positives and their weight as a scaled Beta with the mean and variance of
-k of the bucket's weights (:func:`calibviz.scan.reference.weighted_positives`).
-This checks, on logs of a *calibrated* model (y ~ Bernoulli(p), p ~ Beta(2, 5))
-with exponential or log-normal(0, 1.5) weights, that
+A scan has no rows to redraw: per score bucket it draws the weight of its positives
+as a scaled Beta with the exact mean and variance of the per-row draw
+(:func:`calibviz.scan.reference.positive_weight`; TCE: the coupled draw of
+:func:`~calibviz.scan.reference.weighted_positives`). This checks, on logs of a
+*calibrated* model (y ~ Bernoulli(p), p ~ Beta(2, 5), or with ``--scores near0``
+p = 10^U(-4, -1.5)) with exponential or log-normal(0, 1.5) weights, that
 
 * the share of logs flagged at level 5% stays at or below 5% (with a 95%
   Clopper-Pearson interval) for ECE, ACE, MCE, the Brier reliability and TCE;
@@ -40,9 +41,11 @@ from calibviz.panel import metric_panel
 KEYS = ["ece", "ace", "mce", "brier_reliability", "tce"]
 
 
-def _log(n: int, seed: int, weights: str):
+def _log(n: int, seed: int, weights: str, scores: str = "beta"):
     rng = np.random.default_rng(seed)
-    p = rng.beta(2, 5, n)
+    # "near0": a rare-event model, p = 10^U(-4, -1.5), where a score bucket holds scores of several orders of
+    # magnitude (the regime in which the first weighted draw's variance was off by factors 0.46 to 2.8)
+    p = rng.beta(2, 5, n) if scores == "beta" else 10.0 ** rng.uniform(-4.0, -1.5, n)
     y = (rng.uniform(size=n) < p).astype(int)
     w = rng.exponential(size=n) if weights == "exponential" else rng.lognormal(0.0, 1.5, n)
     return y, p, w
@@ -58,6 +61,8 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-weighted", action="store_true")
     ap.add_argument("--laws", nargs="+", default=["exponential", "lognormal"], choices=["exponential", "lognormal"])
     ap.add_argument("--seed-base", type=int, default=10_000, help="log r is drawn from seed base + r")
+    ap.add_argument("--scores", choices=["beta", "near0"], default="beta",
+                    help="scores of the weighted logs: Beta(2, 5), or 10^U(-4, -1.5) (a rare-event model)")
     ap.add_argument("--in-memory", type=int, default=0, metavar="R",
                     help="also R logs through the in-memory per-row reference alone (log-normal weights)")
     args = ap.parse_args(argv)
@@ -67,7 +72,7 @@ def main(argv=None) -> int:
         flagged = {k: 0 for k in KEYS}
         diffs = {k: [] for k in KEYS}
         for r in range(args.reps):
-            y, p, w = _log(args.rows, args.seed_base + r, weights)
+            y, p, w = _log(args.rows, args.seed_base + r, weights, args.scores)
             got = cv.scan(pd.DataFrame({"y": y, "p": p, "weight": w})).metrics(
                 KEYS, n_reference=args.redraws, random_state=r).set_index("metric")
             for k in KEYS:
@@ -86,7 +91,8 @@ def main(argv=None) -> int:
                          f"{ci.low:.3f} - {ci.high:.3f} | {compared} |")
         print(f"{weights}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     if lines:
-        print(f"\nCalibrated logs of {args.rows} weighted rows (seeds {args.seed_base} + r), {args.reps} per weight law, "
+        print(f"\nCalibrated logs of {args.rows} weighted rows (scores {args.scores}, seeds {args.seed_base} + r), "
+              f"{args.reps} per weight law, "
               f"{args.redraws} redraws; "
               f"p-values compared with metric_panel on the first {args.compare}.\n")
         print("| weights | metric | flagged at 5% | 95% CI | mean p-value difference (scan - rows) | "

@@ -560,6 +560,39 @@ def test_weighted_reference_bins_have_the_per_row_variance():
     np.testing.assert_allclose(true.std(axis=0)[busy], sd[busy], rtol=0.06)  # sd of an sd estimate: 1.3%
 
 
+def test_weighted_reference_variance_is_exact_for_scores_near_zero():
+    """Near p = 0 a 2^-12 score bucket holds scores of different orders of magnitude. Here bucket 0 holds
+    10,000 rows of p = 1e-6, weight 1, and 2,000 of p = 2.4e-4, weight 10: the per-row draw's variance of the
+    bin's weight of positives is sum w^2 p (1 - p) = 48.0, while pbar (1 - pbar) sum w^2 from the weighted mean
+    (the rule before the review of the reference) gives 33.7, a null too narrow by 16% in sd: false alarms.
+    The redrawn weight has the exact mean and variance."""
+    import importlib
+
+    from calibviz.scan.reference import positive_weight
+
+    R = importlib.import_module("calibviz.scan.reference")
+    rng = np.random.default_rng(20260)
+    p = np.r_[np.full(10_000, 1e-6), np.full(2_000, 2.4e-4), rng.uniform(0.4, 0.6, 3_000)]
+    w = np.r_[np.ones(10_000), np.full(2_000, 10.0), rng.lognormal(0, 1, 3_000)]
+    y = (rng.uniform(size=p.size) < p).astype(int)
+    s = cv.scan(pd.DataFrame({"y": y, "p": p, "weight": w}))
+    m = 20_000
+    _, draws = R._redrawn_cells(s, Uniform(15), m, 0)
+    true0 = np.array([d.sum_true[0] for d in draws])
+    exact_mean, exact_var = np.sum((w * p)[:12_000]), np.sum((w * w * p * (1 - p))[:12_000])
+    assert exact_var == pytest.approx(48.0, rel=1e-3)
+    assert true0.mean() == pytest.approx(exact_mean, abs=4 * np.sqrt(exact_var / m))
+    assert true0.var() == pytest.approx(exact_var, rel=0.05)  # Monte Carlo error ~1.5%; the old rule: -30%
+    # one group against per-row Bernoulli draws of its rows (log-normal weights, scores near 0)
+    wg, pg = rng.lognormal(0, 1.5, 30), 10.0 ** rng.uniform(-3, -1, 30)
+    got = positive_weight(wg.sum(), np.sum(wg * pg) / wg.sum(), np.sum(wg * wg * pg * (1 - pg)), rng,
+                          size=(200_000,))
+    rows = (rng.uniform(size=(200_000, 30)) < pg) @ wg
+    assert got.mean() == pytest.approx(rows.mean(), rel=0.02)
+    assert got.var() == pytest.approx(rows.var(), rel=0.05)
+    assert (got >= 0).all() and (got <= wg.sum()).all()
+
+
 def test_weighted_reference_agrees_with_per_row_draws_and_keeps_its_size():
     """Weighted scans against metric_panel's per-row weighted redraws (an independent draw of the same null):
     calibrated logs are not flagged (20 logs, level 5%), the p-values agree within Monte Carlo error, and a

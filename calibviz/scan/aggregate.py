@@ -54,7 +54,7 @@ BAD_SUM = -5  # two class columns that do not sum to 1 (tolerance as load_predic
 UNKNOWN_LABEL, MISSING_LABEL = -1, -2
 
 #: The sums of every group (a bucket or an exact score, and a label), in this order.
-SUMS = ("n", "sw", "swp", "swpp", "sww", "sll", "snum", "sden", "pmin", "pmax")
+SUMS = ("n", "sw", "swp", "swpp", "sww", "swwv", "sll", "snum", "sden", "pmin", "pmax")
 
 
 @dataclass(frozen=True)
@@ -234,8 +234,12 @@ def _sums(weighted: bool, loss_rows: str = "all"):
     p, w = nw.col("_p"), nw.col("_w")
     loss = [] if loss_rows == "none" else [_loss(loss_rows)]
     if weighted:
+        # sum w^2 p (1 - p): the exact variance of a group's weight of positives under "calibrated"
+        # (:mod:`calibviz.scan.reference`); from sum w^2 and the w-weighted mean it can be off by orders of
+        # magnitude near p = 0 or 1, where the weights and scores of a bucket can differ
         sums = [w.sum().alias("sw"), (w * p).sum().alias("swp"), (w * p * p).sum().alias("swpp"),
-                (w * w).sum().alias("sww"), *[(w * x).sum().alias("sll") for x in loss]]
+                (w * w).sum().alias("sww"), (w * w * p * (1.0 - p)).sum().alias("swwv"),
+                *[(w * x).sum().alias("sll") for x in loss]]
     else:
         sums = [p.sum().alias("swp"), (p * p).sum().alias("swpp"), *[x.sum().alias("sll") for x in loss]]
     return [nw.len().alias("n"), *sums, p.min().alias("pmin"), p.max().alias("pmax")]
@@ -298,6 +302,7 @@ def _collect(frame: nw.LazyFrame) -> pd.DataFrame:
     if "sw" not in out:  # unweighted: weights are the counts
         out["sw"] = out["n"].astype(np.float64)
         out["sww"] = out["sw"]
+        out["swwv"] = out["swp"] - out["swpp"]
     if "sll" not in out:  # summed by tail_losses (a binary view's first pass): NaN until then
         out["sll"] = np.nan
     out["_b"] = out["_b"].fillna(BAD_SCORE).astype(np.int64)
@@ -354,6 +359,7 @@ def _plain_fine_table(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame | None:
         out = (out.groupby(["_b", "_y"], as_index=False, sort=False)
                .agg(n=("n", "sum"), swp=("swp", "sum"), swpp=("swpp", "sum"), pmin=("pmin", "min"), pmax=("pmax", "max")))
     out["sw"] = out["sww"] = out["n"].astype(np.float64)
+    out["swwv"] = out["swp"] - out["swpp"]
     out["sll"] = np.nan
     return out
 

@@ -21,18 +21,25 @@ of itself (the binomial is the wider draw, so p-values are at most very
 slightly conservative).
 
 Weighted scans: the in-memory path draws every weighted row; a scan has per
-group only the count, weight and sum of squared weights. Each group draws its
-positives k ~ Binomial(n, weighted mean score) and their weight as a scaled
-Beta with the mean and variance of k of the group's weights taken without
-replacement (:func:`weighted_positives`): the redrawn weight of positives has
-the exact mean, a variance within ``h sum w^2`` of the exact one, and stays
-within [0, W]. Checked by simulation against the in-memory per-row draws
-(calibrated logs of 5000 weighted rows, exponential and log-normal(0, 1.5)
-weights: rejection rates at 5% and p-values,
-``benchmarks/bench_scan_reference.py``; tested at modest size). A first
-version drew a Gamma clipped at W: with log-normal weights and buckets of one
-or two rows the clip cut a bin's null variance by up to 30% and flagged 17% of
-calibrated logs; the simulation caught it.
+group its count, weight W = sum w, sum w p and sum w^2 p (1 - p) (``swwv``,
+summed by the first pass of weighted scans). The bins' metrics read the
+redrawn weight of positives, drawn as W times a Beta with the exact mean
+``sum w p`` and the exact variance ``sum w^2 p (1 - p)`` of the per-row draw
+(:func:`positive_weight`); the positives' count is drawn apart, k ~
+Binomial(n, weighted mean score). Checked by simulation against the
+in-memory per-row draws (calibrated logs of weighted rows, exponential and
+log-normal(0, 1.5) weights, scores Beta(2, 5) and scores near 0: rejection
+rates at 5% and p-values, ``benchmarks/bench_scan_reference.py``; tested at
+modest size). Two earlier versions were wrong, and simulation caught both: a
+Gamma clipped at W (with log-normal weights and buckets of one or two rows
+the clip cut a bin's null variance by up to 30% and flagged 17% of calibrated
+logs), and a variance ``pbar (1 - pbar) sum w^2`` from the group's weighted
+mean pbar (its error, up to ``h sum w^2`` for groups h wide, is of the order
+of the variance itself where p (1 - p) is of the order of h: scores below
+~1e-3; per-bin null variances were off by factors 0.46 to 2.8 there).
+TCE's reference keeps the coupled draw of :func:`weighted_positives` (its
+redrawn atoms need the positives' count and weight to agree), with that
+second error.
 
 TCE's bins (PAVA-BC) depend on the labels, so its reference refits them on
 every redraw (:func:`_tce_null`), as the in-memory reference does on rows.
@@ -50,7 +57,7 @@ from ..metrics.consistency import _BUCKETS, _TIE_RTOL, _Plan, _null_statistics
 from . import refine as _ref
 from .aggregate import FINE_BUCKETS
 
-__all__ = ["REFERENCE_METRICS", "reference", "top_label_reference", "weighted_positives"]
+__all__ = ["REFERENCE_METRICS", "reference", "top_label_reference", "weighted_positives", "positive_weight"]
 
 #: Metrics of a scan with a calibrated-model reference.
 REFERENCE_METRICS = ("ece", "mce", "rmsce", "ace", "brier_reliability", "tce")
@@ -125,8 +132,9 @@ def _redrawn_cells(scan, scheme, n_resamples: int, random_state):
         plan = _Plan(cell=cell, q=mean, w=None, base=stats, reduce=None, moments=True)
         draws = list(_null_statistics(plan, n_resamples, rng, (size, mean, cell[first], first)))
     else:
-        sww = np.add.reduceat(atoms.sww[order], starts)
-        draws = _weighted_cell_statistics(stats, cell[first], first, size, weight, sww, mean, n_resamples, rng)
+        sww, variance = np.add.reduceat(atoms.sww[order], starts), np.add.reduceat(atoms.swwv[order], starts)
+        draws = _weighted_cell_statistics(stats, cell[first], first, size, weight, sww, variance, mean,
+                                          n_resamples, rng)
     out = stats, draws
     if seeded:
         scan._reference_draws[key] = out
@@ -198,16 +206,51 @@ def weighted_positives(k, size, weight, sww, rng):
     return out
 
 
-def _weighted_cell_statistics(stats, cells, starts, size, weight, sww, mean, n_resamples: int, rng) -> list:
+def positive_weight(weight, mean, variance, rng, size=None):
+    """Redrawn weight of the positives of groups of a weighted scan under "calibrated", with the exact mean and
+    variance of ``sum_i w_i Bernoulli(p_i)``.
+
+    ``weight`` W = sum w, ``mean`` the weighted mean score (so the mean is
+    ``W mean = sum w p``) and ``variance`` = ``sum w^2 p (1 - p)`` (the
+    scan's ``swwv``) per group. Drawn as W times a Beta with that mean and
+    variance: it exists, since ``sum_i w_i^2 p_i (1 - p_i) <= (sum_i w_i p_i)
+    (sum_j w_j (1 - p_j))`` (the right side holds the left side's terms and
+    more, all >= 0), which is the Bhatia-Davis bound of a variable on [0, W].
+    One row gives the two-point draw w Bernoulli(p) exactly; many rows a
+    smooth draw with the right first two moments (the sum is near normal
+    there). Shape ``size`` (resamples, groups), default the groups'.
+    """
+    W = np.broadcast_to(weight, np.broadcast_shapes(np.shape(weight), size or ()))
+    f = np.clip(np.broadcast_to(mean, W.shape), 0.0, 1.0)
+    v = np.broadcast_to(variance, W.shape) / np.where(W > 0, W * W, 1.0)
+    spread = (v > 0) & (f > 0) & (f < 1)
+    out = W * f  # no spread: every row's score is 0 or 1, or the group weighs nothing
+    fs, vs = f[spread], v[spread]
+    c = np.maximum(fs * (1.0 - fs) / vs - 1.0, 1e-9)
+    out = np.array(out, dtype=np.float64)
+    out[spread] = W[spread] * rng.beta(np.maximum(fs * c, 1e-12), np.maximum((1.0 - fs) * c, 1e-12))
+    return out
+
+
+def _weighted_cell_statistics(stats, cells, starts, size, weight, sww, variance, mean, n_resamples: int,
+                              rng) -> list:
     """Redrawn bin statistics of a weighted scan: per group k ~ Binomial(n, weighted mean score) positives
-    and their weight from :func:`weighted_positives`; sum p y* as the group's mean score x that weight."""
+    (the bins' counts) and their weight: ``w k`` for a group of equal weights (the unweighted binomial-bucket
+    draw, so weights of 1 give the unweighted reference), otherwise drawn apart from k by
+    :func:`positive_weight` (exact mean and variance; the fixed-bin metrics read only the weights); sum p y*
+    as the group's mean score x that weight."""
     n_cells, G = stats.count.shape[0], size.shape[0]
+    wbar = weight / size
+    unequal = np.flatnonzero(sww / size - wbar * wbar > 1e-12 * wbar * wbar)
     out = []
     chunk = max(1, (1 << 22) // max(G, 1))
     for done in range(0, n_resamples, chunk):
         c = min(chunk, n_resamples - done)
         k = rng.binomial(size, mean, size=(c, G))
-        t = weighted_positives(k, size, weight, sww, rng)
+        t = k * wbar
+        if unequal.size:
+            t[:, unequal] = positive_weight(weight[unequal], mean[unequal], variance[unequal], rng,
+                                            size=(c, unequal.size))
         pos, true, ptrue = (np.zeros((c, n_cells)) for _ in range(3))
         pos[:, cells] = np.add.reduceat(k, starts, axis=1)
         true[:, cells] = np.add.reduceat(t, starts, axis=1)
@@ -247,7 +290,7 @@ def _redrawn_atoms(bucket, value, lo, hi, size, mean, positives, weight=None, po
         sw = np.column_stack([weight - positive_weight, positive_weight]).ravel()[keep]
     zeros = np.zeros(n.shape[0])
     atoms = _ref.Atoms(bucket=bucket[rep], value=value[rep], y=y, n=n, sw=sw, swp=sw * q, swpp=sw * q * q, sww=sw,
-                       sll=zeros, snum=zeros, sden=zeros, lo=lo[rep], hi=hi[rep])
+                       swwv=zeros, sll=zeros, snum=zeros, sden=zeros, lo=lo[rep], hi=hi[rep])
     return atoms, q  # q: the group's score, the same float for both labels (swp / sw can differ by an ulp)
 
 

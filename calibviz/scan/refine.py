@@ -70,6 +70,7 @@ class Atoms:
     swp: np.ndarray
     swpp: np.ndarray
     sww: np.ndarray
+    swwv: np.ndarray
     sll: np.ndarray
     snum: np.ndarray
     sden: np.ndarray
@@ -99,7 +100,8 @@ def atoms_of(fine: pd.DataFrame, exact: pd.DataFrame | None) -> Atoms:
     col = {c: v[order] for c, v in col.items()}
     return Atoms(bucket=col["_b"].astype(np.int64), value=col["_p"].astype(f), y=col["_y"].astype(np.int64),
                  n=col["n"].astype(np.int64), sw=col["sw"].astype(f), swp=col["swp"].astype(f),
-                 swpp=col["swpp"].astype(f), sww=col["sww"].astype(f), sll=col["sll"].astype(f),
+                 swpp=col["swpp"].astype(f), sww=col["sww"].astype(f), swwv=col["swwv"].astype(f),
+                 sll=col["sll"].astype(f),
                  snum=col["snum"].astype(f), sden=col["sden"].astype(f), lo=col["pmin"].astype(f),
                  hi=col["pmax"].astype(f))
 
