@@ -789,3 +789,15 @@ def test_median_variance_resample_refit_snaps_cuts_to_a_bucket_end():
     got = refine.refit_blocks(whole, MedianVariance(500, 2), False)[2].count
     want = MedianVariance(500, 2).fit(p).counts
     assert got.shape == want.shape == (2,) and 0 < abs(int(got[0]) - int(want[0])) <= biggest
+
+
+def test_intervals_do_not_depend_on_the_reference_drawn_before_them():
+    """A Generator as random_state is split into a reference stream and a bootstrap stream (review finding: the
+    references had consumed it first, so the intervals changed with n_reference)."""
+    rng = np.random.default_rng(9)
+    p = rng.beta(2, 5, 5000)
+    df = pd.DataFrame({"y": (rng.uniform(size=p.size) < p).astype(int), "p": p})
+    a = cv.scan(df).metrics(["ece", "brier"], n_resamples=50, random_state=np.random.default_rng(1))
+    b = cv.scan(df).metrics(["ece", "brier"], n_resamples=50, n_reference=50, random_state=np.random.default_rng(1))
+    np.testing.assert_array_equal(a[["low", "high"]].to_numpy(), b[["low", "high"]].to_numpy())
+    assert np.isfinite(b.loc[0, "p_value"])  # ECE has a reference; Brier reads none

@@ -580,6 +580,9 @@ class Scan:
             (:mod:`calibviz.scan.reference`; weighted scans: the positives'
             weight drawn with the exact mean, :func:`~calibviz.scan.reference.weighted_positives`).
         random_state : None, int or numpy.random.Generator
+            A Generator is split into two independent streams, one for the
+            reference and one for the bootstrap, so that the intervals do not
+            depend on whether a reference was drawn first (an int seeds both).
         n_resamples : int, default 0
             Bootstrap resamples of the intervals (0: none, as ``n_reference``;
             the panel's usual number is 200). A Poisson bootstrap of the
@@ -617,6 +620,8 @@ class Scan:
         from .reference import REFERENCE_METRICS, reference, top_label_reference
 
         config = PanelConfig() if config is None else config
+        reference_state, bootstrap_state = (random_state.spawn(2) if isinstance(random_state, np.random.Generator)
+                                            else (random_state, random_state))
         default, registry = ((DEFAULT_BINARY_METRICS, BINARY_METRICS) if self.is_binary
                              else (DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS))
         keys = list(default if metrics is None else ([metrics] if isinstance(metrics, str) else metrics))
@@ -647,7 +652,7 @@ class Scan:
                 reading = spec.reading(value, {"p_value": p_value})
                 if n_reference:
                     null_mean, null_low, null_high, p_value = top_label_reference(self, spec.key, config, n_reference,
-                                                                                  random_state, 0.95)
+                                                                                  reference_state, 0.95)
                     if np.isfinite(p_value):
                         reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha)
             elif spec.key in available:
@@ -664,7 +669,7 @@ class Scan:
                 ref_key = "ece" if spec.key == "confidence_ece" else spec.key
                 if n_reference and ref_key in REFERENCE_METRICS and (self.is_binary or ref_key == "ece"):
                     null_mean, null_low, null_high, p_value = reference(self, ref_key, config, n_reference,
-                                                                        random_state, 0.95)
+                                                                        reference_state, 0.95)
                     reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha)
             else:
                 value, p_value = nan, nan
@@ -678,7 +683,7 @@ class Scan:
         if n_resamples:  # Poisson bootstrap of the bucket table (calibviz.scan.resample)
             from .resample import fill_intervals
 
-            rows = fill_intervals(self, rows, specs, config, n_resamples, confidence, random_state, progress)
+            rows = fill_intervals(self, rows, specs, config, n_resamples, confidence, bootstrap_state, progress)
         out = pd.DataFrame(rows)
         out.attrs.update(config=config, n_resamples=int(n_resamples), confidence=confidence, random_state=random_state,
                          n_reference=n_reference,

@@ -301,7 +301,7 @@ def _tce_null(scan, scheme, alpha: float, test: str, n_resamples: int, rng) -> t
     on the redrawn atoms, as the in-memory reference refits them on redrawn rows) and tests every group at its
     mean score: exact for a group of one score; for a whole bucket of several scores (2^-16 wide) the
     decision of its rows is taken at their mean, as their labels are (the in-memory reference tests each row).
-    About 0.1 s per redraw at 2^16 buckets (a Python stack loop of PAVA-BC), whatever the rows.
+    0.07-0.1 s per redraw at 2^16 buckets (a Python stack loop of PAVA-BC), whatever the rows.
     """
     statistic = float(scan.tce(scheme, alpha, test))
     atoms = scan._atoms_for([scheme])

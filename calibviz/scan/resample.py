@@ -296,7 +296,7 @@ def _top_label_distributions(scan, keys, config, n_resamples: int, random_state=
     sum_l |S_true - S_pred| / sum_l W, as on the data.
     """
     scheme = config.scheme()
-    if _ref.scheme_kind(scheme) in ("pavabc", "pava"):  # per-resample block fits of K views: not affordable
+    if _ref.scheme_kind(scheme) in ("pavabc", "pava", "median_variance"):  # per-resample refits of K views: too slow
         return {}
     weighted = scan._roles.weight is not None
     n_bins = scheme.n_bins if isinstance(scheme, EqualMass) else None
@@ -535,8 +535,8 @@ def scan_intervals(scan, keys, values: dict, config, n_resamples: int, confidenc
 
 #: Why a scan's metric has no bootstrap interval (shown in its note).
 _NO_INTERVAL = {
-    "top_label_ece": "No bootstrap interval for top-label metrics with PAVA or PAVA-BC bins on a scan (a block fit "
-                     "per class view and resample); choose uniform or equal-mass bins for one.",
+    "top_label_ece": "No bootstrap interval for top-label metrics with PAVA, PAVA-BC or median-variance bins on a "
+                     "scan (a refit per class view and resample); choose uniform or equal-mass bins for one.",
     None: "No bootstrap interval for this metric on a scan yet; load the data with cv.load_predictions for it.",
 }
 

@@ -65,7 +65,7 @@ def _view(scan):
 
 def _redraws(key: str) -> int:
     """Label redraws of a metric's calibrated-model reference on an opened file: TCE refits PAVA-BC on every
-    redraw (~0.09 s at 2^16 buckets), so it takes the in-memory pages' large-data number."""
+    redraw (0.07-0.1 s at 2^16 buckets), so it takes the in-memory pages' large-data number."""
     return REFERENCE_RESAMPLES_LARGE if key == "tce" else REFERENCE_RESAMPLES
 
 
