@@ -595,8 +595,10 @@ def test_weighted_reference_variance_is_exact_for_scores_near_zero():
 
 def test_weighted_reference_agrees_with_per_row_draws_and_keeps_its_size():
     """Weighted scans against metric_panel's per-row weighted redraws (an independent draw of the same null):
-    calibrated logs are not flagged (20 logs, level 5%), the p-values agree within Monte Carlo error, and a
-    miscalibrated log is flagged. Full size: benchmarks/bench_scan_reference.py."""
+    a smoke check that calibrated logs are rarely flagged (20 logs, three metrics), that the p-values agree
+    within Monte Carlo error and that a miscalibrated log is flagged. It cannot tell a size of 5% from 10%: the
+    null's per-bin mean and variance are tested exactly above, and the size is measured at full replication by
+    benchmarks/bench_scan_reference.py (table in benchmarks/README.md)."""
     from calibviz.panel import metric_panel
 
     keys = ["ece", "ace", "mce"]
@@ -611,7 +613,7 @@ def test_weighted_reference_agrees_with_per_row_draws_and_keeps_its_size():
         if r < 4:
             want = metric_panel(y, p, metrics=keys, sample_weight=w, n_resamples=0, n_reference=100, random_state=r)
             diffs += list(got["p_value"] - want["p_value"])
-    assert flagged <= 6  # 60 tests at level 5%: 3 expected, P(Binomial(60, 0.05) > 6) = 0.03
+    assert flagged <= 6  # 60 correlated tests (three metrics of 20 logs) at level 5%: 3 expected
     assert np.mean(np.abs(diffs)) < 0.1, diffs  # two independent 100-redraw p-values: |difference| ~0.04
     rng = np.random.default_rng(7)
     p = rng.beta(2, 5, 20_000)
