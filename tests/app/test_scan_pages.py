@@ -257,3 +257,17 @@ def test_a_refused_path_keeps_the_file_being_analysed(files):
     assert_clean(at)
     assert "cv_scan_active" not in at.session_state
     assert any(c.value.startswith("**Data:**") and "fresh" in c.value for c in at.sidebar.caption)
+
+
+def test_median_variance_bins_on_an_opened_file(files):
+    """Median-variance splits (the sidebar's 'Median-variance splits') on an opened file: the Reliability page
+    draws the scan's bins, which are the in-memory bins of the same rows."""
+    at = _opened(files / "two_models.parquet", "pages/1_Reliability.py", scheme="median_variance",
+                 metrics=("ece", "brier"))
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    df = pd.read_parquet(files / "two_models.parquet").query("model == 'raw'")
+    want = cv.reliability_table(df.y, df.p, binning="median_variance", test=None)
+    bars = [t for f in figures(at) for t in f["data"] if t.get("type") == "bar" or t.get("mode") == "markers"]
+    assert bars, "no diagram"
+    assert any(len(t.get("x") or []) == len(want) for t in bars), (len(want), [len(t.get("x") or []) for t in bars])
