@@ -22,7 +22,10 @@ aggregate and every CASE evaluated per row shows (an extra plain sum costs
 of the score (one CASE each) and the sums the hand query has (about 1.1x the
 hand query); an unweighted one-column binary view first runs the hand query
 itself, without the CASEs (:func:`_plain_fine_table`, 1.0x), whose groups
-show any bad row, and falls back to the validating pass only then.
+show any bad row, and falls back to the validating pass only then. A
+weighted view sums w, w p, w p^2, w^2 and w^2 p (1 - p) (the last for the
+exact variance of the calibrated-model reference's weighted draw,
+:func:`calibviz.scan.reference.positive_weight`; one more sum per row).
 Spiegelhalter's sums and the log loss are derived from the bucket moments
 afterwards, except the log loss of confident mistakes (the outcome given less
 than 1/64), which a pass filtered on the raw label and score sums per row
