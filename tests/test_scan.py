@@ -766,7 +766,8 @@ def test_median_variance_on_a_scan_refuses_weights_and_too_many_exact_rows(monke
     with pytest.raises(cv.InputError, match="weighted scan does not sum"):
         cv.scan(df, weight="weight").reliability_table(binning="median_variance")
     monkeypatch.setattr(refine, "MEDIAN_VARIANCE_ROWS", 1_000)
-    with pytest.raises(cv.InputError, match=r"give max_bins \(e.g. MedianVariance\(min_size=10, max_bins=64\)\)"):
+    with pytest.raises(cv.InputError, match=r"give max_bins or a larger min_size \(in Python: "
+                                            r"MedianVariance\(min_size=10, max_bins=64\)\), choose another binning"):
         cv.scan(df.drop(columns="weight")).reliability_table(binning="median_variance")
     # a few bins stay within the limit
     cv.scan(df.drop(columns="weight")).reliability_table(binning=MedianVariance(10, 4))

@@ -306,8 +306,9 @@ def median_variance_bins(scheme: MedianVariance, atoms: Atoms, weighted: bool, *
             raise InputError(
                 f"median-variance splits (min_size={scheme.min_size}, max_bins={scheme.max_bins}) of {N:,} rows cut "
                 f"inside score buckets holding {rows:,} rows, more than a scan fetches exactly "
-                f"({MEDIAN_VARIANCE_ROWS:,}); give max_bins (e.g. MedianVariance(min_size={scheme.min_size}, "
-                "max_bins=64)) or a larger min_size, or load the data with cv.load_predictions.")
+                f"({MEDIAN_VARIANCE_ROWS:,}); give max_bins or a larger min_size (in Python: "
+                f"MedianVariance(min_size={scheme.min_size}, max_bins=64)), choose another binning, or analyse the "
+                "data in memory (cv.load_predictions; the command line without --engine).")
         raise Refine(atoms.bucket[starts[groups]])
     edges, group_bin = _blocks(np.asarray(sizes, np.int64), counts, lo, hi)
     return edges, group_bin[group_of_atom], np.asarray(sizes, np.int64), f"median_variance({scheme.min_size})"
