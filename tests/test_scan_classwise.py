@@ -159,3 +159,37 @@ def test_coverage_of_a_miscalibrated_model():
         t = cv.scan(_frame(y, P)).metrics(["classwise_ece"], n_resamples=200, random_state=r).iloc[0]
         hits += t["low"] <= truth <= t["high"]
     assert hits >= 33, hits
+
+
+# -- the calibrated-model reference ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("K, n", [(3, 20_000), (10, 20_000)])
+def test_reference_agrees_with_the_per_row_reference(K, n):
+    """Labels redrawn per cell tuple against consistency_test's per-row Categorical(P_i) redraws of the same rows
+    (an independent implementation): the same null mean, range and p-value within Monte Carlo error, on a
+    calibrated model (power 1: y ~ P)."""
+    from calibviz.metrics import consistency_test
+
+    y, P, _, _ = _model(n, K, seed=40 + K, power=1.0)
+    got = cw.classwise_reference(cw.cell_table(cv.scan(_frame(y, P)), "uniform"), 1000, 0)
+    want = consistency_test(y, P, metric="classwise_ece", n_resamples=1000, random_state=1)
+    spread = want.null_high - want.null_low
+    assert got[0] == pytest.approx(want.null_mean, abs=0.03 * spread)
+    assert got[1] == pytest.approx(want.null_low, abs=0.1 * spread)
+    assert got[2] == pytest.approx(want.null_high, abs=0.1 * spread)
+    assert got[3] == pytest.approx(want.p_value, abs=0.05)  # two independent 1000-redraw p-values
+    assert got[3] > 0.05
+
+
+def test_reference_flags_a_miscalibrated_model_and_reads_in_the_panel():
+    y, P, w, _ = _model(20_000, 4, seed=7, power=1.4)  # overconfident
+    s = cv.scan(_frame(y, P))
+    row = s.metrics(["classwise_ece"], n_reference=200, random_state=0).set_index("metric").loc["classwise_ece"]
+    assert row["p_value"] < 0.01 and row["verdict"] == "evidence of miscalibration"
+    assert "A perfectly calibrated model with these predictions would show" in row["reading"]
+    assert row["null_low"] < row["null_high"] < row["value"]
+    # weighted scans: no reference (their per-row weighted draw needs the rows), and the reading says nothing of one
+    sw = cv.scan(_frame(y, P, np.random.default_rng(8).gamma(2.0, 1.0, y.size)), weight="w")
+    roww = sw.metrics(["classwise_ece"], n_reference=50, random_state=0).set_index("metric").loc["classwise_ece"]
+    assert np.isnan(roww["p_value"]) and "perfectly calibrated" not in roww["reading"]

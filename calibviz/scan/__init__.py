@@ -576,7 +576,9 @@ class Scan:
         n_reference : int, default 0
             Label redraws of the calibrated-model reference of the binned
             metrics (ECE, MCE, RMSCE, ACE, Brier reliability) and TCE of binary
-            scans: binomial draws per bucket on the driver, no pass over the rows
+            scans, and of the confidence, top-label and (unweighted, fixed bins)
+            class-wise ECE of multiclass scans (:func:`calibviz.scan.classwise.classwise_reference`,
+            one more pass): binomial draws per bucket on the driver, no pass over the rows
             (:mod:`calibviz.scan.reference`; weighted scans: the positives'
             weight drawn with the exact mean, :func:`~calibviz.scan.reference.weighted_positives`).
         random_state : None, int or numpy.random.Generator
@@ -647,6 +649,16 @@ class Scan:
                 value = float(np.mean([self.class_view(c).metric("ece", config)[0] for c in self._roles.classes]))
                 p_value = nan
                 reading = spec.reading(value, {"p_value": p_value})
+                if n_reference and self._roles.weight is None:  # labels redrawn per cell tuple (one more pass)
+                    from .classwise import NoInterval, cell_table, classwise_reference
+
+                    try:
+                        null_mean, null_low, null_high, p_value = classwise_reference(
+                            cell_table(self, config.scheme()), n_reference, reference_state)
+                    except NoInterval:  # bins without fixed edges, or too many tuples: no reference, as no interval
+                        pass
+                    if np.isfinite(p_value):
+                        reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha)
             elif spec.key in ("top_label_ece", "top_label_mce") and spec.key in available:  # K passes
                 value, p_value = self._top_label(config)[spec.key], nan
                 reading = spec.reading(value, {"p_value": p_value})

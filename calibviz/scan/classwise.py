@@ -1,4 +1,5 @@
-"""Bootstrap intervals of class-wise ECE on a multiclass scan: a joint Poisson bootstrap of cell tuples.
+"""Bootstrap intervals and the calibrated-model reference of class-wise ECE on a multiclass scan, from one table of
+cell tuples (a joint Poisson bootstrap; joint label redraws, :func:`classwise_reference`).
 
 Class-wise ECE (:func:`calibviz.metrics.classwise_ece`) is the mean over the
 K classes of the one-vs-rest ECE of ``P_k`` against ``1{label = k}``. The
@@ -412,6 +413,65 @@ def classwise_distribution(table: CellTable, n_resamples: int, random_state=None
         out[done:done + m] = ece_from_sums(table.cell_sums(d["sw"], dev))
         done += m
     return out
+
+
+def classwise_reference(table: CellTable, n_resamples: int, random_state=None, level: float = 0.95):
+    """(null_mean, null_low, null_high, p_value) of class-wise ECE against a calibrated model with these predictions.
+
+    The in-memory reference (:func:`calibviz.metrics.consistency_test`,
+    ``metric="classwise_ece"``) redraws every row's label from its predicted
+    distribution, ``y* ~ Categorical(P_i)``, and recomputes class-wise ECE on
+    the same bins. A scan has per cell tuple the rows and their sums of
+    ``P_k``; each tuple redraws its labels jointly, ``Multinomial(n_g, mean
+    P_g)`` (a group of one row: its own ``Categorical(P_i)``, exactly), and
+    the redrawn positives of class k fall in class k's cell of the tuple.
+    Labels of one row stay exclusive across classes, as in memory. Within a
+    tuple the rows' ``P_k`` differ by at most a bin width; the multinomial
+    then overstates each class's variance of positives by
+    ``sum_i (P_ik - mean)^2`` (as :func:`~calibviz.metrics.consistency_test`'s
+    binomial buckets do, with wider buckets here): the null is at most
+    slightly wider, so p-values err towards no alarm (measured against the
+    per-row reference in tests/test_scan_classwise.py). Unweighted scans;
+    weighted ones get NaNs (their exact per-row weighted draw needs the rows).
+    Reduced by the same :func:`~calibviz.metrics.intervals.ece_from_sums` as
+    the intervals; read as :func:`calibviz.scan.reference.reference` reads its
+    null values.
+    """
+    from scipy import sparse
+
+    from .reference import _summary
+
+    nan = float("nan")
+    if table.weighted or not n_resamples:
+        return nan, nan, nan, nan
+    rng = np.random.default_rng(random_state)
+    G, K, cells = table.n_groups, table.n_classes, table.cells
+    base = table.cell_sums(table.sw[None, :])  # (1, 3, cells): weights and predicted sums stay; positives redrawn
+    mean = np.clip(table.swp / table.sw[:, None], 0.0, 1.0)
+    mean /= mean.sum(axis=1, keepdims=True)
+    n = np.rint(table.n).astype(np.int64)
+    one, many = np.flatnonzero(n == 1), np.flatnonzero(n > 1)
+    cum = np.cumsum(mean[one], axis=1)
+    cum[:, -1] = 1.0
+    # (cells, G K): the redrawn count of class k in group g adds to the cell of class k's bin in g
+    to_cells = sparse.csr_matrix((np.ones(G * K), (table.cell_of().ravel(), np.arange(G * K))), shape=(cells, G * K))
+    null = np.empty(int(n_resamples))
+    chunk = max(1, min(int(n_resamples), _CHUNK_ELEMENTS // max(G * K, 1)))
+    done = 0
+    while done < n_resamples:
+        m = min(chunk, int(n_resamples) - done)
+        counts = np.zeros((m, G, K))
+        if one.size:  # Categorical(P_i) by inversion: the class whose cumulative probability first exceeds u
+            u = rng.random((m, one.size, 1))
+            label = np.minimum((u >= cum[None, :, :]).sum(axis=2), K - 1)
+            counts[:, one, :] = (label[:, :, None] == np.arange(K)).astype(np.float64)
+        if many.size:
+            counts[:, many, :] = rng.multinomial(n[many], mean[many], size=(m, many.size))
+        sums = np.repeat(base, m, axis=0)
+        sums[:, 1] = (to_cells @ counts.reshape(m, G * K).T).T
+        null[done:done + m] = ece_from_sums(sums)
+        done += m
+    return _summary(table.value(), null, level)
 
 
 def no_interval_reason(scan, config) -> str:

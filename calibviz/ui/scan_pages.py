@@ -146,8 +146,9 @@ def _interval_caption(panel: pd.DataFrame, multiclass: bool, weighted: bool = Fa
         ref = "The calibrated-model reference was turned off (0 redraws)."
     elif multiclass:
         ref = (f"Calibrated-model reference: {n_ref} redraws per score bucket of whether the predicted class is "
-               "right (confidence ECE, top-label ECE and MCE; per predicted class for the top-label ones); none yet "
-               "for class-wise ECE, whose one-vs-rest views share every row and would need a joint draw.")
+               "right (confidence ECE, top-label ECE and MCE; per predicted class for the top-label ones); "
+               "class-wise ECE redraws the labels jointly per tuple of bins of every class (one more pass; none on "
+               "weighted files or with bins of no fixed edges).")
     else:
         ref = (f"Calibrated-model reference: {n_ref} redraws of the labels per score bucket (ECE, ACE, MCE, RMSCE, "
                "Brier reliability; TCE with its own, fewer redraws)."

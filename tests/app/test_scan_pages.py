@@ -184,8 +184,9 @@ def test_multiclass_page_and_views_of_a_multiclass_file(files):
     assert at.dataframe[1].value["label"].tolist() == ranking["label"].tolist()
     np.testing.assert_allclose(at.dataframe[1].value["value"], ranking["value"], rtol=1e-12)
     assert len(small["layout"]["annotations"]) >= 3
-    # the calibrated-model reference: confidence and top-label metrics have one, class-wise ECE not (yet)
-    assert "none yet for class-wise ECE" in " ".join(c.value for c in at.caption)
+    # the calibrated-model reference: confidence, top-label and class-wise metrics have one
+    assert "class-wise ECE redraws the labels jointly per tuple" in " ".join(c.value for c in at.caption)
+    assert np.isfinite(panel.loc[panel["metric"] == "classwise_ece", "value"]).all()
     busiest = int(want.loc[want["deviation"].idxmax(), "bin"])  # the zoom opens the bin of the largest deviation
     assert at.selectbox(key="w_zoom_bin").value == busiest
     assert json_numbers(zoom) >= set(np.round(T.bin_zoom(scan, busiest, Uniform(15))["accuracy"], 6))
