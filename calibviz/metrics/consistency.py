@@ -260,23 +260,34 @@ def _bucket_groups(plan: _Plan):
 
     Returns (size, mean score, cells holding groups, start of each such cell's groups).
     """
+    bucket = np.minimum(plan.q * _BUCKETS, _BUCKETS - 1).astype(np.int64)
+    _, gcell, size, mean, starts = cell_bucket_groups(plan.cell, bucket, plan.base.count.shape[0], score=plan.q)
+    return size, mean, gcell[starts], starts
+
+
+def cell_bucket_groups(cell, bucket, n_cells: int, *, score, count=None, weight=None):
+    """Groups of items sharing a cell and a score bucket of width 1/_BUCKETS, in the order of cell * H + bucket.
+
+    The groups of the binomial buckets: items are rows (``count`` None: one row each, ``score`` their scores)
+    or a scan's atoms (:mod:`calibviz.scan.reference`: ``count`` their rows, ``score`` their sums of w p,
+    ``weight`` their sums of w, so that the mean is the weighted mean). Sums run in item order (bincount), so
+    rows and the atoms holding them give the same groups. Returns (group of each item, cell of each group,
+    rows per group, mean score per group, start of each cell's groups); groups of one cell are consecutive.
+    """
     H = _BUCKETS
-    n_cells = plan.base.count.shape[0]
-    bucket = np.minimum(plan.q * H, H - 1).astype(np.int64)
-    key = plan.cell.astype(np.int64) * H + bucket
+    key = np.asarray(cell).astype(np.int64) * H + bucket
     if n_cells * H <= _BLOCK:
-        size = np.bincount(key, minlength=n_cells * H)
-        g = np.flatnonzero(size)
-        total = np.bincount(key, weights=plan.q, minlength=n_cells * H)[g]
-        size = size[g]
+        g = np.flatnonzero(np.bincount(key, minlength=n_cells * H))
+        inverse = np.searchsorted(g, key)
     else:
         g, inverse = np.unique(key, return_inverse=True)
-        size = np.bincount(inverse.reshape(-1))
-        total = np.bincount(inverse.reshape(-1), weights=plan.q)
-    mean = np.clip(total / size, 0.0, 1.0)
-    gcell = g // H  # non-decreasing: groups of one cell are consecutive
+        inverse = inverse.reshape(-1)
+    size = np.bincount(inverse) if count is None else np.rint(np.bincount(inverse, weights=count)).astype(np.int64)
+    total = np.bincount(inverse, weights=score)
+    mean = np.clip(total / (size if weight is None else np.bincount(inverse, weights=weight)), 0.0, 1.0)
+    gcell = g // H
     starts = np.flatnonzero(np.r_[True, gcell[1:] != gcell[:-1]])
-    return size, mean, gcell[starts], starts
+    return inverse, gcell, size, mean, starts
 
 
 def _null_fixed(plan: _Plan, n_resamples: int, rng: np.random.Generator, buckets) -> np.ndarray:

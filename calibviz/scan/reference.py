@@ -53,7 +53,7 @@ import numpy as np
 
 from ..binning import PAVABC, EqualMass
 from ..metrics.binned import _decomposition, _norm_of_gaps
-from ..metrics.consistency import _BUCKETS, _TIE_RTOL, _Plan, _null_statistics
+from ..metrics.consistency import _BUCKETS, _TIE_RTOL, _Plan, _null_statistics, cell_bucket_groups
 from . import refine as _ref
 from .aggregate import FINE_BUCKETS
 
@@ -115,24 +115,18 @@ def _redrawn_cells(scan, scheme, n_resamples: int, random_state):
         return scan._reference_draws[key]
     atoms = scan._atoms_for([scheme])  # refined as these bins need, whatever other results refined
     _, index, stats, _ = scan._bins(scheme, atoms)
-    # consistency_test's groups: rows of one bin and one score bucket 2^-12 wide (16 fine buckets nest in it),
-    # in the order of key = bin * 2^12 + bucket, so a seed draws what it draws there
-    group = index * _BUCKETS + atoms.bucket // (FINE_BUCKETS // _BUCKETS)
-    order = np.argsort(group, kind="stable")
-    group = group[order]
-    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-    size = np.add.reduceat(atoms.n[order], starts)
-    weight = np.add.reduceat(atoms.sw[order], starts)
-    mean = np.clip(np.add.reduceat(atoms.swp[order], starts) / weight, 0.0, 1.0)  # weighted: the weighted mean
-    cell = group[starts] // _BUCKETS
-    first = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]])
+    # consistency_test's groups (the same code): rows of one bin and one score bucket 2^-12 wide (16 fine buckets
+    # nest in it), in the order of key = bin * 2^12 + bucket, so a seed draws what it draws there
+    group, cell, size, mean, first = cell_bucket_groups(index, atoms.bucket // (FINE_BUCKETS // _BUCKETS),
+                                                        stats.count.shape[0], count=atoms.n, score=atoms.swp,
+                                                        weight=atoms.sw)  # weighted: the weighted mean
     rng = np.random.default_rng(list(random_state) if isinstance(random_state, tuple) else random_state)
     if scan._roles.weight is None:
         # moments always drawn (the Brier reliability needs sum p y*; they use no random numbers)
         plan = _Plan(cell=cell, q=mean, w=None, base=stats, reduce=None, moments=True)
         draws = list(_null_statistics(plan, n_resamples, rng, (size, mean, cell[first], first)))
     else:
-        sww, variance = np.add.reduceat(atoms.sww[order], starts), np.add.reduceat(atoms.swwv[order], starts)
+        weight, sww, variance = (np.bincount(group, weights=v) for v in (atoms.sw, atoms.sww, atoms.swwv))
         draws = _weighted_cell_statistics(stats, cell[first], first, size, weight, sww, variance, mean,
                                           n_resamples, rng)
     out = stats, draws
