@@ -887,14 +887,21 @@ def median_variance_sizes(N: int, min_size: int, max_bins: int | None, sums, cut
     ``cut_at(a, h)`` the position where the upper part of a bin starting at
     ``a`` begins when its median position is ``h`` (``h`` itself, or the start
     of the run of scores tied with the score at ``h``, at ``a`` the earliest).
-    The bin of largest unbiased variance is split first (ties: the lower bin).
+    The bin of largest unbiased variance is split first. Variances are
+    compared in units of 1e-9 of the scores' mean square and ties go to the
+    lower bin: the cancellation error of ``sum p^2 - (sum p)^2 / n``, which
+    differs between the rows' prefix sums and a scan's group sums (~1e-13 of
+    the mean square), then does not decide the order of equal bins.
     """
     m, max_bins = min_size, max_bins or N + 1
 
-    def var(a, b):  # unbiased variance of the sorted scores a:b
+    total = sums(0, N)[1] if N else 0.0
+    quantum = 1e-9 * total / N if total > 0 else 1.0
+
+    def var(a, b):  # unbiased variance of the sorted scores a:b in units of 1e-9 of their mean square (an integer)
         n = b - a
         s, ss = sums(a, b)
-        return max((ss - s * s / n) / (n - 1), 0.0)
+        return max(round((ss - s * s / n) / (n - 1) / quantum), 0)
 
     done = []
     if N < 2 * m or max_bins == 1:

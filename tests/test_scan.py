@@ -803,3 +803,42 @@ def test_intervals_do_not_depend_on_the_reference_drawn_before_them():
     b = cv.scan(df).metrics(["ece", "brier"], n_resamples=50, n_reference=50, random_state=np.random.default_rng(1))
     np.testing.assert_array_equal(a[["low", "high"]].to_numpy(), b[["low", "high"]].to_numpy())
     assert np.isfinite(b.loc[0, "p_value"])  # ECE has a reference; Brier reads none
+
+
+def test_median_variance_refusal_comes_before_the_split_loop_ends_and_ties_follow_position(monkeypatch):
+    """Review findings: (a) bins of a few rows on a large scan are refused as soon as the buckets to fetch pass
+    the limit, not after the whole split loop; (b) bins of tied variance split in the same order as in memory
+    (the scan's group sums and the rows' prefix sums round differently)."""
+    import time
+
+    from calibviz.scan import refine
+
+    rng = np.random.default_rng(3)
+    p = rng.uniform(size=400_000)
+    atoms = cv.scan(pd.DataFrame({"y": (rng.uniform(size=p.size) < p).astype(int), "p": p}))._atoms()
+    t = time.perf_counter()
+    with pytest.raises(refine.Refine):  # the whole loop: ~27,000 splits, every bucket needed
+        refine.median_variance_bins(MedianVariance(10), atoms, False)
+    whole = time.perf_counter() - t
+    monkeypatch.setattr(refine, "MEDIAN_VARIANCE_ROWS", 20_000)
+    t = time.perf_counter()
+    with pytest.raises(cv.InputError, match="more rows than a scan fetches exactly"):
+        refine.median_variance_bins(MedianVariance(10), atoms, False)
+    assert time.perf_counter() - t < 0.3 * whole, (whole, time.perf_counter() - t)
+    q = np.repeat(np.round(np.linspace(0.05, 0.95, 6), 6), 836)
+    y = (np.arange(q.size) % 3 == 0).astype(int)
+    got = cv.scan(pd.DataFrame({"y": y, "p": q})).reliability_table(binning=MedianVariance(10, 5), test=None)
+    np.testing.assert_array_equal(got["n"], MedianVariance(10, 5).fit(q).counts)
+
+
+def test_plain_first_pass_fetches_a_bounded_number_of_groups():
+    """Scores that are no probabilities (here x 1000) would make one group per row in the plain pass: it stops at
+    4 (2^16 + 1) groups and the validating pass names the rows."""
+    from calibviz.scan import aggregate
+
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"y": rng.integers(0, 2, 300_000), "p": rng.uniform(size=300_000) * 1000})
+    s = cv.scan(df)
+    assert aggregate._plain_fine_table(s._frame, s._roles) is None
+    with pytest.raises(cv.InputError, match="probabilities must lie in"):
+        s.metrics(["ece"])

@@ -576,11 +576,15 @@ class Scan:
         n_reference : int, default 0
             Label redraws of the calibrated-model reference of the binned
             metrics (ECE, MCE, RMSCE, ACE, Brier reliability) and TCE of binary
-            scans, and of the confidence, top-label and (unweighted, fixed bins)
-            class-wise ECE of multiclass scans (:func:`calibviz.scan.classwise.classwise_reference`,
-            one more pass): binomial draws per bucket on the driver, no pass over the rows
-            (:mod:`calibviz.scan.reference`; weighted scans: the positives'
-            weight drawn with the exact mean, :func:`~calibviz.scan.reference.weighted_positives`).
+            scans and of the confidence and top-label metrics of multiclass
+            scans: binomial draws per bucket on the driver, no pass over the
+            rows (:mod:`calibviz.scan.reference`; weighted scans: the
+            positives' weight drawn with the exact mean and variance,
+            :func:`~calibviz.scan.reference.positive_weight`, TCE's with the
+            coupled draw of :func:`~calibviz.scan.reference.weighted_positives`).
+            Class-wise ECE (unweighted, fixed bins) redraws labels per cell
+            tuple (:func:`calibviz.scan.classwise.classwise_reference`; one
+            more pass).
         random_state : None, int or numpy.random.Generator
             A Generator is split into two independent streams, one for the
             reference and one for the bootstrap, so that the intervals do not
@@ -649,14 +653,20 @@ class Scan:
                 value = float(np.mean([self.class_view(c).metric("ece", config)[0] for c in self._roles.classes]))
                 p_value = nan
                 reading = spec.reading(value, {"p_value": p_value})
-                if n_reference and self._roles.weight is None:  # labels redrawn per cell tuple (one more pass)
+                if n_reference and self._roles.weight is not None:
+                    note = ("No calibrated-model reference for class-wise ECE on a weighted scan: its per-row "
+                            "weighted label redraws need the rows; load the data with cv.load_predictions for one.")
+                elif n_reference:  # labels redrawn per cell tuple (one more pass)
                     from .classwise import NoInterval, cell_table, classwise_reference
 
                     try:
                         null_mean, null_low, null_high, p_value = classwise_reference(
                             cell_table(self, config.scheme()), n_reference, reference_state)
                     except NoInterval:  # bins without fixed edges, or too many tuples: no reference, as no interval
-                        pass
+                        note = ("No calibrated-model reference for class-wise ECE on this scan: it redraws the labels "
+                                "per tuple of bins of every class, which needs bins with fixed edges (uniform or "
+                                "custom) and at most 2^20 such tuples; choose uniform bins, or load the data with "
+                                "cv.load_predictions.")
                     if np.isfinite(p_value):
                         reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha)
             elif spec.key in ("top_label_ece", "top_label_mce") and spec.key in available:  # K passes

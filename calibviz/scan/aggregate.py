@@ -344,7 +344,12 @@ def _plain_fine_table(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame | None:
     p = _float(schema, roles.probs[0])
     agg = (frame.select(_k=(p * float(FINE_BUCKETS)).floor().cast(nw.Float64), _l=nw.col(roles.label), _p=p)
            .group_by("_k", "_l").agg(*_sums(False, "none")))
-    out = _native(agg)
+    # valid rows make at most (2^16 + 1 keys, -0.0 apart) x 2 labels groups; scores that are no probabilities or
+    # labels of many values could make one per row: fetch no more than that (the validating pass then names them)
+    limit = 4 * (FINE_BUCKETS + 1)
+    out = _native(agg.head(limit + 1))
+    if len(out) > limit:
+        return None
     key = out["_k"].to_numpy(np.float64, na_value=np.nan)
     sums = out[["swp", "swpp", "pmin", "pmax"]].to_numpy(np.float64, na_value=np.nan)
     seen, which = pd.factorize(out["_l"])  # a handful of label values; a missing label gets -1

@@ -264,7 +264,8 @@ def median_variance_bins(scheme: MedianVariance, atoms: Atoms, weighted: bool, *
     """
     if weighted:
         raise InputError("median-variance splits use the unweighted scores, which a weighted scan does not sum; "
-                         "choose another scheme, or load the data with cv.load_predictions.")
+                         "choose another binning, or analyse the data in memory (cv.load_predictions; the command "
+                         "line without --engine).")
     starts, counts = _groups(atoms)
     group_of_atom = np.repeat(np.arange(starts.shape[0]), np.diff(np.r_[starts, atoms.size]))
     N = int(counts.sum())
@@ -274,6 +275,9 @@ def median_variance_bins(scheme: MedianVariance, atoms: Atoms, weighted: bool, *
     c1 = np.r_[0.0, np.cumsum(np.add.reduceat(atoms.swp, starts))]
     c2 = np.r_[0.0, np.cumsum(np.add.reduceat(atoms.swpp, starts))]
     need = set()
+    # rows whose exact scores the refinement would fetch: refused as soon as they pass the limit (the split loop of
+    # bins of a few rows on 10^8 rows would otherwise run for minutes before saying so)
+    fetched = [int(atoms.n[atoms.exact].sum())]
 
     def group_of(x):
         return min(int(np.searchsorted(end, x, side="right")), starts.shape[0] - 1)
@@ -295,21 +299,21 @@ def median_variance_bins(scheme: MedianVariance, atoms: Atoms, weighted: bool, *
             return max(a, int(first[g]))
         if snap:
             return int(first[g]) if h - first[g] <= end[g] - h else int(end[g])
-        need.add(g)
+        if g not in need:
+            need.add(g)
+            fetched[0] += int(counts[g])
+            if fetched[0] > MEDIAN_VARIANCE_ROWS:
+                raise InputError(
+                    f"median-variance splits (min_size={scheme.min_size}, max_bins={scheme.max_bins}) of {N:,} rows cut "
+                    f"inside score buckets holding more rows than a scan fetches exactly ({MEDIAN_VARIANCE_ROWS:,}); "
+                    "give max_bins or a larger min_size (in Python: "
+                    f"MedianVariance(min_size={scheme.min_size}, max_bins=64)), choose another binning, or analyse the "
+                    "data in memory (cv.load_predictions; the command line without --engine).")
         return h
 
     sizes = median_variance_sizes(N, scheme.min_size, scheme.max_bins, sums, cut_at)
     if need:
-        groups = np.fromiter(need, np.int64)
-        rows = int(counts[groups].sum()) + int(atoms.n[atoms.exact].sum())
-        if rows > MEDIAN_VARIANCE_ROWS:
-            raise InputError(
-                f"median-variance splits (min_size={scheme.min_size}, max_bins={scheme.max_bins}) of {N:,} rows cut "
-                f"inside score buckets holding {rows:,} rows, more than a scan fetches exactly "
-                f"({MEDIAN_VARIANCE_ROWS:,}); give max_bins or a larger min_size (in Python: "
-                f"MedianVariance(min_size={scheme.min_size}, max_bins=64)), choose another binning, or analyse the "
-                "data in memory (cv.load_predictions; the command line without --engine).")
-        raise Refine(atoms.bucket[starts[groups]])
+        raise Refine(atoms.bucket[starts[np.fromiter(need, np.int64)]])
     edges, group_bin = _blocks(np.asarray(sizes, np.int64), counts, lo, hi)
     return edges, group_bin[group_of_atom], np.asarray(sizes, np.int64), f"median_variance({scheme.min_size})"
 
