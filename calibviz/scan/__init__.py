@@ -311,14 +311,8 @@ class Scan:
             edges, index = _ref.edge_bins(scheme, atoms)
             n_bins = edges.shape[0] - 1
             name = scheme._fit(np.array([0.0]), None, None).scheme
-        elif kind == "pavabc":
-            edges, index, _, name = _ref.pavabc_bins(scheme, atoms, self._roles.weight is not None)
-            n_bins = edges.shape[0] - 1
-        elif kind == "pava":
-            edges, index, _, name = _ref.pava_bins(atoms)
-            n_bins = edges.shape[0] - 1
-        elif kind == "median_variance":
-            edges, index, _, name = _ref.median_variance_bins(scheme, atoms, self._roles.weight is not None)
+        elif kind in ("pavabc", "pava", "median_variance"):
+            edges, index, _, name = _ref.block_bins(scheme, atoms, self._roles.weight is not None)
             n_bins = edges.shape[0] - 1
         else:
             edges, index, _ = _ref.equal_mass_bins(scheme, atoms)
@@ -657,7 +651,7 @@ class Scan:
                     note = ("No calibrated-model reference for class-wise ECE on a weighted scan: its per-row "
                             "weighted label redraws need the rows; load the data with cv.load_predictions for one.")
                 elif n_reference:  # labels redrawn per cell tuple (one more pass)
-                    from .classwise import NoInterval, cell_table, classwise_reference
+                    from .classwise import MAX_GROUPS, NoInterval, cell_table, classwise_reference
 
                     try:
                         null_mean, null_low, null_high, p_value = classwise_reference(
@@ -665,8 +659,8 @@ class Scan:
                     except NoInterval:  # bins without fixed edges, or too many tuples: no reference, as no interval
                         note = ("No calibrated-model reference for class-wise ECE on this scan: it redraws the labels "
                                 "per tuple of bins of every class, which needs bins with fixed edges (uniform or "
-                                "custom) and at most 2^20 such tuples; choose uniform bins, or load the data with "
-                                "cv.load_predictions.")
+                                f"custom) and at most {MAX_GROUPS:,} such tuples; choose uniform bins, or load the "
+                                "data with cv.load_predictions.")
                     if np.isfinite(p_value):
                         reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha)
             elif spec.key in ("top_label_ece", "top_label_mce") and spec.key in available:  # K passes

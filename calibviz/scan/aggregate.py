@@ -297,17 +297,23 @@ def log_loss_terms(y, b, sw, swp, swpp):
     return np.where(inside, out, np.nan)
 
 
+def _complete(out: pd.DataFrame) -> None:
+    """The sums an unweighted pass leaves out (weights are the counts), and the log loss of a binary view's
+    first pass, NaN until :func:`with_tail_losses` sums it."""
+    if "sw" not in out:
+        out["sw"] = out["n"].astype(np.float64)
+        out["sww"] = out["sw"]
+        out["swwv"] = out["swp"] - out["swpp"]
+    if "sll" not in out:
+        out["sll"] = np.nan
+
+
 def _collect(frame: nw.LazyFrame) -> pd.DataFrame:
     # Polars' streaming engine keeps memory bounded by the morsels, not the file (10^7 rows: 0.26 GB, 2.4 s
     # against 0.92 GB, 4.3 s for its in-memory engine); the other engines stream by themselves.
     kwargs = {"engine": "streaming"} if frame.implementation is nw.Implementation.POLARS else {}
     out = frame.collect(**kwargs).to_pandas()
-    if "sw" not in out:  # unweighted: weights are the counts
-        out["sw"] = out["n"].astype(np.float64)
-        out["sww"] = out["sw"]
-        out["swwv"] = out["swp"] - out["swpp"]
-    if "sll" not in out:  # summed by tail_losses (a binary view's first pass): NaN until then
-        out["sll"] = np.nan
+    _complete(out)
     out["_b"] = out["_b"].fillna(BAD_SCORE).astype(np.int64)
     return out
 
@@ -366,9 +372,7 @@ def _plain_fine_table(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame | None:
     if pd.Index(b * 4 + codes).has_duplicates:
         out = (out.groupby(["_b", "_y"], as_index=False, sort=False)
                .agg(n=("n", "sum"), swp=("swp", "sum"), swpp=("swpp", "sum"), pmin=("pmin", "min"), pmax=("pmax", "max")))
-    out["sw"] = out["sww"] = out["n"].astype(np.float64)
-    out["swwv"] = out["swp"] - out["swpp"]
-    out["sll"] = np.nan
+    _complete(out)
     return out
 
 

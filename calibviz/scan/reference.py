@@ -218,10 +218,9 @@ def positive_weight(weight, mean, variance, rng, size=None):
     f = np.clip(np.broadcast_to(mean, W.shape), 0.0, 1.0)
     v = np.broadcast_to(variance, W.shape) / np.where(W > 0, W * W, 1.0)
     spread = (v > 0) & (f > 0) & (f < 1)
-    out = W * f  # no spread: every row's score is 0 or 1, or the group weighs nothing
+    out = np.array(W * f, dtype=np.float64)  # no spread: every row's score is 0 or 1, or the group weighs nothing
     fs, vs = f[spread], v[spread]
     c = np.maximum(fs * (1.0 - fs) / vs - 1.0, 1e-9)
-    out = np.array(out, dtype=np.float64)
     out[spread] = W[spread] * rng.beta(np.maximum(fs * c, 1e-12), np.maximum((1.0 - fs) * c, 1e-12))
     return out
 

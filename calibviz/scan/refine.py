@@ -40,7 +40,8 @@ from ..summary import BinStatistics, rejections as _rejections
 from .aggregate import FINE_BUCKETS, SUMS
 
 __all__ = ["Atoms", "Refine", "atoms_of", "edge_bins", "equal_mass_bins", "pava_bins", "pavabc_bins", "bin_statistics", "rejected",
-           "refit_blocks", "redrawn_tce", "smece_residual_nodes", "top_label_values", "median_variance_bins"]
+           "refit_blocks", "redrawn_tce", "smece_residual_nodes", "top_label_values", "median_variance_bins",
+           "block_bins"]
 
 SCAN_SCHEMES = ("uniform", "equal_mass", "custom", "pava", "pavabc", "median_variance")
 
@@ -277,21 +278,22 @@ def median_variance_bins(scheme: MedianVariance, atoms: Atoms, weighted: bool, *
     need = set()
     # rows whose exact scores the refinement would fetch: refused as soon as they pass the limit (the split loop of
     # bins of a few rows on 10^8 rows would otherwise run for minutes before saying so)
-    fetched = [int(atoms.n[atoms.exact].sum())]
+    fetched = int(atoms.n[atoms.exact].sum())
 
     def group_of(x):
         return min(int(np.searchsorted(end, x, side="right")), starts.shape[0] - 1)
 
     def prefix(c, x):  # sum of the sorted scores before position x (in proportion to rows inside a group)
+        if x >= N:
+            return c[-1]
         g = group_of(x)
-        if x >= N or x == first[g]:
-            return c[g + 1] if x >= N else c[g]
-        return c[g] + (x - first[g]) / counts[g] * (c[g + 1] - c[g])
+        return c[g] + (x - first[g]) / counts[g] * (c[g + 1] - c[g])  # exactly c[g] at a group's start
 
     def sums(a, b):
         return prefix(c1, b) - prefix(c1, a), prefix(c2, b) - prefix(c2, a)
 
     def cut_at(a, h):
+        nonlocal fetched
         g = group_of(h)
         if h == first[g]:  # consecutive groups hold strictly increasing scores
             return h
@@ -301,8 +303,8 @@ def median_variance_bins(scheme: MedianVariance, atoms: Atoms, weighted: bool, *
             return int(first[g]) if h - first[g] <= end[g] - h else int(end[g])
         if g not in need:
             need.add(g)
-            fetched[0] += int(counts[g])
-            if fetched[0] > MEDIAN_VARIANCE_ROWS:
+            fetched += int(counts[g])
+            if fetched > MEDIAN_VARIANCE_ROWS:
                 raise InputError(
                     f"median-variance splits (min_size={scheme.min_size}, max_bins={scheme.max_bins}) of {N:,} rows cut "
                     f"inside score buckets holding more rows than a scan fetches exactly ({MEDIAN_VARIANCE_ROWS:,}); "
@@ -375,18 +377,23 @@ def rejected(atoms: Atoms, index: np.ndarray, stats: BinStatistics, *, alpha, te
     return n_rej, w_rej
 
 
+def block_bins(scheme, atoms: Atoms, weighted: bool, *, snap: bool = False):
+    """(edges, bin of each atom, rows per bin, name) of the schemes whose bins are blocks of the sorted atoms
+    fitted on them: PAVA, PAVA-BC, median-variance (``snap``: see :func:`median_variance_bins`)."""
+    kind = scheme_kind(scheme)
+    if kind == "pava":
+        return pava_bins(atoms)
+    if kind == "median_variance":
+        return median_variance_bins(scheme, atoms, weighted, snap=snap)
+    return pavabc_bins(scheme, atoms, weighted)
+
+
 def refit_blocks(atoms: Atoms, scheme, weighted: bool) -> tuple[Atoms, np.ndarray, BinStatistics]:
     """(atoms with rows, bin of each, BinStatistics) of PAVA-BC, PAVA or median-variance bins refitted on an atom
     table whose counts were redrawn (a bootstrap resample, a label redraw): atoms left without rows are no group."""
     keep = atoms.n > 0
     a = Atoms(**{f: getattr(atoms, f)[keep] for f in atoms.__dataclass_fields__})
-    kind = scheme_kind(scheme)
-    if kind == "pava":
-        _, index, _, _ = pava_bins(a)
-    elif kind == "median_variance":
-        _, index, _, _ = median_variance_bins(scheme, a, weighted, snap=True)
-    else:
-        _, index, _, _ = pavabc_bins(scheme, a, weighted)
+    _, index, _, _ = block_bins(scheme, a, weighted, snap=True)
     return a, index, bin_statistics(a, index, int(index.max()) + 1 if index.size else 1)
 
 
