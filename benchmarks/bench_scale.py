@@ -1,6 +1,7 @@
 """Benchmark: prediction logs larger than memory (cv.scan, issue #13).
 
 Run: nice -n 5 python benchmarks/bench_scale.py [--rows 10000000 100000000] [--spark] [--intervals 200] [--keep DIR]
+     python benchmarks/bench_scale.py --rows 10000000 100000000 --keep DIR --rounds 7   # the ratios alone
 
 Writes Parquet files of ``rows`` rows (p as float64, y, two features; a second
 file with p as float32) with DuckDB in a temporary directory, then times, each
@@ -20,6 +21,9 @@ in its own process (wall time, CPU time, peak RSS from ``/usr/bin/time``):
 * with ``--intervals B``: the binned and the default panel through ``--engine duckdb --ci B`` (bootstrap
   intervals from a Poisson bootstrap of the bucket sums, :mod:`calibviz.scan.resample`; no pass over the rows),
   with the time the intervals add to the same run without them.
+
+With ``--rounds R`` only the ratio to the hand queries is measured: R rounds alternating the sums-only query,
+the query with min and max, and the binned panel (one row per size: medians, ranges, per-round ratios).
 
 Values of every scan run are compared with the DuckDB run (and with the
 in-memory run where it ran). Prints a Markdown table; files are deleted at the end.
@@ -83,7 +87,7 @@ for _ in range(4):
     t = time.perf_counter(); con.sql(hand_sql, params=[sys.argv[1]]).to_arrow_table()
     runs["hand"].append(time.perf_counter() - t)
     t = time.perf_counter(); s = cv.scan(sys.argv[1]); t1 = time.perf_counter()
-    first = s._validate(aggregate.fine_table(s._frame, s._roles)); t2 = time.perf_counter()
+    first = s._validate(aggregate.fine_table(s._frame, s._roles)[0]); t2 = time.perf_counter()
     s._fine_cache = aggregate.with_tail_losses(first, s._frame, s._roles); t3 = time.perf_counter()
     s.metrics(keys); t4 = time.perf_counter()
     for k, v in zip(("open", "first", "tail", "metrics", "scan"), (t1 - t, t2 - t1, t3 - t2, t4 - t3, t4 - t)):
@@ -113,11 +117,34 @@ def _max_rel(a: dict, b: dict) -> float:
     return max((abs(a[k] - b[k]) / max(abs(b[k]), 1e-300) for k in keys), default=float("nan"))
 
 
+def _alternate(path: Path, n: int, rounds: int) -> None:
+    """The ratio of the binned panel to the hand queries, alternating the three commands (single runs on this VM
+    move by up to 2x; alternating rounds see the same machine state)."""
+    import statistics
+
+    runs = {"sums": [], "minmax": [], "scan": []}
+    for _ in range(rounds):
+        runs["sums"].append(_run([sys.executable, "-c", HAND_SUMS, str(path)]))
+        runs["minmax"].append(_run([sys.executable, "-c", HAND_MINMAX, str(path)]))
+        runs["scan"].append(_metrics(path, "--engine", "duckdb", "--metrics", BINNED))
+    wall = {k: [r["wall"] for r in v] for k, v in runs.items()}
+    med = {k: statistics.median(v) for k, v in wall.items()}
+    per_round = [s / h for s, h in zip(wall["scan"], wall["sums"])]
+    print(f"| {n:.0e} | {med['sums']:.2f} s ({min(wall['sums']):.2f}-{max(wall['sums']):.2f}) | "
+          f"{med['minmax']:.2f} s ({min(wall['minmax']):.2f}-{max(wall['minmax']):.2f}) | "
+          f"{med['scan']:.2f} s ({min(wall['scan']):.2f}-{max(wall['scan']):.2f}) | "
+          f"{med['scan'] / med['sums']:.2f}x (per round {min(per_round):.2f}-{max(per_round):.2f}) | "
+          f"{med['scan'] / med['minmax']:.2f}x | {max(r['rss'] for r in runs['scan']):.0f} MB |", flush=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, nargs="+", default=[10_000_000])
     ap.add_argument("--spark", action="store_true", help="also time --engine spark (local[2])")
     ap.add_argument("--keep", help="directory for the Parquet files (default: a temporary one, deleted)")
+    ap.add_argument("--rounds", type=int, default=0, metavar="R",
+                    help="only the ratio to the hand queries: R rounds alternating the two hand queries and the "
+                         "binned panel through `calibviz metrics --engine duckdb` (medians and per-round ratios)")
     ap.add_argument("--intervals", type=int, default=0, metavar="B",
                     help="also time the binned and the default panel with B bootstrap resamples (--ci B)")
     args = ap.parse_args(argv)
@@ -137,6 +164,13 @@ def main(argv=None) -> int:
         print(rows_out[-1], flush=True)
 
     try:
+        if args.rounds:
+            for n in args.rows:
+                f64 = tmp / f"preds_{n}.parquet"
+                if not f64.exists():
+                    _write(f64, n, False)
+                _alternate(f64, n, args.rounds)
+            return 0
         for n in args.rows:
             f64, f32 = tmp / f"preds_{n}.parquet", tmp / f"preds_{n}_f32.parquet"
             for path, single in ((f64, False), (f32, True)):

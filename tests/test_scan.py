@@ -696,20 +696,22 @@ def test_tail_log_loss_pass_with_text_labels_two_columns_and_models(engine):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_plain_first_pass_equals_the_validating_pass_and_steps_aside_for_bad_rows(tmp_path, engine):
+@pytest.mark.parametrize("ranges", [True, False])
+def test_plain_first_pass_equals_the_validating_pass_and_steps_aside_for_bad_rows(tmp_path, engine, ranges):
     """The unweighted binary first pass without per-row CASEs (aggregate._plain_fine_table) gives the validating
-    pass's table, p = 1 and -0.0 included, and returns None for every kind of bad row, so that the validating
-    pass counts and names them."""
+    pass's table, p = 1 and -0.0 included; without ranges, the bounds of each bucket hold its scores and the rows
+    of the last bucket (where p = 1 sits) come exactly. It returns None for every kind of bad row, a score just
+    above 1 (the bucket of p = 1) included, so that the validating pass counts and names them."""
     from calibviz.scan import aggregate
 
     df = _data(20_000, seed=3)
     df.loc[100:109, "p"] = -0.0
+    df.loc[200:209, "p"] = 1.0
     path = tmp_path / "ok.parquet"
     df.to_parquet(path)
     s = cv.scan(str(path), engine=engine)
-    cols = ["_b", "_y", "n", "sw", "swp", "swpp", "sww", "pmin", "pmax"]
-    plain = aggregate._plain_fine_table(s._frame, s._roles)
-    assert plain is not None
+    cols = ["_b", "_y", "n", "sw", "swp", "swpp", "sww"]
+    plain, top = aggregate._plain_fine_table(s._frame, s._roles, ranges)
     plain = aggregate._derive(plain, False)
     full = aggregate._validating_fine_table(s._frame, s._roles)
     key = ["_b", "_y"]
@@ -719,6 +721,16 @@ def test_plain_first_pass_equals_the_validating_pass_and_steps_aside_for_bad_row
                                rtol=1e-12, atol=0)
     np.testing.assert_allclose(plain[["snum", "sden", "sll"]], full[["snum", "sden", "sll"]], rtol=1e-12, atol=0)
     assert plain.loc[plain["_b"] == aggregate.FINE_BUCKETS - 1, "n"].sum() == (df.p >= 1 - 2.0 ** -16).sum()
+    if ranges:
+        np.testing.assert_array_equal(plain[["pmin", "pmax"]], full[["pmin", "pmax"]])
+        assert plain["ranged"].all() and top is None
+    else:
+        assert not plain["ranged"].any()
+        assert (plain["pmin"] <= full["pmin"]).all() and (full["pmax"] <= plain["pmax"]).all()
+        assert (np.floor(plain["pmax"] * aggregate.FINE_BUCKETS).clip(upper=aggregate.FINE_BUCKETS - 1)
+                == plain["_b"]).all()  # no wider than the bucket
+        last = df.p[df.p >= 1 - 2.0 ** -16]
+        assert sorted(top["_p"].unique()) == sorted(last.unique()) and top["n"].sum() == last.size
     bad = {"missing": df.p.where(df.index != 7), "nan": df.p.where(df.index != 7, np.nan),
            "inf": df.p.where(df.index != 7, np.inf), "above": df.p.where(df.index != 7, 1.0 + 1e-12),
            "below": df.p.where(df.index != 7, -1e-300), "label": None}
@@ -727,9 +739,57 @@ def test_plain_first_pass_equals_the_validating_pass_and_steps_aside_for_bad_row
         path = tmp_path / f"{name}.parquet"
         d.to_parquet(path)
         s = cv.scan(str(path), engine=engine)
-        assert aggregate._plain_fine_table(s._frame, s._roles) is None, name
+        assert aggregate._plain_fine_table(s._frame, s._roles, ranges) is None, name
         with pytest.raises(cv.InputError):
             s.metrics(["ece"])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_bins_read_exact_ranges_without_the_first_pass_summing_them(tmp_path, engine):
+    """Without per-bucket ranges in the first pass (the binned panel's), tables of bins whose edges are midpoints
+    of scores refine the buckets beside each edge, ties stay whole and the TCE note and reference get every
+    bucket's range from one more pass: the same tables and values as in memory, continuous and tied scores."""
+    from calibviz.binning import PAVABC
+
+    rng = np.random.default_rng(8)
+    n = 60_000
+    p = rng.beta(2, 5, n)
+    p[: n // 2] = np.round(p[: n // 2], 3)  # half the rows tied: buckets of one score
+    df = pd.DataFrame({"y": (rng.uniform(size=n) < p).astype(np.int64), "p": p})
+    path = tmp_path / "mixed.parquet"
+    df.to_parquet(path)
+    for scheme in (EqualMass(15), EqualMass(7), PAVABC(), "pava", Uniform(10)):
+        s = cv.scan(str(path), engine=engine)
+        s.metrics(["ece"])  # the binned panel's first pass: no ranges
+        assert not s._fine()["ranged"].all()
+        passes = []
+        original = s._atoms
+        s._atoms = lambda refine=None: (passes.append(1) if refine is not None and len(refine) else None,
+                                        original(refine))[1]
+        got = s.reliability_table(binning=scheme, test=None)
+        if isinstance(scheme, EqualMass):  # the cut buckets and their neighbours in one refining pass
+            assert len(passes) == 1 and not s._fine()["ranged"].all()
+        if not isinstance(scheme, PAVABC) and scheme != "pava":
+            want = cv.reliability_table(df.y, df.p, binning=scheme, test=None)
+            np.testing.assert_allclose(got["lower"], want["lower"], rtol=0, atol=0)
+            np.testing.assert_allclose(got["upper"], want["upper"], rtol=0, atol=0)
+            np.testing.assert_array_equal(got["n"], want["n"])
+        # edges are midpoints of the exact neighbouring scores whatever the bins: check them against the rows
+        inner = got["upper"].to_numpy()[:-1]
+        below = np.array([df.p[df.p < e].max() for e in inner])
+        above = np.array([df.p[df.p > e].min() for e in inner])
+        if not isinstance(scheme, Uniform):
+            np.testing.assert_array_equal(inner, 0.5 * (below + above))
+    tied = df.iloc[: n // 2]
+    tpath = tmp_path / "tied.parquet"
+    tied.to_parquet(tpath)
+    s = cv.scan(str(tpath), engine=engine)
+    s.metrics(["ece"])
+    assert not s._fine()["ranged"].all()
+    row = s.metrics(["tce"], n_reference=20, random_state=3)
+    assert s._fine()["ranged"].all()
+    assert row.loc[0, "note"] == ""  # every bucket holds one score: exact, no note
+    assert row.loc[0, "value"] == pytest.approx(cv.metrics.tce(tied.y, tied.p), rel=1e-12)
 
 
 @pytest.mark.parametrize("decimals", [None, 3])

@@ -71,6 +71,34 @@ def test_spark_dataframe_sql_and_bad_rows(spark, hive):
         bad.metrics(["ece"])
 
 
+def test_spark_plain_first_pass_steps_aside_for_bad_scores(spark, tmp_path):
+    """The plain first pass casts floor(p 2^16) to an integer key: under Spark's ANSI mode a NaN or infinite score
+    makes the cast fail, without it the key is cast but the sums are not finite. Either way the pass returns None
+    and the validating pass names the rows; on clean rows it is the validating pass's table."""
+    from calibviz.scan import aggregate
+
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"y": rng.integers(0, 2, 5_000), "p": rng.uniform(size=5_000)})
+    df.loc[:3, "p"] = [0.0, 1.0, -0.0, 0.5]
+    clean = tmp_path / "clean.parquet"
+    df.to_parquet(clean)
+    s = cv.scan(str(clean), engine="spark")
+    plain = aggregate._plain_fine_table(s._frame, s._roles, True)[0]
+    full = aggregate._validating_fine_table(s._frame, s._roles)
+    plain, full = (t.sort_values(["_b", "_y"]).reset_index(drop=True) for t in (plain, full))
+    np.testing.assert_array_equal(plain[["_b", "_y", "n"]].to_numpy(), full[["_b", "_y", "n"]].to_numpy())
+    np.testing.assert_allclose(plain[["swp", "swpp", "pmin", "pmax"]].to_numpy(np.float64),
+                               full[["swp", "swpp", "pmin", "pmax"]].to_numpy(np.float64), rtol=1e-12, atol=0)
+    for name, value in (("missing", None), ("nan", np.nan), ("inf", np.inf), ("-inf", -np.inf)):
+        path = tmp_path / f"{name}.parquet"
+        df.assign(p=df.p.where(df.index != 7, value)).to_parquet(path)
+        s = cv.scan(str(path), engine="spark")
+        assert aggregate._plain_fine_table(s._frame, s._roles) is None, name
+        assert aggregate._plain_fine_table(s._frame, s._roles, True) is None, name
+        with pytest.raises(cv.InputError, match="1 row"):
+            s.metrics(["ece"])
+
+
 def test_spark_multiclass_confidence_view(spark, tmp_path):
     from tests.test_scan import _multiclass
 

@@ -68,6 +68,8 @@ class Scan:
         self.mapping = mapping
         self.models = {name: self}
         self._fine_cache = None
+        #: whether the first pass sums every bucket's score range (see :meth:`_ensure_ranges`)
+        self._ranges_wanted = False
         self._exact_cache = None
         self._atoms_cache = None
         self._bins_cache = {}  # repr(scheme): (atoms, bins), valid while the atoms are those atoms
@@ -169,24 +171,54 @@ class Scan:
     def _fine(self) -> pd.DataFrame:
         """The validated bucket table (first pass, cached)."""
         if self._fine_cache is None:
-            valid = self._validate(_agg.fine_table(self._frame, self._roles))
+            table, exact = _agg.fine_table(self._frame, self._roles, ranges=self._ranges_wanted)
+            valid = self._validate(table)
             self._fine_cache = _agg.with_tail_losses(valid, self._frame, self._roles)
+            if exact is not None:  # rows the pass fetched exactly to check them: refined buckets from the start
+                self._add_exact(exact)
         return self._fine_cache
 
-    def _prepare(self, schemes) -> None:
-        """Refine, in as few passes as possible (usually one), every bucket that the bins of ``schemes`` need."""
+    def _ensure_ranges(self) -> None:
+        """Give every bucket its exact score range, for results that read ties in buckets never refined: the TCE
+        note and redraws, bootstrap refits.
+
+        The first pass of an unweighted binary view leaves the ranges out
+        unless asked (:func:`calibviz.scan.aggregate.fine_table`): binned
+        metrics and tables refine the few buckets whose range they read.
+        :meth:`metrics` asks for them when its results need them; otherwise
+        one more pass sums them here.
+        """
+        if self._fine_cache is None:
+            self._ranges_wanted = True
+        fine = self._fine()
+        if fine["ranged"].all():
+            return
+        got = _agg.bucket_ranges(self._frame, self._roles)
+        pos = pd.Index(got["_b"] * 2 + got["_y"]).get_indexer(fine["_b"] * 2 + fine["_y"])
+        if (pos < 0).any():
+            raise RuntimeError("calibviz bug: the range pass missed groups of the first pass; please report it.")
+        fine = fine.copy()
+        fine["pmin"], fine["pmax"] = got["pmin"].to_numpy()[pos], got["pmax"].to_numpy()[pos]
+        fine["ranged"] = True
+        self._fine_cache, self._atoms_cache = fine, None
+
+    def _prepare(self, schemes, *, edges: bool = False) -> None:
+        """Refine, in as few passes as possible (usually one), every bucket that the bins of ``schemes`` need
+        (``edges``: their exact edges too, see :meth:`_bins`)."""
+        if any(_ref.reads_ranges(scheme) for scheme in schemes):
+            self._ensure_ranges()
         for _ in range(_MAX_REFINE):
-            need = self._refine_needs(schemes, self._atoms())
+            need = self._refine_needs(schemes, self._atoms(), edges=edges)
             if not need:
                 return
             self._atoms(np.concatenate(need))
 
-    def _refine_needs(self, schemes, atoms) -> list:
+    def _refine_needs(self, schemes, atoms, *, edges: bool = False) -> list:
         """The buckets (one array per scheme) that the bins of ``schemes`` need refined on ``atoms``."""
         need = []
         for scheme in schemes:
             try:
-                self._bins(scheme, atoms)
+                self._bins(scheme, atoms, edges=edges)
             except _ref.Refine as r:
                 need.append(r.buckets)
         return need
@@ -265,14 +297,16 @@ class Scan:
             have = set() if self._exact_cache is None else set(self._exact_cache["_b"].unique())
             need = sorted(set(int(b) for b in refine) - have)
             if need:
-                part = _agg.exact_atoms(self._frame, self._roles, need)
-                part = part[(part["_y"] >= 0)]
-                self._exact_cache = part if self._exact_cache is None else pd.concat([self._exact_cache, part],
-                                                                                      ignore_index=True)
-                self._atoms_cache = None
+                self._add_exact(_agg.exact_atoms(self._frame, self._roles, need))
         if self._atoms_cache is None:
             self._atoms_cache = _ref.atoms_of(fine, self._exact_cache)
         return self._atoms_cache
+
+    def _add_exact(self, part: pd.DataFrame) -> None:
+        part = part[(part["_y"] >= 0)]
+        self._exact_cache = part if self._exact_cache is None else pd.concat([self._exact_cache, part],
+                                                                              ignore_index=True)
+        self._atoms_cache = None
 
     def _solve(self, step):
         """Run ``step(atoms)``, refining the buckets it asks for until it can decide."""
@@ -301,8 +335,25 @@ class Scan:
         f = self._fine()
         return float(f.loc[f["_y"] == 1, "sw"].sum()) / self.total_weight
 
-    def _bins(self, binning, atoms):
+    def _bins(self, binning, atoms, *, edges: bool = False):
+        """(edges, bin of each atom, BinStatistics, name) of ``binning`` on ``atoms``; raises Refine.
+
+        Bins whose edges are midpoints of neighbouring scores (equal-mass,
+        PAVA, PAVA-BC, median-variance) read the score range of the buckets
+        beside each boundary: with ``edges`` (a table or figure shows them)
+        buckets there whose exact range the first pass did not sum are
+        refined; without it (metrics, which read the bins' sums) the edges
+        may come from the bucket bounds. (PAVA, PAVA-BC and median-variance
+        bins get every bucket's range first, :meth:`_prepare`: their ties.)"""
         scheme = get_scheme(binning)
+        out = self._fitted_bins(scheme, atoms)
+        if edges and _ref.scheme_kind(scheme) != "edges":
+            need = _ref.unranged_edge_buckets(atoms, out[1])
+            if need.size:
+                raise _ref.Refine(need)
+        return out
+
+    def _fitted_bins(self, scheme, atoms):
         hit = self._bins_cache.get(repr(scheme))
         if hit is not None and hit[0] is atoms:
             return hit[1]
@@ -359,10 +410,10 @@ class Scan:
         >>> t[["bin", "n", "positives", "obs_rate", "rejected"]].to_dict("list")
         {'bin': [0, 1], 'n': [10, 10], 'positives': [0, 10], 'obs_rate': [0.0, 1.0], 'rejected': [0, 5]}
         """
-        self._prepare([get_scheme(binning)])
+        self._prepare([get_scheme(binning)], edges=True)
 
         def step(atoms):
-            edges, index, s, name = self._bins(binning, atoms)
+            edges, index, s, name = self._bins(binning, atoms, edges=True)
             rejected = None if test is None else _ref.rejected(atoms, index, s, alpha=alpha, test=test)
             return _table(edges, name, s, alpha=alpha, interval=interval, test=test, rejected=rejected)
 
@@ -491,6 +542,7 @@ class Scan:
         return [v for v in (self.top_label_view(c) for c in self._roles.classes) if v.n > 0]
 
     def _grid_note(self) -> str:
+        self._ensure_ranges()
         f = self._fine()
         if not (f["pmin"] < f["pmax"]).any():
             return ""
@@ -633,6 +685,8 @@ class Scan:
         schemes = [config.scheme()] if set(keys) & {"ece", "mce", "rmsce", "brier_reliability"} else []
         schemes += [EqualMass(config.n_bins)] if set(keys) & {"ace", "debiased_ece"} else []
         schemes += [EqualMass(10)] if "hosmer_lemeshow" in keys else []
+        if self._fine_cache is None:  # ranges in the first pass where results will read them (no pass of their own)
+            self._ranges_wanted = self._ranges_wanted or "tce" in keys or bool(n_resamples)
         try:
             self._prepare(schemes)  # one refining pass for all the panel's bins
         except InputError:

@@ -225,8 +225,8 @@ def _loss(loss_rows: str):
     return nw.when(y == 1).then(-clipped.log()).otherwise(-(1.0 - clipped).log())
 
 
-def _sums(weighted: bool, loss_rows: str = "all"):
-    """The aggregations of one group: count, weights, sums of p and p^2, log loss; the score range.
+def _sums(weighted: bool, loss_rows: str = "all", ranges: bool = True):
+    """The aggregations of one group: count, weights, sums of p and p^2, log loss; the score range (``ranges``).
 
     Spiegelhalter's sums are derived from these after the pass (:func:`spiegelhalter_terms`), and so is
     the log loss of the groups whose given probability is at least 1/64 (``loss_rows="tails"``,
@@ -245,7 +245,7 @@ def _sums(weighted: bool, loss_rows: str = "all"):
                 *[(w * x).sum().alias("sll") for x in loss]]
     else:
         sums = [p.sum().alias("swp"), (p * p).sum().alias("swpp"), *[x.sum().alias("sll") for x in loss]]
-    return [nw.len().alias("n"), *sums, p.min().alias("pmin"), p.max().alias("pmax")]
+    return [nw.len().alias("n"), *sums, *([p.min().alias("pmin"), p.max().alias("pmax")] if ranges else [])]
 
 
 #: Bound on the error per unit weight of Spiegelhalter's variance term derived from a fine bucket's moments:
@@ -298,14 +298,17 @@ def log_loss_terms(y, b, sw, swp, swpp):
 
 
 def _complete(out: pd.DataFrame) -> None:
-    """The sums an unweighted pass leaves out (weights are the counts), and the log loss of a binary view's
-    first pass, NaN until :func:`with_tail_losses` sums it."""
+    """The sums an unweighted pass leaves out (weights are the counts), the log loss of a binary view's first
+    pass, NaN until :func:`with_tail_losses` sums it, and ``ranged``: True where pmin / pmax are the group's
+    smallest and largest score (False: the bounds of its bucket, :func:`_plain_fine_table`)."""
     if "sw" not in out:
         out["sw"] = out["n"].astype(np.float64)
         out["sww"] = out["sw"]
         out["swwv"] = out["swp"] - out["swpp"]
     if "sll" not in out:
         out["sll"] = np.nan
+    if "ranged" not in out:
+        out["ranged"] = True
 
 
 def _collect(frame: nw.LazyFrame) -> pd.DataFrame:
@@ -331,58 +334,109 @@ def _derive(out: pd.DataFrame, exact: bool) -> pd.DataFrame:
     return out
 
 
-def _plain_fine_table(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame | None:
-    """The first pass of an unweighted one-column binary view as the plain bucket query, or None if the rows
-    hold anything the validating pass must name.
+def _plain_fine_table(frame: nw.LazyFrame, roles: Roles, ranges: bool = False):
+    """The first pass of an unweighted one-column binary view as the plain bucket query: (table, exact atoms
+    fetched with it or None), or None if the rows hold anything the validating pass must name.
 
     Groups by the raw ``floor(p 2^16)`` and the raw label, with no CASE per
-    row (the hand-written bucket query of the benchmark, ~20% faster than
-    the validating pass). Bad rows still show, in the groups: a missing,
-    NaN or infinite score gives a missing or non-finite key or sum, a score
-    outside [0, 1] a key outside [0, 2^16] or a range outside [0, 1], a
-    label that is no class its own label group; every engine propagates
-    these (Spark's floor of NaN is 0, but its sums and max are NaN). Then
-    None is returned and :func:`fine_table` runs the validating pass, which
-    counts and names them exactly. Key 2^16 (a score of exactly 1) joins
-    the last bucket, as ``least(floor(p 2^16), 2^16 - 1)`` puts it.
+    row: the hand-written bucket query of the benchmark. With DuckDB's array
+    aggregation on the integer key it runs in about half the time of the
+    validating pass. The smallest and largest score per group would add
+    ~40% (10^8 rows: ~1 s), so only ``ranges=True`` sums them; otherwise
+    their columns hold the bounds of each bucket (``ranged`` False): a
+    decision that needs the exact range of a bucket refines it
+    (:mod:`calibviz.scan.refine`), and :func:`bucket_ranges` sums them all
+    when results need them (ties of every bucket).
+
+    Bad rows still show: a NaN or infinite score has no integer key (the
+    engine raises; Spark without ANSI mode casts it, but its sums are then
+    not finite), a missing score gives a missing key, a score below 0 a
+    negative key, a score of 1 + 2^-16 or more a key above 2^16, a label
+    that is no class its own label group. Key 2^16 holds the scores in
+    [1, 1 + 2^-16): a score above 1 there shows in the range, or without
+    ranges, the rows of the last bucket are fetched exactly (most bins
+    refine them anyway) and a score above 1 among them shows as a row
+    missing from the valid ones. Then None is
+    returned and :func:`fine_table` runs the validating pass, which counts
+    and names them exactly. Key 2^16 (a score of exactly 1) joins the last
+    bucket, as ``least(floor(p 2^16), 2^16 - 1)`` puts it.
     """
     schema = dict(frame.collect_schema())
     p = _float(schema, roles.probs[0])
-    agg = (frame.select(_k=(p * float(FINE_BUCKETS)).floor().cast(nw.Float64), _l=nw.col(roles.label), _p=p)
-           .group_by("_k", "_l").agg(*_sums(False, "none")))
-    # valid rows make at most (2^16 + 1 keys, -0.0 apart) x 2 labels groups; scores that are no probabilities or
-    # labels of many values could make one per row: fetch no more than that (the validating pass then names them)
+    # an integer key: DuckDB then aggregates into an array indexed by it where the source has column statistics
+    # (duckdb_engine.PERFECT_HASH_BITS), about twice as fast as hashing a float key
+    agg = (frame.select(_k=(p * float(FINE_BUCKETS)).floor().cast(nw.Int64), _l=nw.col(roles.label), _p=p)
+           .group_by("_k", "_l").agg(*_sums(False, "none", ranges=ranges)))
+    # valid rows make at most (2^16 + 1 keys) x 2 labels groups; scores that are no probabilities or labels of many
+    # values could make one per row: fetch no more than that (the validating pass then names them)
     limit = 4 * (FINE_BUCKETS + 1)
-    out = _native(agg.head(limit + 1))
+    try:
+        out = _native(agg.head(limit + 1))
+    except Exception:  # noqa: BLE001 - see below
+        # a NaN or infinite score has no integer key: DuckDB and Polars refuse the cast (Spark under ANSI mode).
+        # The validating pass then counts and names the bad rows; an error of the source itself recurs there.
+        return None
     if len(out) > limit:
         return None
     key = out["_k"].to_numpy(np.float64, na_value=np.nan)
-    sums = out[["swp", "swpp", "pmin", "pmax"]].to_numpy(np.float64, na_value=np.nan)
+    sums = out[["swp", "swpp", *(["pmin", "pmax"] if ranges else [])]].to_numpy(np.float64, na_value=np.nan)
     seen, which = pd.factorize(out["_l"])  # a handful of label values; a missing label gets -1
     code_of = np.array([1 if v == roles.positive else 0 if v == roles.negative else UNKNOWN_LABEL for v in which]
                        + [UNKNOWN_LABEL], dtype=np.int64)
     codes = code_of[seen]
     good = (np.isfinite(key).all() and np.isfinite(sums).all() and (key >= 0).all() and (key <= FINE_BUCKETS).all()
-            and (sums[:, 2] >= 0).all() and (sums[:, 3] <= 1).all() and (codes >= 0).all())
+            and (codes >= 0).all() and (not ranges or ((sums[:, 2] >= 0).all() and (sums[:, 3] <= 1).all())))
     if not good:
         return None
     b = np.minimum(key, FINE_BUCKETS - 1).astype(np.int64)
     out = out.drop(columns=["_k", "_l"]).assign(_b=b, _y=codes)
-    # key 2^16 (p = 1) beside 2^16 - 1, or an engine that keeps -0.0 apart from 0.0: one group per (bucket, label)
-    if pd.Index(b * 4 + codes).has_duplicates:
-        out = (out.groupby(["_b", "_y"], as_index=False, sort=False)
-               .agg(n=("n", "sum"), swp=("swp", "sum"), swpp=("swpp", "sum"), pmin=("pmin", "min"), pmax=("pmax", "max")))
+    if (key == FINE_BUCKETS).any():  # key 2^16 (p = 1) beside 2^16 - 1: one group per (bucket, label)
+        out = out.groupby(["_b", "_y"], as_index=False, sort=False).agg(
+            n=("n", "sum"), swp=("swp", "sum"), swpp=("swpp", "sum"),
+            **({"pmin": ("pmin", "min"), "pmax": ("pmax", "max")} if ranges else {}))
+    bucket = out["_b"].to_numpy()
+    if not ranges:
+        out["pmin"], out["pmax"] = _bucket_bounds(bucket)
+        out["ranged"] = False
     _complete(out)
-    return out
+    top = None
+    if not ranges and (key == FINE_BUCKETS).any():
+        top = exact_atoms(frame, roles, [FINE_BUCKETS - 1])
+        if int(top["n"].sum()) != int(out.loc[bucket == FINE_BUCKETS - 1, "n"].sum()):
+            return None  # a score in (1, 1 + 2^-16): not a valid row of the last bucket
+    return out, top
 
 
-def fine_table(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame:
-    """Sums per (fine bucket, label code): the first pass over the rows.
+def _bucket_bounds(bucket: np.ndarray):
+    """Bounds of the scores of fine buckets: b 2^-16 <= p < (b + 1) 2^-16 (exact: powers of two); the last bucket
+    holds p = 1."""
+    lo = bucket / FINE_BUCKETS
+    return lo, np.where(bucket == FINE_BUCKETS - 1, 1.0, np.nextafter((bucket + 1) / FINE_BUCKETS, 0.0))
 
-    Returns a table with the columns ``_b``, ``_y`` and :data:`SUMS` (bad
-    rows sit in negative buckets or label codes, see the module docstring).
-    For a binary view the log loss of the tail groups (outcome given less
-    than 1/64) is NaN here: :func:`with_tail_losses` completes it.
+
+def bucket_ranges(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame:
+    """The smallest and largest score per (fine bucket, label) of a valid unweighted one-column binary view: the
+    ranges its plain first pass left out (``ranges=False``), for results that need every bucket's (ties)."""
+    frame, roles = _one_model(frame, roles)
+    p = _float(dict(frame.collect_schema()), roles.probs[0])
+    label = nw.col(roles.label)
+    out = _native(frame.select(_b=nw.min_horizontal((p * float(FINE_BUCKETS)).floor(), nw.lit(FINE_BUCKETS - 1.0))
+                               .cast(nw.Int64), _y=(label == roles.positive).cast(nw.Int64), _p=p)
+                  .group_by("_b", "_y").agg(nw.col("_p").min().alias("pmin"), nw.col("_p").max().alias("pmax")))
+    return out.astype({"_b": np.int64, "_y": np.int64})
+
+
+def fine_table(frame: nw.LazyFrame, roles: Roles, *, ranges: bool = True):
+    """Sums per (fine bucket, label code): the first pass over the rows; (table, exact atoms or None).
+
+    The table has the columns ``_b``, ``_y``, :data:`SUMS` and ``ranged``
+    (bad rows sit in negative buckets or label codes, see the module
+    docstring). For a binary view the log loss of the tail groups (outcome
+    given less than 1/64) is NaN here: :func:`with_tail_losses` completes it.
+    The exact atoms (as :func:`exact_atoms`) are those of buckets the pass
+    had to refine to check its rows, None if none. ``ranges=False`` lets the
+    plain pass leave out the score range of each group (see
+    :func:`_plain_fine_table`); the validating pass always sums it.
 
     An unweighted one-column binary view runs the plain bucket query first
     (:func:`_plain_fine_table`); only when its groups show a bad row does the
@@ -390,10 +444,11 @@ def fine_table(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame:
     a file that is about to be refused with a message).
     """
     if roles.view == "binary" and roles.weight is None and len(roles.probs) == 1:
-        plain = _plain_fine_table(*_one_model(frame, roles))
+        frame, roles = _one_model(frame, roles)
+        plain = _plain_fine_table(frame, roles, ranges)
         if plain is not None:
-            return _derive(plain, False)
-    return _validating_fine_table(frame, roles)
+            return _derive(plain[0], False), plain[1]
+    return _validating_fine_table(frame, roles), None
 
 
 def _validating_fine_table(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame:

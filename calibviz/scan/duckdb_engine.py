@@ -11,6 +11,18 @@ from ..errors import InputError
 __all__ = ["connection", "read_files", "query", "from_object"]
 
 _CON = None
+#: Bits of group keys up to which DuckDB aggregates into an array indexed by the key instead of a hash
+#: table (its default is 12). The plain first pass groups by ``floor(p 2^16)`` (17 bits with p = 1, plus one for
+#: null) and a 0/1 label (2 bits): 20 bits let DuckDB use the array where the source has column statistics
+#: (Parquet, tables), which halves that pass (10^8 rows, 2 cores: 2.2 s against 3.2 s for count and sums). Each
+#: thread holds one array of 2^bits aggregate states (~80 bytes for that pass: ~80 MB per thread at most).
+PERFECT_HASH_BITS = 20
+
+
+def _configured(con):
+    con.execute("SET enable_progress_bar = false")
+    con.execute(f"SET perfect_ht_threshold = {PERFECT_HASH_BITS}")
+    return con
 
 
 def connection(database=None):
@@ -20,14 +32,11 @@ def connection(database=None):
     global _CON
     if database is not None:
         try:
-            con = duckdb.connect(str(database), read_only=True)
-            con.execute("SET enable_progress_bar = false")
-            return con
+            return _configured(duckdb.connect(str(database), read_only=True))
         except duckdb.Error as exc:
             raise InputError(f"cannot open the DuckDB database {str(database)!r}: {exc}") from None
     if _CON is None:
-        _CON = duckdb.connect()
-        _CON.execute("SET enable_progress_bar = false")
+        _CON = _configured(duckdb.connect())
     return _CON
 
 

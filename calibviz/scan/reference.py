@@ -265,7 +265,7 @@ def _summary(statistic: float, values: np.ndarray, level: float):
     return float(dist.mean()), low, high, float(p_value)
 
 
-def _redrawn_atoms(bucket, value, lo, hi, size, mean, positives, weight=None, positive_weight=None):
+def _redrawn_atoms(bucket, value, lo, hi, ranged, size, mean, positives, weight=None, positive_weight=None):
     """(atoms, score of each) of one label redraw: every group (a whole bucket or one exact score) split into
     its redrawn negatives and positives, at the group's mean score; with weights, the positives weigh
     ``positive_weight`` and the negatives the rest of the group's ``weight`` (sums of squared weights are not
@@ -283,7 +283,8 @@ def _redrawn_atoms(bucket, value, lo, hi, size, mean, positives, weight=None, po
         sw = np.column_stack([weight - positive_weight, positive_weight]).ravel()[keep]
     zeros = np.zeros(n.shape[0])
     atoms = _ref.Atoms(bucket=bucket[rep], value=value[rep], y=y, n=n, sw=sw, swp=sw * q, swpp=sw * q * q, sww=sw,
-                       swwv=zeros, sll=zeros, snum=zeros, sden=zeros, lo=lo[rep], hi=hi[rep])
+                       swwv=zeros, sll=zeros, snum=zeros, sden=zeros, lo=lo[rep], hi=hi[rep],
+                       ranged=ranged[rep])
     return atoms, q  # q: the group's score, the same float for both labels (swp / sw can differ by an ulp)
 
 
@@ -296,10 +297,12 @@ def _tce_null(scan, scheme, alpha: float, test: str, n_resamples: int, rng) -> t
     decision of its rows is taken at their mean, as their labels are (the in-memory reference tests each row).
     0.07-0.1 s per redraw at 2^16 buckets (a Python stack loop of PAVA-BC), whatever the rows.
     """
+    scan._ensure_ranges()  # a group of one score is tested at that score
     statistic = float(scan.tce(scheme, alpha, test))
     atoms = scan._atoms_for([scheme])
     starts, size = _ref._groups(atoms)
     lo, hi = np.minimum.reduceat(atoms.lo, starts), np.maximum.reduceat(atoms.hi, starts)
+    ranged = np.logical_and.reduceat(atoms.ranged, starts)
     weight = np.add.reduceat(atoms.sw, starts)
     mean = np.where(lo == hi, lo, np.clip(np.add.reduceat(atoms.swp, starts) / weight, 0.0, 1.0))
     bucket, value = atoms.bucket[starts], atoms.value[starts]
@@ -309,6 +312,6 @@ def _tce_null(scan, scheme, alpha: float, test: str, n_resamples: int, rng) -> t
     for r in range(int(n_resamples)):
         k = rng.binomial(size, mean)
         positive_weight = weighted_positives(k, size, weight, sww, rng) if weighted else None
-        a, score = _redrawn_atoms(bucket, value, lo, hi, size, mean, k, weight, positive_weight)
+        a, score = _redrawn_atoms(bucket, value, lo, hi, ranged, size, mean, k, weight, positive_weight)
         null[r] = _ref.redrawn_tce(a, scheme, alpha=alpha, test=test, weighted=weighted, score=score)
     return statistic, null

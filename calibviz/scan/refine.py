@@ -59,8 +59,12 @@ class Atoms:
     """Groups of rows that share a bin, sorted by score (bucket, then exact score).
 
     ``value`` is the exact score of a refined atom (NaN for a whole bucket);
-    ``lo``/``hi`` its smallest / largest score; ``y`` the label (0/1); the
-    other arrays are the sums of :data:`calibviz.scan.aggregate.SUMS`.
+    ``lo``/``hi`` its smallest / largest score where ``ranged``, otherwise
+    bounds of its bucket (the plain first pass sums no range): ``lo <= p <=
+    hi`` for every row either way, so decisions that hold at both ends hold
+    for the rows, and results that read the range itself (edges at
+    midpoints, ties) refine the bucket; ``y`` the label (0/1); the other
+    arrays are the sums of :data:`calibviz.scan.aggregate.SUMS`.
     """
 
     bucket: np.ndarray
@@ -77,6 +81,7 @@ class Atoms:
     sden: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
+    ranged: np.ndarray
 
     @property
     def exact(self) -> np.ndarray:
@@ -90,7 +95,7 @@ class Atoms:
 def atoms_of(fine: pd.DataFrame, exact: pd.DataFrame | None) -> Atoms:
     """Atoms from the valid rows of the fine table, with the refined buckets replaced by their exact rows."""
     f = np.float64
-    names = ("_b", "_y", *SUMS)
+    names = ("_b", "_y", *SUMS, "ranged")
     col = {c: fine[c].to_numpy() for c in names}
     col["_p"] = np.full(len(fine), np.nan)
     if exact is not None and len(exact):
@@ -104,7 +109,25 @@ def atoms_of(fine: pd.DataFrame, exact: pd.DataFrame | None) -> Atoms:
                  swpp=col["swpp"].astype(f), sww=col["sww"].astype(f), swwv=col["swwv"].astype(f),
                  sll=col["sll"].astype(f),
                  snum=col["snum"].astype(f), sden=col["sden"].astype(f), lo=col["pmin"].astype(f),
-                 hi=col["pmax"].astype(f))
+                 hi=col["pmax"].astype(f), ranged=col["ranged"].astype(bool))
+
+
+def reads_ranges(scheme) -> bool:
+    """Whether bins of ``scheme`` read the score range of every bucket: PAVA, PAVA-BC and median-variance bins
+    are fitted on groups of tied scores and refitted on resamples (a scan gives them every bucket's range,
+    :meth:`calibviz.scan.Scan._ensure_ranges`); edge and equal-mass bins refine the few buckets they read."""
+    try:
+        return scheme_kind(scheme) in ("pava", "pavabc", "median_variance")
+    except InputError:
+        return False
+
+
+def unranged_edge_buckets(atoms: Atoms, index: np.ndarray) -> np.ndarray:
+    """Buckets without their exact score range on either side of a bin boundary: the edges of equal-mass, PAVA,
+    PAVA-BC and median-variance bins are midpoints of the scores there, so a table of those bins refines them."""
+    change = np.flatnonzero(index[1:] != index[:-1])
+    near = np.union1d(change, change + 1)
+    return np.unique(atoms.bucket[near[~atoms.ranged[near]]])
 
 
 def _index(scheme, values: np.ndarray) -> np.ndarray:
@@ -148,7 +171,14 @@ def equal_mass_bins(scheme: EqualMass, atoms: Atoms) -> tuple[np.ndarray, np.nda
     inside = (cuts > first[g]) & (cuts < end[g])
     split = inside & (lo[g] < hi[g])  # a whole bucket of several scores holds the cut: refine it
     if split.any():
-        raise Refine(atoms.bucket[starts[g[split]]])
+        # with the buckets beside it, and beside the cuts at a group boundary, where their range is unknown: a
+        # table's edges are midpoints of the scores beside each cut (a refined cut may end up at a bucket
+        # boundary, moved to the end of a run of one score), so one pass fetches them all
+        at = ~inside & (cuts > 0) & (cuts < N)
+        near = np.concatenate([g[split] - 1, g[split] + 1, g[at] - 1, g[at]])
+        near = np.unique(np.clip(near, 0, starts.shape[0] - 1))
+        near = near[~np.logical_and.reduceat(atoms.ranged, starts)[near]]
+        raise Refine(atoms.bucket[starts[np.concatenate([g[split], near])]])
     # a cut strictly inside a run of one score: the tie rule moves it to the nearer end of the run
     cuts = _snap_to_runs(cuts, np.where(inside, first[g], cuts), np.where(inside, end[g], cuts))
     group_bin = np.searchsorted(cuts, first, side="right")

@@ -305,6 +305,7 @@ def _top_label_distributions(scan, keys, config, n_resamples: int, random_state=
     for view in (scan.top_label_view(c) for c in scan._roles.classes):
         if view.n == 0:
             continue
+        view._ensure_ranges()
         atoms = view._atoms_for([scheme])
         starts, _ = _ref._groups(atoms)
         binner = _binner(view, scheme, atoms, starts)
@@ -353,6 +354,7 @@ def resample_distributions(scan, keys, config, n_resamples: int, random_state=No
     weighted = scan._roles.weight is not None
     need = {_REDUCE[k][0] for k in keys} | {_L2_SMALL[k] for k in keys if k in _L2_SMALL}
     schemes = {"config": config.scheme(), "equal_mass": EqualMass(config.n_bins)}
+    scan._ensure_ranges()  # ties of equal-mass bins and the refits of PAVA-BC read every bucket's range
     atoms = scan._atoms_for([schemes[b] for b in ("config", "equal_mass") if b in need])
     starts, _ = _ref._groups(atoms)
     binners = {b: _binner(scan, schemes[b], atoms, starts) for b in ("config", "equal_mass") if b in need}
