@@ -711,7 +711,7 @@ def test_plain_first_pass_equals_the_validating_pass_and_steps_aside_for_bad_row
     df.to_parquet(path)
     s = cv.scan(str(path), engine=engine)
     cols = ["_b", "_y", "n", "sw", "swp", "swpp", "sww"]
-    plain, top = aggregate._plain_fine_table(s._frame, s._roles, ranges)
+    plain = aggregate._plain_fine_table(s._frame, s._roles, ranges)
     plain = aggregate._derive(plain, False)
     full = aggregate._validating_fine_table(s._frame, s._roles)
     key = ["_b", "_y"]
@@ -723,14 +723,12 @@ def test_plain_first_pass_equals_the_validating_pass_and_steps_aside_for_bad_row
     assert plain.loc[plain["_b"] == aggregate.FINE_BUCKETS - 1, "n"].sum() == (df.p >= 1 - 2.0 ** -16).sum()
     if ranges:
         np.testing.assert_array_equal(plain[["pmin", "pmax"]], full[["pmin", "pmax"]])
-        assert plain["ranged"].all() and top is None
+        assert plain["ranged"].all()
     else:
         assert not plain["ranged"].any()
         assert (plain["pmin"] <= full["pmin"]).all() and (full["pmax"] <= plain["pmax"]).all()
         assert (np.floor(plain["pmax"] * aggregate.FINE_BUCKETS).clip(upper=aggregate.FINE_BUCKETS - 1)
                 == plain["_b"]).all()  # no wider than the bucket
-        last = df.p[df.p >= 1 - 2.0 ** -16]
-        assert sorted(top["_p"].unique()) == sorted(last.unique()) and top["n"].sum() == last.size
     bad = {"missing": df.p.where(df.index != 7), "nan": df.p.where(df.index != 7, np.nan),
            "inf": df.p.where(df.index != 7, np.inf), "above": df.p.where(df.index != 7, 1.0 + 1e-12),
            "below": df.p.where(df.index != 7, -1e-300), "label": None}
@@ -818,6 +816,21 @@ def test_median_variance_bins_equal_in_memory_in_one_refining_pass(decimals):
     assert refine.median_variance_bins.__doc__  # the scheme's scan docstring states its rule
 
 
+def test_median_variance_statistics_keep_ties_whole_after_a_range_free_first_pass(monkeypatch):
+    """bin_statistics with median-variance bins on tied scores: every bucket's range is summed first, so a bucket
+    of one score is a tie (the in-memory rule), never rows to fetch against the scheme's limit (review finding)."""
+    from calibviz.scan import refine
+
+    monkeypatch.setattr(refine, "MEDIAN_VARIANCE_ROWS", 500)
+    rng = np.random.default_rng(2)
+    p = rng.choice([0.2, 0.4, 0.6, 0.8], 4_000)
+    df = pd.DataFrame({"y": (rng.uniform(size=p.size) < p).astype(int), "p": p})
+    s = cv.scan(df)
+    s.metrics(["ece"])  # a range-free first pass
+    got = s.bin_statistics(MedianVariance(min_size=200)).count
+    np.testing.assert_array_equal(got, MedianVariance(min_size=200).fit(p).counts)
+
+
 def test_median_variance_on_a_scan_refuses_weights_and_too_many_exact_rows(monkeypatch):
     from calibviz.scan import refine
 
@@ -899,6 +912,6 @@ def test_plain_first_pass_fetches_a_bounded_number_of_groups():
     rng = np.random.default_rng(4)
     df = pd.DataFrame({"y": rng.integers(0, 2, 300_000), "p": rng.uniform(size=300_000) * 1000})
     s = cv.scan(df)
-    assert aggregate._plain_fine_table(s._frame, s._roles) is None
+    assert aggregate._plain_fine_table(s._frame, s._roles, False) is None
     with pytest.raises(cv.InputError, match="probabilities must lie in"):
         s.metrics(["ece"])

@@ -83,7 +83,7 @@ def test_spark_plain_first_pass_steps_aside_for_bad_scores(spark, tmp_path):
     clean = tmp_path / "clean.parquet"
     df.to_parquet(clean)
     s = cv.scan(str(clean), engine="spark")
-    plain = aggregate._plain_fine_table(s._frame, s._roles, True)[0]
+    plain = aggregate._plain_fine_table(s._frame, s._roles, True)
     full = aggregate._validating_fine_table(s._frame, s._roles)
     plain, full = (t.sort_values(["_b", "_y"]).reset_index(drop=True) for t in (plain, full))
     np.testing.assert_array_equal(plain[["_b", "_y", "n"]].to_numpy(), full[["_b", "_y", "n"]].to_numpy())
@@ -93,7 +93,7 @@ def test_spark_plain_first_pass_steps_aside_for_bad_scores(spark, tmp_path):
         path = tmp_path / f"{name}.parquet"
         df.assign(p=df.p.where(df.index != 7, value)).to_parquet(path)
         s = cv.scan(str(path), engine="spark")
-        assert aggregate._plain_fine_table(s._frame, s._roles) is None, name
+        assert aggregate._plain_fine_table(s._frame, s._roles, False) is None, name
         assert aggregate._plain_fine_table(s._frame, s._roles, True) is None, name
         with pytest.raises(cv.InputError, match="1 row"):
             s.metrics(["ece"])

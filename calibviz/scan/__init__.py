@@ -171,11 +171,8 @@ class Scan:
     def _fine(self) -> pd.DataFrame:
         """The validated bucket table (first pass, cached)."""
         if self._fine_cache is None:
-            table, exact = _agg.fine_table(self._frame, self._roles, ranges=self._ranges_wanted)
-            valid = self._validate(table)
+            valid = self._validate(_agg.fine_table(self._frame, self._roles, ranges=self._ranges_wanted))
             self._fine_cache = _agg.with_tail_losses(valid, self._frame, self._roles)
-            if exact is not None:  # rows the pass fetched exactly to check them: refined buckets from the start
-                self._add_exact(exact)
         return self._fine_cache
 
     def _ensure_ranges(self) -> None:
@@ -194,7 +191,7 @@ class Scan:
         if fine["ranged"].all():
             return
         got = _agg.bucket_ranges(self._frame, self._roles)
-        pos = pd.Index(got["_b"] * 2 + got["_y"]).get_indexer(fine["_b"] * 2 + fine["_y"])
+        pos = _agg.group_positions(got, fine)
         if (pos < 0).any():
             raise RuntimeError("calibviz bug: the range pass missed groups of the first pass; please report it.")
         fine = fine.copy()
@@ -297,16 +294,14 @@ class Scan:
             have = set() if self._exact_cache is None else set(self._exact_cache["_b"].unique())
             need = sorted(set(int(b) for b in refine) - have)
             if need:
-                self._add_exact(_agg.exact_atoms(self._frame, self._roles, need))
+                part = _agg.exact_atoms(self._frame, self._roles, need)
+                part = part[(part["_y"] >= 0)]
+                self._exact_cache = part if self._exact_cache is None else pd.concat([self._exact_cache, part],
+                                                                                      ignore_index=True)
+                self._atoms_cache = None
         if self._atoms_cache is None:
             self._atoms_cache = _ref.atoms_of(fine, self._exact_cache)
         return self._atoms_cache
-
-    def _add_exact(self, part: pd.DataFrame) -> None:
-        part = part[(part["_y"] >= 0)]
-        self._exact_cache = part if self._exact_cache is None else pd.concat([self._exact_cache, part],
-                                                                              ignore_index=True)
-        self._atoms_cache = None
 
     def _solve(self, step):
         """Run ``step(atoms)``, refining the buckets it asks for until it can decide."""
@@ -362,7 +357,7 @@ class Scan:
             edges, index = _ref.edge_bins(scheme, atoms)
             n_bins = edges.shape[0] - 1
             name = scheme._fit(np.array([0.0]), None, None).scheme
-        elif kind in ("pavabc", "pava", "median_variance"):
+        elif kind in _ref.BLOCK_KINDS:
             edges, index, _, name = _ref.block_bins(scheme, atoms, self._roles.weight is not None)
             n_bins = edges.shape[0] - 1
         else:
@@ -382,6 +377,7 @@ class Scan:
         >>> cv.scan(df).bin_statistics(cv.binning.Uniform(2)).count.tolist()
         [10, 10]
         """
+        self._prepare([get_scheme(binning)])  # ranges of every bucket first where these bins read them
         return self._solve(lambda atoms: self._bins(binning, atoms))[2]
 
     def reliability_table(self, binning=Uniform(15), alpha=0.05, *, interval="wilson",

@@ -4,7 +4,8 @@ Every binned view of calibviz is a function of per-bin sums (DESIGN.md §2,
 §8). A scan therefore asks its engine (DuckDB, Polars or Spark, through
 Narwhals) for one small table: the sums of the rows per *fine bucket* of the
 score, ``b(p) = min(floor(p * 2**16), 2**16 - 1)``, and per label, with the
-smallest and largest score of each bucket. ``p * 2**16`` is exact in float64
+smallest and largest score of each bucket where results read them (otherwise
+the bucket's bounds stand for them, ``ranged`` False). ``p * 2**16`` is exact in float64
 and ``floor`` is exact, so every engine puts every row in the same bucket.
 Buckets are non-decreasing in p: bucket order is score order.
 
@@ -16,20 +17,23 @@ The second pass (:func:`exact_atoms`) groups the rows of a few buckets by
 their exact score, for the binning decisions that buckets cannot make.
 
 Cost (DuckDB, 10^8 rows on 2 cores, wall): the hand-written bucket query
-(count, sums of p and p^2, min, max per bucket and label) 3.4-4.0 s. Every
-aggregate and every CASE evaluated per row shows (an extra plain sum costs
-~0.7 s), so the validating pass holds only the label code and the validity
-of the score (one CASE each) and the sums the hand query has (about 1.1x the
-hand query); an unweighted one-column binary view first runs the hand query
-itself, without the CASEs (:func:`_plain_fine_table`, 1.0x), whose groups
-show any bad row, and falls back to the validating pass only then. A
-weighted view sums w, w p, w p^2, w^2 and w^2 p (1 - p) (the last for the
-exact variance of the calibrated-model reference's weighted draw,
+(count, sums of p and p^2 per bucket and label) 2.9-3.7 s, 3.3-4.9 s with
+the bucket's smallest and largest score. Every aggregate and every CASE
+evaluated per row shows (an extra plain sum costs ~0.7 s), so the validating
+pass holds only the label code and the validity of the score (one CASE each)
+and those sums. An unweighted one-column binary view first runs the plain
+bucket query itself (:func:`_plain_fine_table`): no CASE, an integer key that
+lets DuckDB aggregate into an array instead of a hash table (~2.3 s), and no
+score range unless results need every bucket's (~1 s more); its groups show
+any bad row, and the validating pass runs only then. A weighted view sums w,
+w p, w p^2, w^2 and w^2 p (1 - p) (the last for the exact variance of the
+calibrated-model reference's weighted draw,
 :func:`calibviz.scan.reference.positive_weight`; one more sum per row).
 Spiegelhalter's sums and the log loss are derived from the bucket moments
 afterwards, except the log loss of confident mistakes (the outcome given less
 than 1/64), which a pass filtered on the raw label and score sums per row
-(:func:`tail_losses`, ~0.6 s; inside the first pass it cost ~1.2 s).
+(:func:`tail_losses`, ~0.6 s; inside the first pass it cost ~1.2 s; merged
+with the refining pass, one pass with an OR filter, 2 s against 1.2 s).
 Multiclass views sum those tails in their first pass (their score is an
 expression of every class column, costly to evaluate twice).
 """
@@ -334,9 +338,9 @@ def _derive(out: pd.DataFrame, exact: bool) -> pd.DataFrame:
     return out
 
 
-def _plain_fine_table(frame: nw.LazyFrame, roles: Roles, ranges: bool = False):
-    """The first pass of an unweighted one-column binary view as the plain bucket query: (table, exact atoms
-    fetched with it or None), or None if the rows hold anything the validating pass must name.
+def _plain_fine_table(frame: nw.LazyFrame, roles: Roles, ranges: bool) -> pd.DataFrame | None:
+    """The first pass of an unweighted one-column binary view as the plain bucket query, or None if the rows
+    hold anything the validating pass must name.
 
     Groups by the raw ``floor(p 2^16)`` and the raw label, with no CASE per
     row: the hand-written bucket query of the benchmark. With DuckDB's array
@@ -354,9 +358,8 @@ def _plain_fine_table(frame: nw.LazyFrame, roles: Roles, ranges: bool = False):
     negative key, a score of 1 + 2^-16 or more a key above 2^16, a label
     that is no class its own label group. Key 2^16 holds the scores in
     [1, 1 + 2^-16): a score above 1 there shows in the range, or without
-    ranges, the rows of the last bucket are fetched exactly (most bins
-    refine them anyway) and a score above 1 among them shows as a row
-    missing from the valid ones. Then None is
+    ranges in a count of the scores above 1 (a filtered pass, run only when
+    that key has rows, i.e. when some score is exactly 1). Then None is
     returned and :func:`fine_table` runs the validating pass, which counts
     and names them exactly. Key 2^16 (a score of exactly 1) joins the last
     bucket, as ``least(floor(p 2^16), 2^16 - 1)`` puts it.
@@ -372,10 +375,10 @@ def _plain_fine_table(frame: nw.LazyFrame, roles: Roles, ranges: bool = False):
     limit = 4 * (FINE_BUCKETS + 1)
     try:
         out = _native(agg.head(limit + 1))
-    except Exception:  # noqa: BLE001 - see below
-        # a NaN or infinite score has no integer key: DuckDB and Polars refuse the cast (Spark under ANSI mode).
-        # The validating pass then counts and names the bad rows; an error of the source itself recurs there.
-        return None
+    except Exception as exc:  # noqa: BLE001 - engines raise their own classes; only a failed cast is expected
+        if _is_cast_error(exc):  # a NaN or infinite score has no integer key: the validating pass names the rows
+            return None
+        raise
     if len(out) > limit:
         return None
     key = out["_k"].to_numpy(np.float64, na_value=np.nan)
@@ -391,20 +394,28 @@ def _plain_fine_table(frame: nw.LazyFrame, roles: Roles, ranges: bool = False):
     b = np.minimum(key, FINE_BUCKETS - 1).astype(np.int64)
     out = out.drop(columns=["_k", "_l"]).assign(_b=b, _y=codes)
     if (key == FINE_BUCKETS).any():  # key 2^16 (p = 1) beside 2^16 - 1: one group per (bucket, label)
-        out = out.groupby(["_b", "_y"], as_index=False, sort=False).agg(
-            n=("n", "sum"), swp=("swp", "sum"), swpp=("swpp", "sum"),
-            **({"pmin": ("pmin", "min"), "pmax": ("pmax", "max")} if ranges else {}))
+        how = {c: {"pmin": "min", "pmax": "max"}.get(c, "sum") for c in out.columns if c not in ("_b", "_y")}
+        out = out.groupby(["_b", "_y"], as_index=False, sort=False).agg(how)
     bucket = out["_b"].to_numpy()
     if not ranges:
         out["pmin"], out["pmax"] = _bucket_bounds(bucket)
         out["ranged"] = False
     _complete(out)
-    top = None
-    if not ranges and (key == FINE_BUCKETS).any():
-        top = exact_atoms(frame, roles, [FINE_BUCKETS - 1])
-        if int(top["n"].sum()) != int(out.loc[bucket == FINE_BUCKETS - 1, "n"].sum()):
-            return None  # a score in (1, 1 + 2^-16): not a valid row of the last bucket
-    return out, top
+    if not ranges and (key == FINE_BUCKETS).any() and _native(frame.filter(p > 1.0).select(nw.len().alias("n")))[
+            "n"].iloc[0]:
+        return None  # a score in (1, 1 + 2^-16), in the key of p = 1 (one filtered pass, only when p = 1 occurs)
+    return out
+
+
+#: What each engine raises for a float that has no integer value (DuckDB, Polars through Narwhals, Spark in ANSI
+#: mode: pyspark's captured ArithmeticException / NumberFormatException, or the JVM's class names in the message).
+_CAST_ERRORS = ("ConversionException", "InvalidOperationError", "ComputeError", "ArithmeticException",
+                "NumberFormatException", "CAST_OVERFLOW", "CAST_INVALID_INPUT")
+
+
+def _is_cast_error(exc: Exception) -> bool:
+    names = {k.__name__ for k in type(exc).__mro__}
+    return bool(names & set(_CAST_ERRORS)) or any(e in str(exc) for e in _CAST_ERRORS[-2:])
 
 
 def _bucket_bounds(bucket: np.ndarray):
@@ -426,15 +437,14 @@ def bucket_ranges(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame:
     return out.astype({"_b": np.int64, "_y": np.int64})
 
 
-def fine_table(frame: nw.LazyFrame, roles: Roles, *, ranges: bool = True):
-    """Sums per (fine bucket, label code): the first pass over the rows; (table, exact atoms or None).
+def fine_table(frame: nw.LazyFrame, roles: Roles, *, ranges: bool = True) -> pd.DataFrame:
+    """Sums per (fine bucket, label code): the first pass over the rows.
 
     The table has the columns ``_b``, ``_y``, :data:`SUMS` and ``ranged``
     (bad rows sit in negative buckets or label codes, see the module
     docstring). For a binary view the log loss of the tail groups (outcome
     given less than 1/64) is NaN here: :func:`with_tail_losses` completes it.
-    The exact atoms (as :func:`exact_atoms`) are those of buckets the pass
-    had to refine to check its rows, None if none. ``ranges=False`` lets the
+    ``ranges=False`` lets the
     plain pass leave out the score range of each group (see
     :func:`_plain_fine_table`); the validating pass always sums it.
 
@@ -447,8 +457,8 @@ def fine_table(frame: nw.LazyFrame, roles: Roles, *, ranges: bool = True):
         frame, roles = _one_model(frame, roles)
         plain = _plain_fine_table(frame, roles, ranges)
         if plain is not None:
-            return _derive(plain[0], False), plain[1]
-    return _validating_fine_table(frame, roles), None
+            return _derive(plain, False)
+    return _validating_fine_table(frame, roles)
 
 
 def _validating_fine_table(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame:
@@ -480,6 +490,14 @@ def tail_losses(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame:
     return out[_tail_groups(out["_b"].to_numpy(), out["_y"].to_numpy())].reset_index(drop=True)
 
 
+def group_positions(source: pd.DataFrame, table: pd.DataFrame) -> np.ndarray:
+    """Row of ``source`` holding each (bucket, label) group of ``table`` (-1 where none does)."""
+    def key(t):
+        return t["_b"].to_numpy(np.int64) * 2 + t["_y"].to_numpy(np.int64)
+
+    return pd.Index(key(source)).get_indexer(key(table))
+
+
 def with_tail_losses(table: pd.DataFrame, frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame:
     """The validated first-pass ``table`` of a binary view with the log loss of its tail groups
     (:func:`tail_losses`); other views' tables are complete already."""
@@ -488,7 +506,7 @@ def with_tail_losses(table: pd.DataFrame, frame: nw.LazyFrame, roles: Roles) -> 
     if roles.view != "binary" or not tail.any():
         return table
     tails = tail_losses(frame, roles)
-    pos = pd.Index(tails["_b"].to_numpy() * 2 + tails["_y"].to_numpy()).get_indexer(b * 2 + y)
+    pos = group_positions(tails, table)
     sll = table["sll"].to_numpy(np.float64, copy=True)
     sll[tail] = np.where(pos[tail] >= 0, tails["sll"].to_numpy(np.float64)[pos[tail]], np.nan)
     if np.isnan(sll[tail & (table["n"].to_numpy() > 0)]).any():  # a tail group the filtered pass did not see

@@ -14,14 +14,34 @@ _CON = None
 #: Bits of group keys up to which DuckDB aggregates into an array indexed by the key instead of a hash
 #: table (its default is 12). The plain first pass groups by ``floor(p 2^16)`` (17 bits with p = 1, plus one for
 #: null) and a 0/1 label (2 bits): 20 bits let DuckDB use the array where the source has column statistics
-#: (Parquet, tables), which halves that pass (10^8 rows, 2 cores: 2.2 s against 3.2 s for count and sums). Each
-#: thread holds one array of 2^bits aggregate states (~80 bytes for that pass: ~80 MB per thread at most).
+#: (Parquet, tables), which halves that pass (10^8 rows, 2 cores: 2.2 s against 3.2 s for count and sums).
 PERFECT_HASH_BITS = 20
+#: Bytes of one entry of that array for the plain pass (key, count, two sums; measured ~80, rounded up). DuckDB
+#: allocates one array per thread outside its memory limit, so the setting is used only while all threads'
+#: arrays fit in a quarter of that limit (2 threads: 256 MB; 64 threads need a limit of 32 GB).
+_ENTRY_BYTES = 128
+_UNITS = {"b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12, "kib": 2 ** 10, "mib": 2 ** 20, "gib": 2 ** 30,
+          "tib": 2 ** 40}
+
+
+def _bytes(text: str) -> float:
+    """DuckDB's memory setting ('18.6 GiB') in bytes; 0 when unreadable.
+
+    >>> _bytes("1.5 GiB"), _bytes("512.0 MB"), _bytes("unlimited")
+    (1610612736.0, 512000000.0, 0.0)
+    """
+    number, _, unit = str(text).strip().partition(" ")
+    try:
+        return float(number) * _UNITS[unit.strip().lower() or "b"]
+    except (ValueError, KeyError):
+        return 0.0
 
 
 def _configured(con):
     con.execute("SET enable_progress_bar = false")
-    con.execute(f"SET perfect_ht_threshold = {PERFECT_HASH_BITS}")
+    threads, limit = con.execute("SELECT current_setting('threads'), current_setting('memory_limit')").fetchone()
+    if int(threads) * _ENTRY_BYTES * 2 ** PERFECT_HASH_BITS <= _bytes(limit) / 4:
+        con.execute(f"SET perfect_ht_threshold = {PERFECT_HASH_BITS}")
     return con
 
 

@@ -44,6 +44,8 @@ __all__ = ["Atoms", "Refine", "atoms_of", "edge_bins", "equal_mass_bins", "pava_
            "block_bins"]
 
 SCAN_SCHEMES = ("uniform", "equal_mass", "custom", "pava", "pavabc", "median_variance")
+#: Schemes whose bins are blocks of the sorted atoms fitted on them (:func:`block_bins`).
+BLOCK_KINDS = ("pava", "pavabc", "median_variance")
 
 
 class Refine(Exception):
@@ -117,7 +119,7 @@ def reads_ranges(scheme) -> bool:
     are fitted on groups of tied scores and refitted on resamples (a scan gives them every bucket's range,
     :meth:`calibviz.scan.Scan._ensure_ranges`); edge and equal-mass bins refine the few buckets they read."""
     try:
-        return scheme_kind(scheme) in ("pava", "pavabc", "median_variance")
+        return scheme_kind(scheme) in BLOCK_KINDS
     except InputError:
         return False
 

@@ -296,7 +296,7 @@ def _top_label_distributions(scan, keys, config, n_resamples: int, random_state=
     sum_l |S_true - S_pred| / sum_l W, as on the data.
     """
     scheme = config.scheme()
-    if _ref.scheme_kind(scheme) in ("pavabc", "pava", "median_variance"):  # per-resample refits of K views: too slow
+    if _ref.scheme_kind(scheme) in _ref.BLOCK_KINDS:  # per-resample refits of K views: too slow
         return {}
     weighted = scan._roles.weight is not None
     n_bins = scheme.n_bins if isinstance(scheme, EqualMass) else None
