@@ -1,0 +1,81 @@
+"""Property tests of scans (hypothesis): tables and metrics from bucket sums equal the in-memory ones on any
+scores, ties and clusters of distinct scores inside one fine bucket included, whether or not the first pass
+summed each bucket's score range (the binned panel's pass leaves them out, tables refine what they read)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import calibviz as cv
+from calibviz.binning import PAVABC, EqualMass, Uniform
+
+pytestmark = pytest.mark.property
+
+FINE = 2.0 ** -16
+
+
+@st.composite
+def logs(draw, max_size=300):
+    """(y, p): scores on a coarse grid (ties), continuous, or clustered a few ulps to 1e-6 apart inside single
+    fine buckets; 0 and 1 exactly now and then."""
+    n = draw(st.integers(12, max_size))
+    kind = draw(st.sampled_from(["grid", "continuous", "clusters"]))
+    seed = draw(st.integers(0, 2 ** 31 - 1))
+    rng = np.random.default_rng(seed)
+    if kind == "grid":
+        grid = draw(st.sampled_from([4, 10, 1000]))
+        p = rng.integers(0, grid + 1, n) / grid
+    elif kind == "continuous":
+        p = rng.beta(draw(st.sampled_from([0.5, 2.0])), 2.0, n)
+    else:  # a few buckets, each holding several distinct scores
+        base = rng.integers(0, 1 << 16, draw(st.integers(1, 5))) * FINE
+        p = base[rng.integers(0, base.size, n)] + rng.integers(0, 5, n) * draw(st.sampled_from([1e-6, 1e-12]))
+        p = np.minimum(p, 1.0)
+    if draw(st.booleans()):
+        p[: max(1, n // 20)] = draw(st.sampled_from([0.0, 1.0]))
+    y = (rng.uniform(size=n) < p).astype(np.int64)
+    y[:2] = [0, 1]  # both classes
+    return y, p
+
+
+def _tables_agree(got: pd.DataFrame, want: pd.DataFrame) -> None:
+    np.testing.assert_array_equal(got["n"], want["n"])
+    np.testing.assert_array_equal(got["positives"], want["positives"])
+    np.testing.assert_array_equal(got[["lower", "upper"]], want[["lower", "upper"]])  # edges exactly
+    np.testing.assert_allclose(got["mean_pred"], want["mean_pred"], rtol=1e-12, atol=1e-15)
+
+
+@settings(max_examples=40, deadline=None)
+@given(logs(), st.sampled_from([EqualMass(3), EqualMass(10), Uniform(7)]), st.booleans())
+def test_scan_tables_and_metrics_equal_in_memory(data, scheme, ranges_first):
+    y, p = data
+    s = cv.scan(pd.DataFrame({"y": y, "p": p}))
+    if ranges_first:
+        s.metrics(["tce"])  # a first pass with every bucket's range
+    else:
+        s.metrics(["brier"])  # the binned panel's pass: bucket bounds only
+    assert s._fine()["ranged"].all() == ranges_first
+    _tables_agree(s.reliability_table(binning=scheme, test=None),
+                  cv.reliability_table(y, p, binning=scheme, test=None))
+    assert s.metric("ace")[0] == pytest.approx(cv.metrics.ace(y, p), rel=1e-9, abs=1e-15)
+    assert s.metric("ece")[0] == pytest.approx(cv.metrics.ece(y, p), rel=1e-9, abs=1e-15)
+
+
+@settings(max_examples=25, deadline=None)
+@given(logs())
+def test_scan_tce_equals_in_memory_where_no_bucket_holds_two_scores(data):
+    """PAVA-BC bins of a scan are those of the scores on the 2^-16 grid: equal to memory when no fine bucket holds
+    two distinct scores (the documented condition), whichever first pass ran."""
+    y, p = data
+    buckets = np.minimum(np.floor(p / FINE), 2 ** 16 - 1)
+    distinct = pd.DataFrame({"b": buckets, "p": p}).groupby("b")["p"].nunique()
+    if (distinct > 1).any():
+        return
+    s = cv.scan(pd.DataFrame({"y": y, "p": p}))
+    s.metrics(["ece"])
+    assert s.tce(PAVABC()) == pytest.approx(cv.metrics.tce(y, p, binning=PAVABC()), rel=1e-12, abs=1e-12)
+    _tables_agree(s.reliability_table(binning=PAVABC(), test=None),
+                  cv.reliability_table(y, p, binning=PAVABC(), test=None))
