@@ -9,7 +9,21 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["check_binary", "check_multiclass", "check_weights", "describe_rows", "drop_zero_weight"]
+__all__ = ["check_binary", "check_multiclass", "check_weights", "describe_rows", "drop_zero_weight", "probability_range"]
+
+
+def probability_range(low: float, high: float) -> str:
+    """``(min .., max ..)`` of scores outside [0, 1], each to 4 significant digits unless that would round a value
+    outside [0, 1] onto 0 or 1 (then in full).
+
+    >>> probability_range(-0.5, 1.2), probability_range(0.25, 1.000000000001)
+    ('(min -0.5, max 1.2)', '(min 0.25, max 1.000000000001)')
+    """
+    def text(v):
+        short = f"{v:.4g}"
+        return repr(float(v)) if float(short) in (0.0, 1.0) and not 0.0 <= v <= 1.0 else short
+
+    return f"(min {text(low)}, max {text(high)})"
 
 
 def describe_rows(mask: np.ndarray, limit: int = 5) -> str:
@@ -129,7 +143,7 @@ def check_binary(y_true, y_prob, sample_weight=None, *, min_samples: int = 1, dr
     out = (p < 0) | (p > 1)
     if out.any():
         raise InputError(
-            f"y_prob must lie in [0, 1]; it does not in {describe_rows(out)} (min {p.min():.4g}, max {p.max():.4g}). "
+            f"y_prob must lie in [0, 1]; it does not in {describe_rows(out)} {probability_range(p.min(), p.max())}. "
             "If these are logits or scores, convert them to probabilities first (e.g. logits=True when loading)."
         )
     return _rows(y, p, check_weights(sample_weight, p.shape[0]), drop_zero_weight)

@@ -10,7 +10,7 @@ import pandas as pd
 
 from .._lazy import lazy
 from ..errors import InputError
-from ..validation import check_weights, describe_rows
+from ..validation import check_weights, describe_rows, probability_range
 from .mapping import ID_NAMES, _ID_PATTERN, ColumnMapping, _key, _named_part, detect_mapping, model_names
 from .predictions import Predictions
 from .readers import DEFAULT_MAX_BYTES, read_table
@@ -117,7 +117,7 @@ def _probabilities(block: np.ndarray, cols, logits: bool, renormalize: bool, cla
         outside = [c for j, c in enumerate(cols) if ((block[:, j] < 0) | (block[:, j] > 1)).any()]
         low, high = float(block.min()), float(block.max())
         what = (f"probabilities must lie in [0, 1]; column(s) {', '.join(map(repr, outside))} hold values outside "
-                f"it in {describe_rows(out)} (min {low:.4g}, max {high:.4g}).")
+                f"it in {describe_rows(out)} {probability_range(low, high)}.")
         if len(outside) < len(cols):
             raise InputError(
                 f"{what} The other probability columns do hold probabilities: {', '.join(map(repr, outside))} "

@@ -23,6 +23,7 @@ from ..binning import PAVABC, EqualMass, Uniform, get_scheme
 from ..errors import InputError
 from ..io.loading import MIN_ROWS, SUM_TOLERANCE
 from ..summary import BinStatistics, _table
+from ..validation import probability_range
 from . import aggregate as _agg
 from . import refine as _ref
 from .source import ENGINES, open_source, resolve_roles
@@ -254,7 +255,7 @@ class Scan:
         if out.any():
             lo, hi = float(table.loc[out, "pmin"].min()), float(table.loc[out, "pmax"].max())
             raise InputError(f"{src}: probabilities must lie in [0, 1]; values outside it in {_rows(n_of(out))} "
-                             f"(min {lo:.4g}, max {hi:.4g}). If these are logits or scores, convert them first "
+                             f"{probability_range(lo, hi)}. If these are logits or scores, convert them first "
                              "(scans take probabilities).")
         off = n_of(table["_b"] == _agg.BAD_SUM)
         if off:
