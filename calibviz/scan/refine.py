@@ -1,7 +1,9 @@
 """Bins from bucket sums, refined where buckets cannot decide.
 
 The first pass (:func:`calibviz.scan.aggregate.fine_table`) gives sums per
-fine bucket of the score with the bucket's smallest and largest score. An
+fine bucket of the score with the bucket's smallest and largest score, or
+with its bounds where the pass left the range out (``Atoms.ranged``; every
+rule below holds with bounds, they only refine more). An
 *atom* is a group of rows that provably share a bin: a whole bucket, or, in a
 refined bucket, the rows of one exact score (second pass,
 :func:`calibviz.scan.aggregate.exact_atoms`). Binning works on atoms:
@@ -11,7 +13,9 @@ refined bucket, the rows of one exact score (second pass,
   scheme's own index function) goes there whole; the others are refined;
 * :class:`~calibviz.binning.EqualMass`: cut positions ``floor(j N / B)`` are
   ranks in the bucket counts; a bucket holding a cut strictly inside and more
-  than one score is refined; then the tie rule of
+  than one score (or a range not summed) is refined, with the buckets beside
+  each cut whose range is not summed (a table's edges are midpoints of the
+  scores there); then the tie rule of
   :func:`calibviz.binning._snap_to_runs` moves cuts inside a run of equal
   scores to its nearer end, as the in-memory scheme does;
 * :class:`~calibviz.binning.MedianVariance`: the in-memory split loop on
