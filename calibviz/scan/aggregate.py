@@ -127,6 +127,16 @@ def _float(schema, name: str):
     return col if schema.get(name) == nw.Float64 else col.cast(nw.Float64)
 
 
+def _bucket_key(p):
+    """``floor(p 2^16)`` (a float expression): the fine bucket of a score, 2^16 for p = 1."""
+    return (p * float(FINE_BUCKETS)).floor()
+
+
+def _bucket(p):
+    """The fine bucket of a valid score: :func:`_bucket_key` with p = 1 in the last bucket."""
+    return nw.min_horizontal(_bucket_key(p), nw.lit(float(FINE_BUCKETS - 1)))
+
+
 def _one_model(frame: nw.LazyFrame, roles: Roles):
     """(rows, roles) of the roles' model: a long-format log filtered on its model column, the roles without it."""
     if roles.model is None:
@@ -178,7 +188,7 @@ def _prepared(frame: nw.LazyFrame, roles: Roles, extra=None) -> nw.LazyFrame:
         in_range = finite & (cols[0] >= 0) & (cols[0] <= 1) & (cols[1] >= 0) & (cols[1] <= 1)
         ok = in_range & ((total - 1.0).abs() <= roles.sum_tolerance)
     # least(), not clip(): clip adds a null check per row, and a valid row's score is never null
-    bucket = nw.min_horizontal((p * float(FINE_BUCKETS)).floor(), nw.lit(float(FINE_BUCKETS - 1)))
+    bucket = _bucket(p)
     if roles.weight:
         w = _float(schema, roles.weight)
         chain = (nw.when(ok & w.is_finite() & (w > 0)).then(bucket)
@@ -368,7 +378,7 @@ def _plain_fine_table(frame: nw.LazyFrame, roles: Roles, ranges: bool) -> pd.Dat
     p = _float(schema, roles.probs[0])
     # an integer key: DuckDB then aggregates into an array indexed by it where the source has column statistics
     # (duckdb_engine.PERFECT_HASH_BITS), about twice as fast as hashing a float key
-    agg = (frame.select(_k=(p * float(FINE_BUCKETS)).floor().cast(nw.Int64), _l=nw.col(roles.label), _p=p)
+    agg = (frame.select(_k=_bucket_key(p).cast(nw.Int64), _l=nw.col(roles.label), _p=p)
            .group_by("_k", "_l").agg(*_sums(False, "none", ranges=ranges)))
     # valid rows make at most (2^16 + 1 keys) x 2 labels groups; scores that are no probabilities or labels of many
     # values could make one per row: fetch no more than that (the validating pass then names them)
@@ -393,7 +403,8 @@ def _plain_fine_table(frame: nw.LazyFrame, roles: Roles, ranges: bool) -> pd.Dat
         return None
     b = np.minimum(key, FINE_BUCKETS - 1).astype(np.int64)
     out = out.drop(columns=["_k", "_l"]).assign(_b=b, _y=codes)
-    if (key == FINE_BUCKETS).any():  # key 2^16 (p = 1) beside 2^16 - 1: one group per (bucket, label)
+    at_one = bool((key == FINE_BUCKETS).any())
+    if at_one:  # key 2^16 (p = 1) beside 2^16 - 1: one group per (bucket, label)
         how = {c: {"pmin": "min", "pmax": "max"}.get(c, "sum") for c in out.columns if c not in ("_b", "_y")}
         out = out.groupby(["_b", "_y"], as_index=False, sort=False).agg(how)
     bucket = out["_b"].to_numpy()
@@ -401,8 +412,7 @@ def _plain_fine_table(frame: nw.LazyFrame, roles: Roles, ranges: bool) -> pd.Dat
         out["pmin"], out["pmax"] = _bucket_bounds(bucket)
         out["ranged"] = False
     _complete(out)
-    if not ranges and (key == FINE_BUCKETS).any() and _native(frame.filter(p > 1.0).select(nw.len().alias("n")))[
-            "n"].iloc[0]:
+    if not ranges and at_one and _native(frame.filter(p > 1.0).select(nw.len().alias("n")))["n"].iloc[0]:
         return None  # a score in (1, 1 + 2^-16), in the key of p = 1 (one filtered pass, only when p = 1 occurs)
     return out
 
@@ -431,8 +441,7 @@ def bucket_ranges(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame:
     frame, roles = _one_model(frame, roles)
     p = _float(dict(frame.collect_schema()), roles.probs[0])
     label = nw.col(roles.label)
-    out = _native(frame.select(_b=nw.min_horizontal((p * float(FINE_BUCKETS)).floor(), nw.lit(FINE_BUCKETS - 1.0))
-                               .cast(nw.Int64), _y=(label == roles.positive).cast(nw.Int64), _p=p)
+    out = _native(frame.select(_b=_bucket(p).cast(nw.Int64), _y=(label == roles.positive).cast(nw.Int64), _p=p)
                   .group_by("_b", "_y").agg(nw.col("_p").min().alias("pmin"), nw.col("_p").max().alias("pmax")))
     return out.astype({"_b": np.int64, "_y": np.int64})
 
@@ -531,7 +540,7 @@ def exact_atoms(frame: nw.LazyFrame, roles: Roles, buckets) -> pd.DataFrame:
         score = _raw_score(frame, roles)
         # a score of exactly 1 is in the last bucket (the first pass caps floor(p 2^16) at 2^16 - 1)
         keys = ids + ([FINE_BUCKETS] if FINE_BUCKETS - 1 in ids else [])
-        frame = frame.filter((score * float(FINE_BUCKETS)).floor().is_in([float(k) for k in keys]))
+        frame = frame.filter(_bucket_key(score).is_in([float(k) for k in keys]))
         # the rows' bucket codes are checked on the few groups after the pass: a filter on ``_b`` here is pushed
         # below the one on the raw score by DuckDB, which then evaluates the code on every row (10^8 rows: 1.1 s)
         sub = _prepared(frame, roles)

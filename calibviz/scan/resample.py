@@ -305,7 +305,6 @@ def _top_label_distributions(scan, keys, config, n_resamples: int, random_state=
     for view in (scan.top_label_view(c) for c in scan._roles.classes):
         if view.n == 0:
             continue
-        view._ensure_ranges()
         atoms = view._atoms_for([scheme])
         starts, _ = _ref._groups(atoms)
         binner = _binner(view, scheme, atoms, starts)
