@@ -698,8 +698,8 @@ def test_tail_log_loss_pass_with_text_labels_two_columns_and_models(engine):
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("ranges", [True, False])
 def test_plain_first_pass_equals_the_validating_pass_and_steps_aside_for_bad_rows(tmp_path, engine, ranges):
-    """The unweighted binary first pass without per-row CASEs (aggregate._plain_fine_table) gives the validating
-    pass's table, p = 1 and -0.0 included; without ranges, the bounds of each bucket hold its scores and the rows
+    """The unweighted binary first pass without per-row CASEs on its key (aggregate._plain_fine_table) gives the
+    validating pass's table with its filtered tail log-loss pass, p = 1 and -0.0 included; without ranges, the bounds of each bucket hold its scores and the rows
     of the last bucket (where p = 1 sits) come exactly. It returns None for every kind of bad row, a score just
     above 1 (the bucket of p = 1) included, so that the validating pass counts and names them."""
     from calibviz.scan import aggregate
@@ -707,19 +707,26 @@ def test_plain_first_pass_equals_the_validating_pass_and_steps_aside_for_bad_row
     df = _data(20_000, seed=3)
     df.loc[100:109, "p"] = -0.0
     df.loc[200:209, "p"] = 1.0
+    # confident mistakes in every tail bucket's neighbourhood, 0 and 1 and the tails' bounds 1/64, 63/64 included
+    df.loc[300:339, ["p", "y"]] = np.c_[np.linspace(0, 1 / 64, 40), np.ones(40)]
+    df.loc[400:439, ["p", "y"]] = np.c_[np.linspace(63 / 64, 1, 40), np.zeros(40)]
     path = tmp_path / "ok.parquet"
     df.to_parquet(path)
     s = cv.scan(str(path), engine=engine)
     cols = ["_b", "_y", "n", "sw", "swp", "swpp", "sww"]
     plain = aggregate._plain_fine_table(s._frame, s._roles, ranges)
     plain = aggregate._derive(plain, False)
-    full = aggregate._validating_fine_table(s._frame, s._roles)
+    # the validating pass leaves the log loss of confident mistakes to the filtered pass; the plain one sums it
+    full = aggregate.with_tail_losses(aggregate._validating_fine_table(s._frame, s._roles), s._frame, s._roles)
+    tails = aggregate._tail_groups(plain["_b"].to_numpy(), plain["_y"].to_numpy())
+    assert tails.sum() >= 60 and not plain["sll"].isna().any()
     key = ["_b", "_y"]
     plain, full = (t.sort_values(key).reset_index(drop=True) for t in (plain, full))
     np.testing.assert_array_equal(plain[key + ["n"]].to_numpy(), full[key + ["n"]].to_numpy())
     np.testing.assert_allclose(plain[cols[3:]].to_numpy(np.float64), full[cols[3:]].to_numpy(np.float64),
                                rtol=1e-12, atol=0)
-    np.testing.assert_allclose(plain[["snum", "sden", "sll"]], full[["snum", "sden", "sll"]], rtol=1e-12, atol=0)
+    np.testing.assert_allclose(plain["sll"], full["sll"], rtol=1e-12, atol=0)
+    np.testing.assert_allclose(aggregate.spiegelhalter_sums(plain), aggregate.spiegelhalter_sums(full), rtol=1e-12)
     assert plain.loc[plain["_b"] == aggregate.FINE_BUCKETS - 1, "n"].sum() == (df.p >= 1 - 2.0 ** -16).sum()
     if ranges:
         np.testing.assert_array_equal(plain[["pmin", "pmax"]], full[["pmin", "pmax"]])

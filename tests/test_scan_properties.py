@@ -79,3 +79,43 @@ def test_scan_tce_equals_in_memory_where_no_bucket_holds_two_scores(data):
     assert s.tce(PAVABC()) == pytest.approx(cv.metrics.tce(y, p, binning=PAVABC()), rel=1e-12, abs=1e-12)
     _tables_agree(s.reliability_table(binning=PAVABC(), test=None),
                   cv.reliability_table(y, p, binning=PAVABC(), test=None))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 9), min_size=0, max_size=60), st.integers(10, 14), st.booleans())
+def test_bin_totals_equal_bincount_with_empty_bins(index, n_bins, shuffled):
+    """Per-bin sums by runs of sorted atoms (refine.bin_totals) equal a weighted bincount, empty bins first, in
+    between and last included; an index out of score order falls back to bincount."""
+    from calibviz.scan import refine
+
+    index = np.array(index, np.int64)
+    index = np.random.default_rng(index.size).permutation(index) if shuffled else np.sort(index)
+    values = [np.arange(index.size, dtype=np.float64) + 0.5, np.ones(index.size)]
+    got = refine.bin_totals(index, n_bins, *values)
+    for g, v in zip(got, values):
+        np.testing.assert_array_equal(g, np.bincount(index, weights=v, minlength=n_bins))
+
+
+@settings(max_examples=40, deadline=None)
+@given(logs(max_size=400), st.integers(0, 2 ** 31 - 1))
+def test_refined_atoms_splice_equals_sorting_the_union(data, seed):
+    """Atoms with refined buckets spliced into the sorted first pass (refine.atoms_of) equal the union of the kept
+    buckets and the exact rows sorted by bucket, exact score and label (the definition of atom order)."""
+    from calibviz.scan import refine
+
+    y, p = data
+    s = cv.scan(pd.DataFrame({"y": y, "p": p}))
+    fine = s._fine()
+    buckets = np.unique(fine["_b"])
+    pick = np.random.default_rng(seed).choice(buckets, size=min(buckets.size, 3), replace=False)
+    s._atoms(pick)
+    got = refine.atoms_of(refine.fine_atoms(fine), s._exact_cache)
+    exact = s._exact_cache
+    union = pd.concat([fine[~fine["_b"].isin(exact["_b"])].assign(_p=np.nan), exact], ignore_index=True)
+    union = union.iloc[np.lexsort((union["_y"], union["_p"].fillna(-1.0), union["_b"]))]
+    np.testing.assert_array_equal(got.bucket, union["_b"])
+    np.testing.assert_array_equal(got.value, union["_p"])
+    np.testing.assert_array_equal(got.y, union["_y"])
+    np.testing.assert_array_equal(got.n, union["n"])
+    np.testing.assert_array_equal(got.swp, union["swp"])
+    assert got.exact.sum() == len(exact)

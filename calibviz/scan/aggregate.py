@@ -31,11 +31,13 @@ calibrated-model reference's weighted draw,
 :func:`calibviz.scan.reference.positive_weight`; one more sum per row).
 Spiegelhalter's sums and the log loss are derived from the bucket moments
 afterwards, except the log loss of confident mistakes (the outcome given less
-than 1/64), which a pass filtered on the raw label and score sums per row
-(:func:`tail_losses`, ~0.6 s; inside the first pass it cost ~1.2 s; merged
-with the refining pass, one pass with an OR filter, 2 s against 1.2 s).
-Multiclass views sum those tails in their first pass (their score is an
-expression of every class column, costly to evaluate twice).
+than 1/64), summed per row where the moments cannot give it: in the plain
+pass by one CASE per row (+0.5 s at 10^8 rows, +0.04 s at 10^7), in multiclass
+views' first pass (their score is an expression of every class column, costly
+to evaluate twice), and for the other binary views by a pass filtered on the
+raw label and score (:func:`tail_losses`, ~0.6 s; inside their validating
+pass, which already holds two CASEs per row, it cost ~1.2 s; merged with the
+refining pass, one pass with an OR filter, 2 s against 1.2 s).
 """
 from __future__ import annotations
 
@@ -61,7 +63,7 @@ BAD_SUM = -5  # two class columns that do not sum to 1 (tolerance as load_predic
 UNKNOWN_LABEL, MISSING_LABEL = -1, -2
 
 #: The sums of every group (a bucket or an exact score, and a label), in this order.
-SUMS = ("n", "sw", "swp", "swpp", "sww", "swwv", "sll", "snum", "sden", "pmin", "pmax")
+SUMS = ("n", "sw", "swp", "swpp", "sww", "swwv", "sll", "pmin", "pmax")
 
 
 @dataclass(frozen=True)
@@ -222,31 +224,41 @@ def _tail_groups(b: np.ndarray, y: np.ndarray) -> np.ndarray:
 LOG_LOSS_BOUND = 2.0 ** -33 / 3.0
 
 
-def _loss(loss_rows: str):
+def _loss(loss_rows: str, *, raw=None):
     """-log of the probability given to the observed outcome per row (``"all"``), or only where the outcome got
     less than 1/64 (``"tails"``; 0 elsewhere).
+
+    On the prepared columns (score ``_p``, label code ``_y``, bucket ``_b``), or with ``raw = (score,
+    positive rows, negative rows)`` on a source's own columns (the plain first pass); the tails are then told
+    by the score, ``p < LOSS_LOW 2^-16`` iff ``floor(p 2^16) < LOSS_LOW`` (a power of two: exact), so they are
+    the rows of the same groups.
 
     metrics.log_loss's float operations (clip, then 1 - p), written inside the branches so that engines evaluate
     them only on the rows that take them (clip, not min/max_horizontal: those inside an aggregation take Polars
     off its streaming engine, 2.3 GB at 10^8 rows).
     """
-    p, y = nw.col("_p"), nw.col("_y")
+    if raw is None:
+        p, b = nw.col("_p"), nw.col("_b")
+        positive, negative = nw.col("_y") == 1, nw.col("_y") == 0
+        low, high = (b >= 0) & (b < LOSS_LOW), b >= LOSS_HIGH
+    else:
+        p, positive, negative = raw
+        low, high = p < LOSS_LOW / FINE_BUCKETS, p >= LOSS_HIGH / FINE_BUCKETS
     clipped = p.clip(LOG_LOSS_EPS, 1.0 - LOG_LOSS_EPS)
     if loss_rows == "tails":
-        b = nw.col("_b")
-        return (nw.when((y == 1) & (b >= 0) & (b < LOSS_LOW)).then(-clipped.log())
-                .when((y == 0) & (b >= LOSS_HIGH)).then(-(1.0 - clipped).log()).otherwise(nw.lit(0.0)))
-    return nw.when(y == 1).then(-clipped.log()).otherwise(-(1.0 - clipped).log())
+        return (nw.when(positive & low).then(-clipped.log())
+                .when(negative & high).then(-(1.0 - clipped).log()).otherwise(nw.lit(0.0)))
+    return nw.when(positive).then(-clipped.log()).otherwise(-(1.0 - clipped).log())
 
 
 def _sums(weighted: bool, loss_rows: str = "all", ranges: bool = True):
     """The aggregations of one group: count, weights, sums of p and p^2, log loss; the score range (``ranges``).
 
-    Spiegelhalter's sums are derived from these after the pass (:func:`spiegelhalter_terms`), and so is
+    Spiegelhalter's sums are derived from these when asked (:func:`spiegelhalter_sums`), and so is
     the log loss of the groups whose given probability is at least 1/64 (``loss_rows="tails"``,
-    :func:`log_loss_terms`); ``loss_rows="none"`` sums no log loss (a binary view's tails come from
-    :func:`tail_losses`: one more aggregate with a CASE per row cost ~1.2 s of a 10^8-row first pass,
-    the filtered pass ~0.6 s).
+    :func:`log_loss_terms`); ``loss_rows="none"`` sums no log loss (a validating binary pass's tails come
+    from :func:`tail_losses`: one more aggregate with a CASE per row cost ~1.2 s of a 10^8-row validating
+    pass, the filtered pass ~0.6 s).
     """
     p, w = nw.col("_p"), nw.col("_w")
     loss = [] if loss_rows == "none" else [_loss(loss_rows)]
@@ -270,12 +282,12 @@ SPIEGELHALTER_BOUND = 8.0 * 2.0 ** -51
 def spiegelhalter_terms(y, sw, swp, swpp, centre):
     """Sums of Spiegelhalter's (y - p)(1 - 2p) and (1 - 2p)^2 p (1 - p) over groups of one label.
 
-    With u = p - c around the group's centre c (a fine bucket's midpoint, or
-    the exact score of an atom), the numerator is a polynomial of degree 2 in
-    p, exact from sum w, sum w u and sum w u^2; the variance term
-    f(p) = p - 5p^2 + 8p^3 - 4p^4 is expanded to second order, with a
-    remainder of at most :data:`SPIEGELHALTER_BOUND` per unit weight (for an
-    atom, u = 0: exact). Computing these from the moments saves two sums per
+    With u = p - c around the group's centre c (a fine bucket's midpoint),
+    the numerator is a polynomial of degree 2 in p, exact from sum w, sum w u
+    and sum w u^2; the variance term f(p) = p - 5p^2 + 8p^3 - 4p^4 is
+    expanded to second order, with a remainder of at most
+    :data:`SPIEGELHALTER_BOUND` per unit weight (at the exact score of a
+    group, u = 0: exact). Computing these from the moments saves two sums per
     row in the pass.
     """
     c = centre
@@ -336,16 +348,21 @@ def _collect(frame: nw.LazyFrame) -> pd.DataFrame:
 
 
 def _derive(out: pd.DataFrame, exact: bool) -> pd.DataFrame:
-    """Add Spiegelhalter's sums (centre: the exact score of an atom, or the bucket's midpoint), and, for the
-    first pass, the log loss of the groups away from the tails (:func:`log_loss_terms`)."""
-    b, y = out["_b"].to_numpy(), out["_y"].to_numpy(np.float64)
-    centre = out["_p"].to_numpy(np.float64) if exact else np.where(b >= 0, (b + 0.5) / FINE_BUCKETS, 0.0)
-    moments = [out[c].to_numpy(np.float64) for c in ("sw", "swp", "swpp")]
-    out["snum"], out["sden"] = spiegelhalter_terms(y, *moments, centre)
+    """For the first pass, add the log loss of the groups away from the tails (:func:`log_loss_terms`)."""
     if not exact:
-        taylor = log_loss_terms(y, b, *moments)
+        b, y = out["_b"].to_numpy(), out["_y"].to_numpy(np.float64)
+        taylor = log_loss_terms(y, b, *(out[c].to_numpy(np.float64) for c in ("sw", "swp", "swpp")))
         out["sll"] = np.where(np.isnan(taylor), out["sll"].to_numpy(np.float64), taylor)
     return out
+
+
+def spiegelhalter_sums(fine: pd.DataFrame) -> tuple[float, float]:
+    """Spiegelhalter's numerator and variance sums over the valid groups of a first-pass table
+    (:func:`spiegelhalter_terms` around each bucket's midpoint; only Spiegelhalter's Z reads them)."""
+    b, y = fine["_b"].to_numpy(), fine["_y"].to_numpy(np.float64)
+    num, den = spiegelhalter_terms(y, *(fine[c].to_numpy(np.float64) for c in ("sw", "swp", "swpp")),
+                                   (b + 0.5) / FINE_BUCKETS)
+    return float(num.sum()), float(den.sum())
 
 
 def _plain_fine_table(frame: nw.LazyFrame, roles: Roles, ranges: bool) -> pd.DataFrame | None:
@@ -378,8 +395,12 @@ def _plain_fine_table(frame: nw.LazyFrame, roles: Roles, ranges: bool) -> pd.Dat
     p = _float(schema, roles.probs[0])
     # an integer key: DuckDB then aggregates into an array indexed by it where the source has column statistics
     # (duckdb_engine.PERFECT_HASH_BITS), about twice as fast as hashing a float key
-    agg = (frame.select(_k=_bucket_key(p).cast(nw.Int64), _l=nw.col(roles.label), _p=p)
-           .group_by("_k", "_l").agg(*_sums(False, "none", ranges=ranges)))
+    label = nw.col(roles.label)
+    # the log loss of the tail rows in the pass itself: a CASE per row costs less than a filtered pass
+    # (:func:`tail_losses`; 10^7 rows: +0.04 s against 0.09 s, 10^8: +0.5 s against 0.6 s)
+    tails = _loss("tails", raw=(nw.col("_p"), nw.col("_l") == roles.positive, nw.col("_l") == roles.negative))
+    agg = (frame.select(_k=_bucket_key(p).cast(nw.Int64), _l=label, _p=p)
+           .group_by("_k", "_l").agg(*_sums(False, "none", ranges=ranges), tails.sum().alias("sll")))
     # valid rows make at most (2^16 + 1 keys) x 2 labels groups; scores that are no probabilities or labels of many
     # values could make one per row: fetch no more than that (the validating pass then names them)
     limit = 4 * (FINE_BUCKETS + 1)
@@ -451,8 +472,9 @@ def fine_table(frame: nw.LazyFrame, roles: Roles, *, ranges: bool = True) -> pd.
 
     The table has the columns ``_b``, ``_y``, :data:`SUMS` and ``ranged``
     (bad rows sit in negative buckets or label codes, see the module
-    docstring). For a binary view the log loss of the tail groups (outcome
-    given less than 1/64) is NaN here: :func:`with_tail_losses` completes it.
+    docstring). For a binary view through the validating pass the log loss of
+    the tail groups (outcome given less than 1/64) is NaN here:
+    :func:`with_tail_losses` completes it.
     ``ranges=False`` lets the
     plain pass leave out the score range of each group (see
     :func:`_plain_fine_table`); the validating pass always sums it.
@@ -509,9 +531,10 @@ def group_positions(source: pd.DataFrame, table: pd.DataFrame) -> np.ndarray:
 
 def with_tail_losses(table: pd.DataFrame, frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame:
     """The validated first-pass ``table`` of a binary view with the log loss of its tail groups
-    (:func:`tail_losses`); other views' tables are complete already."""
+    (:func:`tail_losses`) where the pass left it out (the validating pass; the plain pass and other views' tables
+    are complete already)."""
     b, y = table["_b"].to_numpy(), table["_y"].to_numpy()
-    tail = _tail_groups(b, y)
+    tail = _tail_groups(b, y) & np.isnan(table["sll"].to_numpy(np.float64))
     if roles.view != "binary" or not tail.any():
         return table
     tails = tail_losses(frame, roles)
@@ -520,9 +543,7 @@ def with_tail_losses(table: pd.DataFrame, frame: nw.LazyFrame, roles: Roles) -> 
     sll[tail] = np.where(pos[tail] >= 0, tails["sll"].to_numpy(np.float64)[pos[tail]], np.nan)
     if np.isnan(sll[tail & (table["n"].to_numpy() > 0)]).any():  # a tail group the filtered pass did not see
         raise RuntimeError("calibviz bug: the log-loss pass missed rows of the first pass; please report it.")
-    out = table.copy()
-    out["sll"] = sll
-    return out
+    return table.assign(sll=sll)  # under copy-on-write (pandas >= 3) a shallow copy: no consolidation of the table
 
 
 def exact_atoms(frame: nw.LazyFrame, roles: Roles, buckets) -> pd.DataFrame:

@@ -283,7 +283,7 @@ def _redrawn_atoms(bucket, value, lo, hi, ranged, size, mean, positives, weight=
         sw = np.column_stack([weight - positive_weight, positive_weight]).ravel()[keep]
     zeros = np.zeros(n.shape[0])
     atoms = _ref.Atoms(bucket=bucket[rep], value=value[rep], y=y, n=n, sw=sw, swp=sw * q, swpp=sw * q * q, sww=sw,
-                       swwv=zeros, sll=zeros, snum=zeros, sden=zeros, lo=lo[rep], hi=hi[rep],
+                       swwv=zeros, sll=zeros, lo=lo[rep], hi=hi[rep],
                        ranged=ranged[rep])
     return atoms, q  # q: the group's score, the same float for both labels (swp / sw can differ by an ulp)
 

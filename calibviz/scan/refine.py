@@ -43,7 +43,7 @@ from ..errors import InputError
 from ..summary import BinStatistics, rejections as _rejections
 from .aggregate import FINE_BUCKETS, SUMS
 
-__all__ = ["Atoms", "Refine", "atoms_of", "edge_bins", "equal_mass_bins", "pava_bins", "pavabc_bins", "bin_statistics", "rejected",
+__all__ = ["Atoms", "Refine", "atoms_of", "fine_atoms", "edge_bins", "equal_mass_bins", "pava_bins", "pavabc_bins", "bin_statistics", "rejected",
            "refit_blocks", "redrawn_tce", "smece_residual_nodes", "top_label_values", "median_variance_bins",
            "block_bins"]
 
@@ -83,8 +83,6 @@ class Atoms:
     sww: np.ndarray
     swwv: np.ndarray
     sll: np.ndarray
-    snum: np.ndarray
-    sden: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
     ranged: np.ndarray
@@ -98,24 +96,52 @@ class Atoms:
         return int(self.n.shape[0])
 
 
-def atoms_of(fine: pd.DataFrame, exact: pd.DataFrame | None) -> Atoms:
-    """Atoms from the valid rows of the fine table, with the refined buckets replaced by their exact rows."""
-    f = np.float64
-    names = ("_b", "_y", *SUMS, "ranged")
-    col = {c: fine[c].to_numpy() for c in names}
-    col["_p"] = np.full(len(fine), np.nan)
-    if exact is not None and len(exact):
-        keep = ~np.isin(col["_b"], exact["_b"].to_numpy())
-        col = {c: np.concatenate([v[keep], exact[c].to_numpy()]) for c, v in col.items()}
-    # score order: bucket, then exact score (a whole bucket, NaN, has no refined rows beside it), then label
-    order = np.lexsort((col["_y"], np.nan_to_num(col["_p"], nan=-1.0), col["_b"]))
-    col = {c: v[order] for c, v in col.items()}
-    return Atoms(bucket=col["_b"].astype(np.int64), value=col["_p"].astype(f), y=col["_y"].astype(np.int64),
-                 n=col["n"].astype(np.int64), sw=col["sw"].astype(f), swp=col["swp"].astype(f),
-                 swpp=col["swpp"].astype(f), sww=col["sww"].astype(f), swwv=col["swwv"].astype(f),
-                 sll=col["sll"].astype(f),
-                 snum=col["snum"].astype(f), sden=col["sden"].astype(f), lo=col["pmin"].astype(f),
-                 hi=col["pmax"].astype(f), ranged=col["ranged"].astype(bool))
+#: Atoms fields and the table columns they come from.
+_FIELDS = {"bucket": ("_b", np.int64), "value": ("_p", np.float64), "y": ("_y", np.int64), "n": ("n", np.int64),
+           **{c: (c, np.float64) for c in ("sw", "swp", "swpp", "sww", "swwv", "sll")},
+           "lo": ("pmin", np.float64), "hi": ("pmax", np.float64), "ranged": ("ranged", bool)}
+
+
+def _columns(table: pd.DataFrame, order: np.ndarray) -> dict:
+    out = {}
+    for field, (col, dtype) in _FIELDS.items():
+        if col == "_p" and col not in table:  # a bucket of the first pass: no exact score
+            out[field] = np.full(order.shape[0], np.nan)
+        else:
+            out[field] = np.asarray(table[col].to_numpy(), dtype=dtype)[order]
+    return out
+
+
+def fine_atoms(fine: pd.DataFrame) -> Atoms:
+    """Atoms of the first-pass table alone (whole buckets), sorted by bucket, then label."""
+    key = fine["_b"].to_numpy(np.int64) * 2 + fine["_y"].to_numpy(np.int64)  # one group per (bucket, label 0/1)
+    return Atoms(**_columns(fine, np.argsort(key, kind="stable")))
+
+
+def atoms_of(fine, exact: pd.DataFrame | None) -> Atoms:
+    """Atoms from the valid rows of the fine table (or its :func:`fine_atoms`), with the refined buckets replaced
+    by their exact rows (score order: bucket, then exact score, then label).
+
+    The first pass is sorted once; each refinement splices the few exact rows in (no sort of the 2^17 groups).
+    """
+    base = fine if isinstance(fine, Atoms) else fine_atoms(fine)
+    if exact is None or not len(exact):
+        return base
+    b, p, y = (exact[c].to_numpy() for c in ("_b", "_p", "_y"))
+    rows = _columns(exact, np.lexsort((y, p, b)))
+    # each refined bucket is a run of the sorted base (one group per label): replace the run by the bucket's rows
+    refined, first = np.unique(rows["bucket"], return_index=True)
+    lo, hi = np.searchsorted(base.bucket, refined, "left"), np.searchsorted(base.bucket, refined, "right")
+    keep_from, keep_to = np.r_[0, hi], np.r_[lo, base.size]
+    new_from, new_to = first, np.r_[first[1:], rows["bucket"].size]
+
+    def spliced(old, new):
+        pieces = [old[keep_from[0]:keep_to[0]]]
+        for i in range(refined.size):
+            pieces += [new[new_from[i]:new_to[i]], old[keep_from[i + 1]:keep_to[i + 1]]]
+        return np.concatenate(pieces)
+
+    return Atoms(**{f: spliced(getattr(base, f), rows[f]) for f in _FIELDS})
 
 
 def reads_ranges(scheme) -> bool:
@@ -356,22 +382,35 @@ def median_variance_bins(scheme: MedianVariance, atoms: Atoms, weighted: bool, *
     return edges, group_bin[group_of_atom], np.asarray(sizes, np.int64), f"median_variance({scheme.min_size})"
 
 
+def bin_totals(index: np.ndarray, n_bins: int, *values: np.ndarray) -> list[np.ndarray]:
+    """Sums of each of ``values`` per bin (``index``: bin of each atom, 0 <= index < n_bins).
+
+    Atoms are in score order and every scheme's bins are score intervals, so
+    the bins are runs of the atoms: one ``add.reduceat`` per array then sums
+    them (~15x faster than a weighted ``bincount`` over the 2^17 atoms of a
+    first pass). Any other index falls back to ``bincount``.
+    """
+    if index.size and (index[1:] >= index[:-1]).all():
+        starts = np.searchsorted(index, np.arange(n_bins))
+        filled = np.r_[starts[1:], index.size] > starts  # reduceat would give an empty run its next element
+        out = []
+        for v in values:
+            total = np.zeros(n_bins)
+            total[filled] = np.add.reduceat(np.asarray(v, np.float64), starts[filled])
+            out.append(total)
+        return out
+    return [np.bincount(index, weights=v, minlength=n_bins) for v in values]
+
+
 def bin_statistics(atoms: Atoms, index: np.ndarray, n_bins: int) -> BinStatistics:
     """Per-bin sums of the atoms (the same :class:`~calibviz.summary.BinStatistics` the in-memory path builds)."""
-    def total(v):
-        return np.bincount(index, weights=v, minlength=n_bins)
-
     y = atoms.y.astype(np.float64)
-    return BinStatistics(
-        count=np.bincount(index, weights=atoms.n, minlength=n_bins).round().astype(np.int64),
-        positives=total(atoms.n * y).round().astype(np.int64),
-        weight=total(atoms.sw),
-        sum_pred=total(atoms.swp),
-        sum_true=total(atoms.sw * y),
-        sum_pred_sq=total(atoms.swpp),
-        sum_pred_true=total(atoms.swp * y),
-        sum_weight_sq=total(atoms.sww),
-    )
+    count, positives, weight, sum_pred, sum_true, sum_pred_sq, sum_pred_true, sum_weight_sq = bin_totals(
+        index, n_bins, atoms.n, atoms.n * y, atoms.sw, atoms.swp, atoms.sw * y, atoms.swpp, atoms.swp * y,
+        atoms.sww)
+    return BinStatistics(count=count.round().astype(np.int64), positives=positives.round().astype(np.int64),
+                         weight=weight, sum_pred=sum_pred, sum_true=sum_true, sum_pred_sq=sum_pred_sq,
+                         sum_pred_true=sum_pred_true, sum_weight_sq=sum_weight_sq)
 
 
 def top_label_values(stats: list) -> dict:
@@ -408,8 +447,7 @@ def rejected(atoms: Atoms, index: np.ndarray, stats: BinStatistics, *, alpha, te
     split = at_lo != at_hi
     if split.any():
         raise Refine(atoms.bucket[split])
-    n_rej = np.bincount(index, weights=atoms.n * at_lo, minlength=n_bins)
-    w_rej = np.bincount(index, weights=atoms.sw * at_lo, minlength=n_bins)
+    n_rej, w_rej = bin_totals(index, n_bins, atoms.n * at_lo, atoms.sw * at_lo)
     return n_rej, w_rej
 
 
