@@ -20,6 +20,7 @@ null), see :data:`JSON_FIELDS`.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import subprocess
@@ -30,7 +31,7 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["main", "build_parser", "JSON_FIELDS", "parse_threshold"]
+__all__ = ["main", "run", "build_parser", "JSON_FIELDS", "parse_threshold"]
 
 APP_ENV = "CALIBVIZ_DATA"
 #: Fields of every record of ``calibviz metrics --format json`` (and the CSV columns), in order.
@@ -783,6 +784,20 @@ def main(argv=None) -> int:
         print(f"calibviz: internal error: {type(exc).__name__}: {_one_line(exc)} (a bug in calibviz, not in your "
               "data; rerun with --debug for the traceback)", file=sys.stderr)
         return 3
+
+
+def run() -> int:
+    """The console entry point (``calibviz``, ``python -m calibviz``): :func:`main`, then a quick exit.
+
+    At shutdown Python's cyclic garbage collector walks every object of the
+    imported libraries (pandas, numpy, DuckDB): ~0.1 s here, a third of a
+    10^7-row DuckDB pass. ``gc.freeze`` takes them out of its reach first;
+    finalizers and atexit handlers still run. Not in :func:`main`, which
+    tests and other Python code call in long-lived processes.
+    """
+    status = main()
+    gc.freeze()
+    return status
 
 
 def _one_line(exc: BaseException) -> str:

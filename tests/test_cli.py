@@ -264,6 +264,18 @@ def test_python_dash_m_entry(tmp_path):
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
 
 
+def test_console_entry_returns_main_status_and_freezes_the_collector_for_exit():
+    """``calibviz`` / ``python -m calibviz`` run cli.run: main's exit status, then gc.freeze (shutdown skips the
+    collector's walk over the libraries' objects, ~0.1 s); main itself, which tests call, leaves the collector."""
+    code = ("import gc, sys; import calibviz.cli as c; sys.argv = ['calibviz', 'metrics', '/nonexistent.csv']; "
+            "status = c.run(); print(status, gc.get_freeze_count() > 0)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.stdout.split() == ["2", "True"] and proc.stderr.startswith("calibviz: error: file not found")
+    proc = subprocess.run([sys.executable, "-c", code.replace("c.run()", "c.main()")], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.stdout.split() == ["2", "False"]
+
+
 def test_metrics_fail_p_below_gates_on_evidence_of_miscalibration(capsys):
     # hospital demo: miscalibrated (ECE p-value at its floor 1/201); the loan demo's recalibrated model is not
     code, _, err = run(["metrics", "hospital_readmission", "--metrics", "ece", "--fail-p-below", "ece=0.01"], capsys)
