@@ -16,8 +16,8 @@ in its own process (wall time, CPU time, peak RSS from ``/usr/bin/time``):
 * a hand-written DuckDB query computing only the bucket sums (the floor the issue compares with);
 * in one process, after both have read the file once (warm page cache), the sums-only hand query (Arrow
   output) and a binned-panel scan split into its steps (opening the source, the first pass with the log loss of
-  confident mistakes, refining and
-  metrics), alternating, medians of 8 (and of the per-round ratios): the ratio without the fixed cost of starting Python and importing;
+  confident mistakes, refining and metrics), alternating, medians of 8 (and of the per-round ratios): the ratio
+  without the fixed cost of starting Python and importing;
 * ``--engine polars`` and, with ``--spark``, ``--engine spark`` (local[2]);
 * with ``--intervals B``: the binned and the default panel through ``--engine duckdb --ci B`` (bootstrap
   intervals from a Poisson bootstrap of the bucket sums, :mod:`calibviz.scan.resample`; no pass over the rows),
@@ -198,8 +198,8 @@ def main(argv=None) -> int:
             steps = ", ".join(f"{k} {ip[k]:.3f} s" for k in ("open", "first", "metrics"))
             rows_out.append(f"| {n:.0e} | in one process (warm): hand query {ip['hand']:.3f} s; binned-panel scan "
                             f"{ip['scan']:.3f} s ({steps}); `import calibviz` {ip['import']:.3f} s | | | | | | "
-                            f"scan {ip['ratio']:.2f}x the hand query (median of 8 alternating rounds, {ip['ratio_range'][0]:.2f}-"
-                            f"{ip['ratio_range'][1]:.2f}), its first pass "
+                            f"scan {ip['ratio']:.2f}x the hand query (median of 8 alternating rounds, "
+                            f"{ip['ratio_range'][0]:.2f}-{ip['ratio_range'][1]:.2f}), its first pass "
                             f"{ip['first'] / ip['hand']:.2f}x |")
             print(rows_out[-1], flush=True)
             em = _metrics(f64, "--engine", "duckdb", "--metrics", BINNED, "--binning", "equal_mass")

@@ -791,11 +791,16 @@ def run() -> int:
 
     At shutdown Python's cyclic garbage collector walks every object of the
     imported libraries (pandas, numpy, DuckDB): ~0.1 s here, a third of a
-    10^7-row DuckDB pass. ``gc.freeze`` takes them out of its reach first;
-    finalizers and atexit handlers still run. Not in :func:`main`, which
+    10^7-row DuckDB pass. ``gc.freeze`` takes them out of its reach first.
+    atexit handlers and ``weakref.finalize`` callbacks still run, but not the
+    ``__del__`` of objects alive at exit: calibviz's DuckDB connection is
+    closed first (its spill files go with it). Not in :func:`main`, which
     tests and other Python code call in long-lived processes.
     """
     status = main()
+    engine = sys.modules.get("calibviz.scan.duckdb_engine")
+    if engine is not None:
+        engine.close()
     gc.freeze()
     return status
 

@@ -264,13 +264,22 @@ def test_python_dash_m_entry(tmp_path):
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
 
 
-def test_console_entry_returns_main_status_and_freezes_the_collector_for_exit():
+def test_console_entry_returns_main_status_and_freezes_the_collector_for_exit(tmp_path):
     """``calibviz`` / ``python -m calibviz`` run cli.run: main's exit status, then gc.freeze (shutdown skips the
     collector's walk over the libraries' objects, ~0.1 s); main itself, which tests call, leaves the collector."""
     code = ("import gc, sys; import calibviz.cli as c; sys.argv = ['calibviz', 'metrics', '/nonexistent.csv']; "
             "status = c.run(); print(status, gc.get_freeze_count() > 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.stdout.split() == ["2", "True"] and proc.stderr.startswith("calibviz: error: file not found")
+    # after a scan the DuckDB connection is closed before the freeze (its __del__ would not run at exit)
+    rng = np.random.default_rng(0)
+    log = tmp_path / "log.parquet"
+    pd.DataFrame({"y": rng.integers(0, 2, 500), "p": rng.uniform(size=500)}).to_parquet(log)
+    scan = code.replace("'metrics', '/nonexistent.csv'", f"'metrics', {str(log)!r}, '--engine', 'duckdb', "
+                        "'--metrics', 'ece', '--reference', '0', '--format', 'json'")
+    scan += "; from calibviz.scan import duckdb_engine as e; print(e._CON is None)"
+    proc = subprocess.run([sys.executable, "-c", scan], capture_output=True, text=True, timeout=300)
+    assert proc.stdout.split()[-3:] == ["0", "True", "True"], proc.stderr
     proc = subprocess.run([sys.executable, "-c", code.replace("c.run()", "c.main()")], capture_output=True,
                           text=True, timeout=300)
     assert proc.stdout.split() == ["2", "False"]

@@ -699,8 +699,8 @@ def test_tail_log_loss_pass_with_text_labels_two_columns_and_models(engine):
 @pytest.mark.parametrize("ranges", [True, False])
 def test_plain_first_pass_equals_the_validating_pass_and_steps_aside_for_bad_rows(tmp_path, engine, ranges):
     """The unweighted binary first pass without per-row CASEs on its key (aggregate._plain_fine_table) gives the
-    validating pass's table with its filtered tail log-loss pass, p = 1 and -0.0 included; without ranges, the bounds of each bucket hold its scores and the rows
-    of the last bucket (where p = 1 sits) come exactly. It returns None for every kind of bad row, a score just
+    validating pass's table with its filtered tail log-loss pass, p = 1 and -0.0 included; without ranges, the
+    bounds of each bucket hold its scores and the rows of the last bucket (where p = 1 sits) come exactly. It returns None for every kind of bad row, a score just
     above 1 (the bucket of p = 1) included, so that the validating pass counts and names them."""
     from calibviz.scan import aggregate
 
@@ -922,3 +922,15 @@ def test_plain_first_pass_fetches_a_bounded_number_of_groups():
     assert aggregate._plain_fine_table(s._frame, s._roles, False) is None
     with pytest.raises(cv.InputError, match="probabilities must lie in"):
         s.metrics(["ece"])
+
+
+def test_atom_fields_and_their_table_columns_agree():
+    """refine._FIELDS maps every Atoms field to its first-pass column: a field added to one and not the other would
+    make atoms_of drop or misname it."""
+    from dataclasses import fields
+
+    from calibviz.scan import aggregate, refine
+
+    assert list(refine._FIELDS) == [f.name for f in fields(refine.Atoms)]
+    columns = {c for c, _ in refine._FIELDS.values()}
+    assert columns == {"_b", "_p", "_y", "ranged", *aggregate.SUMS}

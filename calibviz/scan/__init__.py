@@ -553,7 +553,6 @@ class Scan:
                 "falls between buckets), so this value can differ from the in-memory one (measured on 20 datasets of "
                 "10⁵ rows: median 0.11, max 2.4 percentage points; 5 of 10⁶ rows: median 0.02, max 0.54).")
 
-
     def smooth_ece(self):
         """(smECE, bandwidth, note): exact on the 2^14 grid of :func:`calibviz.metrics.smooth_ece`.
 

@@ -22,7 +22,7 @@ the bucket's smallest and largest score. Every aggregate and every CASE
 evaluated per row shows (an extra plain sum costs ~0.7 s), so the validating
 pass holds only the label code and the validity of the score (one CASE each)
 and those sums. An unweighted one-column binary view first runs the plain
-bucket query itself (:func:`_plain_fine_table`): no CASE, an integer key that
+bucket query itself (:func:`_plain_fine_table`): no CASE on the key, an integer key that
 lets DuckDB aggregate into an array instead of a hash table (~2.3 s), and no
 score range unless results need every bucket's (~1 s more); its groups show
 any bad row, and the validating pass runs only then. A weighted view sums w,
@@ -287,9 +287,8 @@ def spiegelhalter_terms(y, sw, swp, swpp, centre):
     the numerator is a polynomial of degree 2 in p, exact from sum w, sum w u
     and sum w u^2; the variance term f(p) = p - 5p^2 + 8p^3 - 4p^4 is
     expanded to second order, with a remainder of at most
-    :data:`SPIEGELHALTER_BOUND` per unit weight (at the exact score of a
-    group, u = 0: exact). Computing these from the moments saves two sums per
-    row in the pass.
+    :data:`SPIEGELHALTER_BOUND` per unit weight. Computing these from the
+    moments saves two sums per row in the pass.
     """
     c = centre
     u1 = swp - c * sw
@@ -325,9 +324,9 @@ def log_loss_terms(y, b, sw, swp, swpp):
 
 
 def _complete(out: pd.DataFrame) -> None:
-    """The sums an unweighted pass leaves out (weights are the counts), the log loss of a binary view's first
-    pass, NaN until :func:`with_tail_losses` sums it, and ``ranged``: True where pmin / pmax are the group's
-    smallest and largest score (False: the bounds of its bucket, :func:`_plain_fine_table`)."""
+    """The sums an unweighted pass leaves out (weights are the counts), the log loss of a binary view's
+    validating pass, NaN until :func:`with_tail_losses` sums it, and ``ranged``: True where pmin / pmax are the
+    group's smallest and largest score (False: the bounds of its bucket, :func:`_plain_fine_table`)."""
     if "sw" not in out:
         out["sw"] = out["n"].astype(np.float64)
         out["sww"] = out["sw"]
@@ -370,8 +369,9 @@ def _plain_fine_table(frame: nw.LazyFrame, roles: Roles, ranges: bool) -> pd.Dat
     """The first pass of an unweighted one-column binary view as the plain bucket query, or None if the rows
     hold anything the validating pass must name.
 
-    Groups by the raw ``floor(p 2^16)`` and the raw label, with no CASE per
-    row: the hand-written bucket query of the benchmark. With DuckDB's array
+    Groups by the raw ``floor(p 2^16)`` and the raw label, with no CASE for
+    the validity of a row: the hand-written bucket query of the benchmark, plus
+    the log loss of confident mistakes (one CASE per row). With DuckDB's array
     aggregation on the integer key it runs in about half the time of the
     validating pass. The smallest and largest score per group would add
     ~40% (10^8 rows: ~1 s), so only ``ranges=True`` sums them; otherwise

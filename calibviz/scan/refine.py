@@ -41,9 +41,10 @@ from ..binning import (PAVA, PAVABC, Bins, Custom, EqualMass, MedianVariance, Un
                        pava_block_starts)
 from ..errors import InputError
 from ..summary import BinStatistics, rejections as _rejections
-from .aggregate import FINE_BUCKETS, SUMS
+from .aggregate import FINE_BUCKETS
 
-__all__ = ["Atoms", "Refine", "atoms_of", "fine_atoms", "edge_bins", "equal_mass_bins", "pava_bins", "pavabc_bins", "bin_statistics", "rejected",
+__all__ = ["Atoms", "Refine", "atoms_of", "fine_atoms", "edge_bins", "equal_mass_bins", "pava_bins", "pavabc_bins",
+           "bin_statistics", "bin_totals", "rejected",
            "refit_blocks", "redrawn_tce", "smece_residual_nodes", "top_label_values", "median_variance_bins",
            "block_bins"]
 
@@ -388,9 +389,10 @@ def bin_totals(index: np.ndarray, n_bins: int, *values: np.ndarray) -> list[np.n
     Atoms are in score order and every scheme's bins are score intervals, so
     the bins are runs of the atoms: one ``add.reduceat`` per array then sums
     them (~15x faster than a weighted ``bincount`` over the 2^17 atoms of a
-    first pass). Any other index falls back to ``bincount``.
+    first pass). Any other index (unsorted, or outside the bins) falls back
+    to ``bincount``, which extends or refuses it.
     """
-    if index.size and (index[1:] >= index[:-1]).all():
+    if index.size and index[0] >= 0 and index[-1] < n_bins and (index[1:] >= index[:-1]).all():
         starts = np.searchsorted(index, np.arange(n_bins))
         filled = np.r_[starts[1:], index.size] > starts  # reduceat would give an empty run its next element
         out = []
