@@ -3,6 +3,8 @@
 Run: nice -n 10 python benchmarks/bench_scan_classwise.py [--reps 200] [--sizes 5000,50000] [--classes 4]
      [--resamples 200] [--power 1.4] [--seed-base 1000]
      python benchmarks/bench_scan_classwise.py --timing [--rows 1000000] [--classes 10] [--engine duckdb]
+     python benchmarks/bench_scan_classwise.py --reference-size [--reps 200] [--sizes 5000] [--classes 4]
+     [--redraws 200] [--compare 20]
 
 Coverage: ``--reps`` logs of each size from the model of tests/test_scan_classwise.py (truth T ~ Dirichlet(1)
 over K classes, y ~ T, predictions T^power renormalised: overconfident for power > 1; a calibrated model's
@@ -10,6 +12,12 @@ class-wise ECE is 0, on the boundary, where no interval covers), each scanned fr
 ``s.metrics(["classwise_ece"], n_resamples=B)``; the population value is the binned gap of T - P on 2·10^6
 draws of the truth (no label noise). Prints the share of 95% intervals holding it, its Monte Carlo standard
 error, misses above / below, and the interval method used.
+
+Size of the weighted calibrated-model reference (``--reference-size``): ``--reps`` calibrated logs (P ~
+Dirichlet(0.7), y ~ P) per weight law, lognormal(0, 1.5) and ``exp(3 max P) x Exponential(1)`` (heavy weights on
+confident rows), scanned with weights; prints the share of p-values at most 0.05 and 0.01 (a false alarm rate:
+nominal 5% and 1%, lower is conservative), the mean p-value, and for the first ``--compare`` logs the mean
+difference to ``consistency_test``'s per-row weighted redraws of the same rows.
 
 Timing (``--timing``): writes a Parquet log of ``--rows`` rows and K classes (Dirichlet(0.5) truth: many
 distinct cell tuples), then times the first pass, the extra cell-tuple pass and 200 resamples of the draw.
@@ -75,6 +83,38 @@ def coverage(args) -> None:
               f"{time.perf_counter() - t0:.0f} s", flush=True)
 
 
+def weighted_calibrated(n, K, seed, law):
+    rng = np.random.default_rng(seed)
+    P = rng.dirichlet(np.full(K, 0.7), n)
+    y = (P.cumsum(axis=1) < rng.uniform(size=(n, 1))).sum(axis=1)
+    w = rng.lognormal(0.0, 1.5, n) if law == "lognormal" else np.exp(3 * P.max(axis=1)) * rng.exponential(size=n)
+    return y, P, w
+
+
+def reference_size(args) -> None:
+    from calibviz.metrics import consistency_test
+
+    for n in [int(v) for v in args.sizes.split(",")]:
+        for law in ("lognormal", "correlated"):
+            t0 = time.perf_counter()
+            ps, diffs = [], []
+            for r in range(args.reps):
+                y, P, w = weighted_calibrated(n, args.classes, args.seed_base + r, law)
+                df = frame(y, P).assign(w=w)
+                p = cw.classwise_reference(cw.cell_table(cv.scan(df, weight="w"), "uniform"), args.redraws, r)[3]
+                ps.append(p)
+                if r < args.compare:
+                    want = consistency_test(y, P, metric="classwise_ece", n_resamples=args.redraws, random_state=r,
+                                            sample_weight=w)
+                    diffs.append(p - want.p_value)
+            ps = np.array(ps)
+            a5, a1 = np.mean(ps <= 0.05), np.mean(ps <= 0.01)
+            print(f"n = {n}, K = {args.classes}, weights {law}: p <= 0.05 in {100 * a5:.1f}% "
+                  f"(MC se {100 * np.sqrt(0.05 * 0.95 / args.reps):.1f}), p <= 0.01 in {100 * a1:.1f}%, mean p "
+                  f"{ps.mean():.3f}; scan minus per-row p over {len(diffs)} logs: mean {np.mean(diffs):+.3f}, "
+                  f"range {min(diffs):+.3f} to {max(diffs):+.3f}; {time.perf_counter() - t0:.0f} s", flush=True)
+
+
 def timing(args) -> None:
     y, P, _ = model(args.rows, args.classes, 0, 1.3, alpha=0.5)
     with tempfile.TemporaryDirectory() as tmp:
@@ -95,6 +135,9 @@ def timing(args) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--timing", action="store_true")
+    ap.add_argument("--reference-size", action="store_true", help="false-alarm rate of the weighted reference")
+    ap.add_argument("--redraws", type=int, default=200)
+    ap.add_argument("--compare", type=int, default=20)
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--sizes", default="5000,50000")
     ap.add_argument("--classes", type=int, default=None)
@@ -107,6 +150,10 @@ def main() -> None:
     if args.timing:
         args.classes = args.classes or 10
         timing(args)
+    elif args.reference_size:
+        args.classes = args.classes or 4
+        args.sizes = args.sizes if args.sizes != "5000,50000" else "5000"
+        reference_size(args)
     else:
         args.classes = args.classes or 4
         coverage(args)

@@ -189,7 +189,55 @@ def test_reference_flags_a_miscalibrated_model_and_reads_in_the_panel():
     assert row["p_value"] < 0.01 and row["verdict"] == "evidence of miscalibration"
     assert "A perfectly calibrated model with these predictions would show" in row["reading"]
     assert row["null_low"] < row["null_high"] < row["value"]
-    # weighted scans: no reference (their per-row weighted draw needs the rows), and the reading says nothing of one
+    # weighted scans: the weighted redraw per cell tuple flags it too
     sw = cv.scan(_frame(y, P, np.random.default_rng(8).gamma(2.0, 1.0, y.size)), weight="w")
-    roww = sw.metrics(["classwise_ece"], n_reference=50, random_state=0).set_index("metric").loc["classwise_ece"]
-    assert np.isnan(roww["p_value"]) and "perfectly calibrated" not in roww["reading"]
+    roww = sw.metrics(["classwise_ece"], n_reference=200, random_state=0).set_index("metric").loc["classwise_ece"]
+    assert roww["p_value"] < 0.01 and "A perfectly calibrated model with these predictions" in roww["reading"]
+    assert roww["null_low"] < roww["null_high"] < roww["value"]
+
+
+def _weighted_calibrated(n, K, seed, law):
+    rng = np.random.default_rng(seed)
+    P = rng.dirichlet(np.full(K, 0.7), n)
+    y = (P.cumsum(axis=1) < rng.uniform(size=(n, 1))).sum(axis=1)  # calibrated: y ~ P
+    w = rng.lognormal(0.0, 1.5, n) if law == "lognormal" else np.exp(3 * P.max(axis=1)) * rng.exponential(size=n)
+    return y, P, w
+
+
+@pytest.mark.parametrize("K, law", [(3, "lognormal"), (10, "correlated")])
+def test_weighted_reference_agrees_with_the_per_row_weighted_reference(K, law):
+    """Weighted label redraws per cell tuple against consistency_test's per-row weighted redraws of the same rows
+    (sample_weight; an independent implementation): null mean and range within Monte Carlo error, the p-value
+    no lower than the per-row one by more than Monte Carlo error (the scan's null is at most wider)."""
+    from calibviz.metrics import consistency_test
+
+    y, P, w = _weighted_calibrated(20_000, K, 50 + K, law)
+    got = cw.classwise_reference(cw.cell_table(cv.scan(_frame(y, P, w), weight="w"), "uniform"), 1000, 0)
+    want = consistency_test(y, P, metric="classwise_ece", n_resamples=1000, random_state=1, sample_weight=w)
+    spread = want.null_high - want.null_low
+    assert got[0] == pytest.approx(want.null_mean, abs=0.05 * spread)
+    assert got[1] == pytest.approx(want.null_low, abs=0.15 * spread)
+    assert got[2] == pytest.approx(want.null_high, abs=0.15 * spread)
+    assert got[3] >= want.p_value - 0.05
+
+
+def test_weighted_reference_has_its_size_on_calibrated_weighted_logs():
+    """No false alarms: 40 calibrated logs (K = 4, 3,000 rows, lognormal(0, 1.5) weights), 100 redraws each.
+
+    Measured at full size (200 logs of 5,000 rows, 200 redraws): 4.0% of p-values at most 0.05 with lognormal
+    weights, 1.0% with weights growing with the top probability (mean p-values 0.55, 0.57). The bound, 6 of 40,
+    is 2.9 binomial sds above the nominal 2."""
+    rejected = 0
+    for r in range(40):
+        y, P, w = _weighted_calibrated(3_000, 4, 2_000 + r, "lognormal")
+        p = cw.classwise_reference(cw.cell_table(cv.scan(_frame(y, P, w), weight="w"), "uniform"), 100, r)[3]
+        rejected += p <= 0.05
+    assert rejected <= 6, rejected
+
+
+def test_equal_weights_draw_the_unweighted_multinomial():
+    """Equal weights within every tuple: the effective rows are the tuple's rows (the unweighted draw, scaled)."""
+    y, P, _, _ = _model(5_000, 4, seed=3, power=1.0)
+    t = cw.cell_table(cv.scan(_frame(y, P, np.full(y.size, 2.5)), weight="w"), "uniform")
+    mean = t.swp / t.sw[:, None]
+    np.testing.assert_allclose(cw._effective_rows(t, mean / mean.sum(axis=1, keepdims=True)), t.n, rtol=1e-12)

@@ -626,9 +626,10 @@ class Scan:
             positives' weight drawn with the exact mean and variance,
             :func:`~calibviz.scan.reference.positive_weight`, TCE's with the
             coupled draw of :func:`~calibviz.scan.reference.weighted_positives`).
-            Class-wise ECE (unweighted, fixed bins) redraws labels per cell
-            tuple (:func:`calibviz.scan.classwise.classwise_reference`; one
-            more pass).
+            Class-wise ECE (fixed bins) redraws labels per cell tuple
+            (:func:`calibviz.scan.classwise.classwise_reference`; one more
+            pass; weighted scans: each class's weight of positives with at
+            least the per-row draw's variance).
         random_state : None, int or numpy.random.Generator
             A Generator is split into two independent streams, one for the
             reference and one for the bootstrap, so that the intervals do not
@@ -699,10 +700,7 @@ class Scan:
                 value = float(np.mean([self.class_view(c).metric("ece", config)[0] for c in self._roles.classes]))
                 p_value = nan
                 reading = spec.reading(value, {"p_value": p_value})
-                if n_reference and self._roles.weight is not None:
-                    note = ("No calibrated-model reference for class-wise ECE on a weighted scan: its per-row "
-                            "weighted label redraws need the rows; load the data with cv.load_predictions for one.")
-                elif n_reference:  # labels redrawn per cell tuple (one more pass)
+                if n_reference:  # labels redrawn per cell tuple (one more pass)
                     from .classwise import MAX_GROUPS, NoInterval, cell_table, classwise_reference
 
                     try:

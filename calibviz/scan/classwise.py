@@ -159,6 +159,9 @@ class CellTable:
         Weighted sums of ``P_k`` and ``P_k^2``.
     n_bins : int
     weighted : bool
+    swwv : ndarray of float64, shape (G, K), or None
+        Sums of ``w^2 P_k (1 - P_k)``: the variance of the weight of class k's
+        redrawn positives (weighted tables; unweighted, ``swp - swpp``).
     """
 
     bins: np.ndarray
@@ -170,6 +173,7 @@ class CellTable:
     swpp: np.ndarray
     n_bins: int
     weighted: bool
+    swwv: np.ndarray | None = None
 
     @property
     def n_groups(self) -> int:
@@ -336,6 +340,8 @@ def _cell_table(scan, scheme, max_groups: int) -> CellTable:
         q = nw.col(f"_q{k}")
         wq = w * q if weighted else q
         aggs += [wq.sum().alias(f"s{k}"), (wq * q).sum().alias(f"ss{k}")]
+        if weighted:  # the exact variance of class k's redrawn weight of positives (classwise_reference)
+            aggs.append((w * w * q * (1.0 - q)).sum().alias(f"sv{k}"))
     out = _agg._native(rows.group_by(*keys, "_l").agg(*aggs).head(max_groups + 1))
     if len(out) > max_groups:
         raise NoInterval(f"No bootstrap interval for class-wise ECE on this scan: its rows fall into more than "
@@ -354,8 +360,9 @@ def _cell_table(scan, scheme, max_groups: int) -> CellTable:
     if int(n.sum()) != scan.n or (label < 0).any():  # the same valid rows as the first pass, or a bug
         raise RuntimeError(f"calibviz bug: the class-wise cell pass counted {int(n.sum())} valid rows, the first "
                            f"pass {scan.n}; please report it.")
+    swwv = out[[f"sv{k}" for k in range(K)]].to_numpy(np.float64)[order] if weighted else swp - swpp
     return CellTable(bins=bins, label=label, n=n, sw=sw, sww=sww, swp=swp, swpp=swpp, n_bins=n_bins,
-                     weighted=weighted)
+                     weighted=weighted, swwv=swwv)
 
 
 # -- the draw --------------------------------------------------------------------------------------------------
@@ -431,8 +438,20 @@ def classwise_reference(table: CellTable, n_resamples: int, random_state=None, l
     ``sum_i (P_ik - mean)^2`` (as :func:`~calibviz.metrics.consistency_test`'s
     binomial buckets do, with wider buckets here): the null is at most
     slightly wider, so p-values err towards no alarm (measured against the
-    per-row reference in tests/test_scan_classwise.py). Unweighted scans;
-    weighted ones get NaNs (their exact per-row weighted draw needs the rows).
+    per-row reference in tests/test_scan_classwise.py).
+
+    Weighted scans: the per-row draw gives class k of a group the weight of
+    its positives ``T_k = sum_i w_i 1{y*_i = k}``, mean ``W m_k`` (``W`` the
+    group's weight, ``m`` its weighted mean of ``P``) and variance
+    ``V_k = sum_i w_i^2 P_ik (1 - P_ik)`` (summed by the cell pass). The scan
+    draws ``T = (W / r) Multinomial(r, m)``: the same mean, variance
+    ``W^2 m_k (1 - m_k) E[1 / r]``. ``r`` is
+    ``floor(n_e)`` or ``floor(n_e) + 1`` at random with ``E[1 / r] = 1 / n_e``,
+    and ``n_e = min_k W^2 m_k (1 - m_k) / V_k`` (clipped to [1, rows]): every
+    class's variance is at least the per-row draw's, so the null is at most
+    wider and p-values err towards no alarm. Equal weights give ``r`` = the
+    rows, the unweighted draw; a group of one row its own weighted
+    ``Categorical(P_i)``, exactly (:func:`_effective_rows`).
     Reduced by the same :func:`~calibviz.metrics.intervals.ece_from_sums` as
     the intervals; read as :func:`calibviz.scan.reference.reference` reads its
     null values.
@@ -442,13 +461,15 @@ def classwise_reference(table: CellTable, n_resamples: int, random_state=None, l
     from .reference import _summary
 
     nan = float("nan")
-    if table.weighted or not n_resamples:
+    if not n_resamples:
         return nan, nan, nan, nan
     rng = np.random.default_rng(random_state)
     G, K, cells = table.n_groups, table.n_classes, table.cells
     base = table.cell_sums(table.sw[None, :])  # (1, 3, cells): weights and predicted sums stay; positives redrawn
     mean = np.clip(table.swp / table.sw[:, None], 0.0, 1.0)
     mean /= mean.sum(axis=1, keepdims=True)
+    if table.weighted:
+        return _summary(table.value(), _weighted_null(table, mean, int(n_resamples), rng), level)
     n = np.rint(table.n).astype(np.int64)
     one, many = np.flatnonzero(n == 1), np.flatnonzero(n > 1)
     cum = np.cumsum(mean[one], axis=1)
@@ -472,6 +493,54 @@ def classwise_reference(table: CellTable, n_resamples: int, random_state=None, l
         null[done:done + m] = ece_from_sums(sums)
         done += m
     return _summary(table.value(), null, level)
+
+
+def _effective_rows(table: CellTable, mean: np.ndarray) -> np.ndarray:
+    """Per group, ``n_e = min_k W^2 m_k (1 - m_k) / V_k`` clipped to [1, rows] (see :func:`classwise_reference`):
+    ``(W / n_e)``-scaled multinomial draws of ``n_e`` rows have in every class at least the variance ``V_k`` of the
+    group's per-row weighted draw. Classes with ``V_k = 0`` (no row can draw them, or every row surely does) do
+    not bound it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = CellTable(bins=np.zeros((2, 3), np.int64), label=np.zeros(2, np.int64), n=np.array([4.0, 3.0]),
+    ...               sw=np.array([8.0, 6.0]), sww=np.array([16.0, 14.0]), swp=np.zeros((2, 3)), swpp=np.zeros((2, 3)),
+    ...               n_bins=1, weighted=True, swwv=np.array([[4.0, 4.0, 0.0], [3.5, 3.5, 0.0]]))
+    >>> m = np.array([[.5, .5, 0.0], [.5, .5, 0.0]])  # every row P = (.5, .5, 0)
+    >>> # 4 rows of weight 2 (V = 4 x 4 x .25 = 4): the 4 rows; weights 1, 2, 3 (V = 14 x .25): 36 x .25 / 3.5 rows
+    >>> np.round(_effective_rows(t, m), 4).tolist()
+    [4.0, 2.5714]
+    """
+    W = table.sw[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(table.swwv > 0, W * W * mean * (1.0 - mean) / table.swwv, np.inf)
+    return np.clip(ratio.min(axis=1), 1.0, table.n)
+
+
+def _weighted_null(table: CellTable, mean: np.ndarray, n_resamples: int, rng) -> np.ndarray:
+    """Class-wise ECE of ``n_resamples`` weighted label redraws of a cell table (:func:`classwise_reference`)."""
+    from scipy import sparse
+
+    G, K, cells = table.n_groups, table.n_classes, table.cells
+    base = table.cell_sums(table.sw[None, :])
+    n_e = _effective_rows(table, mean)
+    low = np.floor(n_e)
+    # P(r = low) with E[1 / r] = 1 / n_e; 1 where n_e is a whole number (r = n_e)
+    at_low = np.where(low == n_e, 1.0, (1.0 / n_e - 1.0 / (low + 1.0)) * low * (low + 1.0))
+    to_cells = sparse.csr_matrix((np.ones(G * K), (table.cell_of().ravel(), np.arange(G * K))), shape=(cells, G * K))
+    null = np.empty(n_resamples)
+    chunk = max(1, min(n_resamples, _CHUNK_ELEMENTS // max(G * K, 1)))
+    done = 0
+    while done < n_resamples:
+        m = min(chunk, n_resamples - done)
+        r = (low + (rng.random((m, G)) >= at_low)).astype(np.int64)
+        counts = rng.multinomial(r, mean)  # (m, G, K): r broadcast against each group's mean
+        sums = np.repeat(base, m, axis=0)
+        sums[:, 1] = (to_cells @ (counts * (table.sw / r)[:, :, None]).reshape(m, G * K).T).T
+        null[done:done + m] = ece_from_sums(sums)
+        done += m
+    return null
 
 
 def no_interval_reason(scan, config) -> str:
