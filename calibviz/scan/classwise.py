@@ -468,19 +468,30 @@ def classwise_reference(table: CellTable, n_resamples: int, random_state=None, l
     base = table.cell_sums(table.sw[None, :])  # (1, 3, cells): weights and predicted sums stay; positives redrawn
     mean = np.clip(table.swp / table.sw[:, None], 0.0, 1.0)
     mean /= mean.sum(axis=1, keepdims=True)
-    if table.weighted:
-        return _summary(table.value(), _weighted_null(table, mean, int(n_resamples), rng), level)
-    n = np.rint(table.n).astype(np.int64)
-    one, many = np.flatnonzero(n == 1), np.flatnonzero(n > 1)
-    cum = np.cumsum(mean[one], axis=1)
-    cum[:, -1] = 1.0
-    # (cells, G K): the redrawn count of class k in group g adds to the cell of class k's bin in g
+    draw = (_weighted_draw if table.weighted else _unweighted_draw)(table, mean, rng)
+    # (cells, G K): the redrawn positives of class k in group g add to the cell of class k's bin in g
     to_cells = sparse.csr_matrix((np.ones(G * K), (table.cell_of().ravel(), np.arange(G * K))), shape=(cells, G * K))
     null = np.empty(int(n_resamples))
     chunk = max(1, min(int(n_resamples), _CHUNK_ELEMENTS // max(G * K, 1)))
     done = 0
     while done < n_resamples:
         m = min(chunk, int(n_resamples) - done)
+        sums = np.repeat(base, m, axis=0)
+        sums[:, 1] = (to_cells @ draw(m).reshape(m, G * K).T).T
+        null[done:done + m] = ece_from_sums(sums)
+        done += m
+    return _summary(table.value(), null, level)
+
+
+def _unweighted_draw(table: CellTable, mean: np.ndarray, rng):
+    """``draw(m)``: positives (m, G, K) of m redraws, Multinomial(rows, mean) per group (one row: Categorical)."""
+    G, K = table.n_groups, table.n_classes
+    n = np.rint(table.n).astype(np.int64)
+    one, many = np.flatnonzero(n == 1), np.flatnonzero(n > 1)
+    cum = np.cumsum(mean[one], axis=1)
+    cum[:, -1] = 1.0
+
+    def draw(m):
         counts = np.zeros((m, G, K))
         if one.size:  # Categorical(P_i) by inversion: the class whose cumulative probability first exceeds u
             u = rng.random((m, one.size, 1))
@@ -488,11 +499,9 @@ def classwise_reference(table: CellTable, n_resamples: int, random_state=None, l
             counts[:, one, :] = (label[:, :, None] == np.arange(K)).astype(np.float64)
         if many.size:
             counts[:, many, :] = rng.multinomial(n[many], mean[many], size=(m, many.size))
-        sums = np.repeat(base, m, axis=0)
-        sums[:, 1] = (to_cells @ counts.reshape(m, G * K).T).T
-        null[done:done + m] = ece_from_sums(sums)
-        done += m
-    return _summary(table.value(), null, level)
+        return counts
+
+    return draw
 
 
 def _effective_rows(table: CellTable, mean: np.ndarray) -> np.ndarray:
@@ -518,29 +527,21 @@ def _effective_rows(table: CellTable, mean: np.ndarray) -> np.ndarray:
     return np.clip(ratio.min(axis=1), 1.0, table.n)
 
 
-def _weighted_null(table: CellTable, mean: np.ndarray, n_resamples: int, rng) -> np.ndarray:
-    """Class-wise ECE of ``n_resamples`` weighted label redraws of a cell table (:func:`classwise_reference`)."""
-    from scipy import sparse
-
-    G, K, cells = table.n_groups, table.n_classes, table.cells
-    base = table.cell_sums(table.sw[None, :])
+def _weighted_draw(table: CellTable, mean: np.ndarray, rng):
+    """``draw(m)``: weight of each class's positives (m, G, K) of m weighted redraws, ``(W / r) Multinomial(r,
+    mean)`` per group with ``E[1 / r] = 1 / n_e`` (:func:`classwise_reference`)."""
+    G = table.n_groups
     n_e = _effective_rows(table, mean)
     low = np.floor(n_e)
     # P(r = low) with E[1 / r] = 1 / n_e; 1 where n_e is a whole number (r = n_e)
     at_low = np.where(low == n_e, 1.0, (1.0 / n_e - 1.0 / (low + 1.0)) * low * (low + 1.0))
-    to_cells = sparse.csr_matrix((np.ones(G * K), (table.cell_of().ravel(), np.arange(G * K))), shape=(cells, G * K))
-    null = np.empty(n_resamples)
-    chunk = max(1, min(n_resamples, _CHUNK_ELEMENTS // max(G * K, 1)))
-    done = 0
-    while done < n_resamples:
-        m = min(chunk, n_resamples - done)
+
+    def draw(m):
         r = (low + (rng.random((m, G)) >= at_low)).astype(np.int64)
         counts = rng.multinomial(r, mean)  # (m, G, K): r broadcast against each group's mean
-        sums = np.repeat(base, m, axis=0)
-        sums[:, 1] = (to_cells @ (counts * (table.sw / r)[:, :, None]).reshape(m, G * K).T).T
-        null[done:done + m] = ece_from_sums(sums)
-        done += m
-    return null
+        return counts * (table.sw / r)[:, :, None]
+
+    return draw
 
 
 def no_interval_reason(scan, config) -> str:
