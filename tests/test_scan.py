@@ -180,6 +180,38 @@ def test_tce_pavabc_on_continuous_scores_is_close(n, limit):
     assert got != want  # a real difference: the test would notice if the grid were silently not used
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("weights", [False, True])
+def test_tce_pavabc_on_continuous_scores_is_pavabc_of_the_grid(tmp_path, engine, weights):
+    """What the scan computes on continuous scores, exactly: PAVA-BC fitted in memory on the scores rounded down
+    to the 2^-16 grid gives the blocks; every row is binned by its block and tested at its own score."""
+    from calibviz.binning import PAVABC
+
+    rng = np.random.default_rng(8)
+    n = 200_000
+    p = rng.beta(2, 5, n)
+    y = (rng.uniform(size=n) < p).astype(np.int64)
+    df = pd.DataFrame({"y": y, "p": p})
+    if weights:
+        df["weight"] = rng.lognormal(0, 1, n)
+    w = df.weight.to_numpy() if weights else None
+    path = tmp_path / "continuous.parquet"
+    df.to_parquet(path)
+    s = cv.scan(str(path), engine=engine)
+    grid = np.floor(p * 2 ** 16) / 2 ** 16  # exact: a power-of-two scale
+    assert np.unique(p).size > 2 * np.unique(grid).size  # buckets hold many distinct scores
+    for scheme in (PAVABC(), PAVABC(2_000, 20_000), PAVABC(tail_rule="reference")):
+        sizes = scheme.fit(grid, y, sample_weight=w).counts  # rows per block, ties (= buckets) never split
+        starts = np.sort(grid)[np.cumsum(sizes)[:-1]]  # each later block's first grid score
+        blocks = Custom(np.r_[0.0, starts, 1.0])  # [e_b, e_b+1): a row falls in its bucket's block
+        assert s.tce(scheme) == pytest.approx(cv.metrics.tce(y, p, binning=blocks, sample_weight=w), rel=1e-12)
+        got = s.reliability_table(binning=scheme)
+        want = cv.reliability_table(y, p, binning=blocks, sample_weight=w)
+        assert len(want) >= 4 and got.n.tolist() == want.n.tolist()
+        for c in ("weight", "positives", "mean_pred", "obs_rate", "accept_low", "accept_high", "rejected", "rejected_rate"):
+            np.testing.assert_allclose(got[c], want[c], rtol=RTOL, atol=1e-15, err_msg=c)
+
+
 def test_engines_agree_on_the_bucket_table(parquet):
     path, _ = parquet
     a = cv.scan(path, engine="duckdb")._fine().sort_values(["_b", "_y"]).reset_index(drop=True)

@@ -34,7 +34,8 @@ __all__ = ["scan", "Scan", "ENGINES", "SCAN_METRICS", "GRID_METRICS"]
 SCAN_METRICS = ("ece", "ace", "mce", "rmsce", "debiased_ece", "smooth_ece", "brier", "brier_reliability",
                 "log_loss", "hosmer_lemeshow", "spiegelhalter_z", "tce")
 #: Metrics computed on bins whose boundaries lie on the 2^-16 score grid (PAVA-BC of TCE): equal to the in-memory
-#: values when no fine bucket holds two distinct scores, otherwise close (see :meth:`Scan.tce`).
+#: values when no fine bucket holds two distinct scores, otherwise exactly those of the grid's blocks, close to the
+#: in-memory values (see :meth:`Scan.tce`).
 GRID_METRICS = ("tce",)
 _MAX_REFINE = 4  # refining rounds of one result (bins, then TCE decisions)
 
@@ -430,11 +431,18 @@ class Scan:
         default PAVA-BC bins, the bins are those of the scores on the 2^-16
         grid (:func:`calibviz.scan.refine.pavabc_bins`): equal to the in-memory
         TCE when no fine bucket holds two distinct scores (scores with at most
-        4 decimals, tested); on continuous scores block boundaries fall between
-        buckets and the value differs: measured on 20 datasets of 10^5 rows
-        (Beta(2, 5) scores) by 0.11 percentage points (median), 2.4 at most; on
-        5 datasets of 10^6 rows by 0.02 (median), 0.54 at most. No bound is
-        proven: PAVA-BC's stack decisions can cascade.
+        4 decimals, tested). On continuous scores the value is exactly the TCE
+        of PAVA-BC fitted on the scores rounded down to the grid, each row
+        tested at its own score (tested against that in-memory computation);
+        the calibrated-model reference refits the same grid blocks, so its
+        p-value is that of this statistic. Against PAVA-BC on the unrounded
+        scores, block boundaries move to bucket boundaries and the value
+        differs: measured on 20 datasets of 10^5 rows (Beta(2, 5) scores) by
+        0.11 percentage points (median), 2.4 at most; on 5 datasets of 10^6
+        rows by 0.02 (median), 0.54 at most. No bound on that difference is
+        proven (PAVA-BC's stack decisions can cascade); exact blocks would need
+        every row in score order, a full out-of-core sort (16.5 s for 10^8 rows
+        here, more than twice the default panel).
 
         Examples
         --------
@@ -550,7 +558,8 @@ class Scan:
         if not (f["pmin"] < f["pmax"]).any():
             return ""
         return ("On a scan the PAVA-BC bins are formed from score buckets 2⁻¹⁶ wide (a block boundary "
-                "falls between buckets), so this value can differ from the in-memory one (measured on 20 datasets of "
+                "falls between buckets; each row is still tested at its own score, and the calibrated-model range "
+                "uses the same bins), so this value can differ from the in-memory one (measured on 20 datasets of "
                 "10⁵ rows: median 0.11, max 2.4 percentage points; 5 of 10⁶ rows: median 0.02, max 0.54).")
 
     def smooth_ece(self):
