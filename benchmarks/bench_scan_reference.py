@@ -7,7 +7,7 @@ as a scaled Beta with the exact mean and variance of the per-row draw
 (:func:`calibviz.scan.reference.positive_weight`; TCE: the coupled draw of
 :func:`~calibviz.scan.reference.weighted_positives`). This checks, on logs of a
 *calibrated* model (y ~ Bernoulli(p), p ~ Beta(2, 5), or with ``--scores near0``
-p = 10^U(-4, -1.5)) with exponential or log-normal(0, 1.5) weights, that
+p = 10^U(-4, -1.5)) with exponential or log-normal(0, 1.5) weights (or none: ``--laws none``), that
 
 * the share of logs flagged at level 5% stays at or below 5% (with a 95%
   Clopper-Pearson interval) for ECE, ACE, MCE, the Brier reliability and TCE;
@@ -47,6 +47,8 @@ def _log(n: int, seed: int, weights: str, scores: str = "beta"):
     # magnitude (the regime in which the first weighted draw's variance was off by factors 0.46 to 2.8)
     p = rng.beta(2, 5, n) if scores == "beta" else 10.0 ** rng.uniform(-4.0, -1.5, n)
     y = (rng.uniform(size=n) < p).astype(int)
+    if weights == "none":
+        return y, p, None
     w = rng.exponential(size=n) if weights == "exponential" else rng.lognormal(0.0, 1.5, n)
     return y, p, w
 
@@ -59,7 +61,10 @@ def main(argv=None) -> int:
     ap.add_argument("--redraws", type=int, default=200)
     ap.add_argument("--multiclass", type=int, default=0, metavar="R", help="also R calibrated multiclass logs")
     ap.add_argument("--skip-weighted", action="store_true")
-    ap.add_argument("--laws", nargs="+", default=["exponential", "lognormal"], choices=["exponential", "lognormal"])
+    ap.add_argument("--laws", nargs="+", default=["exponential", "lognormal"], choices=["exponential", "lognormal", "none"],
+                    help="weight laws; none: unweighted logs (at 10^6 rows and more a score bucket holds many distinct "
+                         "scores, where the references' bucket-level draws and TCE's bucket-level decisions differ "
+                         "most from the rows')")
     ap.add_argument("--seed-base", type=int, default=10_000, help="log r is drawn from seed base + r")
     ap.add_argument("--scores", choices=["beta", "near0"], default="beta",
                     help="scores of the weighted logs: Beta(2, 5), or 10^U(-4, -1.5) (a rare-event model)")
@@ -73,7 +78,8 @@ def main(argv=None) -> int:
         diffs = {k: [] for k in KEYS}
         for r in range(args.reps):
             y, p, w = _log(args.rows, args.seed_base + r, weights, args.scores)
-            got = cv.scan(pd.DataFrame({"y": y, "p": p, "weight": w})).metrics(
+            log = pd.DataFrame({"y": y, "p": p}) if w is None else pd.DataFrame({"y": y, "p": p, "weight": w})
+            got = cv.scan(log).metrics(
                 KEYS, n_reference=args.redraws, random_state=r).set_index("metric")
             for k in KEYS:
                 flagged[k] += int(got.loc[k, "p_value"] <= 0.05)
@@ -91,7 +97,7 @@ def main(argv=None) -> int:
                          f"{ci.low:.3f} - {ci.high:.3f} | {compared} |")
         print(f"{weights}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     if lines:
-        print(f"\nCalibrated logs of {args.rows} weighted rows (scores {args.scores}, seeds {args.seed_base} + r), "
+        print(f"\nCalibrated logs of {args.rows} rows (scores {args.scores}, seeds {args.seed_base} + r), "
               f"{args.reps} per weight law, "
               f"{args.redraws} redraws; "
               f"p-values compared with metric_panel on the first {args.compare}.\n")

@@ -296,19 +296,28 @@ def _null_fixed(plan: _Plan, n_resamples: int, rng: np.random.Generator, buckets
                        count=n_resamples)
 
 
+def bucket_binomial_draws(size: np.ndarray, mean: np.ndarray, n_resamples: int, rng: np.random.Generator):
+    """Redrawn positives of every bucket, ``k ~ Binomial(size, mean)``, as arrays of shape (c, n_buckets) holding
+    ``c`` redraws each (about ``_BLOCK`` draws per array), ``n_resamples`` redraws in all. A generator: a caller
+    that draws more per chunk (the weights of a weighted scan's positives) keeps one stream for any chunking of its
+    own."""
+    chunk = max(1, _BLOCK // max(size.shape[0], 1))
+    for done in range(0, n_resamples, chunk):
+        yield rng.binomial(size, mean, size=(min(chunk, n_resamples - done), size.shape[0]))
+
+
 def _null_statistics(plan: _Plan, n_resamples: int, rng: np.random.Generator, buckets):
     """The ``n_resamples`` redrawn cell statistics of a fixed-cell plan (a generator), for :func:`_null_fixed`
     and for callers that reduce one draw several ways (:mod:`calibviz.scan.reference`)."""
     n_cells = plan.base.count.shape[0]
     if buckets is not None:
         size, mean, cells, starts = buckets
-        G = size.shape[0]
-        chunk = max(1, _BLOCK // G)
-        pos = np.zeros((min(chunk, n_resamples), n_cells), dtype=np.int64)
-        spt = np.zeros(pos.shape) if plan.moments else None
-        for done in range(0, n_resamples, chunk):
-            c = min(chunk, n_resamples - done)
-            k = rng.binomial(size, mean, size=(c, G))
+        pos = spt = None
+        for k in bucket_binomial_draws(size, mean, n_resamples, rng):
+            c = k.shape[0]
+            if pos is None:  # the first chunk is the largest
+                pos = np.zeros((c, n_cells), dtype=np.int64)
+                spt = np.zeros(pos.shape) if plan.moments else None
             pos[:c, cells] = np.add.reduceat(k, starts, axis=1)
             if plan.moments:  # sum of p * y* over a bucket ~ mean score x successes
                 spt[:c, cells] = np.add.reduceat(k * mean, starts, axis=1)

@@ -53,7 +53,8 @@ import numpy as np
 
 from ..binning import PAVABC, EqualMass
 from ..metrics.binned import _decomposition, _norm_of_gaps
-from ..metrics.consistency import _BUCKETS, _TIE_RTOL, _Plan, _null_statistics, cell_bucket_groups
+from ..metrics.consistency import (_BUCKETS, _TIE_RTOL, _Plan, _null_statistics, bucket_binomial_draws,
+                                   cell_bucket_groups)
 from . import refine as _ref
 from .aggregate import FINE_BUCKETS
 
@@ -232,14 +233,12 @@ def _weighted_cell_statistics(stats, cells, starts, size, weight, sww, variance,
     draw, so weights of 1 give the unweighted reference), otherwise drawn apart from k by
     :func:`positive_weight` (exact mean and variance; the fixed-bin metrics read only the weights); sum p y*
     as the group's mean score x that weight."""
-    n_cells, G = stats.count.shape[0], size.shape[0]
+    n_cells = stats.count.shape[0]
     wbar = weight / size
     unequal = np.flatnonzero(sww / size - wbar * wbar > 1e-12 * wbar * wbar)
     out = []
-    chunk = max(1, (1 << 22) // max(G, 1))
-    for done in range(0, n_resamples, chunk):
-        c = min(chunk, n_resamples - done)
-        k = rng.binomial(size, mean, size=(c, G))
+    for k in bucket_binomial_draws(size, mean, n_resamples, rng):
+        c = k.shape[0]
         t = k * wbar
         if unequal.size:
             t[:, unequal] = positive_weight(weight[unequal], mean[unequal], variance[unequal], rng,
