@@ -37,6 +37,9 @@ class BinStatistics:
     sum_pred_sq : sum of w*p**2 (None unless second moments were requested).
     sum_pred_true : sum of w*p*y (idem).
     sum_weight_sq : sum of w**2 (idem; = count without weights).
+    null_var : sum of w**2 p (1 - p) (idem): the variance of sum_true when
+        every label is drawn y ~ Bernoulli(p), each row with its weight (the
+        tests of :mod:`calibviz.metrics.goodness` and Hosmer-Lemeshow).
     """
 
     count: np.ndarray
@@ -47,6 +50,7 @@ class BinStatistics:
     sum_pred_sq: np.ndarray | None = None
     sum_pred_true: np.ndarray | None = None
     sum_weight_sq: np.ndarray | None = None
+    null_var: np.ndarray | None = None
 
     def __add__(self, other: "BinStatistics") -> "BinStatistics":
         """Merge the statistics of two chunks binned identically."""
@@ -153,9 +157,10 @@ def sufficient_statistics(y, p, index, n_bins, w=None, *, second_moments=True) -
     count, positives, weight, sum_pred, sum_true, *extra = acc
     if w is None:
         weight, sum_true = count, positives
-    moments = dict(zip(("sum_pred_sq", "sum_pred_true", "sum_weight_sq"), extra))
+    moments = dict(zip(("sum_pred_sq", "sum_pred_true", "sum_weight_sq", "null_var"), extra))
     if second_moments and w is None:
         moments["sum_weight_sq"] = count
+        moments["null_var"] = sum_pred - moments["sum_pred_sq"]
     return BinStatistics(
         count=np.rint(count).astype(np.int64),
         positives=np.rint(positives).astype(np.int64),
@@ -167,7 +172,7 @@ def sufficient_statistics(y, p, index, n_bins, w=None, *, second_moments=True) -
 
 
 def _sums(y, p, index, n_bins, w, second_moments):
-    """Per-bin float sums [count, positives, weight, w p, w y, (w p^2, w p y, w^2)] of one slice.
+    """Per-bin float sums [count, positives, weight, w p, w y, (w p^2, w p y, w^2, w^2 p (1 - p))] of one slice.
 
     Without weights, weight and w y are returned as None (they equal count and positives).
     """
@@ -189,6 +194,7 @@ def _sums(y, p, index, n_bins, w, second_moments):
         out.append(np.bincount(index, weights=wp * p, minlength=n_bins))
         out.append(np.bincount(index, weights=wp * y, minlength=n_bins))
         out.append(0.0 if w is None else np.bincount(index, weights=w * w, minlength=n_bins))
+        out.append(0.0 if w is None else np.bincount(index, weights=w * w * p * (1.0 - p), minlength=n_bins))
     return out
 
 

@@ -167,6 +167,49 @@ def test_hosmer_lemeshow_size_with_tied_scores():
     assert 0.015 <= size <= 0.095, size  # was 100% when ties were split by label
 
 
+@pytest.mark.parametrize("law", ["lognormal", "grows_with_p"])
+def test_weighted_goodness_of_fit_tests_size_on_calibrated_models(law):
+    """Weights of single observations (sampling weights): Hosmer-Lemeshow, Spiegelhalter and the Wald tests of
+    the calibration intercept and slope keep their size. Read as counts of identical rows (the variances with w
+    instead of w^2), they flagged 52%, 17%, 19% and 15% of such logs of 20,000 rows (log-normal(0, 0.7)
+    weights; with weights growing with p 94%, 45%, 48%, 58%)."""
+    rng = np.random.default_rng(31 if law == "lognormal" else 32)
+    reps, n = 200, 5000
+    flagged = np.zeros(4)
+    for _ in range(reps):
+        p = rng.beta(2, 5, n)
+        y = (rng.random(n) < p).astype(int)
+        w = rng.lognormal(0, 0.7, n) if law == "lognormal" else np.exp(4 * p) * rng.lognormal(0, 0.5, n)
+        fit = M.calibration_intercept_slope(y, p, sample_weight=w)
+        flagged += np.array([M.hosmer_lemeshow(y, p, sample_weight=w).p_value,
+                             M.spiegelhalter_z(y, p, sample_weight=w).p_value,
+                             fit.intercept_p_value, fit.slope_p_value]) <= 0.05
+    size = flagged / reps
+    # 200 replications: standard error 1.5 points at 5%
+    assert np.all(size <= 0.10), dict(zip(["hl", "spiegelhalter", "intercept", "slope"], size))
+    assert np.all(size >= 0.01), size  # not vacuously conservative
+
+
+def test_weighted_hosmer_lemeshow_equals_an_independent_computation():
+    """Deciles of the scores (no ties), O_g = sum w y, E_g = sum w p, denominator
+    max(sum w^2 pbar (1 - pbar), sum w^2 p (1 - p)), written out with numpy; and invariance to scaling."""
+    rng = np.random.default_rng(33)
+    n = 20_000
+    p = rng.beta(2, 5, n)
+    y = (rng.random(n) < np.clip(1.2 * p, 0, 1)).astype(int)
+    w = np.exp(3 * p) * rng.lognormal(0, 1.0, n)
+    g = np.empty(n, dtype=int)
+    g[np.argsort(p)] = np.arange(n) * 10 // n
+    O, E, W = (np.bincount(g, weights=v) for v in (w * y, w * p, w))
+    S2, V = np.bincount(g, weights=w * w), np.bincount(g, weights=w * w * p * (1 - p))
+    pbar = E / W
+    want = np.sum((O - E) ** 2 / np.maximum(S2 * pbar * (1 - pbar), V))
+    r = M.hosmer_lemeshow(y, p, sample_weight=w)
+    assert r.statistic == pytest.approx(want, rel=1e-10)
+    assert r.p_value == pytest.approx(stats.chi2.sf(want, 10), rel=1e-9)
+    assert M.hosmer_lemeshow(y, p, sample_weight=w * 1e-3).statistic == pytest.approx(want, rel=1e-10)
+
+
 def test_hosmer_lemeshow_group_at_zero_with_events_is_infinite():
     rng = np.random.default_rng(0)
     p = np.r_[np.zeros(200), rng.uniform(0.2, 0.8, 1800)]

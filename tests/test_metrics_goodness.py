@@ -55,12 +55,44 @@ def test_spiegelhalter_unpacks_and_detects_miscalibration():
     assert spiegelhalter_z(y2, p2).p_value < 1e-10
 
 
-def test_spiegelhalter_frequency_weights_equal_repetition():
-    y, p, w = _data(300, 4)
-    rep = np.repeat(np.arange(y.size), w.astype(int))
-    assert spiegelhalter_z(y, p, sample_weight=w).statistic == pytest.approx(
-        spiegelhalter_z(y[rep], p[rep]).statistic, rel=1e-10
-    )
+def test_spiegelhalter_weights_are_one_observation_each():
+    """A weight is one observation's: the numerator's exact variance under calibration, sum w^2 (1 - 2p)^2 p (1 - p),
+    so scaling every weight changes nothing; a weight read as a count of identical rows (their repetition) gives a
+    larger |Z|, which the weighted test must not claim."""
+    y, p, w = _data(3000, 4, squash=1.3)
+    w = w * np.random.default_rng(5).lognormal(0, 0.7, w.size)
+    a = 1 - 2 * p
+    want = np.sum(w * (y - p) * a) / np.sqrt(np.sum(w * w * a * a * p * (1 - p)))
+    z = spiegelhalter_z(y, p, sample_weight=w).statistic
+    assert z == pytest.approx(want, rel=1e-10)
+    assert spiegelhalter_z(y, p, sample_weight=7.5 * w).statistic == pytest.approx(z, rel=1e-10)
+    counts = np.random.default_rng(6).integers(1, 4, y.size)
+    rep = np.repeat(np.arange(y.size), counts)
+    z_counts = spiegelhalter_z(y, p, sample_weight=counts.astype(float)).statistic
+    assert abs(z_counts) < abs(spiegelhalter_z(y[rep], p[rep]).statistic)  # conservative for counts
+
+
+def test_intercept_slope_standard_errors_with_weights():
+    """Weighted standard errors are those of the weighted estimating equation (A^-1 B A^-1, w^2 in B), which the
+    empirical sandwich (statsmodels' HC0 on var_weights, an independent computation) estimates too; scaling the
+    weights changes nothing; statsmodels' freq_weights errors (counts of identical rows) are smaller."""
+    import statsmodels.api as sm
+
+    rng = np.random.default_rng(8)
+    n = 200_000
+    p = rng.beta(2, 5, n)
+    y = (rng.random(n) < p).astype(int)
+    w = rng.lognormal(0, 1.0, n)
+    res = calibration_intercept_slope(y, p, sample_weight=w)
+    X = sm.add_constant(special.logit(p))
+    hc0 = sm.GLM(y, X, family=sm.families.Binomial(), var_weights=w).fit(cov_type="HC0")
+    assert res.slope_se == pytest.approx(hc0.bse[1], rel=0.05)
+    offset = sm.GLM(y, np.ones((n, 1)), family=sm.families.Binomial(), offset=special.logit(p), var_weights=w)
+    assert res.intercept_se == pytest.approx(offset.fit(cov_type="HC0").bse[0], rel=0.05)
+    scaled = calibration_intercept_slope(y, p, sample_weight=w / 40)
+    assert (scaled.slope_se, scaled.intercept_se) == pytest.approx((res.slope_se, res.intercept_se), rel=1e-6)
+    freq = sm.GLM(y, X, family=sm.families.Binomial(), freq_weights=w).fit()
+    assert res.slope_se > 1.2 * freq.bse[1]
 
 
 def test_spiegelhalter_zero_variance_is_an_input_error():

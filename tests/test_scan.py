@@ -302,6 +302,39 @@ def test_bad_rows_are_reported(tmp_path, engine, change, message):
         cv.scan(str(path), engine=engine).metrics(["ece"])
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_text_in_a_score_column_is_an_input_error(tmp_path, engine, capsys):
+    """A word in a CSV score column: counted and shown as load_predictions shows it where the engine types the
+    column as text; beyond the rows the engine infers the types from, the engine's own words (the value and
+    the column) as an InputError. The CLI prints one line and exits 2 (it was an internal error)."""
+    from calibviz.cli import main
+
+    df = _data(30_000, seed=9)[["y", "p"]].astype({"p": object})
+    early, late = df.copy(), df.copy()
+    early.loc[3, "p"] = "abc"
+    late.loc[25_000, "p"] = "oops"  # DuckDB sniffs 20,480 rows, Polars 100
+    for frame, name in ((early, "early.csv"), (late, "late.csv")):
+        frame.to_csv(tmp_path / name, index=False)
+    with pytest.raises(cv.InputError, match="probability column 'p' of .*early.csv holds non-numeric values in 1 "
+                                            "row, e.g. 'abc'; it must hold numbers"):
+        cv.scan(str(tmp_path / "early.csv"), engine=engine)
+    with pytest.raises(cv.InputError, match="cannot read the rows: .*oops.* must be a number"):
+        cv.scan(str(tmp_path / "late.csv"), engine=engine).metrics(["ece"])
+    for name in ("early.csv", "late.csv"):
+        assert main(["metrics", str(tmp_path / name), "--engine", engine]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and ("abc" in err[0] or "oops" in err[0]), err
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_unreadable_files_are_input_errors(tmp_path, engine):
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "garbage.parquet").write_bytes(b"not a parquet file at all")
+    for name in ("empty.csv", "garbage.parquet"):
+        with pytest.raises(cv.InputError):  # Polars used to raise its own errors (lazy: at the first collect)
+            cv.scan(str(tmp_path / name), engine=engine).metrics(["ece"])
+
+
 def test_mapping_errors_are_those_of_load_predictions():
     df = pd.DataFrame({"y": [0, 1, 2] * 10, "p": [0.2, 0.5, 0.7] * 10})
     with pytest.raises(cv.InputError) as got:

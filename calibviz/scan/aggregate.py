@@ -48,9 +48,10 @@ import narwhals as nw
 import numpy as np
 import pandas as pd
 
+from ..errors import InputError
 from ..metrics.scores import LOG_LOSS_EPS
 
-__all__ = ["FINE_BUCKETS", "Roles", "fine_table", "tail_losses", "with_tail_losses", "exact_atoms", "SUMS"]
+__all__ = ["FINE_BUCKETS", "Roles", "fine_table", "tail_losses", "with_tail_losses", "exact_atoms", "SUMS", "collect"]
 
 #: Fine score buckets of the first pass (2**16; a multiple of smECE's 2**14 grid).
 FINE_BUCKETS = 1 << 16
@@ -267,8 +268,12 @@ def _sums(weighted: bool, loss_rows: str = "all", ranges: bool = True):
         # sum w^2 p (1 - p): the exact variance of a group's weight of positives under "calibrated"
         # (:mod:`calibviz.scan.reference`); from sum w^2 and the w-weighted mean it can be off by orders of
         # magnitude near p = 0 or 1, where the weights and scores of a bucket can differ
+        # sum w^2 v^2 (v = p (1 - p)): with sum w^2 v, Spiegelhalter's variance
+        # sum w^2 (1 - 2p)^2 v = sum w^2 (v - 4 v^2) exactly (:func:`spiegelhalter_sums`); the w-moments cannot
+        # give a sum of w^2 terms
+        v = p * (1.0 - p)
         sums = [w.sum().alias("sw"), (w * p).sum().alias("swp"), (w * p * p).sum().alias("swpp"),
-                (w * w).sum().alias("sww"), (w * w * p * (1.0 - p)).sum().alias("swwv"),
+                (w * w).sum().alias("sww"), (w * w * v).sum().alias("swwv"), (w * w * v * v).sum().alias("swwvv"),
                 *[(w * x).sum().alias("sll") for x in loss]]
     else:
         sums = [p.sum().alias("swp"), (p * p).sum().alias("swpp"), *[x.sum().alias("sll") for x in loss]]
@@ -337,11 +342,55 @@ def _complete(out: pd.DataFrame) -> None:
         out["ranged"] = True
 
 
-def _collect(frame: nw.LazyFrame) -> pd.DataFrame:
-    # Polars' streaming engine keeps memory bounded by the morsels, not the file (10^7 rows: 0.26 GB, 2.4 s
-    # against 0.92 GB, 4.3 s for its in-memory engine); the other engines stream by themselves.
+def _data_errors(frame: nw.LazyFrame) -> tuple[str, tuple]:
+    """(engine name, the exception types by which the engine reports rows it cannot read): a value it cannot
+    cast (text in a score column of a CSV file beyond the rows its schema was inferred from), a corrupt or empty
+    file. Errors of the query itself (binder, syntax) are not among them: those would be calibviz's bugs."""
+    impl = frame.implementation
+    if impl is nw.Implementation.DUCKDB:
+        import duckdb
+
+        return "DuckDB", (duckdb.ConversionException, duckdb.InvalidInputException, duckdb.IOException,
+                          duckdb.OutOfRangeException)
+    if impl is nw.Implementation.POLARS:
+        import polars as pl
+
+        # Narwhals re-raises some of Polars' errors as its own (an empty CSV file: NarwhalsError)
+        return "Polars", (pl.exceptions.ComputeError, pl.exceptions.NoDataError, pl.exceptions.InvalidOperationError,
+                          nw.exceptions.NarwhalsError)
+    if impl is nw.Implementation.PYSPARK:
+        from pyspark.errors import NumberFormatException, SparkRuntimeException
+
+        return "Spark", (NumberFormatException, SparkRuntimeException)
+    return "the engine", ()
+
+
+def _run(frame: nw.LazyFrame) -> pd.DataFrame:
+    """Collect a lazy result into pandas: the one place a scan runs the engine. Polars runs its streaming engine,
+    which keeps memory bounded by the morsels, not the file (10^7 rows: 0.26 GB, 2.4 s against 0.92 GB, 4.3 s
+    for its in-memory engine); the other engines stream by themselves."""
     kwargs = {"engine": "streaming"} if frame.implementation is nw.Implementation.POLARS else {}
-    out = frame.collect(**kwargs).to_pandas()
+    return frame.collect(**kwargs).to_pandas()
+
+
+def collect(frame: nw.LazyFrame) -> pd.DataFrame:
+    """:func:`_run`, where rows the engine cannot read raise :class:`~calibviz.InputError` with the engine's own
+    words (which name the value and the column)."""
+    engine, errors = _data_errors(frame)
+    try:
+        return _run(frame)
+    except errors as exc:
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()] or [type(exc).__name__]
+        # the engine's first line, and the one naming the value where it comes later (DuckDB's CSV reader:
+        # "CSV Error on Line: 45002", then "... Could not convert string "oops" to 'DOUBLE'")
+        said = lines[:1] + [line for line in lines[1:4] if "convert" in line.lower()][:1]
+        cast = any(word in " ".join(said).lower() for word in ("convert", "parse"))
+        hint = " Every score and weight must be a number; fix or drop that row." if cast else ""
+        raise InputError(f"{engine} cannot read the rows: {' '.join(said)}.{hint}") from None
+
+
+def _collect(frame: nw.LazyFrame) -> pd.DataFrame:
+    out = collect(frame)
     _complete(out)
     out["_b"] = out["_b"].fillna(BAD_SCORE).astype(np.int64)
     return out
@@ -358,10 +407,14 @@ def _derive(out: pd.DataFrame, exact: bool) -> pd.DataFrame:
 
 def spiegelhalter_sums(fine: pd.DataFrame) -> tuple[float, float]:
     """Spiegelhalter's numerator and variance sums over the valid groups of a first-pass table
-    (:func:`spiegelhalter_terms` around each bucket's midpoint; only Spiegelhalter's Z reads them)."""
+    (:func:`spiegelhalter_terms` around each bucket's midpoint; only Spiegelhalter's Z reads them). A weighted
+    table's variance sum w^2 (1 - 2p)^2 p (1 - p) is sum w^2 v - 4 sum w^2 v^2 (v = p (1 - p)), both summed by
+    the weighted pass."""
     b, y = fine["_b"].to_numpy(), fine["_y"].to_numpy(np.float64)
     num, den = spiegelhalter_terms(y, *(fine[c].to_numpy(np.float64) for c in ("sw", "swp", "swpp")),
                                    (b + 0.5) / FINE_BUCKETS)
+    if "swwvv" in fine:
+        den = fine["swwv"].to_numpy(np.float64) - 4.0 * fine["swwvv"].to_numpy(np.float64)
     return float(num.sum()), float(den.sum())
 
 
@@ -407,7 +460,7 @@ def _plain_fine_table(frame: nw.LazyFrame, roles: Roles, ranges: bool) -> pd.Dat
     # values could make one per row: fetch no more than that (the validating pass then names them)
     limit = 4 * (FINE_BUCKETS + 1)
     try:
-        out = _native(agg.head(limit + 1))
+        out = _run(agg.head(limit + 1))
     except Exception as exc:  # noqa: BLE001 - engines raise their own classes; only a failed cast is expected
         if _is_cast_error(exc):  # a NaN or infinite score has no integer key: the validating pass names the rows
             return None
@@ -435,7 +488,7 @@ def _plain_fine_table(frame: nw.LazyFrame, roles: Roles, ranges: bool) -> pd.Dat
         out["pmin"], out["pmax"] = _bucket_bounds(bucket)
         out["ranged"] = False
     _complete(out)
-    if not ranges and at_one and _native(frame.filter(p > 1.0).select(nw.len().alias("n")))["n"].iloc[0]:
+    if not ranges and at_one and collect(frame.filter(p > 1.0).select(nw.len().alias("n")))["n"].iloc[0]:
         return None  # a score in (1, 1 + 2^-16), in the key of p = 1 (one filtered pass, only when p = 1 occurs)
     return out
 
@@ -464,7 +517,7 @@ def bucket_ranges(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame:
     frame, roles = _one_model(frame, roles)
     p = _float(dict(frame.collect_schema()), roles.probs[0])
     label = nw.col(roles.label)
-    out = _native(frame.select(_b=_bucket(p).cast(nw.Int64), _y=(label == roles.positive).cast(nw.Int64), _p=p)
+    out = collect(frame.select(_b=_bucket(p).cast(nw.Int64), _y=(label == roles.positive).cast(nw.Int64), _p=p)
                   .group_by("_b", "_y").agg(nw.col("_p").min().alias("pmin"), nw.col("_p").max().alias("pmax")))
     return out.astype({"_b": np.int64, "_y": np.int64})
 
@@ -518,7 +571,7 @@ def tail_losses(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame:
     frame = frame.filter(((label == roles.positive) & (score < low)) | ((label == roles.negative) & (score >= high)))
     loss = _loss("all")
     total = (nw.col("_w") * loss).sum() if roles.weight is not None else loss.sum()
-    out = _native(_prepared(frame, roles).group_by("_b", "_y").agg(total.alias("sll")))
+    out = collect(_prepared(frame, roles).group_by("_b", "_y").agg(total.alias("sll")))
     out = out.dropna(subset=["_b"]).astype({"_b": np.int64, "_y": np.int64})
     return out[_tail_groups(out["_b"].to_numpy(), out["_y"].to_numpy())].reset_index(drop=True)
 
@@ -581,12 +634,6 @@ def exact_atoms(frame: nw.LazyFrame, roles: Roles, buckets) -> pd.DataFrame:
 VARIABLE_SUMS = ("n", "sw", "sd", "sdd", "sdw", "sww", "xmin", "xmax", "wmin")
 
 
-def _native(frame: nw.LazyFrame) -> pd.DataFrame:
-    """Collect (Polars with its streaming engine, as :func:`_collect`)."""
-    kwargs = {"engine": "streaming"} if frame.implementation is nw.Implementation.POLARS else {}
-    return frame.collect(**kwargs).to_pandas()
-
-
 def _variable_rows(frame: nw.LazyFrame, roles: Roles, features: dict) -> nw.LazyFrame:
     """The valid rows with their weight ``_w``, top-label gap ``_d`` and the features (``{alias: column}``).
 
@@ -615,7 +662,7 @@ def variable_ranges(frame: nw.LazyFrame, roles: Roles, columns) -> pd.DataFrame:
         fin = x.is_finite()
         aggs += [nw.when(fin).then(x).min().alias(f"lo{i}"), nw.when(fin).then(x).max().alias(f"hi{i}"),
                  nw.when(fin).then(nw.lit(1)).otherwise(nw.lit(0)).sum().alias(f"n{i}")]
-    return _native(rows.select(*aggs))
+    return collect(rows.select(*aggs))
 
 
 def _bucket_of(x, lo: float, hi: float):
@@ -663,7 +710,7 @@ def variable_groups(frame: nw.LazyFrame, roles: Roles, column: str, *, kind: str
     out = rows.with_columns(_k=key).group_by("_k").agg(nw.len().alias("n"), *sums)
     if limit is not None:
         out = out.head(limit)
-    out = _native(out)
+    out = collect(out)
     if not weighted:  # unit weights: sum w = sum w^2 = n, sum w (w g) = sum g
         out["sw"] = out["sww"] = out["n"].astype(np.float64)
         out["sdw"] = out["sd"]

@@ -342,7 +342,7 @@ def _cell_table(scan, scheme, max_groups: int) -> CellTable:
         aggs += [wq.sum().alias(f"s{k}"), (wq * q).sum().alias(f"ss{k}")]
         if weighted:  # the exact variance of class k's redrawn weight of positives (classwise_reference)
             aggs.append((w * w * q * (1.0 - q)).sum().alias(f"sv{k}"))
-    out = _agg._native(rows.group_by(*keys, "_l").agg(*aggs).head(max_groups + 1))
+    out = _agg.collect(rows.group_by(*keys, "_l").agg(*aggs).head(max_groups + 1))
     if len(out) > max_groups:
         raise NoInterval(f"No bootstrap interval for class-wise ECE on this scan: its rows fall into more than "
                          f"{max_groups:,} distinct cells (the bin of each of the {K} classes' probabilities and "
@@ -563,7 +563,7 @@ def class_rows(scan):
     (at most a few thousand rows); the rows are the ones the cell pass groups.
     """
     rows, K = _valid_rows(scan)
-    df = _agg._native(rows)
+    df = _agg.collect(rows)
     P = df[[f"_q{k}" for k in range(K)]].to_numpy(np.float64)
     w = df["_w"].to_numpy(np.float64) if scan._roles.weight is not None else None
     return df["_l"].to_numpy(np.int64), P, w

@@ -407,12 +407,12 @@ def bin_totals(index: np.ndarray, n_bins: int, *values: np.ndarray) -> list[np.n
 def bin_statistics(atoms: Atoms, index: np.ndarray, n_bins: int) -> BinStatistics:
     """Per-bin sums of the atoms (the same :class:`~calibviz.summary.BinStatistics` the in-memory path builds)."""
     y = atoms.y.astype(np.float64)
-    count, positives, weight, sum_pred, sum_true, sum_pred_sq, sum_pred_true, sum_weight_sq = bin_totals(
+    count, positives, weight, sum_pred, sum_true, sum_pred_sq, sum_pred_true, sum_weight_sq, null_var = bin_totals(
         index, n_bins, atoms.n, atoms.n * y, atoms.sw, atoms.swp, atoms.sw * y, atoms.swpp, atoms.swp * y,
-        atoms.sww)
+        atoms.sww, atoms.swwv)
     return BinStatistics(count=count.round().astype(np.int64), positives=positives.round().astype(np.int64),
                          weight=weight, sum_pred=sum_pred, sum_true=sum_true, sum_pred_sq=sum_pred_sq,
-                         sum_pred_true=sum_pred_true, sum_weight_sq=sum_weight_sq)
+                         sum_pred_true=sum_pred_true, sum_weight_sq=sum_weight_sq, null_var=null_var)
 
 
 def top_label_values(stats: list) -> dict:

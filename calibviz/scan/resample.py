@@ -422,7 +422,7 @@ def _rows_of(scan):
     from . import aggregate as _agg
 
     prepared = _agg._prepared(scan._frame, scan._roles)
-    df = prepared.filter((nw.col("_b") >= 0) & (nw.col("_y") >= 0)).select("_y", "_p", "_w").collect().to_pandas()
+    df = _agg.collect(prepared.filter((nw.col("_b") >= 0) & (nw.col("_y") >= 0)).select("_y", "_p", "_w"))
     w = df["_w"].to_numpy(np.float64) if scan._roles.weight is not None else None
     return df["_y"].to_numpy(np.int64), df["_p"].to_numpy(np.float64), w
 

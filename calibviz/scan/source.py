@@ -20,7 +20,7 @@ import pandas as pd
 from ..errors import InputError
 from ..io.loading import _model_name_from_source
 from ..io.mapping import LABEL_NAMES, _find, _key, detect_mapping
-from .aggregate import Roles
+from .aggregate import Roles, collect
 
 __all__ = ["ENGINES", "open_source", "resolve_roles", "check_allowed", "SAMPLE_ROWS", "MAX_LABELS"]
 
@@ -166,6 +166,26 @@ def open_source(source, engine=None, *, database=None, read_only_roots=None):
     return nw.from_native(native), engine, type(source).__name__
 
 
+#: A number as text (the engines cast these to DOUBLE): decimal or scientific notation, nan and infinities.
+_NUMBER = r"^\s*[-+]?((\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|(?i:nan|inf|infinity))\s*$"
+
+
+def _check_numbers(frame: nw.LazyFrame, name: str, columns: dict) -> None:
+    """Text columns among the score and weight columns (a CSV column that holds a word): InputError with the
+    rows that are not numbers, counted and shown as :func:`calibviz.load_predictions` shows them (one short
+    pass over that column, only when the engine typed it as text)."""
+    schema = frame.collect_schema()
+    for c, what in columns.items():
+        if schema[c] != nw.String:
+            continue
+        bad = frame.filter(~nw.col(c).str.contains(_NUMBER) & ~nw.col(c).is_null()).select(nw.col(c))
+        example = collect(bad.head(1))[c]
+        if len(example):
+            n = int(collect(bad.select(nw.len().alias("n")))["n"].iloc[0])
+            raise InputError(f"{what} column {c!r} of {name} holds non-numeric values in {n} "
+                             f"row{'' if n == 1 else 's'}, e.g. {example.iloc[0]!r}; it must hold numbers.")
+
+
 def _python(value):
     return value.item() if isinstance(value, np.generic) else value
 
@@ -180,13 +200,13 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
     sample's row sums. Labels outside the classes found are counted by the
     aggregation and reported.
     """
-    sample = frame.head(SAMPLE_ROWS).collect().to_pandas()
+    sample = collect(frame.head(SAMPLE_ROWS))
     sample = sample.rename(columns=lambda c: str(c))
     columns = list(sample.columns)
     label_col = _find(columns, LABEL_NAMES, label, "label")
     if label_col is not None and sample[label_col].nunique() < 2:
         # the sample alone cannot tell the classes: read the label column's distinct values (one column, one pass)
-        distinct = frame.select(nw.col(label_col)).unique().head(MAX_LABELS + 1).collect().to_pandas()[label_col]
+        distinct = collect(frame.select(nw.col(label_col)).unique().head(MAX_LABELS + 1))[label_col]
         distinct = distinct.dropna()
         if len(distinct) > MAX_LABELS:
             raise InputError(f"the label column {label_col!r} holds more than {MAX_LABELS} distinct values; is it a "
@@ -201,6 +221,8 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
         raise InputError(f"{name} has no rows.")
     mapping = detect_mapping(sample, label=label, probs=probs, weight=weight, model=model, positive=positive,
                              features=features)
+    numbers = {c: "probability" for cols in mapping.probs.values() for c in cols}
+    _check_numbers(frame, name, {**numbers, **({mapping.weight: "weight"} if mapping.weight else {})})
     multiclass = len(mapping.classes) > 2
     if multiclass and mapping.label_positions:
         raise InputError(f"{name}: integer labels that are positions of the probability columns are not supported "
@@ -211,7 +233,7 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
     roles = {}
     if mapping.model is not None:
         cols = next(iter(mapping.probs.values()))
-        names = frame.select(nw.col(mapping.model)).unique().head(1001).collect().to_pandas()[mapping.model]
+        names = collect(frame.select(nw.col(mapping.model)).unique().head(1001))[mapping.model]
         for m in sorted(names.dropna(), key=_key):  # engines give no row order: models in sorted order
             roles[str(m)] = Roles(mapping.label, tuple(cols), negative, pos, mapping.weight,
                                   (mapping.model, _python(m)), **view)
