@@ -311,12 +311,14 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
     return "".join(parts)
 
 
-def _metrics_parts(anchor: str, name: str, panel: pd.DataFrame, confidence: float) -> list[str]:
-    """The model's heading and its metric table (values, intervals, calibrated-model reference, readings)."""
+def _metrics_parts(anchor: str, name: str, panel: pd.DataFrame, confidence: float,
+                   caption: str | None = None) -> list[str]:
+    """The model's heading and its metric table (values, intervals, calibrated-model reference, readings);
+    ``caption`` says how the intervals were made (default :func:`calibviz.panel.interval_caption`)."""
     return [f'<section id="{anchor}"><h2>Model: {_e(name)}</h2>',
             f"<h3 id=\"{anchor}-metrics\">Metrics with intervals</h3>",
             _metric_table_html(panel, confidence),
-            f'<p class="note">{_e(interval_caption(panel))}</p>']
+            f'<p class="note">{_e(interval_caption(panel) if caption is None else caption)}</p>']
 
 
 def _panel_headline(panel: pd.DataFrame) -> list[str]:

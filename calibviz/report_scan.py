@@ -25,7 +25,7 @@ from .panel import PanelConfig, format_value
 from .report import (_Progress, _check_report_args, _compare_shown, _document, _e, _figure_html, _labels,
                      _metrics_parts, _multiclass_parts, _overview_sentence, _panel_headline, _reliability_parts,
                      _repro_section, _summary_html, _table_html, _tce_parts, _vece_parts, metric_key, resolve_metrics)
-from .scan import Scan
+from .scan import Scan, interval_caption
 
 __all__ = ["build_scan_report", "scan_report_contents", "UNAVAILABLE"]
 
@@ -33,7 +33,9 @@ __all__ = ["build_scan_report", "scan_report_contents", "UNAVAILABLE"]
 UNAVAILABLE = {
     "violins": "The violins (the distribution of the predictions inside each bin) are not available on a streamed "
                "source: they are drawn from the rows of each bin, and a streamed source is only read as sums per "
-               "score bucket. Every number of the diagram (bins, observed rates, rejected predictions, TCE) is exact.",
+               "score bucket. The diagram's numbers (bins, observed rates, rejected predictions, TCE) are those "
+               "of the loaded rows, each prediction tested at its own score; only PAVA-BC bins on continuous "
+               "scores are formed on the 2⁻¹⁶ score grid (the note under the diagram says so).",
     "corp": "The CORP reliability diagram is not available on a streamed source: its isotonic (PAV) fit and its "
             "consistency band are computed on the individual predictions, which a streamed source never brings "
             "into memory. The binned reliability diagram above and the Brier score's binned decomposition in "
@@ -113,7 +115,8 @@ def _model_section(idx: int, name: str, s: Scan, panel: pd.DataFrame, cfg: Panel
     anchor = f"model-{idx}"
     what = (f"P({_e(s.classes[1])}), the probability of the positive class" if s.is_binary else
             "the confidence (top-class probability) against 'the top class is correct'")
-    parts = _metrics_parts(anchor, name, panel, confidence)
+    parts = _metrics_parts(anchor, name, panel, confidence, caption=interval_caption(
+        panel, multiclass=not s.is_binary, weighted=s.mapping.weight is not None))
     scheme = cfg.scheme()
     table = s.reliability_table(scheme, cfg.alpha)
     fig = figures.reliability_diagram(s, binning=scheme, alpha=cfg.alpha, show_band=True, title=None)

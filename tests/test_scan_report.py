@@ -93,7 +93,9 @@ def test_the_calibrated_reference_and_intervals_are_in_the_metric_table(binary):
     low, high = (float(x) for x in rows["ECE"][2].split(" – "))
     assert 0 < low < high < float(rows["ECE"][0])  # miscalibrated: ECE above what a calibrated model shows
     assert " – " in rows["ECE"][1]  # a bootstrap interval
-    assert "50 redraws of the labels" in page
+    assert "50 redraws of the labels per score bucket" in page
+    # the caption says how a scan's intervals are made: buckets, not rows (it said "rows resampled")
+    assert "Poisson bootstrap of the score buckets (20 resamples" in page and "rows resampled" not in page
 
 
 def test_library_report_accepts_a_scan(binary, tmp_path):

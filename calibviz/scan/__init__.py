@@ -28,7 +28,7 @@ from . import aggregate as _agg
 from . import refine as _ref
 from .source import ENGINES, open_source, resolve_roles
 
-__all__ = ["scan", "Scan", "ENGINES", "SCAN_METRICS", "GRID_METRICS"]
+__all__ = ["scan", "Scan", "ENGINES", "SCAN_METRICS", "GRID_METRICS", "interval_caption"]
 
 #: Metrics a scan computes (exactly, or within the documented bound for smECE).
 SCAN_METRICS = ("ece", "ace", "mce", "rmsce", "debiased_ece", "smooth_ece", "brier", "brier_reliability",
@@ -623,8 +623,9 @@ class Scan:
         ----------
         metrics : sequence of str, optional
             Keys of :data:`calibviz.panel.BINARY_METRICS`; default the standard
-            panel. Metrics a scan cannot compute yet (TCE with PAVA-BC, ICI,
-            slope/intercept, CORP, AUC) get NaN and a reading that says so.
+            panel. Metrics a scan cannot compute (ICI, calibration slope and
+            intercept, CORP, AUC: they need the rows) get NaN and a reading
+            that says so.
         config : calibviz.panel.PanelConfig, optional
         n_reference : int, default 0
             Label redraws of the calibrated-model reference of the binned
@@ -766,6 +767,36 @@ class Scan:
         return out
 
 
+def interval_caption(panel: pd.DataFrame, multiclass: bool, weighted: bool = False) -> str:
+    """How the intervals and the reference of a scan's metric panel (:meth:`Scan.metrics`) were made, in one
+    paragraph: the scan's counterpart of :func:`calibviz.panel.interval_caption` (a Poisson bootstrap of the
+    buckets and bucket redraws instead of resampled and redrawn rows), for the dashboard and the report."""
+    n_boot = int(panel.attrs.get("n_resamples") or 0)
+    if panel.attrs.get("intervals_wait"):
+        boot = ("95% intervals: press 'Compute 95% intervals' (a Poisson bootstrap of the score buckets, a few "
+                "seconds per metric). ")
+    elif n_boot:
+        boot = (f"95% intervals: Poisson bootstrap of the score buckets ({n_boot} resamples, seed "
+                f"{panel.attrs.get('random_state')}; no pass over the rows), each metric read with the interval its "
+                "coverage study chose; a metric without one says why in its reading. ")
+    else:
+        boot = "Bootstrap intervals were turned off (0 resamples). "
+    n_ref = panel.attrs.get("n_reference", 0)
+    if not n_ref:
+        ref = "The calibrated-model reference was turned off (0 redraws)."
+    elif multiclass:
+        ref = (f"Calibrated-model reference: {n_ref} redraws per score bucket of whether the predicted class is "
+               "right (confidence ECE, top-label ECE and MCE; per predicted class for the top-label ones); "
+               "class-wise ECE redraws the labels jointly per tuple of bins of every class (one more pass; none with "
+               "bins of no fixed edges).")
+    else:
+        ref = (f"Calibrated-model reference: {n_ref} redraws of the labels per score bucket (ECE, ACE, MCE, RMSCE, "
+               "Brier reliability; TCE with its own, fewer redraws)."
+               + (" With sample weights, the redrawn positives of a bucket weigh what a random draw of that many of "
+                  "its rows would weigh on average, with the same spread." if weighted else ""))
+    return boot + ref + " Metrics that need the rows (ICI, slope, intercept, CORP, AUC) show n/a and say so."
+
+
 def scan(source, *, label=None, probs=None, weight=None, positive=None, model=None, features=None, engine=None,
          database=None) -> Scan:
     """A lazy scan of predictions too large for memory; nothing is read until a result is asked for.
@@ -781,7 +812,8 @@ def scan(source, *, label=None, probs=None, weight=None, positive=None, model=No
     label, probs, weight, positive, model, features
         Column roles, resolved as :func:`calibviz.load_predictions` resolves
         them (same names, same messages). ``probs`` is one column with
-        P(positive) or two class columns (binary data so far).
+        P(positive), the class columns of one model (two or more), or
+        ``{model: [column]}`` for one model per column.
     engine : {"duckdb", "polars", "spark"}, optional
         Where the aggregation runs; default DuckDB for paths and queries and
         the frame's own engine for frames.

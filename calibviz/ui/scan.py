@@ -92,18 +92,53 @@ def source_form() -> None:
         engine = cols[0].selectbox("Engine", ENGINES, key="w_scan_engine",
                                    help="DuckDB (embedded, default), Polars, or Spark (local or your cluster).")
         label = cols[1].text_input("Label column", key="w_scan_label", help="Detected when empty.")
-        probs = cols[2].text_input("Probability column", key="w_scan_probs", help="Detected when empty.")
+        probs = cols[2].text_input("Probability columns", key="w_scan_probs",
+                                   help="Detected when empty. Several, comma-separated: the class columns of one "
+                                        "model, or one model per column with the box below ticked.")
         weight = cols[3].text_input("Weight column", key="w_scan_weight", help="Optional.")
+        per_model = st.checkbox("One model per column", key="w_scan_per_model",
+                                help="Each probability column is one model's P(positive class).")
         submitted = st.form_submit_button("Open")
     if submitted and path.strip():
         try:
-            roles = dict(label=label.strip() or None, probs=probs.strip() or None, weight=weight.strip() or None)
+            roles = dict(label=label.strip() or None, probs=probs_role(probs, per_model),
+                         weight=weight.strip() or None)
             with st.spinner("Aggregating the file (one pass)..."):
                 opened = open_scan(path, engine, **roles)
                 ident = scan_identity(path.strip(), engine, roles)
             st.session_state[_KEY], st.session_state[_KEY + "_id"] = opened, ident
             st.session_state.pop("cv_scan_model", None)  # a new file: its first model
         except InputError as err:
-            st.error(md(err.ui_message), icon=":material/error:")
+            st.error(md(_in_form_words(err)), icon=":material/error:")
         else:
             st.rerun()  # the sidebar, drawn before this form, names the file just opened
+
+
+def probs_role(text: str, per_model: bool):
+    """The ``probs`` of :func:`calibviz.scan` from the form's comma-separated columns.
+
+    Examples
+    --------
+    >>> probs_role(" ", False), probs_role("p", False), probs_role("p_a, p_b", False)
+    (None, 'p', ['p_a', 'p_b'])
+    >>> probs_role("p, p_bad", True)
+    {'p': ['p'], 'p_bad': ['p_bad']}
+    """
+    names = [c.strip() for c in text.split(",") if c.strip()]
+    if not names:
+        return None
+    if per_model:
+        return {c: [c] for c in names}
+    return names[0] if len(names) == 1 else names
+
+
+def _in_form_words(err: InputError) -> str:
+    """An error in the words of this form: the fix of ambiguous probability columns (the error's ``hint``) is
+    named by the form's fields, not by the upload page's column mapping panel."""
+    hint = err.hint or {}
+    if hint.get("per_model") and hint.get("probs"):
+        cols = list(hint["probs"])
+        return (f"The probability columns are ambiguous: {', '.join(map(repr, cols))}. Type {cols[0]} in "
+                f"Probability columns to read one model, or {', '.join(cols)} with 'One model per column' "
+                "ticked to read one model per column.")
+    return err.ui_message

@@ -24,6 +24,7 @@ from ..binning import PAVABC
 from ..compare import comparison_metrics
 from ..figures.testbased import _DEFAULT_SCHEMES
 from ..panel import PanelConfig, config_key, format_value
+from ..scan import interval_caption
 from ..scan import tables as scan_tables
 from .blocks import (REFERENCE_RESAMPLES, REFERENCE_RESAMPLES_LARGE, download_table, not_applicable, show_figure,
                      show_headlines, show_metric_table, slug, tce_headline, tce_tiles, without_attrs, zoom_bin_picker)
@@ -130,33 +131,6 @@ def _panel(view, keys, cfg: PanelConfig, s: dict) -> pd.DataFrame:
     return table
 
 
-def _interval_caption(panel: pd.DataFrame, multiclass: bool, weighted: bool = False) -> str:
-    n_boot = int(panel.attrs.get("n_resamples") or 0)
-    if panel.attrs.get("intervals_wait"):
-        boot = ("95% intervals: press 'Compute 95% intervals' (a Poisson bootstrap of the score buckets, a few "
-                "seconds per metric). ")
-    elif n_boot:
-        boot = (f"95% intervals: Poisson bootstrap of the score buckets ({n_boot} resamples, seed "
-                f"{panel.attrs.get('random_state')}; no pass over the rows), each metric read with the interval its "
-                "coverage study chose; a metric without one says why in its reading. ")
-    else:
-        boot = "Bootstrap intervals were turned off (0 resamples). "
-    n_ref = panel.attrs.get("n_reference", 0)
-    if not n_ref:
-        ref = "The calibrated-model reference was turned off (0 redraws)."
-    elif multiclass:
-        ref = (f"Calibrated-model reference: {n_ref} redraws per score bucket of whether the predicted class is "
-               "right (confidence ECE, top-label ECE and MCE; per predicted class for the top-label ones); "
-               "class-wise ECE redraws the labels jointly per tuple of bins of every class (one more pass; none on "
-               "weighted files or with bins of no fixed edges).")
-    else:
-        ref = (f"Calibrated-model reference: {n_ref} redraws of the labels per score bucket (ECE, ACE, MCE, RMSCE, "
-               "Brier reliability; TCE with its own, fewer redraws)."
-               + (" With sample weights, the redrawn positives of a bucket weigh what a random draw of that many of "
-                  "its rows would weigh on average, with the same spread." if weighted else ""))
-    return boot + ref + " Metrics that need the rows (ICI, slope, intercept, CORP, AUC) show n/a and say so."
-
-
 def _headlines(panel: pd.DataFrame) -> None:
     show_headlines(panel[np.isfinite(panel["value"].to_numpy(float))], 4)
 
@@ -194,7 +168,7 @@ def reliability(scan) -> None:
     tab_metrics, tab_bins, tab_sens, tab_roc = st.tabs(["Metrics", "Per-bin table", "Binning sensitivity",
                                                         "Discrimination (ROC)"])
     with tab_metrics:
-        show_metric_table(panel, f"{scan.name}_{kind}", caption=_interval_caption(
+        show_metric_table(panel, f"{scan.name}_{kind}", caption=interval_caption(
             panel, multiclass=not view.is_binary, weighted=scan.mapping.weight is not None))
     with tab_bins:
         st.dataframe(without_attrs(table), hide_index=True, width="stretch")
@@ -276,7 +250,7 @@ def multiclass(scan) -> None:
     tab_metrics, tab_zoom, tab_tl, tab_cw = st.tabs(["Metrics", "Zoom into a bin", "Per predicted class",
                                                      "Class-wise grid"])
     with tab_metrics:
-        show_metric_table(panel, f"{scan.name}_multiclass", caption=_interval_caption(panel, multiclass=True))
+        show_metric_table(panel, f"{scan.name}_multiclass", caption=interval_caption(panel, multiclass=True))
     with tab_zoom:
         pick = zoom_bin_picker(table)
         zoom = cached(("zoom", cid, scan.name, scheme, pick), lambda: scan_tables.bin_zoom(scan, int(pick), scheme))

@@ -59,14 +59,14 @@ def use_controls() -> None:
     if current_scan() is None:
         return
     if scan_active():
-        st.success("Every binned page (Reliability, Test-based, Multiclass, Compare) analyses this file.",
+        st.success("Every binned page (Reliability, Test-based, Multiclass, Variables, Compare) analyses this file.",
                    icon=":material/check_circle:")
         st.button("Back to the data in memory", key="scan_leave_page", on_click=use_memory,
                   icon=":material/undo:", help="The pages analyse the uploaded or demo data again.")
     else:
         st.button("Analyse on every page", key="scan_use", on_click=use_scan, type="primary",
                   icon=":material/travel_explore:",
-                  help="Make this file the data of the Reliability, Test-based, Multiclass and Compare pages "
+                  help="Make this file the data of the Reliability, Test-based, Multiclass, Variables and Compare pages "
                        "(their binned views, from the same bucket sums); the sidebar leads back to the data in "
                        "memory.")
 
@@ -96,7 +96,7 @@ def memory_only_notice(title: str) -> None:
     """On a page without a scan version, while a file is analysed elsewhere: say which data this page shows."""
     if scan_active() and title not in SCAN_PAGES and title != "Large data":
         st.info(f"This page works on data in memory: it shows the uploaded or demo data, not the opened file "
-                f"{md(current_scan().source)} (analysed on the Reliability, Test-based, Multiclass and Compare "
+                f"{md(current_scan().source)} (analysed on the Reliability, Test-based, Multiclass, Variables and Compare "
                 "pages).", icon=":material/info:")
 
 

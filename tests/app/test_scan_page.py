@@ -68,3 +68,24 @@ def test_no_roots_no_paths(monkeypatch):
     at = _page()
     assert_clean(at)
     assert any("CALIBVIZ_SCAN_ROOTS" in i.value for i in at.info)
+
+
+def test_ambiguous_probability_columns_are_resolved_in_the_form(logs):
+    """Two models' columns (p, p_bad): the error names this form's fields (the upload page's column mapping panel
+    is not here), and both of its fixes work: one column typed, or all of them with 'One model per column'."""
+    root, df = logs
+    df.assign(p_bad=df.p ** 0.6).to_parquet(root / "two.parquet")
+    at = _open(str(root / "two.parquet"))
+    assert_clean(at)
+    message = at.error[0].value
+    assert "Probability columns" in message and "One model per column" in message and "column mapping" not in message
+    at.text_input(key="w_scan_probs").set_value("p")
+    at.button[0].click()
+    at = at.run()
+    assert not at.error and any("model two" in m.value for m in at.markdown)
+    at.text_input(key="w_scan_probs").set_value("p, p_bad")
+    at.checkbox(key="w_scan_per_model").check()
+    at.button[0].click()
+    at = at.run()
+    assert not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="w_scan_model").options == ["p", "p_bad"]
