@@ -335,6 +335,27 @@ def test_unreadable_files_are_input_errors(tmp_path, engine):
             cv.scan(str(tmp_path / name), engine=engine).metrics(["ece"])
 
 
+def test_messages_that_say_what_was_meant(tmp_path):
+    """Sources mistaken for one another: each message names the way out."""
+    from calibviz.cli import main
+
+    df = _data(1_000)
+    df.to_parquet(tmp_path / "a.parquet")
+    df[["y"]].to_parquet(tmp_path / "labels_only.parquet")
+    with pytest.raises(cv.InputError, match="Columns are: none besides the label"):
+        cv.scan(str(tmp_path / "labels_only.parquet"))
+    with pytest.raises(cv.InputError, match="a SQL query starts with SELECT"):
+        cv.scan("SELEC * FROM preds")
+    with pytest.raises(cv.InputError, match="is no query. Drop it"):
+        cv.scan(str(tmp_path / "a.parquet"), database=str(tmp_path / "logs.duckdb"))
+    # the in-memory loader names the scan for a query, a glob or a folder
+    for source, what in (("SELECT * FROM preds", "SQL query"), (str(tmp_path / "*.parquet"), "glob"),
+                         (str(tmp_path), "folder")):
+        with pytest.raises(cv.InputError, match=f"To analyse a {what}.* without loading it, use cv.scan"):
+            cv.load_predictions(source)
+    assert main(["metrics", str(tmp_path)]) == 2
+
+
 def test_mapping_errors_are_those_of_load_predictions():
     df = pd.DataFrame({"y": [0, 1, 2] * 10, "p": [0.2, 0.5, 0.7] * 10})
     with pytest.raises(cv.InputError) as got:

@@ -342,6 +342,8 @@ def _plain(values, limit=10) -> str:
 
 def _list(columns, limit=12) -> str:
     cols = list(columns)
+    if not cols:
+        return "none besides the label (and weight, model) columns"
     shown = ", ".join(repr(c) for c in cols[:limit])
     return shown + (f", ... ({len(cols)} columns)" if len(cols) > limit else "")
 

@@ -15,6 +15,7 @@ limit, instead of exhausting the machine's memory.
 """
 from __future__ import annotations
 
+import glob
 import io
 import os
 import re
@@ -75,10 +76,17 @@ def _source_bytes(source, max_bytes: int) -> tuple[bytes, str]:
     """Return the raw bytes and a display name of ``source``."""
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
+        text = os.fspath(source)
+        # a query, a glob or a folder is a source of cv.scan, which reads it where it lies
+        scan = (" To analyse a {} without loading it, use cv.scan({!r}) or `calibviz metrics ... --engine duckdb`.")
         if not path.exists():
-            raise InputError(f"file not found: {path}. Check the path (relative paths start at {Path.cwd()}).")
+            what = ("SQL query" if text.lstrip().lower().startswith(("select", "with", "from", "table", "values"))
+                    else "glob" if glob.has_magic(text) else None)
+            raise InputError(f"file not found: {path}. Check the path (relative paths start at {Path.cwd()})."
+                             + (scan.format(what, text) if what else ""))
         if path.is_dir():
-            raise InputError(f"{path} is a folder; pass the path of a CSV, TSV, Parquet or Excel file.")
+            raise InputError(f"{path} is a folder; pass the path of a CSV, TSV, Parquet or Excel file."
+                             + scan.format("folder of Parquet or CSV files", text))
         if not path.is_file():  # a device or pipe (/dev/zero) has no size to check and may never end
             raise InputError(f"{path} is not a regular file; save the data to a CSV, TSV, Parquet or Excel file.")
         size = path.stat().st_size

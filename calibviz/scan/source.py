@@ -69,8 +69,10 @@ def files_of(path: str) -> tuple[list[str], str]:
         files = sorted(_glob.glob(str(path), recursive=True)) if _glob.has_magic(str(path)) else (
             [str(p)] if p.is_file() else [])
     if not files:
+        query = " " in str(path).strip()  # a query with a typo, such as "SELEC * FROM preds"
         raise InputError(f"no file matches {str(path)!r}; give a Parquet or CSV file, a glob such as "
-                         "'logs/*.parquet' or a directory of them.")
+                         "'logs/*.parquet' or a directory of them"
+                         + ("; a SQL query starts with SELECT, WITH, FROM, TABLE or VALUES." if query else "."))
     kinds = {_format(f) for f in files}
     if len(kinds) > 1:
         raise InputError(f"{str(path)!r} mixes Parquet and CSV files; scan one format at a time.")
@@ -154,6 +156,9 @@ def open_source(source, engine=None, *, database=None, read_only_roots=None):
             if engine != "duckdb" and engine != "spark":
                 raise InputError(f"a SQL query needs engine='duckdb' or 'spark', not {engine!r}.")
             return nw.from_native(eng.query(text, database=database)), engine, "query"
+        if database is not None:
+            raise InputError(f"database= (--database) is the DuckDB file a SQL query runs against; {text!r} is "
+                             "no query. Drop it, or give a query such as \"SELECT * FROM preds\".")
         if _URL.match(text):  # object stores and HDFS: the engine resolves them (Spark as the cluster is set up)
             fmt = "csv" if text.lower().endswith((".csv", ".csv.gz", ".tsv")) else "parquet"
             return nw.from_native(eng.read_files([text], fmt, text)), engine, text
