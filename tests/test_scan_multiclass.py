@@ -56,8 +56,10 @@ def test_metrics_equal_in_memory(source, engine, weighted):
     s = cv.scan(source, weight="w" if weighted else None, engine=engine)
     y, P, w = preds.y, preds.probs, preds.weights
     for scheme, cfg in SCHEMES:
-        got = s.metrics(["confidence_ece", "top_label_ece", "top_label_mce", "classwise_ece"],
+        got = s.metrics(["confidence_ece", "top_label_ece", "top_label_mce", "classwise_ece", "accuracy"],
                         config=cfg).set_index("metric")["value"]
+        # the confidence view's share of "correct" (ties to the first class, as in memory; 200 tied rows here)
+        assert got["accuracy"] == pytest.approx(cv.metrics.accuracy(y, P, sample_weight=w), rel=RTOL)
         assert got["confidence_ece"] == pytest.approx(cv.metrics.confidence_ece(y, P, binning=scheme,
                                                                                  sample_weight=w), rel=RTOL)
         assert got["top_label_ece"] == pytest.approx(cv.metrics.top_label_ece(y, P, binning=scheme,

@@ -690,7 +690,7 @@ class Scan:
             keys = ["confidence_ece" if k == "ece" else k for k in keys]
         specs = [_spec(k, registry) for k in keys]
         available = SCAN_METRICS if self.is_binary else ("confidence_ece", "classwise_ece", "top_label_ece",
-                                                         "top_label_mce")
+                                                         "top_label_mce", "accuracy")
         schemes = [config.scheme()] if set(keys) & {"ece", "mce", "rmsce", "brier_reliability"} else []
         schemes += [EqualMass(config.n_bins)] if set(keys) & {"ace", "debiased_ece"} else []
         schemes += [EqualMass(10)] if "hosmer_lemeshow" in keys else []
@@ -723,6 +723,9 @@ class Scan:
                                 "data with cv.load_predictions.")
                     if np.isfinite(p_value):
                         reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha)
+            elif spec.key == "accuracy" and spec.key in available:  # the confidence view's share of "correct"
+                value, p_value = prevalence, nan
+                reading = spec.reading(value, {"p_value": p_value})
             elif spec.key in ("top_label_ece", "top_label_mce") and spec.key in available:  # K passes
                 value, p_value = self._top_label(config)[spec.key], nan
                 reading = spec.reading(value, {"p_value": p_value})
