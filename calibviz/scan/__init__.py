@@ -607,7 +607,7 @@ class Scan:
             r = _hosmer_lemeshow_from_stats(self.bin_statistics(EqualMass(10)))
             return r.statistic, r.p_value
         if key == "spiegelhalter_z":
-            r = _spiegelhalter_from_sums(*_agg.spiegelhalter_sums(self._fine()))
+            r = _spiegelhalter_from_sums(*_agg.spiegelhalter_sums(self._fine(), self._roles.weight is not None))
             return r.statistic, r.p_value
         if key == "smooth_ece":
             return self.smooth_ece()[0], nan

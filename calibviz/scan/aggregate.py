@@ -405,7 +405,7 @@ def _derive(out: pd.DataFrame, exact: bool) -> pd.DataFrame:
     return out
 
 
-def spiegelhalter_sums(fine: pd.DataFrame) -> tuple[float, float]:
+def spiegelhalter_sums(fine: pd.DataFrame, weighted: bool) -> tuple[float, float]:
     """Spiegelhalter's numerator and variance sums over the valid groups of a first-pass table
     (:func:`spiegelhalter_terms` around each bucket's midpoint; only Spiegelhalter's Z reads them). A weighted
     table's variance sum w^2 (1 - 2p)^2 p (1 - p) is sum w^2 v - 4 sum w^2 v^2 (v = p (1 - p)), both summed by
@@ -413,7 +413,7 @@ def spiegelhalter_sums(fine: pd.DataFrame) -> tuple[float, float]:
     b, y = fine["_b"].to_numpy(), fine["_y"].to_numpy(np.float64)
     num, den = spiegelhalter_terms(y, *(fine[c].to_numpy(np.float64) for c in ("sw", "swp", "swpp")),
                                    (b + 0.5) / FINE_BUCKETS)
-    if "swwvv" in fine:
+    if weighted:  # every weighted pass sums swwvv (a table without it is a bug: KeyError, not w-variances)
         den = fine["swwv"].to_numpy(np.float64) - 4.0 * fine["swwvv"].to_numpy(np.float64)
     return float(num.sum()), float(den.sum())
 
