@@ -8,7 +8,7 @@ from calibviz.ui import page_setup
 from calibviz.ui.blocks import download_table, show_figure
 from calibviz.ui.scan import current_scan, source_form
 from calibviz.ui.settings import panel_config, settings
-from calibviz.ui.source import use_controls
+from calibviz.ui.source import active_scan, scan_active, use_controls
 from calibviz.ui.text import md
 
 page_setup("Large data", controls=("binning",))
@@ -21,13 +21,14 @@ source_form()
 scan = current_scan()
 if scan is not None:
     cfg = panel_config(settings())
+    if scan_active():  # the sidebar's model picker chooses, as on every page (one picker, not two)
+        scan = active_scan()
+    elif len(scan.models) > 1:
+        scan = scan.models[st.selectbox("Model", list(scan.models), key="w_scan_model")]
     rate = "prevalence" if scan.is_binary else "accuracy (the predicted class is right)"
     st.markdown(f"**{md(scan.source)}** · model {md(scan.name)} · {scan.n:,} rows · {rate} "
                 f"{100 * scan.prevalence:.1f}% · engine {scan.engine}")
     use_controls()  # make it the data of every binned page, or go back to the data in memory
-    if len(scan.models) > 1:
-        name = st.selectbox("Model", list(scan.models), key="w_scan_model")
-        scan = scan.models[name]
     try:
         table = scan.reliability_table(cfg.scheme(), cfg.alpha)
         left, right = st.columns([3, 2], gap="medium")

@@ -89,3 +89,10 @@ def test_ambiguous_probability_columns_are_resolved_in_the_form(logs):
     at = at.run()
     assert not at.error, [e.value for e in at.error]
     assert at.selectbox(key="w_scan_model").options == ["p", "p_bad"]
+    # analysed on every page: the sidebar's picker chooses the model here too (one picker, not two)
+    at.button(key="scan_use").click()
+    at = at.run()
+    assert [s.key for s in at.selectbox if s.key in ("w_scan_model", "w_scan_pick")] == ["w_scan_pick"]
+    at.selectbox(key="w_scan_pick").set_value("p_bad")
+    at = at.run()
+    assert any("model p\\_bad" in m.value for m in at.markdown)  # Markdown-escaped
