@@ -28,7 +28,7 @@ import pandas as pd
 from ..errors import InputError
 from .limits import ReadLimits, _size, refuse, resolve_limits
 
-__all__ = ["read_table", "RawTable", "DEFAULT_MAX_BYTES", "SUPPORTED_SUFFIXES", "UNSUPPORTED_ATTR", "ENCODINGS",
+__all__ = ["read_table", "RawTable", "is_sql", "DEFAULT_MAX_BYTES", "SUPPORTED_SUFFIXES", "UNSUPPORTED_ATTR", "ENCODINGS",
            "DELIMITERS", "DECIMALS"]
 
 #: Largest file accepted by default (2 GiB); the dashboard's upload limit is
@@ -72,6 +72,21 @@ class RawTable:
     n_bytes: int
 
 
+#: How a SQL query starts: text given as a source that starts so is a query of :func:`calibviz.scan`, not a path.
+_SQL_START = ("select", "with", "from", "table", "values", "(")
+
+
+def is_sql(text: str) -> bool:
+    """Whether ``text`` reads as a SQL query rather than a path.
+
+    Examples
+    --------
+    >>> is_sql("  SELECT * FROM preds"), is_sql("logs/preds.parquet")
+    (True, False)
+    """
+    return text.lstrip().lower().startswith(_SQL_START)
+
+
 def _source_bytes(source, max_bytes: int) -> tuple[bytes, str]:
     """Return the raw bytes and a display name of ``source``."""
     if isinstance(source, (str, os.PathLike)):
@@ -80,8 +95,7 @@ def _source_bytes(source, max_bytes: int) -> tuple[bytes, str]:
         # a query, a glob or a folder is a source of cv.scan, which reads it where it lies
         scan = (" To analyse a {} without loading it, use cv.scan({!r}) or `calibviz metrics ... --engine duckdb`.")
         if not path.exists():
-            what = ("SQL query" if text.lstrip().lower().startswith(("select", "with", "from", "table", "values"))
-                    else "glob" if glob.has_magic(text) else None)
+            what = "SQL query" if is_sql(text) else "glob" if glob.has_magic(text) else None
             raise InputError(f"file not found: {path}. Check the path (relative paths start at {Path.cwd()})."
                              + (scan.format(what, text) if what else ""))
         if path.is_dir():

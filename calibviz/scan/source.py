@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..io.loading import _model_name_from_source
+from ..io.readers import is_sql
 from ..io.mapping import LABEL_NAMES, _find, _key, detect_mapping
 from .aggregate import Roles, collect
 
@@ -29,12 +30,7 @@ ENGINES = ("duckdb", "polars", "spark")
 SAMPLE_ROWS = 2000
 #: Most distinct labels a scan accepts (a float score given as the label is caught here).
 MAX_LABELS = 1000
-_SQL_START = ("select", "with", "from", "table", "values", "(")
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")  # s3://, s3a://, gs://, hdfs://, https://
-
-
-def _is_sql(text: str) -> bool:
-    return text.lstrip().lower().startswith(_SQL_START)
 
 
 def _engine_of(source, engine):
@@ -112,7 +108,7 @@ def check_allowed(path: str, roots) -> None:
         return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in real_roots)
 
     text = str(path)
-    if "\x00" in text or _is_sql(text):
+    if "\x00" in text or is_sql(text):
         raise InputError(f"{text[:60]!r} is not a path; the dashboard opens files by path under "
                          f"{', '.join(roots)}.")
     fixed = text
@@ -152,7 +148,7 @@ def open_source(source, engine=None, *, database=None, read_only_roots=None):
         from . import spark_engine as eng
     if isinstance(source, (str, os.PathLike)):
         text = os.fspath(source)
-        if isinstance(source, str) and _is_sql(text) and not Path(text).exists():
+        if isinstance(source, str) and is_sql(text) and not Path(text).exists():
             if engine != "duckdb" and engine != "spark":
                 raise InputError(f"a SQL query needs engine='duckdb' or 'spark', not {engine!r}.")
             return nw.from_native(eng.query(text, database=database)), engine, "query"
