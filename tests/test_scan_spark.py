@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import shutil
+import urllib.parse
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,13 +21,30 @@ if shutil.which("java") is None:  # pragma: no cover - scripts/test.sh installs 
 pytestmark = pytest.mark.slow
 
 
+#: warnings raised while the session started (the first session of the test run: one per run)
+STARTUP_WARNINGS: list = []
+
+
 @pytest.fixture(scope="module")
 def spark():
     from calibviz.scan.spark_engine import session
 
-    s = session()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        s = session()
+    STARTUP_WARNINGS.extend(str(w.message) for w in caught)
     yield s
     s.stop()
+
+
+def test_local_session_is_quiet(spark):
+    """The session calibviz starts runs its driver JVM with calibviz's log configuration (errors only), and
+    PySpark's warning about the pandas version does not reach the user."""
+    jvm_conf = spark.sparkContext._jvm.java.lang.System.getProperty("log4j2.configurationFile")
+    assert jvm_conf is not None and jvm_conf.startswith("file:")
+    config = Path(urllib.parse.unquote(urllib.parse.urlparse(jvm_conf).path))
+    assert config.name == "spark_log4j2.properties" and "rootLogger.level = error" in config.read_text()
+    assert not [m for m in STARTUP_WARNINGS if "pandas" in m], STARTUP_WARNINGS
 
 
 @pytest.fixture(scope="module")

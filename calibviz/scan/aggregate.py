@@ -318,12 +318,13 @@ def log_loss_terms(y, b, sw, swp, swpp):
     most 2.3e-16. Other groups (tails, bad rows) get NaN here.
     """
     c = (b + 0.5) / FINE_BUCKETS
-    u1 = swp - c * sw
-    u2 = swpp - 2.0 * c * swp + c * c * sw
     inside = (b >= 0) & ((y == 0) | (y == 1)) & ~_tail_groups(b, y)
     g = np.where(y == 1, c, 1.0 - c)
     slope = np.where(y == 1, 1.0, -1.0)  # d g / d p
-    with np.errstate(divide="ignore", invalid="ignore"):
+    # groups of bad rows (negative codes, infinite sums of a NaN score on Spark) give NaN and are dropped below
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        u1 = swp - c * sw
+        u2 = swpp - 2.0 * c * swp + c * c * sw
         out = -np.log(g) * sw - slope / g * u1 + 0.5 / (g * g) * u2
     return np.where(inside, out, np.nan)
 

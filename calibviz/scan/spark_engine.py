@@ -11,15 +11,31 @@ process from ``CALIBVIZ_SPARK_MASTER`` (default ``local[2]``), bound to
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
+import warnings
+from pathlib import Path
 
 from ..errors import InputError
 
 __all__ = ["session", "read_files", "query", "from_object"]
 
+_LOG_CONFIG = Path(__file__).with_name("spark_log4j2.properties")
+
+
+@contextmanager
+def _no_pandas_version_warning():
+    """PySpark 4 warns, when its session starts, that it does not "fully support pandas >= 3": calibviz moves only
+    the bucket table through pandas, and tests/test_scan_spark.py checks Spark's values against DuckDB's on the
+    pandas installed; a warning the user cannot act on would open every Spark run."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+        yield
+
 
 def _pyspark():
     try:
-        import pyspark  # noqa: F401
+        with _no_pandas_version_warning():
+            import pyspark.sql  # noqa: F401
     except ImportError:
         raise InputError("engine='spark' needs PySpark and Java 17+: pip install 'calibviz[spark]' (and, on Debian, "
                          "apt-get install openjdk-17-jre-headless).") from None
@@ -40,8 +56,11 @@ def session():
         builder = (builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
                    .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                    .config("spark.sql.shuffle.partitions", "4")
-                   .config("spark.sql.session.timeZone", "UTC"))
-    spark = builder.getOrCreate()
+                   .config("spark.sql.session.timeZone", "UTC")
+                   # errors only: Spark's default log profile prints a banner and WARN lines into every command
+                   .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_LOG_CONFIG.as_uri()}"))
+    with _no_pandas_version_warning():
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
@@ -50,8 +69,6 @@ def read_files(files, fmt: str, display: str):
     """A DataFrame over Parquet or CSV files; a directory's hive partitions become columns."""
     spark = session()
     try:
-        from pathlib import Path
-
         base = display if Path(display).is_dir() else None
         reader = spark.read.option("basePath", base) if base else spark.read
         if fmt == "parquet":
