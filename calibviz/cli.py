@@ -12,7 +12,9 @@ exits 0. Subcommands::
 
 ``metrics`` exits 1 when a ``--fail-above METRIC=VALUE`` threshold is exceeded,
 or when ``--fail-p-below METRIC=P`` finds evidence of miscalibration (the
-p-value against a calibrated model with the same predictions is at most P).
+p-value against a calibrated model with the same predictions is at most P),
+and when a gated metric is undefined on the data (a gate cannot vouch for a
+value that is not there).
 Its JSON output is a list of objects ``{model, metric, label, value, low,
 high, null_low, null_high, p_value, verdict, unit, reading}`` (NaN written as
 null), see :data:`JSON_FIELDS`.
@@ -25,6 +27,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -107,7 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
                "  calibviz metrics preds.csv --fail-above ece=0.05 --fail-above tce=20\n"
                "  calibviz report preds.csv -o report.html\n  calibviz app preds.parquet\n\n"
                "FILE is a CSV, TSV, Parquet or Excel file, or a demo name (calibviz demos).\n"
-               "Exit status: 0 ok, 1 a --fail-above threshold was exceeded, 2 bad input or usage,\n"
+               "Exit status: 0 ok, 1 a --fail-above/--fail-p-below gate was exceeded or could not be\n"
+               "checked (the metric is undefined on the data), 2 bad input or usage,\n"
                "3 an internal error (one line; rerun with --debug for the traceback).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -353,6 +357,12 @@ def _cmd_metrics(args) -> int:
     for key, level in p_thresholds:
         if not 0 < level < 1:
             raise InputError(f"--fail-p-below {key}={level:g}: the p-value threshold must lie in (0, 1), e.g. 0.01.")
+        from .panel import has_calibration_test
+
+        if not has_calibration_test(MULTICLASS_GATES.get(key, (key,))[0]) and not has_calibration_test(key):
+            raise InputError(f"--fail-p-below {key}: {key} has no test against a calibrated model (it does not "
+                             "measure miscalibration); gate it with --fail-above, or gate a calibration metric such "
+                             "as ece.")
     if p_thresholds and args.reference < 1:
         raise InputError("--fail-p-below needs the calibrated-model reference: drop --reference 0 (or give "
                          "--reference 200).")
@@ -436,9 +446,17 @@ def _report_metrics(args, records, thresholds, p_thresholds, gate_keys) -> int:
                  "against a calibrated model with the same predictions"
                  for key, t in p_thresholds for r in records
                  if r["metric"] == gate_keys[(r["model"], key)] and r["p_value"] is not None and r["p_value"] <= t]
+    # a gate cannot pass on a value that is not there (a metric undefined on these predictions): a CI gate that
+    # let every such model through would pass exactly the models it cannot judge
+    gated = {(m, metric, "value") for key, _ in thresholds for (m, g), metric in gate_keys.items() if g == key}
+    gated |= {(m, metric, "p_value") for key, _ in p_thresholds for (m, g), metric in gate_keys.items() if g == key}
+    unchecked = [f"{r['label']} of model {r['model']} is undefined: {r['reading']}" for r in records
+                 for which in ("value", "p_value") if (r["model"], r["metric"], which) in gated and r[which] is None]
     for f in failures:
         print(f"calibviz: threshold exceeded: {_printable(f)}", file=sys.stderr)
-    return 1 if failures else 0
+    for f in unchecked:
+        print(f"calibviz: threshold not met (no value to check): {_printable(f)}", file=sys.stderr)
+    return 1 if failures or unchecked else 0
 
 
 def _ends(low, high) -> tuple[float, float]:
@@ -768,7 +786,10 @@ def main(argv=None) -> int:
     handler = {"demos": _cmd_demos, "info": _cmd_info, "metrics": _cmd_metrics, "report": _cmd_report,
                "app": _cmd_app, "recalibrate": _cmd_recalibrate}[args.command]
     try:
-        return handler(args)
+        with warnings.catch_warnings():
+            if not args.debug:  # a library warning reads as one line, not as a source location and its code
+                warnings.showwarning = _show_warning
+            return handler(args)
     except InputError as exc:
         print(f"calibviz: error: {_one_line(exc)}", file=sys.stderr)
         return 2
@@ -803,6 +824,11 @@ def run() -> int:
         engine.close()
     gc.freeze()
     return status
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """``warnings.showwarning`` of the command line: ``calibviz: warning: <message>`` on stderr."""
+    print(f"calibviz: warning: {_one_line(message)}", file=sys.stderr)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -8,6 +8,7 @@ attaches intervals and readings.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 from typing import Callable
 
@@ -64,6 +65,8 @@ def format_value(value: float, unit: str) -> str:
     """
     if value is None or not np.isfinite(value):
         return "n/a"
+    if abs(value) < 1e-12:  # rounding noise of a zero (a statistic of 4.9e-29, an intercept of -1.4e-17)
+        value = 0.0
     if unit == "percent":
         return f"{value:.2f}%"
     if unit == "probability":
@@ -117,6 +120,14 @@ class MetricSpec:
     # (cfg) -> (name, options) of calibviz.metrics.consistency_test: the calibrated-model reference; None
     # for metrics that are not "larger = worse calibrated" (slope, intercept: their Wald test is the reference)
     reference: Callable | None = None
+
+
+def _logistic_fit(y, p, w, confidence: float = 0.95):
+    """:func:`calibviz.metrics.calibration_intercept_slope` without its warning that the slope is undefined:
+    the panel's reading says so, once, where the warning came once per fit (value, interval, test)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="calibration slope undefined", category=RuntimeWarning)
+        return M.calibration_intercept_slope(y, p, sample_weight=w, confidence=confidence)
 
 
 def _worst_bin_reading(v: float, ctx: dict) -> str:
@@ -236,7 +247,9 @@ BINARY_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
         "is chi-square with G degrees of freedom (Hosmer, Lemeshow & Sturdivant 2013).",
         lambda v, ctx: ("Infinite: a group of predictions that are all exactly 0 or 1 holds outcomes that contradict "
                         "them, which a calibrated model cannot produce." if not np.isfinite(v) else
-                        "The Hosmer-Lemeshow chi-square test (G degrees of freedom) "
+                        "The Hosmer-Lemeshow chi-square test"
+                        + (" " if ctx.get("dof") is None else
+                           f" ({ctx['dof']} degree{'' if ctx['dof'] == 1 else 's'} of freedom) ")
                         + ("finds significant miscalibration" if ctx["p_value"] <= 0.05
                            else "finds no significant miscalibration") + f" (p = {ctx['p_value']:.3g})."),
         unit="statistic", bootstrap=False,
@@ -252,21 +265,26 @@ BINARY_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
     ),
     MetricSpec(
         "calibration_slope", "Calibration slope",
-        lambda y, p, w, c: M.calibration_intercept_slope(y, p, sample_weight=w).slope,
+        lambda y, p, w, c: _logistic_fit(y, p, w).slope,
         "Slope of the logistic recalibration of logit(p): 1 is ideal, < 1 means predictions are too extreme.",
-        lambda v, ctx: ("Predictions are too extreme (overconfident)" if v < 1 else
-                        "Predictions are too timid (underconfident)")
-        + f": calibration slope {format_value(v, 'slope')} (ideal 1).",
+        lambda v, ctx: ("The calibration slope is undefined: the predictions separate the outcomes completely "
+                        "(or are constant, or all 0 or 1), so the logistic recalibration has no finite slope."
+                        if not np.isfinite(v) else
+                        ("Predictions are neither too extreme nor too timid" if abs(v - 1) < 0.005 else
+                         "Predictions are too extreme (overconfident)" if v < 1 else
+                         "Predictions are too timid (underconfident)")
+                        + f": calibration slope {format_value(v, 'slope')} (ideal 1)."),
         unit="slope", bootstrap=False, lower_is_better=False,
     ),
     MetricSpec(
         "calibration_intercept", "Calibration-in-the-large",
-        lambda y, p, w, c: M.calibration_intercept_slope(y, p, sample_weight=w).intercept,
+        lambda y, p, w, c: _logistic_fit(y, p, w).intercept,
         "Intercept of the offset model logit P(y=1) = a + logit(p): 0 is ideal; > 0 means under-prediction.",
-        lambda v, ctx: ("The model matches the outcome rate on average" if abs(v) < 0.005 else
+        lambda v, ctx: "The calibration intercept is undefined for these predictions." if not np.isfinite(v) else (
+                        "The model matches the outcome rate on average" if abs(v) < 0.005 else
                         "The model under-predicts the outcome on average" if v > 0 else
                         "The model over-predicts the outcome on average")
-        + f" (intercept {'+' if v > 0 else ''}{format_value(v, 'logit')}, ideal 0).",
+        + f" (intercept {'+' if v > 1e-12 else ''}{format_value(v, 'logit')}, ideal 0).",
         unit="logit", bootstrap=False, lower_is_better=False,
     ),
     MetricSpec(
@@ -422,6 +440,18 @@ def metric_value(key: str, y_true, y_prob, *, config: PanelConfig = PanelConfig(
     return float(spec.compute(y, p, w, config))
 
 
+def undefined_row(spec: MetricSpec, exc: InputError) -> dict:
+    """The panel's row of a metric that is undefined on these predictions (its function raised
+    :class:`~calibviz.errors.InputError`: constant scores for Spiegelhalter's Z, two distinct scores for ICI's
+    smooth curve, ...): value NaN and the reason as its reading, so one undefined metric does not take the
+    panel's other metrics with it."""
+    nan = float("nan")
+    return {"metric": spec.key, "label": spec.label, "value": nan, "low": nan, "high": nan, "interval": "",
+            "null_mean": nan, "null_low": nan, "null_high": nan, "p_value": nan, "verdict": _verdict(nan, 0.05),
+            "unit": spec.unit, "description": spec.description,
+            "reading": str(exc), "note": ""}
+
+
 def _spec(key: str, registry: dict | None = None) -> MetricSpec:
     registry = BINARY_METRICS if registry is None else registry
     try:
@@ -436,8 +466,15 @@ def _wald_interval(key, y, p, w, confidence):
         return r.low, r.high
     if key not in ("calibration_slope", "calibration_intercept"):
         return np.nan, np.nan
-    r = M.calibration_intercept_slope(y, p, sample_weight=w, confidence=confidence)
+    r = _logistic_fit(y, p, w, confidence)
     return (r.slope_low, r.slope_high) if key == "calibration_slope" else (r.intercept_low, r.intercept_high)
+
+
+def has_calibration_test(key: str) -> bool:
+    """Whether the panel gives metric ``key`` a p-value against a calibrated model (consistency resampling, or
+    the metric's own test: Hosmer-Lemeshow, Spiegelhalter, the Wald tests of slope and intercept); AUC, DSC,
+    UNC and accuracy measure no miscalibration and have none."""
+    return key in _REFERENCE or key in ("calibration_slope", "calibration_intercept")
 
 
 def _has_reference(spec: MetricSpec) -> bool:
@@ -453,7 +490,7 @@ def _reference(spec: MetricSpec, y, p, w, config: PanelConfig, n_reference: int,
     """
     nan = float("nan")
     if spec.key in ("calibration_slope", "calibration_intercept"):
-        r = M.calibration_intercept_slope(y, p, sample_weight=w)
+        r = _logistic_fit(y, p, w)
         return nan, nan, nan, float(r.slope_p_value if spec.key == "calibration_slope" else r.intercept_p_value)
     if spec.reference is None or not n_reference:
         return nan, nan, nan, nan
@@ -526,6 +563,8 @@ def _outside_note(spec: MetricSpec, value: float, low: float, high: float, metho
 def _context(spec: MetricSpec, y, p, w, config: PanelConfig, prevalence: float) -> dict:
     ctx = {"prevalence": prevalence, "uncertainty": prevalence * (1 - prevalence),
            "p_value": float(spec.p_value(y, p, w, config)) if spec.p_value else float("nan")}
+    if spec.key == "hosmer_lemeshow":
+        ctx["dof"] = M.hosmer_lemeshow(y, p, sample_weight=w).dof
     if spec.key in ("mcb", "dsc", "unc"):
         ctx["corp"] = M.corp_decomposition(y, p, sample_weight=w)
     if spec.key == "mce":
@@ -651,7 +690,13 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
     rows = []
     done_before = 0
     for spec in specs:
-        value = float(spec.compute(y, p, w, config))
+        try:
+            value = float(spec.compute(y, p, w, config))
+        except InputError as exc:  # the metric is undefined on these predictions; the others still are
+            rows.append(undefined_row(spec, exc))
+            done_before += (n_resamples if n_boot and spec.bootstrap else 0) + (
+                n_reference if n_reference and _has_reference(spec) else 0)
+            continue
         low = high = np.nan
         method, debiased, approx = "", None, ""
         if n_resamples and spec.bootstrap:

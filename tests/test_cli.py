@@ -323,3 +323,38 @@ def test_model_names_with_escape_sequences_are_printed_inert(tmp_path, capsys):
         code, out, err = run(argv, capsys)
         assert code == 0, err
         assert "\x1b" not in out and "\x07" not in out and "a?]0;pwned??[2J" in out
+
+
+def test_a_gate_on_an_undefined_metric_is_not_met(tmp_path, capsys):
+    """ICI is undefined on two distinct scores: a gate on it cannot pass (exit 1, the reason on stderr), and the
+    other metrics are still printed."""
+    path = tmp_path / "two_scores.csv"
+    pd.DataFrame({"y": [0] * 48 + [1] * 12 + [0] * 12 + [1] * 28, "p": [0.2] * 60 + [0.7] * 40}).to_csv(path,
+                                                                                                      index=False)
+    code, out, err = run(["metrics", str(path), "--reference", "0", "--fail-above", "ici=0.05",
+                          "--fail-above", "ece=0.5"], capsys)
+    assert code == 1
+    assert "threshold not met (no value to check): ICI of model two_scores is undefined" in err
+    assert "distinct predictions" in err and "ECE" in out
+    code, _, err = run(["metrics", str(path), "--reference", "0", "--fail-above", "ece=0.5"], capsys)
+    assert code == 0 and err == ""
+
+
+def test_fail_p_below_on_a_metric_without_a_test_is_a_usage_error(capsys):
+    code, _, err = run(["metrics", "hospital_readmission", "--fail-p-below", "auc=0.05"], capsys)
+    assert code == 2 and "auc has no test against a calibrated model" in err
+
+
+def test_library_warnings_read_as_one_line(monkeypatch, capsys):
+    import warnings
+
+    from calibviz import cli
+
+    def warns(args):
+        warnings.warn("bootstrap: the metric was undefined\n on 3 of 200 resamples", RuntimeWarning)
+        return 0
+
+    monkeypatch.setattr(cli, "_cmd_demos", warns)
+    code, _, err = run(["demos"], capsys)
+    assert code == 0
+    assert err == "calibviz: warning: bootstrap: the metric was undefined on 3 of 200 resamples\n"

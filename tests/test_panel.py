@@ -1,6 +1,8 @@
 """calibviz.panel: the registry computes what calibviz.metrics computes, with honest intervals."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -148,3 +150,43 @@ def test_compare_models_unpaired_when_rows_differ():
     b = (rng.integers(0, 2, 300), rng.uniform(size=300))
     t = compare_models({"a": a, "b": b}, metrics=("ece",), n_resamples=30)
     assert not t.loc[1, "paired"] and np.isfinite(t.loc[1, "diff_low"])
+
+
+def test_a_metric_undefined_on_these_predictions_leaves_the_others():
+    """Constant scores: Spiegelhalter's null variance is 0 and ICI's LOESS needs 3 distinct scores. Each is
+    reported as undefined with its reason; ECE and Brier are still computed (one InputError used to fail the
+    whole panel, and with it the CLI command and the dashboard's metric table)."""
+    y, p = np.r_[np.zeros(50), np.ones(50)], np.full(100, 0.5)
+    t = metric_panel(y, p, metrics=("ici", "spiegelhalter_z", "ece", "brier"), n_resamples=20,
+                     n_reference=20).set_index("metric")
+    assert np.isnan(t.loc["ici", "value"]) and "needs at least 3 distinct predictions" in t.loc["ici", "reading"]
+    assert np.isnan(t.loc["spiegelhalter_z", "value"]) and "null variance is zero" in t.loc["spiegelhalter_z",
+                                                                                            "reading"]
+    assert t.loc["ece", "value"] == 0.0 and t.loc["brier", "value"] == 0.25
+    assert t.loc["ici", "verdict"] == "" and np.isnan(t.loc["ici", "p_value"])
+
+
+def test_separating_predictions_read_as_an_undefined_slope_without_repeated_warnings():
+    y, p = np.r_[np.zeros(50), np.ones(50)], np.r_[np.full(50, 0.1), np.full(50, 0.9)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t = metric_panel(y, p, metrics=("calibration_slope",), n_resamples=0, n_reference=0)
+    assert np.isnan(t["value"].iloc[0])
+    assert t["reading"].iloc[0].startswith("The calibration slope is undefined: the predictions separate")
+    assert not [w for w in caught if "calibration slope undefined" in str(w.message)]
+    # the library function itself still warns
+    with pytest.warns(RuntimeWarning, match="calibration slope undefined"):
+        M.calibration_intercept_slope(y, p)
+
+
+def test_hosmer_lemeshow_reading_names_its_degrees_of_freedom(demo):
+    t = metric_panel(demo.y, demo.y_prob, metrics=("hosmer_lemeshow",), n_resamples=0, n_reference=0)
+    dof = M.hosmer_lemeshow(demo.y, demo.y_prob).dof
+    assert f"({dof} degrees of freedom)" in t["reading"].iloc[0]
+
+
+def test_rounding_noise_of_a_zero_is_shown_as_zero():
+    from calibviz.panel import format_value
+
+    assert format_value(4.94e-29, "statistic") == "0" and format_value(-1.388e-17, "logit") == "0"
+    assert format_value(2.5e-7, "statistic") == "2.5e-07" and format_value(-0.0123, "logit") == "-0.0123"

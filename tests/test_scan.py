@@ -1021,3 +1021,16 @@ def test_atom_fields_and_their_table_columns_agree():
     assert list(refine._FIELDS) == [f.name for f in fields(refine.Atoms)]
     columns = {c for c, _ in refine._FIELDS.values()}
     assert columns == {"_b", "_p", "_y", "ranged", *aggregate.SUMS}
+
+
+def test_scan_panel_reports_an_undefined_metric_and_keeps_the_others():
+    """Constant scores: Spiegelhalter's Z is undefined (InputError of the metric), ECE is not; bad rows are still
+    the whole panel's error (the first pass validates before any metric)."""
+    df = pd.DataFrame({"y": [0, 1] * 100, "p": 0.5})
+    t = cv.scan(df).metrics(["spiegelhalter_z", "ece"], n_reference=0).set_index("metric")
+    assert np.isnan(t.loc["spiegelhalter_z", "value"]) and "null variance is zero" in t.loc["spiegelhalter_z",
+                                                                                            "reading"]
+    assert t.loc["ece", "value"] == 0.0
+    bad = df.assign(p=np.r_[np.full(199, 0.5), 1.5])
+    with pytest.raises(cv.InputError, match="outside"):
+        cv.scan(bad).metrics(["spiegelhalter_z", "ece"], n_reference=0)

@@ -261,3 +261,18 @@ def test_calibration_index_weights_and_validation():
         calibration_index(y, p, n_grid=1)
     with pytest.raises(InputError, match="only 0 and 1"):
         calibration_index([0, 2, 1], [0.1, 0.2, 0.3])
+
+
+def test_calibration_index_on_too_few_distinct_scores_says_why():
+    from calibviz.metrics import calibration_index
+
+    y = np.r_[np.zeros(40), np.ones(60)]
+    p = np.r_[np.full(60, 0.2), np.full(40, 0.7)]
+    with pytest.raises(InputError, match=r"needs at least 3 distinct predictions; these take 2 values \(0.2, 0.7\)"):
+        calibration_index(y, p)
+    # a score carried only by zero-weight rows does not count; degree 1 needs two
+    w = np.r_[np.ones(99), 0.0]
+    p3 = np.r_[p[:99], 0.5]
+    with pytest.raises(InputError, match="take 2 values"):
+        calibration_index(y, p3, sample_weight=w)
+    assert np.isfinite(calibration_index(y, p, degree=1).ici)

@@ -439,7 +439,13 @@ def calibration_index(
     if isinstance(n_grid, bool) or not isinstance(n_grid, (int, np.integer)) or n_grid < 2:
         raise InputError(f"n_grid must be an integer >= 2, got {n_grid!r}.")
     y, p, w = check_binary(y_true, y_prob, sample_weight)
-    distinct = np.unique(p)
+    distinct = np.unique(p if w is None else p[w > 0])
+    if distinct.size <= degree:
+        shown = ", ".join(f"{v:.4g}" for v in distinct)
+        raise InputError(
+            f"ICI fits a smooth calibration curve (LOESS of degree {degree}), which needs at least {degree + 1} "
+            f"distinct predictions; these take {distinct.size} value{'s' if distinct.size > 1 else ''} ({shown}). "
+            "With so few scores, read the observed rate at each score in the reliability table (ECE) instead.")
     grid = distinct if distinct.size <= n_grid else np.linspace(distinct[0], distinct[-1], int(n_grid))
     gx, fit = loess_curve(p, y, span=span, degree=degree, grid=grid, sample_weight=w)
     diff = np.abs(p - np.interp(p, gx, fit))

@@ -677,7 +677,7 @@ class Scan:
         True
         """
         from ..panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS,
-                             PanelConfig, _reference_sentence, _spec, _verdict)
+                             PanelConfig, _reference_sentence, _spec, _verdict, undefined_row)
         from .reference import REFERENCE_METRICS, reference, top_label_reference
 
         config = PanelConfig() if config is None else config
@@ -696,6 +696,7 @@ class Scan:
         schemes += [EqualMass(10)] if "hosmer_lemeshow" in keys else []
         if self._fine_cache is None:  # ranges in the first pass where results will read them (no pass of their own)
             self._ranges_wanted = self._ranges_wanted or "tce" in keys or bool(n_resamples)
+        self._fine()  # the first pass validates the rows: bad data is the command's error, not one metric's
         try:
             self._prepare(schemes)  # one refining pass for all the panel's bins
         except InputError:
@@ -704,61 +705,65 @@ class Scan:
         rows = []
         nan = float("nan")
         for spec in specs:
-            note = ""
-            null_mean = null_low = null_high = nan
-            if spec.key == "classwise_ece" and spec.key in available:  # one pass per class (K passes)
-                value = float(np.mean([self.class_view(c).metric("ece", config)[0] for c in self._roles.classes]))
-                p_value = nan
-                reading = spec.reading(value, {"p_value": p_value})
-                if n_reference:  # labels redrawn per cell tuple (one more pass)
-                    from .classwise import MAX_GROUPS, NoInterval, cell_table, classwise_reference
+            try:
+                note = ""
+                null_mean = null_low = null_high = nan
+                if spec.key == "classwise_ece" and spec.key in available:  # one pass per class (K passes)
+                    value = float(np.mean([self.class_view(c).metric("ece", config)[0] for c in self._roles.classes]))
+                    p_value = nan
+                    reading = spec.reading(value, {"p_value": p_value})
+                    if n_reference:  # labels redrawn per cell tuple (one more pass)
+                        from .classwise import MAX_GROUPS, NoInterval, cell_table, classwise_reference
 
-                    try:
-                        null_mean, null_low, null_high, p_value = classwise_reference(
-                            cell_table(self, config.scheme()), n_reference, reference_state)
-                    except NoInterval:  # bins without fixed edges, or too many tuples: no reference, as no interval
-                        note = ("No calibrated-model reference for class-wise ECE on this scan: it redraws the labels "
-                                "per tuple of bins of every class, which needs bins with fixed edges (uniform or "
-                                f"custom) and at most {MAX_GROUPS:,} such tuples; choose uniform bins, or load the "
-                                "data with cv.load_predictions.")
-                    if np.isfinite(p_value):
+                        try:
+                            null_mean, null_low, null_high, p_value = classwise_reference(
+                                cell_table(self, config.scheme()), n_reference, reference_state)
+                        except NoInterval:  # bins without fixed edges, or too many tuples: no reference, as no interval
+                            note = ("No calibrated-model reference for class-wise ECE on this scan: it redraws the labels "
+                                    "per tuple of bins of every class, which needs bins with fixed edges (uniform or "
+                                    f"custom) and at most {MAX_GROUPS:,} such tuples; choose uniform bins, or load the "
+                                    "data with cv.load_predictions.")
+                        if np.isfinite(p_value):
+                            reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha)
+                elif spec.key == "accuracy" and spec.key in available:  # the confidence view's share of "correct"
+                    value, p_value = prevalence, nan
+                    reading = spec.reading(value, {"p_value": p_value})
+                elif spec.key in ("top_label_ece", "top_label_mce") and spec.key in available:  # K passes
+                    value, p_value = self._top_label(config)[spec.key], nan
+                    reading = spec.reading(value, {"p_value": p_value})
+                    if n_reference:
+                        null_mean, null_low, null_high, p_value = top_label_reference(self, spec.key, config,
+                                                                                      n_reference,
+                                                                                      reference_state, 0.95)
+                        if np.isfinite(p_value):
+                            reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha)
+                elif spec.key in available:
+                    value, p_value = self.metric("ece" if spec.key == "confidence_ece" else spec.key, config)
+                    ctx = {"prevalence": prevalence, "uncertainty": prevalence * (1 - prevalence), "p_value": p_value}
+                    if spec.key == "mce":
+                        ctx["worst_bin"] = self.bin_statistics(config.scheme()).worst_bin()
+                    if spec.key == "smooth_ece":
+                        note = self.smooth_ece()[2]
+                    if spec.key in GRID_METRICS and self._grid_note():
+                        note = self._grid_note()
+                    reading = spec.reading(value, ctx)
+                    # the confidence view's ECE is confidence ECE: its reference redraws "correct" ~ Bernoulli(max P)
+                    ref_key = "ece" if spec.key == "confidence_ece" else spec.key
+                    if n_reference and ref_key in REFERENCE_METRICS and (self.is_binary or ref_key == "ece"):
+                        null_mean, null_low, null_high, p_value = reference(self, ref_key, config, n_reference,
+                                                                            reference_state, 0.95)
                         reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha)
-            elif spec.key == "accuracy" and spec.key in available:  # the confidence view's share of "correct"
-                value, p_value = prevalence, nan
-                reading = spec.reading(value, {"p_value": p_value})
-            elif spec.key in ("top_label_ece", "top_label_mce") and spec.key in available:  # K passes
-                value, p_value = self._top_label(config)[spec.key], nan
-                reading = spec.reading(value, {"p_value": p_value})
-                if n_reference:
-                    null_mean, null_low, null_high, p_value = top_label_reference(self, spec.key, config, n_reference,
-                                                                                  reference_state, 0.95)
-                    if np.isfinite(p_value):
-                        reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha)
-            elif spec.key in available:
-                value, p_value = self.metric("ece" if spec.key == "confidence_ece" else spec.key, config)
-                ctx = {"prevalence": prevalence, "uncertainty": prevalence * (1 - prevalence), "p_value": p_value}
-                if spec.key == "mce":
-                    ctx["worst_bin"] = self.bin_statistics(config.scheme()).worst_bin()
-                if spec.key == "smooth_ece":
-                    note = self.smooth_ece()[2]
-                if spec.key in GRID_METRICS and self._grid_note():
-                    note = self._grid_note()
-                reading = spec.reading(value, ctx)
-                # the confidence view's ECE is confidence ECE: its reference redraws "correct" ~ Bernoulli(max P)
-                ref_key = "ece" if spec.key == "confidence_ece" else spec.key
-                if n_reference and ref_key in REFERENCE_METRICS and (self.is_binary or ref_key == "ece"):
-                    null_mean, null_low, null_high, p_value = reference(self, ref_key, config, n_reference,
-                                                                        reference_state, 0.95)
-                    reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha)
-            else:
-                value, p_value = nan, nan
-                reading = (f"{spec.label} is not available on a scan yet (it needs more than bucket sums); load the "
-                           "data with cv.load_predictions to compute it.")
-            rows.append({"metric": spec.key, "label": spec.label, "value": float(value), "low": nan, "high": nan,
-                         "interval": "", "null_mean": null_mean, "null_low": null_low, "null_high": null_high,
-                         "p_value": p_value,
-                         "verdict": _verdict(p_value, config.alpha), "unit": spec.unit,
-                         "description": spec.description, "reading": reading, "note": note})
+                else:
+                    value, p_value = nan, nan
+                    reading = (f"{spec.label} is not available on a scan yet (it needs more than bucket sums); load the "
+                               "data with cv.load_predictions to compute it.")
+                rows.append({"metric": spec.key, "label": spec.label, "value": float(value), "low": nan, "high": nan,
+                             "interval": "", "null_mean": null_mean, "null_low": null_low, "null_high": null_high,
+                             "p_value": p_value,
+                             "verdict": _verdict(p_value, config.alpha), "unit": spec.unit,
+                             "description": spec.description, "reading": reading, "note": note})
+            except InputError as exc:  # this metric is undefined on these predictions; the others still are
+                rows.append(undefined_row(spec, exc))
         if n_resamples:  # Poisson bootstrap of the bucket table (calibviz.scan.resample)
             from .resample import fill_intervals
 
