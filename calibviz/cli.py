@@ -218,6 +218,11 @@ def _scan(args) -> dict:
 
     if args.logits or args.renormalize:
         raise InputError("--logits and --renormalize are not available with --engine; give probabilities.")
+    reading = [f"--{k}" for k in ("delimiter", "decimal", "encoding", "sheet") if getattr(args, k, None) is not None]
+    if reading:  # the engine reads the file itself; ignoring them would read another table than the user meant
+        raise InputError(f"{', '.join(reading)}: reading options of the in-memory path, not available with --engine "
+                         "(the engine reads UTF-8 CSV or Parquet itself; DuckDB detects the delimiter). Drop --engine "
+                         "for this file, or convert it to Parquet or UTF-8 CSV with a dot as decimal mark.")
     kw = {k: getattr(args, k) for k in ("label", "positive", "weight", "model") if getattr(args, k, None) is not None}
     if args.probs:
         kw["probs"] = args.probs[0] if len(args.probs) == 1 else args.probs
@@ -450,8 +455,11 @@ def _report_metrics(args, records, thresholds, p_thresholds, gate_keys) -> int:
     # let every such model through would pass exactly the models it cannot judge
     gated = {(m, metric, "value") for key, _ in thresholds for (m, g), metric in gate_keys.items() if g == key}
     gated |= {(m, metric, "p_value") for key, _ in p_thresholds for (m, g), metric in gate_keys.items() if g == key}
-    unchecked = [f"{r['label']} of model {r['model']} is undefined: {r['reading']}" for r in records
-                 for which in ("value", "p_value") if (r["model"], r["metric"], which) in gated and r[which] is None]
+    where = " on a scan (no calibrated-model reference of this metric there yet)" if args.engine else ""
+    unchecked = [f"{r['label']} of model {r['model']} is undefined: {r['reading']}" if r["value"] is None else
+                 f"{r['label']} of model {r['model']} has no p-value{where}; gate its value with --fail-above"
+                 for r in records for which in ("value", "p_value")
+                 if (r["model"], r["metric"], which) in gated and r[which] is None]
     for f in failures:
         print(f"calibviz: threshold exceeded: {_printable(f)}", file=sys.stderr)
     for f in unchecked:

@@ -358,3 +358,9 @@ def test_library_warnings_read_as_one_line(monkeypatch, capsys):
     code, _, err = run(["demos"], capsys)
     assert code == 0
     assert err == "calibviz: warning: bootstrap: the metric was undefined on 3 of 200 resamples\n"
+
+
+def test_reading_options_are_refused_with_an_engine_not_ignored(capsys):
+    code, _, err = run(["metrics", "hospital_readmission", "--engine", "duckdb", "--delimiter", ";"], capsys)
+    assert_one_line_error(code, err)
+    assert "--delimiter: reading options of the in-memory path, not available with --engine" in err

@@ -318,7 +318,7 @@ def test_text_in_a_score_column_is_an_input_error(tmp_path, engine, capsys):
     with pytest.raises(cv.InputError, match="probability column 'p' of .*early.csv holds non-numeric values in 1 "
                                             "row, e.g. 'abc'; it must hold numbers"):
         cv.scan(str(tmp_path / "early.csv"), engine=engine)
-    with pytest.raises(cv.InputError, match="cannot read the rows: .*oops.* must be a number"):
+    with pytest.raises(cv.InputError, match="cannot read the rows: .*oops.*every score and weight a number"):
         cv.scan(str(tmp_path / "late.csv"), engine=engine).metrics(["ece"])
     for name in ("early.csv", "late.csv"):
         assert main(["metrics", str(tmp_path / name), "--engine", engine]) == 2
@@ -1034,3 +1034,119 @@ def test_scan_panel_reports_an_undefined_metric_and_keeps_the_others():
     bad = df.assign(p=np.r_[np.full(199, 0.5), 1.5])
     with pytest.raises(cv.InputError, match="outside"):
         cv.scan(bad).metrics(["spiegelhalter_z", "ece"], n_reference=0)
+
+
+# -- found by a new-user walk-through of every source and engine (session 10) ---------------------------------------
+
+def _binary(n=4000, seed=0):
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(size=n)
+    return pd.DataFrame({"y": (rng.uniform(size=n) < p).astype(np.int64), "p": p})
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+def test_rows_of_no_model_are_reported_not_dropped(tmp_path, engine):
+    d = _binary().assign(model=lambda d: np.where(d.index % 2, "a", "b"))
+    d.loc[:9, "model"] = None
+    d.to_parquet(tmp_path / "m.parquet")
+    with pytest.raises(cv.InputError, match="the model column 'model' is empty in 10 rows"):
+        cv.scan(str(tmp_path / "m.parquet"), model="model", engine=engine)
+
+
+def test_more_models_than_a_scan_takes_is_an_error_not_a_cut(tmp_path, monkeypatch):
+    from calibviz.scan import source
+
+    monkeypatch.setattr(source, "MAX_MODELS", 3)
+    d = _binary(2000).assign(model=lambda d: [f"m{i % 5}" for i in range(len(d))])
+    d.to_parquet(tmp_path / "m.parquet")
+    with pytest.raises(cv.InputError, match="holds more than 3 models"):
+        cv.scan(str(tmp_path / "m.parquet"), model="model")
+    monkeypatch.setattr(source, "MAX_MODELS", 5)
+    assert sorted(cv.scan(str(tmp_path / "m.parquet"), model="model").models) == [f"m{i}" for i in range(5)]
+
+
+def _three_classes(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    P = rng.dirichlet([2, 2, 2], n)
+    y = (rng.uniform(size=n)[:, None] > np.cumsum(P, axis=1)).sum(axis=1)
+    return pd.DataFrame({"label": np.array(["cat", "dog", "emu"])[y], "p_cat": P[:, 0], "p_dog": P[:, 1],
+                         "p_emu": P[:, 2]}), P
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+def test_multiclass_cells_outside_0_1_are_shown_with_their_values(tmp_path, engine):
+    d, _ = _three_classes()
+    d.loc[0, "p_dog"], d.loc[1, "p_cat"] = 5.0, -3.0
+    d.to_parquet(tmp_path / "mc.parquet")
+    with pytest.raises(cv.InputError, match=r"values outside it in 2 rows \(min -3, max 5\)"):
+        cv.scan(str(tmp_path / "mc.parquet"), engine=engine).metrics(["confidence_ece"], n_reference=0)
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+def test_top_label_view_reports_bad_rows_outside_its_view(tmp_path, engine):
+    d, P = _three_classes()
+    d.loc[int(np.flatnonzero(P.argmax(1) == 1)[0]), "p_cat"] = np.nan  # a row predicted "dog"
+    d.to_parquet(tmp_path / "mc.parquet")
+    with pytest.raises(cv.InputError, match="missing, NaN or infinite values in 1 row"):
+        cv.scan(str(tmp_path / "mc.parquet"), engine=engine).top_label_view("cat").metric("ece")
+
+
+def test_polars_labels_read_as_numbers_against_padded_class_names(tmp_path):
+    """p_01..p_03 name classes "01".."03"; Polars reads the labels 01, 02, 03 as integers. As load_predictions
+    reads them (pandas: integers), the rows are labels outside the classes, reported; it was Polars' is_in type
+    error, an internal error in the CLI."""
+    path = tmp_path / "pad.csv"
+    path.write_text("label,p_01,p_02,p_03\n" + "".join(f"0{1 + i % 3},0.2,0.3,0.5\n" for i in range(300)))
+    with pytest.raises(cv.InputError, match=r"not among the classes of the probability columns \['01', '02', '03'\]"):
+        cv.load_predictions(path)
+    with pytest.raises(cv.InputError, match=r"300 rows hold labels that are not among the classes \['01', '02', "):
+        cv.scan(str(path), engine="polars").metrics(["confidence_ece"], n_reference=0)
+
+
+def test_polars_matches_columns_by_name_across_parquet_files(tmp_path):
+    d = _binary()
+    (tmp_path / "g").mkdir()
+    d.iloc[:2000].to_parquet(tmp_path / "g" / "a.parquet")
+    d.iloc[2000:].assign(extra=1.0).to_parquet(tmp_path / "g" / "b.parquet")
+    a = cv.scan(str(tmp_path / "g"), engine="polars").metrics(["ece", "brier"], n_reference=0)["value"]
+    b = cv.scan(str(tmp_path / "g"), engine="duckdb").metrics(["ece", "brier"], n_reference=0)["value"]
+    np.testing.assert_allclose(a, b, rtol=1e-12)
+    assert b.iloc[0] == pytest.approx(cv.metrics.ece(d.y, d.p), rel=1e-12)
+
+
+def test_duckdb_boolean_csv_labels_take_the_positive_class_as_written(tmp_path):
+    d = _binary(1000, seed=2)
+    d["lab"] = np.where(d.y == 1, "yes", "no")
+    d[["lab", "p"]].to_csv(tmp_path / "yn.csv", index=False)
+    want = cv.metrics.ece(d.y, d.p)
+    for positive, y in (("yes", d.y), ("no", 1 - d.y)):
+        s = cv.scan(str(tmp_path / "yn.csv"), label="lab", probs="p", positive=positive, engine="duckdb")
+        assert s.metrics(["ece"], n_reference=0)["value"].iloc[0] == pytest.approx(cv.metrics.ece(y, d.p), rel=1e-12)
+    assert want > 0
+
+
+def test_scan_messages_of_a_score_as_label_and_two_columns_that_are_two_models(tmp_path):
+    rng = np.random.default_rng(4)
+    n = 5000
+    a, b = rng.uniform(size=n), rng.uniform(size=n)
+    d = pd.DataFrame({"y": (rng.uniform(size=n) < a).astype(np.int64), "score_a": a, "score_b": b})
+    d.to_parquet(tmp_path / "ab.parquet")
+    with pytest.raises(cv.InputError, match="holds more than 1000 distinct values in its first 2,000 rows; is it a "
+                                            "score"):
+        cv.scan(str(tmp_path / "ab.parquet"), label="score_b", probs="score_a")
+    with pytest.raises(cv.InputError, match=r"not one model's class probabilities; .*read one model per column: "
+                                            r"probs=\{'score_a': \['score_a'\], 'score_b': \['score_b'\]\}"):
+        cv.scan(str(tmp_path / "ab.parquet"), label="y", probs=["score_a", "score_b"]).metrics(["ece"],
+                                                                                             n_reference=0)
+
+
+def test_scan_binned_metrics_on_pava_bins_say_they_are_fitted_on_buckets():
+    d = _binary(20_000, seed=5)
+    t = cv.scan(d).metrics(["ece", "mce", "brier"], config=PanelConfig(binning="pava"), n_reference=0)
+    notes = dict(zip(t["metric"], t["note"]))
+    assert notes["ece"].startswith("On a scan the PAVA bins are formed from score buckets")
+    assert notes["mce"] == notes["ece"] and notes["brier"] == ""
+    tied = d.assign(p=d.p.round(3))  # no bucket holds two distinct scores: the in-memory bins exactly, no note
+    t = cv.scan(tied).metrics(["ece"], config=PanelConfig(binning="pava"), n_reference=0)
+    assert t["note"].iloc[0] == ""
+    assert t["value"].iloc[0] == pytest.approx(cv.metrics.ece(tied.y, tied.p, binning="pava"), rel=1e-9)

@@ -43,7 +43,7 @@ def test_local_session_is_quiet(spark):
     jvm_conf = spark.sparkContext._jvm.java.lang.System.getProperty("log4j2.configurationFile")
     assert jvm_conf is not None and jvm_conf.startswith("file:")
     config = Path(urllib.parse.unquote(urllib.parse.urlparse(jvm_conf).path))
-    assert config.name == "spark_log4j2.properties" and "rootLogger.level = error" in config.read_text()
+    assert config.name == "spark_log4j2.properties" and "rootLogger.level = fatal" in config.read_text()
     assert not [m for m in STARTUP_WARNINGS if "pandas" in m], STARTUP_WARNINGS
 
 
@@ -154,3 +154,15 @@ def test_spark_variable_ranking_equals_in_memory(spark, tmp_path):
                                rtol=1e-9)
     assert got["n_bins"].tolist() == want["n_bins"].tolist() and got.loc[1, "level_at_max_vce"] == \
         want.loc[1, "level_at_max_vce"]
+
+
+def test_spark_files_whose_column_types_differ_are_one_input_error(spark, tmp_path):
+    """y is int64 in one file and double in the other: Spark's task fails in the JVM (a Py4JJavaError), reported
+    as the InputError that names the file and column (it was an internal error with Java's stack on stderr)."""
+    rng = np.random.default_rng(3)
+    p = rng.uniform(size=400)
+    y = (rng.uniform(size=400) < p).astype(np.int64)
+    pd.DataFrame({"y": y[:200], "p": p[:200]}).to_parquet(tmp_path / "a.parquet")
+    pd.DataFrame({"y": y[200:].astype(float), "p": p[200:]}).to_parquet(tmp_path / "b.parquet")
+    with pytest.raises(cv.InputError, match=r"Spark cannot read the rows: .*Parquet column \[y\]"):
+        cv.scan(str(tmp_path), engine="spark").metrics(["ece"], n_reference=0)

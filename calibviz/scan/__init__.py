@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..binning import PAVABC, EqualMass, Uniform, get_scheme
+from ..binning import PAVA, PAVABC, EqualMass, Uniform, get_scheme
 from ..errors import InputError
 from ..io.loading import MIN_ROWS, SUM_TOLERANCE
 from ..summary import BinStatistics, _table
@@ -155,6 +155,8 @@ class Scan:
         if str(cls) not in keys:
             raise InputError(f"class {cls!r} is not among {list(r.classes)!r}.")
         k = keys.index(str(cls))
+        if kind == "toplabel":  # its pass reads only the rows predicted cls: the others' bad rows are found here
+            self._fine()
         if not hasattr(self, "_views"):
             self._views = {}
         if (kind, k) not in self._views:
@@ -266,8 +268,14 @@ class Scan:
                              "(scans take probabilities).")
         off = n_of(table["_b"] == _agg.BAD_SUM)
         if off:
-            raise InputError(f"{src}: probability rows must sum to 1 (tolerance {SUM_TOLERANCE:g}); they do not in "
-                             f"{_rows(off)}; check that every class has a column.")
+            what = (f"{src}: probability rows must sum to 1 (tolerance {SUM_TOLERANCE:g}); they do not in "
+                    f"{_rows(off)}")
+            if len(r.probs) == 2 and r.view == "binary":  # two columns of a binary label: two models, as in memory
+                from ..io.loading import _one_model_per_column
+
+                raise InputError(f"{what}. Two columns of a binary label that do not sum to 1 are not one model's "
+                                 f"class probabilities; {_one_model_per_column(r.probs, (r.negative, r.positive))[0]}.")
+            raise InputError(f"{what}; check that every class has a column.")
         badw = n_of(table["_b"] == _agg.BAD_WEIGHT)
         if badw:
             raise InputError(f"{src}: weight column {r.weight!r} is missing, NaN, infinite or negative in "
@@ -562,6 +570,12 @@ class Scan:
                 "uses the same bins), so this value can differ from the in-memory one (measured on 20 datasets of "
                 "10⁵ rows: median 0.11, max 2.4 percentage points; 5 of 10⁶ rows: median 0.02, max 0.54).")
 
+    def _pava_note(self, scheme) -> str:
+        """The note of a binned metric on PAVA or PAVA-BC bins, which a scan fits on whole score buckets."""
+        name = "PAVA-BC" if isinstance(scheme, PAVABC) else "PAVA"
+        return (f"On a scan the {name} bins are formed from score buckets 2⁻¹⁶ wide (a block boundary falls "
+                "between buckets), so this value can differ from the in-memory one, whose bins may cut a bucket.")
+
     def smooth_ece(self):
         """(smECE, bandwidth, note): exact on the 2^14 grid of :func:`calibviz.metrics.smooth_ece`.
 
@@ -746,6 +760,9 @@ class Scan:
                         note = self.smooth_ece()[2]
                     if spec.key in GRID_METRICS and self._grid_note():
                         note = self._grid_note()
+                    elif (spec.key in ("ece", "confidence_ece", "mce", "rmsce", "brier_reliability")
+                          and isinstance(config.scheme(), (PAVA, PAVABC)) and self._grid_note()):
+                        note = self._pava_note(config.scheme())
                     reading = spec.reading(value, ctx)
                     # the confidence view's ECE is confidence ECE: its reference redraws "correct" ~ Bernoulli(max P)
                     ref_key = "ece" if spec.key == "confidence_ece" else spec.key

@@ -42,6 +42,7 @@ refining pass, one pass with an OR filter, 2 s against 1.2 s).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 import narwhals as nw
@@ -94,6 +95,10 @@ class Roles:
     target: int | None = None
 
 
+#: The confidence view's score of a row whose class probabilities do not sum to 1 (see :func:`_confidence`)
+BAD_SUM_SCORE = float("-inf")
+
+
 def _confidence(frame: nw.LazyFrame, roles: Roles, extra=()) -> nw.LazyFrame:
     """The confidence view of K class columns: a score column ``_conf`` and a label column ``_correct``."""
     cols = [nw.col(c).cast(nw.Float64) for c in roles.probs]
@@ -111,6 +116,10 @@ def _confidence(frame: nw.LazyFrame, roles: Roles, extra=()) -> nw.LazyFrame:
         if roles.view == "toplabel":  # the rows whose predicted class (argmax, ties to the first) is the target
             frame = frame.filter(pred == nw.lit(roles.classes[roles.target]))
     label = nw.col(roles.label)
+    if any(isinstance(c, str) for c in roles.classes) and not frame.collect_schema()[roles.label] == nw.String:
+        # classes named by the columns (p_01, p_02) against labels an engine read as numbers (1, 2): compared as
+        # text, so that the rows are reported as labels outside the classes, as load_predictions reports them
+        label = label.cast(nw.String)
     correct = (nw.when(label.is_null()).then(nw.lit(None))
                .when(~label.is_in(list(roles.classes))).then(nw.lit(-1))
                .when(label == pred).then(nw.lit(1)).otherwise(nw.lit(0)))
@@ -119,8 +128,12 @@ def _confidence(frame: nw.LazyFrame, roles: Roles, extra=()) -> nw.LazyFrame:
     for c in cols:
         bad = bad | c.is_null() | ~c.is_finite()
         out = out | (c < 0) | (c > 1)
-    score = (nw.when(bad).then(nw.lit(float("nan"))).when(out).then(nw.lit(2.0))
-             .when((total - 1.0).abs() > roles.sum_tolerance).then(nw.lit(-1.0)).otherwise(top))
+    # a row with a cell outside [0, 1] carries that cell (its smallest if below 0, else its largest), so the
+    # message shows the values; rows that do not sum to 1 carry -inf (BAD_SUM_SCORE), which no finite cell can be
+    lowest, highest = nw.min_horizontal(*cols), nw.max_horizontal(*cols)
+    outside = nw.when(lowest < 0).then(lowest).otherwise(highest)
+    score = (nw.when(bad).then(nw.lit(float("nan"))).when(out).then(outside)
+             .when((total - 1.0).abs() > roles.sum_tolerance).then(nw.lit(BAD_SUM_SCORE)).otherwise(top))
     keep = ([roles.weight] if roles.weight else []) + [c for c in extra if c != roles.weight]
     return frame.select(*keep, _conf=score, _correct=correct.cast(nw.Int64))
 
@@ -203,8 +216,8 @@ def _prepared(frame: nw.LazyFrame, roles: Roles, extra=None) -> nw.LazyFrame:
         chain = nw.when(ok).then(bucket)
     if len(cols) == 2:
         chain = chain.when(in_range).then(nw.lit(BAD_SUM))
-    elif roles.label == "_correct":  # the confidence view marks rows that do not sum to 1 with -1
-        chain = chain.when(p == -1.0).then(nw.lit(BAD_SUM))
+    elif roles.label == "_correct":  # the confidence view marks rows that do not sum to 1 with -inf
+        chain = chain.when(p == BAD_SUM_SCORE).then(nw.lit(BAD_SUM))
     chain = chain.when(finite).then(nw.lit(OUT_OF_RANGE))  # otherwise null: a bad score
     carried = {alias: nw.col(c) for alias, c in (extra or {}).items()}
     return frame.select(_p=p, _y=y.cast(nw.Int64), _w=w, _b=chain.cast(nw.Int64), **carried)
@@ -360,10 +373,17 @@ def _data_errors(frame: nw.LazyFrame) -> tuple[str, tuple]:
         return "Polars", (pl.exceptions.ComputeError, pl.exceptions.NoDataError, pl.exceptions.InvalidOperationError,
                           nw.exceptions.NarwhalsError)
     if impl is nw.Implementation.PYSPARK:
+        from py4j.protocol import Py4JJavaError
         from pyspark.errors import NumberFormatException, SparkRuntimeException
 
-        return "Spark", (NumberFormatException, SparkRuntimeException)
+        # a task that fails on the data (files whose column types differ, a corrupt file) arrives as the JVM's
+        # Py4JJavaError; the query's own errors (AnalysisException) are raised before any task runs
+        return "Spark", (NumberFormatException, SparkRuntimeException, Py4JJavaError)
     return "the engine", ()
+
+
+#: Spark's error class in a message: "[FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH] "
+_SPARK_ERROR_CLASS = re.compile(r"\[[A-Z][A-Z_.]+\] ")
 
 
 def _run(frame: nw.LazyFrame) -> pd.DataFrame:
@@ -382,11 +402,15 @@ def collect(frame: nw.LazyFrame) -> pd.DataFrame:
         return _run(frame)
     except errors as exc:
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()] or [type(exc).__name__]
+        named = [line for line in lines if _SPARK_ERROR_CLASS.search(line)]
+        if named:  # Spark: the line that names the error class, not "An error occurred while calling o52"
+            lines = [_SPARK_ERROR_CLASS.sub("", re.sub(r"^(Caused by: )?[\w.$]+(Exception|Error): ", "", named[0]))]
         # the engine's first line, and the one naming the value where it comes later (DuckDB's CSV reader:
         # "CSV Error on Line: 45002", then "... Could not convert string "oops" to 'DOUBLE'")
         said = lines[:1] + [line for line in lines[1:4] if "convert" in line.lower()][:1]
         cast = any(word in " ".join(said).lower() for word in ("convert", "parse"))
-        hint = " Every score and weight must be a number; fix or drop that row." if cast else ""
+        hint = (" Each column's values must have one type (every score and weight a number, labels as the first "
+                "rows have them); fix or drop that row." if cast else "")
         raise InputError(f"{engine} cannot read the rows: {' '.join(said)}.{hint}") from None
 
 

@@ -22,7 +22,9 @@ def read_files(files, fmt: str, display: str):
     pl = _polars()
     try:
         if fmt == "parquet":
-            return pl.scan_parquet(files, hive_partitioning=True)
+            # columns matched by name across files, as DuckDB's union_by_name: a file without a column gives
+            # nulls there (reported as missing values if the scan reads it), columns beyond the first file's ignored
+            return pl.scan_parquet(files, hive_partitioning=True, missing_columns="insert", extra_columns="ignore")
         return pl.concat([pl.scan_csv(f) for f in files], how="diagonal_relaxed")
     except Exception as exc:  # polars raises several error types for unreadable files
         raise InputError(f"Polars cannot read {display!r}: {str(exc).splitlines()[0]}") from None

@@ -30,6 +30,8 @@ ENGINES = ("duckdb", "polars", "spark")
 SAMPLE_ROWS = 2000
 #: Most distinct labels a scan accepts (a float score given as the label is caught here).
 MAX_LABELS = 1000
+#: Models of a long-format model column a scan takes (each model is its own passes over the rows)
+MAX_MODELS = 1000
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")  # s3://, s3a://, gs://, hdfs://, https://
 
 
@@ -205,6 +207,9 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
     sample = sample.rename(columns=lambda c: str(c))
     columns = list(sample.columns)
     label_col = _find(columns, LABEL_NAMES, label, "label")
+    if label_col is not None and sample[label_col].nunique() > MAX_LABELS:
+        raise InputError(f"the label column {label_col!r} holds more than {MAX_LABELS} distinct values in its first "
+                         f"{len(sample):,} rows; is it a score? Pass label=<column> with the true classes.")
     if label_col is not None and sample[label_col].nunique() < 2:
         # the sample alone cannot tell the classes: read the label column's distinct values (one column, one pass)
         distinct = collect(frame.select(nw.col(label_col)).unique().head(MAX_LABELS + 1))[label_col]
@@ -220,6 +225,12 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
             sample = pd.concat([sample, rows], ignore_index=True)
     if sample.empty:
         raise InputError(f"{name} has no rows.")
+    if label_col is not None and isinstance(positive, str) and sample[label_col].dtype == bool:
+        # DuckDB's CSV reader types yes/no, y/n, true/false and t/f columns as BOOLEAN; the positive class named as
+        # in the file ("yes") is its True
+        truth = {"true": True, "t": True, "yes": True, "y": True, "1": True,
+                 "false": False, "f": False, "no": False, "n": False, "0": False}
+        positive = truth.get(positive.strip().lower(), positive)
     mapping = detect_mapping(sample, label=label, probs=probs, weight=weight, model=model, positive=positive,
                              features=features)
     numbers = {c: "probability" for cols in mapping.probs.values() for c in cols}
@@ -234,8 +245,16 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
     roles = {}
     if mapping.model is not None:
         cols = next(iter(mapping.probs.values()))
-        names = collect(frame.select(nw.col(mapping.model)).unique().head(1001))[mapping.model]
-        for m in sorted(names.dropna(), key=_key):  # engines give no row order: models in sorted order
+        names = collect(frame.select(nw.col(mapping.model)).unique().head(MAX_MODELS + 1))[mapping.model]
+        if len(names) > MAX_MODELS:
+            raise InputError(f"{name}: the model column {mapping.model!r} holds more than {MAX_MODELS:,} models; a "
+                             "scan runs its passes per model. Select the models to compare (e.g. a SQL query with "
+                             f"WHERE {mapping.model} IN (...)), or name another column as the model column.")
+        if names.isna().any():  # as load_models: a row of no model would be silently left out of every model
+            empty = int(collect(frame.filter(nw.col(mapping.model).is_null()).select(nw.len().alias("n")))["n"].iloc[0])
+            raise InputError(f"{name}: the model column {mapping.model!r} is empty in {empty:,} "
+                             f"row{'s' if empty != 1 else ''}; name the model of every row or drop those rows.")
+        for m in sorted(names, key=_key):  # engines give no row order: models in sorted order
             roles[str(m)] = Roles(mapping.label, tuple(cols), negative, pos, mapping.weight,
                                   (mapping.model, _python(m)), **view)
     else:
