@@ -333,6 +333,8 @@ def test_unreadable_files_are_input_errors(tmp_path, engine):
     for name in ("empty.csv", "garbage.parquet"):
         with pytest.raises(cv.InputError):  # Polars used to raise its own errors (lazy: at the first collect)
             cv.scan(str(tmp_path / name), engine=engine).metrics(["ece"])
+    with pytest.raises(cv.InputError, match=r"empty\.csv' is empty \(0 bytes\)"):  # named on every engine
+        cv.scan(str(tmp_path / "empty.csv"), engine=engine)
 
 
 def test_messages_that_say_what_was_meant(tmp_path):

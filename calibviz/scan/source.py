@@ -71,6 +71,11 @@ def files_of(path: str) -> tuple[list[str], str]:
         raise InputError(f"no file matches {str(path)!r}; give a Parquet or CSV file, a glob such as "
                          "'logs/*.parquet' or a directory of them"
                          + ("; a SQL query starts with SELECT, WITH, FROM, TABLE or VALUES." if query else "."))
+    empty = [f for f in files if os.path.getsize(f) == 0]
+    if empty:  # every engine fails on them, not all of them naming the file
+        raise InputError(f"{empty[0]!r} is empty (0 bytes)" + (f", as are {len(empty) - 1} more of the files"
+                                                               if len(empty) > 1 else "")
+                         + "; remove it or write its predictions again.")
     kinds = {_format(f) for f in files}
     if len(kinds) > 1:
         raise InputError(f"{str(path)!r} mixes Parquet and CSV files; scan one format at a time.")
