@@ -200,3 +200,38 @@ def test_spiegelhalter_properties(seed, n):
             a2, b2 = calibration_intercept_slope(y, p, sample_weight=np.ones(n))
             assert a == pytest.approx(a2, abs=1e-9)
             assert (np.isnan(b) and np.isnan(b2)) or b == pytest.approx(b2, rel=1e-7)
+
+
+def _rounded_near_zero(n, seed):
+    """A calibrated log whose scores are rounded to 2 decimals near 0 (about 36% exactly 0.00): y ~ Bernoulli of
+    the rounded score itself."""
+    rng = np.random.default_rng(seed)
+    p = np.round(rng.beta(0.3, 5, n), 2)
+    return (rng.random(n) < p).astype(int), p
+
+
+def test_intercept_with_many_scores_of_exactly_zero_is_the_root_of_its_score_equation():
+    """statsmodels' default IRLS start ignores the offset; with offsets of logit(1e-12) = -27.6 for a third of the
+    rows it ran off to an intercept of -3.8e15 (reporting convergence), so the Wald test flagged every such
+    calibrated log with p = 0 (found by simulation: 1024 of 1024 logs of 10^4 rows)."""
+    from calibviz.metrics.goodness import LOGIT_CLIP
+
+    y, p = _rounded_near_zero(10_000, 0)
+    assert (p == 0).mean() > 0.3
+    res = calibration_intercept_slope(y, p)
+    logit = special.logit(np.clip(p, LOGIT_CLIP, 1 - LOGIT_CLIP))
+    assert res.intercept == pytest.approx(_independent_intercept(y, logit, np.ones_like(p)), abs=1e-7)
+    one = 1 - p  # the same log seen from the other class: exact ones
+    res1 = calibration_intercept_slope(1 - y, one)
+    assert res1.intercept == pytest.approx(-res.intercept, abs=1e-7)
+    assert res.intercept_p_value > 0.01 and res1.intercept_p_value > 0.01
+
+
+def test_intercept_and_slope_tests_hold_their_size_on_rounded_scores_near_zero():
+    """Size of the Wald tests on 200 calibrated logs of 3,000 rows with ~36% scores of exactly 0 (the bug: 100%)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = [calibration_intercept_slope(*_rounded_near_zero(3000, 100 + i)) for i in range(200)]
+    size_a = np.mean([r.intercept_p_value <= 0.05 for r in res])
+    size_b = np.mean([r.slope_p_value <= 0.05 for r in res])
+    assert size_a <= 0.10 and size_b <= 0.10, (size_a, size_b)  # 5% nominal; 0.10 is 3.2 standard errors above
