@@ -359,11 +359,11 @@ def _cmd_metrics(args) -> int:
                          "hospital_readmission.")
     thresholds = [parse_threshold(t) for t in args.fail_above]
     p_thresholds = [parse_threshold(t, "--fail-p-below") for t in args.fail_p_below]
+    from .panel import has_calibration_test
+
     for key, level in p_thresholds:
         if not 0 < level < 1:
             raise InputError(f"--fail-p-below {key}={level:g}: the p-value threshold must lie in (0, 1), e.g. 0.01.")
-        from .panel import has_calibration_test
-
         if not has_calibration_test(MULTICLASS_GATES.get(key, (key,))[0]) and not has_calibration_test(key):
             raise InputError(f"--fail-p-below {key}: {key} has no test against a calibrated model (it does not "
                              "measure miscalibration); gate it with --fail-above, or gate a calibration metric such "
@@ -456,10 +456,15 @@ def _report_metrics(args, records, thresholds, p_thresholds, gate_keys) -> int:
     gated = {(m, metric, "value") for key, _ in thresholds for (m, g), metric in gate_keys.items() if g == key}
     gated |= {(m, metric, "p_value") for key, _ in p_thresholds for (m, g), metric in gate_keys.items() if g == key}
     where = " on a scan (no calibrated-model reference of this metric there yet)" if args.engine else ""
-    unchecked = [f"{r['label']} of model {r['model']} is undefined: {r['reading']}" if r["value"] is None else
-                 f"{r['label']} of model {r['model']} has no p-value{where}; gate its value with --fail-above"
-                 for r in records for which in ("value", "p_value")
-                 if (r["model"], r["metric"], which) in gated and r[which] is None]
+    unchecked = []
+    for r in records:
+        missing = {which for which in ("value", "p_value") if (r["model"], r["metric"], which) in gated
+                   and r[which] is None}
+        if missing and r["value"] is None:
+            unchecked.append(f"{r['label']} of model {r['model']} is undefined: {r['reading']}")
+        elif missing:
+            unchecked.append(f"{r['label']} of model {r['model']} has no p-value{where}; gate its value with "
+                             "--fail-above")
     for f in failures:
         print(f"calibviz: threshold exceeded: {_printable(f)}", file=sys.stderr)
     for f in unchecked:

@@ -447,7 +447,7 @@ def undefined_row(spec: MetricSpec, exc: InputError) -> dict:
     panel's other metrics with it."""
     nan = float("nan")
     return {"metric": spec.key, "label": spec.label, "value": nan, "low": nan, "high": nan, "interval": "",
-            "null_mean": nan, "null_low": nan, "null_high": nan, "p_value": nan, "verdict": _verdict(nan, 0.05),
+            "null_mean": nan, "null_low": nan, "null_high": nan, "p_value": nan, "verdict": "",
             "unit": spec.unit, "description": spec.description,
             "reading": str(exc), "note": ""}
 
@@ -561,10 +561,12 @@ def _outside_note(spec: MetricSpec, value: float, low: float, high: float, metho
 
 
 def _context(spec: MetricSpec, y, p, w, config: PanelConfig, prevalence: float) -> dict:
-    ctx = {"prevalence": prevalence, "uncertainty": prevalence * (1 - prevalence),
-           "p_value": float(spec.p_value(y, p, w, config)) if spec.p_value else float("nan")}
-    if spec.key == "hosmer_lemeshow":
-        ctx["dof"] = M.hosmer_lemeshow(y, p, sample_weight=w).dof
+    ctx = {"prevalence": prevalence, "uncertainty": prevalence * (1 - prevalence), "p_value": float("nan")}
+    if spec.key == "hosmer_lemeshow":  # one test gives the reading both its p-value and its degrees of freedom
+        hl = M.hosmer_lemeshow(y, p, sample_weight=w)
+        ctx.update(p_value=float(hl.p_value), dof=hl.dof)
+    elif spec.p_value:
+        ctx["p_value"] = float(spec.p_value(y, p, w, config))
     if spec.key in ("mcb", "dsc", "unc"):
         ctx["corp"] = M.corp_decomposition(y, p, sample_weight=w)
     if spec.key == "mce":

@@ -560,10 +560,15 @@ class Scan:
         """The top-label views (one per predicted class) that hold rows."""
         return [v for v in (self.top_label_view(c) for c in self._roles.classes) if v.n > 0]
 
-    def _grid_note(self) -> str:
+    def _buckets_hold_distinct_scores(self) -> bool:
+        """Whether some fine bucket holds two distinct scores: only then can bins fitted on whole buckets (PAVA,
+        PAVA-BC) differ from the in-memory ones."""
         self._ensure_ranges()
         f = self._fine()
-        if not (f["pmin"] < f["pmax"]).any():
+        return bool((f["pmin"] < f["pmax"]).any())
+
+    def _grid_note(self) -> str:
+        if not self._buckets_hold_distinct_scores():
             return ""
         return ("On a scan the PAVA-BC bins are formed from score buckets 2⁻¹⁶ wide (a block boundary "
                 "falls between buckets; each row is still tested at its own score, and the calibrated-model range "
@@ -718,67 +723,71 @@ class Scan:
         prevalence = self.prevalence  # the confidence view: the accuracy
         rows = []
         nan = float("nan")
+
+        def row_of(spec) -> dict:
+            """The panel's row of one metric (raises InputError where the metric is undefined on these rows)."""
+            note = ""
+            null_mean = null_low = null_high = nan
+            if spec.key == "classwise_ece" and spec.key in available:  # one pass per class (K passes)
+                value = float(np.mean([self.class_view(c).metric("ece", config)[0] for c in self._roles.classes]))
+                p_value = nan
+                reading = spec.reading(value, {"p_value": p_value})
+                if n_reference:  # labels redrawn per cell tuple (one more pass)
+                    from .classwise import MAX_GROUPS, NoInterval, cell_table, classwise_reference
+
+                    try:
+                        null_mean, null_low, null_high, p_value = classwise_reference(
+                            cell_table(self, config.scheme()), n_reference, reference_state)
+                    except NoInterval:  # bins without fixed edges, or too many tuples: no reference, as no interval
+                        note = ("No calibrated-model reference for class-wise ECE on this scan: it redraws the labels "
+                                "per tuple of bins of every class, which needs bins with fixed edges (uniform or "
+                                f"custom) and at most {MAX_GROUPS:,} such tuples; choose uniform bins, or load the "
+                                "data with cv.load_predictions.")
+                    if np.isfinite(p_value):
+                        reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha)
+            elif spec.key == "accuracy" and spec.key in available:  # the confidence view's share of "correct"
+                value, p_value = prevalence, nan
+                reading = spec.reading(value, {"p_value": p_value})
+            elif spec.key in ("top_label_ece", "top_label_mce") and spec.key in available:  # K passes
+                value, p_value = self._top_label(config)[spec.key], nan
+                reading = spec.reading(value, {"p_value": p_value})
+                if n_reference:
+                    null_mean, null_low, null_high, p_value = top_label_reference(self, spec.key, config, n_reference,
+                                                                                  reference_state, 0.95)
+                    if np.isfinite(p_value):
+                        reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha)
+            elif spec.key in available:
+                value, p_value = self.metric("ece" if spec.key == "confidence_ece" else spec.key, config)
+                ctx = {"prevalence": prevalence, "uncertainty": prevalence * (1 - prevalence), "p_value": p_value}
+                if spec.key == "mce":
+                    ctx["worst_bin"] = self.bin_statistics(config.scheme()).worst_bin()
+                if spec.key == "smooth_ece":
+                    note = self.smooth_ece()[2]
+                if spec.key in GRID_METRICS and self._grid_note():
+                    note = self._grid_note()
+                elif (spec.key in ("ece", "confidence_ece", "mce", "rmsce", "brier_reliability")
+                      and isinstance(config.scheme(), (PAVA, PAVABC)) and self._buckets_hold_distinct_scores()):
+                    note = self._pava_note(config.scheme())
+                reading = spec.reading(value, ctx)
+                # the confidence view's ECE is confidence ECE: its reference redraws "correct" ~ Bernoulli(max P)
+                ref_key = "ece" if spec.key == "confidence_ece" else spec.key
+                if n_reference and ref_key in REFERENCE_METRICS and (self.is_binary or ref_key == "ece"):
+                    null_mean, null_low, null_high, p_value = reference(self, ref_key, config, n_reference,
+                                                                        reference_state, 0.95)
+                    reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha)
+            else:
+                value, p_value = nan, nan
+                reading = (f"{spec.label} is not available on a scan yet (it needs more than bucket sums); load the "
+                           "data with cv.load_predictions to compute it.")
+            return {"metric": spec.key, "label": spec.label, "value": float(value), "low": nan, "high": nan,
+                    "interval": "", "null_mean": null_mean, "null_low": null_low, "null_high": null_high,
+                    "p_value": p_value,
+                    "verdict": _verdict(p_value, config.alpha), "unit": spec.unit,
+                    "description": spec.description, "reading": reading, "note": note}
+
         for spec in specs:
             try:
-                note = ""
-                null_mean = null_low = null_high = nan
-                if spec.key == "classwise_ece" and spec.key in available:  # one pass per class (K passes)
-                    value = float(np.mean([self.class_view(c).metric("ece", config)[0] for c in self._roles.classes]))
-                    p_value = nan
-                    reading = spec.reading(value, {"p_value": p_value})
-                    if n_reference:  # labels redrawn per cell tuple (one more pass)
-                        from .classwise import MAX_GROUPS, NoInterval, cell_table, classwise_reference
-
-                        try:
-                            null_mean, null_low, null_high, p_value = classwise_reference(
-                                cell_table(self, config.scheme()), n_reference, reference_state)
-                        except NoInterval:  # bins without fixed edges, or too many tuples: no reference, as no interval
-                            note = ("No calibrated-model reference for class-wise ECE on this scan: it redraws the labels "
-                                    "per tuple of bins of every class, which needs bins with fixed edges (uniform or "
-                                    f"custom) and at most {MAX_GROUPS:,} such tuples; choose uniform bins, or load the "
-                                    "data with cv.load_predictions.")
-                        if np.isfinite(p_value):
-                            reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha)
-                elif spec.key == "accuracy" and spec.key in available:  # the confidence view's share of "correct"
-                    value, p_value = prevalence, nan
-                    reading = spec.reading(value, {"p_value": p_value})
-                elif spec.key in ("top_label_ece", "top_label_mce") and spec.key in available:  # K passes
-                    value, p_value = self._top_label(config)[spec.key], nan
-                    reading = spec.reading(value, {"p_value": p_value})
-                    if n_reference:
-                        null_mean, null_low, null_high, p_value = top_label_reference(self, spec.key, config,
-                                                                                      n_reference,
-                                                                                      reference_state, 0.95)
-                        if np.isfinite(p_value):
-                            reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha)
-                elif spec.key in available:
-                    value, p_value = self.metric("ece" if spec.key == "confidence_ece" else spec.key, config)
-                    ctx = {"prevalence": prevalence, "uncertainty": prevalence * (1 - prevalence), "p_value": p_value}
-                    if spec.key == "mce":
-                        ctx["worst_bin"] = self.bin_statistics(config.scheme()).worst_bin()
-                    if spec.key == "smooth_ece":
-                        note = self.smooth_ece()[2]
-                    if spec.key in GRID_METRICS and self._grid_note():
-                        note = self._grid_note()
-                    elif (spec.key in ("ece", "confidence_ece", "mce", "rmsce", "brier_reliability")
-                          and isinstance(config.scheme(), (PAVA, PAVABC)) and self._grid_note()):
-                        note = self._pava_note(config.scheme())
-                    reading = spec.reading(value, ctx)
-                    # the confidence view's ECE is confidence ECE: its reference redraws "correct" ~ Bernoulli(max P)
-                    ref_key = "ece" if spec.key == "confidence_ece" else spec.key
-                    if n_reference and ref_key in REFERENCE_METRICS and (self.is_binary or ref_key == "ece"):
-                        null_mean, null_low, null_high, p_value = reference(self, ref_key, config, n_reference,
-                                                                            reference_state, 0.95)
-                        reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha)
-                else:
-                    value, p_value = nan, nan
-                    reading = (f"{spec.label} is not available on a scan yet (it needs more than bucket sums); load the "
-                               "data with cv.load_predictions to compute it.")
-                rows.append({"metric": spec.key, "label": spec.label, "value": float(value), "low": nan, "high": nan,
-                             "interval": "", "null_mean": null_mean, "null_low": null_low, "null_high": null_high,
-                             "p_value": p_value,
-                             "verdict": _verdict(p_value, config.alpha), "unit": spec.unit,
-                             "description": spec.description, "reading": reading, "note": note})
+                rows.append(row_of(spec))
             except InputError as exc:  # this metric is undefined on these predictions; the others still are
                 rows.append(undefined_row(spec, exc))
         if n_resamples:  # Poisson bootstrap of the bucket table (calibviz.scan.resample)

@@ -212,10 +212,11 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
     sample = sample.rename(columns=lambda c: str(c))
     columns = list(sample.columns)
     label_col = _find(columns, LABEL_NAMES, label, "label")
-    if label_col is not None and sample[label_col].nunique() > MAX_LABELS:
+    seen_labels = sample[label_col].nunique() if label_col is not None else 0
+    if seen_labels > MAX_LABELS:
         raise InputError(f"the label column {label_col!r} holds more than {MAX_LABELS} distinct values in its first "
                          f"{len(sample):,} rows; is it a score? Pass label=<column> with the true classes.")
-    if label_col is not None and sample[label_col].nunique() < 2:
+    if label_col is not None and seen_labels < 2:
         # the sample alone cannot tell the classes: read the label column's distinct values (one column, one pass)
         distinct = collect(frame.select(nw.col(label_col)).unique().head(MAX_LABELS + 1))[label_col]
         distinct = distinct.dropna()

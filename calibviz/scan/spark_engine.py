@@ -11,8 +11,8 @@ process from ``CALIBVIZ_SPARK_MASTER`` (default ``local[2]``), bound to
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import InputError
