@@ -806,17 +806,46 @@ class PAVABC(Scheme):
             return _bins_from_sizes(order, ps, [N], name)
         ys = y[order]
         g_start, g_size = _group_sorted(ps)
-        if w is None and g_start.shape[0] == N and n_min >= _VECTOR_MIN and N < 2**26:
-            sizes = _pavabc_sizes_unweighted(ys, n_min, n_max, self.tail_rule)
-        elif w is None:
-            # integer arithmetic: exact comparisons of block means
-            ys_g = np.add.reduceat(ys, g_start).astype(np.int64).tolist()
-            sizes = _pavabc_sizes(ys_g, g_size.tolist(), g_size.tolist(), n_min, n_max, self.tail_rule)
+        if w is None:
+            sizes = pavabc_group_sizes(np.add.reduceat(ys, g_start), g_size, n_min, n_max, self.tail_rule)
         else:
             ws = w[order]
-            sizes = _pavabc_sizes(np.add.reduceat(ys * ws, g_start).tolist(), np.add.reduceat(ws, g_start).tolist(),
-                                  g_size.tolist(), n_min, n_max, self.tail_rule)
+            sizes = pavabc_group_sizes(np.add.reduceat(ys * ws, g_start), g_size, n_min, n_max, self.tail_rule,
+                                       group_weight=np.add.reduceat(ws, g_start))
         return _bins_from_sizes(order, ps, sizes, name)
+
+
+def pavabc_group_sizes(group_label_sum, group_rows, n_min: int, n_max: int, tail_rule: str = "paper", *,
+                       group_weight=None) -> list:
+    """Block sizes (rows) of PAVA-BC (Algorithm 2) on groups of tied scores sorted by score.
+
+    Parameters
+    ----------
+    group_label_sum : array of shape (G,)
+        Label sum of each group (weighted: sum of w y).
+    group_rows : int array of shape (G,)
+        Rows of each group; sizes and the N_min/N_max constraints count rows.
+    n_min, n_max : int
+    tail_rule : {"paper", "reference"}
+    group_weight : array of shape (G,) or None
+        Weight sum of each group; None for unweighted rows (block means then
+        compare exactly, in integers).
+
+    Shared by :class:`PAVABC` (groups of tied rows) and the scans (groups of a
+    fine bucket or of one exact score, :func:`calibviz.scan.refine.pavabc_bins`),
+    so both fit the same blocks on the same groups: unweighted groups of one row
+    each go through the vectorised event loop, the others through the stack loop.
+    """
+    rows = np.asarray(group_rows, dtype=np.int64)
+    N = int(rows.sum())
+    if group_weight is None:
+        ys = np.rint(np.asarray(group_label_sum, dtype=np.float64)).astype(np.int64)
+        if rows.shape[0] == N and n_min >= _VECTOR_MIN and N < 2**26:
+            return _pavabc_sizes_unweighted(ys.astype(np.int8), n_min, n_max, tail_rule)
+        # integer arithmetic: exact comparisons of block means
+        return _pavabc_sizes(ys.tolist(), rows.tolist(), rows.tolist(), n_min, n_max, tail_rule)
+    return _pavabc_sizes(np.asarray(group_label_sum, dtype=np.float64).tolist(),
+                         np.asarray(group_weight, dtype=np.float64).tolist(), rows.tolist(), n_min, n_max, tail_rule)
 
 
 @dataclass(frozen=True)

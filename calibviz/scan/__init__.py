@@ -33,9 +33,9 @@ __all__ = ["scan", "Scan", "ENGINES", "SCAN_METRICS", "GRID_METRICS", "interval_
 #: Metrics a scan computes (exactly, or within the documented bound for smECE).
 SCAN_METRICS = ("ece", "ace", "mce", "rmsce", "debiased_ece", "smooth_ece", "brier", "brier_reliability",
                 "log_loss", "hosmer_lemeshow", "spiegelhalter_z", "tce")
-#: Metrics computed on bins whose boundaries lie on the 2^-16 score grid (PAVA-BC of TCE): equal to the in-memory
-#: values when no fine bucket holds two distinct scores, otherwise exactly those of the grid's blocks, close to the
-#: in-memory values (see :meth:`Scan.tce`).
+#: Metrics whose bins (PAVA-BC of TCE) lie on the 2^-16 score grid on views of more than
+#: :data:`calibviz.scan.refine.EXACT_BLOCK_ROWS` rows: equal to the in-memory values when no fine bucket holds two
+#: distinct scores, otherwise exactly those of the grid's blocks, close to the in-memory values (see :meth:`Scan.tce`).
 GRID_METRICS = ("tce",)
 _MAX_REFINE = 4  # refining rounds of one result (bins, then TCE decisions)
 
@@ -310,7 +310,8 @@ class Scan:
             have = set() if self._exact_cache is None else set(self._exact_cache["_b"].unique())
             need = sorted(set(int(b) for b in refine) - have)
             if need:
-                part = _agg.exact_atoms(self._frame, self._roles, need)
+                part = _agg.exact_atoms(self._frame, self._roles, need,
+                                        every_row=len(need) > _agg.MAX_FILTER_KEYS and self._exact_blocks)
                 part = part[(part["_y"] >= 0)]
                 self._exact_cache = part if self._exact_cache is None else pd.concat([self._exact_cache, part],
                                                                                       ignore_index=True)
@@ -374,7 +375,8 @@ class Scan:
             n_bins = edges.shape[0] - 1
             name = scheme._fit(np.array([0.0]), None, None).scheme
         elif kind in _ref.BLOCK_KINDS:
-            edges, index, _, name = _ref.block_bins(scheme, atoms, self._roles.weight is not None)
+            edges, index, _, name = _ref.block_bins(scheme, atoms, self._roles.weight is not None,
+                                                    exact=self._exact_blocks)
             n_bins = edges.shape[0] - 1
         else:
             edges, index, _ = _ref.equal_mass_bins(scheme, atoms)
@@ -435,11 +437,18 @@ class Scan:
         """TCE in percent (:func:`calibviz.metrics.tce`): the share of predictions rejected by their bin's test.
 
         Each row's decision is exact (buckets whose smallest and largest
-        score get different decisions are refined to exact scores). With the
-        default PAVA-BC bins, the bins are those of the scores on the 2^-16
-        grid (:func:`calibviz.scan.refine.pavabc_bins`): equal to the in-memory
-        TCE when no fine bucket holds two distinct scores (scores with at most
-        4 decimals, tested). On continuous scores the value is exactly the TCE
+        score get different decisions are refined to exact scores). The
+        default PAVA-BC bins are exact on a view of at most
+        :data:`calibviz.scan.refine.EXACT_BLOCK_ROWS` (2^20) rows: every
+        bucket holding two distinct scores is refined and the blocks are
+        fitted on the exact scores, so the value is the in-memory TCE (tested
+        at 10^5 and 10^6 rows); the calibrated-model reference and bootstrap
+        refits then run on the rows too (about as costly as in memory).
+
+        On a larger view the bins are those of the scores on the 2^-16 grid
+        (:func:`calibviz.scan.refine.pavabc_bins`): equal to the in-memory TCE
+        when no fine bucket holds two distinct scores (scores with at most 4
+        decimals, tested). On continuous scores the value is exactly the TCE
         of PAVA-BC fitted on the scores rounded down to the grid, each row
         tested at its own score (tested against that in-memory computation);
         the calibrated-model reference refits the same grid blocks, so its
@@ -448,9 +457,9 @@ class Scan:
         differs: measured on 20 datasets of 10^5 rows (Beta(2, 5) scores) by
         0.11 percentage points (median), 2.4 at most; on 5 datasets of 10^6
         rows by 0.02 (median), 0.54 at most. No bound on that difference is
-        proven (PAVA-BC's stack decisions can cascade); exact blocks would need
-        every row in score order, a full out-of-core sort (16.5 s for 10^8 rows
-        here, more than twice the default panel).
+        proven (PAVA-BC's stack decisions can cascade); exact blocks on such a
+        view would need every row in score order, a full out-of-core sort
+        (16.5 s for 10^8 rows here, more than twice the default panel).
 
         Examples
         --------
@@ -560,17 +569,26 @@ class Scan:
         """The top-label views (one per predicted class) that hold rows."""
         return [v for v in (self.top_label_view(c) for c in self._roles.classes) if v.n > 0]
 
-    def _buckets_hold_distinct_scores(self) -> bool:
-        """Whether some fine bucket holds two distinct scores: only then can bins fitted on whole buckets (PAVA,
-        PAVA-BC) differ from the in-memory ones."""
+    @property
+    def _exact_blocks(self) -> bool:
+        """Whether PAVA and PAVA-BC bins are fitted on the exact scores (views of at most
+        :data:`calibviz.scan.refine.EXACT_BLOCK_ROWS` rows) rather than on whole 2^-16 buckets."""
+        return self.n <= _ref.EXACT_BLOCK_ROWS
+
+    def _blocks_on_grid(self) -> bool:
+        """Whether PAVA and PAVA-BC bins can differ from the in-memory ones: fitted on whole buckets (a large
+        view) of which some holds two distinct scores."""
+        if self._exact_blocks:
+            return False
         self._ensure_ranges()
         f = self._fine()
         return bool((f["pmin"] < f["pmax"]).any())
 
     def _grid_note(self) -> str:
-        if not self._buckets_hold_distinct_scores():
+        if not self._blocks_on_grid():
             return ""
-        return ("On a scan the PAVA-BC bins are formed from score buckets 2⁻¹⁶ wide (a block boundary "
+        return (f"On a scan of more than {_ref.EXACT_BLOCK_ROWS:,} rows the PAVA-BC bins are formed from score "
+                "buckets 2⁻¹⁶ wide (a block boundary "
                 "falls between buckets; each row is still tested at its own score, and the calibrated-model range "
                 "uses the same bins), so this value can differ from the in-memory one (measured on 20 datasets of "
                 "10⁵ rows: median 0.11, max 2.4 percentage points; 5 of 10⁶ rows: median 0.02, max 0.54).")
@@ -578,7 +596,8 @@ class Scan:
     def _pava_note(self, scheme) -> str:
         """The note of a binned metric on PAVA or PAVA-BC bins, which a scan fits on whole score buckets."""
         name = "PAVA-BC" if isinstance(scheme, PAVABC) else "PAVA"
-        return (f"On a scan the {name} bins are formed from score buckets 2⁻¹⁶ wide (a block boundary falls "
+        return (f"On a scan of more than {_ref.EXACT_BLOCK_ROWS:,} rows the {name} bins are formed from score "
+                "buckets 2⁻¹⁶ wide (a block boundary falls "
                 "between buckets), so this value can differ from the in-memory one, whose bins may cut a bucket.")
 
     def smooth_ece(self):
@@ -766,7 +785,7 @@ class Scan:
                 if spec.key in GRID_METRICS and self._grid_note():
                     note = self._grid_note()
                 elif (spec.key in ("ece", "confidence_ece", "mce", "rmsce", "brier_reliability")
-                      and isinstance(config.scheme(), (PAVA, PAVABC)) and self._buckets_hold_distinct_scores()):
+                      and isinstance(config.scheme(), (PAVA, PAVABC)) and self._blocks_on_grid()):
                     note = self._pava_note(config.scheme())
                 reading = spec.reading(value, ctx)
                 # the confidence view's ECE is confidence ECE: its reference redraws "correct" ~ Bernoulli(max P)

@@ -312,5 +312,6 @@ def _tce_null(scan, scheme, alpha: float, test: str, n_resamples: int, rng) -> t
         k = rng.binomial(size, mean)
         positive_weight = weighted_positives(k, size, weight, sww, rng) if weighted else None
         a, score = _redrawn_atoms(bucket, value, lo, hi, ranged, size, mean, k, weight, positive_weight)
-        null[r] = _ref.redrawn_tce(a, scheme, alpha=alpha, test=test, weighted=weighted, score=score)
+        null[r] = _ref.redrawn_tce(a, scheme, alpha=alpha, test=test, weighted=weighted, score=score,
+                                   exact=scan._exact_blocks)
     return statistic, null

@@ -36,9 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..binning import (PAVA, PAVABC, Bins, Custom, EqualMass, MedianVariance, Uniform, _equal_mass_cuts, _pavabc_sizes,
-                       _snap_to_runs, median_variance_sizes,
-                       pava_block_starts)
+from ..binning import (PAVA, PAVABC, Bins, Custom, EqualMass, MedianVariance, Uniform, _equal_mass_cuts, _snap_to_runs,
+                       median_variance_sizes, pava_block_starts, pavabc_group_sizes)
 from ..errors import InputError
 from ..summary import BinStatistics, rejections as _rejections
 from .aggregate import FINE_BUCKETS
@@ -47,6 +46,12 @@ __all__ = ["Atoms", "Refine", "atoms_of", "fine_atoms", "edge_bins", "equal_mass
            "bin_statistics", "bin_totals", "rejected",
            "refit_blocks", "redrawn_tce", "smece_residual_nodes", "top_label_values", "median_variance_bins",
            "block_bins"]
+
+#: Views of at most this many rows get PAVA and PAVA-BC bins fitted on their exact scores, as in memory: every bucket
+#: holding two distinct scores is refined (its rows stay in memory as atoms, ~100 bytes each) and the refits of the
+#: calibrated-model reference and of bootstrap resamples run on the rows, as costly as in memory (0.25 s per refit at
+#: 10^6 rows). Larger views fit them on whole 2^-16 buckets (:func:`pavabc_bins`), at most 0.1 s per refit.
+EXACT_BLOCK_ROWS = 1 << 20
 
 SCAN_SCHEMES = ("uniform", "equal_mass", "custom", "pava", "pavabc", "median_variance")
 #: Schemes whose bins are blocks of the sorted atoms fitted on them (:func:`block_bins`).
@@ -130,17 +135,17 @@ def atoms_of(fine, exact: pd.DataFrame | None) -> Atoms:
         return base
     b, p, y = (exact[c].to_numpy() for c in ("_b", "_p", "_y"))
     rows = _columns(exact, np.lexsort((y, p, b)))
-    # each refined bucket is a run of the sorted base (one group per label): replace the run by the bucket's rows
-    refined, first = np.unique(rows["bucket"], return_index=True)
-    lo, hi = np.searchsorted(base.bucket, refined, "left"), np.searchsorted(base.bucket, refined, "right")
-    keep_from, keep_to = np.r_[0, hi], np.r_[lo, base.size]
-    new_from, new_to = first, np.r_[first[1:], rows["bucket"].size]
+    # each refined bucket is a run of the sorted base (one group per label): the bucket's rows replace it. Kept base
+    # atoms and new rows never share a bucket, so each one's place is its rank plus the other side's atoms before it
+    keep = ~np.isin(base.bucket, rows["bucket"])
+    kept_bucket, new_bucket = base.bucket[keep], rows["bucket"]
+    at_kept = np.arange(kept_bucket.size) + np.searchsorted(new_bucket, kept_bucket)
+    at_new = np.arange(new_bucket.size) + np.searchsorted(kept_bucket, new_bucket)
 
     def spliced(old, new):
-        pieces = [old[keep_from[0]:keep_to[0]]]
-        for i in range(refined.size):
-            pieces += [new[new_from[i]:new_to[i]], old[keep_from[i + 1]:keep_to[i + 1]]]
-        return np.concatenate(pieces)
+        out = np.empty(at_kept.size + at_new.size, dtype=np.result_type(old, new))
+        out[at_kept], out[at_new] = old[keep], new
+        return out
 
     return Atoms(**{f: spliced(getattr(base, f), rows[f]) for f in _FIELDS})
 
@@ -228,9 +233,31 @@ def _bucket_groups(atoms: Atoms):
     """Whole fine buckets as groups (refined or not, so that bins do not depend on which buckets were refined):
     start of each group in the atoms, rows per group, group of each atom, score range of each group."""
     starts = np.flatnonzero(np.r_[True, atoms.bucket[1:] != atoms.bucket[:-1]]) if atoms.size else np.zeros(0, int)
-    counts = np.add.reduceat(atoms.n, starts)
+    return _with_ranges(atoms, starts, np.add.reduceat(atoms.n, starts))
+
+
+def _with_ranges(atoms: Atoms, starts: np.ndarray, counts: np.ndarray):
     group_of_atom = np.repeat(np.arange(starts.shape[0]), np.diff(np.r_[starts, atoms.size]))
     return starts, counts, group_of_atom, np.minimum.reduceat(atoms.lo, starts), np.maximum.reduceat(atoms.hi, starts)
+
+
+def _block_groups(atoms: Atoms, exact: bool, refit: bool):
+    """The groups that PAVA and PAVA-BC push whole, as :func:`_bucket_groups` returns them.
+
+    ``exact`` (a view of at most :data:`EXACT_BLOCK_ROWS` rows): runs of one
+    exact score, the groups of the in-memory schemes; a whole bucket of
+    several scores raises :class:`Refine` for all such buckets at once (a
+    refit, ``refit``, cannot refine: its atoms are those the data's own bins
+    refined, so none is left). Otherwise whole fine buckets.
+    """
+    if not exact:
+        return _bucket_groups(atoms)
+    starts, counts = _groups(atoms)
+    out = _with_ranges(atoms, starts, counts)
+    several = out[3] < out[4]
+    if several.any() and not refit:
+        raise Refine(atoms.bucket[starts[several]])
+    return out
 
 
 def _blocks(sizes: np.ndarray, counts: np.ndarray, lo: np.ndarray, hi: np.ndarray):
@@ -243,18 +270,20 @@ def _blocks(sizes: np.ndarray, counts: np.ndarray, lo: np.ndarray, hi: np.ndarra
     return edges, group_bin
 
 
-def pava_bins(atoms: Atoms) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
-    """(edges, bin of each atom, rows per bin, name) of PAVA with each fine bucket as one group.
+def pava_bins(atoms: Atoms, *, exact: bool = False, refit: bool = False):
+    """(edges, bin of each atom, rows per bin, name) of PAVA on the groups of :func:`_block_groups`.
 
     The in-memory scheme (:class:`calibviz.binning.PAVA`) fits the isotonic
-    regression on groups of equal scores; here the groups are whole fine
-    buckets (2^-16 wide), with the same code (:func:`calibviz.binning.pava_block_starts`).
-    So the bins are PAVA's bins of the scores rounded down to the 2^-16 grid,
-    identical to the in-memory bins when no bucket holds two distinct scores
-    (tested), otherwise a block boundary can only sit at a bucket boundary, as
-    for :func:`pavabc_bins`. Edges are midpoints of the neighbouring scores.
+    regression on groups of equal scores, and so does a view of at most
+    :data:`EXACT_BLOCK_ROWS` rows (``exact``), with the same code
+    (:func:`calibviz.binning.pava_block_starts`): the in-memory bins. On a
+    larger view the groups are whole fine buckets (2^-16 wide): the bins are
+    PAVA's bins of the scores rounded down to the 2^-16 grid, identical to the
+    in-memory bins when no bucket holds two distinct scores (tested),
+    otherwise a block boundary can only sit at a bucket boundary, as for
+    :func:`pavabc_bins`. Edges are midpoints of the neighbouring scores.
     """
-    starts, counts, group_of_atom, lo, hi = _bucket_groups(atoms)
+    starts, counts, group_of_atom, lo, hi = _block_groups(atoms, exact, refit)
     first_group = pava_block_starts(np.add.reduceat(atoms.sw, starts), np.add.reduceat(atoms.sw * atoms.y, starts))
     first_row = np.r_[0, np.cumsum(counts)[:-1]][first_group]
     sizes = np.diff(np.r_[first_row, int(counts.sum())]).astype(np.int64)
@@ -262,33 +291,35 @@ def pava_bins(atoms: Atoms) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
     return edges, group_bin[group_of_atom], sizes, "pava"
 
 
-def pavabc_bins(scheme: PAVABC, atoms: Atoms, weighted: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
-    """(edges, bin of each atom, rows per bin, name) of PAVA-BC with each fine bucket pushed whole.
+def pavabc_bins(scheme: PAVABC, atoms: Atoms, weighted: bool, *, exact: bool = False, refit: bool = False):
+    """(edges, bin of each atom, rows per bin, name) of PAVA-BC on the groups of :func:`_block_groups`.
 
     The in-memory scheme (:class:`calibviz.binning.PAVABC`) pushes a run of
-    tied scores as one group; here a group is a whole fine bucket (2^-16 wide)
-    with its row count and (weighted) label sum, and the same stack algorithm (:func:`calibviz.binning._pavabc_sizes`,
-    integer comparisons when unweighted) runs on the groups. So the bins are
-    PAVA-BC's bins of the scores rounded down to the 2^-16 grid: identical to the
-    in-memory bins when no bucket holds two distinct scores (e.g. scores with at
-    most 4 decimals, tested), otherwise a block boundary can only sit at a
-    bucket boundary. The edges are exact midpoints of the neighbouring scores.
-    The TCE decisions made in these bins are exact per row (:func:`rejected`).
+    tied scores as one group, with its row count and (weighted) label sum;
+    the scan uses the same code (:func:`calibviz.binning.pavabc_group_sizes`).
+    On a view of at most :data:`EXACT_BLOCK_ROWS` rows (``exact``) the groups
+    are the runs of one exact score, so the bins are the in-memory bins. On a
+    larger view a group is a whole fine bucket (2^-16 wide): the bins are
+    PAVA-BC's bins of the scores rounded down to the 2^-16 grid, identical to
+    the in-memory bins when no bucket holds two distinct scores (e.g. scores
+    with at most 4 decimals, tested), otherwise a block boundary can only sit
+    at a bucket boundary. The edges are exact midpoints of the neighbouring
+    scores. The TCE decisions made in these bins are exact per row
+    (:func:`rejected`).
     """
-    starts, counts, group_of_atom, lo, hi = _bucket_groups(atoms)
+    starts, counts, group_of_atom, lo, hi = _block_groups(atoms, exact, refit)
     N = int(counts.sum())
     n_min, n_max = scheme.constraints(N)
     name = f"pavabc({n_min},{n_max})"
     if N <= n_min:
         sizes = np.array([N], np.int64)
     elif weighted:
-        ys = np.add.reduceat(atoms.sw * atoms.y, starts).tolist()
-        sizes = np.asarray(_pavabc_sizes(ys, np.add.reduceat(atoms.sw, starts).tolist(), counts.tolist(), n_min,
-                                         n_max, scheme.tail_rule), np.int64)
-    else:
-        ys = np.add.reduceat(atoms.n * atoms.y, starts).astype(np.int64).tolist()
-        sizes = np.asarray(_pavabc_sizes(ys, counts.tolist(), counts.tolist(), n_min, n_max, scheme.tail_rule),
+        sizes = np.asarray(pavabc_group_sizes(np.add.reduceat(atoms.sw * atoms.y, starts), counts, n_min, n_max,
+                                              scheme.tail_rule, group_weight=np.add.reduceat(atoms.sw, starts)),
                            np.int64)
+    else:
+        sizes = np.asarray(pavabc_group_sizes(np.add.reduceat(atoms.n * atoms.y, starts), counts, n_min, n_max,
+                                              scheme.tail_rule), np.int64)
     edges, group_bin = _blocks(sizes, counts, lo, hi)
     return edges, group_bin[group_of_atom], sizes, name
 
@@ -453,28 +484,31 @@ def rejected(atoms: Atoms, index: np.ndarray, stats: BinStatistics, *, alpha, te
     return n_rej, w_rej
 
 
-def block_bins(scheme, atoms: Atoms, weighted: bool, *, snap: bool = False):
+def block_bins(scheme, atoms: Atoms, weighted: bool, *, exact: bool = False, snap: bool = False):
     """(edges, bin of each atom, rows per bin, name) of the schemes whose bins are blocks of the sorted atoms
-    fitted on them: PAVA, PAVA-BC, median-variance (``snap``: see :func:`median_variance_bins`)."""
+    fitted on them: PAVA, PAVA-BC (``exact``: on the exact scores, see :func:`_block_groups`), median-variance
+    (always exact). ``snap``: a refit that cannot refine (see :func:`median_variance_bins`)."""
     kind = scheme_kind(scheme)
     if kind == "pava":
-        return pava_bins(atoms)
+        return pava_bins(atoms, exact=exact, refit=snap)
     if kind == "median_variance":
         return median_variance_bins(scheme, atoms, weighted, snap=snap)
-    return pavabc_bins(scheme, atoms, weighted)
+    return pavabc_bins(scheme, atoms, weighted, exact=exact, refit=snap)
 
 
-def refit_blocks(atoms: Atoms, scheme, weighted: bool) -> tuple[Atoms, np.ndarray, BinStatistics]:
+def refit_blocks(atoms: Atoms, scheme, weighted: bool, *, exact: bool = False) -> tuple[Atoms, np.ndarray,
+                                                                                          BinStatistics]:
     """(atoms with rows, bin of each, BinStatistics) of PAVA-BC, PAVA or median-variance bins refitted on an atom
-    table whose counts were redrawn (a bootstrap resample, a label redraw): atoms left without rows are no group."""
+    table whose counts were redrawn (a bootstrap resample, a label redraw): atoms left without rows are no group.
+    ``exact``: the view's blocks are fitted on exact scores (:data:`EXACT_BLOCK_ROWS`)."""
     keep = atoms.n > 0
     a = Atoms(**{f: getattr(atoms, f)[keep] for f in atoms.__dataclass_fields__})
-    _, index, _, _ = block_bins(scheme, a, weighted, snap=True)
+    _, index, _, _ = block_bins(scheme, a, weighted, exact=exact, snap=True)
     return a, index, bin_statistics(a, index, int(index.max()) + 1 if index.size else 1)
 
 
 def redrawn_tce(atoms: Atoms, scheme: PAVABC, *, alpha, test="binomial", weighted: bool = False,
-                score: np.ndarray | None = None) -> float:
+                score: np.ndarray | None = None, exact: bool = False) -> float:
     """TCE (percent) of a redrawn atom table (a bootstrap resample, a label redraw of the calibrated reference).
 
     PAVA-BC refitted on the atoms (:func:`refit_blocks`) and each atom tested
@@ -485,7 +519,7 @@ def redrawn_tce(atoms: Atoms, scheme: PAVABC, *, alpha, test="binomial", weighte
     """
     if score is not None:
         score = score[atoms.n > 0]  # the atoms refit_blocks keeps
-    a, index, stats = refit_blocks(atoms, scheme, weighted)
+    a, index, stats = refit_blocks(atoms, scheme, weighted, exact=exact)
     if not a.size:
         return float("nan")
     if score is None:

@@ -389,7 +389,7 @@ def resample_distributions(scan, keys, config, n_resamples: int, random_state=No
                                           sll=draw["sll"][r])
                 if kind == "tce":
                     out[key][i] = _finite(lambda: _ref.redrawn_tce(atoms_r, tce_scheme, alpha=config.alpha,
-                                                                    weighted=weighted))
+                                                                    weighted=weighted, exact=scan._exact_blocks))
                 elif kind == "smooth":
                     k = _GRID_SIZES[0]
                     total = float(atoms_r.sw.sum())
@@ -400,7 +400,7 @@ def resample_distributions(scan, keys, config, n_resamples: int, random_state=No
                     if kind in sums:
                         s = _stats(sums[kind], r)
                     else:  # PAVA-BC or PAVA bins of the panel's binning: refitted on this resample
-                        s = _ref.refit_blocks(atoms_r, schemes[kind], weighted)[2]
+                        s = _ref.refit_blocks(atoms_r, schemes[kind], weighted, exact=scan._exact_blocks)[2]
                     if not (s.weight > 0).any():
                         continue
                     out[key][i] = _finite(lambda: reduce(s))
