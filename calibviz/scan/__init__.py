@@ -439,10 +439,10 @@ class Scan:
         Each row's decision is exact (buckets whose smallest and largest
         score get different decisions are refined to exact scores). The
         default PAVA-BC bins are exact on a view of at most
-        :data:`calibviz.scan.refine.EXACT_BLOCK_ROWS` (2^20) rows: every
+        :data:`calibviz.scan.refine.EXACT_BLOCK_ROWS` (2^18) rows: every
         bucket holding two distinct scores is refined and the blocks are
         fitted on the exact scores, so the value is the in-memory TCE (tested
-        at 10^5 and 10^6 rows); the calibrated-model reference and bootstrap
+        at 10^5 and 2^18 rows); the calibrated-model reference and bootstrap
         refits then run on the rows too (about as costly as in memory).
 
         On a larger view the bins are those of the scores on the 2^-16 grid
@@ -454,9 +454,11 @@ class Scan:
         the calibrated-model reference refits the same grid blocks, so its
         p-value is that of this statistic. Against PAVA-BC on the unrounded
         scores, block boundaries move to bucket boundaries and the value
-        differs: measured on 20 datasets of 10^5 rows (Beta(2, 5) scores) by
-        0.11 percentage points (median), 2.4 at most; on 5 datasets of 10^6
-        rows by 0.02 (median), 0.54 at most. No bound on that difference is
+        differs (Beta(2, 5) scores): on 5 datasets of 10^6 rows by 0.02
+        percentage points (median), 0.54 at most; on 8 of 2x10^6 rows by
+        0.007 (median), 0.14 at most; on 3 of 10^7 rows by 0.008 at most
+        (on 20 of 10^5 rows, which are now exact, it was 0.11, 2.4 at most:
+        the grid matters most on small views). No bound on that difference is
         proven (PAVA-BC's stack decisions can cascade); exact blocks on such a
         view would need every row in score order, a full out-of-core sort
         (16.5 s for 10^8 rows here, more than twice the default panel).
@@ -590,8 +592,9 @@ class Scan:
         return (f"On a scan of more than {_ref.EXACT_BLOCK_ROWS:,} rows the PAVA-BC bins are formed from score "
                 "buckets 2⁻¹⁶ wide (a block boundary "
                 "falls between buckets; each row is still tested at its own score, and the calibrated-model range "
-                "uses the same bins), so this value can differ from the in-memory one (measured on 20 datasets of "
-                "10⁵ rows: median 0.11, max 2.4 percentage points; 5 of 10⁶ rows: median 0.02, max 0.54).")
+                "uses the same bins), so this value can differ from the in-memory one (measured on 5 datasets of "
+                "10⁶ rows: median 0.02, max 0.54 percentage points; 8 of 2·10⁶: median 0.007, max 0.14; 3 of 10⁷: "
+                "max 0.008).")
 
     def _pava_note(self, scheme) -> str:
         """The note of a binned metric on PAVA or PAVA-BC bins, which a scan fits on whole score buckets."""
