@@ -24,4 +24,7 @@ echo "== installing calibviz with its test dependencies"
 $PY -m pip install --quiet --disable-pip-version-check -e ".[test]"
 
 echo "== running the test suite (unit, golden, property, figures, AppTest, browser, doctests)"
-exec $PY -m pytest "$@"
+# Two workers (CI's two cores: 33 -> 20 minutes); each test file runs whole on one worker, so module fixtures
+# (the Spark session, a browser test's server, the Streamlit caches an AppTest module shares) start once.
+# CALIBVIZ_TEST_WORKERS=0 runs in one process.
+exec $PY -m pytest -n "${CALIBVIZ_TEST_WORKERS:-2}" --dist loadfile "$@"

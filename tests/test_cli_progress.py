@@ -23,9 +23,11 @@ class FakeTTY(io.StringIO):
 
 @pytest.fixture
 def no_delay(monkeypatch):
-    """Steps drawn at once (the 2 s delay would make the tests slow), environment override cleared."""
+    """Steps drawn at once (the 2 s delay would make the tests slow), environment override cleared, a terminal
+    120 columns wide (lines are cut to the width; pytest's workers see none and fall back to 80)."""
     monkeypatch.setattr(P, "DELAY", 0.0)
     monkeypatch.delenv(P.ENV, raising=False)
+    monkeypatch.setenv("COLUMNS", "120")
 
 
 def _run(argv, monkeypatch, stderr):

@@ -143,8 +143,11 @@ def test_a_saved_session_reopens_in_another_context(server, browser, tmp_path):
         _to_reliability(p1)
         expected = _main_texts(p1)
         p1.get_by_test_id("stSidebar").get_by_text("Save or share this view").click()
+        save = p1.get_by_test_id("stSidebar").get_by_role("button", name="Save session")
+        save.wait_for(state="visible", timeout=60_000)
+        wait_idle(p1)  # a click while the script still runs can be lost with the rerun (seen on a loaded machine)
         with p1.expect_download(timeout=180_000) as dl:
-            p1.get_by_test_id("stSidebar").get_by_role("button", name="Save session").click()
+            save.click()
         saved = tmp_path / dl.value.suggested_filename
         dl.value.save_as(saved)
         assert saved.name.endswith("_reliability.calibviz.json")
