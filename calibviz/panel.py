@@ -8,6 +8,7 @@ attaches intervals and readings.
 """
 from __future__ import annotations
 
+import contextvars
 import warnings
 from dataclasses import dataclass, replace
 from typing import Callable
@@ -122,12 +123,24 @@ class MetricSpec:
     reference: Callable | None = None
 
 
+#: The logistic recalibration fits of one :func:`metric_panel` call, keyed on its arrays and confidence: the
+#: slope and intercept rows read one fit for value, Wald interval and test (six fits of ~1 s at 10^6 rows were two).
+_PANEL_FITS: contextvars.ContextVar = contextvars.ContextVar("calibviz_panel_fits", default=None)
+
+
 def _logistic_fit(y, p, w, confidence: float = 0.95):
     """:func:`calibviz.metrics.calibration_intercept_slope` without its warning that the slope is undefined:
     the panel's reading says so, once, where the warning came once per fit (value, interval, test)."""
+    fits = _PANEL_FITS.get()
+    key = (id(y), id(p), id(w), confidence)  # the panel holds the arrays for its whole call: ids stay theirs
+    if fits is not None and key in fits:
+        return fits[key]
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="calibration slope undefined", category=RuntimeWarning)
-        return M.calibration_intercept_slope(y, p, sample_weight=w, confidence=confidence)
+        fit = M.calibration_intercept_slope(y, p, sample_weight=w, confidence=confidence)
+    if fits is not None:
+        fits[key] = fit
+    return fit
 
 
 def _worst_bin_reading(v: float, ctx: dict) -> str:
@@ -689,6 +702,21 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
     # progress counts bootstrap resamples and the reference's label redraws (often the larger part)
     n_ref = sum(_has_reference(s) for s in specs) if n_reference else 0
     total = n_boot * n_resamples + n_ref * n_reference
+    token = _PANEL_FITS.set({})
+    try:
+        rows = _panel_rows(specs, y, p, w, config, prevalence, n_resamples, n_boot, n_classes, n_eff, confidence,
+                           random_state, progress, n_reference, total)
+    finally:
+        _PANEL_FITS.reset(token)
+    out = pd.DataFrame(rows)
+    out.attrs.update(config=config, n_resamples=n_resamples, confidence=confidence, random_state=random_state,
+                     n_reference=n_reference)
+    return out
+
+
+def _panel_rows(specs, y, p, w, config, prevalence, n_resamples, n_boot, n_classes, n_eff, confidence, random_state,
+                progress, n_reference, total) -> list[dict]:
+    """The rows of :func:`metric_panel`, one per metric spec."""
     rows = []
     done_before = 0
     for spec in specs:
@@ -739,10 +767,7 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
                      "description": spec.description, "reading": reading,
                      "note": " ".join(t for t in (_outside_note(spec, value, low, high, method, debiased), approx)
                                       if t)})
-    out = pd.DataFrame(rows)
-    out.attrs.update(config=config, n_resamples=n_resamples, confidence=confidence, random_state=random_state,
-                     n_reference=n_reference)
-    return out
+    return rows
 
 
 def __getattr__(name):

@@ -190,3 +190,24 @@ def test_rounding_noise_of_a_zero_is_shown_as_zero():
 
     assert format_value(4.94e-29, "statistic") == "0" and format_value(-1.388e-17, "logit") == "0"
     assert format_value(2.5e-7, "statistic") == "2.5e-07" and format_value(-0.0123, "logit") == "-0.0123"
+
+
+def test_slope_and_intercept_rows_share_one_logistic_fit(monkeypatch):
+    """Value, Wald interval and test of both rows come from one fit per panel (each is ~1 s at 10^6 rows), and a
+    second panel fits again (the memo lives for one call)."""
+    calls = []
+    fit = M.calibration_intercept_slope
+    monkeypatch.setattr(M, "calibration_intercept_slope", lambda *a, **k: calls.append(1) or fit(*a, **k))
+    rng = np.random.default_rng(3)
+    p = rng.beta(2, 5, 5000)
+    y = (rng.uniform(size=5000) < p).astype(int)
+    keys = ("calibration_slope", "calibration_intercept")
+    got = metric_panel(y, p, metrics=keys, n_resamples=0, n_reference=0).set_index("metric")
+    assert len(calls) == 1
+    want = fit(y, p)
+    assert got.loc["calibration_slope", ["value", "low", "high", "p_value"]].tolist() == pytest.approx(
+        [want.slope, want.slope_low, want.slope_high, want.slope_p_value], rel=1e-12)
+    assert got.loc["calibration_intercept", ["value", "low", "high", "p_value"]].tolist() == pytest.approx(
+        [want.intercept, want.intercept_low, want.intercept_high, want.intercept_p_value], rel=1e-12, abs=1e-15)
+    metric_panel(y, p, metrics=keys, n_resamples=0, n_reference=0)
+    assert len(calls) == 2
