@@ -132,14 +132,15 @@ def _logistic_fit(y, p, w, confidence: float = 0.95):
     """:func:`calibviz.metrics.calibration_intercept_slope` without its warning that the slope is undefined:
     the panel's reading says so, once, where the warning came once per fit (value, interval, test)."""
     fits = _PANEL_FITS.get()
-    key = (id(y), id(p), id(w), confidence)  # the panel holds the arrays for its whole call: ids stay theirs
-    if fits is not None and key in fits:
-        return fits[key]
+    key = (id(y), id(p), id(w), confidence)
+    hit = None if fits is None else fits.get(key)
+    if hit is not None and hit[0] is y and hit[1] is p and hit[2] is w:  # the memo holds the arrays: ids not reused
+        return hit[3]
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="calibration slope undefined", category=RuntimeWarning)
         fit = M.calibration_intercept_slope(y, p, sample_weight=w, confidence=confidence)
     if fits is not None:
-        fits[key] = fit
+        fits[key] = (y, p, w, fit)
     return fit
 
 

@@ -289,3 +289,22 @@ def test_intervals_do_not_depend_on_what_was_computed_before():
     again = used.metrics(["ece", "ace", "debiased_ece"], n_resamples=60, random_state=1)
     np.testing.assert_allclose(again[["low", "high"]].to_numpy(), fresh[["low", "high"]].to_numpy(), rtol=1e-12,
                                atol=1e-15)
+
+
+def test_tce_interval_of_a_small_scan_refits_exact_blocks_whatever_the_binning():
+    """On a view of at most EXACT_BLOCK_ROWS rows every bootstrap refit of TCE's PAVA-BC runs on exact scores (a
+    bucket of several scores left whole there raises): the interval is the same whatever the panel's binning,
+    which once decided which buckets were refined."""
+    rng = np.random.default_rng(0)
+    p = rng.beta(2, 5, 20_000)
+    df = pd.DataFrame({"y": (rng.uniform(size=p.size) < p).astype(int), "p": p})
+    got = [cv.scan(df).metrics(["tce", "ece"], config=PanelConfig(binning=b), n_resamples=40, random_state=0)
+           .set_index("metric").loc["tce", ["low", "high"]].tolist() for b in ("uniform", "pavabc")]
+    assert np.isfinite(got[0]).all() and got[0] == got[1]
+
+
+def test_a_resample_of_a_tiny_view_that_draws_no_row_is_no_crash():
+    """A 10-row view draws no row in about 1 of 22,000 Poisson resamples (e^-10): that resample has no TCE."""
+    df = pd.DataFrame({"y": [0, 1] * 5, "p": np.round(np.random.default_rng(0).uniform(size=10), 6)})
+    row = cv.scan(df).metrics(["tce"], n_resamples=1000, random_state=0).iloc[0]
+    assert 0 <= row["low"] <= row["value"] <= row["high"] <= 100

@@ -187,6 +187,8 @@ def edge_bins(scheme, atoms: Atoms) -> tuple[np.ndarray, np.ndarray]:
 
 def _groups(atoms: Atoms):
     """Rank groups (labels merged): start index of each group in the atoms, row counts, whole-bucket flag."""
+    if not atoms.size:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
     key_change = np.r_[True, (atoms.bucket[1:] != atoms.bucket[:-1])
                        | ((atoms.value[1:] != atoms.value[:-1]) & atoms.exact[1:])]
     starts = np.flatnonzero(key_change)
@@ -249,16 +251,21 @@ def _block_groups(atoms: Atoms, exact: bool, refit: bool):
 
     ``exact`` (a view of at most :data:`EXACT_BLOCK_ROWS` rows): runs of one
     exact score, the groups of the in-memory schemes; a whole bucket of
-    several scores raises :class:`Refine` for all such buckets at once (a
-    refit, ``refit``, cannot refine: its atoms are those the data's own bins
-    refined, so none is left). Otherwise whole fine buckets.
+    several scores raises :class:`Refine` for all such buckets at once. A
+    refit (``refit``: a label redraw, a bootstrap resample) cannot refine: its
+    caller refines its atoms for these bins first (``Scan._atoms_for``), and
+    an unrefined bucket left there is a bug, raised as such rather than
+    fitted silently on the grid. Otherwise whole fine buckets.
     """
     if not exact:
         return _bucket_groups(atoms)
     starts, counts = _groups(atoms)
     out = _with_ranges(atoms, starts, counts)
     several = out[3] < out[4]
-    if several.any() and not refit:
+    if several.any():
+        if refit:
+            raise RuntimeError("calibviz bug: a refit of exact PAVA/PAVA-BC blocks met a bucket of several scores "
+                               "that was never refined; please report it.")
         raise Refine(atoms.bucket[starts[several]])
     return out
 
@@ -506,6 +513,8 @@ def refit_blocks(atoms: Atoms, scheme, weighted: bool, *, exact: bool = False) -
     ``exact``: the view's blocks are fitted on exact scores (:data:`EXACT_BLOCK_ROWS`)."""
     keep = atoms.n > 0
     a = Atoms(**{f: getattr(atoms, f)[keep] for f in atoms.__dataclass_fields__})
+    if not a.size:  # a resample that drew no row (a tiny view): no bins, no statistic
+        return a, np.zeros(0, np.int64), bin_statistics(a, np.zeros(0, np.int64), 1)
     _, index, _, _ = block_bins(scheme, a, weighted, exact=exact, snap=True)
     return a, index, bin_statistics(a, index, int(index.max()) + 1 if index.size else 1)
 

@@ -52,7 +52,9 @@ resample as :func:`~calibviz.panel.metric_panel` refits them:
   ``"pava"``): the scan's own block code on each resampled bucket table
   (:func:`calibviz.scan.refine.pavabc_bins`, :func:`~calibviz.scan.refine.pava_bins`),
   one resample at a time (PAVA-BC is a Python stack loop over the buckets:
-  about 0.1 s per resample); top-label metrics get none with these bins;
+  about 0.1 s per resample; on a view of at most 2^18 rows the blocks are
+  fitted on exact scores, as in memory, and cost what they cost there); top-label
+  metrics get none with these bins;
 * smECE: the residual nodes of each resample
   (:func:`calibviz.scan.refine.smece_residual_nodes`) and the fixed point on
   the 2^14 grid, one resample at a time.
@@ -62,7 +64,8 @@ resample as :func:`~calibviz.panel.metric_panel` refits them:
   bucket of several scores, at its mean (a resample cannot refine the few
   buckets whose rows the tests would split; the point estimate does), one
   resample at a time: about 0.15 s per resample at 2^16 buckets (30 s for
-  200), so the dashboard asks before it starts. Hosmer-Lemeshow and
+  200; on a view of at most 2^18 rows, exact blocks on every refined score,
+  as costly as in memory), so the dashboard asks before it starts. Hosmer-Lemeshow and
 Spiegelhalter's Z have their tests' p-values and no interval, as in memory.
 Multiclass scans: confidence ECE as ECE of the confidence view; top-label
 ECE and MCE from independent draws per top-label view (the views partition
@@ -354,14 +357,17 @@ def resample_distributions(scan, keys, config, n_resamples: int, random_state=No
     need = {_REDUCE[k][0] for k in keys} | {_L2_SMALL[k] for k in keys if k in _L2_SMALL}
     schemes = {"config": config.scheme(), "equal_mass": EqualMass(config.n_bins)}
     scan._ensure_ranges()  # ties of equal-mass bins and the refits of PAVA-BC read every bucket's range
-    atoms = scan._atoms_for([schemes[b] for b in ("config", "equal_mass") if b in need])
+    tce_scheme = PAVABC(config.n_min, config.n_max)
+    exact = scan._exact_blocks
+    # TCE's refits need its bins' atoms too: on a small view every bucket of several scores is refined for them
+    atoms = scan._atoms_for([schemes[b] for b in ("config", "equal_mass") if b in need]
+                            + ([tce_scheme] if "tce" in need else []))
     starts, _ = _ref._groups(atoms)
     binners = {b: _binner(scan, schemes[b], atoms, starts) for b in ("config", "equal_mass") if b in need}
     out = {k: np.full(n_resamples, np.nan) for k in keys}
     out.update({k + "^2": np.full(n_resamples, np.nan) for k in keys if k in _L2_SMALL})
     rng = np.random.default_rng(random_state)
     chunk = max(1, min(n_resamples, _CHUNK_ELEMENTS // max(atoms.size, 1)))
-    tce_scheme = PAVABC(config.n_min, config.n_max)
     per_resample = ("smooth" in need) or ("tce" in need) or (
         any(binners.get(b) is None for b in ("config", "equal_mass") if b in need))
     if per_resample:
@@ -389,7 +395,7 @@ def resample_distributions(scan, keys, config, n_resamples: int, random_state=No
                                           sll=draw["sll"][r])
                 if kind == "tce":
                     out[key][i] = _finite(lambda: _ref.redrawn_tce(atoms_r, tce_scheme, alpha=config.alpha,
-                                                                    weighted=weighted, exact=scan._exact_blocks))
+                                                                    weighted=weighted, exact=exact))
                 elif kind == "smooth":
                     k = _GRID_SIZES[0]
                     total = float(atoms_r.sw.sum())
@@ -400,7 +406,7 @@ def resample_distributions(scan, keys, config, n_resamples: int, random_state=No
                     if kind in sums:
                         s = _stats(sums[kind], r)
                     else:  # PAVA-BC or PAVA bins of the panel's binning: refitted on this resample
-                        s = _ref.refit_blocks(atoms_r, schemes[kind], weighted, exact=scan._exact_blocks)[2]
+                        s = _ref.refit_blocks(atoms_r, schemes[kind], weighted, exact=exact)[2]
                     if not (s.weight > 0).any():
                         continue
                     out[key][i] = _finite(lambda: reduce(s))
