@@ -586,22 +586,24 @@ class Scan:
         f = self._fine()
         return bool((f["pmin"] < f["pmax"]).any())
 
+    @staticmethod
+    def _on_grid(name: str, detail: str = "") -> str:
+        """The opening shared by the notes of bins fitted on whole score buckets (views above the exact limit)."""
+        return (f"On a scan of more than {_ref.EXACT_BLOCK_ROWS:,} rows the {name} bins are formed from score "
+                f"buckets 2⁻¹⁶ wide (a block boundary falls between buckets{detail}), so this value can differ from "
+                "the in-memory one")
+
     def _grid_note(self) -> str:
         if not self._blocks_on_grid():
             return ""
-        return (f"On a scan of more than {_ref.EXACT_BLOCK_ROWS:,} rows the PAVA-BC bins are formed from score "
-                "buckets 2⁻¹⁶ wide (a block boundary "
-                "falls between buckets; each row is still tested at its own score, and the calibrated-model range "
-                "uses the same bins), so this value can differ from the in-memory one (measured on 5 datasets of "
-                "10⁶ rows: median 0.02, max 0.54 percentage points; 8 of 2·10⁶: median 0.007, max 0.14; 3 of 10⁷: "
-                "max 0.008).")
+        return self._on_grid("PAVA-BC", "; each row is still tested at its own score, and the calibrated-model "
+                             "range uses the same bins") + (
+            " (measured on 5 datasets of 10⁶ rows: median 0.02, max 0.54 percentage points; 8 of 2·10⁶: median "
+            "0.007, max 0.14; 3 of 10⁷: max 0.008).")
 
     def _pava_note(self, scheme) -> str:
         """The note of a binned metric on PAVA or PAVA-BC bins, which a scan fits on whole score buckets."""
-        name = "PAVA-BC" if isinstance(scheme, PAVABC) else "PAVA"
-        return (f"On a scan of more than {_ref.EXACT_BLOCK_ROWS:,} rows the {name} bins are formed from score "
-                "buckets 2⁻¹⁶ wide (a block boundary falls "
-                "between buckets), so this value can differ from the in-memory one, whose bins may cut a bucket.")
+        return self._on_grid("PAVA-BC" if isinstance(scheme, PAVABC) else "PAVA") + ", whose bins may cut a bucket."
 
     def smooth_ece(self):
         """(smECE, bandwidth, note): exact on the 2^14 grid of :func:`calibviz.metrics.smooth_ece`.

@@ -259,9 +259,9 @@ def _block_groups(atoms: Atoms, exact: bool, refit: bool):
     """
     if not exact:
         return _bucket_groups(atoms)
-    starts, counts = _groups(atoms)
-    out = _with_ranges(atoms, starts, counts)
-    several = out[3] < out[4]
+    out = _with_ranges(atoms, *_groups(atoms))
+    starts, _, _, lo, hi = out
+    several = lo < hi
     if several.any():
         if refit:
             raise RuntimeError("calibviz bug: a refit of exact PAVA/PAVA-BC blocks met a bucket of several scores "
