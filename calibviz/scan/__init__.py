@@ -242,8 +242,11 @@ class Scan:
         fine, refined = self._fine_atoms(), np.zeros(0, np.int64)
         for _ in range(_MAX_REFINE + 1):
             cache = self._exact_cache
-            exact = None if cache is None or not refined.size else cache[cache["_b"].isin(refined)]
-            atoms = _ref.atoms_of(fine, exact)
+            inside = None if cache is None or not refined.size else cache["_b"].isin(refined).to_numpy()
+            if inside is not None and inside.all():
+                atoms = self._atoms()  # every cached bucket is one to refine: the cached atoms, not a copy
+            else:
+                atoms = _ref.atoms_of(fine, None if inside is None else cache[inside])
             need = self._refine_needs(schemes, atoms)
             if not need:
                 return atoms
@@ -312,7 +315,8 @@ class Scan:
             if need:
                 part = _agg.exact_atoms(self._frame, self._roles, need,
                                         every_row=len(need) > _agg.MAX_FILTER_KEYS and self._exact_blocks)
-                part = part[(part["_y"] >= 0)]
+                if (part["_y"] < 0).any():
+                    part = part[(part["_y"] >= 0)]
                 self._exact_cache = part if self._exact_cache is None else pd.concat([self._exact_cache, part],
                                                                                       ignore_index=True)
                 self._atoms_cache = None
@@ -439,11 +443,12 @@ class Scan:
         Each row's decision is exact (buckets whose smallest and largest
         score get different decisions are refined to exact scores). The
         default PAVA-BC bins are exact on a view of at most
-        :data:`calibviz.scan.refine.EXACT_BLOCK_ROWS` (2^18) rows: every
+        :data:`calibviz.scan.refine.EXACT_BLOCK_ROWS` (2^20) rows: every
         bucket holding two distinct scores is refined and the blocks are
         fitted on the exact scores, so the value is the in-memory TCE (tested
-        at 10^5 and 2^18 rows); the calibrated-model reference and bootstrap
-        refits then run on the rows too (about as costly as in memory).
+        at 10^5 and 10^6 rows); the calibrated-model reference and bootstrap
+        refits then run on the rows too (as costly as in memory, with the
+        in-memory reference's draws on distinct scores).
 
         On a larger view the bins are those of the scores on the 2^-16 grid
         (:func:`calibviz.scan.refine.pavabc_bins`): equal to the in-memory TCE
@@ -454,11 +459,11 @@ class Scan:
         the calibrated-model reference refits the same grid blocks, so its
         p-value is that of this statistic. Against PAVA-BC on the unrounded
         scores, block boundaries move to bucket boundaries and the value
-        differs (Beta(2, 5) scores): on 5 datasets of 10^6 rows by 0.02
-        percentage points (median), 0.54 at most; on 8 of 2x10^6 rows by
-        0.007 (median), 0.14 at most; on 3 of 10^7 rows by 0.008 at most
-        (on 20 of 10^5 rows, which are now exact, it was 0.11, 2.4 at most:
-        the grid matters most on small views). No bound on that difference is
+        differs (Beta(2, 5) scores): on 8 datasets of 2x10^6 rows by 0.007
+        percentage points (median), 0.14 at most; on 3 of 10^7 rows by 0.008
+        at most (on views that are now exact it was larger: 5 of 10^6 rows
+        0.02 median, 0.54 at most; 20 of 10^5 rows 0.11, 2.4 at most: the
+        grid matters most on small views). No bound on that difference is
         proven (PAVA-BC's stack decisions can cascade); exact blocks on such a
         view would need every row in score order, a full out-of-core sort
         (16.5 s for 10^8 rows here, more than twice the default panel).
@@ -598,8 +603,8 @@ class Scan:
             return ""
         return self._on_grid("PAVA-BC", "; each row is still tested at its own score, and the calibrated-model "
                              "range uses the same bins") + (
-            " (measured on 5 datasets of 10⁶ rows: median 0.02, max 0.54 percentage points; 8 of 2·10⁶: median "
-            "0.007, max 0.14; 3 of 10⁷: max 0.008).")
+            " (measured on 8 datasets of 2·10⁶ rows: median 0.007, max 0.14 percentage points; 3 of 10⁷: max "
+            "0.008).")
 
     def _pava_note(self, scheme) -> str:
         """The note of a binned metric on PAVA or PAVA-BC bins, which a scan fits on whole score buckets."""

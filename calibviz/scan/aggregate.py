@@ -656,8 +656,34 @@ def exact_atoms(frame: nw.LazyFrame, roles: Roles, buckets, *, every_row: bool =
         sub = _prepared(frame, roles)
     else:
         sub = _prepared(frame, roles).filter(nw.col("_b").is_in(ids))
-    out = _collect(sub.group_by("_b", "_p", "_y").agg(*_sums(roles.weight is not None)))
-    return _derive(out[out["_b"].isin(ids)].reset_index(drop=True), True)
+    weighted = roles.weight is not None
+    w = nw.col("_w")
+    # one score per group: its sums of p, p^2 and log loss are the score's times the group's weight (derived in
+    # _exact_sums), so the engine sums only counts and weights; a smaller hash table (10^6 groups of a small
+    # view: 0.26 -> ~0.1 GB in DuckDB) and a smaller result
+    sums = [nw.len().alias("n"), *([w.sum().alias("sw"), (w * w).sum().alias("sww")] if weighted else [])]
+    out = collect(sub.group_by("_b", "_p", "_y").agg(*sums))
+    out["_b"] = out["_b"].fillna(BAD_SCORE).astype(np.int64)
+    return _exact_sums(out[out["_b"].isin(ids)].reset_index(drop=True), weighted)
+
+
+def _exact_sums(out: pd.DataFrame, weighted: bool) -> pd.DataFrame:
+    """:data:`SUMS` of groups of one exact score ``_p`` from their count and weights: sum w p = p sum w, and so
+    on (the engine's sums of equal terms, to rounding); the log loss with metrics.log_loss's float operations."""
+    p, y = out["_p"].to_numpy(np.float64), out["_y"].to_numpy()
+    if not weighted:
+        out["sw"] = out["n"].astype(np.float64)
+        out["sww"] = out["sw"]
+    sw, sww = out["sw"].to_numpy(np.float64), out["sww"].to_numpy(np.float64)
+    v = p * (1.0 - p)
+    clipped = np.clip(p, LOG_LOSS_EPS, 1.0 - LOG_LOSS_EPS)
+    with np.errstate(divide="ignore"):
+        loss = -np.log(np.where(y == 1, clipped, 1.0 - clipped))
+    out["swp"], out["swpp"], out["swwv"], out["sll"] = sw * p, sw * p * p, sww * v, sw * loss
+    if weighted:
+        out["swwvv"] = sww * v * v
+    out["pmin"], out["pmax"], out["ranged"] = p, p, True
+    return out
 
 
 # -- variable-based calibration (VECE, Kelly & Smyth 2023): sums per feature bucket ----------------------------

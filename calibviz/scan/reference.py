@@ -270,6 +270,16 @@ def _redrawn_atoms(bucket, value, lo, hi, ranged, size, mean, positives, weight=
     ``positive_weight`` and the negatives the rest of the group's ``weight`` (sums of squared weights are not
     redrawn: no TCE reduction reads them)."""
     neg = size - positives
+    if not np.any((neg > 0) & (positives > 0)):
+        # no group holds both labels (every group of a small view of distinct scores): one atom per group, in
+        # place (2x10^6 gathers of 13 fields avoided: 43 -> ~5 ms per redraw at 10^6 rows)
+        y = (positives > 0).astype(np.int64)
+        sw = size.astype(np.float64) if positive_weight is None else np.where(y == 1, positive_weight,
+                                                                              weight - positive_weight)
+        zeros = np.zeros(size.shape[0])
+        atoms = _ref.Atoms(bucket=bucket, value=value, y=y, n=size, sw=sw, swp=sw * mean, swpp=sw * mean * mean,
+                           sww=sw, swwv=zeros, sll=zeros, lo=lo, hi=hi, ranged=ranged)
+        return atoms, mean
     n = np.column_stack([neg, positives]).ravel()
     keep = n > 0
     rep = np.repeat(np.arange(size.shape[0]), 2)[keep]
@@ -285,6 +295,19 @@ def _redrawn_atoms(bucket, value, lo, hi, ranged, size, mean, positives, weight=
                        swwv=zeros, sll=zeros, lo=lo[rep], hi=hi[rep],
                        ranged=ranged[rep])
     return atoms, q  # q: the group's score, the same float for both labels (swp / sw can differ by an ulp)
+
+
+def _redrawn_positives(size: np.ndarray, mean: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Positives ~ Binomial(size, mean) of every group: a group of one row by one uniform (u < mean, as the
+    in-memory reference redraws a row), the others by numpy's binomial (10^6 groups of one row: 7 ms against
+    80 ms for binomial draws)."""
+    single = size == 1
+    if single.all():
+        return (rng.random(size.shape[0]) < mean).astype(np.int64)
+    k = np.empty(size.shape[0], np.int64)
+    k[single] = rng.random(int(single.sum())) < mean[single]
+    k[~single] = rng.binomial(size[~single], mean[~single])
+    return k
 
 
 def _tce_null(scan, scheme, alpha: float, test: str, n_resamples: int, rng) -> tuple[float, np.ndarray]:
@@ -310,9 +333,10 @@ def _tce_null(scan, scheme, alpha: float, test: str, n_resamples: int, rng) -> t
     bucket, value = atoms.bucket[starts], atoms.value[starts]
     weighted = scan._roles.weight is not None
     sww = np.add.reduceat(atoms.sww, starts)
+    del atoms  # the groups are all a redraw reads (a small view's atoms are ~100 bytes per row)
     null = np.full(int(n_resamples), np.nan)
     for r in range(int(n_resamples)):
-        k = rng.binomial(size, mean)
+        k = _redrawn_positives(size, mean, rng)
         positive_weight = weighted_positives(k, size, weight, sww, rng) if weighted else None
         a, score = _redrawn_atoms(bucket, value, lo, hi, ranged, size, mean, k, weight, positive_weight)
         null[r] = _ref.redrawn_tce(a, scheme, alpha=alpha, test=test, weighted=weighted, score=score,

@@ -48,13 +48,13 @@ __all__ = ["Atoms", "Refine", "atoms_of", "fine_atoms", "edge_bins", "equal_mass
            "block_bins"]
 
 #: Views of at most this many rows get PAVA and PAVA-BC bins fitted on their exact scores, as in memory: every bucket
-#: holding two distinct scores is refined (its rows stay in memory as atoms, ~100 bytes each, with copies) and the
-#: refits of the calibrated-model reference and of bootstrap resamples run on the rows. Larger views fit them on whole
-#: 2^-16 buckets (:func:`pavabc_bins`), at most 0.1 s per refit, where the grid moves TCE least (measured: 0.54
-#: percentage points at most on 10^6 rows against 2.4 on 10^5). At 2^20 rows exact refits cost 0.37 s each and the
-#: atoms 1.2 GB (the default CLI panel: 74 s against 13 s on the grid and 45 s in memory); at 2.5x10^5 rows 23 s and
-#: 0.5 GB (grid 11 s and 0.3 GB, in memory 18 s and 0.23 GB).
-EXACT_BLOCK_ROWS = 1 << 18
+#: holding two distinct scores is refined (its rows stay in memory as atoms, ~100 bytes each) and the refits of the
+#: calibrated-model reference and of bootstrap resamples run on the rows, as costly as in memory (10^6 rows, default
+#: CLI panel with its 200 redraws: 41 s and 0.8 GB against 45 s and 0.35 GB in memory; 13 s and 0.33 GB on the grid).
+#: Larger views fit them on whole 2^-16 buckets (:func:`pavabc_bins`), at most 0.1 s per refit, where the grid moves
+#: TCE little (measured: 0.14 percentage points at most on 2x10^6 rows, 0.008 on 10^7; on 10^5 rows it was 2.4). The
+#: limit covers the 10^6 rows up to which views are tested equal to the in-memory values.
+EXACT_BLOCK_ROWS = 1 << 20
 
 SCAN_SCHEMES = ("uniform", "equal_mass", "custom", "pava", "pavabc", "median_variance")
 #: Schemes whose bins are blocks of the sorted atoms fitted on them (:func:`block_bins`).
@@ -111,20 +111,19 @@ _FIELDS = {"bucket": ("_b", np.int64), "value": ("_p", np.float64), "y": ("_y", 
            "lo": ("pmin", np.float64), "hi": ("pmax", np.float64), "ranged": ("ranged", bool)}
 
 
-def _columns(table: pd.DataFrame, order: np.ndarray) -> dict:
-    out = {}
-    for field, (col, dtype) in _FIELDS.items():
-        if col == "_p" and col not in table:  # a bucket of the first pass: no exact score
-            out[field] = np.full(order.shape[0], np.nan)
-        else:
-            out[field] = np.asarray(table[col].to_numpy(), dtype=dtype)[order]
-    return out
+def _column(table: pd.DataFrame, order: np.ndarray, field: str) -> np.ndarray:
+    """Atoms field ``field`` from its table column, rows in ``order``."""
+    col, dtype = _FIELDS[field]
+    if col == "_p" and col not in table:  # a bucket of the first pass: no exact score
+        return np.full(order.shape[0], np.nan)
+    return np.asarray(table[col].to_numpy(), dtype=dtype)[order]
 
 
 def fine_atoms(fine: pd.DataFrame) -> Atoms:
     """Atoms of the first-pass table alone (whole buckets), sorted by bucket, then label."""
     key = fine["_b"].to_numpy(np.int64) * 2 + fine["_y"].to_numpy(np.int64)  # one group per (bucket, label 0/1)
-    return Atoms(**_columns(fine, np.argsort(key, kind="stable")))
+    order = np.argsort(key, kind="stable")
+    return Atoms(**{f: _column(fine, order, f) for f in _FIELDS})
 
 
 def atoms_of(fine, exact: pd.DataFrame | None) -> Atoms:
@@ -137,20 +136,24 @@ def atoms_of(fine, exact: pd.DataFrame | None) -> Atoms:
     if exact is None or not len(exact):
         return base
     b, p, y = (exact[c].to_numpy() for c in ("_b", "_p", "_y"))
-    rows = _columns(exact, np.lexsort((y, p, b)))
+    order = np.lexsort((y, p, b))
     # each refined bucket is a run of the sorted base (one group per label): the bucket's rows replace it. Kept base
     # atoms and new rows never share a bucket, so each one's place is its rank plus the other side's atoms before it
-    keep = ~np.isin(base.bucket, rows["bucket"])
-    kept_bucket, new_bucket = base.bucket[keep], rows["bucket"]
+    new_bucket = np.asarray(b, np.int64)[order]
+    keep = ~np.isin(base.bucket, new_bucket)
+    kept_bucket = base.bucket[keep]
     at_kept = np.arange(kept_bucket.size) + np.searchsorted(new_bucket, kept_bucket)
     at_new = np.arange(new_bucket.size) + np.searchsorted(kept_bucket, new_bucket)
 
-    def spliced(old, new):
+    def spliced(field):
+        # one field at a time: a small view refines every row, and 13 sorted copies at once were 0.1 GB at 10^6
+        new = _column(exact, order, field)
+        old = getattr(base, field)
         out = np.empty(at_kept.size + at_new.size, dtype=np.result_type(old, new))
         out[at_kept], out[at_new] = old[keep], new
         return out
 
-    return Atoms(**{f: spliced(getattr(base, f), rows[f]) for f in _FIELDS})
+    return Atoms(**{f: spliced(f) for f in _FIELDS})
 
 
 def reads_ranges(scheme) -> bool:
@@ -512,7 +515,7 @@ def refit_blocks(atoms: Atoms, scheme, weighted: bool, *, exact: bool = False) -
     table whose counts were redrawn (a bootstrap resample, a label redraw): atoms left without rows are no group.
     ``exact``: the view's blocks are fitted on exact scores (:data:`EXACT_BLOCK_ROWS`)."""
     keep = atoms.n > 0
-    a = Atoms(**{f: getattr(atoms, f)[keep] for f in atoms.__dataclass_fields__})
+    a = atoms if keep.all() else Atoms(**{f: getattr(atoms, f)[keep] for f in atoms.__dataclass_fields__})
     if not a.size:  # a resample that drew no row (a tiny view): no bins, no statistic
         return a, np.zeros(0, np.int64), bin_statistics(a, np.zeros(0, np.int64), 1)
     _, index, _, _ = block_bins(scheme, a, weighted, exact=exact, snap=True)

@@ -52,7 +52,7 @@ resample as :func:`~calibviz.panel.metric_panel` refits them:
   ``"pava"``): the scan's own block code on each resampled bucket table
   (:func:`calibviz.scan.refine.pavabc_bins`, :func:`~calibviz.scan.refine.pava_bins`),
   one resample at a time (PAVA-BC is a Python stack loop over the buckets:
-  about 0.1 s per resample; on a view of at most 2^18 rows the blocks are
+  about 0.1 s per resample; on a view of at most 2^20 rows the blocks are
   fitted on exact scores, as in memory, and cost what they cost there); top-label
   metrics get none with these bins;
 * smECE: the residual nodes of each resample
@@ -64,7 +64,7 @@ resample as :func:`~calibviz.panel.metric_panel` refits them:
   bucket of several scores, at its mean (a resample cannot refine the few
   buckets whose rows the tests would split; the point estimate does), one
   resample at a time: about 0.15 s per resample at 2^16 buckets (30 s for
-  200; on a view of at most 2^18 rows, exact blocks on every refined score,
+  200; on a view of at most 2^20 rows, exact blocks on every refined score,
   as costly as in memory), so the dashboard asks before it starts. Hosmer-Lemeshow and
 Spiegelhalter's Z have their tests' p-values and no interval, as in memory.
 Multiclass scans: confidence ECE as ECE of the confidence view; top-label
@@ -127,7 +127,7 @@ RESAMPLE_METRICS = ("ece", "ace", "mce", "rmsce", "debiased_ece", "brier", "brie
 _TOP_LABEL = ("top_label_ece", "top_label_mce")
 #: Largest error of a resampled bin's mean prediction from the unknown order of rows inside a fine bucket.
 BUCKET_BOUND = 1.0 / FINE_BUCKETS
-_CHUNK_ELEMENTS = 1 << 21  # resamples x atoms drawn at once (16 MB per array)
+_CHUNK_ELEMENTS = 1 << 20  # resamples x atoms drawn at once (8 MB per array)
 _SUMS = ("n", "sw", "swy", "swp", "swpy", "swpp", "sww", "pos")
 
 
