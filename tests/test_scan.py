@@ -863,7 +863,7 @@ def test_plain_first_pass_equals_the_validating_pass_and_steps_aside_for_bad_row
     s = cv.scan(str(path), engine=engine)
     cols = ["_b", "_y", "n", "sw", "swp", "swpp", "sww"]
     plain = aggregate._plain_fine_table(s._frame, s._roles, ranges)
-    plain = aggregate._derive(plain, False)
+    plain = aggregate._derive(plain)
     # the validating pass leaves the log loss of confident mistakes to the filtered pass; the plain one sums it
     full = aggregate.with_tail_losses(aggregate._validating_fine_table(s._frame, s._roles), s._frame, s._roles)
     tails = aggregate._tail_groups(plain["_b"].to_numpy(), plain["_y"].to_numpy())

@@ -112,7 +112,7 @@ def test_spark_plain_first_pass_steps_aside_for_bad_scores(spark, tmp_path):
     # the log loss of confident mistakes: one CASE per row in the plain pass, the filtered pass after the other
     tails = aggregate._tail_groups(plain["_b"].to_numpy(), plain["_y"].to_numpy())
     full = aggregate.with_tail_losses(full, s._frame, s._roles)
-    plain = aggregate._derive(plain, False)
+    plain = aggregate._derive(plain)
     assert tails.sum() > 0 and not plain["sll"].isna().any()
     np.testing.assert_allclose(plain["sll"], full["sll"], rtol=1e-12, atol=0)
     for name, value in (("missing", None), ("nan", np.nan), ("inf", np.inf), ("-inf", -np.inf)):

@@ -50,7 +50,7 @@ __all__ = ["Atoms", "Refine", "atoms_of", "fine_atoms", "edge_bins", "equal_mass
 #: Views of at most this many rows get PAVA and PAVA-BC bins fitted on their exact scores, as in memory: every bucket
 #: holding two distinct scores is refined (its rows stay in memory as atoms, ~100 bytes each) and the refits of the
 #: calibrated-model reference and of bootstrap resamples run on the rows, as costly as in memory (10^6 rows, default
-#: CLI panel with its 200 redraws: 41 s and 0.8 GB against 45 s and 0.35 GB in memory; 13 s and 0.33 GB on the grid).
+#: CLI panel with its 200 redraws: 41 s and 0.8 GB against 46 s and 0.38 GB in memory; 15 s and 0.31 GB on the grid).
 #: Larger views fit them on whole 2^-16 buckets (:func:`pavabc_bins`), at most 0.1 s per refit, where the grid moves
 #: TCE little (measured: 0.14 percentage points at most on 2x10^6 rows, 0.008 on 10^7; on 10^5 rows it was 2.4). The
 #: limit covers the 10^6 rows up to which views are tested equal to the in-memory values.
