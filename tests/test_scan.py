@@ -214,6 +214,28 @@ def test_class_view_tce_is_exact_on_continuous_probabilities():
         assert s.class_view(k).tce() == pytest.approx(cv.metrics.tce((y == k).astype(int), P[:, k]), rel=1e-12)
 
 
+def test_class_views_keep_their_exact_rows_one_at_a_time():
+    """A class view of a small multiclass source refines every row for PAVA-BC; browsing the views one after
+    another keeps the rows of the current one only, and a released view gives the same TCE again."""
+    rng = np.random.default_rng(6)
+    n = 30_000
+    P = rng.dirichlet([2.0, 1.0, 0.7], n)
+    y = (rng.uniform(size=n)[:, None] > np.cumsum(P, 1)).sum(1)
+    s = cv.scan(pd.DataFrame({"label": y, **{f"p_{k}": P[:, k] for k in range(3)}}), label="label",
+                probs=[f"p_{k}" for k in range(3)])
+    want = [cv.metrics.tce((y == k).astype(int), P[:, k]) for k in range(3)]
+    a = s.class_view(0)
+    first = a.tce()
+    assert len(a._exact_cache) > 10_000  # every row refined
+    b = s.class_view(1)  # the view picked next
+    assert a._exact_cache is None and a._atoms_cache is None  # released
+    assert b.tce() == pytest.approx(want[1], rel=1e-12)
+    assert s.class_view(0).tce() == first == pytest.approx(want[0], rel=1e-12)  # fetched again, same value
+    assert b._exact_cache is None and len(a._exact_cache) > 10_000
+    s.confidence_view()
+    assert a._exact_cache is None
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("weights", [False, True])
 def test_tce_pavabc_on_continuous_scores_is_pavabc_of_the_grid(tmp_path, monkeypatch, engine, weights):

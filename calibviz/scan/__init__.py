@@ -110,6 +110,7 @@ class Scan:
             v._as_binary = True
             v._fine_cache = self._fine()
             self._confidence = v
+        self._release_other_views(self._confidence)
         return self._confidence
 
     def class_view(self, cls) -> "Scan":
@@ -166,7 +167,24 @@ class Scan:
             classes = (f"not {r.classes[k]}", r.classes[k]) if kind == "class" else ("wrong", "correct")
             self._views[(kind, k)] = Scan(self._frame, roles, name=name, engine=self.engine, source=self.source,
                                           classes=classes, mapping=self.mapping)
+        self._release_other_views(self._views[(kind, k)])
         return self._views[(kind, k)]
+
+    def _release_other_views(self, view: "Scan") -> None:
+        """The exact rows of one view at a time: a class view holds every row of the source, so K views of a
+        10^6-row source browsed one after another (the dashboard's view picker) would keep K x ~0.2 GB."""
+        others = [*getattr(self, "_views", {}).values(), getattr(self, "_confidence", None)]
+        for other in others:
+            if other is not None and other is not view:
+                other._release_rows()
+
+    def _release_rows(self) -> None:
+        """Forget the exact rows of a view that refined every row (PAVA-BC on exact scores: ~0.2 kB per row kept);
+        the first-pass sums stay, and a later result fetches the rows again (one pass). Results do not depend on
+        what was refined before (:meth:`_atoms_for`)."""
+        if self._exact_cache is not None and len(self._exact_cache) > _agg.MAX_FILTER_KEYS:
+            self._exact_cache = self._atoms_cache = None
+            self._bins_cache = {}
 
     def __repr__(self) -> str:
         return f"Scan(name={self.name!r}, engine={self.engine!r}, source={self.source!r})"
