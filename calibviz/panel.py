@@ -532,12 +532,27 @@ def _pp_range(low: float, high: float) -> str:
     return f"{a} to {b} percentage points"
 
 
-def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_value: float, level: float) -> str:
-    """'A perfectly calibrated model with these predictions would show a–b; no evidence of miscalibration (p = …).'"""
+def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_value: float, level: float,
+                        n_redraws: int = 0) -> str:
+    """'A perfectly calibrated model with these predictions would show a–b; no evidence of miscalibration (p = …).'
+
+    ``n_redraws``: the redraws behind a Monte Carlo p-value (1 + #{null >= value}) / (1 + redraws). When none
+    reached the value, p is the smallest the redraws can give, a bound and not a measurement, and says so (50
+    redraws give 0.02, 200 give 0.005: the same evidence, not two different p-values).
+
+    >>> from calibviz.panel import BINARY_METRICS
+    >>> _reference_sentence(BINARY_METRICS["ece"], 0.01, 0.02, 1 / 201, 0.05, n_redraws=200).split(": ", 1)[1]
+    'evidence of miscalibration (p ≤ 0.005: none of 200 redraws reached this value).'
+    >>> _reference_sentence(BINARY_METRICS["ece"], 0.01, 0.02, 2 / 201, 0.05, n_redraws=200).split(": ", 1)[1]
+    'evidence of miscalibration (p = 0.01).'
+    """
     if not np.isfinite(p_value):
         return ""
     verdict = _verdict(p_value, level)
-    p_text = f"p = {p_value:.2g}" if p_value >= 0.001 else "p < 0.001"
+    if n_redraws and p_value * (n_redraws + 1) <= 1.0 + 1e-9:
+        p_text = f"p ≤ {p_value:.2g}: none of {n_redraws} redraws reached this value"
+    else:
+        p_text = f"p = {p_value:.2g}" if p_value >= 0.001 else "p < 0.001"
     if np.isfinite(null_low) and np.isfinite(null_high):
         # in the reading's own unit: probability metrics read in percentage points
         shown = (_pp_range(null_low, null_high) if spec.unit == "probability"
@@ -761,7 +776,8 @@ def _panel_rows(specs, y, p, w, config, prevalence, n_resamples, n_boot, n_class
         if spec.p_value is not None:  # a test with its own reference distribution (HL: chi2(G); Z: normal)
             p_ref = ctx["p_value"]
         reading = spec.reading(value, ctx)
-        reading += _reference_sentence(spec, null_low, null_high, p_ref, config.alpha)
+        reading += _reference_sentence(spec, null_low, null_high, p_ref, config.alpha,
+                                       n_reference if spec.p_value is None else 0)
         rows.append({"metric": spec.key, "label": spec.label, "value": value, "low": low, "high": high,
                      "interval": method, "null_mean": null_mean, "null_low": null_low, "null_high": null_high,
                      "p_value": p_ref, "verdict": _verdict(p_ref, config.alpha), "unit": spec.unit,

@@ -388,7 +388,10 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
         the number of bins (numeric) or of level groups (categorical);
         ``x_at_max_vce`` is NaN for a categorical column and
         ``level_at_max_vce`` names the level where its gap is largest (None
-        for a numeric column).
+        for a numeric column). ``attrs["mean_gap"]``: the mean of
+        confidence - correctness over all rows (weighted; > 0: over-confident), whose absolute
+        value is the smallest VECE any variable can have, reached when the
+        gap keeps one sign along the variable.
 
     Notes
     -----
@@ -442,7 +445,7 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
         raise InputError("features has no numeric columns to rank; categorical columns go to subgroup_table."
                          if len(features.columns) else "features has no columns to rank.")
     rng = np.random.default_rng(random_state)
-    gap = predicted_error - error  # = confidence - correctness
+    gap = predicted_error - error  # (1 - confidence) - (1 - correct) = correct - confidence; VECE reads |gap|
     rows = []
     total = len(numeric) + len(others)
     for done, col in enumerate(numeric, start=1):
@@ -485,7 +488,11 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
         if progress is not None:
             progress(done, total)
     out = pd.DataFrame(rows, columns=_RANKING_COLUMNS)
-    return out.sort_values("vece", ascending=False, kind="stable").reset_index(drop=True)
+    out = out.sort_values("vece", ascending=False, kind="stable").reset_index(drop=True)
+    # VECE = sum_b |S_b| / W >= |sum_b S_b| / W, the overall mean gap, with equality iff the bins' gaps share one
+    # sign: a variable at that floor shows the model's overall over- or under-confidence and nothing more
+    out.attrs["mean_gap"] = -float(np.average(gap, weights=w))  # confidence - correctness: > 0 over-confident
+    return out
 
 
 _RANKING_COLUMNS = ["feature", "type", "vece", "vece_low", "vece_high", "max_vce", "x_at_max_vce", "level_at_max_vce",

@@ -6,6 +6,7 @@ from calibviz import figures
 from calibviz.summary import reliability_table
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import BOOTSTRAP_ROW_BUDGET, download_table, panel_table, show_figure, show_headlines, show_metric_table
+from calibviz.ui.blocks import show_dataframe
 from calibviz.ui.source import scan_dispatch
 from calibviz.ui.compute import cached
 from calibviz.ui.corp import CORP_METRICS, corp_figure, corp_table, discrimination
@@ -79,10 +80,10 @@ if corp:
         curve = corp_table(view, preds.fingerprint(), s)
         st.caption("One row per distinct prediction shown: the PAV (isotonic) fit and its block, and the bands "
                    f"({100 * curve.attrs['level']:.0f}%, {curve.attrs['n_resamples']} resamples).")
-        st.dataframe(curve, hide_index=True, width="stretch")
+        show_dataframe(curve, hide_index=True, width="stretch")
         download_table(curve, f"corp_{preds.name}_{view.name}", key="corp_table")
 with tab_bins:
-    st.dataframe(table, hide_index=True, width="stretch")
+    show_dataframe(table, hide_index=True, width="stretch")
     download_table(table, f"bins_{preds.name}_{view.name}", key="bins")
 with tab_sens:
     st.caption("How each metric moves with the number of bins, per binning scheme: a stable conclusion "

@@ -5,6 +5,7 @@ from calibviz import figures, metrics
 from calibviz.summary import reliability_table
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, show_figure, tce_headline, tce_reference, tce_tiles
+from calibviz.ui.blocks import show_dataframe
 from calibviz.ui.source import scan_dispatch
 from calibviz.ui.compute import cached
 from calibviz.ui.settings import settings, tce_axis_control, tce_scheme
@@ -49,5 +50,5 @@ with tab_violin:
                                                                        sample_weight=view.w))
     show_figure(violin, f"violins_{preds.name}", key="violin")
 with tab_table:
-    st.dataframe(table, hide_index=True, width="stretch")
+    show_dataframe(table, hide_index=True, width="stretch")
     download_table(table, f"tce_bins_{preds.name}_{view.name}", key="tce_bins")

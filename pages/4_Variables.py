@@ -1,4 +1,5 @@
 """Variables: LOESS calibration curves along any column, VECE ranking, categorical subgroups (Kelly & Smyth 2023)."""
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -9,6 +10,7 @@ from calibviz.variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreem
                                 variable_curves, variable_ranking)
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, show_figure
+from calibviz.ui.blocks import show_dataframe
 from calibviz.ui.source import scan_dispatch
 from calibviz.ui.compute import cached, progress_bar
 from calibviz.ui.settings import page_control, panel_config, set_setting, settings
@@ -60,6 +62,14 @@ else:
                 f"{format_value(top['vece'], 'probability')}{gap}.")
     st.caption("VECE: the row-weighted gap between actual and predicted error over 10 equal-mass bins of a numeric "
                "column, or over the levels of a categorical one (levels under 30 rows pooled), on one scale.")
+    mean_gap = ranking.attrs.get("mean_gap", float("nan"))
+    floor = ranking.loc[np.isclose(ranking["vece"], abs(mean_gap), rtol=1e-9, atol=0), "feature"].tolist()
+    if floor:
+        way = "over" if mean_gap > 0 else "under"
+        st.caption(f"No variable's VECE can fall below the overall gap, {format_value(abs(mean_gap), 'probability')} "
+                   "here (the model is on average " + way + "-confident); a variable whose gap keeps that one sign "
+                   f"in every bin sits exactly there: {', '.join(md(f) for f in floor)} show nothing beyond the "
+                   "overall gap.")
     download_table(ranking, f"vece_ranking_{preds.name}", label="Ranking as CSV", key="ranking")
 
 st.subheader("Look at one variable")
@@ -116,15 +126,21 @@ else:
         preds.features[feature], preds.y, y_prob, kind=kind, sample_weight=preds.weights, n_resamples=n_boot,
         random_state=seed))
     shown = readable_levels(table, kind)
-    st.dataframe(shown, hide_index=True, width="stretch", column_config={
+    show_dataframe(shown, hide_index=True, width="stretch", column_config={
         c: st.column_config.NumberColumn(format="%.3f") for c in shown.columns
         if c not in ("Level", "Rows") and pd.api.types.is_float_dtype(shown[c])} | {
         "Share of rows": st.column_config.NumberColumn(format="percent")})
     if len(table):
-        worst = table.iloc[0]
-        what = "observed" if kind == "rate" else "error"
-        st.markdown(f"Worst calibrated level: **{md(worst['level'])}** ({worst['n']:,} rows), {what} "
-                    f"{worst['observed']:.3f} vs predicted {worst['predicted']:.3f}.")
+        # the table ranks levels by the ECE within each level; the level whose overall rate is furthest from its
+        # prediction can be another one, so both are named (one sentence when they coincide)
+        worst, what = table.iloc[0], "observed" if kind == "rate" else "error"
+        off = table.loc[table["gap"].abs().idxmax()]
+        overall = lambda r: f"{what} {r['observed']:.3f} vs predicted {r['predicted']:.3f}"  # noqa: E731
+        st.markdown(f"Worst calibrated level: **{md(worst['level'])}** ({worst['n']:,} rows), the largest ECE "
+                    f"within a level ({worst['ece']:.3f}); over the level, {overall(worst)}.")
+        if off["level"] != worst["level"]:
+            st.markdown(f"Largest gap over a whole level: **{md(off['level'])}** ({off['n']:,} rows), "
+                        f"{overall(off)}.")
     download_table(table, f"subgroups_{preds.name}_{feature}", label="Levels as CSV", key="subgroups")
     cfg = panel_config(s)
     tables = cached(("level_tables", fp, feature, cfg, float(s["alpha"])), lambda: level_tables(

@@ -4,8 +4,10 @@ import streamlit as st
 from calibviz.errors import InputError
 from calibviz.figures import reliability_diagram, tce_diagram
 from calibviz.panel import format_value
+from calibviz.scan.refine import EXACT_BLOCK_ROWS
 from calibviz.ui import page_setup
 from calibviz.ui.blocks import download_table, show_figure
+from calibviz.ui.blocks import show_dataframe
 from calibviz.ui.scan import current_scan, source_form
 from calibviz.ui.settings import panel_config, settings
 from calibviz.ui.source import active_scan, scan_active, use_controls
@@ -15,8 +17,9 @@ page_setup("Large data", controls=("binning",))
 st.title("Large data")
 st.caption("Prediction logs too large to upload: the server reads them in place, one pass of sums per score "
            "bucket (DuckDB, Polars or Spark), and every binned number below equals what the in-memory pages "
-           "would show, except TCE on continuous scores (its PAVA-BC bins are formed from score buckets; its "
-           "reading says so). The sidebar's binning applies (uniform, equal-mass, custom or PAVA-BC bins).")
+           f"would show, except TCE on continuous scores in a view of more than {EXACT_BLOCK_ROWS:,} rows (its "
+           "PAVA-BC bins are then formed from score buckets; its reading says so). The sidebar's binning applies "
+           "(uniform, equal-mass, custom or PAVA-BC bins).")
 source_form()
 scan = current_scan()
 if scan is not None:
@@ -38,14 +41,14 @@ if scan is not None:
             panel = scan.metrics(config=cfg)
             shown = panel.assign(value=[format_value(v, u) for v, u in zip(panel["value"], panel["unit"])],
                                  reading=[f"{r} {n}".strip() for r, n in zip(panel["reading"], panel["note"])])
-            st.dataframe(shown[["label", "value", "reading"]], hide_index=True, width="stretch",
+            show_dataframe(shown[["label", "value", "reading"]], hide_index=True, width="stretch",
                          column_config={"label": st.column_config.TextColumn("metric", width="medium")})
         show_figure(tce_diagram(table=table), "tce_diagram", key="scan_tce")
         st.caption("The test-based diagram tests each prediction against its bin of the sidebar's binning, and its "
                    "title gives the TCE of those bins; the TCE of the metric panel uses PAVA-BC bins (the paper's "
                    "choice, the sidebar's n_min and n_max), so the two differ unless the sidebar picks PAVA-BC.")
         st.subheader("Per-bin table")
-        st.dataframe(table, hide_index=True, width="stretch")
+        show_dataframe(table, hide_index=True, width="stretch")
         download_table(table, "reliability_table", key="scan_table")
     except InputError as err:
         st.error(md(err.ui_message), icon=":material/error:")

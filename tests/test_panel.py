@@ -211,3 +211,18 @@ def test_slope_and_intercept_rows_share_one_logistic_fit(monkeypatch):
         [want.intercept, want.intercept_low, want.intercept_high, want.intercept_p_value], rel=1e-12, abs=1e-15)
     metric_panel(y, p, metrics=keys, n_resamples=0, n_reference=0)
     assert len(calls) == 2
+
+
+def test_reference_p_value_floor_reads_as_a_bound():
+    """No calibrated redraw reaches a clearly miscalibrated ECE: the Monte Carlo p-value is its floor 1/(1 + R),
+    and the reading says it is a bound (50 and 200 redraws give 0.02 and 0.005 for the same evidence)."""
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0.05, 0.95, 4000)
+    y = (rng.random(4000) < p ** 2).astype(int)  # over-predicts by up to 0.25
+    for redraws in (50, 200):
+        row = metric_panel(y, p, metrics=["ece"], n_resamples=0, n_reference=redraws, random_state=0).iloc[0]
+        assert row["p_value"] == pytest.approx(1 / (redraws + 1))
+        assert f"(p ≤ {1 / (redraws + 1):.2g}: none of {redraws} redraws reached this value)" in row["reading"]
+    calibrated = (rng.random(4000) < p).astype(int)
+    row = metric_panel(calibrated, p, metrics=["ece"], n_resamples=0, n_reference=50, random_state=0).iloc[0]
+    assert "(p = " in row["reading"] and "none of" not in row["reading"]

@@ -220,3 +220,22 @@ def test_ranking_and_subgroups_without_intervals(n):
     np.testing.assert_allclose(r.set_index("feature").loc["x", "vece"], vece(x, y, p))
     g = subgroup_table(pd.Series(rng.choice(list("ab"), n)), y, p, n_resamples=0)
     assert g["ece"].notna().all() and g["ece_low"].isna().all()
+
+
+def test_ranking_reports_the_overall_gap_that_bounds_every_vece():
+    """VECE = sum_b |S_b| / W is at least |sum_b S_b| / W, the mean of confidence - correctness, with equality iff
+    the bins' gaps share one sign: an over-confident model whose gap does not depend on a noise column puts that
+    column at the floor (attrs["mean_gap"] > 0), a column along which the gap changes sign above it."""
+    rng = np.random.default_rng(3)
+    n = 20_000
+    x = rng.uniform(0, 1, n)
+    p = rng.uniform(0.6, 0.9, n)
+    truth = np.clip(p - 0.1 + 0.25 * (x > 0.5), 0, 1)  # over-confident for x < 0.5, under-confident above
+    y = (rng.random(n) < truth).astype(int)
+    feats = pd.DataFrame({"x": x, "noise": rng.normal(size=n)})
+    conf = np.maximum(p, 1 - p)
+    correct = ((p > 0.5) == (y == 1)).astype(float)
+    r = variable_ranking(feats, y, p, n_resamples=0).set_index("feature")
+    assert r.attrs["mean_gap"] == pytest.approx(np.mean(conf - correct), rel=1e-12)
+    assert (r["vece"] >= abs(r.attrs["mean_gap"]) * (1 - 1e-12)).all()
+    assert r.loc["x", "vece"] > abs(r.attrs["mean_gap"]) + 0.05  # the gap changes sign along x

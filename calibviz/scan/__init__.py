@@ -600,6 +600,13 @@ class Scan:
         :data:`calibviz.scan.refine.EXACT_BLOCK_ROWS` rows) rather than on whole 2^-16 buckets."""
         return self.n <= _ref.EXACT_BLOCK_ROWS
 
+    @property
+    def blocks_on_grid(self) -> bool:
+        """Whether this view's PAVA and PAVA-BC bins can differ from the in-memory ones: fitted on whole 2^-16
+        buckets (a view of more than :data:`calibviz.scan.refine.EXACT_BLOCK_ROWS` rows) of which some holds two
+        distinct scores. False: the in-memory bins, exactly."""
+        return self._blocks_on_grid()
+
     def _blocks_on_grid(self) -> bool:
         """Whether PAVA and PAVA-BC bins can differ from the in-memory ones: fitted on whole buckets (a large
         view) of which some holds two distinct scores."""
@@ -791,7 +798,7 @@ class Scan:
                                 f"custom) and at most {MAX_GROUPS:,} such tuples; choose uniform bins, or load the "
                                 "data with cv.load_predictions.")
                     if np.isfinite(p_value):
-                        reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha)
+                        reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha, n_reference)
             elif spec.key == "accuracy" and spec.key in available:  # the confidence view's share of "correct"
                 value, p_value = prevalence, nan
                 reading = spec.reading(value, {"p_value": p_value})
@@ -802,7 +809,7 @@ class Scan:
                     null_mean, null_low, null_high, p_value = top_label_reference(self, spec.key, config, n_reference,
                                                                                   reference_state, 0.95)
                     if np.isfinite(p_value):
-                        reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha)
+                        reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha, n_reference)
             elif spec.key in available:
                 value, p_value = self.metric("ece" if spec.key == "confidence_ece" else spec.key, config)
                 ctx = {"prevalence": prevalence, "uncertainty": prevalence * (1 - prevalence), "p_value": p_value}
@@ -821,7 +828,7 @@ class Scan:
                 if n_reference and ref_key in REFERENCE_METRICS and (self.is_binary or ref_key == "ece"):
                     null_mean, null_low, null_high, p_value = reference(self, ref_key, config, n_reference,
                                                                         reference_state, 0.95)
-                    reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha)
+                    reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha, n_reference)
             else:
                 value, p_value = nan, nan
                 reading = (f"{spec.label} is not available on a scan yet (it needs more than bucket sums); load the "

@@ -17,7 +17,14 @@ from .compute import cached, in_cache, progress_bar
 from .settings import panel_config, settings
 
 __all__ = ["BOOTSTRAP_ROW_BUDGET", "show_figure", "figure_about", "file_size", "download_table", "panel_table", "show_headlines", "show_metric_table", "slug",
-           "not_applicable", "without_attrs"]
+           "not_applicable", "without_attrs", "show_dataframe"]
+
+
+def show_dataframe(data, **kwargs):
+    """``st.dataframe`` with calibviz's defaults: no index, full width, and a missing value shown as "—" (Streamlit
+    prints a grey "None", which reads as a bug in a review meeting: a reference row's difference, an interval a
+    metric does not have)."""
+    return st.dataframe(data, **{"hide_index": True, "width": "stretch", "placeholder": "—", **kwargs})
 
 
 def slug(text: str) -> str:
@@ -312,7 +319,7 @@ def show_metric_table(table: pd.DataFrame, name: str, caption: str | None = None
         "Verdict": table["verdict"],
         "What it means": (table["reading"] + table["note"].map(lambda t: f" {t}" if t else "")),
     })
-    st.dataframe(shown, hide_index=True, width="stretch",
+    show_dataframe(shown, hide_index=True, width="stretch",
                  column_config={"What it means": st.column_config.TextColumn(width="large"),
                                 "Calibrated model would show": st.column_config.TextColumn(
                                     help="Central 95% of the metric when the labels are redrawn from the "
@@ -359,7 +366,7 @@ def tce_headline(tce: float, alpha: float, reference=None, *, n_rows: int | None
             f"rate** (exact two-sided binomial test, α = {alpha:g}).")
     if reference is not None and np.isfinite(reference.p_value):
         return head + _reference_sentence(BINARY_METRICS["tce"], reference.null_low, reference.null_high,
-                                          reference.p_value, alpha)
+                                          reference.p_value, alpha, reference.n_resamples - reference.n_failed)
     rows = f" ({n_rows:,} rows)" if n_rows else ""
     return (head + f" There is no calibrated-model reference for this TCE{rows} (an opened file has one for PAVA-BC "
             "bins without weights): TCE grows with the number of rows even for a perfectly calibrated model (bins "

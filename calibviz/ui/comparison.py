@@ -15,6 +15,7 @@ from ..compare import NO_VERDICT, compare_models, comparison_sentences
 from ..panel import config_key
 from ..reduce import BinaryView
 from .blocks import BOOTSTRAP_ROW_BUDGET, REFERENCE_RESAMPLES, REFERENCE_RESAMPLES_LARGE, download_table, slug
+from .blocks import show_dataframe
 from .compute import cached, progress_bar
 from .text import md
 
@@ -117,7 +118,7 @@ def show_comparison(table: pd.DataFrame, reference: str) -> None:
                   "ideal": "closer to the ideal value is better"}.get(way, "not a property of the model: not ranked")
         with tab:
             shown = _shown(t)
-            st.dataframe(shown, hide_index=True, width="stretch", height=table_height(len(shown)), column_config={
+            show_dataframe(shown, hide_index=True, width="stretch", height=table_height(len(shown)), column_config={
                 "Value": number_column("Value", unit, help=f"{label}: {better}."),
                 "95% low": number_column(f"{level} low", unit, help="Lower end of the metric's interval (empty "
                                          "for a one-sided upper bound, as for MCE)."),

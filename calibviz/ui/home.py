@@ -11,6 +11,7 @@ from .. import reduce
 from ..overview import class_table, data_overview
 from .text import md
 from .blocks import _format_interval, _format_reference, _format_value, _verdict_badge, panel_table, show_headlines
+from .blocks import show_dataframe
 from .data import (current_files, current_models, current_predictions, current_source, detected_mapping,
                    error_hint, load_bytes_into_state, load_demo_into_state, load_files_into_state, on_upload,
                    pending_file, raw_table, take_error)
@@ -296,7 +297,7 @@ def data_summary() -> None:
     else:
         st.markdown(mean_gap_reading(o["mean_confidence"], o["accuracy"]))
         with st.expander("Classes"):
-            st.dataframe(class_table(preds), hide_index=True)
+            show_dataframe(class_table(preds), hide_index=True)
     if len(preds.features.columns):
         st.caption("Feature columns: " + ", ".join(map(md, preds.features.columns)))
 

@@ -16,6 +16,7 @@ from .. import reduce
 from ..compare import comparison_metrics, leaderboard
 from ..panel import config_key, metric_panel
 from .blocks import BOOTSTRAP_ROW_BUDGET, REFERENCE_RESAMPLES, REFERENCE_RESAMPLES_LARGE, download_table
+from .blocks import show_dataframe
 from .comparison import number_column, table_height
 from .compute import cached, guarded, progress_bar
 from .data import current_models
@@ -78,7 +79,7 @@ def show_leaderboard() -> None:
         if with_reference and board[f"{key}_verdict"].astype(bool).any():
             columns[f"{label}: verdict"] = board[f"{key}_verdict"]
     shown = pd.DataFrame(columns)
-    st.dataframe(shown, hide_index=True, width="stretch", height=table_height(len(shown)), column_config=config)
+    show_dataframe(shown, hide_index=True, width="stretch", height=table_height(len(shown)), column_config=config)
     if not with_reference:
         if st.button(f"Compute the verdicts against a calibrated model ({n_ref} label redraws x {len(keys)} "
                      f"metrics x {len(models)} models of {first.n:,} rows)", key="board_reference",

@@ -15,6 +15,7 @@ from ..recalibration import (RECALIBRATORS, cross_fit, cross_fit_by, map_curves,
                              recalibrated_frame, recalibrated_predictions, recalibration_table)
 from ..recalibration.crossfit import GroupedCrossFit
 from .blocks import BOOTSTRAP_ROW_BUDGET, slug
+from .blocks import show_dataframe
 from .compute import cached, progress_bar
 from .data import current_source
 
@@ -235,7 +236,7 @@ def show_metric_table(table: pd.DataFrame) -> None:
                                            zip(table["diff_low"], table["diff_high"], table["unit"])],
         "Reading": table["reading"],
     })
-    st.dataframe(shown, hide_index=True, width="stretch",
+    show_dataframe(shown, hide_index=True, width="stretch",
                  column_config={"Reading": st.column_config.TextColumn(width="large")})
     n_boot, n_ref = table.attrs.get("n_resamples", 0), table.attrs.get("n_reference", 0)
     st.caption(f"Evaluated on {int(table['n_evaluated'].iloc[0]):,} rows, {table['scheme'].iloc[0]}: every 'after' "

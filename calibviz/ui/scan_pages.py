@@ -26,8 +26,10 @@ from ..figures.testbased import _DEFAULT_SCHEMES
 from ..panel import PanelConfig, config_key, format_value
 from ..scan import interval_caption
 from ..scan import tables as scan_tables
+from ..scan.refine import EXACT_BLOCK_ROWS
 from .blocks import (REFERENCE_RESAMPLES, REFERENCE_RESAMPLES_LARGE, download_table, not_applicable, show_figure,
                      show_headlines, show_metric_table, slug, tce_headline, tce_tiles, without_attrs, zoom_bin_picker)
+from .blocks import show_dataframe
 from .comparison import show_comparison
 from .compute import cached, guarded, in_cache, progress_bar
 from .settings import page_control, panel_config, set_setting, settings, tce_axis_control, tce_scheme
@@ -171,7 +173,7 @@ def reliability(scan) -> None:
         show_metric_table(panel, f"{scan.name}_{kind}", caption=interval_caption(
             panel, multiclass=not view.is_binary, weighted=scan.mapping.weight is not None))
     with tab_bins:
-        st.dataframe(without_attrs(table), hide_index=True, width="stretch")
+        show_dataframe(without_attrs(table), hide_index=True, width="stretch")
         download_table(table, f"bins_{view.name}", key="bins")
     with tab_sens:
         st.caption("How ECE and MCE move with the number of bins, per binning scheme (from the same bucket sums; no "
@@ -210,16 +212,18 @@ def test_based(scan) -> None:
     show_figure(fig, f"tce_{view.name}", key="tce")
     tab_cmp, tab_violin, tab_table = st.tabs(["Binning comparison", "Predictions per bin", "Per-bin table"])
     with tab_cmp:
+        blocks = (f"on a view of more than {EXACT_BLOCK_ROWS:,} rows PAVA and PAVA-BC blocks start on the 2⁻¹⁶ "
+                  "score grid" if cached(("blocks_on_grid", cache_id(), view.name), lambda: view.blocks_on_grid)
+                  else "PAVA and PAVA-BC blocks fitted on the exact scores, as in memory")
         st.caption("Bin sizes (bars spanning each bin) and empirical probabilities (steps) of PAVA, PAVA-BC and "
-                   "equal-mass bins (TCE paper, Figs. 2-4), from the score buckets: PAVA and PAVA-BC blocks start "
-                   "on the 2⁻¹⁶ score grid.")
+                   f"equal-mass bins (TCE paper, Figs. 2-4), from the scan: {blocks}.")
         cmp_tables = cached(("binning_comparison", cache_id(), view.name), lambda: {
             name: view.reliability_table(sch, test=None) for name, sch in _COMPARED_SCHEMES.items()})
         show_figure(figures.binning_comparison(tables=cmp_tables), f"binning_comparison_{view.name}", key="cmp")
     with tab_violin:
         needs_rows("The violins of the predictions in each bin")
     with tab_table:
-        st.dataframe(without_attrs(table), hide_index=True, width="stretch")
+        show_dataframe(without_attrs(table), hide_index=True, width="stretch")
         download_table(table, f"tce_bins_{view.name}", key="tce_bins")
 
 
@@ -274,7 +278,7 @@ def multiclass(scan) -> None:
                     f"classwise_{scan.name}", key="cw")
         st.caption("Ranked by class-wise ECE, worst first; no per-class bootstrap intervals on an opened file (they "
                    "resample rows; class-wise ECE itself has one in the Metrics tab).")
-        st.dataframe(without_attrs(ranking), hide_index=True, width="stretch")
+        show_dataframe(without_attrs(ranking), hide_index=True, width="stretch")
         download_table(ranking, f"class_ranking_{scan.name}", label="Ranking as CSV", key="class_ranking")
 
 

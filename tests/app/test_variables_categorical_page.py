@@ -37,6 +37,16 @@ def test_ranking_includes_categorical_columns_and_levels_read_well():
     assert any("One reliability diagram per level" in c.value for c in at.caption)
 
 
+def test_variables_at_the_overall_gap_are_explained():
+    """Five demo variables share VECE 0.0237: the model's overall over-confidence, which bounds every VECE from
+    below; the page says so instead of leaving five equal bars unexplained."""
+    at = _page()
+    floor = [shown(c) for c in at.caption if shown(c).startswith("No variable's VECE can fall below the overall gap")]
+    assert floor and "on average over-confident" in floor[0]
+    named = floor[0].split(": ")[-1]
+    assert all(f in named for f in ("length_of_stay", "prior_admissions", "bmi", "ward", "sex")) and "age" not in named
+
+
 def test_largest_disagreement_is_said_first():
     import calibviz as cv
     from calibviz.variables import disagreement_ranges, variable_curves

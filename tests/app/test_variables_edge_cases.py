@@ -83,3 +83,20 @@ def test_many_columns_render_in_seconds():
     assert_clean(at)
     assert time.perf_counter() - t0 < 60  # was minutes (quadratic in the columns); ~10 s here on 2 busy cores
     assert any("Ranking the first 200 of 2,000 numeric columns" in c.value for c in at.caption)
+
+
+def test_worst_level_sentence_names_the_level_with_the_largest_overall_gap_too():
+    """Levels are ranked by the ECE within each level; a level whose miscalibration cancels over the level (0.1
+    and 0.9 predictions, half of each class observed at both) ranks first, while the level whose rate is furthest
+    from its prediction (0.3 predicted, 0.45 observed) is named in a second sentence."""
+    n = 1000
+    a_y = (np.arange(n) % 20 < 9).astype(int)  # 45% observed against 0.3 predicted
+    b_p = np.where(np.arange(n) % 2, 0.9, 0.1)
+    b_y = (np.arange(n) % 4 < 2).astype(int)  # half observed at both 0.1 and 0.9: overall 0.5 vs 0.5
+    frame = pd.DataFrame({"label": np.r_[a_y, b_y], "p": np.r_[np.full(n, 0.3), b_p],
+                          "ward": ["A"] * n + ["B"] * n})
+    at = _variables_page(frame, "ward")
+    text = [m.value for m in at.markdown]
+    assert any(t.startswith("Worst calibrated level: **B**") and "vs predicted 0.500" in t for t in text)
+    assert any(t.startswith("Largest gap over a whole level: **A**") and "observed 0.450 vs predicted 0.300" in t
+               for t in text)
