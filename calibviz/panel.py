@@ -583,9 +583,14 @@ def _outside_note(spec: MetricSpec, value: float, low: float, high: float, metho
         centre = (f" ({kind} {format_value(debiased, spec.unit)})"
                   if debiased is not None and np.isfinite(debiased) else "")
         return (f"The value lies {side} its {what}: the {base.replace('_', '-')} bootstrap {what} corrects "
-                f"the estimate's bias{centre}; binned calibration errors of a finite sample are biased upward by "
+                f"the estimate's bias{centre}; calibration errors of a finite sample are biased upward by "
                 "noise, most where the model is nearly calibrated.")
-    return (f"The value lies {side} its {what}: the bootstrap distribution of this metric is skewed, most "
+    if side == "below":  # a percentile interval above the value: resampling itself reads as miscalibration
+        return (f"The value lies below its {what}: a bootstrap resample repeats some rows and drops others, and "
+                "this metric reads that extra noise as miscalibration, so its resampled values lie above the data's "
+                "(most where the model is nearly calibrated); the interval shows the metric's spread, not a range "
+                "around the value.")
+    return (f"The value lies above its {what}: the bootstrap distribution of this metric is skewed, most "
             "where the model is nearly calibrated (a small bin or a value near 0 dominates).")
 
 

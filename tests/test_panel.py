@@ -226,3 +226,17 @@ def test_reference_p_value_floor_reads_as_a_bound():
     calibrated = (rng.random(4000) < p).astype(int)
     row = metric_panel(calibrated, p, metrics=["ece"], n_resamples=0, n_reference=50, random_state=0).iloc[0]
     assert "(p = " in row["reading"] and "none of" not in row["reading"]
+
+
+def test_outside_note_says_why_a_percentile_interval_lies_above_the_value():
+    from calibviz.panel import _outside_note
+
+    tce = BINARY_METRICS["tce"]
+    below = _outside_note(tce, 54.37, 54.72, 59.63, "percentile", None)
+    assert below.startswith("The value lies below its interval") and "repeats some rows" in below
+    assert "small bin" not in below  # TCE's bins held 15,000 rows when this read "a small bin dominates"
+    above = _outside_note(tce, 60.0, 54.72, 59.63, "percentile", None)
+    assert above.startswith("The value lies above its interval") and "skewed" in above
+    assert _outside_note(tce, 55.0, 54.72, 59.63, "percentile", None) == ""
+    smooth = _outside_note(BINARY_METRICS["smooth_ece"], 0.004, 0.0024, 0.0034, "basic", 0.003)
+    assert "binned" not in smooth and "bias" in smooth
