@@ -392,7 +392,7 @@ def bin_zoom(y_true=None, y_prob=None, bin_id: int | None = None, *, binning=Uni
     ys = np.r_[table["accuracy"], a.get("accuracy", np.nan)]
     lo = float(np.nanmin(np.r_[xs, ys])); hi = float(np.nanmax(np.r_[xs, ys]))
     pad = max(0.02, 0.08 * (hi - lo))
-    rng = [lo - pad, hi + pad]
+    rng = [max(lo - pad, 0.0), min(hi + pad, 1.0)]  # probabilities: never an axis below 0 or above 1
     fig.add_trace(go.Scatter(x=rng, y=rng, mode="lines", name="Perfect calibration",
                              line=dict(color=COLORS["diagonal"], dash="dash", width=1.5), hoverinfo="skip"),
                   row=1, col=1)
@@ -406,6 +406,7 @@ def bin_zoom(y_true=None, y_prob=None, bin_id: int | None = None, *, binning=Uni
              zip(table["label"], count_text(table["weight"]), table["share"], table["confidence"], table["accuracy"])]
     fig.add_trace(go.Scatter(x=round_list(table["confidence"]), y=round_list(table["accuracy"]),
                              mode="markers+text", text=[str(v) for v in table["label"]], textposition="middle right",
+                             cliponaxis=False,  # a class at accuracy 1 or 0 sits on the axis edge, whole
                              textfont=dict(size=13), marker=dict(size=round_list(size, 2), color=colors,
                                                                  line=dict(color="white", width=1), opacity=0.85),
                              name="Predicted class (area ~ rows)", hovertext=hover,
@@ -414,6 +415,7 @@ def bin_zoom(y_true=None, y_prob=None, bin_id: int | None = None, *, binning=Uni
         fig.add_trace(go.Scatter(x=[round(a["confidence"], 6)], y=[round(a["accuracy"], 6)], mode="markers",
                                  marker=dict(symbol="star", size=18, color=COLORS["prediction"],
                                              line=dict(color="white", width=1)), name="Whole bin (star)",
+                                 cliponaxis=False,
                                  hovertext=[f"whole bin: {a.get('n', 0):,} rows, confidence {a['confidence']:.3f}, "
                                             f"accuracy {a['accuracy']:.3f}"],
                                  hovertemplate="%{hovertext}<extra></extra>"), row=1, col=1)
@@ -422,7 +424,8 @@ def bin_zoom(y_true=None, y_prob=None, bin_id: int | None = None, *, binning=Uni
                          hovertext=hover, hovertemplate="%{hovertext}<extra></extra>"), row=1, col=2)
     fig.update_xaxes(range=rng, title_text="Confidence", row=1, col=1)
     fig.update_yaxes(range=rng, title_text="Accuracy", scaleanchor="x", scaleratio=1, row=1, col=1)
-    fig.update_xaxes(title_text=AXIS["count"], rangemode="tozero", row=1, col=2)
+    fig.update_xaxes(title_text=AXIS["count"], rangemode="tozero", row=1, col=2,
+                     **({"dtick": 1} if float(table["weight"].max()) < 8 else {}))  # no 0.5-row ticks
     fig.update_yaxes(autorange="reversed", row=1, col=2)
     if title is None:
         title = "Inside one confidence bin"

@@ -402,10 +402,12 @@ def rejected_of(n_rejected: int, n_all: int) -> str:
 
 def zoom_bin_picker(table: pd.DataFrame):
     """The Multiclass page's "Bin" picker over a top-label table (in-memory and opened-file pages); by default
-    the bin with the largest top-label deviation."""
+    the bin that adds most to the top-label ECE (its deviation times its share of the rows: the largest
+    deviation alone was often a bin of 3 rows, whose deviation is noise)."""
     bins = table["bin"].tolist()
     labels = {b: f"bin {b}: confidence {lo:.2f}-{hi:.2f} ({n:,} rows)" for b, lo, hi, n in
               zip(table["bin"], table["lower"], table["upper"], table["n"])}
-    busiest = int(table.loc[table["deviation"].idxmax(), "bin"])
-    return st.selectbox("Bin", bins, index=bins.index(busiest), format_func=labels.get, key="w_zoom_bin",
-                        help="Which confidence bin to open; by default the one with the largest top-label deviation.")
+    heaviest = int(table.loc[(table["deviation"] * table["frac"]).idxmax(), "bin"])
+    return st.selectbox("Bin", bins, index=bins.index(heaviest), format_func=labels.get, key="w_zoom_bin",
+                        help="Which confidence bin to open; by default the one that adds most to the top-label "
+                             "ECE (its deviation times its share of the rows).")

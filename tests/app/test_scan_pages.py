@@ -187,7 +187,7 @@ def test_multiclass_page_and_views_of_a_multiclass_file(files):
     # the calibrated-model reference: confidence, top-label and class-wise metrics have one
     assert "class-wise ECE redraws the labels jointly per tuple" in " ".join(c.value for c in at.caption)
     assert np.isfinite(panel.loc[panel["metric"] == "classwise_ece", "value"]).all()
-    busiest = int(want.loc[want["deviation"].idxmax(), "bin"])  # the zoom opens the bin of the largest deviation
+    busiest = int(want.loc[(want["deviation"] * want["frac"]).idxmax(), "bin"])  # the bin adding most to TL-ECE
     assert at.selectbox(key="w_zoom_bin").value == busiest
     assert json_numbers(zoom) >= set(np.round(T.bin_zoom(scan, busiest, Uniform(15))["accuracy"], 6))
     # the Reliability page's class-wise view of the same file

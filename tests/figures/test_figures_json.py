@@ -324,6 +324,19 @@ def test_bin_zoom_counts_and_points_equal_the_table(multiclass_data):
         figures.bin_zoom(y, P)
 
 
+def test_bin_zoom_of_a_small_bin_keeps_probability_axes_and_whole_row_ticks():
+    """A bin of 3 rows, one class always right and one always wrong: the axes stay within [0, 1] (accuracies 0 and
+    1 sit on the edges, unclipped) and the count axis ticks whole rows."""
+    P = [[0.62, 0.2, 0.18]] * 2 + [[0.2, 0.18, 0.62]] + [[0.1, 0.85, 0.05]] * 5
+    y = [0, 0, 1, 1, 1, 1, 1, 1]
+    fig = figures.bin_zoom(y, P, 6, binning=Uniform(10), classes="abc")
+    pts = trace_by_name(fig, "Predicted class")
+    assert sorted(pts.y) == [0.0, 1.0] and pts.cliponaxis is False
+    lo, hi = fig.layout.xaxis.range
+    assert lo == 0.0 and hi == 1.0 and tuple(fig.layout.yaxis.range) == (lo, hi)
+    assert fig.layout.xaxis2.dtick == 1
+
+
 # ----------------------------------------------------------------------------- variable-based
 
 def test_variable_curves_draw_the_curves_and_flag_ranges():
