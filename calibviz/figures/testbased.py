@@ -107,7 +107,9 @@ def tce_diagram(y_true=None, y_prob=None, *, binning=PAVABC(), alpha: float = 0.
         :func:`calibviz.distributions.bin_distributions` of the same bins.
     x_axis : {"bin", "probability"}, default "bin"
         "bin": bins at equally spaced positions labelled by bin ID (as the
-        paper); "probability": each bin over its own extent on [0, 1].
+        paper; the table's 0-based ``bin``, so that the diagram, the per-bin
+        table and its CSV name a bin alike); "probability": each bin over its
+        own extent on [0, 1].
     ymax : float, optional
         Upper limit of the probability axis; default the paper's rule
         (1 if the largest value is >= 0.7, else 1.25 times it), taking the
@@ -188,7 +190,7 @@ def tce_diagram(y_true=None, y_prob=None, *, binning=PAVABC(), alpha: float = 0.
         summ = distributions.summary.set_index("bin").reindex(ids)
     hover = []
     for i, r in enumerate(table.itertuples(index=False)):
-        text = (f"bin {int(r.bin) + 1} {labels[i]}: {r.n:,} predictions, mean {r.mean_pred:.3f}"
+        text = (f"bin {int(r.bin)} {labels[i]}: {r.n:,} predictions, mean {r.mean_pred:.3f}"
                 + (f", range {summ['min'].iloc[i]:.3f}-{summ['max'].iloc[i]:.3f}" if summ is not None else "")
                 + f"<br>empirical probability {r.positives:,}/{r.n:,} = {r.obs_rate:.3f}"
                 + f"<br>rejected (binomial test, alpha = {table.attrs.get('alpha', alpha):g}): {r.rejected:,}"
@@ -222,7 +224,7 @@ def tce_diagram(y_true=None, y_prob=None, *, binning=PAVABC(), alpha: float = 0.
     if x_axis == "bin":
         step = max(1, int(np.ceil(len(table) / 25)))  # at most ~25 tick labels: never overlapping
         fig.update_xaxes(tickmode="array", tickvals=k[::step].tolist(),
-                         ticktext=[str(int(b) + 1) for b in ids[::step]], title_text=AXIS["bin_id"], row=2, col=1)
+                         ticktext=[str(int(b)) for b in ids[::step]], title_text=AXIS["bin_id"], row=2, col=1)
     else:
         fig.update_xaxes(title_text=AXIS["pred"] + " (bins)", row=2, col=1)
     fig.update_yaxes(title_text="Count", rangemode="tozero", nticks=4, tickformat="~s", row=2, col=1)

@@ -132,7 +132,7 @@ def test_tce_diagram_segments_bars_and_title_equal_the_table(binary_data):
     tce = metrics.tce(y, p, binning=PAVABC(n_min=150, n_max=600))
     assert f"TCE = {tce:.2f}%" in fig.layout.title.text  # the panel's percent format
     ticks = fig.layout.xaxis3.ticktext
-    assert list(ticks) == [str(b + 1) for b in t["bin"]]
+    assert list(ticks) == [str(b) for b in t["bin"]]  # the per-bin table's ids: one name per bin everywhere
 
 
 def test_tce_violins_stay_within_each_bins_range(binary_data):
