@@ -353,20 +353,24 @@ def tce_reference(view, fingerprint: str, scheme, alpha: float):
                   label="Computing what a calibrated model's TCE would be")
 
 
-def tce_headline(tce: float, alpha: float, reference=None, *, n_rows: int | None = None) -> str:
+def tce_headline(tce: float, alpha: float, reference=None, *, n_rows: int | None = None,
+                 n_redraws: int | None = None) -> str:
     """The Test-based page's headline: TCE, then what a perfectly calibrated model with these predictions
     would show and the verdict (issue #11: a large TCE alone reads as "broken" even for a calibrated model).
 
-    ``reference`` has ``null_low``, ``null_high`` and ``p_value`` (a consistency test); None where there is none
-    (an opened large file), and the headline then says how to read TCE without it.
+    ``reference`` has ``null_low``, ``null_high`` and ``p_value`` (a consistency test, or a scan's panel row with
+    its ``n_redraws``); None where there is none (an opened large file), and the headline then says how to read
+    TCE without it.
     """
     from ..panel import BINARY_METRICS, _reference_sentence
 
     head = (f"**{format_value(tce, 'percent')} of predictions deviate significantly from their bin's observed "
             f"rate** (exact two-sided binomial test, α = {alpha:g}).")
     if reference is not None and np.isfinite(reference.p_value):
+        if n_redraws is None:  # a consistency test knows its redraws; a panel row is given them
+            n_redraws = reference.n_resamples - reference.n_failed
         return head + _reference_sentence(BINARY_METRICS["tce"], reference.null_low, reference.null_high,
-                                          reference.p_value, alpha, reference.n_resamples - reference.n_failed)
+                                          reference.p_value, alpha, n_redraws)
     rows = f" ({n_rows:,} rows)" if n_rows else ""
     return (head + f" There is no calibrated-model reference for this TCE{rows} (an opened file has one for PAVA-BC "
             "bins without weights): TCE grows with the number of rows even for a perfectly calibrated model (bins "

@@ -204,7 +204,7 @@ def test_based(scan) -> None:
     else:
         tce, note, reference = cached(("tce",) + key, lambda: view.tce(scheme, alpha)), "", None
     n_all = tce_tiles(tce, table, weighted=scan.mapping.weight is not None)
-    st.markdown(tce_headline(tce, alpha, reference, n_rows=n_all))
+    st.markdown(tce_headline(tce, alpha, reference, n_rows=n_all, n_redraws=_redraws("tce")))
     if note:
         st.caption(note)
     fig = cached(("tce_fig", s["tce_axis"]) + key, lambda: figures.tce_diagram(
