@@ -80,10 +80,10 @@ if corp:
         curve = corp_table(view, preds.fingerprint(), s)
         st.caption("One row per distinct prediction shown: the PAV (isotonic) fit and its block, and the bands "
                    f"({100 * curve.attrs['level']:.0f}%, {curve.attrs['n_resamples']} resamples).")
-        show_dataframe(curve, hide_index=True, width="stretch")
+        show_dataframe(curve)
         download_table(curve, f"corp_{preds.name}_{view.name}", key="corp_table")
 with tab_bins:
-    show_dataframe(table, hide_index=True, width="stretch")
+    show_dataframe(table)
     download_table(table, f"bins_{preds.name}_{view.name}", key="bins")
 with tab_sens:
     st.caption("How each metric moves with the number of bins, per binning scheme: a stable conclusion "

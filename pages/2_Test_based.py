@@ -50,5 +50,5 @@ with tab_violin:
                                                                        sample_weight=view.w))
     show_figure(violin, f"violins_{preds.name}", key="violin")
 with tab_table:
-    show_dataframe(table, hide_index=True, width="stretch")
+    show_dataframe(table)
     download_table(table, f"tce_bins_{preds.name}_{view.name}", key="tce_bins")

@@ -79,5 +79,5 @@ with tab_cw:
         y, P, binning=scheme, classes=classes, sample_weight=w, ranking=ranking, top_n=12, offset=int(offset),
         title=""))
     show_figure(grid, f"classwise_{preds.name}", key="cw")
-    show_dataframe(without_attrs(ranking), hide_index=True, width="stretch")  # NaN attrs (no bootstrap): bad JSON
+    show_dataframe(without_attrs(ranking))  # NaN attrs (no bootstrap): bad JSON
     download_table(ranking, f"class_ranking_{preds.name}", label="Ranking as CSV", key="class_ranking")

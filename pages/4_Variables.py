@@ -126,7 +126,7 @@ else:
         preds.features[feature], preds.y, y_prob, kind=kind, sample_weight=preds.weights, n_resamples=n_boot,
         random_state=seed))
     shown = readable_levels(table, kind)
-    show_dataframe(shown, hide_index=True, width="stretch", column_config={
+    show_dataframe(shown, column_config={
         c: st.column_config.NumberColumn(format="%.3f") for c in shown.columns
         if c not in ("Level", "Rows") and pd.api.types.is_float_dtype(shown[c])} | {
         "Share of rows": st.column_config.NumberColumn(format="percent")})

@@ -41,14 +41,14 @@ if scan is not None:
             panel = scan.metrics(config=cfg)
             shown = panel.assign(value=[format_value(v, u) for v, u in zip(panel["value"], panel["unit"])],
                                  reading=[f"{r} {n}".strip() for r, n in zip(panel["reading"], panel["note"])])
-            show_dataframe(shown[["label", "value", "reading"]], hide_index=True, width="stretch",
+            show_dataframe(shown[["label", "value", "reading"]],
                          column_config={"label": st.column_config.TextColumn("metric", width="medium")})
         show_figure(tce_diagram(table=table), "tce_diagram", key="scan_tce")
         st.caption("The test-based diagram tests each prediction against its bin of the sidebar's binning, and its "
                    "title gives the TCE of those bins; the TCE of the metric panel uses PAVA-BC bins (the paper's "
                    "choice, the sidebar's n_min and n_max), so the two differ unless the sidebar picks PAVA-BC.")
         st.subheader("Per-bin table")
-        show_dataframe(table, hide_index=True, width="stretch")
+        show_dataframe(table)
         download_table(table, "reliability_table", key="scan_table")
     except InputError as err:
         st.error(md(err.ui_message), icon=":material/error:")

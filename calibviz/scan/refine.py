@@ -195,8 +195,7 @@ def _groups(atoms: Atoms):
     key_change = np.r_[True, (atoms.bucket[1:] != atoms.bucket[:-1])
                        | ((atoms.value[1:] != atoms.value[:-1]) & atoms.exact[1:])]
     starts = np.flatnonzero(key_change)
-    counts = np.add.reduceat(atoms.n, starts) if atoms.size else np.zeros(0, np.int64)
-    return starts, counts
+    return starts, np.add.reduceat(atoms.n, starts)
 
 
 def equal_mass_bins(scheme: EqualMass, atoms: Atoms) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

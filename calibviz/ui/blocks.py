@@ -319,7 +319,7 @@ def show_metric_table(table: pd.DataFrame, name: str, caption: str | None = None
         "Verdict": table["verdict"],
         "What it means": (table["reading"] + table["note"].map(lambda t: f" {t}" if t else "")),
     })
-    show_dataframe(shown, hide_index=True, width="stretch",
+    show_dataframe(shown,
                  column_config={"What it means": st.column_config.TextColumn(width="large"),
                                 "Calibrated model would show": st.column_config.TextColumn(
                                     help="Central 95% of the metric when the labels are redrawn from the "

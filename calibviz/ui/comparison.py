@@ -118,7 +118,7 @@ def show_comparison(table: pd.DataFrame, reference: str) -> None:
                   "ideal": "closer to the ideal value is better"}.get(way, "not a property of the model: not ranked")
         with tab:
             shown = _shown(t)
-            show_dataframe(shown, hide_index=True, width="stretch", height=table_height(len(shown)), column_config={
+            show_dataframe(shown, height=table_height(len(shown)), column_config={
                 "Value": number_column("Value", unit, help=f"{label}: {better}."),
                 "95% low": number_column(f"{level} low", unit, help="Lower end of the metric's interval (empty "
                                          "for a one-sided upper bound, as for MCE)."),

@@ -88,7 +88,7 @@ def triptych(views: dict[str, BinaryView], fingerprints: tuple, s: dict, referen
         "DSC": [format_value(v, "score") for v in table["discrimination"]],
         "UNC": [format_value(v, "score") for v in table["uncertainty"]],
     })
-    show_dataframe(shown, hide_index=True, width="stretch")
+    show_dataframe(shown)
     download_table(table, "decomposition", key="decomposition")
     c1, c2 = st.columns(2, gap="medium")
     with c1:
@@ -148,5 +148,5 @@ def discrimination(preds: Predictions, view: BinaryView) -> None:
         st.markdown(f"**All classes**: accuracy {100 * acc:.1f}%; one-vs-rest AUC, macro average "
                     f"{np.nanmean(per_class):.3f}.")
         table = pd.DataFrame({"class": [str(c) for c in preds.classes], "one-vs-rest AUC": per_class})
-        show_dataframe(table.sort_values("one-vs-rest AUC"), hide_index=True, width="stretch")
+        show_dataframe(table.sort_values("one-vs-rest AUC"))
         download_table(table, f"auc_per_class_{preds.name}", key="auc_per_class")

@@ -297,7 +297,7 @@ def data_summary() -> None:
     else:
         st.markdown(mean_gap_reading(o["mean_confidence"], o["accuracy"]))
         with st.expander("Classes"):
-            show_dataframe(class_table(preds), hide_index=True)
+            show_dataframe(class_table(preds))
     if len(preds.features.columns):
         st.caption("Feature columns: " + ", ".join(map(md, preds.features.columns)))
 

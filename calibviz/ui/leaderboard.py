@@ -79,7 +79,7 @@ def show_leaderboard() -> None:
         if with_reference and board[f"{key}_verdict"].astype(bool).any():
             columns[f"{label}: verdict"] = board[f"{key}_verdict"]
     shown = pd.DataFrame(columns)
-    show_dataframe(shown, hide_index=True, width="stretch", height=table_height(len(shown)), column_config=config)
+    show_dataframe(shown, height=table_height(len(shown)), column_config=config)
     if not with_reference:
         if st.button(f"Compute the verdicts against a calibrated model ({n_ref} label redraws x {len(keys)} "
                      f"metrics x {len(models)} models of {first.n:,} rows)", key="board_reference",

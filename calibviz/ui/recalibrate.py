@@ -236,7 +236,7 @@ def show_metric_table(table: pd.DataFrame) -> None:
                                            zip(table["diff_low"], table["diff_high"], table["unit"])],
         "Reading": table["reading"],
     })
-    show_dataframe(shown, hide_index=True, width="stretch",
+    show_dataframe(shown,
                  column_config={"Reading": st.column_config.TextColumn(width="large")})
     n_boot, n_ref = table.attrs.get("n_resamples", 0), table.attrs.get("n_reference", 0)
     st.caption(f"Evaluated on {int(table['n_evaluated'].iloc[0]):,} rows, {table['scheme'].iloc[0]}: every 'after' "

@@ -173,7 +173,7 @@ def reliability(scan) -> None:
         show_metric_table(panel, f"{scan.name}_{kind}", caption=interval_caption(
             panel, multiclass=not view.is_binary, weighted=scan.mapping.weight is not None))
     with tab_bins:
-        show_dataframe(without_attrs(table), hide_index=True, width="stretch")
+        show_dataframe(without_attrs(table))
         download_table(table, f"bins_{view.name}", key="bins")
     with tab_sens:
         st.caption("How ECE and MCE move with the number of bins, per binning scheme (from the same bucket sums; no "
@@ -223,7 +223,7 @@ def test_based(scan) -> None:
     with tab_violin:
         needs_rows("The violins of the predictions in each bin")
     with tab_table:
-        show_dataframe(without_attrs(table), hide_index=True, width="stretch")
+        show_dataframe(without_attrs(table))
         download_table(table, f"tce_bins_{view.name}", key="tce_bins")
 
 
@@ -278,7 +278,7 @@ def multiclass(scan) -> None:
                     f"classwise_{scan.name}", key="cw")
         st.caption("Ranked by class-wise ECE, worst first; no per-class bootstrap intervals on an opened file (they "
                    "resample rows; class-wise ECE itself has one in the Metrics tab).")
-        show_dataframe(without_attrs(ranking), hide_index=True, width="stretch")
+        show_dataframe(without_attrs(ranking))
         download_table(ranking, f"class_ranking_{scan.name}", label="Ranking as CSV", key="class_ranking")
 
 
