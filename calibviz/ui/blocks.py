@@ -23,7 +23,11 @@ __all__ = ["BOOTSTRAP_ROW_BUDGET", "show_figure", "figure_about", "file_size", "
 def show_dataframe(data, **kwargs):
     """``st.dataframe`` with calibviz's defaults: no index, full width, and a missing value shown as "—" (Streamlit
     prints a grey "None", which reads as a bug in a review meeting: a reference row's difference, an interval a
-    metric does not have)."""
+    metric does not have). A table's ``attrs`` (a panel's config, a ranking's mean gap) are not shown: Streamlit
+    would try to serialise them and warn in the server log."""
+    if getattr(data, "attrs", None):
+        data = data.copy(deep=False)
+        data.attrs = {}
     return st.dataframe(data, **{"hide_index": True, "width": "stretch", "placeholder": "—", **kwargs})
 
 

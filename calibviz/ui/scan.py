@@ -18,10 +18,14 @@ from ..scan.source import ENGINES, check_allowed
 from .text import md
 
 __all__ = ["ROOTS_ENV", "allowed_roots", "open_scan", "current_scan", "current_scan_id", "scan_identity",
-           "source_form"]
+           "source_form", "LINK_KEYS", "link_params", "open_from_link"]
 
 ROOTS_ENV = "CALIBVIZ_SCAN_ROOTS"
 _KEY = "cv_scan"
+#: How the session's file was opened (the form's fields as typed): what a link carries to open it again.
+_HOW = _KEY + "_how"
+#: The URL parameters of an opened file (:func:`link_params`).
+LINK_KEYS = ("open", "engine", "label", "probs", "weight", "per_model", "analyse")
 
 
 def allowed_roots() -> list[str]:
@@ -101,17 +105,54 @@ def source_form() -> None:
         submitted = st.form_submit_button("Open")
     if submitted and path.strip():
         try:
-            roles = dict(label=label.strip() or None, probs=probs_role(probs, per_model),
-                         weight=weight.strip() or None)
-            with st.spinner("Aggregating the file (one pass)..."):
-                opened = open_scan(path, engine, **roles)
-                ident = scan_identity(path.strip(), engine, roles)
-            st.session_state[_KEY], st.session_state[_KEY + "_id"] = opened, ident
-            st.session_state.pop("cv_scan_model", None)  # a new file: its first model
+            _open_into_state(dict(open=path, engine=engine, label=label, probs=probs, weight=weight,
+                                  per_model=per_model))
         except InputError as err:
             st.error(md(_in_form_words(err)), icon=":material/error:")
         else:
+            st.session_state.pop("cv_lost_link", None)  # a link's file that could not be opened: answered
             st.rerun()  # the sidebar, drawn before this form, names the file just opened
+
+
+def _open_into_state(how: dict) -> None:
+    """Open the file of the form's fields ``how`` (path ``open``, ``engine``, ``label``, ``probs``, ``weight``,
+    ``per_model``) and make it the session's; raises :class:`~calibviz.InputError` and keeps the previous file."""
+    how = {k: v.strip() if isinstance(v, str) else v for k, v in how.items()}
+    roles = dict(label=how["label"] or None, probs=probs_role(how["probs"], how["per_model"]),
+                 weight=how["weight"] or None)
+    with st.spinner("Aggregating the file (one pass)..."):
+        opened = open_scan(how["open"], how["engine"], **roles)
+        ident = scan_identity(how["open"], how["engine"], roles)
+    st.session_state[_KEY], st.session_state[_KEY + "_id"], st.session_state[_HOW] = opened, ident, how
+    st.session_state.pop("cv_scan_model", None)  # a new file: its first model
+
+
+def link_params(analysed: bool) -> dict[str, str]:
+    """The URL parameters that open the session's file again: its path (``open``) and the form's other fields
+    where they differ from the defaults, and ``analyse=1`` while every binned page analyses it (``analysed``).
+    Empty without an opened file. A link opens the file on the server that serves it, under that server's allowed
+    directories (:func:`open_from_link`): it carries a path, never data."""
+    how = st.session_state.get(_HOW)
+    if not how or current_scan() is None:
+        return {}
+    return {"open": how["open"], "engine": how["engine"] if how["engine"] != ENGINES[0] else "",
+            "label": how["label"], "probs": how["probs"], "weight": how["weight"],
+            "per_model": "1" if how["per_model"] else "", "analyse": "1" if analysed else ""}
+
+
+def open_from_link(params) -> str | None:
+    """Open the file a link names (the parameters of :func:`link_params`, e.g. ``st.query_params``), as the form
+    would, with the same checks of the allowed directories; None when done, else why it could not be."""
+    engine = params.get("engine") or ENGINES[0]
+    if engine not in ENGINES:
+        return f"its engine {engine!r} is none of {', '.join(ENGINES)}."
+    how = dict(open=params.get("open", ""), engine=engine, label=params.get("label", ""),
+               probs=params.get("probs", ""), weight=params.get("weight", ""), per_model=params.get("per_model") == "1")
+    try:
+        _open_into_state(how)
+    except InputError as err:
+        return _in_form_words(err)
+    return None
 
 
 def probs_role(text: str, per_model: bool):

@@ -55,16 +55,20 @@ def open_stored(key: str, map_id: str = "") -> str | None:
     return st.session_state.get("cv_error") or "the stored file could not be loaded."
 
 
-def mark_lost(link: str, reason: str) -> None:
-    """Remember that the link's data could not be opened (cleared when any data is loaded)."""
-    st.session_state[_LOST] = {"data": link, "reason": reason}
+def mark_lost(link: str, reason: str, *, opened: dict | None = None) -> None:
+    """Remember that the link's data could not be opened (cleared when any data is loaded or a file opened).
+    ``opened``: for a link to a file opened by path, its URL parameters (:func:`calibviz.ui.scan.link_params`)."""
+    st.session_state[_LOST] = {"data": link, "reason": reason, "opened": opened}
 
 
 def lost_link_notice(title: str) -> bool:
-    """Say that the link's data is gone and offer the ways back; True while that is the case."""
+    """Say that the link's data is gone and offer the ways back; True while the page must not show its own view
+    (every page but Data for a lost upload; for a lost opened file, the pages that would have analysed it)."""
     lost = st.session_state.get(_LOST)
     if not lost:
         return False
+    if lost.get("opened"):
+        return _lost_file_notice(lost, title)
     digest = lost["data"][len(UPLOAD_PREFIX):]
     shown_instead = ("Below, the Data page shows the demo until you upload the file."
                      if title == "Data" else "Nothing is shown in its place, so that no other data passes for it.")
@@ -76,10 +80,33 @@ def lost_link_notice(title: str) -> bool:
     cols = st.columns(2)
     if title != "Data":
         cols[0].page_link("app.py", label="Upload the file on the Data page", icon=":material/upload_file:")
-    if cols[1].button("Open the demo instead", key="cv_lost_demo", icon=":material/dataset:"):
+    _demo_button(cols[1])
+    return True
+
+
+def _lost_file_notice(lost: dict, title: str) -> bool:
+    """:func:`lost_link_notice` for a link to a file opened by path (the Large data page's form)."""
+    analysed = lost["opened"].get("analyse") == "1"
+    stops = analysed and title not in ("Data", "Large data")
+    shown_instead = ("Nothing is shown in its place, so that no other data passes for it." if stops else
+                     "The form below opens it, or another file, by path." if title == "Large data" else
+                     "The pages show the data in memory.")
+    st.error(f"**The file of this link cannot be opened here.** The link reads {md(lost['data'])} in place on the "
+             f"server, and {md(lost['reason'].rstrip('.'))}. {shown_instead}\n\n"
+             "Links to an opened file work on the server that serves them, while the file is there and its "
+             "directory is allowed; ask whoever runs it, or look at a demo.", icon=":material/cloud_off:")
+    cols = st.columns(2)
+    if title != "Large data":
+        cols[0].page_link("pages/8_Large_data.py", label="Open a file on the Large data page",
+                          icon=":material/storage:")
+    _demo_button(cols[1])
+    return stops
+
+
+def _demo_button(where) -> None:
+    if where.button("Open the demo instead", key="cv_lost_demo", icon=":material/dataset:"):
         load_demo_into_state(DEFAULT_DEMO)
         st.rerun()
-    return True
 
 
 # -- session files ----------------------------------------------------------------------------------------

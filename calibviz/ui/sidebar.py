@@ -8,8 +8,9 @@ import streamlit as st
 
 from .data import current_models, current_source, ensure_data, load_demo_into_state
 from .links import UPLOAD_PREFIX, link_data
+from .scan import LINK_KEYS, current_scan, link_params, open_from_link
 from .session import lost_link_notice, mark_lost, open_stored, save_session_controls
-from .source import memory_only_notice, scan_active, scan_sidebar
+from .source import memory_only_notice, scan_active, scan_sidebar, use_scan
 from .settings import (binning_controls, init_from_url, metric_controls, set_setting, settings, sync_url,
                        uncertainty_controls)
 from .text import md
@@ -44,8 +45,9 @@ def page_setup(title: str, controls: tuple = (), model_picker: bool = True) -> N
     ``controls`` picks the sidebar groups: "binning", "tce_binning", "uncertainty", "metrics".
     ``model_picker=False`` hides the sidebar's model picker (the Compare page shows every model and chooses
     its reference in the page). A link's data is opened here on the first run of a session: a demo by name,
-    an upload from the server's store (:mod:`calibviz.ui.session`); a link whose data is gone says so and
-    the page stops (the Data page goes on, to take the file).
+    an upload from the server's store (:mod:`calibviz.ui.session`), a file opened by path under the server's
+    allowed directories (:func:`calibviz.ui.scan.open_from_link`); a link whose data is gone says so and the
+    page stops (the Data page goes on, to take the file; for an opened file, the Large data page too).
     """
     # the favicon is served by the app itself: a Material icon would be fetched from a font CDN
     st.set_page_config(page_title=f"calibviz · {title}", page_icon=str(_FAVICON), layout="wide")
@@ -64,6 +66,9 @@ def page_setup(title: str, controls: tuple = (), model_picker: bool = True) -> N
     elif data and not load_demo_into_state(data):
         ignored.append(f"data={data}")
     ensure_data()
+    opened = st.query_params.get("open") if first_run else None
+    if opened and not st.session_state.get("cv_lost_link"):
+        _open_linked_file(opened)
     if fresh_url:
         ignored += _linked_model()
     if ignored:
@@ -81,19 +86,39 @@ def page_setup(title: str, controls: tuple = (), model_picker: bool = True) -> N
     render_sidebar(controls, model_picker=model_picker, page=title)
     memory_only_notice(title)  # a page without a scan version, while an opened file is analysed elsewhere
     from .presentation import screen_layout; screen_layout()  # noqa: E702 compact header, presentation mode
-    models = current_models()
-    pick = st.session_state.get("cv_model")
-    set_setting("model", pick if pick in models and pick != next(iter(models)) else "")
-    sync_url(link_data(current_source()), page=title)
+    names, pick = _model_pick()
+    set_setting("model", pick if pick in names and pick != names[0] else "")
+    # an opened file is part of the view where a page analyses it: on every binned page, and on Large data
+    opened = link_params(scan_active()) if scan_active() or title == "Large data" else {}
+    sync_url({**link_data(current_source()), **opened}, page=title)
+
+
+def _open_linked_file(path: str) -> None:
+    """Open the file a link names (``open=``) and, with ``analyse=1``, make it the data of every binned page;
+    a file that cannot be opened is a lost link (:func:`calibviz.ui.session.lost_link_notice`)."""
+    linked = {k: st.query_params.get(k, "") for k in LINK_KEYS}
+    reason = open_from_link(linked)
+    if reason:
+        mark_lost(path, reason, opened=linked)
+    elif linked["analyse"] == "1":
+        use_scan()
+
+
+def _model_pick() -> tuple[list[str], str | None]:
+    """The model names of the data the pages analyse (an opened file's, or the data in memory's) and the pick."""
+    if scan_active():
+        return list(current_scan().models), st.session_state.get("cv_scan_model")
+    return list(current_models()), st.session_state.get("cv_model")
 
 
 def _linked_model() -> list[str]:
-    """Select the link's ``model`` (once, when the URL is read); the ignored value if the data has no such model."""
+    """Select the link's ``model`` (once, when the URL is read) among the models the pages analyse; the ignored
+    value if the data has no such model."""
     want = settings()["model"]
     if not want:
         return []
-    if want in current_models():
-        st.session_state["cv_model"] = want
+    if want in _model_pick()[0]:
+        st.session_state["cv_scan_model" if scan_active() else "cv_model"] = want
         return []
     set_setting("model", "")
     return [f"model={want}"]

@@ -88,7 +88,8 @@ def scan_sidebar(model_picker: bool = True) -> int:
                      help="Which model of the file the pages analyse; the Compare page shows all.")
     st.button("Back to the data in memory", key="scan_leave", on_click=use_memory, icon=":material/undo:",
               help="The pages analyse the uploaded or demo data again; the file stays open on the Large data page.")
-    st.caption("Links and session files carry the data in memory, not the opened file: open it again by path.")
+    st.caption("A link to this view opens the file again on this server (it carries the path, not the rows). A "
+               "session file keeps only the data in memory.")
     return shown.n
 
 

@@ -1,5 +1,6 @@
 """Real browser: a file opened by path on the Large data page (CALIBVIZ_SCAN_ROOTS set on the server) becomes the
-data of every page; the Reliability page then draws the file's reliability diagram."""
+data of every page; the Reliability page then draws the file's reliability diagram, and its address, opened in
+another browser, draws the same diagram from the same file."""
 from __future__ import annotations
 
 import json
@@ -29,7 +30,14 @@ def scan_server(tmp_path):
     s.stop()
 
 
-def test_open_a_file_by_path_and_see_its_reliability_diagram(scan_server, page):
+def _first_traces(page) -> list[dict]:
+    page.wait_for_function("document.querySelectorAll('.js-plotly-plot').length > 0", timeout=60_000)
+    return json.loads(page.evaluate(
+        """() => JSON.stringify(document.querySelectorAll('.js-plotly-plot')[0].data.map(
+                t => ({mode: t.mode, y: t.y ? Array.from(t.y) : null})))"""))
+
+
+def test_open_a_file_by_path_and_see_its_reliability_diagram(scan_server, page, browser):
     server, root = scan_server
     path = root / "preds.parquet"
     page.goto(f"{server.url}/Large_data")
@@ -44,11 +52,21 @@ def test_open_a_file_by_path_and_see_its_reliability_diagram(scan_server, page):
     assert page.get_by_test_id("stException").count() == 0
     sidebar = page.get_by_test_id("stSidebar").inner_text()
     assert "opened file" in sidebar and "preds.parquet" in sidebar.replace("\u200b", "")
-    page.wait_for_function("document.querySelectorAll('.js-plotly-plot').length > 0", timeout=60_000)
-    traces = json.loads(page.evaluate(
-        """() => JSON.stringify(document.querySelectorAll('.js-plotly-plot')[0].data.map(
-                t => ({mode: t.mode, y: t.y ? Array.from(t.y) : null})))"""))
+    traces = _first_traces(page)
     observed = next(t for t in traces if t["mode"] == "lines+markers")
     want = cv.scan(str(path)).reliability_table(Uniform(15), test=None)["obs_rate"]
     np.testing.assert_allclose(observed["y"], want, rtol=0, atol=5e-7)  # figure JSON: 6 decimals
     screenshot(page, "scan_reliability")
+    # the address is a link to this view: another browser opens the file again and draws the same diagram
+    page.wait_for_url("**open=*", timeout=30_000)
+    assert "analyse=1" in page.url
+    other = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+    try:
+        other.goto(page.url)
+        wait_idle(other)
+        assert other.get_by_test_id("stException").count() == 0
+        assert "opened file" in other.get_by_test_id("stSidebar").inner_text()
+        assert _first_traces(other) == traces
+        screenshot(other, "scan_reliability_link")
+    finally:
+        other.context.close()

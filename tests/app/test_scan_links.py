@@ -1,0 +1,140 @@
+"""Links to a view of a file opened by path (calibviz.ui.scan.link_params / open_from_link): a link opens the file
+again in a fresh session, with the form's fields and the model, and shows the same numbers; it is checked against the
+server's allowed directories like the form; a link whose file cannot be opened says so and shows nothing in its
+place; a page analysing the data in memory carries no path."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from .helpers import ROOT, assert_clean, figures, shown
+
+pytestmark = [pytest.mark.apptest, pytest.mark.usefixtures("clear_streamlit_caches")]
+
+RELIABILITY, LARGE = "pages/1_Reliability.py", "pages/8_Large_data.py"
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    """An allowed directory with a two-model log whose score column is not named like a score (the link must carry
+    the form's fields), and a copy of it outside the allowed directory."""
+    base = tmp_path_factory.mktemp("scan_links")
+    allowed = base / "logs"
+    allowed.mkdir()
+    rng = np.random.default_rng(5)
+    n = 3000
+    s = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < s ** 1.3).astype(int)
+    frame = pd.DataFrame({"outcome": np.r_[y, y], "s": np.r_[s, np.clip(0.05 + 0.9 * s, 0, 1)],
+                          "model": ["raw"] * n + ["shrunk"] * n})
+    frame.to_parquet(allowed / "scores.parquet")
+    frame.to_parquet(base / "outside.parquet")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CALIBVIZ_SCAN_ROOTS", str(allowed))
+        yield allowed
+
+
+def app() -> AppTest:
+    return AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
+
+
+def _params(at) -> dict[str, str]:
+    return {k: v[0] if isinstance(v, list) else v for k, v in at.query_params.items()}
+
+
+def _fresh(page: str, params: dict) -> AppTest:
+    """A new session (another browser) after a server restart, opening ``page`` with ``params`` in its address."""
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    at = app()
+    if page != "app.py":
+        at.switch_page(page)
+    for k, v in params.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def _open_in_form(at, path: str, **fields) -> AppTest:
+    at.switch_page(LARGE).run()
+    at.text_input(key="w_scan_path").set_value(path)
+    for name, value in fields.items():
+        at.text_input(key=f"w_scan_{name}").set_value(value)
+    at.button[0].click()
+    return at.run()
+
+
+def test_a_link_to_an_analysed_file_reopens_it_with_its_fields_and_model(root):
+    path = str(root / "scores.parquet")
+    at = _open_in_form(app().run(), path, label="outcome", probs="s")
+    assert not at.error, [shown(e) for e in at.error]
+    at.button(key="scan_use").click()
+    at.run()
+    at.switch_page(RELIABILITY).run()
+    at.sidebar.selectbox(key="w_scan_pick").set_value("shrunk").run()
+    at.selectbox(key="w_scheme").set_value("equal_mass").run()
+    assert_clean(at)
+    params = _params(at)
+    assert {k: params.get(k) for k in ("open", "label", "probs", "analyse", "model", "scheme")} == {
+        "open": path, "label": "outcome", "probs": "s", "analyse": "1", "model": "shrunk", "scheme": "equal_mass"}
+    assert not {"engine", "weight", "per_model"} & set(params)  # the defaults stay out of the link
+    original = figures(at)[0]["data"]
+    table = at.dataframe[1].value
+
+    fresh = _fresh(RELIABILITY, params)
+    assert_clean(fresh)
+    assert not fresh.error and not fresh.warning, [shown(e) for e in [*fresh.error, *fresh.warning]]
+    assert any("Data (opened file)" in c.value for c in fresh.sidebar.caption)
+    assert fresh.session_state["cv_scan_model"] == "shrunk"
+    assert figures(fresh)[0]["data"] == original  # the same diagram, number for number
+    pd.testing.assert_frame_equal(fresh.dataframe[1].value, table)
+    assert _params(fresh) == params  # and the same link
+
+
+def test_a_link_outside_the_allowed_directories_opens_nothing_and_shows_nothing_in_its_place(root):
+    outside = str(root.parent / "outside.parquet")
+    at = _fresh(RELIABILITY, {"open": outside, "label": "outcome", "probs": "s", "analyse": "1"})
+    assert_clean(at)
+    assert at.error, "the page says the file cannot be opened"
+    text = shown(at.error[0])
+    assert "cannot be opened here" in text and "outside the directories this server may read" in text, text
+    assert "Nothing is shown in its place" in text
+    assert not figures(at)  # the demo in memory does not pass for the link's file
+    assert "cv_scan" not in at.session_state  # nothing was opened
+    assert any(p.proto.label == "Open a file on the Large data page" for p in at.get("page_link"))
+    # the Large data page goes on: its form is the way to open the file (or another)
+    at.switch_page(LARGE).run()
+    assert_clean(at)
+    assert "cannot be opened here" in shown(at.error[0])
+    assert at.text_input(key="w_scan_path") is not None
+    # opening an allowed file answers the notice
+    at = _open_in_form(at, str(root / "scores.parquet"), label="outcome", probs="s")
+    assert not at.error, [shown(e) for e in at.error]
+
+
+@pytest.mark.parametrize("params, said", [
+    ({"engine": "oracle"}, "its engine 'oracle' is none of duckdb, polars, spark"),
+    ({"probs": "no_such_column"}, "no_such_column"),
+])
+def test_a_link_with_fields_that_do_not_fit_the_file_says_why(root, params, said):
+    at = _fresh(RELIABILITY, {"open": str(root / "scores.parquet"), "label": "outcome", "probs": "s",
+                              "analyse": "1", **params})
+    assert_clean(at)
+    assert at.error and said in shown(at.error[0]), [shown(e) for e in at.error]
+    assert not figures(at)
+
+
+def test_a_page_on_the_data_in_memory_carries_no_path_and_the_large_data_page_does(root):
+    path = str(root / "scores.parquet")
+    at = _open_in_form(app().run(), path, label="outcome", probs="s")
+    params = _params(at)
+    assert params["open"] == path and "analyse" not in params  # opened, not analysed on every page
+    fresh = _fresh(LARGE, params)
+    assert_clean(fresh)
+    assert not fresh.error, [shown(e) for e in fresh.error]
+    assert any(path in shown(m) for m in fresh.markdown)  # the page shows the file again
+    assert "cv_scan_active" not in fresh.session_state  # opened, not analysed on every page
+    fresh.switch_page(RELIABILITY).run()
+    assert "open" not in _params(fresh)  # this page shows the demo in memory: the link does not name the file
