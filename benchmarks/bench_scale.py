@@ -24,7 +24,9 @@ in its own process (wall time, CPU time, peak RSS from ``/usr/bin/time``):
   with the time the intervals add to the same run without them.
 
 With ``--rounds R`` only the ratio to the hand queries is measured: R rounds alternating the sums-only query,
-the query with min and max, and the binned panel (one row per size: medians, ranges, per-round ratios).
+the query with min and max, the sums-only query after importing pandas, pyarrow and Narwhals (what any command
+that returns pandas tables pays before its first result), and the binned panel (one row per size: medians,
+ranges, per-round ratios).
 
 Values of every scan run are compared with the DuckDB run (and with the
 in-memory run where it ran). Prints a Markdown table; files are deleted at the end.
@@ -50,6 +52,9 @@ con.sql("SELECT floor(p * 65536)::BIGINT AS b, y, count(*), sum(p), sum(p * p){}
 """
 #: the floor with the score range per bucket that exact refinement needs, and the sums alone (the issue's wording)
 HAND_MINMAX, HAND_SUMS = HAND_QUERY.format(", min(p), max(p)"), HAND_QUERY.format("")
+#: the sums-only query after importing the libraries a scan's results are made with (pandas with pyarrow, and
+#: Narwhals, the issue's layer over the engines): the floor of any command that returns pandas tables
+HAND_SUMS_IMPORTS = "import pandas, pyarrow, narwhals" + HAND_SUMS
 
 
 def _write(path: Path, rows: int, float32: bool) -> None:
@@ -125,16 +130,19 @@ def _alternate(path: Path, n: int, rounds: int) -> None:
     move by up to 2x; alternating rounds see the same machine state)."""
     import statistics
 
-    runs = {"sums": [], "minmax": [], "scan": []}
+    runs = {"sums": [], "minmax": [], "imports": [], "scan": []}
     for _ in range(rounds):
         runs["sums"].append(_run([sys.executable, "-c", HAND_SUMS, str(path)]))
         runs["minmax"].append(_run([sys.executable, "-c", HAND_MINMAX, str(path)]))
+        runs["imports"].append(_run([sys.executable, "-c", HAND_SUMS_IMPORTS, str(path)]))
         runs["scan"].append(_metrics(path, "--engine", "duckdb", "--metrics", BINNED))
     wall = {k: [r["wall"] for r in v] for k, v in runs.items()}
     med = {k: statistics.median(v) for k, v in wall.items()}
     per_round = [s / h for s, h in zip(wall["scan"], wall["sums"])]
     print(f"| {n:.0e} | {med['sums']:.2f} s ({min(wall['sums']):.2f}-{max(wall['sums']):.2f}) | "
           f"{med['minmax']:.2f} s ({min(wall['minmax']):.2f}-{max(wall['minmax']):.2f}) | "
+          f"{med['imports']:.2f} s ({min(wall['imports']):.2f}-{max(wall['imports']):.2f}), "
+          f"{med['imports'] / med['sums']:.2f}x | "
           f"{med['scan']:.2f} s ({min(wall['scan']):.2f}-{max(wall['scan']):.2f}) | "
           f"{med['scan'] / med['sums']:.2f}x (per round {min(per_round):.2f}-{max(per_round):.2f}) | "
           f"{med['scan'] / med['minmax']:.2f}x | {max(r['rss'] for r in runs['scan']):.0f} MB |", flush=True)
@@ -183,6 +191,9 @@ def main(argv=None) -> int:
             row(n, "hand-written DuckDB bucket query: count, sums of p and p^2, min and max (floor)", hand)
             sums = _run([sys.executable, "-c", HAND_SUMS, str(f64)])
             row(n, "hand-written DuckDB bucket query: count, sums of p and p^2 only", sums)
+            row(n, "the same query after `import pandas, pyarrow, narwhals` (the floor of a command returning "
+                   "pandas tables)", _run([sys.executable, "-c", HAND_SUMS_IMPORTS, str(f64)]),
+                note="ratio to the sums-only query: see --rounds")
             if n == args.rows[0]:
                 row(n, "import calibviz.cli (fixed cost per process)",
                     _run([sys.executable, "-c", "import calibviz.cli"]))
