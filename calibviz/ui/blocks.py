@@ -13,6 +13,7 @@ from ..figures.export import SLIDE_HEIGHT, SLIDE_SCALE, SLIDE_WIDTH
 from ..figures.theme import inert_links
 from ..io.export import to_csv
 from ..panel import config_key, format_interval, format_value, interval_caption, metric_panel
+from .columns import column_help
 from .compute import cached, in_cache, progress_bar
 from .settings import panel_config, settings
 
@@ -23,12 +24,14 @@ __all__ = ["BOOTSTRAP_ROW_BUDGET", "show_figure", "figure_about", "file_size", "
 def show_dataframe(data, **kwargs):
     """``st.dataframe`` with calibviz's defaults: no index, full width, and a missing value shown as "—" (Streamlit
     prints a grey "None", which reads as a bug in a review meeting: a reference row's difference, an interval a
-    metric does not have). A table's ``attrs`` (a panel's config, a ranking's mean gap) are not shown: Streamlit
-    would try to serialise them and warn in the server log."""
+    metric does not have). A table's ``attrs`` are left out (:func:`without_attrs`); its headers explain the
+    library's column names on hover (:mod:`calibviz.ui.columns`)."""
     if getattr(data, "attrs", None):
-        data = data.copy(deep=False)
-        data.attrs = {}
-    return st.dataframe(data, **{"hide_index": True, "width": "stretch", "placeholder": "—", **kwargs})
+        data = without_attrs(data)
+    given = kwargs.pop("column_config", None) or {}
+    config = {**column_help(getattr(data, "columns", ()), given), **given}
+    return st.dataframe(data, **{"hide_index": True, "width": "stretch", "placeholder": "—",
+                                 "column_config": config or None, **kwargs})
 
 
 def slug(text: str) -> str:
@@ -193,8 +196,9 @@ def download_table(df: pd.DataFrame, name: str, *, label: str = "Table as CSV", 
 
 def without_attrs(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` without its ``attrs``, for st.dataframe: Streamlit sends them as JSON, and a NaN among them (a
-    ranking without intervals: ``overall_low``) is not valid JSON, so the browser could not draw the table."""
-    out = df.copy()
+    ranking without intervals: ``overall_low``) is not valid JSON, so the browser could not draw the table; an
+    object that is no JSON (a panel's config) makes Streamlit warn in the server log."""
+    out = df.copy(deep=False)
     out.attrs = {}
     return out
 

@@ -28,7 +28,7 @@ from ..scan import interval_caption
 from ..scan import tables as scan_tables
 from ..scan.refine import EXACT_BLOCK_ROWS
 from .blocks import (REFERENCE_RESAMPLES, REFERENCE_RESAMPLES_LARGE, download_table, not_applicable, show_figure,
-                     show_headlines, show_metric_table, slug, tce_headline, tce_tiles, without_attrs, zoom_bin_picker)
+                     show_headlines, show_metric_table, slug, tce_headline, tce_tiles, zoom_bin_picker)
 from .blocks import show_dataframe
 from .comparison import show_comparison
 from .compute import cached, guarded, in_cache, progress_bar
@@ -173,7 +173,7 @@ def reliability(scan) -> None:
         show_metric_table(panel, f"{scan.name}_{kind}", caption=interval_caption(
             panel, multiclass=not view.is_binary, weighted=scan.mapping.weight is not None))
     with tab_bins:
-        show_dataframe(without_attrs(table))
+        show_dataframe(table)
         download_table(table, f"bins_{view.name}", key="bins")
     with tab_sens:
         st.caption("How ECE and MCE move with the number of bins, per binning scheme (from the same bucket sums; no "
@@ -223,7 +223,7 @@ def test_based(scan) -> None:
     with tab_violin:
         needs_rows("The violins of the predictions in each bin")
     with tab_table:
-        show_dataframe(without_attrs(table))
+        show_dataframe(table)
         download_table(table, f"tce_bins_{view.name}", key="tce_bins")
 
 
@@ -278,7 +278,7 @@ def multiclass(scan) -> None:
                     f"classwise_{scan.name}", key="cw")
         st.caption("Ranked by class-wise ECE, worst first; no per-class bootstrap intervals on an opened file (they "
                    "resample rows; class-wise ECE itself has one in the Metrics tab).")
-        show_dataframe(without_attrs(ranking))
+        show_dataframe(ranking)
         download_table(ranking, f"class_ranking_{scan.name}", label="Ranking as CSV", key="class_ranking")
 
 
