@@ -1198,6 +1198,26 @@ def test_polars_matches_columns_by_name_across_parquet_files(tmp_path):
     assert b.iloc[0] == pytest.approx(cv.metrics.ece(d.y, d.p), rel=1e-12)
 
 
+def test_polars_widens_narrower_integer_and_float_columns_of_some_files_as_duckdb_does(tmp_path):
+    """Partitions written by different jobs: int8 labels and float32 scores in one file, int64 and float64 in the
+    other. Polars gave an InputError (its 'data type mismatch'); now both engines give the values of the rows."""
+    d = _binary(4000, seed=9)
+    (tmp_path / "g").mkdir()
+    d.iloc[:2500].to_parquet(tmp_path / "g" / "a.parquet")
+    narrow = d.iloc[2500:].astype({"y": np.int8, "p": np.float32})
+    narrow.to_parquet(tmp_path / "g" / "b.parquet")
+    keys = ["ece", "brier", "log_loss"]
+    a = cv.scan(str(tmp_path / "g"), engine="polars").metrics(keys, n_reference=0)["value"]
+    b = cv.scan(str(tmp_path / "g"), engine="duckdb").metrics(keys, n_reference=0)["value"]
+    np.testing.assert_allclose(a, b, rtol=1e-12)
+    p = np.r_[d.p.iloc[:2500].to_numpy(), narrow.p.to_numpy(np.float64)]  # float32 scores read exactly
+    assert b.iloc[1] == pytest.approx(cv.metrics.brier_score(d.y, p), rel=1e-12)
+    # an integer column in one file and a float column in another: still one error that names the column
+    d.iloc[:10].astype({"y": float}).to_parquet(tmp_path / "g" / "c.parquet")
+    with pytest.raises(cv.InputError, match="Polars cannot read the rows: .*column y"):
+        cv.scan(str(tmp_path / "g"), engine="polars").metrics(["ece"], n_reference=0)
+
+
 def test_duckdb_boolean_csv_labels_take_the_positive_class_as_written(tmp_path):
     d = _binary(1000, seed=2)
     d["lab"] = np.where(d.y == 1, "yes", "no")

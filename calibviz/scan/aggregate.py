@@ -485,8 +485,10 @@ def _plain_fine_table(frame: nw.LazyFrame, roles: Roles, ranges: bool) -> pd.Dat
     limit = 4 * (FINE_BUCKETS + 1)
     try:
         out = _run(agg.head(limit + 1))
-    except Exception as exc:  # noqa: BLE001 - engines raise their own classes; only a failed cast is expected
-        if _is_cast_error(exc):  # a NaN or infinite score has no integer key: the validating pass names the rows
+    except Exception as exc:  # noqa: BLE001 - engines raise their own classes; only data errors are expected
+        # a NaN or infinite score has no integer key, a file's column cannot be read as the others: the validating
+        # pass names the rows, or reports the engine's words (:func:`collect`)
+        if _is_cast_error(exc) or isinstance(exc, _data_errors(frame)[1]):
             return None
         raise
     if len(out) > limit:

@@ -23,8 +23,11 @@ def read_files(files, fmt: str, display: str):
     try:
         if fmt == "parquet":
             # columns matched by name across files, as DuckDB's union_by_name: a file without a column gives
-            # nulls there (reported as missing values if the scan reads it), columns beyond the first file's ignored
-            return pl.scan_parquet(files, hive_partitioning=True, missing_columns="insert", extra_columns="ignore")
+            # nulls there (reported as missing values if the scan reads it), columns beyond the first file's ignored;
+            # an integer or float column stored narrower in some files (int8 labels, float32 scores) is widened,
+            # as DuckDB widens it (an integer in one file and a float in another stays an error that names them)
+            return pl.scan_parquet(files, hive_partitioning=True, missing_columns="insert", extra_columns="ignore",
+                                   cast_options=pl.ScanCastOptions(integer_cast="upcast", float_cast="upcast"))
         return pl.concat([pl.scan_csv(f) for f in files], how="diagonal_relaxed")
     except Exception as exc:  # polars raises several error types for unreadable files
         raise InputError(f"Polars cannot read {display!r}: {str(exc).splitlines()[0]}") from None
