@@ -166,3 +166,16 @@ def test_spark_files_whose_column_types_differ_are_one_input_error(spark, tmp_pa
     pd.DataFrame({"y": y[200:].astype(float), "p": p[200:]}).to_parquet(tmp_path / "b.parquet")
     with pytest.raises(cv.InputError, match=r"Spark cannot read the rows: .*Parquet column \[y\]"):
         cv.scan(str(tmp_path), engine="spark").metrics(["ece"], n_reference=0)
+
+
+def test_spark_widens_narrower_integer_and_float_columns_of_some_files(spark, tmp_path):
+    """int8 labels and float32 scores in one file, int64 and float64 in the other: DuckDB's values (README)."""
+    rng = np.random.default_rng(8)
+    p = rng.uniform(size=600)
+    y = (rng.uniform(size=600) < p).astype(np.int64)
+    pd.DataFrame({"y": y[:400], "p": p[:400]}).to_parquet(tmp_path / "a.parquet")
+    pd.DataFrame({"y": y[400:].astype(np.int8), "p": p[400:].astype(np.float32)}).to_parquet(tmp_path / "b.parquet")
+    keys = ["ece", "brier", "log_loss"]
+    got = cv.scan(str(tmp_path), engine="spark").metrics(keys, n_reference=0)["value"]
+    want = cv.scan(str(tmp_path), engine="duckdb").metrics(keys, n_reference=0)["value"]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
