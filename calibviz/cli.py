@@ -140,7 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
                "  calibviz metrics preds.csv --fail-p-below ece=0.01   # CI gate on evidence of miscalibration\n\n"
                "JSON: a list of {model, metric, label, value, low, high, null_low, null_high, p_value, verdict,\n"
                "unit, reading}; missing numbers are null. null_low-null_high is what a perfectly calibrated model\n"
-               "with the same predictions would show (95%), p_value is against that reference. TCE is in percent\n"
+               "with the same predictions would show (the central 1 - 2*alpha of the redraws: a value above it has\n"
+               "p_value <= alpha), p_value is against that reference. TCE is in percent\n"
                "(0-100), ECE-type metrics are probabilities (0-1).\n"
                "Exit status: 0 ok, 1 a threshold was exceeded (listed on stderr), 2 bad input.",
         formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -510,35 +510,40 @@ def _reference(spec: MetricSpec, y, p, w, config: PanelConfig, n_reference: int,
         return nan, nan, nan, nan
     name, options = spec.reference(config)
     r = M.consistency_test(y, p, metric=name, n_resamples=n_reference, random_state=random_state,
-                           sample_weight=w, **options)
+                           sample_weight=w, level=M.reference_level(config.alpha), **options)
     if spec.key == "spiegelhalter_z":  # the reference is on |Z|: a calibrated model's Z lies in [-q, q]
         return 0.0, -r.null_high, r.null_high, r.p_value
     return r.null_mean, r.null_low, r.null_high, r.p_value
 
 
-def _pp_range(low: float, high: float) -> str:
+def _pp_range(low: float, high: float, value: float | None = None) -> str:
     """A range in percentage points with one decimal, or as many more (up to 3) as it takes for its ends to
-    differ: a narrow reference at large n must not read '0.1 to 0.1'.
+    differ, and for a ``value`` outside the range to differ from the end it lies beyond: a narrow reference at
+    large n must not read '0.1 to 0.1', nor a value above the range read as its end.
 
     Examples
     --------
     >>> _pp_range(0.012, 0.031), _pp_range(0.00081, 0.00139)
     ('1.2 to 3.1 percentage points', '0.08 to 0.14 percentage points')
+    >>> _pp_range(0.0118, 0.1665, value=0.1669)  # 16.69 above 16.65: not '1.2 to 16.7'
+    '1.18 to 16.65 percentage points'
     """
     for digits in (1, 2, 3):
         a, b = f"{100 * low:.{digits}f}", f"{100 * high:.{digits}f}"
-        if a != b:
+        v = None if value is None else f"{100 * value:.{digits}f}"
+        if a != b and not (v is not None and ((value > high and v == b) or (value < low and v == a))):
             break
     return f"{a} to {b} percentage points"
 
 
 def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_value: float, level: float,
-                        n_redraws: int = 0) -> str:
+                        n_redraws: int = 0, value: float | None = None) -> str:
     """'A perfectly calibrated model with these predictions would show a–b; no evidence of miscalibration (p = …).'
 
     ``n_redraws``: the redraws behind a Monte Carlo p-value (1 + #{null >= value}) / (1 + redraws). When none
     reached the value, p is the smallest the redraws can give, a bound and not a measurement, and says so (50
-    redraws give 0.02, 200 give 0.005: the same evidence, not two different p-values).
+    redraws give 0.02, 200 give 0.005: the same evidence, not two different p-values). ``value``: the metric's
+    value, so that a range in percentage points shows the digits that set it apart from the value.
 
     >>> from calibviz.panel import BINARY_METRICS
     >>> _reference_sentence(BINARY_METRICS["ece"], 0.01, 0.02, 1 / 201, 0.05, n_redraws=200).split(": ", 1)[1]
@@ -555,7 +560,7 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
         p_text = f"p = {p_value:.2g}" if p_value >= 0.001 else "p < 0.001"
     if np.isfinite(null_low) and np.isfinite(null_high):
         # in the reading's own unit: probability metrics read in percentage points
-        shown = (_pp_range(null_low, null_high) if spec.unit == "probability"
+        shown = (_pp_range(null_low, null_high, value) if spec.unit == "probability"
                  else f"{format_value(null_low, spec.unit)} to {format_value(null_high, spec.unit)}")
         return f" A perfectly calibrated model with these predictions would show {shown}: {verdict} ({p_text})."
     return f" Against a calibrated model: {verdict} ({p_text})."
@@ -683,7 +688,9 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
         intercept and slope; NaN for test statistics), ``interval`` (its
         method), ``null_mean``, ``null_low``, ``null_high`` (what a perfectly
         calibrated model with these predictions would show: mean and central
-        95% of the metric under ``y* ~ Bernoulli(p)``), ``p_value`` (against
+        ``1 - 2 alpha`` of the metric under ``y* ~ Bernoulli(p)``, whose upper
+        end is the test's critical value: :func:`calibviz.metrics.null_summary`),
+        ``p_value`` (against
         that reference: consistency resampling; the tests' own p-values for
         Hosmer-Lemeshow (chi2(G)) and Spiegelhalter's Z (normal); Wald tests
         for slope and intercept), ``verdict``, ``unit``, ``description``, ``reading`` and
@@ -782,7 +789,7 @@ def _panel_rows(specs, y, p, w, config, prevalence, n_resamples, n_boot, n_class
             p_ref = ctx["p_value"]
         reading = spec.reading(value, ctx)
         reading += _reference_sentence(spec, null_low, null_high, p_ref, config.alpha,
-                                       n_reference if spec.p_value is None else 0)
+                                       n_reference if spec.p_value is None else 0, value)
         rows.append({"metric": spec.key, "label": spec.label, "value": value, "low": low, "high": high,
                      "interval": method, "null_mean": null_mean, "null_low": null_low, "null_high": null_high,
                      "p_value": p_ref, "verdict": _verdict(p_ref, config.alpha), "unit": spec.unit,

@@ -58,10 +58,15 @@ def test_tce_reading_is_plain_language():
     assert reading.startswith("100.00% of predictions are rejected by the binomial test")
     assert "A perfectly calibrated model with these predictions would show" in reading
     assert "evidence of miscalibration" in reading and t.loc[0, "verdict"] == "evidence of miscalibration"
-    # one tie of 100 equal scores is one bin: TCE is 0% or 100% for a calibrated model too, and the
-    # reference says so instead of raising an alarm
+    # one tie of 100 equal scores is one bin: TCE is 0% or 100% for a calibrated model too (the reference's
+    # redraws reach 100% about as often as the binomial test's level), so 90 positives of 100 read as calibrated
+    # and 0 positives as miscalibrated, with the value above the range exactly when the verdict says so
+    y90 = np.r_[np.ones(90), np.zeros(10)]
+    t = metric_panel(y90, np.full(100, 0.9), metrics=("tce",), n_resamples=0, n_reference=200)
+    assert t.loc[0, "value"] == 0.0 and 0 < t.loc[0, "null_mean"] < 10 and t.loc[0, "verdict"].startswith("no ")
     t = metric_panel(np.zeros(100), np.full(100, 0.9), metrics=("tce",), n_resamples=0, n_reference=200)
-    assert t.loc[0, "value"] == 100.0 and t.loc[0, "null_high"] == 100.0
+    assert t.loc[0, "value"] == 100.0 and t.loc[0, "p_value"] <= 0.05 and t.loc[0, "value"] > t.loc[0, "null_high"]
+    assert t.loc[0, "verdict"] == "evidence of miscalibration"
 
 
 def test_reference_beside_every_metric_matches_consistency_test():
@@ -70,9 +75,11 @@ def test_reference_beside_every_metric_matches_consistency_test():
     y = (rng.random(3000) < p).astype(int)
     t = metric_panel(y, p, metrics=list(BINARY_METRICS), n_resamples=0, n_reference=60, random_state=4)
     t = t.set_index("metric")
-    r = M.consistency_test(y, p, metric="ece", binning=Uniform(15), n_resamples=60, random_state=4)
+    level = M.reference_level(0.05)  # the range beside a verdict at alpha = 0.05: the central 90%
+    r = M.consistency_test(y, p, metric="ece", binning=Uniform(15), n_resamples=60, random_state=4, level=level)
     assert t.loc["ece", "null_low"] == r.null_low and t.loc["ece", "p_value"] == r.p_value
-    r = M.consistency_test(y, p, metric="tce", binning=PAVABC(), alpha=0.05, n_resamples=60, random_state=4)
+    r = M.consistency_test(y, p, metric="tce", binning=PAVABC(), alpha=0.05, n_resamples=60, random_state=4,
+                           level=level)
     assert t.loc["tce", "null_high"] == r.null_high
     for key in BINARY_METRICS:
         if key in ("dsc", "unc", "auc"):  # discrimination, uncertainty: no calibration error, no reference

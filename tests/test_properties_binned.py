@@ -100,3 +100,23 @@ def test_pava_minimises_within_bin_variance(labels):
             rates = [y[a:b].mean() for a, b in zip(bounds[:-1], bounds[1:])]
             if all(r1 <= r2 for r1, r2 in zip(rates[:-1], rates[1:])):
                 assert best <= _within_var(y, np.diff(bounds)) + 1e-12
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 12), min_size=1, max_size=400), st.integers(-1, 13),
+       st.sampled_from([0.005, 0.01, 0.025, 0.05, 0.1, 0.2]))
+def test_the_calibrated_range_agrees_with_the_verdict(null, observed, alpha):
+    """A value lies above the range shown beside a verdict at alpha exactly when its p-value is at most alpha
+    (and below it exactly when the lower tail's is), for any null values (ties included) and redraw count, once
+    the redraws can reach alpha at all (M.null_summary, M.reference_level)."""
+    values = np.array(null, dtype=float) / 4
+    statistic = observed / 4
+    mean, low, high, p_value = M.null_summary(statistic, values, M.reference_level(alpha))
+    b = values.size
+    assert low <= high and mean == pytest.approx(values.mean())
+    if alpha * (b + 1) >= 1:
+        assert (statistic > high) == (p_value <= alpha)
+        lower_p = (1 + np.count_nonzero(values <= statistic)) / (1 + b)
+        assert (statistic < low) == (lower_p <= alpha)
+    else:  # too few redraws for this alpha: no p-value reaches it, the range is the whole null range
+        assert p_value > alpha and (low, high) == (values.min(), values.max())

@@ -67,7 +67,7 @@ from .resampling import _call
 from .scores import brier_score, log_loss
 from .smooth import calibration_index, smooth_ece
 
-__all__ = ["consistency_test", "ConsistencyResult", "CONSISTENCY_METRICS"]
+__all__ = ["consistency_test", "ConsistencyResult", "CONSISTENCY_METRICS", "null_summary", "reference_level"]
 
 #: Buckets per unit interval of the binomial-bucket path (bucket width h = 2^-12).
 _BUCKETS = 1 << 12
@@ -99,8 +99,10 @@ class ConsistencyResult:
         Mean of the metric over the resamples: what a perfectly calibrated
         model with these predictions would show on average.
     null_low, null_high : float
-        Central ``level`` range of the null distribution (quantiles
-        ``(1 - level) / 2`` and ``(1 + level) / 2``, linear interpolation).
+        Central ``level`` range of the null distribution: the order
+        statistics at which the Monte Carlo tests of each tail reach
+        ``(1 - level) / 2``, so that ``statistic > null_high`` exactly when
+        ``p_value <= (1 - level) / 2`` (:func:`null_summary`).
     p_value : float
         ``(1 + #{null >= statistic}) / (1 + number of null values)``: small
         when the observed value is larger than a calibrated model's.
@@ -534,6 +536,52 @@ def _check_kind(name: str, spec: _Metric | None, ndim: int, shape) -> str:
     )
 
 
+def reference_level(alpha: float) -> float:
+    """Coverage of the calibrated-model range shown beside a verdict at level ``alpha``: ``1 - 2 alpha``.
+
+    The verdict is one-sided (a value larger than a calibrated model's is evidence of miscalibration, p <=
+    alpha), so the range's upper end must be the test's critical value: with ``alpha`` in each tail a value
+    lies above the range exactly when the verdict says "evidence" (:func:`null_summary`). A central 95% range
+    beside a 5% one-sided test let a value inside the range read "evidence of miscalibration" (p = 0.04 for an
+    MCE at the range's displayed end).
+
+    >>> reference_level(0.05)
+    0.9
+    """
+    return 1.0 - 2.0 * alpha
+
+
+def null_summary(statistic: float, values: np.ndarray, level: float) -> tuple[float, float, float, float]:
+    """(null_mean, null_low, null_high, p_value) of an observed metric against its null values.
+
+    ``p_value = (1 + #{null >= statistic}) / (1 + B)`` over the B finite null
+    values (ties within a relative 1e-10 count as reached). The range's ends
+    are order statistics chosen so that the range agrees with the tests of
+    each tail at ``a = (1 - level) / 2``: with ``m = floor(a (B + 1)) - 1``
+    null values allowed beyond each end, ``null_high`` is the (m + 1)-th
+    largest and ``null_low`` the (m + 1)-th smallest null value, so
+    ``statistic > null_high`` iff ``p_value <= a`` (and symmetrically below).
+    Too few values for ``a`` (``a (B + 1) < 1``: no p-value can reach it) give
+    the whole null range. NaN everywhere without null values.
+
+    Examples
+    --------
+    >>> null = np.arange(1.0, 20.0)  # 19 null values 1..19
+    >>> null_summary(19.5, null, 0.9)  # above them all: p = 1/20 = 0.05, above the range
+    (10.0, 1.0, 19.0, 0.05)
+    >>> null_summary(19.0, null, 0.9)[3]  # reached by one: p = 0.1, and not above the range
+    0.1
+    """
+    dist = np.sort(np.asarray(values, dtype=np.float64)[~np.isnan(values)])
+    b = dist.shape[0]
+    if not b:
+        return math.nan, math.nan, math.nan, math.nan
+    tol = _TIE_RTOL * abs(statistic) if math.isfinite(statistic) else 0.0
+    p_value = (1.0 + np.count_nonzero(dist >= statistic - tol)) / (1.0 + b)
+    m = min(max(math.floor((1 - level) / 2 * (b + 1) + 1e-9) - 1, 0), (b - 1) // 2)
+    return float(dist.mean()), float(dist[m]), float(dist[b - 1 - m]), float(p_value)
+
+
 def consistency_test(
     y_true,
     y_prob,
@@ -746,13 +794,7 @@ def consistency_test(
             RuntimeWarning,
             stacklevel=2,
         )
-    if dist.shape[0]:
-        tol = _TIE_RTOL * abs(statistic) if math.isfinite(statistic) else 0.0
-        p_value = (1.0 + np.count_nonzero(dist >= statistic - tol)) / (1.0 + dist.shape[0])
-        low, high = (float(v) for v in np.quantile(dist, [(1 - level) / 2, (1 + level) / 2]))
-        null_mean = float(dist.mean())
-    else:
-        p_value = low = high = null_mean = math.nan
+    null_mean, low, high, p_value = null_summary(statistic, dist, level)
     return ConsistencyResult(
         statistic=float(statistic),
         null_mean=null_mean,

@@ -22,6 +22,7 @@ import pandas as pd
 from ..binning import PAVA, PAVABC, EqualMass, Uniform, get_scheme
 from ..errors import InputError
 from ..io.loading import MIN_ROWS, SUM_TOLERANCE
+from ..metrics.consistency import reference_level
 from ..summary import BinStatistics, _table
 from ..validation import probability_range
 from . import aggregate as _agg
@@ -791,14 +792,16 @@ class Scan:
 
                     try:
                         null_mean, null_low, null_high, p_value = classwise_reference(
-                            cell_table(self, config.scheme()), n_reference, reference_state)
+                            cell_table(self, config.scheme()), n_reference, reference_state,
+                            reference_level(config.alpha))
                     except NoInterval:  # bins without fixed edges, or too many tuples: no reference, as no interval
                         note = ("No calibrated-model reference for class-wise ECE on this scan: it redraws the labels "
                                 "per tuple of bins of every class, which needs bins with fixed edges (uniform or "
                                 f"custom) and at most {MAX_GROUPS:,} such tuples; choose uniform bins, or load the "
                                 "data with cv.load_predictions.")
                     if np.isfinite(p_value):
-                        reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha, n_reference)
+                        reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha,
+                                                       n_reference, value)
             elif spec.key == "accuracy" and spec.key in available:  # the confidence view's share of "correct"
                 value, p_value = prevalence, nan
                 reading = spec.reading(value, {"p_value": p_value})
@@ -807,9 +810,11 @@ class Scan:
                 reading = spec.reading(value, {"p_value": p_value})
                 if n_reference:
                     null_mean, null_low, null_high, p_value = top_label_reference(self, spec.key, config, n_reference,
-                                                                                  reference_state, 0.95)
+                                                                                  reference_state,
+                                                                                  reference_level(config.alpha))
                     if np.isfinite(p_value):
-                        reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha, n_reference)
+                        reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha,
+                                                       n_reference, value)
             elif spec.key in available:
                 value, p_value = self.metric("ece" if spec.key == "confidence_ece" else spec.key, config)
                 ctx = {"prevalence": prevalence, "uncertainty": prevalence * (1 - prevalence), "p_value": p_value}
@@ -827,8 +832,10 @@ class Scan:
                 ref_key = "ece" if spec.key == "confidence_ece" else spec.key
                 if n_reference and ref_key in REFERENCE_METRICS and (self.is_binary or ref_key == "ece"):
                     null_mean, null_low, null_high, p_value = reference(self, ref_key, config, n_reference,
-                                                                        reference_state, 0.95)
-                    reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha, n_reference)
+                                                                        reference_state,
+                                                                        reference_level(config.alpha))
+                    reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha,
+                                                   n_reference, value)
             else:
                 value, p_value = nan, nan
                 reading = (f"{spec.label} is not available on a scan yet (it needs more than bucket sums); load the "

@@ -458,7 +458,7 @@ def classwise_reference(table: CellTable, n_resamples: int, random_state=None, l
     """
     from scipy import sparse
 
-    from .reference import _summary
+    from ..metrics.consistency import null_summary
 
     nan = float("nan")
     if not n_resamples:
@@ -480,7 +480,7 @@ def classwise_reference(table: CellTable, n_resamples: int, random_state=None, l
         sums[:, 1] = (to_cells @ draw(m).reshape(m, G * K).T).T
         null[done:done + m] = ece_from_sums(sums)
         done += m
-    return _summary(table.value(), null, level)
+    return null_summary(table.value(), null, level)
 
 
 def _unweighted_draw(table: CellTable, mean: np.ndarray, rng):

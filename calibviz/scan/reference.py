@@ -46,15 +46,14 @@ every redraw (:func:`_tce_null`), as the in-memory reference does on rows.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 
 import numpy as np
 
 from ..binning import PAVABC, EqualMass
 from ..metrics.binned import _decomposition, _norm_of_gaps
-from ..metrics.consistency import (_BUCKETS, _TIE_RTOL, _Plan, _null_statistics, bucket_binomial_draws,
-                                   cell_bucket_groups)
+from ..metrics.consistency import (_BUCKETS, _Plan, _null_statistics, bucket_binomial_draws, cell_bucket_groups,
+                                   null_summary)
 from . import refine as _ref
 from .aggregate import FINE_BUCKETS
 
@@ -97,10 +96,10 @@ def reference(scan, key: str, config, n_resamples: int, random_state=None, level
     if key == "tce":
         statistic, values = _tce_null(scan, PAVABC(config.n_min, config.n_max), config.alpha, "binomial",
                                       int(n_resamples), np.random.default_rng(random_state))
-        return _summary(statistic, values, level)
+        return null_summary(statistic, values, level)
     scheme, reduce = _spec(key, config)
     statistic, draws = _redrawn_cells(scan, scheme, int(n_resamples), random_state)
-    return _summary(reduce(statistic), np.fromiter(map(reduce, draws), np.float64, count=len(draws)), level)
+    return null_summary(reduce(statistic), np.fromiter(map(reduce, draws), np.float64, count=len(draws)), level)
 
 
 def _redrawn_cells(scan, scheme, n_resamples: int, random_state):
@@ -164,7 +163,7 @@ def top_label_reference(scan, key: str, config, n_resamples: int, random_state=N
             observed.append(stats)
             redrawn.append(draws)
     null = np.array([_ref.top_label_values([d[r] for d in redrawn])[key] for r in range(int(n_resamples))])
-    return _summary(_ref.top_label_values(observed)[key], null, level)
+    return null_summary(_ref.top_label_values(observed)[key], null, level)
 
 
 def weighted_positives(k, size, weight, sww, rng):
@@ -250,18 +249,6 @@ def _weighted_cell_statistics(stats, cells, starts, size, weight, sww, variance,
         out += [replace(stats, positives=pos[j].round().astype(np.int64), sum_true=true[j], sum_pred_true=ptrue[j])
                 for j in range(c)]
     return out
-
-
-def _summary(statistic: float, values: np.ndarray, level: float):
-    """(null_mean, null_low, null_high, p_value) as consistency_test reads its null values."""
-    nan = float("nan")
-    dist = values[~np.isnan(values)]
-    if not dist.shape[0]:
-        return nan, nan, nan, nan
-    tol = _TIE_RTOL * abs(statistic) if math.isfinite(statistic) else 0.0
-    p_value = (1.0 + np.count_nonzero(dist >= statistic - tol)) / (1.0 + dist.shape[0])
-    low, high = (float(v) for v in np.quantile(dist, [(1 - level) / 2, (1 + level) / 2]))
-    return float(dist.mean()), low, high, float(p_value)
 
 
 def _redrawn_atoms(bucket, value, lo, hi, ranged, size, mean, positives, weight=None, positive_weight=None):

@@ -347,7 +347,7 @@ def tce_reference(view, fingerprint: str, scheme, alpha: float):
     :func:`calibviz.metrics.consistency_test`: labels redrawn from the predictions, bins refitted, TCE
     recomputed; the redraws and seed as for the metric panel (fewer redraws on large data).
     """
-    from ..metrics import consistency_test
+    from ..metrics import consistency_test, reference_level
 
     s = settings()
     seed = int(s["seed"])
@@ -355,7 +355,7 @@ def tce_reference(view, fingerprint: str, scheme, alpha: float):
 
     def compute():
         return consistency_test(view.y, view.p, metric="tce", n_resamples=n_ref, random_state=seed,
-                                sample_weight=view.w, binning=scheme, alpha=alpha)
+                                sample_weight=view.w, binning=scheme, alpha=alpha, level=reference_level(alpha))
 
     return cached(("tce_reference", fingerprint, view.name, repr(scheme), float(alpha), n_ref, seed), compute,
                   label="Computing what a calibrated model's TCE would be")

@@ -73,7 +73,8 @@ def test_tce_page_reacts_to_alpha_and_reads_the_url():
     y, p = _binary_demo()
     n_ref = REFERENCE_RESAMPLES if len(y) * REFERENCE_RESAMPLES <= BOOTSTRAP_ROW_BUDGET else REFERENCE_RESAMPLES_LARGE
     ref = cv.metrics.consistency_test(y, p, metric="tce", n_resamples=n_ref, binning=PAVABC(), alpha=0.05,
-                                      random_state=int(at.session_state["cv_settings"]["seed"]))
+                                      random_state=int(at.session_state["cv_settings"]["seed"]),
+                                      level=cv.metrics.reference_level(0.05))
     headline = next(m.value for m in at.markdown if "deviate significantly" in m.value)
     assert (f"would show {format_value(ref.null_low, 'percent')} to {format_value(ref.null_high, 'percent')}"
             in headline), headline
