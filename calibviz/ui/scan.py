@@ -87,6 +87,7 @@ def source_form() -> None:
     # a code span shows its text as written (escapes would show as backslashes); a root holding a backtick,
     # which would close the span, is shown as escaped plain text instead
     st.caption("Allowed directories: " + ", ".join(md(r) if "`" in r else f"`{r}`" for r in roots))
+    _show_opened_fields()
     with st.form("cv_scan_form"):
         path = st.text_input("Path, glob or directory", key="w_scan_path",
                              help="A Parquet or CSV file, a glob such as /data/logs/*.parquet, or a directory "
@@ -112,6 +113,17 @@ def source_form() -> None:
         else:
             st.session_state.pop("cv_lost_link", None)  # a link's file that could not be opened: answered
             st.rerun()  # the sidebar, drawn before this form, names the file just opened
+
+
+def _show_opened_fields() -> None:
+    """Fill the form with the fields of the session's file when the page is drawn anew (Streamlit forgets a
+    form's values when another page was shown, or when a link opened the file): the form says what is open."""
+    how = st.session_state.get(_HOW)
+    if not how or current_scan() is None or "w_scan_path" in st.session_state:
+        return
+    for field, key in (("open", "path"), ("engine", "engine"), ("label", "label"), ("probs", "probs"),
+                       ("weight", "weight"), ("per_model", "per_model")):
+        st.session_state[f"w_scan_{key}"] = how[field]
 
 
 def _open_into_state(how: dict) -> None:

@@ -67,9 +67,8 @@ def page_setup(title: str, controls: tuple = (), model_picker: bool = True) -> N
         ignored.append(f"data={data}")
     ensure_data()
     opened = st.query_params.get("open") if first_run else None
-    if opened and not st.session_state.get("cv_lost_link"):
-        _open_linked_file(opened)
-    if fresh_url:
+    file_lost = bool(opened) and not st.session_state.get("cv_lost_link") and not _open_linked_file(opened)
+    if fresh_url and not file_lost:  # the model of a file that did not open is no setting to call invalid
         ignored += _linked_model()
     if ignored:
         st.warning(f"Ignored link settings that are not valid: {md(', '.join(ignored))}.", icon=":material/link_off:")
@@ -93,15 +92,18 @@ def page_setup(title: str, controls: tuple = (), model_picker: bool = True) -> N
     sync_url({**link_data(current_source()), **opened}, page=title)
 
 
-def _open_linked_file(path: str) -> None:
+def _open_linked_file(path: str) -> bool:
     """Open the file a link names (``open=``) and, with ``analyse=1``, make it the data of every binned page;
-    a file that cannot be opened is a lost link (:func:`calibviz.ui.session.lost_link_notice`)."""
+    a file that cannot be opened is a lost link (:func:`calibviz.ui.session.lost_link_notice`). Whether it opened."""
     linked = {k: st.query_params.get(k, "") for k in LINK_KEYS}
     reason = open_from_link(linked)
     if reason:
         mark_lost(path, reason, opened=linked)
-    elif linked["analyse"] == "1":
+        set_setting("model", "")
+        return False
+    if linked["analyse"] == "1":
         use_scan()
+    return True
 
 
 def _model_pick() -> tuple[list[str], str | None]:

@@ -95,8 +95,9 @@ def test_a_link_to_an_analysed_file_reopens_it_with_its_fields_and_model(root):
 
 def test_a_link_outside_the_allowed_directories_opens_nothing_and_shows_nothing_in_its_place(root):
     outside = str(root.parent / "outside.parquet")
-    at = _fresh(RELIABILITY, {"open": outside, "label": "outcome", "probs": "s", "analyse": "1"})
+    at = _fresh(RELIABILITY, {"open": outside, "label": "outcome", "probs": "s", "analyse": "1", "model": "shrunk"})
     assert_clean(at)
+    assert not at.warning, [shown(w) for w in at.warning]  # the file's model is no invalid setting of the link
     assert at.error, "the page says the file cannot be opened"
     text = shown(at.error[0])
     assert "cannot be opened here" in text and "outside the directories this server may read" in text, text
@@ -135,6 +136,9 @@ def test_a_page_on_the_data_in_memory_carries_no_path_and_the_large_data_page_do
     assert_clean(fresh)
     assert not fresh.error, [shown(e) for e in fresh.error]
     assert any(path in shown(m) for m in fresh.markdown)  # the page shows the file again
+    # and its form says what is open (Streamlit forgets a form's values between pages)
+    assert fresh.text_input(key="w_scan_path").value == path
+    assert (fresh.text_input(key="w_scan_label").value, fresh.text_input(key="w_scan_probs").value) == ("outcome", "s")
     assert "cv_scan_active" not in fresh.session_state  # opened, not analysed on every page
     fresh.switch_page(RELIABILITY).run()
     assert "open" not in _params(fresh)  # this page shows the demo in memory: the link does not name the file
