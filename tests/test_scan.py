@@ -1218,6 +1218,25 @@ def test_polars_widens_narrower_integer_and_float_columns_of_some_files_as_duckd
         cv.scan(str(tmp_path / "g"), engine="polars").metrics(["ece"], n_reference=0)
 
 
+def test_files_of_two_layouts_in_one_directory_are_named_as_the_likely_cause(tmp_path):
+    """A directory holding a two-model binary log and a 3-class file: the model column is empty in the second
+    file's rows. The message says so (it sent the user to fill a model column that no file lacks a value of)."""
+    rng = np.random.default_rng(6)
+    d = _binary(400, seed=6).assign(model=["a", "b"] * 200)
+    d.to_parquet(tmp_path / "binary.parquet")
+    P = rng.dirichlet([1, 1, 1], 120)
+    pd.DataFrame({"y": rng.choice(["cat", "dog", "owl"], 120), "p_cat": P[:, 0], "p_dog": P[:, 1],
+                  "p_owl": P[:, 2]}).to_parquet(tmp_path / "animals.parquet")
+    with pytest.raises(cv.InputError, match=r"model column 'model' is empty in 120 rows; .* The source is 2 files "
+                                            r"read together and matched by column name"):
+        cv.scan(str(tmp_path))
+    # one file alone: the plain message, no guess about files
+    d.iloc[:10].assign(model=None).to_parquet(tmp_path / "one.parquet")
+    with pytest.raises(cv.InputError, match=r"is empty in 10 rows; name the model of every row or drop those "
+                                            r"rows\.$"):
+        cv.scan(str(tmp_path / "one.parquet"))
+
+
 def test_duckdb_boolean_csv_labels_take_the_positive_class_as_written(tmp_path):
     d = _binary(1000, seed=2)
     d["lab"] = np.where(d.y == 1, "yes", "no")

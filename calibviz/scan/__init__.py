@@ -27,7 +27,7 @@ from ..summary import BinStatistics, _table
 from ..validation import probability_range
 from . import aggregate as _agg
 from . import refine as _ref
-from .source import ENGINES, open_source, resolve_roles
+from .source import ENGINES, open_source, resolve_roles, several_files_note
 
 __all__ = ["scan", "Scan", "ENGINES", "SCAN_METRICS", "GRID_METRICS", "interval_caption"]
 
@@ -281,7 +281,7 @@ class Scan:
         bad = n_of(table["_b"] == _agg.BAD_SCORE)
         if bad:
             raise InputError(f"{src}: probability column(s) {probs} hold missing, NaN or infinite values in "
-                             f"{_rows(bad)}; drop or fill those rows.")
+                             f"{_rows(bad)}; drop or fill those rows." + several_files_note(src, r.probs[0]))
         out = table["_b"] == _agg.OUT_OF_RANGE
         if out.any():
             lo, hi = float(table.loc[out, "pmin"].min()), float(table.loc[out, "pmax"].max())
@@ -305,7 +305,7 @@ class Scan:
         missing = n_of(table["_y"] == _agg.MISSING_LABEL)
         if missing:
             raise InputError(f"{src}: the label column {r.label!r} is empty in {_rows(missing)}; fill or drop "
-                             "those rows.")
+                             "those rows." + several_files_note(src, r.label))
         unknown = n_of(table["_y"] == _agg.UNKNOWN_LABEL)
         if unknown:
             classes = list(r.classes) if r.view != "binary" else [r.negative, r.positive]

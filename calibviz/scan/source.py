@@ -23,7 +23,8 @@ from ..io.readers import is_sql
 from ..io.mapping import LABEL_NAMES, _find, _key, detect_mapping
 from .aggregate import Roles, collect
 
-__all__ = ["ENGINES", "open_source", "resolve_roles", "check_allowed", "SAMPLE_ROWS", "MAX_LABELS"]
+__all__ = ["ENGINES", "open_source", "resolve_roles", "check_allowed", "several_files_note", "SAMPLE_ROWS",
+           "MAX_LABELS"]
 
 ENGINES = ("duckdb", "polars", "spark")
 #: Rows read to detect the column roles (the probability columns' names and sums).
@@ -178,6 +179,26 @@ def open_source(source, engine=None, *, database=None, read_only_roots=None):
 _NUMBER = r"^\s*[-+]?((\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|(?i:nan|inf|infinity))\s*$"
 
 
+def several_files_note(display: str, column: str) -> str:
+    """A sentence for a column found empty in some rows of a source of several files (a directory or glob): the
+    files are matched by column name, so a file of another layout gives empty values there. '' otherwise.
+
+    Examples
+    --------
+    >>> several_files_note("query", "model")
+    ''
+    """
+    try:
+        count = len(files_of(display)[0]) if not _URL.match(str(display)) else 0
+    except (InputError, OSError, ValueError):
+        return ""
+    if count < 2:
+        return ""
+    return (f" The source is {count:,} files read together and matched by column name: a file without the "
+            f"column {column!r} gives empty values there. If a file of another layout is among them, open the "
+            "files of one layout (a glob that names them, or one directory per layout).")
+
+
 def _check_numbers(frame: nw.LazyFrame, name: str, columns: dict) -> None:
     """Text columns among the score and weight columns (a CSV column that holds a word): InputError with the
     rows that are not numbers, counted and shown as :func:`calibviz.load_predictions` shows them (one short
@@ -259,7 +280,8 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
         if names.isna().any():  # as load_models: a row of no model would be silently left out of every model
             empty = int(collect(frame.filter(nw.col(mapping.model).is_null()).select(nw.len().alias("n")))["n"].iloc[0])
             raise InputError(f"{name}: the model column {mapping.model!r} is empty in {empty:,} "
-                             f"row{'s' if empty != 1 else ''}; name the model of every row or drop those rows.")
+                             f"row{'s' if empty != 1 else ''}; name the model of every row or drop those rows."
+                             + several_files_note(name, mapping.model))
         for m in sorted(names, key=_key):  # engines give no row order: models in sorted order
             roles[str(m)] = Roles(mapping.label, tuple(cols), negative, pos, mapping.weight,
                                   (mapping.model, _python(m)), **view)
