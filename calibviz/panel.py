@@ -150,7 +150,7 @@ def _worst_bin_reading(v: float, ctx: dict) -> str:
     if worst is None:
         return f"In the worst bin, predictions are off by {_pct(v)}."
     rows = int(worst["n"])
-    size = f"{rows} row" + ("" if rows == 1 else "s")
+    size = f"{rows:,} row" + ("" if rows == 1 else "s")
     small = "; a small bin, whose gap is mostly noise" if rows < 30 else ""
     return (f"In the worst bin ({size}, mean prediction {worst['mean_pred']:.2f}, observed rate "
             f"{worst['obs_rate']:.2f}{small}), predictions are off by {_pct(v)}.")

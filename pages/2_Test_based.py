@@ -5,7 +5,7 @@ from calibviz import figures, metrics
 from calibviz.summary import reliability_table
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, show_figure, tce_headline, tce_reference, tce_tiles
-from calibviz.ui.blocks import show_dataframe
+from calibviz.ui.blocks import TCE_PAGE_CAPTION, show_dataframe
 from calibviz.ui.source import scan_dispatch
 from calibviz.ui.compute import cached
 from calibviz.ui.settings import settings, tce_axis_control, tce_scheme
@@ -15,9 +15,7 @@ page_setup("Test-based", controls=("tce_binning", "uncertainty"))
 scan_dispatch("Test-based")  # an opened large file analysed on every page: its binned views (ui.scan_pages)
 preds = current_predictions()
 st.title("Test-based calibration (TCE)")
-st.caption("Each prediction is tested against the observed rate of its bin with an exact binomial test; TCE is the "
-           "percentage of predictions the test rejects (Matsubara et al. 2023). Bins default to PAVA-BC, which the "
-           "paper recommends.")
+st.caption(TCE_PAGE_CAPTION)
 view_picker(preds)
 view = current_view(preds)
 tce_axis_control()

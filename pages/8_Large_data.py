@@ -45,8 +45,10 @@ if scan is not None:
                          column_config={"label": st.column_config.TextColumn("metric", width="medium")})
         show_figure(tce_diagram(table=table), "tce_diagram", key="scan_tce")
         st.caption("The test-based diagram tests each prediction against its bin of the sidebar's binning, and its "
-                   "title gives the TCE of those bins; the TCE of the metric panel uses PAVA-BC bins (the paper's "
-                   "choice, the sidebar's n_min and n_max), so the two differ unless the sidebar picks PAVA-BC.")
+                   "title gives the TCE of those bins" + (
+                       "; the TCE of the metric panel uses PAVA-BC bins (the paper's choice, the sidebar's n_min and "
+                       "n_max), so the two differ unless the sidebar picks PAVA-BC." if "tce" in set(panel["metric"])
+                       else "."))
         st.subheader("Per-bin table")
         show_dataframe(table)
         download_table(table, "reliability_table", key="scan_table")

@@ -27,7 +27,7 @@ from ..summary import BinStatistics, _table
 from ..validation import probability_range
 from . import aggregate as _agg
 from . import refine as _ref
-from .source import ENGINES, open_source, resolve_roles, several_files_note
+from .source import ENGINES, IN_MEMORY, open_source, resolve_roles, several_files_note
 
 __all__ = ["scan", "Scan", "ENGINES", "SCAN_METRICS", "GRID_METRICS", "interval_caption"]
 
@@ -797,8 +797,8 @@ class Scan:
                     except NoInterval:  # bins without fixed edges, or too many tuples: no reference, as no interval
                         note = ("No calibrated-model reference for class-wise ECE on this scan: it redraws the labels "
                                 "per tuple of bins of every class, which needs bins with fixed edges (uniform or "
-                                f"custom) and at most {MAX_GROUPS:,} such tuples; choose uniform bins, or load the "
-                                "data with cv.load_predictions.")
+                                f"custom) and at most {MAX_GROUPS:,} such tuples; choose uniform bins, or analyse "
+                                f"{IN_MEMORY}.")
                     if np.isfinite(p_value):
                         reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha,
                                                        n_reference, value)
@@ -838,8 +838,8 @@ class Scan:
                                                    n_reference, value)
             else:
                 value, p_value = nan, nan
-                reading = (f"{spec.label} is not available on a scan yet (it needs more than bucket sums); load the "
-                           "data with cv.load_predictions to compute it.")
+                reading = (f"{spec.label} is not available on a scan yet (it needs more than bucket sums): analyse "
+                           f"{IN_MEMORY} for it.")
             return {"metric": spec.key, "label": spec.label, "value": float(value), "low": nan, "high": nan,
                     "interval": "", "null_mean": null_mean, "null_low": null_low, "null_high": null_high,
                     "p_value": p_value,

@@ -130,6 +130,7 @@ import numpy as np
 from ..binning import Custom, Uniform, get_scheme
 from ..metrics.intervals import ece_from_sums
 from . import aggregate as _agg
+from .source import IN_MEMORY
 
 __all__ = ["MAX_GROUPS", "CellTable", "NoInterval", "cell_table", "class_rows", "classwise_distribution",
            "no_interval_reason"]
@@ -311,7 +312,7 @@ def cell_table(scan, binning, *, max_groups: int | None = None) -> CellTable:
         raise NoInterval("No bootstrap interval for class-wise ECE on a scan with these bins: its resamples are drawn "
                          "per cell (the bin of every class and the label), which needs bins with fixed edges (uniform "
                          "or custom); equal-mass, PAVA, PAVA-BC and median-variance bins would be refitted per class "
-                         "on every resample. Choose uniform bins, or load the data with cv.load_predictions for it.")
+                         f"on every resample. Choose uniform bins, or analyse {IN_MEMORY}.")
     max_groups = MAX_GROUPS if max_groups is None else int(max_groups)
     cache = scan.__dict__.setdefault("_cell_tables", {})
     key = (repr(scheme), int(max_groups))
@@ -346,8 +347,8 @@ def _cell_table(scan, scheme, max_groups: int) -> CellTable:
     if len(out) > max_groups:
         raise NoInterval(f"No bootstrap interval for class-wise ECE on this scan: its rows fall into more than "
                          f"{max_groups:,} distinct cells (the bin of each of the {K} classes' probabilities and "
-                         "the label), too many to resample on the driver (many classes multiply the cells). Load the "
-                         "data (or a sample of it) with cv.load_predictions for it, or use fewer bins.")
+                         "the label), too many to resample on the driver (many classes multiply the cells). Use fewer "
+                         f"bins, or analyse {IN_MEMORY}; a sample will do.")
     bins = out[keys].to_numpy(np.int64).reshape(len(out), K)
     label = out["_l"].to_numpy(np.int64)
     order = np.lexsort((*bins.T[::-1], label))  # canonical order: the same draws from every engine

@@ -41,6 +41,7 @@ from ..binning import (PAVA, PAVABC, Bins, Custom, EqualMass, MedianVariance, Un
 from ..errors import InputError
 from ..summary import BinStatistics, rejections as _rejections
 from .aggregate import FINE_BUCKETS
+from .source import IN_MEMORY
 
 __all__ = ["Atoms", "Refine", "atoms_of", "fine_atoms", "edge_bins", "equal_mass_bins", "pava_bins", "pavabc_bins",
            "bin_statistics", "bin_totals", "rejected",
@@ -371,8 +372,7 @@ def median_variance_bins(scheme: MedianVariance, atoms: Atoms, weighted: bool, *
     """
     if weighted:
         raise InputError("median-variance splits use the unweighted scores, which a weighted scan does not sum; "
-                         "choose another binning, or analyse the data in memory (cv.load_predictions; the command "
-                         "line without --engine).")
+                         f"choose another binning, or analyse {IN_MEMORY}.")
     starts, counts = _groups(atoms)
     group_of_atom = np.repeat(np.arange(starts.shape[0]), np.diff(np.r_[starts, atoms.size]))
     N = int(counts.sum())
@@ -415,8 +415,8 @@ def median_variance_bins(scheme: MedianVariance, atoms: Atoms, weighted: bool, *
                     f"median-variance splits (min_size={scheme.min_size}, max_bins={scheme.max_bins}) of {N:,} rows cut "
                     f"inside score buckets holding more rows than a scan fetches exactly ({MEDIAN_VARIANCE_ROWS:,}); "
                     "give max_bins or a larger min_size (in Python: "
-                    f"MedianVariance(min_size={scheme.min_size}, max_bins=64)), choose another binning, or analyse the "
-                    "data in memory (cv.load_predictions; the command line without --engine).")
+                    f"MedianVariance(min_size={scheme.min_size}, max_bins=64)), choose another binning, or analyse "
+                    f"{IN_MEMORY}.")
         return h
 
     sizes = median_variance_sizes(N, scheme.min_size, scheme.max_bins, sums, cut_at)
@@ -581,4 +581,4 @@ def scheme_kind(scheme) -> str:
     if type(scheme) is MedianVariance:
         return "median_variance"
     raise InputError(f"scans bin with uniform, equal_mass, pava, pavabc, median_variance or custom edges, not "
-                     f"{scheme!r}; load the data with cv.load_predictions, or choose another scheme.")
+                     f"{scheme!r}; analyse {IN_MEMORY}, or choose another scheme.")

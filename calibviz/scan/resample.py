@@ -118,6 +118,7 @@ from ..metrics.resampling import BootstrapResult, interval_from_distribution
 from ..summary import BinStatistics
 from . import refine as _ref
 from .aggregate import FINE_BUCKETS
+from .source import IN_MEMORY
 
 __all__ = ["RESAMPLE_METRICS", "BUCKET_BOUND", "poisson_draw", "resample_distributions", "scan_intervals"]
 
@@ -544,7 +545,7 @@ def scan_intervals(scan, keys, values: dict, config, n_resamples: int, confidenc
 _NO_INTERVAL = {
     "top_label_ece": "No bootstrap interval for top-label metrics with PAVA, PAVA-BC or median-variance bins on a "
                      "scan (a refit per class view and resample); choose uniform or equal-mass bins for one.",
-    None: "No bootstrap interval for this metric on a scan yet; load the data with cv.load_predictions for it.",
+    None: f"No bootstrap interval for this metric on a scan yet; analyse {IN_MEMORY} for one.",
 }
 
 

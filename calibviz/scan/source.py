@@ -23,7 +23,7 @@ from ..io.readers import is_sql
 from ..io.mapping import LABEL_NAMES, _find, _key, detect_mapping
 from .aggregate import Roles, collect
 
-__all__ = ["ENGINES", "open_source", "resolve_roles", "check_allowed", "several_files_note", "SAMPLE_ROWS",
+__all__ = ["ENGINES", "open_source", "resolve_roles", "check_allowed", "several_files_note", "IN_MEMORY", "SAMPLE_ROWS",
            "MAX_LABELS"]
 
 ENGINES = ("duckdb", "polars", "spark")
@@ -174,6 +174,11 @@ def open_source(source, engine=None, *, database=None, read_only_roots=None):
                          "SQL query, a DuckDB relation, a Polars LazyFrame or a PySpark DataFrame.")
     return nw.from_native(native), engine, type(source).__name__
 
+
+#: Where a result that needs the rows is had, said alike by every message of a scan (people of the library, the
+#: command line and the dashboard read the same messages).
+IN_MEMORY = ("the rows in memory (cv.load_predictions in Python, the command line without --engine, or a sample "
+             "uploaded on the dashboard's Data page)")
 
 #: A number as text (the engines cast these to DOUBLE): decimal or scientific notation, nan and infinities.
 _NUMBER = r"^\s*[-+]?((\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|(?i:nan|inf|infinity))\s*$"

@@ -51,6 +51,7 @@ import pandas as pd
 from ..errors import InputError
 from ..variables import MAX_LEVELS, MIN_LEVEL_ROWS, MISSING_LEVEL, OTHER_LEVELS, _fixed_bin_interval, _RANKING_COLUMNS
 from . import aggregate as _agg
+from .source import IN_MEMORY
 
 __all__ = ["variable_ranking", "MAX_SCAN_LEVELS", "EXACT_ROWS"]
 
@@ -63,9 +64,8 @@ EXACT_ROWS = 1 << 16
 MAX_ROUNDS = 12
 _SUMS = ("n", "sw", "sd", "sdd", "sdw", "sww")
 _CI_METHOD = "poisson-normal, fixed bins"
-MAX_VCE_NOTE = ("max-VCE of a numeric feature is the largest gap between two LOESS curves, which need the rows: it is "
-                "NaN on a scan (load a sample with cv.load_predictions for the curves); a categorical feature's "
-                "max-VCE is its largest per-level gap.")
+MAX_VCE_NOTE = (f"max-VCE of a numeric feature is the largest gap between two LOESS curves, which need {IN_MEMORY}: "
+                "a scan leaves it empty. A categorical feature's max-VCE is its largest per-level gap.")
 
 
 def _is_numeric(dtype) -> bool:

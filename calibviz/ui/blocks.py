@@ -18,7 +18,7 @@ from .compute import cached, in_cache, progress_bar
 from .settings import panel_config, settings
 
 __all__ = ["BOOTSTRAP_ROW_BUDGET", "show_figure", "figure_about", "file_size", "download_table", "panel_table", "show_headlines", "show_metric_table", "slug",
-           "not_applicable", "without_attrs", "show_dataframe"]
+           "not_applicable", "without_attrs", "show_dataframe", "TCE_PAGE_CAPTION"]
 
 
 def show_dataframe(data, **kwargs):
@@ -218,7 +218,7 @@ def _format_interval(row) -> str:
 
 
 def _format_reference(row) -> str:
-    """What a perfectly calibrated model with these predictions would show (central 95%)."""
+    """What a perfectly calibrated model with these predictions would show (central 1 - 2 alpha)."""
     return format_interval(row.get("null_low"), row.get("null_high"), row["unit"])
 
 
@@ -330,9 +330,11 @@ def show_metric_table(table: pd.DataFrame, name: str, caption: str | None = None
     show_dataframe(shown,
                  column_config={"What it means": st.column_config.TextColumn(width="large"),
                                 "Calibrated model would show": st.column_config.TextColumn(
-                                    help="Central 95% of the metric when the labels are redrawn from the "
-                                         "predictions (y* ~ Bernoulli(p)): what a perfectly calibrated model with "
-                                         "these predictions would show. It depends on n and the bins.")})
+                                    help="The metric when the labels are redrawn from the predictions (y* ~ "
+                                         "Bernoulli(p)): what a perfectly calibrated model with these predictions "
+                                         "would show, the central 1 - 2α of the redraws (90% at α = 0.05), so that "
+                                         "a value above it is evidence of miscalibration at level α. It depends on "
+                                         "n and the bins.")})
     st.caption(caption or interval_caption(table))
     download_table(table.drop(columns=["description"]), f"metrics_{name}", label="Metrics as CSV",
                    key=f"metrics_{slug(name)}")
@@ -359,6 +361,13 @@ def tce_reference(view, fingerprint: str, scheme, alpha: float):
 
     return cached(("tce_reference", fingerprint, view.name, repr(scheme), float(alpha), n_ref, seed), compute,
                   label="Computing what a calibrated model's TCE would be")
+
+
+#: The Test-based page's caption (in memory and on an opened file).
+TCE_PAGE_CAPTION = ("Each prediction is tested against the observed rate of its bin with an exact binomial test; TCE "
+                    "is the percentage of predictions the test rejects (Matsubara et al. 2023). Bins default to "
+                    "PAVA-BC, which the paper recommends; this page keeps its own binning in the sidebar, apart from "
+                    "the other pages'.")
 
 
 def tce_headline(tce: float, alpha: float, reference=None, *, n_rows: int | None = None,

@@ -29,7 +29,7 @@ from ..scan import tables as scan_tables
 from ..scan.refine import EXACT_BLOCK_ROWS
 from .blocks import (REFERENCE_RESAMPLES, REFERENCE_RESAMPLES_LARGE, download_table, not_applicable, show_figure,
                      show_headlines, show_metric_table, slug, tce_headline, tce_tiles, zoom_bin_picker)
-from .blocks import show_dataframe
+from .blocks import TCE_PAGE_CAPTION, show_dataframe
 from .comparison import show_comparison
 from .compute import cached, guarded, in_cache, progress_bar
 from .settings import page_control, panel_config, set_setting, settings, tce_axis_control, tce_scheme
@@ -188,8 +188,7 @@ def reliability(scan) -> None:
 def test_based(scan) -> None:
     """Test-based: TCE, the test-based diagram and its per-bin table of the file."""
     _header("Test-based calibration (TCE)", scan)
-    st.caption("Each prediction is tested against the observed rate of its bin with an exact binomial test; TCE is "
-               "the percentage of predictions the test rejects (Matsubara et al. 2023).")
+    st.caption(TCE_PAGE_CAPTION)
     view = _view(scan)
     tce_axis_control()
     s = settings()
@@ -277,7 +276,7 @@ def multiclass(scan) -> None:
         show_figure(figures.classwise_grid(tables=tables, ranking=ranking, top_n=12, offset=int(offset), title=""),
                     f"classwise_{scan.name}", key="cw")
         st.caption("Ranked by class-wise ECE, worst first; no per-class bootstrap intervals on an opened file (they "
-                   "resample rows; class-wise ECE itself has one in the Metrics tab).")
+                   "resample rows). Class-wise ECE itself gets one in the Metrics tab on uniform or custom bins.")
         show_dataframe(ranking)
         download_table(ranking, f"class_ranking_{scan.name}", label="Ranking as CSV", key="class_ranking")
 

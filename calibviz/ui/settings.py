@@ -222,16 +222,17 @@ def binning_controls(n_rows: int, *, setting: str = "scheme") -> None:
                 help="More bins show more detail but each bin's rate is noisier.")
     if scheme == "pavabc":
         auto_min, auto_max = max(1, n_rows // 20), max(1, n_rows // 5)
-        _widget("n_min", st.number_input, label="Smallest bin (0 = N/20)", min_value=0, step=50,
+        _widget("n_min", st.number_input, label=f"Smallest bin (0: rows / 20 = {auto_min:,})", min_value=0, step=50,
                 help=f"PAVA-BC minimum bin size; 0 uses N/20 = {auto_min:,} as the TCE paper recommends.")
-        _widget("n_max", st.number_input, label="Largest bin (0 = N/5)", min_value=0, step=50,
+        _widget("n_max", st.number_input, label=f"Largest bin (0: rows / 5 = {auto_max:,})", min_value=0, step=50,
                 help=f"PAVA-BC maximum bin size; 0 uses N/5 = {auto_max:,}.")
 
 
 def uncertainty_controls() -> None:
     """Alpha, interval type, bootstrap resamples and seed."""
     _widget("alpha", st.select_slider, label="Significance level α", options=list(ALPHAS),
-            help="Level of the tests (TCE) and of the intervals (1 - α).")
+            help="Level of the tests (TCE, and every verdict against a calibrated model, whose range is then the "
+                 "central 1 - 2α of its redraws) and of the intervals (1 - α).")
     _widget("interval", st.selectbox, label="Interval for observed rates", options=list(INTERVAL_LABELS),
             format_func=INTERVAL_LABELS.get, help="Binomial confidence interval drawn around each bin's rate.")
     _widget("band", st.checkbox, label="Show acceptance band",
