@@ -202,6 +202,8 @@ def table_about(table: pd.DataFrame, *, interval: bool = True, alpha: bool = Fal
     >>> t = pd.DataFrame({"n": [5, 5]}); t.attrs.update(scheme="equal_mass(2)", alpha=0.05, interval="wilson")
     >>> table_about(t, alpha=True)
     {'binning': 'equal mass, 2 bins', 'interval': 'Wilson 95%', 'α': 0.05}
+    >>> t.attrs.update(scheme="uniform(3)"); table_about(t)["binning"]  # a table has a row per non-empty bin
+    'uniform, 3 bins (1 empty)'
     """
     a = table.attrs
     out = {}
@@ -211,7 +213,9 @@ def table_about(table: pd.DataFrame, *, interval: bool = True, alpha: bool = Fal
         text = SCHEME_TEXT.get(name, name)
         if name == "pavabc" and "," in args:
             text += " (bins of {}-{} rows)".format(*args.rstrip(")").split(",")[:2])
-        out["binning"] = f"{text}, {len(table)} bins"
+        asked = args.rstrip(")")
+        empty = int(asked) - len(table) if name in ("uniform", "equal_mass") and asked.isdigit() else 0
+        out["binning"] = (f"{text}, {int(asked)} bins ({empty} empty)" if empty > 0 else f"{text}, {len(table)} bins")
     if interval and a.get("interval"):
         name = {"wilson": "Wilson", "beta": "Clopper-Pearson", "jeffreys": "Jeffreys"}.get(a["interval"], a["interval"])
         out["interval"] = f"{name} {level_label(a.get('alpha', 0.05))}"

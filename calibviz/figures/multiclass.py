@@ -340,6 +340,32 @@ def classwise_grid(y_true=None, y_prob=None, *, binning=Uniform(15), classes=Non
     return _grid(tables, titles, order, cols, title, height, alpha)
 
 
+#: Where a label may sit beside its point, in order of preference, and the offset (in axis spans) of each.
+_LABEL_SPOTS = (("middle right", (1, 0)), ("middle left", (-1, 0)), ("top center", (0, 1)), ("bottom center", (0, -1)))
+
+
+def _label_positions(x, y, span: float, gap: float = 0.045) -> list[str]:
+    """A text position per point so that labels of nearby points do not print on top of each other: each point
+    (in drawing order) takes the first spot whose label anchor lies at least ``gap`` axis spans from every label
+    placed before (else the one farthest from them).
+
+    Examples
+    --------
+    >>> _label_positions([0.50, 0.505, 0.9], [0.50, 0.50, 0.9], 1.0)
+    ['middle right', 'middle left', 'middle right']
+    """
+    placed, out = [], []
+    for xi, yi in zip(np.asarray(x, float) / span, np.asarray(y, float) / span):
+        def clearance(offset):
+            ax, ay = xi + 0.03 * offset[0], yi + 0.03 * offset[1]
+            return min((np.hypot(ax - px, ay - py) for px, py in placed), default=np.inf)
+        best = next(((name, off) for name, off in _LABEL_SPOTS if clearance(off) >= gap),
+                    max(_LABEL_SPOTS, key=lambda spot: clearance(spot[1])))
+        out.append(best[0])
+        placed.append((xi + 0.03 * best[1][0], yi + 0.03 * best[1][1]))
+    return out
+
+
 def bin_zoom(y_true=None, y_prob=None, bin_id: int | None = None, *, binning=Uniform(15), classes=None,
              sample_weight=None, table: pd.DataFrame | None = None, title: str | None = None,
              height: int | None = None) -> go.Figure:
@@ -404,12 +430,17 @@ def bin_zoom(y_true=None, y_prob=None, bin_id: int | None = None, *, binning=Uni
     hover = [f"predicted {lab}: {c} rows ({100 * s:.1f}% of the bin), confidence {cf:.3f}, accuracy {ac:.3f}, "
              f"gap {ac - cf:+.3f}" for lab, c, s, cf, ac in
              zip(table["label"], count_text(table["weight"]), table["share"], table["confidence"], table["accuracy"])]
-    fig.add_trace(go.Scatter(x=round_list(table["confidence"]), y=round_list(table["accuracy"]),
-                             mode="markers+text", text=[str(v) for v in table["label"]], textposition="middle right",
+    # the largest bubbles first, so that a small class is drawn over them, not hidden; labels placed apart
+    order = np.argsort(-table["share"].to_numpy(float), kind="stable")
+    cx, cy = table["confidence"].to_numpy(float)[order], table["accuracy"].to_numpy(float)[order]
+    fig.add_trace(go.Scatter(x=round_list(cx), y=round_list(cy), mode="markers+text",
+                             text=[str(table["label"].iloc[i]) for i in order],
+                             textposition=_label_positions(cx, cy, rng[1] - rng[0]),
                              cliponaxis=False,  # a class at accuracy 1 or 0 sits on the axis edge, whole
-                             textfont=dict(size=13), marker=dict(size=round_list(size, 2), color=colors,
+                             textfont=dict(size=13), marker=dict(size=round_list(size[order], 2),
+                                                                 color=[colors[i] for i in order],
                                                                  line=dict(color="white", width=1), opacity=0.85),
-                             name="Predicted class (area ~ rows)", hovertext=hover,
+                             name="Predicted class (area ~ rows)", hovertext=[hover[i] for i in order],
                              hovertemplate="%{hovertext}<extra></extra>"), row=1, col=1)
     if "confidence" in a:
         fig.add_trace(go.Scatter(x=[round(a["confidence"], 6)], y=[round(a["accuracy"], 6)], mode="markers",

@@ -315,13 +315,29 @@ def test_bin_zoom_counts_and_points_equal_the_table(multiclass_data):
     bars = [t for t in fig.data if t.type == "bar"][0]
     _close(bars.x, z["weight"]); assert list(bars.y) == [str(v) for v in z["label"]]
     pts = trace_by_name(fig, "Predicted class")
-    _close(pts.x, z["confidence"]); _close(pts.y, z["accuracy"])
+    by_label = z.set_index(z["label"].astype(str)).loc[list(pts.text)]  # each point is its class's, whatever order
+    _close(pts.x, by_label["confidence"]); _close(pts.y, by_label["accuracy"])
+    assert sorted(pts.text) == sorted(str(v) for v in z["label"])
+    assert list(by_label["share"]) == sorted(z["share"], reverse=True)  # largest first: small bubbles drawn on top
     star = trace_by_name(fig, "Whole bin")
     assert star.x[0] == pytest.approx(z.attrs["confidence"])
     lo, hi = fig.layout.xaxis.range
     assert lo <= min(z["confidence"].min(), z["accuracy"].min()) and hi >= max(z["confidence"].max(), z["accuracy"].max())
     with pytest.raises(InputError, match="bin_id"):
         figures.bin_zoom(y, P)
+
+
+def test_bin_zoom_labels_of_close_classes_sit_apart():
+    """Two classes at almost the same (confidence, accuracy) and a third far away: the close pair's labels take
+    different sides (they printed on top of each other, "dog" over "owl")."""
+    P = [[0.55, 0.25, 0.2]] * 40 + [[0.2, 0.56, 0.24]] * 30 + [[0.25, 0.2, 0.55]] * 30
+    y = [0] * 22 + [1] * 18 + [1] * 17 + [0] * 13 + [2] * 29 + [0]
+    fig = figures.bin_zoom(y, P, 5, binning=Uniform(10), classes="abc")
+    pts = trace_by_name(fig, "Predicted class")
+    pos = dict(zip(pts.text, pts.textposition))
+    xy = dict(zip(pts.text, zip(pts.x, pts.y)))
+    assert abs(xy["a"][0] - xy["b"][0]) < 0.02 and abs(xy["a"][1] - xy["b"][1]) < 0.02  # the close pair
+    assert pos["a"] != pos["b"]
 
 
 def test_bin_zoom_of_a_small_bin_keeps_probability_axes_and_whole_row_ticks():
