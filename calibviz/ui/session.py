@@ -69,6 +69,8 @@ def lost_link_notice(title: str) -> bool:
         return False
     if lost.get("opened"):
         return _lost_file_notice(lost, title)
+    if title != "Data":  # the notice is the page: it keeps the page's name
+        st.title(title)
     digest = lost["data"][len(UPLOAD_PREFIX):]
     shown_instead = ("Below, the Data page shows the demo until you upload the file."
                      if title == "Data" else "Nothing is shown in its place, so that no other data passes for it.")
@@ -88,6 +90,8 @@ def _lost_file_notice(lost: dict, title: str) -> bool:
     """:func:`lost_link_notice` for a link to a file opened by path (the Large data page's form)."""
     analysed = lost["opened"].get("analyse") == "1"
     stops = analysed and title not in ("Data", "Large data")
+    if stops:  # the notice is the page: it keeps the page's name
+        st.title(title)
     shown_instead = ("Nothing is shown in its place, so that no other data passes for it." if stops else
                      "The form below opens it, or another file, by path." if title == "Large data" else
                      "The pages show the data in memory.")

@@ -103,6 +103,7 @@ def test_a_link_outside_the_allowed_directories_opens_nothing_and_shows_nothing_
     assert "cannot be opened here" in text and "outside the directories this server may read" in text, text
     assert "Nothing is shown in its place" in text
     assert not figures(at)  # the demo in memory does not pass for the link's file
+    assert [t.value for t in at.title] == ["Reliability"]  # the notice is the page, under the page's name
     assert "cv_scan" not in at.session_state  # nothing was opened
     assert any(p.proto.label == "Open a file on the Large data page" for p in at.get("page_link"))
     # the Large data page goes on: its form is the way to open the file (or another)
