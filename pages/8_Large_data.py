@@ -42,7 +42,9 @@ if scan is not None:
             shown = panel.assign(value=[format_value(v, u) for v, u in zip(panel["value"], panel["unit"])],
                                  reading=[f"{r} {n}".strip() for r, n in zip(panel["reading"], panel["note"])])
             show_dataframe(shown[["label", "value", "reading"]],
-                         column_config={"label": st.column_config.TextColumn("metric", width="medium")})
+                           column_config={"label": st.column_config.TextColumn("metric", width="small"),
+                                          "value": st.column_config.TextColumn(width="small"),
+                                          "reading": st.column_config.TextColumn(width="large")})
         show_figure(tce_diagram(table=table), "tce_diagram", key="scan_tce")
         st.caption("The test-based diagram tests each prediction against its bin of the sidebar's binning, and its "
                    "title gives the TCE of those bins" + (
