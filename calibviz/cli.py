@@ -320,8 +320,9 @@ def gate_metric(key: str, is_binary: bool) -> str:
 def _config(args):
     from .panel import PanelConfig
 
-    if not 0 < args.alpha < 1:
-        raise InputError(f"--alpha must be between 0 and 1 (exclusive), got {args.alpha:g}.")
+    if not 0 < args.alpha < 0.5:
+        raise InputError(f"--alpha must lie strictly between 0 and 0.5 (a significance level, e.g. 0.05), got "
+                         f"{args.alpha:g}.")
     if args.bins < 1:
         raise InputError(f"--bins must be a positive integer, got {args.bins}.")
     if args.ci < 0:

@@ -9,6 +9,7 @@ attaches intervals and readings.
 from __future__ import annotations
 
 import contextvars
+import math
 import warnings
 from dataclasses import dataclass, replace
 from typing import Callable
@@ -39,9 +40,18 @@ class PanelConfig:
     n_bins : int
         Bins for "uniform" / "equal_mass" schemes and for ACE.
     alpha : float
-        Level of the TCE tests (intervals are at ``1 - alpha``).
+        Level of the TCE tests and of every verdict against a calibrated
+        model, in (0, 0.5) (the verdict's range is the central ``1 - 2
+        alpha`` of the redraws; intervals are at ``1 - alpha``).
     n_min, n_max : int or None
         PAVA-BC constraints of TCE; None gives N // 20 and N // 5.
+
+    Examples
+    --------
+    >>> PanelConfig(alpha=0.6)
+    Traceback (most recent call last):
+    ...
+    calibviz.errors.InputError: alpha = 0.6: a significance level must lie strictly between 0 and 0.5, e.g. 0.05.
     """
 
     binning: str = "uniform"
@@ -49,6 +59,11 @@ class PanelConfig:
     alpha: float = 0.05
     n_min: int | None = None
     n_max: int | None = None
+
+    def __post_init__(self):
+        if not 0 < self.alpha < 0.5:  # a one-sided test at 0.5 or more says "evidence" for a median value
+            raise InputError(f"alpha = {self.alpha:g}: a significance level must lie strictly between 0 and 0.5, "
+                             "e.g. 0.05.")
 
     def scheme(self):
         if self.binning in ("pavabc", "pava_bc"):
@@ -426,19 +441,21 @@ for _registry in (BINARY_METRICS, MULTICLASS_METRICS):
 
 
 def config_key(metric: str, config: PanelConfig) -> tuple:
-    """The part of ``config`` that ``metric``'s value depends on (a cache key).
+    """The part of ``config`` that ``metric``'s panel row depends on (a cache key): the settings of its value and,
+    for a metric with a verdict, ``alpha`` (the verdict's level, and its calibrated-model range's coverage).
 
     Examples
     --------
     >>> config_key("tce", PanelConfig(n_bins=10))
     (('alpha', 0.05), ('n_min', None), ('n_max', None))
-    >>> config_key("brier", PanelConfig())
-    ()
+    >>> config_key("brier", PanelConfig()), config_key("auc", PanelConfig())
+    ((('alpha', 0.05),), ())
     """
     spec = BINARY_METRICS.get(metric) or MULTICLASS_METRICS.get(metric)
     if spec is None:
         raise InputError(f"unknown metric {metric!r}.")
-    return tuple((f, getattr(config, f)) for f in spec.depends)
+    verdict = ("alpha",) if has_calibration_test(metric) else ()
+    return tuple((f, getattr(config, f)) for f in dict.fromkeys(spec.depends + verdict))
 
 
 def metric_value(key: str, y_true, y_prob, *, config: PanelConfig = PanelConfig(), sample_weight=None) -> float:
@@ -550,24 +567,45 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
     'evidence of miscalibration (p ≤ 0.005: none of 200 redraws reached this value).'
     >>> _reference_sentence(BINARY_METRICS["ece"], 0.01, 0.02, 2 / 201, 0.05, n_redraws=200).split(": ", 1)[1]
     'evidence of miscalibration (p = 0.01).'
+    >>> _reference_sentence(BINARY_METRICS["ece"], 0.01, 0.02, 1 / 201, 0.001, n_redraws=200).split("; ", 1)[1]
+    '200 redraws cannot test at α = 0.001: the smallest p-value they give is 0.005 (at least 999 are needed).'
     """
     if not np.isfinite(p_value):
         return ""
+    if too_few_redraws(n_redraws, level):  # no verdict: "no evidence" would be the redraws' limit, not the data's
+        shown = _shown_range(spec, null_low, null_high, value)
+        return ((f" A perfectly calibrated model with these predictions would show {shown}; " if shown else " ")
+                + f"{n_redraws} redraws cannot test at α = {level:g}: the smallest p-value they give is "
+                f"{1 / (n_redraws + 1):.2g} (at least {math.ceil(1 / level - 1 - 1e-9)} are needed).")
     verdict = _verdict(p_value, level)
     if n_redraws and p_value * (n_redraws + 1) <= 1.0 + 1e-9:
         p_text = f"p ≤ {p_value:.2g}: none of {n_redraws} redraws reached this value"
     else:
         p_text = f"p = {p_value:.2g}" if p_value >= 0.001 else "p < 0.001"
-    if np.isfinite(null_low) and np.isfinite(null_high):
-        # in the reading's own unit: probability metrics read in percentage points
-        shown = (_pp_range(null_low, null_high, value) if spec.unit == "probability"
-                 else f"{format_value(null_low, spec.unit)} to {format_value(null_high, spec.unit)}")
+    shown = _shown_range(spec, null_low, null_high, value)
+    if shown:
         return f" A perfectly calibrated model with these predictions would show {shown}: {verdict} ({p_text})."
     return f" Against a calibrated model: {verdict} ({p_text})."
 
 
-def _verdict(p_value: float, level: float) -> str:
-    if not np.isfinite(p_value):
+def _shown_range(spec: MetricSpec, null_low: float, null_high: float, value: float | None) -> str:
+    """The calibrated-model range in the reading's own unit (probability metrics in percentage points); ''
+    without one."""
+    if not (np.isfinite(null_low) and np.isfinite(null_high)):
+        return ""
+    return (_pp_range(null_low, null_high, value) if spec.unit == "probability"
+            else f"{format_value(null_low, spec.unit)} to {format_value(null_high, spec.unit)}")
+
+
+def too_few_redraws(n_redraws: int, level: float) -> bool:
+    """Whether ``n_redraws`` label redraws cannot give a p-value of at most ``level``: the smallest Monte Carlo
+    p-value is 1 / (n_redraws + 1) (200 redraws cannot test at 0.001). 0 redraws: a test of its own, never."""
+    return bool(n_redraws) and level * (n_redraws + 1) < 1 - 1e-9
+
+
+def _verdict(p_value: float, level: float, n_redraws: int = 0) -> str:
+    """The verdict at ``level``; '' without a p-value, or when ``n_redraws`` cannot reach the level."""
+    if not np.isfinite(p_value) or too_few_redraws(n_redraws, level):
         return ""
     return "evidence of miscalibration" if p_value <= level else "no evidence of miscalibration"
 
@@ -616,6 +654,16 @@ def _context(spec: MetricSpec, y, p, w, config: PanelConfig, prevalence: float) 
     return ctx
 
 
+def reference_range_words(alpha: float) -> str:
+    """What the calibrated-model range of a verdict at ``alpha`` is, in words (captions, table headers).
+
+    >>> reference_range_words(0.05)
+    'the central 90% of the metric over the label redraws (1 - 2α at α = 0.05), so that a value above it is evidence of miscalibration at α'
+    """
+    return (f"the central {100 * M.reference_level(alpha):g}% of the metric over the label redraws (1 - 2α at "
+            f"α = {alpha:g}), so that a value above it is evidence of miscalibration at α")
+
+
 def interval_caption(table: pd.DataFrame) -> str:
     """One sentence saying how the intervals and the reference of a :func:`metric_panel` table were made.
 
@@ -642,9 +690,10 @@ def interval_caption(table: pd.DataFrame) -> str:
         parts.append("Bootstrap intervals were turned off (0 resamples).")
     if n_ref:
         parts.append(f"Calibrated-model reference: {n_ref} redraws of the labels from the predictions "
-                     "(y* ~ Bernoulli(p), consistency resampling); the range is the central 95% of the metric "
-                     "over the redraws and the p-value is against them (Hosmer-Lemeshow and Spiegelhalter: their "
-                     "own tests; slope and intercept: Wald tests).")
+                     "(y* ~ Bernoulli(p), consistency resampling); the range is "
+                     f"{reference_range_words(table.attrs.get('config', PanelConfig()).alpha)}, and the p-value is "
+                     "against the redraws (Hosmer-Lemeshow and Spiegelhalter: their own tests; slope and intercept: "
+                     "Wald tests).")
     return " ".join(parts)
 
 
@@ -689,7 +738,9 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
         method), ``null_mean``, ``null_low``, ``null_high`` (what a perfectly
         calibrated model with these predictions would show: mean and central
         ``1 - 2 alpha`` of the metric under ``y* ~ Bernoulli(p)``, whose upper
-        end is the test's critical value: :func:`calibviz.metrics.null_summary`),
+        end is the critical value of the redraws' test:
+        :func:`calibviz.metrics.null_summary`; Hosmer-Lemeshow and
+        Spiegelhalter keep their own tests' p-values beside it),
         ``p_value`` (against
         that reference: consistency resampling; the tests' own p-values for
         Hosmer-Lemeshow (chi2(G)) and Spiegelhalter's Z (normal); Wald tests
@@ -788,11 +839,14 @@ def _panel_rows(specs, y, p, w, config, prevalence, n_resamples, n_boot, n_class
         if spec.p_value is not None:  # a test with its own reference distribution (HL: chi2(G); Z: normal)
             p_ref = ctx["p_value"]
         reading = spec.reading(value, ctx)
-        reading += _reference_sentence(spec, null_low, null_high, p_ref, config.alpha,
-                                       n_reference if spec.p_value is None else 0, value)
+        # the redraws behind p_ref: none for a test's own p-value (HL, Spiegelhalter, the Wald tests)
+        redraws = n_reference if _has_reference(spec) and spec.p_value is None else 0
+        reading += _reference_sentence(spec, null_low, null_high, p_ref, config.alpha, redraws, value)
         rows.append({"metric": spec.key, "label": spec.label, "value": value, "low": low, "high": high,
                      "interval": method, "null_mean": null_mean, "null_low": null_low, "null_high": null_high,
-                     "p_value": p_ref, "verdict": _verdict(p_ref, config.alpha), "unit": spec.unit,
+                     "p_value": p_ref,
+                     "verdict": _verdict(p_ref, config.alpha, redraws),
+                     "unit": spec.unit,
                      "description": spec.description, "reading": reading,
                      "note": " ".join(t for t in (_outside_note(spec, value, low, high, method, debiased), approx)
                                       if t)})

@@ -33,7 +33,7 @@ from .multiclass import class_ranking, top_label_table
 from .overview import data_overview
 from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS,
                     format_interval, format_value, interval_caption, metric_key, resolve_metrics,
-                    PanelConfig, metric_panel)
+                    PanelConfig, metric_panel, reference_range_words)
 from .compare import NO_VERDICT, compare_models, comparison_metrics, comparison_sentences
 from .reduce import views
 from .metrics import corp_table, decomposition_table
@@ -154,6 +154,13 @@ def _table_html(df: pd.DataFrame, floats: int = 4, max_rows: int | None = None) 
     return note + shown.to_html(index=False, escape=True, border=0, classes="cv-table", na_rep="")
 
 
+def _reference_title(panel: pd.DataFrame) -> str:
+    """The tooltip of the 'Calibrated model would show' header."""
+    alpha = panel.attrs["config"].alpha if "config" in panel.attrs else PanelConfig().alpha
+    return ("What a perfectly calibrated model with these predictions would show when the labels are redrawn "
+            f"from them (y* ~ Bernoulli(p)): {reference_range_words(alpha)}.")
+
+
 def _metric_table_html(panel: pd.DataFrame, confidence: float) -> str:
     rows = []
     for r in panel.itertuples():
@@ -165,8 +172,7 @@ def _metric_table_html(panel: pd.DataFrame, confidence: float) -> str:
                     f"<td class=\"num\">{_e(format_interval(r.null_low, r.null_high, r.unit))}</td>"
                     f"<td class=\"num\">{p}</td><td>{_e(r.verdict)}</td><td>{_e(r.reading + note)}</td></tr>")
     head = (f"<tr><th>Metric</th><th>Value</th><th>{100 * confidence:g}% interval</th>"
-            "<th title=\"Central 95% of the metric when the labels are redrawn from the predictions "
-            "(y* ~ Bernoulli(p)): what a perfectly calibrated model with these predictions would show\">"
+            f"<th title=\"{_e(_reference_title(panel))}\">"
             "Calibrated model would show</th><th>p-value</th><th>Verdict</th><th>What it means</th></tr>")
     defs = "".join(f"<li><b>{_e(r.label)}</b>: {_e(r.description)}</li>" for r in panel.itertuples())
     return (f'<table class="cv-table metrics"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'

@@ -150,6 +150,7 @@ def test_fail_above_metric_of_the_other_kind(capsys):
 
 @pytest.mark.parametrize("argv", [
     ["metrics", "hospital_readmission", "--alpha", "1.5"],
+    ["metrics", "hospital_readmission", "--alpha", "0.6"],  # a one-sided verdict at 0.6 flags median values
     ["metrics", "hospital_readmission", "--bins", "0"],
     ["metrics", "hospital_readmission", "--ci", "-1"],
     ["metrics", "hospital_readmission", "--n-min", "500", "--n-max", "100"],

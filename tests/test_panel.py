@@ -69,6 +69,26 @@ def test_tce_reading_is_plain_language():
     assert t.loc[0, "verdict"] == "evidence of miscalibration"
 
 
+def test_too_few_redraws_for_alpha_give_no_verdict_and_say_so():
+    """200 redraws cannot give p <= 0.001 (the smallest is 1/201): a far-off model must not read 'no evidence of
+    miscalibration' at alpha = 0.001; the reading says how many redraws the level needs. A level of 0.5 or more
+    is refused (a one-sided verdict there flags a median value)."""
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=2000)
+    y = (rng.uniform(size=2000) < p ** 2).astype(int)
+    t = metric_panel(y, p, metrics=["ece", "hosmer_lemeshow", "calibration_slope"],
+                     config=PanelConfig(alpha=0.001), n_reference=200, n_resamples=0).set_index("metric")
+    assert t.loc["ece", "verdict"] == "" and t.loc["ece", "p_value"] == pytest.approx(1 / 201)
+    assert "200 redraws cannot test at α = 0.001" in t.loc["ece", "reading"] and "999" in t.loc["ece", "reading"]
+    # tests with p-values of their own are not limited by the redraws
+    assert t.loc["hosmer_lemeshow", "verdict"] == t.loc["calibration_slope", "verdict"] == "evidence of miscalibration"
+    assert "redraws" not in t.loc["calibration_slope", "reading"]
+    t = metric_panel(y, p, metrics=["ece"], config=PanelConfig(alpha=0.01), n_reference=200, n_resamples=0)
+    assert t.loc[0, "verdict"] == "evidence of miscalibration"  # 200 redraws do test at 0.01
+    with pytest.raises(cv.InputError, match="strictly between 0 and 0.5"):
+        PanelConfig(alpha=0.5)
+
+
 def test_reference_beside_every_metric_matches_consistency_test():
     rng = np.random.default_rng(3)
     p = rng.beta(2, 5, 3000)

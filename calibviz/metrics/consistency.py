@@ -554,8 +554,10 @@ def reference_level(alpha: float) -> float:
 def null_summary(statistic: float, values: np.ndarray, level: float) -> tuple[float, float, float, float]:
     """(null_mean, null_low, null_high, p_value) of an observed metric against its null values.
 
-    ``p_value = (1 + #{null >= statistic}) / (1 + B)`` over the B finite null
-    values (ties within a relative 1e-10 count as reached). The range's ends
+    ``p_value = (1 + #{null >= statistic}) / (1 + B)`` over the B non-NaN null
+    values (ties within a relative 1e-10 count as reached, so a statistic
+    within that of ``null_high`` is not above the range either); NaN for a
+    NaN statistic. The range's ends
     are order statistics chosen so that the range agrees with the tests of
     each tail at ``a = (1 - level) / 2``: with ``m = floor(a (B + 1)) - 1``
     null values allowed beyond each end, ``null_high`` is the (m + 1)-th
@@ -577,7 +579,7 @@ def null_summary(statistic: float, values: np.ndarray, level: float) -> tuple[fl
     if not b:
         return math.nan, math.nan, math.nan, math.nan
     tol = _TIE_RTOL * abs(statistic) if math.isfinite(statistic) else 0.0
-    p_value = (1.0 + np.count_nonzero(dist >= statistic - tol)) / (1.0 + b)
+    p_value = (1.0 + np.count_nonzero(dist >= statistic - tol)) / (1.0 + b) if not math.isnan(statistic) else math.nan
     m = min(max(math.floor((1 - level) / 2 * (b + 1) + 1e-9) - 1, 0), (b - 1) // 2)
     return float(dist.mean()), float(dist[m]), float(dist[b - 1 - m]), float(p_value)
 

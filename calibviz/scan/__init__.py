@@ -281,7 +281,7 @@ class Scan:
         bad = n_of(table["_b"] == _agg.BAD_SCORE)
         if bad:
             raise InputError(f"{src}: probability column(s) {probs} hold missing, NaN or infinite values in "
-                             f"{_rows(bad)}; drop or fill those rows." + several_files_note(src, r.probs[0]))
+                             f"{_rows(bad)}; drop or fill those rows." + several_files_note(src, probs))
         out = table["_b"] == _agg.OUT_OF_RANGE
         if out.any():
             lo, hi = float(table.loc[out, "pmin"].min()), float(table.loc[out, "pmax"].max())
@@ -305,7 +305,7 @@ class Scan:
         missing = n_of(table["_y"] == _agg.MISSING_LABEL)
         if missing:
             raise InputError(f"{src}: the label column {r.label!r} is empty in {_rows(missing)}; fill or drop "
-                             "those rows." + several_files_note(src, r.label))
+                             "those rows." + several_files_note(src, repr(r.label)))
         unknown = n_of(table["_y"] == _agg.UNKNOWN_LABEL)
         if unknown:
             classes = list(r.classes) if r.view != "binary" else [r.negative, r.positive]
@@ -842,8 +842,9 @@ class Scan:
                            f"{IN_MEMORY} for it.")
             return {"metric": spec.key, "label": spec.label, "value": float(value), "low": nan, "high": nan,
                     "interval": "", "null_mean": null_mean, "null_low": null_low, "null_high": null_high,
-                    "p_value": p_value,
-                    "verdict": _verdict(p_value, config.alpha), "unit": spec.unit,
+                    "p_value": p_value,  # a finite reference range: p_value is its redraws'
+                    "verdict": _verdict(p_value, config.alpha, n_reference if np.isfinite(null_high) else 0),
+                    "unit": spec.unit,
                     "description": spec.description, "reading": reading, "note": note}
 
         for spec in specs:

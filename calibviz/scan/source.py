@@ -60,6 +60,13 @@ def files_of(path: str) -> tuple[list[str], str]:
     ...
     calibviz.errors.InputError: no file matches '/nonexistent/preds.parquet'; give a Parquet or CSV file, a glob such as 'logs/*.parquet' or a directory of them.
     """
+    try:
+        return _files_of(path)
+    except OSError as exc:  # a name too long, a directory that may not be listed: a message, not a traceback
+        raise InputError(f"{str(path)[:80]!r} cannot be read ({exc.strerror or exc}).") from None
+
+
+def _files_of(path: str) -> tuple[list[str], str]:
     p = Path(path)
     if p.is_dir():
         files = sorted(str(f) for f in p.rglob("*") if f.is_file() and f.suffix.lower() in (".parquet", ".csv",
@@ -130,9 +137,12 @@ def check_allowed(path: str, roots) -> None:
     if ".." in Path(text).parts or not os.path.isabs(text) or not inside(fixed):
         raise InputError(f"{text!r} is outside the directories this server may read ({', '.join(roots)}); ask "
                          "whoever runs the server to add its directory to CALIBVIZ_SCAN_ROOTS.")
-    matches = _glob.glob(text, recursive=True) if _glob.has_magic(text) else [text]
-    if Path(text).is_dir():
-        matches = [str(f) for f in Path(text).rglob("*")]
+    try:
+        matches = _glob.glob(text, recursive=True) if _glob.has_magic(text) else [text]
+        if Path(text).is_dir():
+            matches = [str(f) for f in Path(text).rglob("*")]
+    except OSError as exc:  # a name too long, a directory the server may not list: a message, not a traceback
+        raise InputError(f"{text[:80]!r} cannot be read on this server ({exc.strerror or exc}).") from None
     for m in matches:
         if not inside(m):
             raise InputError(f"{m!r} (matched by {text!r}) resolves outside the directories this server may "
@@ -184,13 +194,14 @@ IN_MEMORY = ("the rows in memory (cv.load_predictions in Python, the command lin
 _NUMBER = r"^\s*[-+]?((\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|(?i:nan|inf|infinity))\s*$"
 
 
-def several_files_note(display: str, column: str) -> str:
-    """A sentence for a column found empty in some rows of a source of several files (a directory or glob): the
-    files are matched by column name, so a file of another layout gives empty values there. '' otherwise.
+def several_files_note(display: str, columns: str) -> str:
+    """A sentence for columns (``columns``: their names as shown, e.g. "'y'") found empty in some rows of a
+    source of several files (a directory or glob): the files are matched by column name, so a file of another
+    layout gives empty values there. '' otherwise.
 
     Examples
     --------
-    >>> several_files_note("query", "model")
+    >>> several_files_note("query", "'model'")
     ''
     """
     try:
@@ -200,7 +211,7 @@ def several_files_note(display: str, column: str) -> str:
     if count < 2:
         return ""
     return (f" The source is {count:,} files read together and matched by column name: a file without the "
-            f"column {column!r} gives empty values there. If a file of another layout is among them, open the "
+            f"column {columns} gives empty values there. If a file of another layout is among them, open the "
             "files of one layout (a glob that names them, or one directory per layout).")
 
 
@@ -286,7 +297,7 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
             empty = int(collect(frame.filter(nw.col(mapping.model).is_null()).select(nw.len().alias("n")))["n"].iloc[0])
             raise InputError(f"{name}: the model column {mapping.model!r} is empty in {empty:,} "
                              f"row{'s' if empty != 1 else ''}; name the model of every row or drop those rows."
-                             + several_files_note(name, mapping.model))
+                             + several_files_note(name, repr(mapping.model)))
         for m in sorted(names, key=_key):  # engines give no row order: models in sorted order
             roles[str(m)] = Roles(mapping.label, tuple(cols), negative, pos, mapping.weight,
                                   (mapping.model, _python(m)), **view)

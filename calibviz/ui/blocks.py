@@ -12,7 +12,8 @@ from .. import __version__
 from ..figures.export import SLIDE_HEIGHT, SLIDE_SCALE, SLIDE_WIDTH
 from ..figures.theme import inert_links
 from ..io.export import to_csv
-from ..panel import config_key, format_interval, format_value, interval_caption, metric_panel
+from ..panel import (config_key, format_interval, format_value, interval_caption, metric_panel,
+                     reference_range_words)
 from .columns import column_help
 from .compute import cached, in_cache, progress_bar
 from .settings import panel_config, settings
@@ -330,11 +331,10 @@ def show_metric_table(table: pd.DataFrame, name: str, caption: str | None = None
     show_dataframe(shown,
                  column_config={"What it means": st.column_config.TextColumn(width="large"),
                                 "Calibrated model would show": st.column_config.TextColumn(
-                                    help="The metric when the labels are redrawn from the predictions (y* ~ "
-                                         "Bernoulli(p)): what a perfectly calibrated model with these predictions "
-                                         "would show, the central 1 - 2α of the redraws (90% at α = 0.05), so that "
-                                         "a value above it is evidence of miscalibration at level α. It depends on "
-                                         "n and the bins.")})
+                                    help="What a perfectly calibrated model with these predictions would show "
+                                         "when the labels are redrawn from them (y* ~ Bernoulli(p)): "
+                                         f"{reference_range_words(panel_config(settings()).alpha)}. It depends on n "
+                                         "and the bins.")})
     st.caption(caption or interval_caption(table))
     download_table(table.drop(columns=["description"]), f"metrics_{name}", label="Metrics as CSV",
                    key=f"metrics_{slug(name)}")

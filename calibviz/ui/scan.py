@@ -108,7 +108,7 @@ def source_form() -> None:
         try:
             _open_into_state(dict(open=path, engine=engine, label=label, probs=probs, weight=weight,
                                   per_model=per_model))
-        except InputError as err:
+        except (InputError, OSError) as err:
             st.error(md(_in_form_words(err)), icon=":material/error:")
         else:
             st.session_state.pop("cv_lost_link", None)  # a link's file that could not be opened: answered
@@ -162,7 +162,7 @@ def open_from_link(params) -> str | None:
                probs=params.get("probs", ""), weight=params.get("weight", ""), per_model=params.get("per_model") == "1")
     try:
         _open_into_state(how)
-    except InputError as err:
+    except (InputError, OSError) as err:
         return _in_form_words(err)
     return None
 
@@ -185,9 +185,12 @@ def probs_role(text: str, per_model: bool):
     return names[0] if len(names) == 1 else names
 
 
-def _in_form_words(err: InputError) -> str:
+def _in_form_words(err: InputError | OSError) -> str:
     """An error in the words of this form: the fix of ambiguous probability columns (the error's ``hint``) is
-    named by the form's fields, not by the upload page's column mapping panel."""
+    named by the form's fields, not by the upload page's column mapping panel. A file system error between the
+    checks and the read (a file removed, a permission) is said in one line."""
+    if isinstance(err, OSError):
+        return f"the file cannot be read on this server ({err.strerror or type(err).__name__})."
     hint = err.hint or {}
     if hint.get("per_model") and hint.get("probs"):
         cols = list(hint["probs"])

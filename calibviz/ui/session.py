@@ -94,7 +94,8 @@ def _lost_file_notice(lost: dict, title: str) -> bool:
         st.title(title)
     shown_instead = ("Nothing is shown in its place, so that no other data passes for it." if stops else
                      "The form below opens it, or another file, by path." if title == "Large data" else
-                     "The pages show the data in memory.")
+                     "This page shows the data in memory; the pages that would have analysed the file show nothing "
+                     "in its place." if analysed else "The pages show the data in memory.")
     st.error(f"**The file of this link cannot be opened here.** The link reads {md(lost['data'])} in place on the "
              f"server, and {md(lost['reason'].rstrip('.'))}. {shown_instead}\n\n"
              "Links to an opened file work on the server that serves them, while the file is there and its "

@@ -66,9 +66,10 @@ def page_setup(title: str, controls: tuple = (), model_picker: bool = True) -> N
     elif data and not load_demo_into_state(data):
         ignored.append(f"data={data}")
     ensure_data()
-    opened = st.query_params.get("open") if first_run else None
-    file_lost = bool(opened) and not st.session_state.get("cv_lost_link") and not _open_linked_file(opened)
-    if fresh_url and not file_lost:  # the model of a file that did not open is no setting to call invalid
+    linked_path = st.query_params.get("open") if first_run else None
+    if linked_path and not st.session_state.get("cv_lost_link"):
+        _open_linked_file(linked_path)
+    if fresh_url and not st.session_state.get("cv_lost_link"):  # a lost link's model is no invalid setting
         ignored += _linked_model()
     if ignored:
         st.warning(f"Ignored link settings that are not valid: {md(', '.join(ignored))}.", icon=":material/link_off:")
@@ -87,23 +88,23 @@ def page_setup(title: str, controls: tuple = (), model_picker: bool = True) -> N
     from .presentation import screen_layout; screen_layout()  # noqa: E702 compact header, presentation mode
     names, pick = _model_pick()
     set_setting("model", pick if pick in names and pick != names[0] else "")
+    if st.session_state.get("cv_lost_link"):
+        return  # the address keeps the link whose file is gone (Data, Large data): a reload tries it again
     # an opened file is part of the view where a page analyses it: on every binned page, and on Large data
-    opened = link_params(scan_active()) if scan_active() or title == "Large data" else {}
-    sync_url({**link_data(current_source()), **opened}, page=title)
+    scan_link = link_params(scan_active()) if scan_active() or title == "Large data" else {}
+    sync_url({**link_data(current_source()), **scan_link}, page=title)
 
 
-def _open_linked_file(path: str) -> bool:
+def _open_linked_file(path: str) -> None:
     """Open the file a link names (``open=``) and, with ``analyse=1``, make it the data of every binned page;
-    a file that cannot be opened is a lost link (:func:`calibviz.ui.session.lost_link_notice`). Whether it opened."""
+    a file that cannot be opened is a lost link (:func:`calibviz.ui.session.lost_link_notice`)."""
     linked = {k: st.query_params.get(k, "") for k in LINK_KEYS}
     reason = open_from_link(linked)
     if reason:
         mark_lost(path, reason, opened=linked)
         set_setting("model", "")
-        return False
-    if linked["analyse"] == "1":
+    elif linked["analyse"] == "1":
         use_scan()
-    return True
 
 
 def _model_pick() -> tuple[list[str], str | None]:

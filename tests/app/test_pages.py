@@ -87,6 +87,22 @@ def test_tce_page_reacts_to_alpha_and_reads_the_url():
     assert metric_values(fresh)["TCE"] == f"{cv.metrics.tce(y, p, alpha=0.01):.2f}%"
 
 
+def test_metric_ranges_and_verdicts_follow_alpha_within_a_session():
+    """The calibrated-model range is the central 1 - 2 alpha of the redraws and the verdict is at alpha: moving
+    the slider shows what a fresh session at that alpha shows (the rows were cached without alpha, and kept the
+    old range and verdict)."""
+    def ece(at):
+        table = next(d.value for d in at.dataframe if "Calibrated model would show" in d.value.columns)
+        return table.set_index("Metric").loc["ECE", ["Calibrated model would show", "Verdict"]].tolist()
+
+    at = _open("pages/1_Reliability.py")
+    before = ece(at)
+    at.select_slider(key="w_alpha").set_value(0.1).run()
+    assert_clean(at)
+    fresh = _open("pages/1_Reliability.py", alpha="0.1")
+    assert ece(at) == ece(fresh) != before
+
+
 def test_invalid_url_setting_is_reported_not_fatal():
     at = app()
     at.query_params["alpha"] = "banana"

@@ -106,11 +106,13 @@ def test_a_link_outside_the_allowed_directories_opens_nothing_and_shows_nothing_
     assert [t.value for t in at.title] == ["Reliability"]  # the notice is the page, under the page's name
     assert "cv_scan" not in at.session_state  # nothing was opened
     assert any(p.proto.label == "Open a file on the Large data page" for p in at.get("page_link"))
-    # the Large data page goes on: its form is the way to open the file (or another)
-    at.switch_page(LARGE).run()
-    assert_clean(at)
-    assert "cannot be opened here" in shown(at.error[0])
-    assert at.text_input(key="w_scan_path") is not None
+    # the Large data page goes on: its form is the way to open the file (or another); the address keeps the link
+    link = {"open": outside, "label": "outcome", "probs": "s", "analyse": "1"}
+    large = _fresh(LARGE, link)
+    assert_clean(large)
+    assert "cannot be opened here" in shown(large.error[0])
+    assert large.text_input(key="w_scan_path") is not None
+    assert {k: _params(large).get(k) for k in link} == link  # a reload tries the file again
     # opening an allowed file answers the notice
     at = _open_in_form(at, str(root / "scores.parquet"), label="outcome", probs="s")
     assert not at.error, [shown(e) for e in at.error]
@@ -119,8 +121,11 @@ def test_a_link_outside_the_allowed_directories_opens_nothing_and_shows_nothing_
 @pytest.mark.parametrize("params, said", [
     ({"engine": "oracle"}, "its engine 'oracle' is none of duckdb, polars, spark"),
     ({"probs": "no_such_column"}, "no_such_column"),
+    ({"open": "LONG"}, "cannot be read on this server (File name too long)"),  # an OSError, not a traceback
 ])
 def test_a_link_with_fields_that_do_not_fit_the_file_says_why(root, params, said):
+    if params.get("open") == "LONG":
+        params = {"open": str(root / ("a" * 300))}
     at = _fresh(RELIABILITY, {"open": str(root / "scores.parquet"), "label": "outcome", "probs": "s",
                               "analyse": "1", **params})
     assert_clean(at)
