@@ -508,6 +508,13 @@ def has_calibration_test(key: str) -> bool:
     return key in _REFERENCE or key in ("calibration_slope", "calibration_intercept")
 
 
+def p_value_from_redraws(key: str) -> bool:
+    """Whether metric ``key``'s p-value comes from label redraws (its smallest value is then 1 / (redraws + 1));
+    Hosmer-Lemeshow, Spiegelhalter and the Wald tests of slope and intercept have p-values of their own."""
+    spec = BINARY_METRICS.get(key) or MULTICLASS_METRICS.get(key)
+    return spec is not None and _has_reference(spec) and spec.p_value is None
+
+
 def _has_reference(spec: MetricSpec) -> bool:
     """Whether :func:`_reference` redraws labels for ``spec`` (slope and intercept use Wald tests)."""
     return spec.reference is not None and spec.key not in ("calibration_slope", "calibration_intercept")

@@ -151,6 +151,8 @@ def test_fail_above_metric_of_the_other_kind(capsys):
 @pytest.mark.parametrize("argv", [
     ["metrics", "hospital_readmission", "--alpha", "1.5"],
     ["metrics", "hospital_readmission", "--alpha", "0.6"],  # a one-sided verdict at 0.6 flags median values
+    # 200 redraws give p >= 1/201: a gate at 0.001 could never fire (a CI gate that silently passes)
+    ["metrics", "hospital_readmission", "--fail-p-below", "ece=0.001"],
     ["metrics", "hospital_readmission", "--bins", "0"],
     ["metrics", "hospital_readmission", "--ci", "-1"],
     ["metrics", "hospital_readmission", "--n-min", "500", "--n-max", "100"],
@@ -290,9 +292,14 @@ def test_metrics_fail_p_below_gates_on_evidence_of_miscalibration(capsys):
     # hospital demo: miscalibrated (ECE p-value at its floor 1/201); the loan demo's recalibrated model is not
     code, _, err = run(["metrics", "hospital_readmission", "--metrics", "ece", "--fail-p-below", "ece=0.01"], capsys)
     assert code == 1 and "evidence of miscalibration" in err
+    # 200 redraws cannot give p <= 0.001: the gate passed silently on this miscalibrated model; now it is refused,
+    # and with enough redraws it fires
     code, out, err = run(["metrics", "hospital_readmission", "--metrics", "ece", "--fail-p-below", "ece=0.001",
                           "--format", "json"], capsys)
-    assert code == 0 and err == ""
+    assert code == 2 and "can never fire with --reference 200" in err and "--reference 999" in err
+    code, out, err = run(["metrics", "hospital_readmission", "--metrics", "ece", "--fail-p-below", "ece=0.001",
+                          "--reference", "999", "--format", "json"], capsys)
+    assert code == 1 and "evidence of miscalibration" in err
     code, _, err = run(["metrics", "hospital_readmission", "--fail-p-below", "ece=2"], capsys)
     assert code == 2 and "in (0, 1)" in err
     code, _, err = run(["metrics", "hospital_readmission", "--fail-p-below", "ece=0.01", "--reference", "0"], capsys)
