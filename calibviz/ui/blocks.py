@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 
 import numpy as np
@@ -19,7 +20,7 @@ from .compute import cached, in_cache, progress_bar
 from .settings import panel_config, settings
 
 __all__ = ["BOOTSTRAP_ROW_BUDGET", "show_figure", "figure_about", "file_size", "download_table", "panel_table", "show_headlines", "show_metric_table", "slug",
-           "not_applicable", "without_attrs", "show_dataframe", "TCE_PAGE_CAPTION"]
+           "not_applicable", "without_attrs", "show_dataframe", "TCE_PAGE_CAPTION", "reference_redraws"]
 
 
 def show_dataframe(data, **kwargs):
@@ -246,6 +247,22 @@ REFERENCE_RESAMPLES = 200
 REFERENCE_RESAMPLES_LARGE = 50
 
 
+def reference_redraws(n_cells: int, alpha: float) -> int:
+    """Label redraws of a page's calibrated-model references, for data of ``n_cells`` values (rows x classes):
+    :data:`REFERENCE_RESAMPLES`, or :data:`REFERENCE_RESAMPLES_LARGE` above the row budget; raised to the
+    ``1/alpha - 1`` that a verdict at ``alpha`` needs (999 at 0.001: R redraws give p >= 1/(R + 1)) while that
+    stays within the budget, otherwise the readings say the level cannot be tested.
+
+    >>> reference_redraws(2_000, 0.05), reference_redraws(2_000, 0.001), reference_redraws(20_000, 0.001)
+    (200, 999, 200)
+    >>> reference_redraws(10**6, 0.05)
+    50
+    """
+    base = REFERENCE_RESAMPLES if n_cells * REFERENCE_RESAMPLES <= BOOTSTRAP_ROW_BUDGET else REFERENCE_RESAMPLES_LARGE
+    need = math.ceil(1 / alpha - 1 - 1e-9)
+    return need if need > base and n_cells * need <= BOOTSTRAP_ROW_BUDGET else base
+
+
 def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.DataFrame:
     """The metric panel of (y, p, w) — a binary view, or labels and (n, K) probabilities — cached per data
     (``fingerprint`` and ``name``) and settings; the bootstrap shows its progress.
@@ -274,7 +291,7 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.Dat
     # The calibrated-model reference is what makes a value readable: it is always computed, with fewer
     # label redraws on large data (the p-value's resolution is 1 / (redraws + 1)).
     cells = n * (np.shape(p)[1] if np.ndim(p) == 2 else 1)  # class-wise metrics redo every class
-    n_ref = REFERENCE_RESAMPLES if cells * REFERENCE_RESAMPLES <= BOOTSTRAP_ROW_BUDGET else REFERENCE_RESAMPLES_LARGE
+    n_ref = reference_redraws(cells, cfg.alpha)
 
     def cache_key(key, resamples):
         # Per metric, on the settings it depends on: changing the bins does not recompute TCE.
@@ -353,7 +370,7 @@ def tce_reference(view, fingerprint: str, scheme, alpha: float):
 
     s = settings()
     seed = int(s["seed"])
-    n_ref = REFERENCE_RESAMPLES if len(view.y) * REFERENCE_RESAMPLES <= BOOTSTRAP_ROW_BUDGET else REFERENCE_RESAMPLES_LARGE
+    n_ref = reference_redraws(len(view.y), alpha)
 
     def compute():
         return consistency_test(view.y, view.p, metric="tce", n_resamples=n_ref, random_state=seed,

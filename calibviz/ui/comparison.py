@@ -14,7 +14,7 @@ import streamlit as st
 from ..compare import NO_VERDICT, compare_models, comparison_sentences
 from ..panel import config_key
 from ..reduce import BinaryView
-from .blocks import BOOTSTRAP_ROW_BUDGET, REFERENCE_RESAMPLES, REFERENCE_RESAMPLES_LARGE, download_table, slug
+from .blocks import BOOTSTRAP_ROW_BUDGET, download_table, reference_redraws, slug
 from .blocks import show_dataframe
 from .compute import cached, progress_bar
 from .text import md
@@ -58,8 +58,7 @@ def comparison_table(views: dict[str, BinaryView], fingerprints: tuple, s: dict,
     wanted = bool(n_boot) and (n_rows * n_boot <= BOOTSTRAP_ROW_BUDGET or st.session_state.get(consent, False))
     n_run = n_boot if wanted else 0
     # the calibrated-model reference a "worse calibrated" verdict needs: as many redraws as the metric panel
-    n_ref = REFERENCE_RESAMPLES if max(v.n for v in views.values()) * REFERENCE_RESAMPLES <= BOOTSTRAP_ROW_BUDGET \
-        else REFERENCE_RESAMPLES_LARGE
+    n_ref = reference_redraws(max(v.n for v in views.values()), cfg.alpha)
 
     def one(key):
         def compute():

@@ -15,7 +15,7 @@ import streamlit as st
 from .. import reduce
 from ..compare import comparison_metrics, leaderboard
 from ..panel import config_key, metric_panel
-from .blocks import BOOTSTRAP_ROW_BUDGET, REFERENCE_RESAMPLES, REFERENCE_RESAMPLES_LARGE, download_table
+from .blocks import BOOTSTRAP_ROW_BUDGET, download_table, reference_redraws
 from .blocks import show_dataframe
 from .comparison import number_column, table_height
 from .compute import cached, guarded, progress_bar
@@ -46,8 +46,7 @@ def show_leaderboard() -> None:
     seed = int(s["seed"])
     views = {name: reduce.views(p, kind)[0] for name, p in models.items()}
     n_rows = sum(v.n for v in views.values())
-    n_ref = REFERENCE_RESAMPLES if max(v.n for v in views.values()) * REFERENCE_RESAMPLES <= BOOTSTRAP_ROW_BUDGET \
-        else REFERENCE_RESAMPLES_LARGE  # as the metric panel of one model (calibviz.ui.blocks.panel_table)
+    n_ref = reference_redraws(max(v.n for v in views.values()), cfg.alpha)  # as one model's metric panel
     base = ("leaderboard", tuple(p.fingerprint() for p in models.values()), keys,
             tuple(config_key(k, cfg) for k in keys), seed)
     consent = "cv_board_ok_" + hashlib.sha1(repr(base).encode()).hexdigest()[:16]

@@ -27,7 +27,7 @@ from ..panel import PanelConfig, config_key, format_value
 from ..scan import interval_caption
 from ..scan import tables as scan_tables
 from ..scan.refine import EXACT_BLOCK_ROWS
-from .blocks import (REFERENCE_RESAMPLES, REFERENCE_RESAMPLES_LARGE, download_table, not_applicable, show_figure,
+from .blocks import (REFERENCE_RESAMPLES_LARGE, download_table, reference_redraws, not_applicable, show_figure,
                      show_headlines, show_metric_table, slug, tce_headline, tce_tiles, zoom_bin_picker)
 from .blocks import TCE_PAGE_CAPTION, show_dataframe
 from .comparison import show_comparison
@@ -68,8 +68,11 @@ def _view(scan):
 
 def _redraws(key: str) -> int:
     """Label redraws of a metric's calibrated-model reference on an opened file: TCE refits PAVA-BC on every
-    redraw (0.07-0.1 s at 2^16 buckets), so it takes the in-memory pages' large-data number."""
-    return REFERENCE_RESAMPLES_LARGE if key == "tce" else REFERENCE_RESAMPLES
+    redraw (0.07-0.1 s at 2^16 buckets), so it takes the in-memory pages' large-data number; the others redraw
+    bucket sums (cheap whatever the file's size), as many as a verdict at the sidebar's alpha needs."""
+    if key == "tce":
+        return REFERENCE_RESAMPLES_LARGE
+    return reference_redraws(0, float(settings()["alpha"]))
 
 
 def _metric_key(view, key: str, cfg: PanelConfig, seed: int, resamples: int) -> tuple:

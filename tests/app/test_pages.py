@@ -68,10 +68,10 @@ def test_tce_page_reacts_to_alpha_and_reads_the_url():
     # the headline reads TCE against a calibrated model with these predictions (issue #11 section 5)
     from calibviz.binning import PAVABC
     from calibviz.panel import format_value
-    from calibviz.ui.blocks import BOOTSTRAP_ROW_BUDGET, REFERENCE_RESAMPLES, REFERENCE_RESAMPLES_LARGE
+    from calibviz.ui.blocks import reference_redraws
 
     y, p = _binary_demo()
-    n_ref = REFERENCE_RESAMPLES if len(y) * REFERENCE_RESAMPLES <= BOOTSTRAP_ROW_BUDGET else REFERENCE_RESAMPLES_LARGE
+    n_ref = reference_redraws(len(y), 0.05)
     ref = cv.metrics.consistency_test(y, p, metric="tce", n_resamples=n_ref, binning=PAVABC(), alpha=0.05,
                                       random_state=int(at.session_state["cv_settings"]["seed"]),
                                       level=cv.metrics.reference_level(0.05))
