@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import math
 import os
 import subprocess
 import sys
@@ -374,14 +373,14 @@ def _cmd_metrics(args) -> int:
     if p_thresholds and args.reference < 1:
         raise InputError("--fail-p-below needs the calibrated-model reference: drop --reference 0 (or give "
                          "--reference 200).")
-    from .panel import p_value_from_redraws, too_few_redraws
+    from .panel import p_value_from_redraws, redraws_needed, too_few_redraws
 
     for key, level in p_thresholds:  # R redraws give p >= 1/(R+1): a gate below that could never fire
         gated = MULTICLASS_GATES.get(key, (key,))[0]
         if (p_value_from_redraws(key) or p_value_from_redraws(gated)) and too_few_redraws(args.reference, level):
             raise InputError(f"--fail-p-below {key}={level:g} can never fire with --reference {args.reference}: "
                              f"{args.reference} label redraws give p-values of {1 / (args.reference + 1):.2g} at "
-                             f"least; give --reference {math.ceil(1 / level - 1 - 1e-9)} or more.")
+                             f"least; give --reference {redraws_needed(level)} or more.")
     if args.reference < 0:
         raise InputError(f"--reference must be a non-negative number of resamples, got {args.reference}.")
     cfg = _config(args)

@@ -512,7 +512,11 @@ def p_value_from_redraws(key: str) -> bool:
     """Whether metric ``key``'s p-value comes from label redraws (its smallest value is then 1 / (redraws + 1));
     Hosmer-Lemeshow, Spiegelhalter and the Wald tests of slope and intercept have p-values of their own."""
     spec = BINARY_METRICS.get(key) or MULTICLASS_METRICS.get(key)
-    return spec is not None and _has_reference(spec) and spec.p_value is None
+    return spec is not None and _p_from_redraws(spec)
+
+
+def _p_from_redraws(spec: MetricSpec) -> bool:
+    return _has_reference(spec) and spec.p_value is None
 
 
 def _has_reference(spec: MetricSpec) -> bool:
@@ -583,7 +587,7 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
         shown = _shown_range(spec, null_low, null_high, value)
         return ((f" A perfectly calibrated model with these predictions would show {shown}; " if shown else " ")
                 + f"{n_redraws} redraws cannot test at α = {level:g}: the smallest p-value they give is "
-                f"{1 / (n_redraws + 1):.2g} (at least {math.ceil(1 / level - 1 - 1e-9)} are needed).")
+                f"{1 / (n_redraws + 1):.2g} (at least {redraws_needed(level)} are needed).")
     verdict = _verdict(p_value, level)
     if n_redraws and p_value * (n_redraws + 1) <= 1.0 + 1e-9:
         p_text = f"p ≤ {p_value:.2g}: none of {n_redraws} redraws reached this value"
@@ -604,10 +608,19 @@ def _shown_range(spec: MetricSpec, null_low: float, null_high: float, value: flo
             else f"{format_value(null_low, spec.unit)} to {format_value(null_high, spec.unit)}")
 
 
+def redraws_needed(level: float) -> int:
+    """The fewest label redraws whose Monte Carlo p-value, at least 1 / (redraws + 1), can reach ``level``.
+
+    >>> redraws_needed(0.05), redraws_needed(0.001)
+    (19, 999)
+    """
+    return math.ceil(1 / level - 1 - 1e-9)
+
+
 def too_few_redraws(n_redraws: int, level: float) -> bool:
-    """Whether ``n_redraws`` label redraws cannot give a p-value of at most ``level``: the smallest Monte Carlo
-    p-value is 1 / (n_redraws + 1) (200 redraws cannot test at 0.001). 0 redraws: a test of its own, never."""
-    return bool(n_redraws) and level * (n_redraws + 1) < 1 - 1e-9
+    """Whether ``n_redraws`` label redraws cannot give a p-value of at most ``level`` (200 redraws cannot test at
+    0.001; :func:`redraws_needed`). 0 redraws: a test of its own, never."""
+    return 0 < n_redraws < redraws_needed(level)
 
 
 def _verdict(p_value: float, level: float, n_redraws: int = 0) -> str:
@@ -847,7 +860,7 @@ def _panel_rows(specs, y, p, w, config, prevalence, n_resamples, n_boot, n_class
             p_ref = ctx["p_value"]
         reading = spec.reading(value, ctx)
         # the redraws behind p_ref: none for a test's own p-value (HL, Spiegelhalter, the Wald tests)
-        redraws = n_reference if _has_reference(spec) and spec.p_value is None else 0
+        redraws = n_reference if _p_from_redraws(spec) else 0
         reading += _reference_sentence(spec, null_low, null_high, p_ref, config.alpha, redraws, value)
         rows.append({"metric": spec.key, "label": spec.label, "value": value, "low": low, "high": high,
                      "interval": method, "null_mean": null_mean, "null_low": null_low, "null_high": null_high,

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 
 import numpy as np
@@ -14,7 +13,7 @@ from ..figures.export import SLIDE_HEIGHT, SLIDE_SCALE, SLIDE_WIDTH
 from ..figures.theme import inert_links
 from ..io.export import to_csv
 from ..panel import (config_key, format_interval, format_value, interval_caption, metric_panel,
-                     reference_range_words)
+                     redraws_needed, reference_range_words)
 from .columns import column_help
 from .compute import cached, in_cache, progress_bar
 from .settings import panel_config, settings
@@ -259,7 +258,7 @@ def reference_redraws(n_cells: int, alpha: float) -> int:
     50
     """
     base = REFERENCE_RESAMPLES if n_cells * REFERENCE_RESAMPLES <= BOOTSTRAP_ROW_BUDGET else REFERENCE_RESAMPLES_LARGE
-    need = math.ceil(1 / alpha - 1 - 1e-9)
+    need = redraws_needed(alpha)
     return need if need > base and n_cells * need <= BOOTSTRAP_ROW_BUDGET else base
 
 

@@ -29,7 +29,7 @@ from .text import md
 
 _LOG = logging.getLogger(__name__)
 
-__all__ = ["PAGE_PATHS", "open_stored", "lost_link_notice", "save_session_controls", "session_opener",
+__all__ = ["PAGE_PATHS", "open_stored", "link_lost", "lost_link_notice", "save_session_controls", "session_opener",
            "restore_session", "session_ref"]
 
 #: page title (as given to ``page_setup``) -> script; a session file names its page by title.
@@ -59,6 +59,11 @@ def mark_lost(link: str, reason: str, *, opened: dict | None = None) -> None:
     """Remember that the link's data could not be opened (cleared when any data is loaded or a file opened).
     ``opened``: for a link to a file opened by path, its URL parameters (:func:`calibviz.ui.scan.link_params`)."""
     st.session_state[_LOST] = {"data": link, "reason": reason, "opened": opened}
+
+
+def link_lost() -> bool:
+    """Whether the session's link named data that could not be opened (and nothing has answered it yet)."""
+    return bool(st.session_state.get(_LOST))
 
 
 def lost_link_notice(title: str) -> bool:

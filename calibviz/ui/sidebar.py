@@ -9,7 +9,7 @@ import streamlit as st
 from .data import current_models, current_source, ensure_data, load_demo_into_state
 from .links import UPLOAD_PREFIX, link_data
 from .scan import LINK_KEYS, current_scan, link_params, open_from_link
-from .session import lost_link_notice, mark_lost, open_stored, save_session_controls
+from .session import link_lost, lost_link_notice, mark_lost, open_stored, save_session_controls
 from .source import memory_only_notice, scan_active, scan_sidebar, use_scan
 from .settings import (binning_controls, init_from_url, metric_controls, set_setting, settings, sync_url,
                        uncertainty_controls)
@@ -67,9 +67,9 @@ def page_setup(title: str, controls: tuple = (), model_picker: bool = True) -> N
         ignored.append(f"data={data}")
     ensure_data()
     linked_path = st.query_params.get("open") if first_run else None
-    if linked_path and not st.session_state.get("cv_lost_link"):
+    if linked_path and not link_lost():
         _open_linked_file(linked_path)
-    if fresh_url and not st.session_state.get("cv_lost_link"):  # a lost link's model is no invalid setting
+    if fresh_url and not link_lost():  # a lost link's model is no invalid setting
         ignored += _linked_model()
     if ignored:
         st.warning(f"Ignored link settings that are not valid: {md(', '.join(ignored))}.", icon=":material/link_off:")
@@ -88,7 +88,7 @@ def page_setup(title: str, controls: tuple = (), model_picker: bool = True) -> N
     from .presentation import screen_layout; screen_layout()  # noqa: E702 compact header, presentation mode
     names, pick = _model_pick()
     set_setting("model", pick if pick in names and pick != names[0] else "")
-    if st.session_state.get("cv_lost_link"):
+    if link_lost():
         return  # the address keeps the link whose file is gone (Data, Large data): a reload tries it again
     # an opened file is part of the view where a page analyses it: on every binned page, and on Large data
     scan_link = link_params(scan_active()) if scan_active() or title == "Large data" else {}
