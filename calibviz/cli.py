@@ -16,8 +16,10 @@ p-value against a calibrated model with the same predictions is at most P),
 and when a gated metric is undefined on the data (a gate cannot vouch for a
 value that is not there).
 Its JSON output is a list of objects ``{model, metric, label, value, low,
-high, null_low, null_high, p_value, verdict, unit, reading}`` (NaN written as
-null), see :data:`JSON_FIELDS`.
+high, null_low, null_high, p_value, n_redraws, verdict, unit, reading}`` (NaN
+written as null), see :data:`JSON_FIELDS`. ``n_redraws`` is the number of label
+redraws behind ``p_value`` (0 for a test's own p-value): where p_value is
+1 / (n_redraws + 1), none of them reached the value and p_value is a bound.
 """
 from __future__ import annotations
 
@@ -38,8 +40,8 @@ __all__ = ["main", "run", "build_parser", "JSON_FIELDS", "parse_threshold"]
 
 APP_ENV = "CALIBVIZ_DATA"
 #: Fields of every record of ``calibviz metrics --format json`` (and the CSV columns), in order.
-JSON_FIELDS = ("model", "metric", "label", "value", "low", "high", "null_low", "null_high", "p_value", "verdict",
-               "unit", "reading")
+JSON_FIELDS = ("model", "metric", "label", "value", "low", "high", "null_low", "null_high", "p_value", "n_redraws",
+               "verdict", "unit", "reading")
 BINNINGS = ("uniform", "equal_mass", "pava", "pavabc", "median_variance")
 
 
@@ -138,11 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
                "  calibviz metrics preds.parquet --format csv > metrics.csv\n"
                "  calibviz metrics preds.csv --fail-above ece=0.05 --fail-above tce=20   # CI gate on values\n"
                "  calibviz metrics preds.csv --fail-p-below ece=0.01   # CI gate on evidence of miscalibration\n\n"
-               "JSON: a list of {model, metric, label, value, low, high, null_low, null_high, p_value, verdict,\n"
-               "unit, reading}; missing numbers are null. null_low-null_high is what a perfectly calibrated model\n"
-               "with the same predictions would show (the central 1 - 2*alpha of the redraws: a value above it has\n"
-               "p_value <= alpha), p_value is against that reference. TCE is in percent\n"
-               "(0-100), ECE-type metrics are probabilities (0-1).\n"
+               "JSON: a list of {model, metric, label, value, low, high, null_low, null_high, p_value, n_redraws,\n"
+               "verdict, unit, reading}; missing numbers are null. null_low-null_high is what a perfectly calibrated\n"
+               "model with the same predictions would show (the central 1 - 2*alpha of the redraws: a value above it\n"
+               "has p_value <= alpha), p_value is against that reference (n_redraws label redraws, 0 for a test's\n"
+               "own p-value; p_value = 1/(n_redraws + 1) is a bound: none of them reached the value). TCE is in\n"
+               "percent (0-100), ECE-type metrics are probabilities (0-1).\n"
                "Exit status: 0 ok, 1 a threshold was exceeded (listed on stderr), 2 bad input.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     met.add_argument("file", nargs="?", help="CSV, TSV, Parquet or Excel file (or a demo name)")
@@ -427,7 +430,8 @@ def _panel_records(args, models, cfg, requested, gates, bar) -> tuple[list, dict
             records.append({"model": name, "metric": r.metric, "label": r.label, "value": _json_number(r.value),
                             "low": _json_number(r.low), "high": _json_number(r.high),
                             "null_low": _json_number(r.null_low), "null_high": _json_number(r.null_high),
-                            "p_value": _json_number(r.p_value), "verdict": r.verdict, "unit": r.unit,
+                            "p_value": _json_number(r.p_value), "n_redraws": int(r.n_redraws),
+                            "verdict": r.verdict, "unit": r.unit,
                             "reading": r.reading + (f" {r.note}" if r.note else "")})
     for gate in dict.fromkeys(g for g, _ in gates):
         mapped = sorted({gate_keys[(m, gate)] for m in models} - {gate})
@@ -491,11 +495,14 @@ def _ends(low, high) -> tuple[float, float]:
 
 
 def _print_table(records, n_resamples, format_value, format_interval) -> None:
+    from .panel import format_p_value
+
     head = ("model", "metric", "value", "interval" if n_resamples else "", "calibrated model", "p", "reading")
     rows = [(_printable(r["model"]), r["label"], format_value(r["value"], r["unit"]),
              format_interval(*_ends(r["low"], r["high"]), r["unit"]),
              format_interval(r["null_low"], r["null_high"], r["unit"]),
-             "" if r["p_value"] is None else f"{r['p_value']:.3g}", r["reading"]) for r in records]
+             "" if r["p_value"] is None else format_p_value(r["p_value"], r["n_redraws"]), r["reading"])
+            for r in records]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
     for row in (head, *rows):
         print("  ".join(str(x).ljust(w) for x, w in zip(row[:-1], widths)) + "  " + row[-1])

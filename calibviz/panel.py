@@ -25,7 +25,7 @@ from .validation import check_binary, check_multiclass
 
 __all__ = ["PanelConfig", "MetricSpec", "BINARY_METRICS", "DEFAULT_BINARY_METRICS", "MULTICLASS_METRICS",
            "DEFAULT_MULTICLASS_METRICS", "metric_panel", "metric_value", "compare_models", "config_key",
-           "format_value", "format_interval", "interval_caption"]
+           "format_value", "format_interval", "format_p_value", "interval_caption"]
 
 
 @dataclass(frozen=True)
@@ -478,7 +478,7 @@ def undefined_row(spec: MetricSpec, exc: InputError) -> dict:
     panel's other metrics with it."""
     nan = float("nan")
     return {"metric": spec.key, "label": spec.label, "value": nan, "low": nan, "high": nan, "interval": "",
-            "null_mean": nan, "null_low": nan, "null_high": nan, "p_value": nan, "verdict": "",
+            "null_mean": nan, "null_low": nan, "null_high": nan, "p_value": nan, "n_redraws": 0, "verdict": "",
             "unit": spec.unit, "description": spec.description,
             "reading": str(exc), "note": ""}
 
@@ -589,10 +589,11 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
                 + f"{n_redraws} redraws cannot test at α = {level:g}: the smallest p-value they give is "
                 f"{1 / (n_redraws + 1):.2g} (at least {redraws_needed(level)} are needed).")
     verdict = _verdict(p_value, level)
-    if n_redraws and p_value * (n_redraws + 1) <= 1.0 + 1e-9:
-        p_text = f"p ≤ {p_value:.2g}: none of {n_redraws} redraws reached this value"
+    shown_p = format_p_value(p_value, n_redraws)
+    if shown_p.startswith("≤"):
+        p_text = f"p {shown_p}: none of {n_redraws} redraws reached this value"
     else:
-        p_text = f"p = {p_value:.2g}" if p_value >= 0.001 else "p < 0.001"
+        p_text = f"p {shown_p}" if shown_p.startswith("<") else f"p = {shown_p}"
     shown = _shown_range(spec, null_low, null_high, value)
     if shown:
         return f" A perfectly calibrated model with these predictions would show {shown}: {verdict} ({p_text})."
@@ -615,6 +616,21 @@ def redraws_needed(level: float) -> int:
     (19, 999)
     """
     return math.ceil(1 / level - 1 - 1e-9)
+
+
+def format_p_value(p_value: float, n_redraws: int = 0) -> str:
+    """A p-value as tables show it: two significant digits, "< 0.001" below that, and "≤ 1/(R + 1)" where it
+    comes from ``n_redraws`` = R label redraws of which none reached the value: the smallest p-value they can give
+    is then a bound, not a measurement (200 redraws: "≤ 0.005"); "" for NaN.
+
+    >>> format_p_value(2 / 201, 200), format_p_value(1 / 201, 200), format_p_value(1 / 201), format_p_value(1e-5)
+    ('0.01', '≤ 0.005', '0.005', '< 0.001')
+    """
+    if not np.isfinite(p_value):
+        return ""
+    if n_redraws and p_value * (n_redraws + 1) <= 1.0 + 1e-9:
+        return f"≤ {p_value:.2g}"
+    return f"{p_value:.2g}" if p_value >= 0.001 else "< 0.001"
 
 
 def too_few_redraws(n_redraws: int, level: float) -> bool:
@@ -764,7 +780,10 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
         ``p_value`` (against
         that reference: consistency resampling; the tests' own p-values for
         Hosmer-Lemeshow (chi2(G)) and Spiegelhalter's Z (normal); Wald tests
-        for slope and intercept), ``verdict``, ``unit``, ``description``, ``reading`` and
+        for slope and intercept), ``n_redraws`` (the label redraws behind a
+        p-value from the reference, 0 for a test's own: with none of them
+        reaching the value, p = 1/(n_redraws + 1) is a bound,
+        :func:`format_p_value`), ``verdict``, ``unit``, ``description``, ``reading`` and
         ``note`` (why a value lies outside its own interval; and, where the
         coverage study found intervals of this size to cover less than the
         93-97% target, a sentence saying so with the measured coverage,
@@ -864,7 +883,7 @@ def _panel_rows(specs, y, p, w, config, prevalence, n_resamples, n_boot, n_class
         reading += _reference_sentence(spec, null_low, null_high, p_ref, config.alpha, redraws, value)
         rows.append({"metric": spec.key, "label": spec.label, "value": value, "low": low, "high": high,
                      "interval": method, "null_mean": null_mean, "null_low": null_low, "null_high": null_high,
-                     "p_value": p_ref,
+                     "p_value": p_ref, "n_redraws": redraws,
                      "verdict": _verdict(p_ref, config.alpha, redraws),
                      "unit": spec.unit,
                      "description": spec.description, "reading": reading,

@@ -32,7 +32,7 @@ from .io import Predictions
 from .multiclass import class_ranking, top_label_table
 from .overview import data_overview
 from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS,
-                    format_interval, format_value, interval_caption, metric_key, resolve_metrics,
+                    format_interval, format_p_value, format_value, interval_caption, metric_key, resolve_metrics,
                     PanelConfig, metric_panel, reference_range_words)
 from .compare import NO_VERDICT, compare_models, comparison_metrics, comparison_sentences
 from .reduce import views
@@ -164,7 +164,7 @@ def _reference_title(panel: pd.DataFrame) -> str:
 def _metric_table_html(panel: pd.DataFrame, confidence: float) -> str:
     rows = []
     for r in panel.itertuples():
-        p = "" if not np.isfinite(r.p_value) else f"{r.p_value:.3g}"
+        p = format_p_value(r.p_value, getattr(r, "n_redraws", 0))
         note = f" {r.note}" if getattr(r, "note", "") else ""
         rows.append(f"<tr><td title=\"{_e(r.description)}\">{_e(r.label)}</td>"
                     f"<td class=\"num\">{_e(format_value(r.value, r.unit))}</td>"

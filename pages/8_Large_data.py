@@ -3,11 +3,9 @@ import streamlit as st
 
 from calibviz.errors import InputError
 from calibviz.figures import reliability_diagram, tce_diagram
-from calibviz.panel import format_value
 from calibviz.scan.refine import EXACT_BLOCK_ROWS
 from calibviz.ui import page_setup
-from calibviz.ui.blocks import download_table, show_figure
-from calibviz.ui.blocks import show_dataframe
+from calibviz.ui.blocks import download_table, show_dataframe, show_figure, show_headlines
 from calibviz.ui.scan import current_scan, source_form
 from calibviz.ui.settings import panel_config, settings
 from calibviz.ui.source import active_scan, scan_active, use_controls
@@ -38,13 +36,9 @@ if scan is not None:
         with left:
             show_figure(reliability_diagram(table={scan.name: table}), "reliability_diagram", key="scan_rd")
         with right:
+            # sentences, not a table: a table as narrow as this column cut every reading after a few words
             panel = scan.metrics(config=cfg)
-            shown = panel.assign(value=[format_value(v, u) for v, u in zip(panel["value"], panel["unit"])],
-                                 reading=[f"{r} {n}".strip() for r, n in zip(panel["reading"], panel["note"])])
-            show_dataframe(shown[["label", "value", "reading"]],
-                           column_config={"label": st.column_config.TextColumn("metric", width="small"),
-                                          "value": st.column_config.TextColumn(width="small"),
-                                          "reading": st.column_config.TextColumn(width="large")})
+            show_headlines(panel, n=None)
         show_figure(tce_diagram(table=table), "tce_diagram", key="scan_tce")
         st.caption("The test-based diagram tests each prediction against its bin of the sidebar's binning, and its "
                    "title gives the TCE of those bins" + (

@@ -840,10 +840,12 @@ class Scan:
                 value, p_value = nan, nan
                 reading = (f"{spec.label} is not available on a scan yet (it needs more than bucket sums): analyse "
                            f"{IN_MEMORY} for it.")
+            redraws = n_reference if np.isfinite(null_high) else 0
             return {"metric": spec.key, "label": spec.label, "value": float(value), "low": nan, "high": nan,
                     "interval": "", "null_mean": null_mean, "null_low": null_low, "null_high": null_high,
                     "p_value": p_value,  # a finite reference range: p_value is its redraws'
-                    "verdict": _verdict(p_value, config.alpha, n_reference if np.isfinite(null_high) else 0),
+                    "n_redraws": redraws,
+                    "verdict": _verdict(p_value, config.alpha, redraws),
                     "unit": spec.unit,
                     "description": spec.description, "reading": reading, "note": note}
 

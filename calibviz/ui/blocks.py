@@ -12,7 +12,7 @@ from .. import __version__
 from ..figures.export import SLIDE_HEIGHT, SLIDE_SCALE, SLIDE_WIDTH
 from ..figures.theme import inert_links
 from ..io.export import to_csv
-from ..panel import (config_key, format_interval, format_value, interval_caption, metric_panel,
+from ..panel import (config_key, format_interval, format_p_value, format_value, interval_caption, metric_panel,
                      redraws_needed, reference_range_words)
 from .columns import column_help
 from .compute import cached, in_cache, progress_bar
@@ -225,9 +225,9 @@ def _format_reference(row) -> str:
 
 def _format_p(row) -> str:
     p = row.get("p_value")
-    if p is None or not np.isfinite(p):
+    if p is None:
         return ""
-    return f"{p:.2g}" if p >= 0.001 else "< 0.001"
+    return format_p_value(p, int(row.get("n_redraws", 0) or 0))
 
 
 def _verdict_badge(row) -> str:
@@ -322,10 +322,10 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.Dat
     return table
 
 
-def show_headlines(table: pd.DataFrame, n: int = 3) -> None:
-    """The first metrics as sentences for stakeholders; each reading ends with its verdict against a calibrated
-    model."""
-    for _, row in table.head(n).iterrows():
+def show_headlines(table: pd.DataFrame, n: int | None = 3) -> None:
+    """The first ``n`` metrics (all with None) as sentences for stakeholders; each reading ends with its verdict
+    against a calibrated model."""
+    for _, row in (table if n is None else table.head(n)).iterrows():
         st.markdown(f"**{row['label']} = {_format_value(row)}.** {row['reading']}"
                     + (f" *{row['note']}*" if row.get("note") else ""))
 
@@ -354,6 +354,9 @@ def show_metric_table(table: pd.DataFrame, name: str, caption: str | None = None
     st.caption(caption or interval_caption(table))
     download_table(table.drop(columns=["description"]), f"metrics_{name}", label="Metrics as CSV",
                    key=f"metrics_{slug(name)}")
+    with st.expander("What each value means"):
+        # the table cuts its "What it means" column after a few words (Streamlit's table does not wrap one column)
+        show_headlines(table, None)
     with st.expander("Metric definitions"):
         for label, description in zip(table["label"], table["description"]):
             st.markdown(f"- **{label}**: {description}")

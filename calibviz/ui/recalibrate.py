@@ -238,6 +238,9 @@ def show_metric_table(table: pd.DataFrame) -> None:
     })
     show_dataframe(shown,
                  column_config={"Reading": st.column_config.TextColumn(width="large")})
+    with st.expander("What each row means"):  # the table cuts its Reading column after a few words
+        for method, label, reading in zip(shown["Method"], shown["Metric"], shown["Reading"]):
+            st.markdown(f"**{method}, {label}.** {reading}")
     n_boot, n_ref = table.attrs.get("n_resamples", 0), table.attrs.get("n_reference", 0)
     st.caption(f"Evaluated on {int(table['n_evaluated'].iloc[0]):,} rows, {table['scheme'].iloc[0]}: every 'after' "
                "comes from a map that did not see its row. Before − after > 0 is an improvement; Brier score and "

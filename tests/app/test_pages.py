@@ -103,6 +103,18 @@ def test_metric_ranges_and_verdicts_follow_alpha_within_a_session():
     assert ece(at) == ece(fresh) != before
 
 
+def test_every_reading_of_the_metric_table_is_shown_whole():
+    """The table cuts its "What it means" column after a few words; the expander beneath shows each metric's
+    whole sentence, its value first."""
+    at = _open("pages/1_Reliability.py")
+    table = next(d.value for d in at.dataframe if "What it means" in d.value.columns)
+    box = next(e for e in at.expander if e.label == "What each value means")
+    said = [m.value for m in box.markdown]
+    assert len(said) == len(table) > 5
+    for (_, row), text in zip(table.iterrows(), said):
+        assert text.startswith(f"**{row['Metric']} = {row['Value']}.**") and row["What it means"] in text.replace("*", "")
+
+
 def test_invalid_url_setting_is_reported_not_fatal():
     at = app()
     at.query_params["alpha"] = "banana"
