@@ -65,6 +65,8 @@ def test_metrics_json_schema_and_values(capsys):
         assert r["p_value"] == pytest.approx(row.p_value) and r["verdict"] == row.verdict
         assert r["null_low"] == pytest.approx(row.null_low) and r["null_high"] == pytest.approx(row.null_high)
     assert records[2]["low"] is None and 0 <= records[2]["p_value"] <= 1  # a test: p-value, no interval
+    # the redraws behind each p-value: the default 200 for ECE and TCE, none for Hosmer-Lemeshow's own test
+    assert [r["n_redraws"] for r in records] == [200, 200, 0]
     assert records[1]["unit"] == "percent" and records[0]["model"] == "hospital_readmission"
 
 
@@ -89,6 +91,17 @@ def test_metrics_table_shows_one_sided_bounds(capsys):
     assert f"at most {panel.loc[1, 'high']:.4f}" in mce, mce
     ece = next(line for line in out.splitlines() if line.split()[1:2] == ["ECE"])
     assert f"{panel.loc[0, 'low']:.4f} – {panel.loc[0, 'high']:.4f}" in ece, ece
+
+
+def test_metrics_table_marks_a_p_value_that_is_a_bound(capsys):
+    """The hospital demo's ECE is far above every redraw: p = 1/201 is the smallest 200 redraws give, a bound,
+    printed "≤ 0.005" as the reading says; Hosmer-Lemeshow's own p-value is not a bound."""
+    code, out, _ = run(["metrics", "hospital_readmission", "--metrics", "ece,hosmer_lemeshow"], capsys)
+    assert code == 0
+    ece = next(line for line in out.splitlines() if line.split()[1:2] == ["ECE"])
+    assert "≤ 0.005" in ece and "p ≤ 0.005: none of 200 redraws" in ece, ece
+    hl = next(line for line in out.splitlines() if "Hosmer" in line)
+    assert "< 0.001" in hl and "≤" not in hl, hl  # chi2's own p-value, far below what the redraws could give
 
 
 def test_metrics_csv(capsys):
