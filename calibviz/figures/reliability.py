@@ -35,7 +35,7 @@ def reliability_hover(table: pd.DataFrame) -> list[str]:
     ...                   "positives": [48], "mean_pred": [0.452], "obs_rate": [0.24],
     ...                   "ci_low": [0.184], "ci_high": [0.305]})
     >>> reliability_hover(t)[0]
-    'bin [0.40, 0.50): observed 48/200 = 0.240, mean prediction 0.452, 95% CI 0.184-0.305'
+    'bin [0.40, 0.50): observed 48/200 = 0.240<br>mean prediction 0.452, 95% CI 0.184-0.305'
     """
     level = level_label(table.attrs.get("alpha", 0.05))
     last = np.zeros(len(table), bool)
@@ -49,9 +49,10 @@ def reliability_hover(table: pd.DataFrame) -> list[str]:
             obs = f"observed rate {r.obs_rate:.3f} (weighted; {r.positives:,}/{r.n:,} rows positive)"
         else:
             obs = f"observed {r.positives:,}/{r.n:,} = {r.obs_rate:.3f}"
-        text = f"bin {lab}: {obs}, mean prediction {r.mean_pred:.3f}, {level} CI {r.ci_low:.3f}-{r.ci_high:.3f}"
+        # one fact per line: a single line ran past both edges of a half-width diagram's hover box
+        text = f"bin {lab}: {obs}<br>mean prediction {r.mean_pred:.3f}, {level} CI {r.ci_low:.3f}-{r.ci_high:.3f}"
         if "accept_low" in table.columns:
-            text += f"<br>range a calibrated model would show (binomial, {level}): {r.accept_low:.3f}-{r.accept_high:.3f}"
+            text += f"<br>a calibrated model would show {r.accept_low:.3f}-{r.accept_high:.3f} (binomial, {level})"
         out.append(text)
     return out
 

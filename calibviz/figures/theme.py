@@ -100,6 +100,9 @@ def with_alpha(hex_color: str, alpha: float) -> str:
 #: Pixels of one legend row (13 px text) and of the figure title's band at the top.
 LEGEND_ROW_PX = 22
 TITLE_PX = 40
+#: The band of Plotly's toolbar at the top right (shown on hover): a legend at the top of an untitled figure starts
+#: below it, else the toolbar covers the legend's right-hand entries.
+MODEBAR_PX = 30
 #: The narrowest width a figure is shown at (a 3:2 column of Streamlit's wide layout at 1366 px): the legend's
 #: rows are estimated at this width where a margin must be fixed in advance (figures with subplot titles).
 NARROW_WIDTH = 520
@@ -169,7 +172,7 @@ def apply_theme(fig: go.Figure, *, title: str | None = None, height: int | None 
     """
     height = height or DEFAULT_HEIGHT
     fig.update_layout(template=TEMPLATE_NAME, height=height)
-    title_px = 0
+    title_px = MODEBAR_PX  # an untitled figure's legend starts below the toolbar
     if title:
         lines = title.count("<br>") + 1
         title_px = TITLE_PX + 22 * (lines - 1)

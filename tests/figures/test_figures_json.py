@@ -58,7 +58,7 @@ def test_reliability_hover_says_what_the_issue_asks():
                       "mean_pred": [0.452], "obs_rate": [0.24], "ci_low": [0.184], "ci_high": [0.305]})
     fig = figures.reliability_diagram(table=t)
     pts = trace_by_name(fig, "Observed rate")
-    assert pts.hovertext[0] == ("bin [0.40, 0.50): observed 48/200 = 0.240, mean prediction 0.452, "
+    assert pts.hovertext[0] == ("bin [0.40, 0.50): observed 48/200 = 0.240<br>mean prediction 0.452, "
                                 "95% CI 0.184-0.305")
     assert "%{hovertext}" in pts.hovertemplate
     # table only: no prediction histogram panel
@@ -71,7 +71,7 @@ def test_reliability_two_kinds_of_interval_are_named_apart(binary_data):
     names = [t.name for t in fig.data]
     assert "Observed rate (95% CI)" in names and "Calibrated range (95%)" in names
     pts = trace_by_name(fig, "Observed rate")
-    assert all("95% CI" in h and "range a calibrated model would show" in h for h in pts.hovertext)
+    assert all("95% CI" in h and "a calibrated model would show" in h for h in pts.hovertext)
 
 
 def test_reliability_histogram_split_by_outcome(binary_data):

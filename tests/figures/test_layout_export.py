@@ -49,7 +49,7 @@ def test_legends_are_rows_above_the_plot_anchored_to_the_figure(main_figures):
         assert lg.orientation == "h", name
         # anchored to the figure (container), top: Plotly pushes the plot below the legend's real height
         assert lg.yref == "container" and lg.yanchor == "top", name
-        title_px = 40 if fig.layout.title.text else 0
+        title_px = 40 if fig.layout.title.text else 30  # untitled: below the toolbar's band (MODEBAR_PX)
         assert lg.y == pytest.approx(1 - (title_px + 2) / fig.layout.height), name
         assert lg.font.size == FONT["legend"] and lg.traceorder == "normal", name
 
