@@ -43,6 +43,8 @@ second error.
 
 TCE's bins (PAVA-BC) depend on the labels, so its reference refits them on
 every redraw (:func:`_tce_null`), as the in-memory reference does on rows.
+smECE's and the Brier score's redraw the positives of every fine bucket the same
+way (smECE solving each redraw's own fixed point, :func:`_bucket_null`).
 """
 from __future__ import annotations
 
@@ -51,7 +53,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..binning import PAVABC, EqualMass
-from ..metrics.binned import _decomposition, _norm_of_gaps
+from ..metrics.binned import _debiased_from_stats, _decomposition, _norm_of_gaps
 from ..metrics.consistency import (_BUCKETS, _Plan, _null_statistics, bucket_binomial_draws, cell_bucket_groups,
                                    null_summary)
 from . import refine as _ref
@@ -60,13 +62,15 @@ from .aggregate import FINE_BUCKETS
 __all__ = ["REFERENCE_METRICS", "reference", "top_label_reference", "weighted_positives", "positive_weight"]
 
 #: Metrics of a scan with a calibrated-model reference.
-REFERENCE_METRICS = ("ece", "mce", "rmsce", "ace", "brier_reliability", "tce")
+REFERENCE_METRICS = ("ece", "mce", "rmsce", "ace", "debiased_ece", "brier_reliability", "tce", "smooth_ece", "brier")
 
 
 def _spec(key: str, config):
     """(bins, reduction of their statistics) of a metric with fixed bins."""
     if key == "ace":
         return EqualMass(config.n_bins), lambda s: _norm_of_gaps(s, "l1")
+    if key == "debiased_ece":
+        return EqualMass(config.n_bins), _debiased_from_stats
     if key == "brier_reliability":
         return config.scheme(), lambda s: _decomposition(s).reliability
     norm = {"ece": "l1", "mce": "max", "rmsce": "l2"}[key]
@@ -97,6 +101,8 @@ def reference(scan, key: str, config, n_resamples: int, random_state=None, level
         statistic, values = _tce_null(scan, PAVABC(config.n_min, config.n_max), config.alpha, "binomial",
                                       int(n_resamples), np.random.default_rng(random_state))
         return null_summary(statistic, values, level)
+    if key in ("smooth_ece", "brier"):
+        return null_summary(scan.metric(key)[0], _bucket_null(scan, key, int(n_resamples), random_state), level)
     scheme, reduce = _spec(key, config)
     statistic, draws = _redrawn_cells(scan, scheme, int(n_resamples), random_state)
     return null_summary(reduce(statistic), np.fromiter(map(reduce, draws), np.float64, count=len(draws)), level)
@@ -233,15 +239,9 @@ def _weighted_cell_statistics(stats, cells, starts, size, weight, sww, variance,
     :func:`positive_weight` (exact mean and variance; the fixed-bin metrics read only the weights); sum p y*
     as the group's mean score x that weight."""
     n_cells = stats.count.shape[0]
-    wbar = weight / size
-    unequal = np.flatnonzero(sww / size - wbar * wbar > 1e-12 * wbar * wbar)
     out = []
-    for k in bucket_binomial_draws(size, mean, n_resamples, rng):
+    for k, t in _positive_draws(size, weight, sww, variance, mean, n_resamples, rng):
         c = k.shape[0]
-        t = k * wbar
-        if unequal.size:
-            t[:, unequal] = positive_weight(weight[unequal], mean[unequal], variance[unequal], rng,
-                                            size=(c, unequal.size))
         pos, true, ptrue = (np.zeros((c, n_cells)) for _ in range(3))
         pos[:, cells] = np.add.reduceat(k, starts, axis=1)
         true[:, cells] = np.add.reduceat(t, starts, axis=1)
@@ -249,6 +249,56 @@ def _weighted_cell_statistics(stats, cells, starts, size, weight, sww, variance,
         out += [replace(stats, positives=pos[j].round().astype(np.int64), sum_true=true[j], sum_pred_true=ptrue[j])
                 for j in range(c)]
     return out
+
+
+def _positive_draws(size, weight, sww, variance, mean, n_resamples: int, rng):
+    """Chunks (k, t) of redrawn positives of groups of a weighted scan: k ~ Binomial(n, weighted mean score) rows
+    and their weight t, ``w k`` for a group of equal weights, otherwise :func:`positive_weight` (exact mean and
+    variance), arrays of shape (redraws, groups)."""
+    wbar = weight / size
+    unequal = np.flatnonzero(sww / size - wbar * wbar > 1e-12 * wbar * wbar)
+    for k in bucket_binomial_draws(size, mean, n_resamples, rng):
+        t = k * wbar
+        if unequal.size:
+            t[:, unequal] = positive_weight(weight[unequal], mean[unequal], variance[unequal], rng,
+                                            size=(k.shape[0], unequal.size))
+        yield k, t
+
+
+def _bucket_null(scan, key: str, n_resamples: int, random_state) -> np.ndarray:
+    """smECE or the Brier score of ``n_resamples`` label redraws y* ~ Bernoulli(p) from a binary scan's fine
+    buckets.
+
+    Per 2^-16 bucket the redrawn weight of positives is drawn as the binned
+    metrics draw it (Binomial(n, mean score); weighted: :func:`positive_weight`,
+    exact mean and variance), so ``sum w (y* - p)`` follows exactly, and
+    ``sum w y* p`` takes the positives at the bucket's weighted mean score
+    (each row at most 2^-16 from its own score). smECE: the residual sits
+    there, a quarter of a step of its 2^14 grid, whose kernel is at least 8
+    steps wide, and each redraw solves its own fixed point, as the value does
+    (:meth:`Scan.smooth_ece`) and as the in-memory reference recomputes smECE
+    on every redrawn row set (~8 ms per redraw). Brier: ``(sum w y* (1 - 2 p)
+    + sum w p^2) / sum w``. No pass over the rows.
+    """
+    from ..metrics.smooth import _GRID_SIZES, _masses_from_nodes, _solve_fixed_point
+
+    atoms, k = scan._atoms(), _GRID_SIZES[0]
+    bucket, group = np.unique(atoms.bucket, return_inverse=True)
+    size, weight, swp, swpp, sww, variance = (np.bincount(group, weights=v) for v in
+                                              (atoms.n, atoms.sw, atoms.swp, atoms.swpp, atoms.sww, atoms.swwv))
+    size = np.rint(size).astype(np.int64)
+    mean = np.clip(swp / weight, 0.0, 1.0)
+    total = float(weight.sum())
+    rng = np.random.default_rng(list(random_state) if isinstance(random_state, tuple) else random_state)
+    values = []
+    for _, t in _positive_draws(size, weight, sww, variance, mean, n_resamples, rng):
+        if key == "brier":
+            values += list((t @ (1.0 - 2.0 * mean) + swpp.sum()) / total)
+            continue
+        for positives in t:
+            nodes = _ref.residual_nodes(bucket, positives - swp, positives * mean - swpp, k)
+            values.append(_solve_fixed_point(lambda kk: _masses_from_nodes(kk, nodes, total), sizes=(k,))[1])
+    return np.asarray(values, dtype=np.float64)
 
 
 def _redrawn_atoms(bucket, value, lo, hi, ranged, size, mean, positives, weight=None, positive_weight=None):

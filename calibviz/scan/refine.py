@@ -45,7 +45,7 @@ from .source import IN_MEMORY
 
 __all__ = ["Atoms", "Refine", "atoms_of", "fine_atoms", "edge_bins", "equal_mass_bins", "pava_bins", "pavabc_bins",
            "bin_statistics", "bin_totals", "rejected",
-           "refit_blocks", "redrawn_tce", "smece_residual_nodes", "top_label_values", "median_variance_bins",
+           "refit_blocks", "redrawn_tce", "smece_residual_nodes", "residual_nodes", "top_label_values", "median_variance_bins",
            "block_bins"]
 
 #: Views of at most this many rows get PAVA and PAVA-BC bins fitted on their exact scores, as in memory: every bucket
@@ -553,12 +553,17 @@ def smece_residual_nodes(atoms: Atoms, k: int) -> np.ndarray:
     j = min(floor(p_i k), k - 1) and f_i = p_i k - j (as
     ``calibviz.metrics.smooth._bin_chunk``); per interval, sum r f = k sum r p - j sum r.
     """
+    y = atoms.y.astype(np.float64)
+    # sum w (y - p) and sum w (y - p) p of each atom
+    return residual_nodes(atoms.bucket, atoms.sw * y - atoms.swp, atoms.swp * y - atoms.swpp, k)
+
+
+def residual_nodes(bucket: np.ndarray, r: np.ndarray, rp: np.ndarray, k: int) -> np.ndarray:
+    """:func:`smece_residual_nodes` from groups of fine buckets ``bucket`` with residual sums ``r`` = sum w (y - p)
+    and ``rp`` = sum w (y - p) p (the calibrated-model reference passes redrawn ones)."""
     if FINE_BUCKETS % k:
         raise InputError(f"smECE grid {k} does not divide the scan's {FINE_BUCKETS} buckets.")
-    y = atoms.y.astype(np.float64)
-    r = atoms.sw * y - atoms.swp  # sum w (y - p)
-    rp = atoms.swp * y - atoms.swpp  # sum w (y - p) p
-    j = atoms.bucket // (FINE_BUCKETS // k)
+    j = bucket // (FINE_BUCKETS // k)
     R = np.bincount(j, weights=r, minlength=k)
     RP = np.bincount(j, weights=rp, minlength=k)
     right = k * RP - np.arange(k) * R
