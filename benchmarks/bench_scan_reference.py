@@ -10,7 +10,9 @@ as a scaled Beta with the exact mean and variance of the per-row draw
 p = 10^U(-4, -1.5)) with exponential or log-normal(0, 1.5) weights (or none: ``--laws none``), that
 
 * the share of logs flagged at level 5% stays at or below 5% (with a 95%
-  Clopper-Pearson interval) for ECE, ACE, MCE, the Brier reliability and TCE;
+  Clopper-Pearson interval) for ECE, ACE, MCE, the Brier reliability, TCE, smECE, the Brier
+  score and debiased ECE (the last three: the bucket redraws of :func:`calibviz.scan.reference._bucket_null`
+  and the equal-mass bins' draws);
 * the p-values agree with :func:`calibviz.panel.metric_panel`'s per-row
   weighted redraws on the same logs (``--compare`` of them; both use 200
   redraws, so two independent p-values differ by ~0.03 from Monte Carlo alone).
@@ -38,7 +40,7 @@ from scipy import stats
 import calibviz as cv
 from calibviz.panel import metric_panel
 
-KEYS = ["ece", "ace", "mce", "brier_reliability", "tce"]
+KEYS = ["ece", "ace", "mce", "brier_reliability", "tce", "smooth_ece", "brier", "debiased_ece"]
 
 
 def _log(n: int, seed: int, weights: str, scores: str = "beta"):
