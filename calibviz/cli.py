@@ -160,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     met.add_argument("--engine", choices=("duckdb", "polars", "spark"),
                      help="stream FILE (a Parquet/CSV path, glob, directory or DuckDB SQL query) through this engine "
                           "instead of loading it: for logs larger than memory (--ci: a Poisson bootstrap of the "
-                          "bucket sums, no pass over the rows; a reference for the binned metrics)")
+                          "bucket sums, no pass over the rows; a calibrated-model reference for every metric but log loss)")
     met.add_argument("--database", metavar="DB", help="with --engine duckdb: the DuckDB database FILE's query runs on")
     _add_metric_options(met, ci_default=0)
     _add_quiet(met)
@@ -461,7 +461,8 @@ def _report_metrics(args, records, thresholds, p_thresholds, gate_keys) -> int:
     failures = [f"{r['label']} of model {r['model']} = {format_value(r['value'], r['unit'])} exceeds {t:g}"
                 for key, t in thresholds for r in records
                 if r["metric"] == gate_keys[(r["model"], key)] and r["value"] is not None and r["value"] > t]
-    failures += [f"{r['label']} of model {r['model']}: evidence of miscalibration, p = {r['p_value']:.3g} <= {t:g} "
+    failures += [f"{r['label']} of model {r['model']}: evidence of miscalibration, "
+                 f"p {_p_words(r['p_value'], r['n_redraws'])} <= {t:g} "
                  "against a calibrated model with the same predictions"
                  for key, t in p_thresholds for r in records
                  if r["metric"] == gate_keys[(r["model"], key)] and r["p_value"] is not None and r["p_value"] <= t]
@@ -492,6 +493,14 @@ def _ends(low, high) -> tuple[float, float]:
     if low is None and high is None:
         return np.nan, np.nan
     return (-np.inf if low is None else low), (np.inf if high is None else high)
+
+
+def _p_words(p_value: float, n_redraws: int) -> str:
+    """'= 0.01', '≤ 0.005' (a bound: none of the redraws reached the value) or '< 0.001', for one line."""
+    from .panel import format_p_value
+
+    shown = format_p_value(p_value, n_redraws)
+    return shown if shown[:1] in ("≤", "<") else f"= {shown}"
 
 
 def _print_table(records, n_resamples, format_value, format_interval) -> None:

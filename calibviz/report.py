@@ -164,7 +164,7 @@ def _reference_title(panel: pd.DataFrame) -> str:
 def _metric_table_html(panel: pd.DataFrame, confidence: float) -> str:
     rows = []
     for r in panel.itertuples():
-        p = format_p_value(r.p_value, getattr(r, "n_redraws", 0))
+        p = _e(format_p_value(r.p_value, getattr(r, "n_redraws", 0)))  # "< 0.001" is text, not a tag
         note = f" {r.note}" if getattr(r, "note", "") else ""
         rows.append(f"<tr><td title=\"{_e(r.description)}\">{_e(r.label)}</td>"
                     f"<td class=\"num\">{_e(format_value(r.value, r.unit))}</td>"

@@ -102,6 +102,8 @@ def test_metrics_table_marks_a_p_value_that_is_a_bound(capsys):
     assert "≤ 0.005" in ece and "p ≤ 0.005: none of 200 redraws" in ece, ece
     hl = next(line for line in out.splitlines() if "Hosmer" in line)
     assert "< 0.001" in hl and "≤" not in hl, hl  # chi2's own p-value, far below what the redraws could give
+    code, _, err = run(["metrics", "hospital_readmission", "--metrics", "ece", "--fail-p-below", "ece=0.01"], capsys)
+    assert code == 1 and "evidence of miscalibration, p ≤ 0.005 <= 0.01" in err, err  # the gate says so too
 
 
 def test_metrics_csv(capsys):

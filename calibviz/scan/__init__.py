@@ -703,7 +703,8 @@ class Scan:
         config : calibviz.panel.PanelConfig, optional
         n_reference : int, default 0
             Label redraws of the calibrated-model reference of the binned
-            metrics (ECE, MCE, RMSCE, ACE, Brier reliability) and TCE of binary
+            metrics (ECE, MCE, RMSCE, ACE, debiased ECE, Brier reliability),
+            smECE, the Brier score and TCE of binary
             scans and of the confidence and top-label metrics of multiclass
             scans: binomial draws per bucket on the driver, no pass over the
             rows (:mod:`calibviz.scan.reference`; weighted scans: the
@@ -888,8 +889,11 @@ def interval_caption(panel: pd.DataFrame, multiclass: bool, weighted: bool = Fal
                "class-wise ECE redraws the labels jointly per tuple of bins of every class (one more pass; none with "
                "bins of no fixed edges).")
     else:
+        tce = panel.loc[panel["metric"] == "tce", "n_redraws"] if "n_redraws" in panel else ()
+        own = {int(r) for r in tce if r and int(r) != n_ref}  # the dashboard refits TCE on fewer redraws
         ref = (f"Calibrated-model reference: {n_ref} redraws of the labels per score bucket (ECE, ACE, MCE, RMSCE, "
-               "Brier reliability; TCE with its own, fewer redraws)."
+               "debiased ECE, smECE, the Brier score and its reliability term, TCE"
+               + (f" with {', '.join(map(str, sorted(own)))} redraws, a PAVA-BC refit each" if own else "") + ")."
                + (" With sample weights, the redrawn positives of a bucket weigh what a random draw of that many of "
                   "its rows would weigh on average, with the same spread." if weighted else ""))
     return boot + ref + " Metrics that need the rows (ICI, slope, intercept, CORP, AUC) show n/a and say so."
