@@ -442,7 +442,7 @@ def _panel_records(args, models, cfg, requested, gates, bar) -> tuple[list, dict
 
 
 def _report_metrics(args, records, thresholds, p_thresholds, gate_keys) -> int:
-    from .panel import format_interval, format_value
+    from .panel import format_interval, format_value, p_value_words
 
     import pandas as pd
 
@@ -462,7 +462,7 @@ def _report_metrics(args, records, thresholds, p_thresholds, gate_keys) -> int:
                 for key, t in thresholds for r in records
                 if r["metric"] == gate_keys[(r["model"], key)] and r["value"] is not None and r["value"] > t]
     failures += [f"{r['label']} of model {r['model']}: evidence of miscalibration, "
-                 f"p {_p_words(r['p_value'], r['n_redraws'])} <= {t:g} "
+                 f"{p_value_words(r['p_value'], r['n_redraws'])} <= {t:g} "
                  "against a calibrated model with the same predictions"
                  for key, t in p_thresholds for r in records
                  if r["metric"] == gate_keys[(r["model"], key)] and r["p_value"] is not None and r["p_value"] <= t]
@@ -493,14 +493,6 @@ def _ends(low, high) -> tuple[float, float]:
     if low is None and high is None:
         return np.nan, np.nan
     return (-np.inf if low is None else low), (np.inf if high is None else high)
-
-
-def _p_words(p_value: float, n_redraws: int) -> str:
-    """'= 0.01', '≤ 0.005' (a bound: none of the redraws reached the value) or '< 0.001', for one line."""
-    from .panel import format_p_value
-
-    shown = format_p_value(p_value, n_redraws)
-    return shown if shown[:1] in ("≤", "<") else f"= {shown}"
 
 
 def _print_table(records, n_resamples, format_value, format_interval) -> None:

@@ -589,11 +589,9 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
                 + f"{n_redraws} redraws cannot test at α = {level:g}: the smallest p-value they give is "
                 f"{1 / (n_redraws + 1):.2g} (at least {redraws_needed(level)} are needed).")
     verdict = _verdict(p_value, level)
-    shown_p = format_p_value(p_value, n_redraws)
-    if shown_p.startswith("≤"):
-        p_text = f"p {shown_p}: none of {n_redraws} redraws reached this value"
-    else:
-        p_text = f"p {shown_p}" if shown_p.startswith("<") else f"p = {shown_p}"
+    p_text = p_value_words(p_value, n_redraws)
+    if p_text.startswith("p ≤"):
+        p_text += f": none of {n_redraws} redraws reached this value"
     shown = _shown_range(spec, null_low, null_high, value)
     if shown:
         return f" A perfectly calibrated model with these predictions would show {shown}: {verdict} ({p_text})."
@@ -631,6 +629,16 @@ def format_p_value(p_value: float, n_redraws: int = 0) -> str:
     if n_redraws and p_value * (n_redraws + 1) <= 1.0 + 1e-9:
         return f"≤ {p_value:.2g}"
     return f"{p_value:.2g}" if p_value >= 0.001 else "< 0.001"
+
+
+def p_value_words(p_value: float, n_redraws: int = 0) -> str:
+    """The p-value in a sentence: "p = 0.01", "p ≤ 0.005" (a bound, :func:`format_p_value`) or "p < 0.001".
+
+    >>> p_value_words(2 / 201, 200), p_value_words(1 / 201, 200), p_value_words(1e-5)
+    ('p = 0.01', 'p ≤ 0.005', 'p < 0.001')
+    """
+    shown = format_p_value(p_value, n_redraws)
+    return f"p {shown}" if shown[:1] in ("≤", "<") else f"p = {shown}"
 
 
 def too_few_redraws(n_redraws: int, level: float) -> bool:
