@@ -122,3 +122,27 @@ def test_band_refinement_matches_exact_pvalues_near_the_boundary(alpha):
     np.testing.assert_array_equal(got, ref)
     sub = rng.choice(g.size, 300, replace=False)
     np.testing.assert_array_equal(got[sub], [binomtest(int(k[g[i]]), int(n[g[i]]), float(p[i])).pvalue <= alpha for i in sub])
+
+
+def test_certified_regions_reach_the_own_tail_thresholds():
+    # The certified accept region ends where the own tail crosses alpha, the reject region where the own tail
+    # plus n pmf(k) does (root-found here with scipy); a bisection that kept one end fixed stalled at its first
+    # failed midpoint and left both regions nearly empty (same decisions, several times slower).
+    from scipy.optimize import brentq
+
+    alpha = 0.05
+    k, n = np.array([100, 300, 1000, 7]), np.array([1000, 1000, 4000, 50])
+    m, acc_lo, acc_hi, rej_lo, rej_hi = st._certified_regions(k, n, alpha)
+    for i in range(k.size):
+        ki, ni, mi = int(k[i]), int(n[i]), k[i] / n[i]
+        up = brentq(lambda q: binom.cdf(ki, ni, q) - alpha, mi, 1.0, xtol=1e-13)
+        down = brentq(lambda q: binom.sf(ki - 1, ni, q) - alpha, 0.0, mi, xtol=1e-13)
+        assert abs(acc_hi[i] - up) < 1e-6 and abs(acc_lo[i] - down) < 1e-6
+        hi_bound = brentq(lambda q: binom.cdf(ki, ni, q) + ni * binom.pmf(ki, ni, q) - alpha, mi + 1e-9, 1.0)
+        assert abs(rej_hi[i] - hi_bound) < 1e-6
+        # and what they certify is what scipy decides
+        for q in np.linspace(acc_lo[i], acc_hi[i], 41):
+            assert binomtest(ki, ni, float(q)).pvalue > alpha
+        for q in np.r_[np.linspace(rej_hi[i], 1.0, 11), np.linspace(max(rej_lo[i], 0.0), 0.0, 11)]:
+            if q <= rej_lo[i] or q >= rej_hi[i]:
+                assert binomtest(ki, ni, float(q)).pvalue <= alpha
