@@ -20,7 +20,8 @@ from .binning import _CHUNK, Bins, EqualMass, Uniform, _uniform_chunker, get_sch
 from .errors import InputError
 from .validation import check_binary
 
-__all__ = ["BinStatistics", "sufficient_statistics", "bin_statistics", "rejections", "reliability_table"]
+__all__ = ["BinStatistics", "sufficient_statistics", "bin_statistics", "rejections", "rejections_many",
+           "reliability_table"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -392,18 +393,51 @@ def rejections(p, bins: Bins, stats: BinStatistics, *, alpha=0.05, test="binomia
     >>> rejections(p, b, sufficient_statistics(y, p, b.index, 1)).tolist()
     [False, False, False]
     """
+    return rejections_many([(p, bins, stats)], alpha=alpha, test=test)[0]
+
+
+def rejections_many(parts, *, alpha=0.05, test="binomial") -> list:
+    """:func:`rejections` of several binned samples (resamples, label redraws) in one vectorised call.
+
+    Parameters
+    ----------
+    parts : sequence of (p, Bins, BinStatistics)
+        Each as :func:`rejections` takes them.
+    alpha, test
+        As in :func:`rejections`.
+
+    Returns
+    -------
+    list of ndarray of bool, one per part (shape of its ``p``)
+
+    Notes
+    -----
+    The decisions are those of :func:`rejections` on each part; the bins of
+    all parts are tested together, so the fixed cost of the binomial
+    decisions (their certified regions and cell refinement: a few hundred
+    array operations) is paid once for all parts: 200 label redraws of
+    20,000 rows take a third of the time of 200 calls.
+    """
     if test not in _TESTS:
         raise InputError(f"test must be one of {', '.join(_TESTS)}, got {test!r}.")
-    used = stats.count > 0
-    ids = np.flatnonzero(used)
-    remap = np.full(stats.count.shape[0], -1, dtype=np.int64)
-    remap[ids] = np.arange(ids.shape[0])
-    group = remap[bins.index]
-    k, n = stats.positives[ids], stats.count[ids]
+    ks, ns, groups, ps, offset = [], [], [], [], 0
+    for p, bins, stats in parts:
+        ids = np.flatnonzero(stats.count > 0)
+        remap = np.full(stats.count.shape[0], -1, dtype=np.int64)
+        remap[ids] = np.arange(offset, offset + ids.shape[0])
+        groups.append(remap[bins.index])
+        ks.append(stats.positives[ids])
+        ns.append(stats.count[ids])
+        ps.append(p)
+        offset += ids.shape[0]
+    if not ps:
+        return []
+    k, n, group, p = (np.concatenate(a) for a in (ks, ns, groups, ps))
     if test == "binomial":
-        return _stats.binom_reject(k, n, p, alpha, group=group)
-    alpha = _stats._check_alpha(alpha)
-    return _stats.ttest_pvalue(k[group], n[group], p) <= alpha
+        out = _stats.binom_reject(k, n, p, alpha, group=group)
+    else:
+        out = _stats.ttest_pvalue(k[group], n[group], p) <= _stats._check_alpha(alpha)
+    return np.split(out, np.cumsum([q.shape[0] for q in ps[:-1]]))
 
 
 def reliability_table(

@@ -155,3 +155,44 @@ def test_binned_metrics_one_pass_path_on_many_rows():
     }
     for k, v in ref.items():
         assert got[k] == pytest.approx(v, rel=1e-9, abs=1e-14), k
+
+
+def test_tce_many_equals_tce_on_each_sample_across_batches(monkeypatch):
+    # one batch, and batches cut inside the list (a flush every ~3 samples): the values of tce itself; a sample
+    # tce refuses is NaN, as the bootstrap's per-call path counts it
+    import calibviz.metrics.binned as binned
+    from calibviz.metrics import tce, tce_many
+
+    rng = np.random.default_rng(11)
+    p = rng.beta(2, 5, 4000)
+    samples = [((rng.random(4000) < p).astype(int), p, None if r % 2 else rng.lognormal(size=4000))
+               for r in range(9)]
+    samples.insert(4, ([1, 0], [0.5, np.nan], None))
+    want = [tce(y, q, sample_weight=w, alpha=0.01) if np.all(np.isfinite(q)) else np.nan for y, q, w in samples]
+    np.testing.assert_array_equal(tce_many(samples, alpha=0.01), want)
+    monkeypatch.setattr(binned, "_TCE_BATCH_ROWS", 10_000)
+    np.testing.assert_array_equal(tce_many(samples, alpha=0.01), want)
+    with pytest.raises(InputError, match="test must be"):
+        tce_many(samples, test="z")
+
+
+def test_tce_reference_and_bootstrap_batched_equal_one_call_per_redraw(monkeypatch):
+    # consistency_test and bootstrap hand TCE's redraws / resamples to tce_many; without the batched form
+    # (one tce call per redraw, the generic path) the same seed gives the same distribution
+    import calibviz.metrics.binned as binned
+    from calibviz.metrics import bootstrap, consistency_test, tce
+
+    rng = np.random.default_rng(12)
+    p = rng.beta(2, 5, 3000)
+    y = (rng.random(3000) < p).astype(int)
+    w = rng.lognormal(size=3000)
+    runs = []
+    for batched in (True, False):
+        if not batched:
+            monkeypatch.delattr(binned.tce, "many")
+        runs.append([consistency_test(y, p, metric="tce", n_resamples=40, random_state=3).distribution,
+                     consistency_test(y, p, metric="tce", n_resamples=20, random_state=3,
+                                      sample_weight=w).distribution,
+                     bootstrap(tce, y, p, n_resamples=30, random_state=4).distribution])
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)

@@ -63,7 +63,7 @@ from .multiclass import (
     top_label_ece,
     top_label_mce,
 )
-from .resampling import _call
+from .resampling import _call, _values
 from .scores import brier_score, log_loss
 from .smooth import calibration_index, smooth_ece
 
@@ -385,11 +385,13 @@ def _null_generic(func, kind, draw, y_prob, w, options, n_resamples, rng, named:
             order = np.argsort(y_prob, kind="stable")
             y_prob = y_prob[order]
             w = None if w is None else w[order]
-        u = np.empty(n)
-        for r in range(n_resamples):
-            rng.random(out=u)
-            ystar = u < y_prob
-            values[r] = _call(func, [ystar if named else ystar.astype(np.float64), y_prob], w, options)
+        # redraws in batches (the same uniforms, in the same order, as one redraw at a time): a metric with a
+        # batched form (TCE: resampling._values) gets a whole batch at once
+        step = max(1, _BLOCK // max(n, 1))
+        for r0 in range(0, n_resamples, step):
+            ystar = rng.random((min(step, n_resamples - r0), n)) < y_prob
+            values[r0:r0 + ystar.shape[0]] = _values(
+                func, [([ys if named else ys.astype(np.float64), y_prob], w) for ys in ystar], options)
         return values
     K = y_prob.shape[1]
     if draw == "top":

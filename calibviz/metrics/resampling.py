@@ -145,6 +145,19 @@ def _call(metric, arrays, weight, kwargs, *, strict: bool = False) -> float:
         ) from None
 
 
+def _values(metric, samples, kwargs) -> np.ndarray:
+    """The metric on each sample ``(arrays, weight)``, as :func:`_call` gives it (NaN for a failed one).
+
+    A metric that carries ``many(samples, **kwargs)`` (e.g. :func:`calibviz.metrics.tce`, whose
+    :func:`~calibviz.metrics.tce_many` tests the bins of all samples in one call) gets the samples at once, as
+    ``(*arrays, weight)`` tuples; it returns the same values as the calls, NaN where a call raises InputError.
+    """
+    many = getattr(metric, "many", None)
+    if many is None:
+        return np.array([_call(metric, arrays, weight, kwargs) for arrays, weight in samples], dtype=np.float64)
+    return np.asarray(many([(*arrays, weight) for arrays, weight in samples], **kwargs), dtype=np.float64)
+
+
 def _jackknife(metric, arrays, weight, kwargs, n_groups: int, rng: np.random.Generator) -> np.ndarray:
     """Leave-one-group-out estimates (leave-one-out when n <= n_groups)."""
     n = arrays[0].shape[0]
@@ -585,9 +598,8 @@ def bootstrap(
                 cw = counts[j].astype(np.float64)
                 values[done + j] = _call(metric, data, cw if w is None else cw * w, metric_kwargs)
         else:
-            for j in range(c):
-                rows = idx[j]
-                values[done + j] = _call(metric, [a[rows] for a in data], None if w is None else w[rows], metric_kwargs)
+            values[done:done + c] = _values(metric, [([a[rows] for a in data], None if w is None else w[rows])
+                                                     for rows in idx], metric_kwargs)
         done += c
         if progress is not None:
             progress(done, n_resamples)
