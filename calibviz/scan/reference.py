@@ -373,10 +373,18 @@ def _tce_null(scan, scheme, alpha: float, test: str, n_resamples: int, rng) -> t
     sww = np.add.reduceat(atoms.sww, starts)
     del atoms  # the groups are all a redraw reads (a small view's atoms are ~100 bytes per row)
     null = np.full(int(n_resamples), np.nan)
-    for r in range(int(n_resamples)):
-        k = _redrawn_positives(size, mean, rng)
-        positive_weight = weighted_positives(k, size, weight, sww, rng) if weighted else None
-        a, score = _redrawn_atoms(bucket, value, lo, hi, ranged, size, mean, k, weight, positive_weight)
-        null[r] = _ref.redrawn_tce(a, scheme, alpha=alpha, test=test, weighted=weighted, score=score,
-                                   exact=exact)
+
+    def redrawn(m):  # m redraws' atom tables, one at a time (each is released once its bins are fitted)
+        for _ in range(m):
+            k = _redrawn_positives(size, mean, rng)
+            positive_weight = weighted_positives(k, size, weight, sww, rng) if weighted else None
+            yield _redrawn_atoms(bucket, value, lo, hi, ranged, size, mean, k, weight, positive_weight)
+
+    # redraws tested in batches of ~2^20 groups: one binomial decision call each (rejections_many), ~30 bytes
+    # per group kept until it
+    batch = max(1, (1 << 20) // max(size.shape[0], 1))
+    for r0 in range(0, int(n_resamples), batch):
+        m = min(batch, int(n_resamples) - r0)
+        null[r0:r0 + m] = _ref.redrawn_tces(redrawn(m), scheme, alpha=alpha, test=test, weighted=weighted,
+                                            exact=exact)
     return statistic, null

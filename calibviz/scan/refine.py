@@ -39,14 +39,14 @@ import pandas as pd
 from ..binning import (PAVA, PAVABC, Bins, Custom, EqualMass, MedianVariance, Uniform, _equal_mass_cuts, _snap_to_runs,
                        median_variance_sizes, pava_block_starts, pavabc_group_sizes)
 from ..errors import InputError
-from ..summary import BinStatistics, rejections as _rejections
+from ..summary import BinStatistics, rejections as _rejections, rejections_many as _rejections_many
 from .aggregate import FINE_BUCKETS
 from .source import IN_MEMORY
 
 __all__ = ["Atoms", "Refine", "atoms_of", "fine_atoms", "edge_bins", "equal_mass_bins", "pava_bins", "pavabc_bins",
            "bin_statistics", "bin_totals", "rejected",
-           "refit_blocks", "redrawn_tce", "smece_residual_nodes", "residual_nodes", "top_label_values", "median_variance_bins",
-           "block_bins"]
+           "refit_blocks", "redrawn_tce", "redrawn_tces", "smece_residual_nodes", "residual_nodes", "top_label_values",
+           "median_variance_bins", "block_bins"]
 
 #: Views of at most this many rows get PAVA and PAVA-BC bins fitted on their exact scores, as in memory: every bucket
 #: holding two distinct scores is refined (its rows stay in memory as atoms, ~100 bytes each) and the refits of the
@@ -531,19 +531,38 @@ def redrawn_tce(atoms: Atoms, scheme: PAVABC, *, alpha, test="binomial", weighte
     refine the buckets whose rows the tests would split, as :func:`rejected`
     does for the data's own TCE).
     """
-    if score is not None:
-        score = score[atoms.n > 0]  # the atoms refit_blocks keeps
-    a, index, stats = refit_blocks(atoms, scheme, weighted, exact=exact)
-    if not a.size:
-        return float("nan")
-    if score is None:
-        score = np.where(a.lo == a.hi, a.lo, np.clip(a.swp / a.sw, 0.0, 1.0))
-    # atoms in score order: neighbours with one bin and one score (the labels of a group) share one test
-    first = np.r_[True, (index[1:] != index[:-1]) | (score[1:] != score[:-1])]
-    bins = Bins(edges=np.zeros(stats.count.shape[0] + 1), index=index[first], counts=stats.count)
-    rejected_ = _rejections(score[first], bins, stats, alpha=alpha, test=test)[np.cumsum(first) - 1]
-    mass = a.sw if weighted else a.n.astype(np.float64)
-    return 100.0 * float(np.sum(mass * rejected_)) / float(np.sum(mass))
+    return float(redrawn_tces([(atoms, score)], scheme, alpha=alpha, test=test, weighted=weighted, exact=exact)[0])
+
+
+def redrawn_tces(tables, scheme: PAVABC, *, alpha, test="binomial", weighted: bool = False,
+                 exact: bool = False) -> np.ndarray:
+    """:func:`redrawn_tce` of several ``(atoms, score or None)`` tables, their binomial decisions taken in one
+    call (:func:`calibviz.summary.rejections_many`: its fixed cost once, not once per redraw). NaN for a table
+    without rows, or whose refit fails with a floating-point error (as the bootstrap counts a failed resample).
+    ``tables`` may be a generator: each table is released once its bins are fitted."""
+    out, parts, rest = [], [], []
+    for i, (atoms, score) in enumerate(tables):
+        out.append(np.nan)
+        if score is not None:
+            score = score[atoms.n > 0]  # the atoms refit_blocks keeps
+        try:
+            a, index, stats = refit_blocks(atoms, scheme, weighted, exact=exact)
+        except (ValueError, ZeroDivisionError, FloatingPointError):
+            continue
+        if not a.size:
+            continue
+        if score is None:
+            score = np.where(a.lo == a.hi, a.lo, np.clip(a.swp / a.sw, 0.0, 1.0))
+        # atoms in score order: neighbours with one bin and one score (the labels of a group) share one test
+        first = np.r_[True, (index[1:] != index[:-1]) | (score[1:] != score[:-1])]
+        bins = Bins(edges=np.zeros(stats.count.shape[0] + 1), index=index[first], counts=stats.count)
+        parts.append((score[first], bins, stats))
+        rest.append((i, np.cumsum(first) - 1, a.sw if weighted else a.n.astype(np.float64)))
+    for (i, expand, mass), rejected_ in zip(rest, _rejections_many(parts, alpha=alpha, test=test)):
+        total = float(np.sum(mass))
+        if total > 0:
+            out[i] = 100.0 * float(np.sum(mass * rejected_[expand])) / total
+    return np.array(out, dtype=np.float64)
 
 
 def smece_residual_nodes(atoms: Atoms, k: int) -> np.ndarray:

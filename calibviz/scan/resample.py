@@ -381,6 +381,7 @@ def resample_distributions(scan, keys, config, n_resamples: int, random_state=No
         sums = {b: f(groups) for b, f in binners.items() if f is not None}
         if "total" in need:
             sums["total"] = {k: v.sum(axis=1, keepdims=True) for k, v in groups.items()}
+        tce_tables = []  # this chunk's TCE resamples, tested together after the loop (refine.redrawn_tces)
         for r in range(m):
             i = done + r
             atoms_r = None
@@ -395,8 +396,7 @@ def resample_distributions(scan, keys, config, n_resamples: int, random_state=No
                                           swp=draw["swp"][r], swpp=draw["swpp"][r], sww=draw["sww"][r],
                                           sll=draw["sll"][r])
                 if kind == "tce":
-                    out[key][i] = _finite(lambda: _ref.redrawn_tce(atoms_r, tce_scheme, alpha=config.alpha,
-                                                                    weighted=weighted, exact=exact))
+                    tce_tables.append((key, i, atoms_r))
                 elif kind == "smooth":
                     k = _GRID_SIZES[0]
                     total = float(atoms_r.sw.sum())
@@ -413,6 +413,11 @@ def resample_distributions(scan, keys, config, n_resamples: int, random_state=No
                     out[key][i] = _finite(lambda: reduce(s))
                     if key in _L2_SMALL:  # the same bins (_L2_SMALL[key] == kind)
                         out[key + "^2"][i] = _finite(lambda: _debiased_from_stats(s, squared=True))
+        if tce_tables:
+            values = _ref.redrawn_tces([(a, None) for _, _, a in tce_tables], tce_scheme, alpha=config.alpha,
+                                       weighted=weighted, exact=exact)
+            for (key, i, _), v in zip(tce_tables, values):
+                out[key][i] = v
         done += m
         if progress is not None:
             progress(done, n_resamples)
