@@ -581,8 +581,8 @@ RECALIBRATION_METHODS = ("platt", "isotonic", "beta", "temperature", "histogram_
 #: Fields of every record of ``calibviz metrics --recalibrate METHOD --format json`` (and the CSV columns).
 RECALIBRATION_FIELDS = ("model", "method", "metric", "label", "before", "before_low", "before_high",
                         "before_null_low", "before_null_high", "after", "after_low", "after_high", "after_null_low",
-                        "after_null_high", "after_p_value", "diff", "diff_low", "diff_high", "improved", "unit",
-                        "scheme", "reading")
+                        "after_null_high", "after_p_value", "after_n_redraws", "diff", "diff_low", "diff_high",
+                        "improved", "unit", "scheme", "reading")
 
 
 def _add_recalibrate_parser(sub) -> None:

@@ -549,8 +549,11 @@ def leaderboard(panels: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         metric ``<key>`` (the value, float), ``<key>_verdict`` ("evidence of
         miscalibration" / "no evidence of miscalibration" against the
         consistency reference, "" for metrics without one such as AUC) and
-        ``<key>_p`` (its p-value). ``attrs["metrics"]`` lists ``(key, label,
-        unit, direction)`` per metric.
+        ``<key>_p`` (its p-value) and ``<key>_n_redraws`` (the label redraws
+        behind it, 0 for a test's own p-value: with R redraws a p-value of
+        1/(R+1) means "at most", see :func:`calibviz.panel.format_p_value`).
+        ``attrs["metrics"]`` lists ``(key, label, unit, direction)`` per
+        metric.
 
     Raises
     ------
@@ -565,7 +568,7 @@ def leaderboard(panels: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     >>> board = leaderboard({k: metric_panel(v.y, v.y_prob, metrics=("ece", "brier"), n_resamples=0,
     ...                                      n_reference=50) for k, v in m.items()})
     >>> list(board.columns)
-    ['model', 'ece', 'ece_verdict', 'ece_p', 'brier', 'brier_verdict', 'brier_p']
+    ['model', 'ece', 'ece_verdict', 'ece_p', 'ece_n_redraws', 'brier', 'brier_verdict', 'brier_p', 'brier_n_redraws']
     >>> bool(board.loc[1, "ece"] < board.loc[0, "ece"]), board.loc[0, "ece_verdict"]
     (True, 'evidence of miscalibration')
     """
@@ -586,6 +589,8 @@ def leaderboard(panels: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
             row[r.metric] = float(r.value)
             row[f"{r.metric}_verdict"] = r.verdict
             row[f"{r.metric}_p"] = float(r.p_value)
+            # the redraws behind it: with R of them the smallest p-value, 1/(R+1), is a bound (format_p_value)
+            row[f"{r.metric}_n_redraws"] = int(getattr(r, "n_redraws", 0))
         rows.append(row)
     out = pd.DataFrame(rows)
     out.attrs["metrics"] = info

@@ -116,6 +116,7 @@ def test_metrics_recalibrate_json_before_after(capsys):
     raw = [r for r in records if r["model"] == "raw" and r["metric"] == "ece"][0]
     assert raw["after"] < raw["before"] and raw["diff_low"] > 0 and raw["improved"]
     assert raw["after_null_low"] is not None and raw["scheme"] == "cross-fit (5 folds)"
+    assert raw["after_n_redraws"] == 20  # the redraws behind after_p_value (1/21 would be a bound)
     assert {r["metric"] for r in records} == {"ece", "brier", "log_loss"}
 
 

@@ -198,6 +198,9 @@ def test_leaderboard_equals_the_panels():
     assert board["ece"].dtype == float and board["ece"].tolist() == pytest.approx([M.ece(y, v) for v in p.values()])
     assert board.loc[1, "ece_verdict"] == "evidence of miscalibration"
     assert set(board["auc_verdict"]) == {""}  # AUC is no calibration error: no verdict against a calibrated model
+    # the redraws behind each p-value travel with it (1/(R+1) is a bound): 30 for ECE, none for AUC
+    assert board["ece_n_redraws"].tolist() == [30, 30, 30] and board["auc_n_redraws"].tolist() == [0, 0, 0]
+    assert board.loc[1, "ece_p"] == pytest.approx(1 / 31)
     with pytest.raises(cv.InputError, match="same metrics"):
         leaderboard({"a": panels["good"], "b": panels["blurred"].head(1)})
 

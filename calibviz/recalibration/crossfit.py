@@ -555,8 +555,9 @@ def recalibration_table(y_true, y_prob, results, *, metrics=None, config: PanelC
     pandas.DataFrame
         One row per (method, metric): ``method, metric, label, unit, before,
         before_low, before_high, before_null_low, before_null_high,
-        before_p_value, after, after_low, after_high, after_null_low,
-        after_null_high, after_p_value, after_verdict, diff`` (before - after:
+        before_p_value, before_n_redraws, after, after_low, after_high,
+        after_null_low, after_null_high, after_p_value, after_n_redraws,
+        after_verdict, diff`` (before - after:
         positive = better after, for every metric where lower is better)
         ``, diff_low, diff_high, improved`` (the difference interval lies
         above 0), ``n_evaluated, scheme``, ``after_note`` (why an "after"
@@ -663,6 +664,13 @@ def _get(row, key):
     return v
 
 
+def _redraws(row) -> int:
+    """The label redraws behind a panel row's p-value (0: a test's own p-value, or none; see
+    :func:`calibviz.panel.format_p_value`: with R redraws the smallest p-value is 1/(R+1), a bound)."""
+    v = _get(row, "n_redraws")
+    return int(v) if np.isfinite(v) else 0
+
+
 def _row(name, cf, metric, label, unit, lower_is_better, b, a, diff, d_low, d_high) -> dict:
     improved = bool(np.isfinite(d_low) and (d_low > 0 if lower_is_better else d_high < 0))
     worse = bool(np.isfinite(d_high) and (d_high < 0 if lower_is_better else d_low > 0))
@@ -670,10 +678,12 @@ def _row(name, cf, metric, label, unit, lower_is_better, b, a, diff, d_low, d_hi
         "method": name, "metric": metric, "label": label, "unit": unit,
         "before": float(b["value"]), "before_low": _get(b, "low"), "before_high": _get(b, "high"),
         "before_null_low": _get(b, "null_low"), "before_null_high": _get(b, "null_high"),
-        "before_p_value": _get(b, "p_value"), "before_verdict": _get(b, "verdict") if "verdict" in b else "",
+        "before_p_value": _get(b, "p_value"), "before_n_redraws": _redraws(b),
+        "before_verdict": _get(b, "verdict") if "verdict" in b else "",
         "after": float(a["value"]), "after_low": _get(a, "low"), "after_high": _get(a, "high"),
         "after_null_low": _get(a, "null_low"), "after_null_high": _get(a, "null_high"),
-        "after_p_value": _get(a, "p_value"), "after_verdict": _get(a, "verdict") if "verdict" in a else "",
+        "after_p_value": _get(a, "p_value"), "after_n_redraws": _redraws(a),
+        "after_verdict": _get(a, "verdict") if "verdict" in a else "",
         "diff": diff, "diff_low": d_low, "diff_high": d_high, "improved": improved,
         "n_evaluated": cf.n_evaluated, "scheme": cf.scheme,
         "after_note": _get(a, "note") if "note" in a else "",
