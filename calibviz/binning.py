@@ -635,7 +635,162 @@ def _attach_tail(C, tail: int, n_min: int, n_max: int, tail_rule: str):
     return C
 
 
+def _pavabc_sizes_grouped(s, neg, c, n_min: int, n_max: int, tail_rule: str):
+    """Same blocks as :func:`_pavabc_sizes` on any groups (weights, tied scores), by runs instead of group by group.
+
+    ``s``, ``neg``: weight of the positive and of the negative rows of each
+    group (float64; every group weighs more than 0), ``c``: their rows
+    (int64). Block means compare as S_A N_B >= S_B N_A (S, N: the blocks'
+    positive and negative weights), which decides the ties the data make
+    exactly: a run of positive rows has N = 0 and a run of negative rows
+    S = 0 whatever the rounding of the prefix sums. Integral weights
+    (unweighted rows, tied rows, bootstrap multiplicities, integer weights)
+    compare exactly in integers, as the stack loop does; otherwise a
+    difference of two block means within ~1e-12 of each other could be
+    decided the other way than the loop's running sums decide it.
+
+    The stack loop's rule ("merge adjacent blocks A, B iff |A| + |B| <= n_min,
+    or |A| + |B| <= n_max and mean(A) >= mean(B)") is followed in runs:
+
+    * A frozen block's neighbour on the right always contains the group whose
+      arrival froze it, so their rows exceed n_min: merges with frozen blocks
+      are never forced, only decided by size and means.
+    * While the top T = [t, e) and the next group fit under n_min, groups join
+      unconditionally; the first that lets T merge into the block below is
+      found with one vectorised test per run.
+    * Otherwise group j joins iff mean(T + j) <= mean(T), and a group that
+      does not starts an excursion E that joins groups unconditionally while
+      it fits under n_min and merges back when mean(T + E) <= mean(T). Both
+      are the records of the running minimum of mean([t, j]); T absorbs up
+      to each record (if within n_max), checks its own merge below, and is
+      frozen when an excursion outgrows n_min before the next record (E then
+      continues as the top, by the same rules).
+
+    Floating-point screens (candidates within 1e-9 of a record or a merge)
+    are confirmed exactly one by one, so runs never decide a near-tie.
+    """
+    G = c.shape[0]
+    exact = bool(np.all(s == np.rint(s)) and np.all(neg == np.rint(neg))
+                 and float(np.sum(s)) + float(np.sum(neg)) < 2.0**53)
+    Cc = np.zeros(G + 1, dtype=np.int64)
+    np.cumsum(c, out=Cc[1:])
+    P = np.zeros(G + 1)
+    np.cumsum(s, out=P[1:])
+    Q = np.zeros(G + 1)
+    np.cumsum(neg, out=Q[1:])
+
+    stop = int(np.searchsorted(Cc, Cc[G] - n_min, side="right")) - 1 if n_min > 0 else G
+    stop = max(stop, 0)  # the tail: the shortest run of last groups holding at least n_min rows
+
+    def seg(a, b):  # (rows, positive weight, negative weight) of groups [a, b): integers where the data are
+        rows = int(Cc[b]) - int(Cc[a])
+        if exact:  # integral float64 prefix sums below 2^53 are exact: Python integers compare them exactly
+            return rows, int(P[b]) - int(P[a]), int(Q[b]) - int(Q[a])
+        return rows, float(P[b] - P[a]), float(Q[b] - Q[a])
+
+    def merges(a, m, b):  # the rule for adjacent blocks [a, m) and [m, b)
+        ra, sa, na = seg(a, m)
+        rb, sb, nb = seg(m, b)
+        tot = ra + rb
+        return tot <= n_min or (tot <= n_max and sa * nb >= sb * na)
+
+    starts = []  # frozen blocks: [starts[k], starts[k + 1]), the last one ending at the top's start
+
+    def merge_down(t, e):
+        while starts and merges(starts[-1], t, e):
+            t = starts.pop()
+        return t
+
+    def first_merge_below(t, lo, hi):
+        """First j in [lo, hi) such that the top [t, j + 1) merges into the frozen block below, else None."""
+        if not starts:
+            return None
+        b = starts[-1]
+        rf, sf, nf = seg(b, t)
+        j = np.arange(lo, hi)
+        rows = Cc[j + 1] - Cc[t]
+        st, nt = P[j + 1] - P[t], Q[j + 1] - Q[t]
+        lhs, rhs = sf * nt, st * nf
+        near = (rows + rf <= n_max) & (lhs - rhs >= -1e-9 * (np.abs(lhs) + np.abs(rhs)))
+        for k in np.flatnonzero(near):
+            if merges(b, t, int(j[k]) + 1):
+                return int(j[k])
+        return None
+
+    def merges_back(t, a, b):  # the excursion [a, b) merges into the top [t, a): mean(top) >= mean(excursion)
+        _, st, nt = seg(t, a)
+        _, se, ne = seg(a, b)
+        return st * ne >= se * nt
+
+    if stop == 0:
+        return _attach_tail([], int(Cc[G]), n_min, n_max, tail_rule)
+    t, e = 0, 1
+    while e < stop:
+        if Cc[e + 1] - Cc[t] <= n_min:  # forced joins up to f: groups [e, f) fit under n_min with the top
+            f = min(int(np.searchsorted(Cc, Cc[t] + n_min, side="right")) - 1, stop)
+            lo, step = e, 1024
+            while lo < f:
+                hi = min(f, lo + step)
+                j = first_merge_below(t, lo, hi)
+                if j is not None:
+                    break
+                lo, step = hi, 2 * step
+            if j is not None and lo < f:
+                e = j + 1
+                t = merge_down(t, e)
+            else:
+                e = f
+            continue
+        # records of the running minimum of mean([t, j]) from group e on
+        prev = e - 1  # the top ends after prev; a pending excursion starts at prev + 1
+        cur, step = e, 1024
+        q_min = (P[e] - P[t]) / (P[e] - P[t] + Q[e] - Q[t])
+        restart = None
+        while restart is None and cur < stop:
+            hi = min(stop, cur + step)
+            j = np.arange(cur, hi)
+            st = P[j + 1] - P[t]
+            q = st / (st + Q[j + 1] - Q[t])
+            run = np.minimum.accumulate(np.r_[q_min, q])
+            q_min = run[-1]
+            for k in np.flatnonzero(q <= run[:-1] * (1 + 1e-9)):
+                jj, a = int(j[k]), prev + 1
+                if jj > a and Cc[jj + 1] - Cc[a] > n_min:
+                    restart = a  # the excursion outgrew n_min before this record: the top is final
+                    break
+                if not merges_back(t, a, jj + 1):
+                    continue
+                if Cc[jj + 1] - Cc[t] > n_max:
+                    restart = a
+                    break
+                prev = jj
+                if starts and merges(starts[-1], t, jj + 1):
+                    t = merge_down(t, jj + 1)
+                    restart = -1  # the top grew below: start over from jj + 1 with its new start
+                    break
+            if restart is None:
+                a = prev + 1
+                if a < hi and Cc[hi] - Cc[a] > n_min:
+                    restart = a  # the pending excursion left the forced phase without a record
+                cur, step = hi, 2 * step
+        if restart == -1:  # the top merged into the block below at prev: go on from prev + 1
+            e = prev + 1
+            continue
+        if restart is None:  # the end of the groups: a pending excursion (one forced block) is the last top
+            if prev + 1 < stop:
+                starts.append(t)
+                t = prev + 1
+            e = stop
+            continue
+        starts.append(t)  # the top is final; the excursion from `restart` on is the new top
+        t, e = restart, restart + 1
+    bounds = np.array(starts + [t, stop], dtype=np.int64)
+    C = np.diff(Cc[bounds]).tolist()
+    return _attach_tail(C, int(Cc[G] - Cc[stop]), n_min, n_max, tail_rule)
+
+
 _VECTOR_MIN = 256  # below this n_min the event loop below has too many events; use the stack loop
+_GROUPED_MIN = 1 << 15  # fewer groups: the stack loop is as fast as the runs of _pavabc_sizes_grouped
 
 
 def _pavabc_sizes_unweighted(y, n_min: int, n_max: int, tail_rule: str):
@@ -834,18 +989,28 @@ def pavabc_group_sizes(group_label_sum, group_rows, n_min: int, n_max: int, tail
     Shared by :class:`PAVABC` (groups of tied rows) and the scans (groups of a
     fine bucket or of one exact score, :func:`calibviz.scan.refine.pavabc_bins`),
     so both fit the same blocks on the same groups: unweighted groups of one row
-    each go through the vectorised event loop, the others through the stack loop.
+    each go through the vectorised event loop, other groups (tied rows, weights,
+    score buckets) through its runs over groups (:func:`_pavabc_sizes_grouped`,
+    2-4x faster than the stack loop from 10^5 rows on), few groups, small
+    ``n_min`` or zero weights through the stack loop.
     """
     rows = np.asarray(group_rows, dtype=np.int64)
-    N = int(rows.sum())
+    N, G = int(rows.sum()), rows.shape[0]
+    runs = n_min >= _VECTOR_MIN and G >= _GROUPED_MIN
     if group_weight is None:
         ys = np.rint(np.asarray(group_label_sum, dtype=np.float64)).astype(np.int64)
-        if rows.shape[0] == N and n_min >= _VECTOR_MIN and N < 2**26:
+        if G == N and n_min >= _VECTOR_MIN and N < 2**26:
             return _pavabc_sizes_unweighted(ys.astype(np.int8), n_min, n_max, tail_rule)
+        if runs:
+            return _pavabc_sizes_grouped(ys.astype(np.float64), (rows - ys).astype(np.float64), rows, n_min, n_max,
+                                         tail_rule)
         # integer arithmetic: exact comparisons of block means
         return _pavabc_sizes(ys.tolist(), rows.tolist(), rows.tolist(), n_min, n_max, tail_rule)
-    return _pavabc_sizes(np.asarray(group_label_sum, dtype=np.float64).tolist(),
-                         np.asarray(group_weight, dtype=np.float64).tolist(), rows.tolist(), n_min, n_max, tail_rule)
+    s = np.asarray(group_label_sum, dtype=np.float64)
+    w = np.asarray(group_weight, dtype=np.float64)
+    if runs and (w > 0).all():
+        return _pavabc_sizes_grouped(s, w - s, rows, n_min, n_max, tail_rule)
+    return _pavabc_sizes(s.tolist(), w.tolist(), rows.tolist(), n_min, n_max, tail_rule)
 
 
 @dataclass(frozen=True)

@@ -223,6 +223,38 @@ def test_pavabc_chunked_path_matches_algorithm_2(rule):
             assert bn.PAVABC(n_min, n_max, tail_rule=rule).fit(p, y).counts.tolist() == ref
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_pavabc_runs_over_groups_match_the_stack_loop(seed):
+    # _pavabc_sizes_grouped (weights, tied rows, bootstrap multiplicities, score buckets) against the stack loop,
+    # which follows Algorithm 2 group by group: the same blocks, including the ties that runs of all-positive or
+    # all-negative rows make with float weights, integer weights, a group larger than n_min or n_max, and
+    # constraints from 0 to beyond N
+    rng = np.random.default_rng(seed)
+    for i in range(250):
+        G = int(rng.choice([3, 40, 400, 3000]))
+        kind = i % 5
+        c = np.ones(G, np.int64) if kind < 2 else rng.integers(1, int(rng.integers(2, 40)), G)
+        if kind == 4:
+            c[rng.integers(0, G)] = rng.integers(1, 40 * G)
+        p = np.sort(rng.random(G) if i % 3 else rng.beta(0.3, 0.3, G))
+        if kind == 0:  # unweighted rows
+            s, w = (rng.random(G) < p).astype(float), c.astype(float)
+        elif kind == 1:  # weighted rows: every group's mean is exactly 0 or 1
+            w = rng.lognormal(size=G)
+            s = (rng.random(G) < p) * w
+        elif kind == 2:  # tied rows
+            s, w = rng.binomial(c, p).astype(float), c.astype(float)
+        else:  # tied rows with integer weights
+            wi = rng.integers(1, 4, G).astype(float)
+            s, w = rng.binomial(c, p) * wi, c * wi
+        N = int(c.sum())
+        n_min = int(rng.choice([0, 1, N // 20, N // 7, int(rng.integers(0, N + 1))]))
+        n_max = max(n_min, int(rng.choice([max(N // 5, 1), 2 * n_min, int(rng.integers(1, N + 2))])))
+        rule = ("paper", "reference")[i % 2]
+        ref = bn._pavabc_sizes(s.tolist(), w.tolist(), c.tolist(), n_min, n_max, rule)
+        assert bn._pavabc_sizes_grouped(s, w - s, c, n_min, n_max, rule) == ref, (i, kind, G, n_min, n_max)
+
+
 def test_pavabc_rules_differ_and_paper_respects_n_max():
     # the reference tail rule can exceed n_max; the paper rule cannot
     y = [0] * 11
