@@ -411,6 +411,10 @@ def collect(frame: nw.LazyFrame) -> pd.DataFrame:
         cast = any(word in " ".join(said).lower() for word in ("convert", "parse"))
         hint = (" Each column's values must have one type (every score and weight a number, labels as the first "
                 "rows have them); fix or drop that row." if cast else "")
+        if "mismatch" in " ".join(said).lower():  # Polars / Spark: files whose column types differ (int vs float)
+            hint = (" The files store a column with different types (e.g. labels as integers in one file and as "
+                    "floats in another); write them with one type, or scan with engine='duckdb' (--engine duckdb), "
+                    "which reads them as one type.")
         raise InputError(f"{engine} cannot read the rows: {' '.join(said)}.{hint}") from None
 
 

@@ -355,9 +355,9 @@ def _tce_null(scan, scheme, alpha: float, test: str, n_resamples: int, rng) -> t
     on the redrawn atoms, as the in-memory reference refits them on redrawn rows) and tests every group at its
     mean score: exact for a group of one score; for a whole bucket of several scores (2^-16 wide, views of
     more than :data:`calibviz.scan.refine.EXACT_BLOCK_ROWS` rows) the decision of its rows is taken at their
-    mean, as their labels are (the in-memory reference tests each row). There, 0.07-0.1 s per redraw at 2^16
-    buckets (a Python stack loop of PAVA-BC), whatever the rows; on a smaller view every group is one score and
-    a redraw costs what the in-memory one does (0.1 s at 2x10^5 rows).
+    mean, as their labels are (the in-memory reference tests each row). There, ~0.025 s per redraw at 2^16
+    buckets (PAVA-BC by runs, the binomial tests of a batch of redraws in one call), whatever the rows; on a
+    smaller view every group is one score and a redraw costs what the in-memory one does.
     """
     exact = scan._exact_blocks
     scan._ensure_ranges()  # a group of one score is tested at that score
