@@ -84,10 +84,10 @@ def lost_link_notice(title: str) -> bool:
              "To see the view: ask whoever sent the link for the file (or for a saved session file) and open it "
              "on the Data page; the link then works again with the same settings. Or look at a demo.",
              icon=":material/cloud_off:")
-    cols = st.columns(2)
+    ways = _ways_back()
     if title != "Data":
-        cols[0].page_link("app.py", label="Upload the file on the Data page", icon=":material/upload_file:")
-    _demo_button(cols[1])
+        ways.page_link("app.py", label="Upload the file on the Data page", icon=":material/upload_file:")
+    _demo_button(ways)
     return True
 
 
@@ -105,12 +105,17 @@ def _lost_file_notice(lost: dict, title: str) -> bool:
              f"server, and {md(lost['reason'].rstrip('.'))}. {shown_instead}\n\n"
              "Links to an opened file work on the server that serves them, while the file is there and its "
              "directory is allowed; ask whoever runs it, or look at a demo.", icon=":material/cloud_off:")
-    cols = st.columns(2)
+    ways = _ways_back()
     if title != "Large data":
-        cols[0].page_link("pages/8_Large_data.py", label="Open a file on the Large data page",
-                          icon=":material/storage:")
-    _demo_button(cols[1])
+        ways.page_link("pages/8_Large_data.py", label="Open a file on the Large data page", icon=":material/storage:")
+    _demo_button(ways)
     return stops
+
+
+def _ways_back():
+    """One row, from the left, for the ways back under a lost link's notice (a link and a button in two columns
+    sat at different heights, the button alone in the right half on the Data page)."""
+    return st.container(horizontal=True, vertical_alignment="center", gap="medium")
 
 
 def _demo_button(where) -> None:
