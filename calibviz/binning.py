@@ -744,13 +744,13 @@ def _pavabc_sizes_grouped(s, neg, c, n_min: int, n_max: int, tail_rule: str):
         # records of the running minimum of mean([t, j]) from group e on
         prev = e - 1  # the top ends after prev; a pending excursion starts at prev + 1
         cur, step = e, 1024
-        q_min = (P[e] - P[t]) / (P[e] - P[t] + Q[e] - Q[t])
+        q_min = (P[e] - P[t]) / ((P[e] - P[t]) + (Q[e] - Q[t]))  # each weight a difference: N = 0 stays 0
         restart = None
         while restart is None and cur < stop:
             hi = min(stop, cur + step)
             j = np.arange(cur, hi)
             st = P[j + 1] - P[t]
-            q = st / (st + Q[j + 1] - Q[t])
+            q = st / (st + (Q[j + 1] - Q[t]))
             run = np.minimum.accumulate(np.r_[q_min, q])
             q_min = run[-1]
             for k in np.flatnonzero(q <= run[:-1] * (1 + 1e-9)):

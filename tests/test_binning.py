@@ -253,6 +253,11 @@ def test_pavabc_runs_over_groups_match_the_stack_loop(seed):
         rule = ("paper", "reference")[i % 2]
         ref = bn._pavabc_sizes(s.tolist(), w.tolist(), c.tolist(), n_min, n_max, rule)
         assert bn._pavabc_sizes_grouped(s, w - s, c, n_min, n_max, rule) == ref, (i, kind, G, n_min, n_max)
+    # found by a review: positive rows after heavy negative ones; a mean computed as S / ((S + Q_j) - Q_t) lost
+    # N = 0 to the rounding of the prefix sums, and two all-positive rows did not tie
+    s = np.array([0.0, 0.0, 0.0003737897308751396, 1.1985920192852284])
+    neg = np.array([6086.78071165377, 6028.335916537868, 0.0, 0.0])
+    assert bn._pavabc_sizes_grouped(s, neg, np.ones(4, np.int64), 0, 2, "reference") == [2, 2]
 
 
 def test_pavabc_rules_differ_and_paper_respects_n_max():
