@@ -641,13 +641,17 @@ def _pavabc_sizes_grouped(s, neg, c, n_min: int, n_max: int, tail_rule: str):
     ``s``, ``neg``: weight of the positive and of the negative rows of each
     group (float64; every group weighs more than 0), ``c``: their rows
     (int64). Block means compare as S_A N_B >= S_B N_A (S, N: the blocks'
-    positive and negative weights), which decides the ties the data make
-    exactly: a run of positive rows has N = 0 and a run of negative rows
-    S = 0 whatever the rounding of the prefix sums. Integral weights
-    (unweighted rows, tied rows, bootstrap multiplicities, integer weights)
-    compare exactly in integers, as the stack loop does; otherwise a
-    difference of two block means within ~1e-12 of each other could be
-    decided the other way than the loop's running sums decide it.
+    positive and negative weights, each a difference of prefix sums), which
+    decides the ties the data make exactly: a run of positive rows has N = 0
+    and a run of negative rows S = 0 whatever the rounding of the prefix
+    sums. Integral weights (unweighted rows, tied rows, bootstrap
+    multiplicities, integer weights) compare exactly in integers, as the
+    stack loop does. Other weights give a block's S and N to within ~1e-16
+    of the total weight, so two block means closer than that relative to
+    the smaller block's weight (typically ~1e-13) may be ordered the other
+    way than by the loop's running sums, which round differently (a review's
+    search found such cases only with weights like 10.000000000000002
+    against 10); either order is PAVA-BC of weights within that rounding.
 
     The stack loop's rule ("merge adjacent blocks A, B iff |A| + |B| <= n_min,
     or |A| + |B| <= n_max and mean(A) >= mean(B)") is followed in runs:
