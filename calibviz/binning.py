@@ -27,6 +27,7 @@ falls in (so ``Bins.index`` covers every input row) but is not counted in
 from __future__ import annotations
 
 import heapq
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -635,6 +636,37 @@ def _attach_tail(C, tail: int, n_min: int, n_max: int, tail_rule: str):
     return C
 
 
+class _PrefixSums:
+    """Prefix sums of non-negative floats whose differences (the sums of runs) are accurate to the last bits of
+    each run's own sum, not of the total: a plain cumsum's differences are off by up to ~G 2^-53 of the total
+    (a group of weight 1e-8 after weights of 1e9 vanished, and a run of positive rows lost N = 0).
+
+    Each value splits into a multiple of u (a power of two, ~2^-52 of the total; those multiples sum exactly
+    in int64) and a remainder below u / 2 (summed in float64, its error ~G^2 2^-105 of the total). ``exact``:
+    no remainder (integers, or multiples of u): then ``H`` alone holds the sums, in units of u.
+    """
+
+    def __init__(self, x: np.ndarray):
+        total = float(np.sum(x))
+        self.u = math.ldexp(1.0, math.frexp(total)[1] - 52) if total > 0 else 1.0
+        hi = np.rint(x / self.u)
+        self.H = np.zeros(x.shape[0] + 1, dtype=np.int64)
+        np.cumsum(hi.astype(np.int64), out=self.H[1:])
+        rest = x - hi * self.u
+        self.exact = not rest.any()
+        self.F = self.H * self.u  # exact: multiples of u below 2^53 u, and so are their differences
+        self.L = None
+        if not self.exact:
+            self.L = np.zeros(x.shape[0] + 1)
+            np.cumsum(rest, out=self.L[1:])
+
+    def diff(self, a, b):
+        """Sum of the values [a, b) (indices or index arrays b)."""
+        if self.L is None:
+            return self.F[b] - self.F[a]
+        return (self.F[b] - self.F[a]) + (self.L[b] - self.L[a])
+
+
 def _pavabc_sizes_grouped(s, neg, c, n_min: int, n_max: int, tail_rule: str):
     """Same blocks as :func:`_pavabc_sizes` on any groups (weights, tied scores), by runs instead of group by group.
 
@@ -646,12 +678,12 @@ def _pavabc_sizes_grouped(s, neg, c, n_min: int, n_max: int, tail_rule: str):
     and a run of negative rows S = 0 whatever the rounding of the prefix
     sums. Integral weights (unweighted rows, tied rows, bootstrap
     multiplicities, integer weights) compare exactly in integers, as the
-    stack loop does. Other weights give a block's S and N to within ~1e-16
-    of the total weight, so two block means closer than that relative to
-    the smaller block's weight (typically ~1e-13) may be ordered the other
-    way than by the loop's running sums, which round differently (a review's
-    search found such cases only with weights like 10.000000000000002
-    against 10); either order is PAVA-BC of weights within that rounding.
+    stack loop does. Other weights give each block's S and N to the last
+    bits of its own sums (:class:`_PrefixSums`), so only two block means
+    equal to ~1e-16 may be ordered differently from the loop's running
+    sums, which round too (a review's search found the loop, not the runs,
+    off the exact rational answer there, e.g. with a weight of
+    2.0000000000000018 beside 2).
 
     The stack loop's rule ("merge adjacent blocks A, B iff |A| + |B| <= n_min,
     or |A| + |B| <= n_max and mean(A) >= mean(B)") is followed in runs:
@@ -674,23 +706,19 @@ def _pavabc_sizes_grouped(s, neg, c, n_min: int, n_max: int, tail_rule: str):
     are confirmed exactly one by one, so runs never decide a near-tie.
     """
     G = c.shape[0]
-    exact = bool(np.all(s == np.rint(s)) and np.all(neg == np.rint(neg))
-                 and float(np.sum(s)) + float(np.sum(neg)) < 2.0**53)
     Cc = np.zeros(G + 1, dtype=np.int64)
     np.cumsum(c, out=Cc[1:])
-    P = np.zeros(G + 1)
-    np.cumsum(s, out=P[1:])
-    Q = np.zeros(G + 1)
-    np.cumsum(neg, out=Q[1:])
+    P, Q = _PrefixSums(s), _PrefixSums(neg)
+    exact = P.exact and Q.exact
 
     stop = int(np.searchsorted(Cc, Cc[G] - n_min, side="right")) - 1 if n_min > 0 else G
     stop = max(stop, 0)  # the tail: the shortest run of last groups holding at least n_min rows
 
-    def seg(a, b):  # (rows, positive weight, negative weight) of groups [a, b): integers where the data are
+    def seg(a, b):  # (rows, positive weight, negative weight) of groups [a, b)
         rows = int(Cc[b]) - int(Cc[a])
-        if exact:  # integral float64 prefix sums below 2^53 are exact: Python integers compare them exactly
-            return rows, int(P[b]) - int(P[a]), int(Q[b]) - int(Q[a])
-        return rows, float(P[b] - P[a]), float(Q[b] - Q[a])
+        if exact:  # multiples of each grid unit: the units cancel from S_A N_B >= S_B N_A, integers compare exactly
+            return rows, int(P.H[b]) - int(P.H[a]), int(Q.H[b]) - int(Q.H[a])
+        return rows, float(P.diff(a, b)), float(Q.diff(a, b))
 
     def merges(a, m, b):  # the rule for adjacent blocks [a, m) and [m, b)
         ra, sa, na = seg(a, m)
@@ -710,11 +738,10 @@ def _pavabc_sizes_grouped(s, neg, c, n_min: int, n_max: int, tail_rule: str):
         if not starts:
             return None
         b = starts[-1]
-        rf, sf, nf = seg(b, t)
+        rf = int(Cc[t]) - int(Cc[b])
         j = np.arange(lo, hi)
         rows = Cc[j + 1] - Cc[t]
-        st, nt = P[j + 1] - P[t], Q[j + 1] - Q[t]
-        lhs, rhs = sf * nt, st * nf
+        lhs, rhs = P.diff(b, t) * Q.diff(t, j + 1), P.diff(t, j + 1) * Q.diff(b, t)
         near = (rows + rf <= n_max) & (lhs - rhs >= -1e-9 * (np.abs(lhs) + np.abs(rhs)))
         for k in np.flatnonzero(near):
             if merges(b, t, int(j[k]) + 1):
@@ -748,13 +775,13 @@ def _pavabc_sizes_grouped(s, neg, c, n_min: int, n_max: int, tail_rule: str):
         # records of the running minimum of mean([t, j]) from group e on
         prev = e - 1  # the top ends after prev; a pending excursion starts at prev + 1
         cur, step = e, 1024
-        q_min = (P[e] - P[t]) / ((P[e] - P[t]) + (Q[e] - Q[t]))  # each weight a difference: N = 0 stays 0
+        q_min = P.diff(t, e) / (P.diff(t, e) + Q.diff(t, e))
         restart = None
         while restart is None and cur < stop:
             hi = min(stop, cur + step)
             j = np.arange(cur, hi)
-            st = P[j + 1] - P[t]
-            q = st / (st + (Q[j + 1] - Q[t]))
+            st = P.diff(t, j + 1)
+            q = st / (st + Q.diff(t, j + 1))
             run = np.minimum.accumulate(np.r_[q_min, q])
             q_min = run[-1]
             for k in np.flatnonzero(q <= run[:-1] * (1 + 1e-9)):

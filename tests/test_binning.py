@@ -258,6 +258,14 @@ def test_pavabc_runs_over_groups_match_the_stack_loop(seed):
     s = np.array([0.0, 0.0, 0.0003737897308751396, 1.1985920192852284])
     neg = np.array([6086.78071165377, 6028.335916537868, 0.0, 0.0])
     assert bn._pavabc_sizes_grouped(s, neg, np.ones(4, np.int64), 0, 2, "reference") == [2, 2]
+    # and weights 17 orders of magnitude apart: a plain cumsum's differences lost the small ones (_PrefixSums)
+    for s, neg, c, n_max, want in (([1e-4, 0.0, 0.0], [1857312618.18039, 8.07e-08, 1.40e-06], [2, 1, 1], 2, [2, 2]),
+                                   ([0.0, 21013624.26, 0.0, 2.99e-07], [1337550501.3, 0.0, 6.23e-08, 0.0],
+                                    [1, 1, 1, 1], 3, [1, 2, 1]),
+                                   ([1487283705.42, 0.0, 1.57e-08], [0.0, 0.371, 0.0], [1, 1, 1], 3, [2, 1])):
+        s, neg, c = np.array(s), np.array(neg), np.array(c, np.int64)
+        assert bn._pavabc_sizes(s.tolist(), (s + neg).tolist(), c.tolist(), 0, n_max, "paper") == want
+        assert bn._pavabc_sizes_grouped(s, neg, c, 0, n_max, "paper") == want
 
 
 def test_pavabc_rules_differ_and_paper_respects_n_max():
