@@ -266,9 +266,9 @@ def _rejected_percent(rej, w) -> float:
     return 100.0 * float(np.sum(w[rej])) / float(np.sum(w))
 
 
-#: Predictions tested in one call of :func:`tce_many` (~0.5 GB of temporaries at most): beyond a few million the
+#: Predictions tested in one call of :func:`tce_many` (~0.2 GB of temporaries at most): beyond a million the
 #: fixed cost of a call is long amortised.
-_TCE_BATCH_ROWS = 1 << 22
+_TCE_BATCH_ROWS = 1 << 21
 
 
 def tce_many(samples, *, binning=PAVABC(), alpha=0.05, test="binomial") -> np.ndarray:
@@ -291,7 +291,7 @@ def tce_many(samples, *, binning=PAVABC(), alpha=0.05, test="binomial") -> np.nd
     Notes
     -----
     Each sample's bins are fitted on their own (PAVA-BC refits per sample);
-    the binomial decisions of up to ``2^22`` predictions are taken in one
+    the binomial decisions of up to ``2^21`` predictions are taken in one
     call (:func:`calibviz.summary.rejections_many`), whose fixed cost
     otherwise dominates TCE on tens of thousands of rows: a calibrated-model
     reference of 200 redraws of 20,000 rows takes 0.8 s instead of 2.3 s.

@@ -77,6 +77,7 @@ _EXACT_MAX = 1 << 25
 _CHUNK = 1 << 16
 #: Upper bound on the entries of one block of binomial draws or of one chunk of the inverse CDF.
 _BLOCK = 1 << 22
+_BATCH_ROWS = 1 << 21  # rows of the label redraws handed at once to a metric's batched form
 #: Bins whose membership depends on the score alone (never on the labels).
 _LABEL_FREE = (Uniform, Custom, EqualMass, MedianVariance)
 #: Of those, the rank-based ones: bins are runs of the sorted scores.
@@ -385,9 +386,9 @@ def _null_generic(func, kind, draw, y_prob, w, options, n_resamples, rng, named:
             order = np.argsort(y_prob, kind="stable")
             y_prob = y_prob[order]
             w = None if w is None else w[order]
-        # redraws in batches (the same uniforms, in the same order, as one redraw at a time): a metric with a
-        # batched form (TCE: resampling._values) gets a whole batch at once
-        step = max(1, _BLOCK // max(n, 1))
+        # a metric with a batched form (TCE: resampling._values) gets its redraws in batches of ~2^21 rows (the
+        # same uniforms, in the same order, as one redraw at a time); the others one redraw at a time
+        step = max(1, _BATCH_ROWS // max(n, 1)) if hasattr(func, "many") else 1
         for r0 in range(0, n_resamples, step):
             ystar = rng.random((min(step, n_resamples - r0), n)) < y_prob
             values[r0:r0 + ystar.shape[0]] = _values(
