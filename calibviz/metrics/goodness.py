@@ -265,7 +265,10 @@ def calibration_intercept_slope(
     # IRLS starts where the calibrated model is (intercept 0, slope 1): statsmodels' default start ignores the
     # offset, and with scores of exactly 0 or 1 (offsets of -+27.6 after the clip) it ran off to an intercept of
     # -3.8e15 while reporting convergence, flagging every calibrated log rounded to 2 decimals with many 0.00s
-    fit_a = sm.GLM(y, np.ones((y.size, 1)), family=family, offset=logit, freq_weights=w).fit(start_params=[0.0])
+    # statsmodels' logit link takes 1 / (1 + exp(-z)): for z far below 0 exp overflows to inf and gives the right
+    # probability, 0, with a RuntimeWarning per iteration that says nothing to a user; silenced here alone
+    with np.errstate(over="ignore"):
+        fit_a = sm.GLM(y, np.ones((y.size, 1)), family=family, offset=logit, freq_weights=w).fit(start_params=[0.0])
     a, a_se = float(fit_a.params[0]), _standard_errors(fit_a, np.ones((y.size, 1)), w)[0]
 
     if _separates(logit, y):
@@ -279,7 +282,8 @@ def calibration_intercept_slope(
         b = b_se = c = np.nan
     else:
         X = np.column_stack([np.ones_like(logit), logit])
-        fit_b = sm.GLM(y, X, family=family, freq_weights=w).fit(start_params=[0.0, 1.0])
+        with np.errstate(over="ignore"):
+            fit_b = sm.GLM(y, X, family=family, freq_weights=w).fit(start_params=[0.0, 1.0])
         c, b = (float(v) for v in fit_b.params)
         b_se = _standard_errors(fit_b, X, w)[1]
 
