@@ -391,7 +391,11 @@ def bootstrap(
     metric : callable
         Returns one number, e.g. :func:`calibviz.metrics.ece` or
         ``lambda y, p: ...``. It receives ``sample_weight=`` only when
-        ``sample_weight`` is given (or ``resample="weights"``).
+        ``sample_weight`` is given (or ``resample="weights"``). A metric
+        with a ``many`` attribute, as :func:`calibviz.metrics.tce` has
+        (:func:`~calibviz.metrics.tce_many`), gets a chunk of row resamples
+        at once, ``many([(*arrays, weight), ...], **metric_kwargs)``, and
+        must return the values the calls would.
     *arrays : array-like, each of shape (n, ...)
         Row-aligned data, e.g. ``y_true, y_prob`` or ``x, y_true, y_prob``.
     sample_weight : array-like of shape (n,), optional
