@@ -782,7 +782,7 @@ def _pavabc_sizes_grouped(s, neg, c, n_min: int, n_max: int, tail_rule: str):
             j = np.arange(cur, hi)
             st = P.diff(t, j + 1)
             q = st / (st + Q.diff(t, j + 1))
-            run = np.minimum.accumulate(np.r_[q_min, q])
+            run = np.fmin.accumulate(np.r_[q_min, q])  # a NaN (a run whose weights vanished) carries no minimum
             q_min = run[-1]
             for k in np.flatnonzero(q <= run[:-1] * (1 + 1e-9)):
                 jj, a = int(j[k]), prev + 1
@@ -1022,12 +1022,15 @@ def pavabc_group_sizes(group_label_sum, group_rows, n_min: int, n_max: int, tail
     so both fit the same blocks on the same groups: unweighted groups of one row
     each go through the vectorised event loop, other groups (tied rows, weights,
     score buckets) through its runs over groups (:func:`_pavabc_sizes_grouped`,
-    2-4x faster than the stack loop from 10^5 rows on), few groups, small
-    ``n_min`` or zero weights through the stack loop.
+    2-4x faster than the stack loop from 10^5 rows on at the default
+    constraints), few groups, ``n_min`` below 256 or N / 64, zero weights or
+    weights more than 2^40 apart through the stack loop.
     """
     rows = np.asarray(group_rows, dtype=np.int64)
     N, G = int(rows.sum()), rows.shape[0]
-    runs = n_min >= _VECTOR_MIN and G >= _GROUPED_MIN
+    # runs pay per block and per record: with blocks of a few groups (n_min far below N / 64, e.g. 256 rows on 10^6
+    # in groups of 100) they were up to 70x slower than the loop (a review's timings); the default N / 20 is fine
+    runs = n_min >= _VECTOR_MIN and 64 * n_min >= N and G >= _GROUPED_MIN
     if group_weight is None:
         ys = np.rint(np.asarray(group_label_sum, dtype=np.float64)).astype(np.int64)
         if G == N and n_min >= _VECTOR_MIN and N < 2**26:
@@ -1039,7 +1042,8 @@ def pavabc_group_sizes(group_label_sum, group_rows, n_min: int, n_max: int, tail
         return _pavabc_sizes(ys.tolist(), rows.tolist(), rows.tolist(), n_min, n_max, tail_rule)
     s = np.asarray(group_label_sum, dtype=np.float64)
     w = np.asarray(group_weight, dtype=np.float64)
-    if runs and (w > 0).all():
+    # weights more than 2^40 apart could fall below the prefix sums' resolution (_PrefixSums): the loop then
+    if runs and (w > 0).all() and w.max() <= 2.0**40 * w.min():
         return _pavabc_sizes_grouped(s, w - s, rows, n_min, n_max, tail_rule)
     return _pavabc_sizes(s.tolist(), w.tolist(), rows.tolist(), n_min, n_max, tail_rule)
 
