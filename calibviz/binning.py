@@ -720,11 +720,14 @@ def _pavabc_sizes_grouped(s, neg, c, n_min: int, n_max: int, tail_rule: str):
             return rows, int(P.H[b]) - int(P.H[a]), int(Q.H[b]) - int(Q.H[a])
         return rows, float(P.diff(a, b)), float(Q.diff(a, b))
 
+    def mean_ge(a, m, b):  # mean of [a, m) >= mean of [m, b), as S_A N_B >= S_B N_A
+        _, sa, na = seg(a, m)
+        _, sb, nb = seg(m, b)
+        return sa * nb >= sb * na
+
     def merges(a, m, b):  # the rule for adjacent blocks [a, m) and [m, b)
-        ra, sa, na = seg(a, m)
-        rb, sb, nb = seg(m, b)
-        tot = ra + rb
-        return tot <= n_min or (tot <= n_max and sa * nb >= sb * na)
+        tot = int(Cc[b]) - int(Cc[a])
+        return tot <= n_min or (tot <= n_max and mean_ge(a, m, b))
 
     starts = []  # frozen blocks: [starts[k], starts[k + 1]), the last one ending at the top's start
 
@@ -748,11 +751,6 @@ def _pavabc_sizes_grouped(s, neg, c, n_min: int, n_max: int, tail_rule: str):
                 return int(j[k])
         return None
 
-    def merges_back(t, a, b):  # the excursion [a, b) merges into the top [t, a): mean(top) >= mean(excursion)
-        _, st, nt = seg(t, a)
-        _, se, ne = seg(a, b)
-        return st * ne >= se * nt
-
     if stop == 0:
         return _attach_tail([], int(Cc[G]), n_min, n_max, tail_rule)
     t, e = 0, 1
@@ -775,7 +773,8 @@ def _pavabc_sizes_grouped(s, neg, c, n_min: int, n_max: int, tail_rule: str):
         # records of the running minimum of mean([t, j]) from group e on
         prev = e - 1  # the top ends after prev; a pending excursion starts at prev + 1
         cur, step = e, 1024
-        q_min = P.diff(t, e) / (P.diff(t, e) + Q.diff(t, e))
+        s_top = P.diff(t, e)
+        q_min = s_top / (s_top + Q.diff(t, e))
         restart = None
         while restart is None and cur < stop:
             hi = min(stop, cur + step)
@@ -789,7 +788,7 @@ def _pavabc_sizes_grouped(s, neg, c, n_min: int, n_max: int, tail_rule: str):
                 if jj > a and Cc[jj + 1] - Cc[a] > n_min:
                     restart = a  # the excursion outgrew n_min before this record: the top is final
                     break
-                if not merges_back(t, a, jj + 1):
+                if not mean_ge(t, a, jj + 1):  # the excursion [a, jj] merges back: mean(top) >= its mean
                     continue
                 if Cc[jj + 1] - Cc[t] > n_max:
                     restart = a

@@ -271,7 +271,7 @@ def _rejected_percent(rej, w) -> float:
 _TCE_BATCH_ROWS = 1 << 21
 
 
-def tce_many(samples, *, binning=PAVABC(), alpha=0.05, test="binomial") -> np.ndarray:
+def tce_many(samples, *, binning=PAVABC(), alpha=0.05, test="binomial", strict: bool = False) -> np.ndarray:
     """:func:`tce` of many samples (bootstrap resamples, label redraws), tested together.
 
     Parameters
@@ -279,6 +279,9 @@ def tce_many(samples, *, binning=PAVABC(), alpha=0.05, test="binomial") -> np.nd
     samples : iterable of (y_true, y_prob, sample_weight or None)
     binning, alpha, test
         As in :func:`tce`.
+    strict : bool, default False
+        Raise :func:`tce`'s :class:`~calibviz.InputError` for a sample it
+        refuses, instead of giving it NaN.
 
     Returns
     -------
@@ -286,7 +289,7 @@ def tce_many(samples, *, binning=PAVABC(), alpha=0.05, test="binomial") -> np.nd
         ``tce(y, p, ..., sample_weight=w)`` of each sample, identical to
         calling it; NaN for a sample that :func:`tce` refuses with
         :class:`~calibviz.InputError` (a degenerate resample: what the
-        bootstrap's per-call path counts as failed).
+        bootstrap's per-call path counts as failed), unless ``strict``.
 
     Notes
     -----
@@ -321,6 +324,8 @@ def tce_many(samples, *, binning=PAVABC(), alpha=0.05, test="binomial") -> np.nd
         try:
             _, p, w, bins, s = _binned(y_true, y_prob, sample_weight, binning)
         except InputError:
+            if strict:
+                raise
             continue
         parts.append((p, bins, s))
         weights.append(w)

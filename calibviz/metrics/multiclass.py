@@ -32,7 +32,7 @@ from ..errors import InputError
 from ..reduce import _group_rows, _top
 from ..summary import BinStatistics, _fit_and_sum, sufficient_statistics
 from ..validation import check_multiclass
-from .binned import _norm_of_gaps, tce, tce_many
+from .binned import _norm_of_gaps, tce_many
 
 __all__ = [
     "confidence_ece",
@@ -414,11 +414,8 @@ def classwise_tce(y_true, y_prob, *, binning=PAVABC(), alpha=0.05, test="binomia
     y, P, w = check_multiclass(y_true, y_prob, sample_weight)
     scheme = get_scheme(binning)
     views = [((y == lab).astype(np.float64), P[:, lab], w) for lab in range(P.shape[1])]
-    vals = tce_many(views, binning=scheme, alpha=alpha, test=test)  # one binary TCE per class, tested together
-    for (yk, pk, wk), v in zip(views, vals):
-        if np.isnan(v):  # tce_many marks a class that tce refuses: raise tce's own message
-            tce(yk, pk, binning=scheme, alpha=alpha, test=test, sample_weight=wk)
-    return float(np.mean(vals))
+    # one binary TCE per class, tested together; a class that tce refuses raises its message
+    return float(np.mean(tce_many(views, binning=scheme, alpha=alpha, test=test, strict=True)))
 
 
 # ----------------------------------------------------------------------------

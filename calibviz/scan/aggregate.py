@@ -408,13 +408,15 @@ def collect(frame: nw.LazyFrame) -> pd.DataFrame:
         # the engine's first line, and the one naming the value where it comes later (DuckDB's CSV reader:
         # "CSV Error on Line: 45002", then "... Could not convert string "oops" to 'DOUBLE'")
         said = lines[:1] + [line for line in lines[1:4] if "convert" in line.lower()][:1]
-        cast = any(word in " ".join(said).lower() for word in ("convert", "parse"))
-        hint = (" Each column's values must have one type (every score and weight a number, labels as the first "
-                "rows have them); fix or drop that row." if cast else "")
-        if "mismatch" in " ".join(said).lower():  # Polars / Spark: files whose column types differ (int vs float)
+        words = " ".join(said).lower()
+        hint = ""
+        if "mismatch" in words:  # Polars / Spark: files whose column types differ (int vs float)
             hint = (" The files store a column with different types (e.g. labels as integers in one file and as "
                     "floats in another); write them with one type, or scan with engine='duckdb' (--engine duckdb), "
                     "which reads them as one type.")
+        elif any(word in words for word in ("convert", "parse")):
+            hint = (" Each column's values must have one type (every score and weight a number, labels as the first "
+                    "rows have them); fix or drop that row.")
         raise InputError(f"{engine} cannot read the rows: {' '.join(said)}.{hint}") from None
 
 
