@@ -152,6 +152,8 @@ class Scheme:
     """Base class: ``fit`` validates the inputs, ``_fit`` works on clean arrays."""
 
     needs_labels = False
+    #: whether ``fit`` sorts the scores (a pass when they come sorted: bootstrap resamples listed by score)
+    sorts_scores = False
 
     def fit(self, y_prob, y_true=None, sample_weight=None) -> Bins:
         """Fit the scheme on predictions (and labels where needed).
@@ -552,6 +554,7 @@ class PAVA(Scheme):
     """
 
     needs_labels = True
+    sorts_scores = True
 
     def _fit(self, p, y, w) -> Bins:
         order = _sort_order(p)
@@ -962,6 +965,7 @@ class PAVABC(Scheme):
     n_max: int | None = None
     tail_rule: str = "paper"
     needs_labels = True
+    sorts_scores = True
 
     def __post_init__(self):
         if self.n_min is not None:
@@ -1085,6 +1089,7 @@ class MedianVariance(Scheme):
 
     min_size: int = 10
     max_bins: int | None = None
+    sorts_scores = True
 
     def __post_init__(self):
         _check_int(self.min_size, "min_size", 1)

@@ -64,9 +64,9 @@ from scipy import stats
 from . import metrics as M
 from .errors import InputError
 from .metrics.intervals import bootstrap_metric, interval_method
-from .metrics.resampling import _MAX_CHUNK_ELEMENTS, _MIN_PROGRESS_UPDATES, interval_from_distribution
+from .metrics.resampling import _row_resamples, interval_from_distribution
 from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, MULTICLASS_METRICS, PanelConfig, _reference, _spec,
-                    _wald_interval, format_value, interval_binning)
+                    _wald_interval, format_value, interval_binning, resample_order)
 from .validation import check_binary
 
 __all__ = ["compare_models", "difference_verdict", "comparison_sentences", "comparison_metrics", "leaderboard",
@@ -243,20 +243,16 @@ def _resampled(spec, config, group: list, n_resamples: int, random_state, tick) 
     """
     y, _, w = group[0]
     n = y.shape[0]
-    rng = np.random.default_rng(random_state)
-    chunk = max(1, min(_MAX_CHUNK_ELEMENTS // n, math.ceil(n_resamples / _MIN_PROGRESS_UPDATES)))
     out = np.empty((len(group), n_resamples))
-    done = 0
-    while done < n_resamples:
-        c = min(chunk, n_resamples - done)
-        idx = rng.integers(0, n, size=(c, n))
-        for j in range(c):
-            rows = idx[j]
-            yy, ww = y[rows], None if w is None else w[rows]
-            for m, (_, p, _) in enumerate(group):
-                out[m, done + j] = _call(spec, config, yy, p[rows], ww)
-        done += c
-        tick(c * len(group))
+    for m, (_, p, _) in enumerate(group):
+        # each model's resamples list their rows in its score order, as bootstrap_metric has them (same rows)
+        done = 0
+        for idx in _row_resamples(n, n_resamples, np.random.default_rng(random_state),
+                                  resample_order(spec, config, p)):
+            for rows in idx:
+                out[m, done] = _call(spec, config, y[rows], p[rows], None if w is None else w[rows])
+                done += 1
+            tick(idx.shape[0])
     return out
 
 

@@ -849,6 +849,20 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
     return out
 
 
+def resample_order(spec: MetricSpec, config: PanelConfig, y_prob):
+    """The order in which the bootstrap lists the rows of ``spec``'s resamples (``row_order``), or None.
+
+    Panel metrics do not depend on the order of the rows. For those whose bins are refitted by sorting the scores
+    (TCE's PAVA-BC; the panel's binning when it is PAVA, PAVA-BC or median splits) resamples listed by score make
+    that sort a pass over presorted data (TCE on 10^6 rows: about half the time); for the others the reordering
+    would only cost time. Shared by :func:`metric_panel` and :func:`calibviz.compare.compare_models`, whose
+    intervals are the same.
+    """
+    p = np.asarray(y_prob)
+    sorts = spec.key == "tce" or ("binning" in spec.depends and config.scheme().sorts_scores)
+    return np.argsort(p, kind="stable") if sorts and p.ndim == 1 else None
+
+
 def _resampled_metric(spec: MetricSpec, config: PanelConfig) -> Callable:
     """``spec``'s metric as the bootstrap calls it, with its batched form (``many``) where it has one."""
     def metric(y, p, sample_weight=None):
@@ -884,7 +898,8 @@ def _panel_rows(specs, y, p, w, config, prevalence, n_resamples, n_boot, n_class
             # the chosen interval, small-sample method included (calibviz.metrics.intervals); bins for it
             res = bootstrap_metric(spec.key, _resampled_metric(spec, config), y, p, binning=interval_binning(spec.key, config), n_bins=config.n_bins,
                                    n_classes=n_classes, sample_weight=w, n_resamples=n_resamples,
-                                   confidence=confidence, random_state=random_state, progress=_progress)
+                                   confidence=confidence, random_state=random_state, progress=_progress,
+                                   row_order=resample_order(spec, config, p))
             low, high, method, debiased = res.low, res.high, res.method, getattr(res, "debiased", None)
             approx = coverage_note(spec.key, n_eff, n_bins=config.n_bins, n_classes=n_classes, method=res.method,
                                    alternative=res.alternative)

@@ -247,3 +247,42 @@ def test_bootstrap_of_binned_ece_with_forwarded_binning():
     # fixed-edge bins treat integer weights as repetitions: both resampling modes agree
     res_w = bootstrap(ece, y, p, n_resamples=60, random_state=0, binning=Uniform(10), resample="weights")
     np.testing.assert_allclose(res.distribution, res_w.distribution, rtol=1e-9, atol=1e-12)
+
+
+def test_row_order_lists_the_same_resamples_in_that_order():
+    # same random numbers, same multisets of rows; each resample's rows come in row_order
+    rng = np.random.default_rng(4)
+    x = rng.random(300)
+    y = (rng.random(300) < x).astype(int)
+    order = np.argsort(x, kind="stable")
+    seen = []
+
+    def record(y, p):
+        seen.append((np.sort(p), bool(np.all(np.diff(p) >= 0))))
+        return float(np.sum(p * y))
+
+    plain = bootstrap(record, y, x, n_resamples=30, random_state=9)
+    unordered = [s for s, _ in seen[1:]]  # seen[0]: the full data
+    seen.clear()
+    ordered = bootstrap(record, y, x, n_resamples=30, random_state=9, row_order=order)
+    assert len(seen) == 31 and all(is_sorted for _, is_sorted in seen[1:])
+    assert all(np.array_equal(a, b) for a, (b, _) in zip(unordered, seen[1:]))
+    np.testing.assert_allclose(ordered.distribution, plain.distribution, rtol=1e-13)
+    assert (ordered.low, ordered.high) == pytest.approx((plain.low, plain.high), rel=1e-13)
+
+
+def test_row_order_keeps_tce_values_and_pava_bc_bins():
+    from calibviz.metrics import tce
+
+    rng = np.random.default_rng(11)
+    p = np.round(rng.beta(2, 5, 2_000), 2)  # ties: PAVA-BC groups them in any row order
+    y = (rng.random(2_000) < p).astype(int)
+    plain = bootstrap(tce, y, p, n_resamples=25, random_state=3)
+    ordered = bootstrap(tce, y, p, n_resamples=25, random_state=3, row_order=np.argsort(p, kind="stable"))
+    np.testing.assert_array_equal(ordered.distribution, plain.distribution)
+
+
+@pytest.mark.parametrize("row_order", [[0, 1, 1], [0, 1], [0, 1, 3], [2.0, 1.0, 0.0], [[0, 1, 2]]])
+def test_row_order_must_be_a_permutation(row_order):
+    with pytest.raises(InputError, match="row_order must be a permutation of the 3 row indices"):
+        bootstrap(lambda y, p: 0.0, [0, 1, 0], [0.1, 0.5, 0.9], n_resamples=2, row_order=row_order)

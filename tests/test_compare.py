@@ -11,7 +11,7 @@ from calibviz import metrics as M
 from calibviz.compare import (comparison_metrics, comparison_sentences, compare_models, difference_verdict, direction,
                               leaderboard)
 from calibviz.metrics.intervals import interval_options
-from calibviz.panel import metric_panel
+from calibviz.panel import BINARY_METRICS, PanelConfig, metric_panel
 from calibviz.report import build_report
 
 
@@ -224,3 +224,31 @@ def test_report_comparison_uses_the_metric_set_the_reference_and_the_verdicts():
     page = build_report(models, metrics=("ece",), compare_metrics=("tce",), n_resamples=0, n_reference=0)
     compare = page.split('<section id="compare">')[1].split("</section>")[0]
     assert "<td>TCE</td>" in compare and "<td>ECE</td>" not in compare
+
+
+def test_score_ordered_resamples_give_the_panels_intervals():
+    """TCE and ECE on PAVA-BC bins list their resamples by score (panel.resample_order); compare_models draws
+    them the same way per model, so its intervals are still the panel's, and the values are the plain bootstrap's
+    (the same resamples, listed in another order)."""
+    from calibviz.panel import resample_order
+
+    y, p = three_models(3000, seed=2)
+    config = PanelConfig(binning="pavabc")
+    assert resample_order(BINARY_METRICS["tce"], config, p["good"]) is not None
+    assert resample_order(BINARY_METRICS["ece"], config, p["good"]) is not None
+    assert resample_order(BINARY_METRICS["ece"], PanelConfig(), p["good"]) is None  # uniform bins do not sort
+    assert resample_order(BINARY_METRICS["brier"], config, p["good"]) is None
+    t = compare_models({k: (y, v) for k, v in p.items()}, metrics=("tce", "ece"), config=config, n_resamples=30,
+                       random_state=8, n_reference=0)
+    for key in ("tce", "ece"):
+        for model in ("good", "overconfident"):
+            panel = metric_panel(y, p[model], metrics=(key,), config=config, n_resamples=30, random_state=8,
+                                 n_reference=0).iloc[0]
+            row = t[(t["metric"] == key) & (t["model"] == model)].iloc[0]
+            assert (row["low"], row["high"]) == pytest.approx((panel["low"], panel["high"]), rel=1e-12), key
+    spec = BINARY_METRICS["tce"]
+    plain = M.bootstrap(lambda yy, pp: spec.compute(yy, pp, None, config), y, p["good"], n_resamples=30,
+                        random_state=8)
+    panel = metric_panel(y, p["good"], metrics=("tce",), config=config, n_resamples=30, random_state=8,
+                         n_reference=0).iloc[0]
+    assert (panel["low"], panel["high"]) == (plain.low, plain.high)

@@ -883,7 +883,7 @@ def chosen_method(key: str, rows_per_bin: float) -> str:
 
 def bootstrap_metric(key: str, metric, y_true, y_prob, *, binning=None, n_bins: int = STUDY_BINS,
                      n_classes: int = 2, sample_weight=None, n_resamples: int = 200, confidence: float = 0.95,
-                     random_state=None, progress=None, distribution=None) -> BootstrapResult:
+                     random_state=None, progress=None, distribution=None, row_order=None) -> BootstrapResult:
     """The chosen interval of a panel metric (what :func:`calibviz.panel.metric_panel` shows).
 
     The one place that applies :data:`INTERVALS`, the size switch included: the metric panel and
@@ -915,6 +915,9 @@ def bootstrap_metric(key: str, metric, y_true, y_prob, *, binning=None, n_bins: 
         with this ``random_state`` (a caller that needs them anyway, e.g. for
         paired differences); when the chosen method reads its interval off
         them they are used instead of resampling again.
+    row_order : array-like of int, shape (n,), optional
+        The order in which each resample lists its rows (``row_order`` of
+        :func:`calibviz.metrics.bootstrap`; the same resamples).
 
     Returns
     -------
@@ -959,7 +962,7 @@ def bootstrap_metric(key: str, metric, y_true, y_prob, *, binning=None, n_bins: 
                                           alternative=alternative, bounds=c.bounds)
     return bootstrap(metric, y_true, y_prob, sample_weight=sample_weight, n_resamples=n_resamples,
                      confidence=confidence, random_state=random_state, progress=progress, method=method,
-                     alternative=alternative, bounds=c.bounds)
+                     alternative=alternative, bounds=c.bounds, row_order=row_order)
 
 
 #: Coverage the study measured for each metric's chosen method(s): {(key, method): {n: (min, max, reps)}} over

@@ -158,6 +158,42 @@ def _values(metric, samples, kwargs) -> np.ndarray:
     return np.asarray(many([(*arrays, weight) for arrays, weight in samples], **kwargs), dtype=np.float64)
 
 
+def _row_resamples(n: int, n_resamples: int, rng: np.random.Generator, row_order=None):
+    """Yield the bootstrap's row resamples in chunks: int arrays of shape (c, n), c >= 1, n_resamples rows in all.
+
+    The one place that draws them, so that :func:`bootstrap` and the paired resamples of
+    :func:`calibviz.compare.compare_models` see the same rows for the same seed. Chunks hold at most
+    ``_MAX_CHUNK_ELEMENTS`` indices and at most 1/20 of the resamples (progress is reported per chunk).
+    With ``row_order`` (a permutation of the rows) each resample lists its rows in that order: the same
+    multiset as without it, drawn from the same random numbers.
+    """
+    chunk = max(1, min(_MAX_CHUNK_ELEMENTS // max(n, 1), math.ceil(n_resamples / _MIN_PROGRESS_UPDATES)))
+    rank = None
+    if row_order is not None:
+        rank = np.empty(n, dtype=np.int64)
+        rank[row_order] = np.arange(n)
+    done = 0
+    while done < n_resamples:
+        c = min(chunk, n_resamples - done)
+        idx = rng.integers(0, n, size=(c, n))
+        if rank is not None:
+            # sorting ranks (integers, a fast sort) instead of the metric sorting each resample's scores
+            idx = row_order[np.sort(rank[idx], axis=1)]
+        yield idx
+        done += c
+
+
+def _check_row_order(row_order, n: int):
+    """``row_order`` as an int64 permutation of range(n), or None."""
+    if row_order is None:
+        return None
+    order = np.asarray(row_order)
+    if order.shape != (n,) or order.dtype.kind not in "iu" or n and (
+            order.min() < 0 or order.max() >= n or np.bincount(order, minlength=n).max() > 1):
+        raise InputError(f"row_order must be a permutation of the {n} row indices (e.g. np.argsort(y_prob)).")
+    return order.astype(np.int64, copy=False)
+
+
 def _jackknife(metric, arrays, weight, kwargs, n_groups: int, rng: np.random.Generator) -> np.ndarray:
     """Leave-one-group-out estimates (leave-one-out when n <= n_groups)."""
     n = arrays[0].shape[0]
@@ -376,6 +412,7 @@ def bootstrap(
     alternative: str = "two-sided",
     bounds=None,
     plugin=None,
+    row_order=None,
     **metric_kwargs,
 ) -> BootstrapResult:
     """Bootstrap confidence interval for any metric of row-aligned data.
@@ -488,6 +525,14 @@ def bootstrap(
         Davison & Hinkley 1997, Sec. 2.2). Using ``theta_hat`` there instead
         would remove an already removed bias a second time. A callable is
         called like the metric, on the full data. Default: ``theta_hat``.
+    row_order : array-like of int, shape (n,), optional
+        A permutation of the rows, e.g. ``np.argsort(y_prob, kind="stable")``,
+        in which each resample lists its rows. The resamples are the same
+        multisets, drawn from the same random numbers, so a metric that does
+        not depend on the order of the rows gives the same values (up to the
+        order of its float sums). Metrics that sort the scores (PAVA-BC,
+        equal-mass bins) then sort presorted resamples, a pass instead of an
+        O(n log n) sort: TCE's resamples of 10^6 rows take about half the time.
     **metric_kwargs
         Forwarded to ``metric`` (e.g. ``binning=Uniform(10)``). The names
         above are reserved by ``bootstrap``.
@@ -578,6 +623,7 @@ def bootstrap(
         raise InputError(f"resample must be 'rows' or 'weights', got {resample!r}.")
     if isinstance(n_jackknife, bool) or not isinstance(n_jackknife, numbers.Integral) or n_jackknife < 2:
         raise InputError(f"n_jackknife must be an integer >= 2, got {n_jackknife!r}.")
+    row_order = _check_row_order(row_order, n)
     try:
         rng = np.random.default_rng(random_state)
     except (TypeError, ValueError) as exc:
@@ -589,12 +635,10 @@ def bootstrap(
     elif plugin is not None and (isinstance(plugin, bool) or not isinstance(plugin, numbers.Real)):
         raise InputError(f"plugin must be a number or a callable like the metric, got {type(plugin).__name__}.")
 
-    chunk = max(1, min(_MAX_CHUNK_ELEMENTS // n, math.ceil(n_resamples / _MIN_PROGRESS_UPDATES)))
     values = np.empty(n_resamples)
     done = 0
-    while done < n_resamples:
-        c = min(chunk, n_resamples - done)
-        idx = rng.integers(0, n, size=(c, n))
+    for idx in _row_resamples(n, n_resamples, rng, row_order):
+        c = idx.shape[0]
         if resample == "weights":
             # Row counts of each resample, all c at once via offset bincount.
             counts = np.bincount((idx + (np.arange(c) * n)[:, None]).ravel(), minlength=c * n).reshape(c, n)
