@@ -13,6 +13,7 @@ curves of one metric are comparable across B and schemes.
 """
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from . import metrics as _metrics
@@ -134,8 +135,10 @@ def binning_sensitivity(y_true, y_prob, *, metrics=("ece",), schemes=("uniform",
                 value = fn(y, p, binning=scheme, sample_weight=w, **extra)
                 lo = hi = float("nan")
                 if n_resamples:
-                    res = bootstrap(fn, y, p, sample_weight=w, n_resamples=int(n_resamples),
-                                    confidence=confidence, random_state=random_state, binning=scheme, **extra)
+                    # bins refitted by sorting: resamples listed by score (bootstrap's row_order, same resamples)
+                    order = np.argsort(p, kind="stable") if scheme.sorts_scores else None
+                    res = bootstrap(fn, y, p, sample_weight=w, n_resamples=int(n_resamples), confidence=confidence,
+                                    random_state=random_state, binning=scheme, row_order=order, **extra)
                     lo, hi = res.low, res.high
                 rows.append(dict(metric=metric, label=label, scheme=str(scheme_name),
                                  scheme_label=_SCHEME_LABELS.get(str(scheme_name), str(scheme_name)),
