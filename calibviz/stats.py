@@ -143,22 +143,25 @@ def _bisect_index(a, target, lo, hi):
     return result
 
 
-def _far_end(k, n, p, right: bool, d=None):
+def _far_end(k, n, p, right, d=None):
     """Boundary j0 of the far tail in scipy's two-sided binomtest (float arrays).
 
-    ``right`` (k < p*n): the far tail is {j >= j0} (j0 = n + 1 when empty);
-    otherwise (k > p*n) it is {j <= j0} (j0 = -1 when empty). j0 is what
-    scipy's bisection over the pmf returns, probe by probe; ``d`` is pmf(k).
+    ``right`` (bool, or a bool array with one entry per test): k < p*n, the
+    far tail is {j >= j0} (j0 = n + 1 when empty); otherwise (k > p*n) it is
+    {j <= j0} (j0 = -1 when empty). j0 is what scipy's bisection over the pmf
+    returns, probe by probe; ``d`` is pmf(k). Both sides go through one
+    bisection (on -pmf on the right, as scipy's search for the far tail on
+    that side compares), which pays the per-probe overhead once.
     """
+    right = np.broadcast_to(np.asarray(right, dtype=bool), np.shape(k))
     dr = (_pmf(k, n, p) if d is None else d) * _RERR
     pn = p * n
-    if right:
-        ix = _bisect_index(lambda i, x: -_pmf(x, n[i], p[i]), -dr, np.ceil(pn), n)
-        # scipy: y = n - ix + [d*rerr == pmf(ix)] outcomes, far tail = sf(n - y)
-        y = n - ix + (dr == _pmf(ix, n, p))
-        return n - y + 1
-    # scipy: y = ix + 1 outcomes, far tail = cdf(y - 1)
-    return _bisect_index(lambda i, x: _pmf(x, n[i], p[i]), dr, np.zeros_like(pn), np.floor(pn))
+    sign = np.where(right, -1.0, 1.0)
+    ix = _bisect_index(lambda i, x: sign[i] * _pmf(x, n[i], p[i]), sign * dr,
+                       np.where(right, np.ceil(pn), 0.0), np.where(right, n, np.floor(pn)))
+    # right: scipy's y = n - ix + [d*rerr == pmf(ix)] outcomes, far tail sf(n - y), so j0 = n - y + 1;
+    # left: y = ix + 1 outcomes, far tail cdf(y - 1), so j0 = ix
+    return np.where(right, ix - (dr == _pmf(ix, n, p)) + 1, ix)
 
 
 def binom_test_pvalue(k, n, p):
@@ -250,30 +253,27 @@ def _pvalue_impl(k, n, p, alpha):
     return out
 
 
-def _bisect_threshold(pred, lo, hi, true_at_lo: bool, iters: int = 24):
+def _bisect_threshold(pred, lo, hi, true_at_lo, iters: int = 24):
     """Vectorised bisection for the boundary of a monotone predicate on [lo, hi].
 
     Returns the last point known to satisfy ``pred`` (the side given by
-    ``true_at_lo``) after ``iters`` halvings. 2**-24 is plenty: what the
-    certified regions leave out goes to the cell refinement, not to exact
-    p-values. Both ends move (the end on the predicate's false side to each
-    failed midpoint): a search that kept it fixed stalled at its first failed
-    midpoint and left the regions nearly empty, sending almost every
-    prediction to the slower cell refinement (same decisions, several times
-    the time).
+    ``true_at_lo``, a bool or one per entry) after ``iters`` halvings.
+    2**-24 is plenty: what the certified regions leave out goes to the cell
+    refinement, not to exact p-values. Both ends move (the end on the
+    predicate's false side to each failed midpoint): a search that kept it
+    fixed stalled at its first failed midpoint and left the regions nearly
+    empty, sending almost every prediction to the slower cell refinement
+    (same decisions, several times the time).
     """
     lo = lo.copy()
     hi = hi.copy()
     for _ in range(iters):
         mid = 0.5 * (lo + hi)
-        ok = pred(mid)
-        if true_at_lo:
-            lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
-        else:
-            lo, hi = np.where(ok, lo, mid), np.where(ok, mid, hi)
+        move_lo = pred(mid) == true_at_lo  # the midpoint is on lo's side of the boundary
+        lo, hi = np.where(move_lo, mid, lo), np.where(move_lo, hi, mid)
         if np.all(hi - lo <= 1e-15):
             break
-    return lo if true_at_lo else hi
+    return np.where(true_at_lo, lo, hi)
 
 
 def _certified_regions(k, n, alpha):
@@ -288,23 +288,31 @@ def _certified_regions(k, n, alpha):
     """
     kf, nf = k.astype(np.float64), n.astype(np.float64)
     m = kf / nf
+    G = m.shape[0]
     # relative margin for rounding, absolute margin for underflow near alpha = 0
     hi_acc = alpha * (1 + _MARGIN) + _TINY
     hi_rej = alpha * (1 - _MARGIN) - _TINY
     one = np.ones_like(m)
     zero = np.zeros_like(m)
+    # the four searches run as one bisection (one call of each special function per step), in blocks of G:
+    # right of m (own tail cdf(k)) the accept end acc_hi, then the reject end rej_hi; left of m (own tail
+    # sf(k - 1)) acc_lo, then rej_lo. Blocks 1 and 3 bound the p-value by own tail + n pmf(k)
+    k2, n2 = np.tile(kf, 2), np.tile(nf, 2)
 
-    # right side, p > m: own tail cdf(k)
-    acc_hi = _bisect_threshold(lambda x: _cdf(kf, nf, x) > hi_acc, m, one, True)
-    right_bound = lambda x: _cdf(kf, nf, x) + nf * _pmf(kf, nf, x) * _RERR <= hi_rej  # noqa: E731
-    has_rej = right_bound(one)
-    rej_hi = np.where(has_rej, _bisect_threshold(right_bound, m, one, False), np.inf)
+    def certain(x):
+        own = np.concatenate((_cdf(k2, n2, x[:2 * G]), _sf(k2 - 1, n2, x[2 * G:])))
+        out = own > hi_acc
+        xb = np.concatenate((x[G:2 * G], x[3 * G:]))
+        bound = np.concatenate((own[G:2 * G], own[3 * G:])) + n2 * _pmf(k2, n2, xb) * _RERR <= hi_rej
+        out[G:2 * G], out[3 * G:] = bound[:G], bound[G:]
+        return out
 
-    # left side, p < m: own tail sf(k-1)
-    acc_lo = _bisect_threshold(lambda x: _sf(kf - 1, nf, x) > hi_acc, zero, m, False)
-    left_bound = lambda x: _sf(kf - 1, nf, x) + nf * _pmf(kf, nf, x) * _RERR <= hi_rej  # noqa: E731
-    has_rej = left_bound(zero)
-    rej_lo = np.where(has_rej, _bisect_threshold(left_bound, zero, m, True), -np.inf)
+    has_rej = certain(np.concatenate((one, one, zero, zero)))  # blocks 1 and 3: is the far end rejected at all?
+    ends = _bisect_threshold(certain, np.concatenate((m, m, zero, zero)), np.concatenate((one, one, m, m)),
+                             np.repeat([True, False, False, True], G))
+    acc_hi, acc_lo = ends[:G], ends[2 * G:3 * G]
+    rej_hi = np.where(has_rej[G:2 * G], ends[G:2 * G], np.inf)
+    rej_lo = np.where(has_rej[3 * G:], ends[3 * G:], -np.inf)
     return m, acc_lo, acc_hi, rej_lo, rej_hi
 
 
@@ -323,21 +331,20 @@ def _band_bounds(k, n, q1, q2, right):
     ``F(q2) + T_q1(j0(q2)+2) <= pvalue(p) <= F(q1) + T_q2(j0(q1)-2)`` (right;
     mirrored on the left).
     """
-    low = np.empty(k.shape)
-    high = np.empty(k.shape)
-    for side in (True, False):
-        s = np.flatnonzero(right == side)
-        if not s.size:
-            continue
-        ks, ns, a, b = k[s], n[s], q1[s], q2[s]
-        j1 = _far_end(ks, ns, a, side)
-        j2 = _far_end(ks, ns, b, side)
-        if side:  # own tail P(X <= k) decreasing, far tail P(X >= j) increasing in p
-            low[s] = _cdf(ks, ns, b) + _sf(j2 + 1, ns, a)
-            high[s] = _cdf(ks, ns, a) + _sf(np.maximum(j1 - 2, ks + 1) - 1, ns, b)
-        else:  # own tail P(X >= k) increasing, far tail P(X <= j) decreasing in p
-            low[s] = _sf(ks - 1, ns, a) + _cdf(j1 - 2, ns, b)
-            high[s] = _sf(ks - 1, ns, b) + _cdf(np.minimum(j2 + 2, ks - 1), ns, a)
+    # one bisection for the far ends at both ends of every cell, one cdf and one sf call for all the tails
+    m = k.shape[0]
+    j = _far_end(np.tile(k, 2), np.tile(n, 2), np.concatenate((q1, q2)), np.tile(right, 2))
+    j1, j2 = j[:m], j[m:]
+    # right of k/n: own tail P(X <= k) decreasing, far tail P(X >= j) increasing in p (sf(j - 1) = P(X >= j));
+    # left: own tail P(X >= k) increasing, far tail P(X <= j) decreasing in p
+    cdf_x = np.where(right, k, j1 - 2)  # low: right cdf(k) at q2, left cdf(j1 - 2) at q2
+    cdf_x2 = np.where(right, k, np.minimum(j2 + 2, k - 1))  # high: right cdf(k) at q1, left at q1
+    sf_x = np.where(right, j2 + 1, k - 1)  # low: right sf(j2 + 1) = P(X >= j2 + 2) at q1, left sf(k - 1) at q1
+    sf_x2 = np.where(right, np.maximum(j1 - 2, k + 1) - 1, k - 1)  # high: right at q2, left sf(k - 1) at q2
+    cdf = _cdf(np.concatenate((cdf_x, cdf_x2)), np.tile(n, 2), np.concatenate((q2, q1)))
+    sf = _sf(np.concatenate((sf_x, sf_x2)), np.tile(n, 2), np.concatenate((q1, q2)))
+    low = cdf[:m] + sf[:m]
+    high = cdf[m:] + sf[m:]
     return np.minimum(low, 1.0), np.minimum(high, 1.0)
 
 
