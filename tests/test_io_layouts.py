@@ -208,6 +208,12 @@ def test_logits_are_advised_for_negative_values_only():
     with pytest.raises(cv.InputError, match="percentages") as err:
         cv.predictions_from_frame(pd.DataFrame({"y": y, "p": pct}))
     assert "logits" not in str(err.value)
+    # scores that overshoot 1 on a fifth of the rows (0.07 to 1.64) are no percentages: dividing by 100 would be
+    # the wrong fix, and the message says what they are
+    over = np.where(rng.uniform(size=40) < 0.2, rng.uniform(1.01, 1.64, 40), rng.uniform(0.07, 1.0, 40))
+    with pytest.raises(cv.InputError, match="not how percentages look: these are scores") as err:
+        cv.predictions_from_frame(pd.DataFrame({"y": y, "p": over}))
+    assert "look like percentages" not in str(err.value) and "logits" not in str(err.value)
     # a few stray values are errors in the data, not another scale
     stray = rng.uniform(size=40)
     stray[3] = -0.1

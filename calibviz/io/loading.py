@@ -136,8 +136,16 @@ def _probabilities(block: np.ndarray, cols, logits: bool, renormalize: bool, cla
                       "'Columns hold logits' in the column mapping; other scores (SVM decision values, ranks) are "
                       "no probabilities: calibrate them first.")
             hint = {"logits": True}
-        elif high <= 100:
+        elif high <= 100 and (block > 1).mean() >= 0.5:
             fix = ui_fix = "They look like percentages: divide them by 100 and load the file again."
+            hint = None
+        elif high <= 100:
+            # most values are inside [0, 1]: percentages would put most of them above 1 (dividing these by 100
+            # would squeeze them towards 0), so this is a score that overshoots (a regression's output?)
+            share = float((block > 1).mean())
+            fix = ui_fix = (f"Most values lie in [0, 1] and {share:.1%} exceed 1, which is not how percentages "
+                            "look: these are scores, not probabilities (a regression's output?); map them to [0, 1] "
+                            "with a calibrator first, or, if every value is a percentage, divide them all by 100.")
             hint = None
         else:
             fix = "These are no probabilities (counts or scores?); map the columns with P(class) (probs=...)."
