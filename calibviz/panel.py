@@ -739,6 +739,9 @@ def interval_caption(table: pd.DataFrame) -> str:
                      f"resampled, bins refitted), {methods} (each metric's method chosen by a coverage study, "
                      "docs/intervals.md); calibration slope and intercept: Wald intervals"
                      + ("; AUC: DeLong's interval." if "delong" in set(table.get("interval", [])) else "."))
+    elif table.attrs.get("intervals_wait"):  # the dashboard's large data: the bootstrap waits for its button
+        parts.append("95% intervals: press 'Compute 95% intervals' (bootstrap resamples of the rows; on data this "
+                     "large it takes a while, so it starts on request).")
     else:
         parts.append("Bootstrap intervals were turned off (0 resamples).")
     if n_ref:

@@ -1,11 +1,11 @@
 """Reliability: the binned or CORP reliability diagram, the metric panel, the per-bin table, binning sensitivity."""
-import pandas as pd
 import streamlit as st
 
 from calibviz import figures
 from calibviz.summary import reliability_table
 from calibviz.ui import current_predictions, page_setup
-from calibviz.ui.blocks import BOOTSTRAP_ROW_BUDGET, download_table, panel_table, show_figure, show_headlines, show_metric_table
+from calibviz.ui.blocks import (BOOTSTRAP_ROW_BUDGET, download_table, joined_panels, panel_table, show_figure,
+                                show_headlines, show_metric_table)
 from calibviz.ui.blocks import show_dataframe
 from calibviz.ui.source import scan_dispatch
 from calibviz.ui.compute import cached
@@ -73,7 +73,7 @@ tab_metrics, tab_bins, tab_sens, tab_roc = tabs[:4]
 with tab_roc:
     discrimination(preds, view)
 with tab_metrics:
-    show_metric_table(pd.concat([corp_panel, panel], ignore_index=True) if corp else panel,
+    show_metric_table(joined_panels(corp_panel, panel) if corp else panel,
                       f"{preds.name}_{view.name}")
 if corp:
     with tabs[4]:

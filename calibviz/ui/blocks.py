@@ -311,7 +311,7 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.Dat
     table = pd.concat([t for t, _ in parts], ignore_index=True)
     missing = sum(1 for _, r in parts if not r)
     table.attrs.update(n_resamples=n_boot if n_boot and missing < len(keys) else n_run, random_state=seed, confidence=0.95,
-                       n_reference=n_ref)
+                       n_reference=n_ref, intervals_wait=bool(n_boot and not wanted and missing))
     if n_boot and not wanted and missing:
         which = "" if missing == len(keys) else f" of the other {missing} metric{'s' if missing > 1 else ''}"
         if st.button(f"Compute 95% intervals{which} ({n_boot} bootstrap resamples of {n:,} rows)",
@@ -320,6 +320,17 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.Dat
             st.session_state[consent] = True
             st.rerun()
     return table
+
+
+def joined_panels(*tables: pd.DataFrame) -> pd.DataFrame:
+    """Panel tables of :func:`panel_table` one below the other, with the attributes their caption reads
+    (pandas keeps a concatenation's attrs only when all of them agree: the caption then said the intervals were
+    turned off beside a table that showed them)."""
+    out = pd.concat(tables, ignore_index=True)
+    out.attrs.update(tables[0].attrs)
+    out.attrs["n_resamples"] = max(int(t.attrs.get("n_resamples") or 0) for t in tables)
+    out.attrs["intervals_wait"] = any(t.attrs.get("intervals_wait") for t in tables)
+    return out
 
 
 def show_headlines(table: pd.DataFrame, n: int | None = 3) -> None:

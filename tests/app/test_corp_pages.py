@@ -46,6 +46,10 @@ def test_reliability_corp_mode_on_the_hospital_demo():
         table["Metric"])
     auc_row = table[table["Metric"] == "AUC"].iloc[0]
     assert auc_row["95% interval"] and auc_row["Verdict"] == ""  # DeLong interval, no calibration verdict
+    # the caption of the two panels joined says how their intervals were made (pandas dropped the attributes
+    # of the concatenation, and the caption said the intervals were turned off beside a table showing them)
+    captions = " ".join(c.value for c in at.caption)
+    assert "turned off" not in captions and "Intervals: bootstrap, " in captions
     # the confidence band is one click away, and the URL carries the mode
     at.checkbox(key="w_corp_conf").check().run()
     assert_clean(at)

@@ -100,6 +100,10 @@ def test_intervals_asked_for_on_the_data_page_are_shown_on_reliability(panel_cal
     monkeypatch.setattr(blocks, "BOOTSTRAP_ROW_BUDGET", 1000)  # the demo counts as large data: intervals on request
     at = _data_page()
     assert all(n == 0 for _, n in panel_calls)
+    at.switch_page("pages/1_Reliability.py").run(timeout=300)  # the caption says the intervals wait, not "off"
+    captions = " ".join(c.value for c in at.caption)
+    assert "press 'Compute 95% intervals'" in captions and "turned off" not in captions
+    at.switch_page("app.py").run(timeout=300)
     [b for b in at.button if b.label.startswith("Compute 95% intervals")][0].click().run(timeout=300)
     assert_clean(at)
     n_boot = max(n for _, n in panel_calls)
