@@ -18,6 +18,9 @@ from calibviz.ui.text import md
 page_setup("Compare", controls=("binning", "uncertainty", "metrics"), model_picker=False)
 scan_dispatch("Compare")  # an opened large file analysed on every page: its binned views (ui.scan_pages)
 st.title("Compare models")
+added = st.session_state.pop("cv_compare_added", None)
+if added:  # arrived from the Recalibrate page's button
+    st.success(f"Added the recalibrated predictions as models: {md(added)}.", icon=":material/check:")
 models = current_models()
 if len(models) < 2:
     not_applicable("This page does not apply to a single model: comparing needs several models in one file: a `model` column (one row per example and model) "
