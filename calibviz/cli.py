@@ -768,7 +768,7 @@ def _print_recalibration_summary(name, p, cf) -> None:
 def _metrics_recalibrated(args, models, cfg, requested, bar) -> int:
     import pandas as pd
 
-    from .panel import format_interval, format_value, resolve_metrics
+    from .panel import format_difference, format_interval, format_value, resolve_metrics
     from .recalibration import cross_fit, recalibration_table
 
     if args.cross_fit < 2:
@@ -797,8 +797,8 @@ def _metrics_recalibrated(args, models, cfg, requested, bar) -> int:
     else:
         head = ("model", "method", "metric", "before", "after", "before - after", "interval", "calibrated model after")
         rows = [(r["model"], r["method"], r["label"], format_value(r["before"], r["unit"]),
-                 format_value(r["after"], r["unit"]), format_value(r["diff"], r["unit"]),
-                 format_interval(r["diff_low"], r["diff_high"], r["unit"]),
+                 format_value(r["after"], r["unit"]), format_difference(r["diff"], r["unit"]),
+                 format_interval(r["diff_low"], r["diff_high"], r["unit"], difference=True),
                  format_interval(r["after_null_low"], r["after_null_high"], r["unit"])) for r in records]
         widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
         for row in (head, *rows):

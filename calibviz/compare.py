@@ -16,15 +16,15 @@ How a difference is tested
     :func:`calibviz.metrics.intervals.bootstrap_metric`, so on small data the
     small-sample methods apply here too (the double bootstrap, the
     debiased-basic interval, one-sided bounds; they resample on their own,
-    as in the panel). The difference interval uses the metric's main
-    interval method from the coverage study
-    (:func:`calibviz.metrics.intervals.interval_method`; the small-sample
-    methods were studied for single metrics, not for differences), two-sided:
-    ``bias_corrected`` (the basic interval) for binned and smoothed
-    calibration errors, whose upward bias differs between models (a sharp,
-    calibrated model has a larger binning bias than a coarse one: the
-    percentile interval of their difference would call them different),
-    percentile for scores and TCE. AUC uses DeLong's paired test (DeLong,
+    as in the panel). The difference interval is two-sided, the hull of
+    its percentile and basic intervals (:func:`_interval`): the basic one
+    removes each model's bootstrap bias, which differs between models (a
+    sharp, calibrated model has a larger binning bias than a coarse one: the
+    percentile interval of their difference would call them different), the
+    percentile one guards against the basic one's over-rejection when both
+    models are near calibrated; the two mirror each other about the observed
+    difference, so their hull always contains it (TCE's percentile interval
+    of a difference could miss it). AUC uses DeLong's paired test (DeLong,
     DeLong & Clarke-Pearson 1988), or independent DeLong variances when the
     rows differ. A model on other rows is bootstrapped on its own; its
     resampled values are paired with the reference's in a shuffled order
@@ -63,10 +63,10 @@ from scipy import stats
 
 from . import metrics as M
 from .errors import InputError
-from .metrics.intervals import bootstrap_metric, interval_method
+from .metrics.intervals import bootstrap_metric
 from .metrics.resampling import _row_resamples, interval_from_distribution
-from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, MULTICLASS_METRICS, PanelConfig, _reference, _spec,
-                    _wald_interval, format_value, interval_binning, resample_order)
+from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, MULTICLASS_METRICS, PanelConfig, _outside_note,
+                    _reference, _spec, _wald_interval, format_difference, format_value, interval_binning, resample_order)
 from .validation import check_binary
 
 __all__ = ["compare_models", "difference_verdict", "comparison_sentences", "comparison_metrics", "leaderboard",
@@ -305,9 +305,10 @@ def compare_models(models: dict, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
         ``held_back`` names the model whose calibration error differed beyond
         the noise but is consistent with a calibrated model (the verdict is
         then "no clear difference", :func:`calibration_gate`), with
-        ``held_back_p`` its p-value ("" and NaN otherwise). ``attrs``:
-        ``reference``, ``config``, ``n_resamples``, ``confidence``,
-        ``random_state``.
+        ``held_back_p`` its p-value ("" and NaN otherwise); ``note`` says why
+        a value lies outside its own interval, as the metric panel does (""
+        otherwise). ``attrs``: ``reference``, ``config``, ``n_resamples``,
+        ``confidence``, ``random_state``.
 
     Raises
     ------
@@ -374,6 +375,7 @@ def compare_models(models: dict, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
         way = direction(spec.key)
         nan = {n: math.nan for n in names}
         low, high, d_low, d_high = dict(nan), dict(nan), dict(nan), dict(nan)
+        note = dict.fromkeys(names, "")
         v_low, v_high = d_low, d_high  # the verdict's interval: the difference's, or the distance's for IDEAL
         if n_resamples and spec.key == "auc":
             ref_auc = M.auc_delong(data[ref][0], data[ref][1], sample_weight=data[ref][2], confidence=confidence)
@@ -394,7 +396,6 @@ def compare_models(models: dict, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
             for g in groups:
                 mat = _resampled(spec, config, [data[n] for n in g], int(n_resamples), random_state, tick)
                 dists.update(zip(g, mat))
-            diff_method = interval_method(spec.key) if spec.bootstrap else "percentile"
             if way == "ideal":
                 v_low, v_high = dict(nan), dict(nan)
             for name in names:
@@ -407,20 +408,24 @@ def compare_models(models: dict, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
                         n_bins=config.n_bins, sample_weight=w_, n_resamples=int(n_resamples), confidence=confidence,
                         random_state=random_state, distribution=dists[name])
                     low[name], high[name] = r.low, r.high
+                    method = r.method
                     if r.alternative == "less":  # an upper bound only, as in the metric panel
-                        low[name] = -math.inf
+                        low[name], method = -math.inf, f"{method}, upper bound"
+                    # a value outside its own interval says why, as in the metric panel
+                    note[name] = _outside_note(spec, values[name], low[name], high[name], method,
+                                               getattr(r, "debiased", None))
                 else:
                     low[name], high[name] = _wald_interval(spec.key, *data[name], confidence)
                 if name == ref or spec.key in NO_VERDICT:
                     continue
                 other = dists[ref] if paired[name] else shuffle(dists[ref])
-                diff = _interval(dists[name] - other, values[name] - values[ref], diff_method, confidence)
+                diff = _interval(dists[name] - other, values[name] - values[ref], confidence)
                 d_low[name], d_high[name] = diff
                 if way == "ideal":
                     t = IDEAL[spec.key]
                     v_low[name], v_high[name] = _interval(
                         np.abs(dists[name] - t) - np.abs(other - t), abs(values[name] - t) - abs(values[ref] - t),
-                        diff_method, confidence)
+                        confidence)
         gate = {}  # model -> p-value against its calibrated reference, computed when needed
         for name in names:
             is_ref = name == ref
@@ -438,32 +443,33 @@ def compare_models(models: dict, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
                          "diff_low": 0.0 if is_ref and n_resamples else d_low[name],
                          "diff_high": 0.0 if is_ref and n_resamples else d_high[name],
                          "paired": paired[name], "direction": way, "verdict": verdict, "held_back": held,
-                         "held_back_p": held_p})
+                         "held_back_p": held_p, "note": note[name]})
     out = pd.DataFrame(rows, columns=["metric", "label", "unit", "model", "is_reference", "value", "low", "high",
                                       "diff", "diff_low", "diff_high", "paired", "direction", "verdict", "held_back",
-                                      "held_back_p"])
+                                      "held_back_p", "note"])
     out.attrs.update(reference=ref, config=config, n_resamples=int(n_resamples), confidence=confidence,
                      random_state=random_state, n_reference=int(n_reference))
     return out
 
 
-def _interval(dist: np.ndarray, estimate: float, method: str, confidence: float) -> tuple[float, float]:
-    """Two-sided interval of a difference from its resampled values (NaN when fewer than two are finite)."""
+def _interval(dist: np.ndarray, estimate: float, confidence: float) -> tuple[float, float]:
+    """Two-sided interval of a difference from its resampled values (NaN when fewer than two are finite): the
+    hull of its percentile and basic intervals.
+
+    A difference of two biased calibration errors: the basic interval removes each model's bootstrap bias
+    (needed when the biases differ: a sharp and a coarse calibrated model), but when both models are near
+    calibrated their noise-driven biases partly cancel and it over-rejects; the percentile interval errs the
+    other way. The verdict needs both to exclude 0: the hull of the two (bench_compare_null.py). The two are
+    mirror images about the observed difference, so the hull always contains it: TCE, whose resamples inflate
+    a near-calibrated model's value far more than a miscalibrated one's, had percentile intervals of a
+    difference that missed the difference shown beside them (-79.6 points with an interval of -76.9 to -44.3).
+    For a nearly unbiased metric (Brier score, log loss) the two nearly coincide.
+    """
     if np.isfinite(dist).sum() < 2 or not np.isfinite(estimate):
         return math.nan, math.nan
-    r = interval_from_distribution(dist, estimate, method=method, confidence=confidence)
-    if method not in ("basic", "bias_corrected"):
-        return r.low, r.high
-    # A difference of two biased calibration errors: the basic interval removes each model's bootstrap bias
-    # (needed when the biases differ: a sharp and a coarse calibrated model), but when both models are near
-    # calibrated their noise-driven biases partly cancel and it over-rejects; the percentile interval errs the
-    # other way. The verdict needs both to exclude 0: the union of the two (bench_compare_null.py).
     pct = interval_from_distribution(dist, estimate, method="percentile", confidence=confidence)
-    return min(r.low, pct.low), max(r.high, pct.high)
-
-
-def _signed(value: float, unit: str) -> str:
-    return ("+" if value > 0 else "") + format_value(value, unit)
+    basic = interval_from_distribution(dist, estimate, method="basic", confidence=confidence)
+    return min(basic.low, pct.low), max(basic.high, pct.high)
 
 
 def comparison_sentences(table: pd.DataFrame, *, name: Callable[[str], str] = str) -> list[str]:
@@ -513,8 +519,8 @@ def comparison_sentences(table: pd.DataFrame, *, name: Callable[[str], str] = st
                        "ideal": f"{'closer to' if verdict == 'better' else 'farther from'} the ideal "
                                 f"{format_value(IDEAL.get(r.metric, 0.0), u)}"}[r.direction]
                 out.append(f"{name(model)} is {verdict} than {name(ref)} on {r.label}: {format_value(r.value, u)} vs "
-                           f"{format_value(ref_value, u)} ({way}; difference {_signed(r.diff, u)}, {level} interval "
-                           f"{_signed(r.diff_low, u)} to {_signed(r.diff_high, u)}).")
+                           f"{format_value(ref_value, u)} ({way}; difference {format_difference(r.diff, u)}, {level} interval "
+                           f"{format_difference(r.diff_low, u)} to {format_difference(r.diff_high, u)}).")
     for model in others:
         same = table[(table["model"] == model) & (table["verdict"] == "no clear difference")]
         if len(same):

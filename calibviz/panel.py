@@ -90,9 +90,28 @@ def format_value(value: float, unit: str) -> str:
     return f"{value:.4g}"
 
 
-def format_interval(low: float, high: float, unit: str) -> str:
+def format_difference(value: float, unit: str) -> str:
+    """A difference of two values in the unit's format with an explicit sign; a difference of percentages (TCE)
+    in percentage points, which is what it is (TCE 5% against 85% is 80 points apart, not 80% apart).
+
+    Examples
+    --------
+    >>> format_difference(35.214, "percent"), format_difference(-0.0123, "probability"), format_difference(0, "z")
+    ('+35.21 pp', '-0.0123', '0')
+    """
+    if value is None or not np.isfinite(value):
+        return "n/a"
+    if abs(value) < 1e-12:
+        value = 0.0
+    if unit == "percent":
+        return f"{value:+.2f} pp" if value else "0.00 pp"
+    return ("+" if value > 0 else "") + format_value(value, unit)
+
+
+def format_interval(low: float, high: float, unit: str, *, difference: bool = False) -> str:
     """An interval as ``low – high`` in the unit's format; a one-sided bound (the other end infinite) as
-    ``at most high`` / ``at least low``; '' when there is none.
+    ``at most high`` / ``at least low``; '' when there is none. ``difference``: the interval of a difference,
+    its ends signed (:func:`format_difference`).
 
     Examples
     --------
@@ -100,16 +119,19 @@ def format_interval(low: float, high: float, unit: str) -> str:
     ('0.0110 – 0.0200', '')
     >>> format_interval(-np.inf, 0.2734, "probability")
     'at most 0.2734'
+    >>> format_interval(-76.86, -44.34, "percent", difference=True)
+    '-76.86 pp – -44.34 pp'
     """
     if low is None or high is None or np.isnan(low) or np.isnan(high):
         return ""
+    fmt = format_difference if difference else format_value
     if np.isneginf(low) and np.isfinite(high):
-        return f"at most {format_value(high, unit)}"
+        return f"at most {fmt(high, unit)}"
     if np.isposinf(high) and np.isfinite(low):
-        return f"at least {format_value(low, unit)}"
+        return f"at least {fmt(low, unit)}"
     if not (np.isfinite(low) and np.isfinite(high)):
         return ""
-    return f"{format_value(low, unit)} – {format_value(high, unit)}"
+    return f"{fmt(low, unit)} – {fmt(high, unit)}"
 
 
 def _pct(v: float) -> str:

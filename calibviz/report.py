@@ -32,8 +32,8 @@ from .io import Predictions
 from .multiclass import class_ranking, top_label_table
 from .overview import data_overview
 from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS,
-                    format_interval, format_p_value, format_value, interval_caption, metric_key, resolve_metrics,
-                    PanelConfig, metric_panel, reference_range_words)
+                    format_difference, format_interval, format_p_value, format_value, interval_caption, metric_key,
+                    resolve_metrics, PanelConfig, metric_panel, reference_range_words)
 from .compare import NO_VERDICT, compare_models, comparison_metrics, comparison_sentences
 from .reduce import views
 from .metrics import corp_table, decomposition_table
@@ -514,11 +514,6 @@ def _unit(metric: str) -> str:
     return BINARY_METRICS[metric].unit if metric in BINARY_METRICS else MULTICLASS_METRICS[metric].unit
 
 
-def _signed(value: float, unit: str) -> str:
-    """A difference in its unit's format (:func:`format_value`) with an explicit + sign."""
-    return ("+" if value > 0 else "") + format_value(value, unit)
-
-
 def _compare_shown(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
     """The comparison table in words and numbers, each metric in its unit's format (:func:`format_value`)."""
     level = f"{100 * confidence:g}%"
@@ -526,9 +521,9 @@ def _compare_shown(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
     return pd.DataFrame({
         "Metric": table["label"], "Model": table["model"], "Value": map(format_value, table["value"], units),
         f"{level} interval": map(format_interval, table["low"], table["high"], units),
-        "Difference to reference": ["" if ref else _signed(d, u) for d, u, ref in
+        "Difference to reference": ["" if ref else format_difference(d, u) for d, u, ref in
                                     zip(table["diff"], units, table["is_reference"])],
-        f"Difference {level} interval": ["" if ref or pd.isna(lo) else f"{_signed(lo, u)} – {_signed(hi, u)}"
+        f"Difference {level} interval": ["" if ref or pd.isna(lo) else format_interval(lo, hi, u, difference=True)
                                          for lo, hi, u, ref in zip(table["diff_low"], table["diff_high"], units,
                                                                    table["is_reference"])],
         "Versus the reference": table["verdict"].where(table["verdict"] != "", "not tested"),
@@ -638,9 +633,9 @@ def _recalibration_section(idx: int, name: str, p: Predictions, methods, cfg: Pa
         f"After {level} interval": map(format_interval, table["after_low"], table["after_high"], table["unit"]),
         "After: calibrated model would show": map(format_interval, table["after_null_low"],
                                                   table["after_null_high"], table["unit"]),
-        "Before − after": map(_signed, table["diff"], table["unit"]),
-        f"Difference {level} interval (paired)": map(format_interval, table["diff_low"], table["diff_high"],
-                                                    table["unit"]),
+        "Before − after": map(format_difference, table["diff"], table["unit"]),
+        f"Difference {level} interval (paired)": [format_interval(lo, hi, u, difference=True) for lo, hi, u in
+                                                    zip(table["diff_low"], table["diff_high"], table["unit"])],
     })
     for r in table[table["metric"].isin([keys[0], "brier"])].itertuples():
         headline.append(_e(r.reading))

@@ -83,9 +83,12 @@ def test_intervals_equal_the_metric_panel_and_a_direct_paired_bootstrap(table):
     assert (row["diff_low"], row["diff_high"]) == pytest.approx((min(basic.low, pct.low), max(basic.high, pct.high)),
                                                                 abs=1e-12)
     brier = table[(table["metric"] == "brier") & (table["model"] == "overconfident")].iloc[0]
-    pct = M.bootstrap(lambda yy, a, b: M.brier_score(yy, b) - M.brier_score(yy, a), y, p["good"],
-                      p["overconfident"], n_resamples=100, random_state=3, method="percentile")
-    assert (brier["diff_low"], brier["diff_high"]) == pytest.approx((pct.low, pct.high), abs=1e-12)
+    basic, pct = (M.bootstrap(lambda yy, a, b: M.brier_score(yy, b) - M.brier_score(yy, a), y, p["good"],
+                              p["overconfident"], n_resamples=100, random_state=3, method=m)
+                  for m in ("basic", "percentile"))
+    hull = (min(basic.low, pct.low), max(basic.high, pct.high))  # every metric's difference: the same hull
+    assert (brier["diff_low"], brier["diff_high"]) == pytest.approx(hull, abs=1e-12)
+    assert hull == pytest.approx((pct.low, pct.high), rel=0.02)  # a nearly unbiased score: the two nearly agree
     auc = table[(table["metric"] == "auc") & (table["model"] == "blurred")].iloc[0]
     r = M.delong_test(y, p["good"], p["blurred"])
     assert (auc["diff_low"], auc["diff_high"]) == pytest.approx((r.low, r.high))
@@ -252,3 +255,20 @@ def test_score_ordered_resamples_give_the_panels_intervals():
     panel = metric_panel(y, p["good"], metrics=("tce",), config=config, n_resamples=30, random_state=8,
                          n_reference=0).iloc[0]
     assert (panel["low"], panel["high"]) == (plain.low, plain.high)
+
+
+def test_every_difference_interval_contains_the_difference_it_is_shown_with():
+    """TCE's resamples inflate a near-calibrated model's value far more than a miscalibrated one's, so the
+    percentile interval of a calibrated against a sharp, miscalibrated model's TCE difference missed the
+    difference itself (a browser review: -79.6 points, interval -76.9 to -44.3); the hull of the percentile and
+    basic intervals contains it for every metric, and the clear verdicts stay."""
+    rng = np.random.default_rng(12)
+    p = rng.beta(2, 5, 1500)
+    y = (rng.random(1500) < p).astype(int)
+    sharp = np.clip(np.where(p > 0.3, p + 0.35, p - 0.2), 0.001, 0.999)  # badly miscalibrated
+    t = compare_models({"sharp": (y, sharp), "calib": (y, p)}, metrics=("tce", "ece", "brier", "log_loss"),
+                       n_resamples=60, random_state=1, n_reference=0)
+    rows = t[~t["is_reference"]]
+    assert len(rows) == 4 and np.isfinite(rows[["diff_low", "diff_high"]].to_numpy()).all()
+    assert ((rows["diff_low"] <= rows["diff"]) & (rows["diff"] <= rows["diff_high"])).all(), rows
+    assert (rows["verdict"] == "better").all()

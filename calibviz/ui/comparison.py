@@ -28,10 +28,11 @@ _ROW_PX, _HEADER_PX = 35, 38
 
 
 def number_column(label: str, unit: str, *, signed: bool = False, help: str | None = None):
-    """A NumberColumn in the unit's format (TCE in percent); ``signed`` shows an explicit + for differences."""
+    """A NumberColumn in the unit's format (TCE in percent); ``signed``: a difference, with an explicit +, and
+    in percentage points for percentages (:func:`calibviz.panel.format_difference`)."""
     fmt = NUMBER_FORMATS.get(unit, "%.4g")
     if signed:
-        fmt = fmt.replace("%", "%+", 1)
+        fmt = "%+.2f pp" if unit == "percent" else fmt.replace("%", "%+", 1)
     return st.column_config.NumberColumn(label, format=fmt, help=help)
 
 
@@ -97,6 +98,7 @@ def _shown(t: pd.DataFrame) -> pd.DataFrame:
         "Versus the reference": t["verdict"].where(t["verdict"] != "", "not tested"),
         # None: not known (an opened file's models may or may not share rows)
         "Paired": t["paired"].map({True: "yes", False: "no"}).fillna("not known").where(~ref, ""),
+        **({"Note": t["note"]} if "note" in t and t["note"].astype(bool).any() else {}),
     })
 
 
@@ -129,6 +131,8 @@ def show_comparison(table: pd.DataFrame, reference: str) -> None:
                 "Versus the reference": st.column_config.TextColumn(
                     help="Better or worse when the difference interval excludes 0 (paired bootstrap on the "
                          "same rows; DeLong for AUC); 'no clear difference' when it does not."),
+                "Note": st.column_config.TextColumn(width="large", help="Why a value lies outside its own "
+                                                                        "interval."),
             })
             st.caption(f"{label}: {better}." + (f" {NO_VERDICT[t['metric'].iloc[0]]}"
                                                 if t["metric"].iloc[0] in NO_VERDICT else ""))

@@ -96,7 +96,7 @@ def test_reference_from_a_link():
 def test_tce_in_percent_and_the_table_fits_its_rows():
     at = _compare(_frame(2000), metrics="tce", boot="0")
     el = next(d for d in at.dataframe if "Versus the reference" in d.value.columns)
-    assert '"%.2f%%"' in el.proto.columns and '"%+.2f%%"' in el.proto.columns  # TCE's numbers are percentages
+    assert '"%.2f%%"' in el.proto.columns and '"%+.2f pp"' in el.proto.columns  # TCE's numbers are percentages
     assert el.value["Value"].dtype == np.float64 and el.value["Value"].max() > 1  # stored in percent units
     # (AppTest does not expose a dataframe's height; the page passes table_height(rows))
     assert table_height(3) == 38 + 35 * 3 and table_height(35) == table_height(25)
