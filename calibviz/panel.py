@@ -25,7 +25,8 @@ from .validation import check_binary, check_multiclass
 
 __all__ = ["PanelConfig", "MetricSpec", "BINARY_METRICS", "DEFAULT_BINARY_METRICS", "MULTICLASS_METRICS",
            "DEFAULT_MULTICLASS_METRICS", "metric_panel", "metric_value", "compare_models", "config_key",
-           "format_value", "format_interval", "format_p_value", "interval_caption"]
+           "costly_reference", "format_value", "format_difference", "format_interval", "format_p_value",
+           "interval_caption"]
 
 
 @dataclass(frozen=True)
@@ -555,6 +556,25 @@ def _has_reference(spec: MetricSpec) -> bool:
     return spec.reference is not None and spec.key not in ("calibration_slope", "calibration_intercept")
 
 
+def costly_reference(key: str, config: PanelConfig) -> bool:
+    """Whether a metric's calibrated-model reference costs time in proportion to the rows on every redraw.
+
+    TCE and class-wise TCE refit PAVA-BC per redraw, as any metric on bins that depend on the labels (PAVA,
+    PAVA-BC) does; class-wise ECE draws a class for every row. The others redraw sums of fixed bins or buckets
+    (:func:`calibviz.metrics.consistency_test`), cheap at any size (0.1-1 s for 200 redraws of 200,000 rows),
+    so a dashboard can give them as many redraws on large data as on small (the dashboard's
+    :func:`calibviz.ui.blocks.reference_redraws`).
+
+    >>> costly_reference("tce", PanelConfig()), costly_reference("ece", PanelConfig())
+    (True, False)
+    >>> costly_reference("ece", PanelConfig(binning="pavabc"))
+    True
+    """
+    if key in ("tce", "classwise_tce", "classwise_ece"):
+        return True
+    return "binning" in _DEPENDS.get(key, ()) and config.scheme().needs_labels
+
+
 def _reference(spec: MetricSpec, y, p, w, config: PanelConfig, n_reference: int, random_state):
     """(null_mean, null_low, null_high, p_value) of a metric against a calibrated model with these predictions.
 
@@ -766,9 +786,15 @@ def interval_caption(table: pd.DataFrame) -> str:
                      "large it takes a while, so it starts on request).")
     else:
         parts.append("Bootstrap intervals were turned off (0 resamples).")
+    fewer = ""
+    if n_ref and "n_redraws" in table:  # a dashboard's large data: fewer redraws where each costs time per row
+        other = table[(table["n_redraws"] > 0) & (table["n_redraws"] != n_ref)]
+        if len(other):
+            fewer = ("; " + ", ".join(f"{r.label}: {int(r.n_redraws)}" for r in other.itertuples())
+                     + " (on data this large each of their redraws refits bins or draws every row's class)")
     if n_ref:
         parts.append(f"Calibrated-model reference: {n_ref} redraws of the labels from the predictions "
-                     "(y* ~ Bernoulli(p), consistency resampling); the range is "
+                     f"(y* ~ Bernoulli(p), consistency resampling{fewer}); the range is "
                      f"{reference_range_words(table.attrs.get('config', PanelConfig()).alpha)}, and the p-value is "
                      "against the redraws (Hosmer-Lemeshow and Spiegelhalter: their own tests; slope and intercept: "
                      "Wald tests).")

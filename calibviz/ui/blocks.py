@@ -12,8 +12,8 @@ from .. import __version__
 from ..figures.export import SLIDE_HEIGHT, SLIDE_SCALE, SLIDE_WIDTH
 from ..figures.theme import inert_links
 from ..io.export import to_csv
-from ..panel import (config_key, format_interval, format_p_value, format_value, interval_caption, metric_panel,
-                     redraws_needed, reference_range_words)
+from ..panel import (config_key, costly_reference, format_interval, format_p_value, format_value, interval_caption,
+                     metric_panel, redraws_needed, reference_range_words)
 from .columns import column_help
 from .compute import cached, in_cache, progress_bar
 from .settings import panel_config, settings
@@ -262,6 +262,14 @@ def reference_redraws(n_cells: int, alpha: float) -> int:
     return need if need > base and n_cells * need <= BOOTSTRAP_ROW_BUDGET else base
 
 
+def metric_redraws(key: str, cfg, n_cells: int) -> int:
+    """Label redraws of ``key``'s calibrated-model reference on data of ``n_cells`` values: fewer on large data
+    only where every redraw costs time per row (:func:`calibviz.panel.costly_reference`: TCE, class-wise
+    metrics, PAVA bins), as many as on small data for the others (bin and bucket sums), as an opened file's pages
+    give them, so both show the same verdict on the same file."""
+    return reference_redraws(n_cells if costly_reference(key, cfg) else 0, cfg.alpha)
+
+
 def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.DataFrame:
     """The metric panel of (y, p, w) — a binary view, or labels and (n, K) probabilities — cached per data
     (``fingerprint`` and ``name``) and settings; the bootstrap shows its progress.
@@ -288,13 +296,16 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.Dat
     wanted = n_boot and (n * n_boot <= BOOTSTRAP_ROW_BUDGET or st.session_state.get(consent))
     n_run = n_boot if wanted else 0
     # The calibrated-model reference is what makes a value readable: it is always computed, with fewer
-    # label redraws on large data (the p-value's resolution is 1 / (redraws + 1)).
+    # label redraws on large data for the metrics whose redraws cost time per row (the p-value's resolution is
+    # 1 / (redraws + 1)); the others get as many as on small data, as an opened file's pages give them.
     cells = n * (np.shape(p)[1] if np.ndim(p) == 2 else 1)  # class-wise metrics redo every class
-    n_ref = reference_redraws(cells, cfg.alpha)
+
+    def redraws(key):
+        return metric_redraws(key, cfg, cells)
 
     def cache_key(key, resamples):
         # Per metric, on the settings it depends on: changing the bins does not recompute TCE.
-        return ("metric", fingerprint, name, key, config_key(key, cfg), resamples, n_ref, seed)
+        return ("metric", fingerprint, name, key, config_key(key, cfg), resamples, redraws(key), seed)
 
     def one(key):
         resamples = n_boot if n_boot and in_cache(cache_key(key, n_boot)) else n_run
@@ -302,8 +313,8 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.Dat
         def compute():
             with progress_bar(f"Bootstrapping {key}" if resamples else f"Calibrated-model reference of {key}") \
                     as progress:
-                return metric_panel(y, p, metrics=(key,), config=cfg, sample_weight=w,
-                                    n_resamples=resamples, random_state=seed, progress=progress, n_reference=n_ref)
+                return metric_panel(y, p, metrics=(key,), config=cfg, sample_weight=w, n_resamples=resamples,
+                                    random_state=seed, progress=progress, n_reference=redraws(key))
 
         return cached(cache_key(key, resamples), compute), resamples
 
@@ -311,7 +322,7 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.Dat
     table = pd.concat([t for t, _ in parts], ignore_index=True)
     missing = sum(1 for _, r in parts if not r)
     table.attrs.update(n_resamples=n_boot if n_boot and missing < len(keys) else n_run, random_state=seed, confidence=0.95,
-                       n_reference=n_ref, intervals_wait=bool(n_boot and not wanted and missing))
+                       n_reference=max(redraws(k) for k in keys), intervals_wait=bool(n_boot and not wanted and missing))
     if n_boot and not wanted and missing:
         which = "" if missing == len(keys) else f" of the other {missing} metric{'s' if missing > 1 else ''}"
         if st.button(f"Compute 95% intervals{which} ({n_boot} bootstrap resamples of {n:,} rows)",

@@ -14,7 +14,7 @@ import streamlit as st
 from ..compare import NO_VERDICT, compare_models, comparison_sentences
 from ..panel import config_key
 from ..reduce import BinaryView
-from .blocks import BOOTSTRAP_ROW_BUDGET, download_table, reference_redraws, slug
+from .blocks import BOOTSTRAP_ROW_BUDGET, download_table, metric_redraws, slug
 from .blocks import show_dataframe
 from .compute import cached, progress_bar
 from .text import md
@@ -59,9 +59,11 @@ def comparison_table(views: dict[str, BinaryView], fingerprints: tuple, s: dict,
     wanted = bool(n_boot) and (n_rows * n_boot <= BOOTSTRAP_ROW_BUDGET or st.session_state.get(consent, False))
     n_run = n_boot if wanted else 0
     # the calibrated-model reference a "worse calibrated" verdict needs: as many redraws as the metric panel
-    n_ref = reference_redraws(max(v.n for v in views.values()), cfg.alpha)
+    n_max = max(v.n for v in views.values())
 
     def one(key):
+        n_ref = metric_redraws(key, cfg, n_max)
+
         def compute():
             with progress_bar(f"Bootstrapping the differences in {key}") as progress:
                 return compare_models(models, metrics=(key,), config=cfg, reference=reference, n_resamples=n_run,

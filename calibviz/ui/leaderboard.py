@@ -14,8 +14,8 @@ import streamlit as st
 
 from .. import reduce
 from ..compare import comparison_metrics, leaderboard
-from ..panel import config_key, metric_panel
-from .blocks import BOOTSTRAP_ROW_BUDGET, download_table, reference_redraws
+from ..panel import config_key, costly_reference, metric_panel
+from .blocks import BOOTSTRAP_ROW_BUDGET, download_table, metric_redraws
 from .blocks import show_dataframe
 from .comparison import number_column, table_height
 from .compute import cached, guarded, progress_bar
@@ -46,14 +46,18 @@ def show_leaderboard() -> None:
     seed = int(s["seed"])
     views = {name: reduce.views(p, kind)[0] for name, p in models.items()}
     n_rows = sum(v.n for v in views.values())
-    n_ref = reference_redraws(max(v.n for v in views.values()), cfg.alpha)  # as one model's metric panel
+    n_max = max(v.n for v in views.values())
     base = ("leaderboard", tuple(p.fingerprint() for p in models.values()), keys,
             tuple(config_key(k, cfg) for k in keys), seed)
     consent = "cv_board_ok_" + hashlib.sha1(repr(base).encode()).hexdigest()[:16]
-    with_reference = n_rows * n_ref * len(keys) <= 4 * BOOTSTRAP_ROW_BUDGET or st.session_state.get(consent, False)
-    n_run_ref = n_ref if with_reference else 0
+    # redraws as one model's metric panel, metric by metric; only those that cost time per row count
+    costly_rows = n_rows * sum(metric_redraws(k, cfg, n_max) for k in keys if costly_reference(k, cfg))
+    with_reference = costly_rows <= 4 * BOOTSTRAP_ROW_BUDGET or st.session_state.get(consent, False)
 
     def panel(name, view, fingerprint, key):
+        # cheap references always; those that cost time per row wait for the button on large data
+        n_run_ref = metric_redraws(key, cfg, n_max) if with_reference or not costly_reference(key, cfg) else 0
+
         def compute():
             with progress_bar(f"{name}: {key} against a calibrated model"):
                 return metric_panel(view.y, view.p, metrics=(key,), config=cfg, sample_weight=view.w,
@@ -75,14 +79,16 @@ def show_leaderboard() -> None:
     for key, label, unit, way in board.attrs["metrics"]:
         columns[label] = board[key]
         config[label] = number_column(label, unit, help=f"{_DIRECTION_WORDS[way].capitalize()}.")
-        if with_reference and board[f"{key}_verdict"].astype(bool).any():
+        if board[f"{key}_verdict"].astype(bool).any():
             columns[f"{label}: verdict"] = board[f"{key}_verdict"]
     shown = pd.DataFrame(columns)
     show_dataframe(shown, height=table_height(len(shown)), column_config=config)
-    if not with_reference:
-        if st.button(f"Compute the verdicts against a calibrated model ({n_ref} label redraws x {len(keys)} "
-                     f"metrics x {len(models)} models of {first.n:,} rows)", key="board_reference",
-                     icon=":material/calculate:"):
+    waiting = [k for k in keys if costly_reference(k, cfg)]
+    if not with_reference and waiting:
+        n_ref = metric_redraws(waiting[0], cfg, n_max)
+        if st.button(f"Compute the verdicts of {', '.join(waiting)} against a calibrated model ({n_ref} label "
+                     f"redraws x {len(waiting)} metric{'s' if len(waiting) > 1 else ''} x {len(models)} models of "
+                     f"{first.n:,} rows)", key="board_reference", icon=":material/calculate:"):
             st.session_state[consent] = True
             st.rerun()
     download_table(board, "leaderboard", label="Leaderboard as CSV", key="leaderboard")

@@ -136,3 +136,27 @@ def test_demo_dropdown_names_no_demo_while_a_file_is_shown():
     assert_clean(at)
     assert at.selectbox(key="cv_demo_pick").value == "loan_recalibration"
     assert not any("Showing your file" in i.value for i in at.info)
+
+
+def test_large_data_gets_fewer_redraws_only_where_each_costs_time_per_row(monkeypatch):
+    """On data above the row budget only TCE's reference (a PAVA-BC refit per redraw) drops to the large-data
+    number of redraws; ECE, smECE, ACE and the Brier score redraw bin sums and keep theirs, as an opened file's
+    pages give them (the same file read both ways showed different verdicts, 50 redraws against 200)."""
+    monkeypatch.setattr(blocks, "BOOTSTRAP_ROW_BUDGET", 1000)
+    redraws = {}
+    original = blocks.metric_panel
+
+    def recording(*args, metrics=(), n_reference=0, **kw):
+        redraws[metrics[0]] = n_reference
+        return original(*args, metrics=metrics, n_reference=n_reference, **kw)
+
+    monkeypatch.setattr(blocks, "metric_panel", recording)
+    at = _data_page()
+    at.switch_page("pages/1_Reliability.py").run(timeout=300)
+    assert_clean(at)
+    assert redraws == {"ece": blocks.REFERENCE_RESAMPLES, "tce": blocks.REFERENCE_RESAMPLES_LARGE,
+                       "smooth_ece": blocks.REFERENCE_RESAMPLES, "ace": blocks.REFERENCE_RESAMPLES,
+                       "brier": blocks.REFERENCE_RESAMPLES}
+    captions = " ".join(c.value for c in at.caption)
+    assert f"{blocks.REFERENCE_RESAMPLES} redraws of the labels" in captions
+    assert f"TCE: {blocks.REFERENCE_RESAMPLES_LARGE}" in captions
