@@ -1317,3 +1317,38 @@ def test_scan_binned_metrics_on_pava_bins_say_they_are_fitted_on_buckets(monkeyp
     t = cv.scan(tied).metrics(["ece"], config=PanelConfig(binning="pava"), n_reference=0)
     assert t["note"].iloc[0] == ""
     assert t["value"].iloc[0] == pytest.approx(cv.metrics.ece(tied.y, tied.p, binning="pava"), rel=1e-9)
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+def test_csv_values_after_the_type_guess_arrive_as_written(tmp_path, engine):
+    """DuckDB guesses CSV types from a sample of rows and rounded what did not fit: after 25,000 rows of 0/1
+    scores and labels, a score of -0.3 became 0, 1.4 became 1 and 0.37 became 0, so bad rows passed and values
+    changed (an adversarial review). DuckDB now reports the bad rows and matches the in-memory values; Polars
+    refuses such a file, saying which value it could not read (it never rounded)."""
+    rng = np.random.default_rng(2)
+    n = 25_000
+    frame = pd.DataFrame({"y": rng.integers(0, 2, n), "p": rng.integers(0, 2, n)})
+    for bad, message in ((-0.3, "must lie in \\[0, 1\\]"), (1.4, "must lie in \\[0, 1\\]")):
+        text = frame.to_csv(index=False) + f"1,{bad}\n"
+        path = tmp_path / f"late_{bad}.csv"
+        path.write_text(text)
+        with pytest.raises(cv.InputError, match=message):
+            cv.load_predictions(str(path))
+        with pytest.raises(cv.InputError, match=message if engine == "duckdb" else f"could not parse `{bad}`"):
+            cv.scan(str(path), engine=engine).metrics(["ece"], n_reference=0)
+    path = tmp_path / "late_label.csv"
+    path.write_text(frame.to_csv(index=False) + "0.6,0.5\n")
+    with pytest.raises(cv.InputError, match="label" if engine == "duckdb" else "could not parse `0.6`"):
+        cv.scan(str(path), engine=engine).metrics(["ece"], n_reference=0)
+    path = tmp_path / "late_score.csv"
+    path.write_text(frame.to_csv(index=False) + "1,0.37\n0,0.62\n")
+    if engine == "polars":
+        with pytest.raises(cv.InputError, match="could not parse `0.37`"):
+            cv.scan(str(path), engine=engine).metrics(["ece"], n_reference=0)
+        return
+    preds = cv.load_predictions(str(path))
+    want = metric_panel(preds.y, preds.y_prob, metrics=("ece", "mce", "brier"), n_resamples=0, n_reference=0)
+    got = cv.scan(str(path), engine=engine).metrics(["ece", "mce", "brier"], n_reference=0)
+    np.testing.assert_allclose(got["value"].to_numpy(float), want["value"].to_numpy(float), rtol=1e-9)
+    # integer labels keep their integer classes (the column is read as integers when it holds no fraction)
+    assert cv.scan(str(path), engine=engine)._roles.classes in ((), (0, 1))
