@@ -1352,3 +1352,24 @@ def test_csv_values_after_the_type_guess_arrive_as_written(tmp_path, engine):
     np.testing.assert_allclose(got["value"].to_numpy(float), want["value"].to_numpy(float), rtol=1e-9)
     # integer labels keep their integer classes (the column is read as integers when it holds no fraction)
     assert cv.scan(str(path), engine=engine)._roles.classes in ((), (0, 1))
+
+
+def test_a_sql_source_is_one_query_and_runs_nothing_else(parquet, tmp_path):
+    """DuckDB runs every statement of a string: a source 'SELECT ...; COPY (...) TO file' wrote the file (an
+    adversarial review). A SQL source is one SELECT; Spark's sql() runs commands (DROP, INSERT) at once, so it
+    takes queries only (checked before a session starts)."""
+    from calibviz.scan import spark_engine
+
+    parquet = parquet[0]
+    target = tmp_path / "written.csv"
+    with pytest.raises(cv.InputError, match="one SELECT query \\(got 2 statement\\(s\\): SELECT, COPY\\)"):
+        cv.scan(f"SELECT * FROM '{parquet}'; COPY (SELECT 42 AS x) TO '{target}'", engine="duckdb")
+    assert not target.exists()
+    with pytest.raises(cv.InputError, match="a SQL query starts with SELECT"):  # not taken for a query at all
+        cv.scan(f"CREATE TABLE t AS SELECT * FROM '{parquet}'", engine="duckdb")
+    with pytest.raises(cv.InputError, match="one SELECT query \\(got 2"):
+        cv.scan(f"FROM '{parquet}'; DROP TABLE IF EXISTS t", engine="duckdb")
+    assert cv.scan(f"WITH t AS (SELECT * FROM '{parquet}') SELECT * FROM t", engine="duckdb").n > 0
+    for command in ("DROP TABLE preds", "INSERT INTO preds VALUES (1, 0.5)", "  -- a comment\n CREATE TABLE x (a INT)"):
+        with pytest.raises(cv.InputError, match="a SQL source is one query"):
+            spark_engine.query(command)

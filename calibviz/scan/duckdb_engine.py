@@ -103,11 +103,21 @@ def _quoted(name: str) -> str:
 
 
 def query(sql: str, *, database=None):
-    """A relation of a SQL query (against ``database``, a DuckDB file, when given)."""
+    """A relation of a SQL query (against ``database``, a DuckDB file, when given).
+
+    Exactly one SELECT statement: DuckDB runs every statement of a string it is given, so a source of
+    ``SELECT ...; COPY (...) TO 'file'`` wrote the file (an adversarial review), whatever the read-only database.
+    """
     import duckdb
 
+    con = connection(database)
     try:
-        return connection(database).sql(sql)
+        statements = con.extract_statements(sql)
+        if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+            kinds = ", ".join(s.type.name for s in statements) or "none"
+            raise InputError(f"a SQL source is one SELECT query (got {len(statements)} statement(s): {kinds}); "
+                             "write the query that reads the predictions, without other statements.")
+        return con.sql(sql)
     except duckdb.Error as exc:
         raise InputError(f"the SQL query failed: {str(exc).splitlines()[0]}") from None
 

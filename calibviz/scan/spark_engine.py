@@ -11,6 +11,7 @@ process from ``CALIBVIZ_SPARK_MASTER`` (default ``local[2]``), bound to
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
@@ -81,6 +82,11 @@ def read_files(files, fmt: str, display: str):
 def query(sql: str, *, database=None):
     if database is not None:
         raise InputError("--database is a DuckDB option; with engine='spark' the query runs on the session's tables.")
+    # spark.sql runs commands (DROP, INSERT, CREATE ... AS) at once: only a query is a source
+    first = re.sub(r"^(\s|--[^\n]*\n|/\*.*?\*/|\()*", "", sql, flags=re.S).split(None, 1)
+    if not first or first[0].upper() not in ("SELECT", "WITH", "FROM", "TABLE", "VALUES"):
+        raise InputError("a SQL source is one query (SELECT ..., WITH ... SELECT, FROM ...); write the query that "
+                         "reads the predictions, without other statements.")
     try:
         return session().sql(sql)
     except Exception as exc:
