@@ -87,7 +87,42 @@ def _files_of(path: str) -> tuple[list[str], str]:
     kinds = {_format(f) for f in files}
     if len(kinds) > 1:
         raise InputError(f"{str(path)!r} mixes Parquet and CSV files; scan one format at a time.")
-    return files, kinds.pop()
+    fmt = kinds.pop()
+    _check_partition_keys(files, fmt)
+    return files, fmt
+
+
+def _check_partition_keys(files: list[str], fmt: str) -> None:
+    """Refuse hive partition keys (directories ``key=value``) named like a column of the files: every engine
+    gives the directory's value to the whole column (a file's p became 0.5 everywhere under ``p=0.5/``)."""
+    keys = {part.split("=", 1)[0] for f in files for part in Path(f).parent.parts if "=" in part}
+    if not keys:
+        return
+    for f in files[:20]:  # the columns are the same in every file of a log; metadata or a header line each
+        clash = sorted(keys & set(_columns_of(f, fmt)))
+        if clash:
+            raise InputError(f"the directories name the partition key {clash[0]!r} (as in {clash[0]}=...), and "
+                             f"{f!r} has a column {clash[0]!r} too: the engines would give every row the "
+                             "directory's value. Rename the directories or the column.")
+
+
+def _columns_of(path: str, fmt: str) -> list[str]:
+    """Column names of one Parquet file (its metadata) or CSV file (its header line); [] when unreadable (the
+    engine's own read then says why)."""
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            return list(pq.read_schema(path).names)
+        import gzip
+
+        opener = gzip.open if path.lower().endswith(".gz") else open
+        with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+            header = fh.readline().strip("\r\n\ufeff")
+        sep = max(",;\t|", key=header.count)
+        return [c.strip().strip('"') for c in header.split(sep)]
+    except Exception:  # noqa: BLE001 - any unreadable file: the engine's read reports it
+        return []
 
 
 def _format(name: str) -> str:
