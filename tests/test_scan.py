@@ -1394,3 +1394,16 @@ def test_a_partition_key_named_like_a_column_is_refused(tmp_path, fmt):
     ok.mkdir(parents=True)
     frame.to_parquet(ok / "a.parquet")
     assert cv.scan(str(tmp_path / "ok")).n == 500
+
+
+@pytest.mark.parametrize("header", ["y,p,p", "y,p,y", 'y,"p",p'])
+def test_a_column_named_twice_is_refused(tmp_path, header):
+    """DuckDB renamed a second 'p' to 'p_1' and Polars took the first of two contradicting label columns, both
+    silently (in memory the file is refused; an adversarial review)."""
+    path = tmp_path / "twice.csv"
+    path.write_text(header + "\n" + "\n".join("1,0.7,0.2" if i % 2 else "0,0.3,0.9" for i in range(40)) + "\n")
+    with pytest.raises(cv.InputError, match="twice"):
+        cv.load_predictions(str(path))
+    for engine in ("duckdb", "polars"):
+        with pytest.raises(cv.InputError, match="names the column '[py]' twice"):
+            cv.scan(str(path), engine=engine)

@@ -88,18 +88,22 @@ def _files_of(path: str) -> tuple[list[str], str]:
     if len(kinds) > 1:
         raise InputError(f"{str(path)!r} mixes Parquet and CSV files; scan one format at a time.")
     fmt = kinds.pop()
-    _check_partition_keys(files, fmt)
+    _check_columns(files, fmt)
     return files, fmt
 
 
-def _check_partition_keys(files: list[str], fmt: str) -> None:
-    """Refuse hive partition keys (directories ``key=value``) named like a column of the files: every engine
-    gives the directory's value to the whole column (a file's p became 0.5 everywhere under ``p=0.5/``)."""
+def _check_columns(files: list[str], fmt: str) -> None:
+    """Refuse what the engines would read silently wrong: a column name twice in a file (DuckDB renamed the second
+    ``p_1``, Polars took the first of two contradicting label columns; in memory it is refused), and hive
+    partition keys (directories ``key=value``) named like a column of the files (every engine gives the
+    directory's value to the whole column: a file's p became 0.5 everywhere under ``p=0.5/``)."""
     keys = {part.split("=", 1)[0] for f in files for part in Path(f).parent.parts if "=" in part}
-    if not keys:
-        return
     for f in files[:20]:  # the columns are the same in every file of a log; metadata or a header line each
-        clash = sorted(keys & set(_columns_of(f, fmt)))
+        columns = _columns_of(f, fmt)
+        twice = sorted({c for c in columns if columns.count(c) > 1})
+        if twice:
+            raise InputError(f"{f!r} names the column {twice[0]!r} twice; give each column its own name.")
+        clash = sorted(keys & set(columns))
         if clash:
             raise InputError(f"the directories name the partition key {clash[0]!r} (as in {clash[0]}=...), and "
                              f"{f!r} has a column {clash[0]!r} too: the engines would give every row the "
@@ -119,8 +123,9 @@ def _columns_of(path: str, fmt: str) -> list[str]:
         opener = gzip.open if path.lower().endswith(".gz") else open
         with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
             header = fh.readline().strip("\r\n\ufeff")
-        sep = max(",;\t|", key=header.count)
-        return [c.strip().strip('"') for c in header.split(sep)]
+        import csv
+
+        return [c.strip() for c in next(csv.reader([header], delimiter=max(",;\t|", key=header.count)))]
     except Exception:  # noqa: BLE001 - any unreadable file: the engine's read reports it
         return []
 
