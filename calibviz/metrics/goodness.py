@@ -170,6 +170,55 @@ class InterceptSlopeResult:
         return iter((self.intercept, self.slope))
 
 
+def _logistic_fit(y: np.ndarray, X: np.ndarray, w, offset=None, starts=()):
+    """The binomial GLM (logit link) of ``y`` on ``X`` (with ``offset``), by statsmodels' IRLS, checked.
+
+    IRLS has no step control: from a start whose fitted probabilities are all but 0 or 1 its working weights
+    vanish and it runs off, reporting convergence (an overconfident model's slope came out as 5.7e13 instead of
+    0.35 from the calibrated start; scores of exactly 0 or 1 made the intercept -1.8e15, and statsmodels' own
+    start, which ignores the offset, did that on rounded scores with many 0.00s). Each start of ``starts`` (then
+    statsmodels' own) is tried until a fit solves the likelihood equations, X' w (y - mu) = 0 to 1e-6 of the total
+    weight; the likelihood is concave, so that fit is the maximum. None when no start gets there.
+    """
+    import statsmodels.api as sm
+
+    family = sm.families.Binomial()
+    total = float(y.size if w is None else w.sum())
+    scale = max(1.0, float(np.abs(X).max()))
+    for start in (*starts, None):
+        # statsmodels' logit link takes 1 / (1 + exp(-z)): for z far below 0 exp overflows to inf and gives the
+        # right probability, 0, with a RuntimeWarning per iteration that says nothing to a user
+        with np.errstate(over="ignore"):
+            fit = sm.GLM(y, X, family=family, offset=offset, freq_weights=w).fit(start_params=start)
+        if not np.all(np.isfinite(fit.params)):
+            continue
+        eta = X @ fit.params + (0.0 if offset is None else offset)
+        resid = y - special.expit(eta)
+        score = X.T @ (resid if w is None else w * resid)
+        if np.abs(score).max() <= 1e-6 * total * scale:
+            return fit
+    return None
+
+
+def _offset_root(y: np.ndarray, offset: np.ndarray, w) -> float:
+    """The intercept a solving sum w (y - expit(a + offset)) = 0, by bracketing (the sum falls from sum w y > 0 to
+    -sum w (1 - y) < 0 as a grows, both classes present): IRLS from any start can run off where the offsets are
+    far from 0 and the sum is flat (scores of exactly 0 or 1: offsets of -+27.6)."""
+    from scipy.optimize import brentq
+
+    weight = np.ones_like(offset) if w is None else w
+
+    def score(a):
+        return float(weight @ (y - special.expit(a + offset)))
+
+    lo, hi = -1.0, 1.0
+    while score(lo) <= 0 and lo > -1e4:
+        lo *= 2
+    while score(hi) >= 0 and hi < 1e4:
+        hi *= 2
+    return brentq(score, lo, hi, xtol=1e-12) if score(lo) > 0 > score(hi) else 0.0
+
+
 def _separates(x: np.ndarray, y: np.ndarray) -> bool:
     """True if a threshold on x (quasi-)completely separates y (MLE slope infinite)."""
     x0, x1 = x[y == 0], x[y == 1]
@@ -243,7 +292,6 @@ def calibration_intercept_slope(
     >>> slope > 1.5
     True
     """
-    import statsmodels.api as sm  # heavy import, only needed here
 
     if not (np.isfinite(confidence) and 0 < confidence < 1):
         raise InputError(f"confidence must lie strictly between 0 and 1, got {confidence!r}.")
@@ -259,17 +307,16 @@ def calibration_intercept_slope(
             "and slope need both outcomes. Use a sample that contains positives and negatives."
         )
     logit = special.logit(np.clip(p, LOGIT_CLIP, 1.0 - LOGIT_CLIP))
-    family = sm.families.Binomial()
     z = stats.norm.ppf(0.5 + confidence / 2.0)
 
-    # IRLS starts where the calibrated model is (intercept 0, slope 1): statsmodels' default start ignores the
-    # offset, and with scores of exactly 0 or 1 (offsets of -+27.6 after the clip) it ran off to an intercept of
-    # -3.8e15 while reporting convergence, flagging every calibrated log rounded to 2 decimals with many 0.00s
-    # statsmodels' logit link takes 1 / (1 + exp(-z)): for z far below 0 exp overflows to inf and gives the right
-    # probability, 0, with a RuntimeWarning per iteration that says nothing to a user; silenced here alone
-    with np.errstate(over="ignore"):
-        fit_a = sm.GLM(y, np.ones((y.size, 1)), family=family, offset=logit, freq_weights=w).fit(start_params=[0.0])
-    a, a_se = float(fit_a.params[0]), _standard_errors(fit_a, np.ones((y.size, 1)), w)[0]
+    # IRLS starts where the calibrated model is (intercept 0, slope 1), then where statsmodels starts, until a
+    # fit solves the likelihood equations (_logistic_fit): either start alone ran off on some inputs
+    ones = np.ones((y.size, 1))
+    fit_a = _logistic_fit(y, ones, w, offset=logit, starts=([_offset_root(y, logit, w)], [0.0]))
+    if fit_a is None:  # pragma: no cover - both classes present: the intercept's likelihood has a maximum
+        raise InputError("the calibration intercept's fit did not converge; check the predictions for extreme "
+                         "values (exactly 0 or 1 where the outcome is the other).")
+    a, a_se = float(fit_a.params[0]), _standard_errors(fit_a, ones, w)[0]
 
     if _separates(logit, y):
         warnings.warn(
@@ -282,10 +329,14 @@ def calibration_intercept_slope(
         b = b_se = c = np.nan
     else:
         X = np.column_stack([np.ones_like(logit), logit])
-        with np.errstate(over="ignore"):
-            fit_b = sm.GLM(y, X, family=family, freq_weights=w).fit(start_params=[0.0, 1.0])
-        c, b = (float(v) for v in fit_b.params)
-        b_se = _standard_errors(fit_b, X, w)[1]
+        fit_b = _logistic_fit(y, X, w, starts=([0.0, 1.0],))
+        if fit_b is None:  # pragma: no cover - without separation the likelihood has a maximum
+            warnings.warn("calibration slope: the logistic fit did not converge; slope fields are NaN.",
+                          RuntimeWarning, stacklevel=2)
+            b = b_se = c = np.nan
+        else:
+            c, b = (float(v) for v in fit_b.params)
+            b_se = _standard_errors(fit_b, X, w)[1]
 
     return InterceptSlopeResult(
         intercept=a,
