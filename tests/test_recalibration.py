@@ -659,3 +659,23 @@ def test_venn_abers_pairwise_equals_the_package_one_vs_one():
         m.predict_interval(Pt)
     cf = cross_fit("venn_abers", y, P, multiclass="pairwise", n_splits=3)
     assert cf.interval is None and np.allclose(cf.y_prob.sum(1), 1)
+
+
+def test_platt_fits_scores_of_exactly_zero_and_one():
+    """From the identity map's start, scores of exactly 0 and 1 (logits of -+36) have fitted values all but 0 or
+    1: the Hessian vanished, every Newton step overshot, and the fit returned its start as optimal, so Platt,
+    beta and temperature scaling left such scores unchanged without a word (an adversarial review). The fit
+    restarts from zeros and finds scikit-learn's unpenalised logistic regression."""
+    from sklearn.linear_model import LogisticRegression
+
+    from calibviz.recalibration.parametric import _logit, logistic_fit
+
+    rng = np.random.default_rng(1)
+    p = rng.beta(2, 5, 3000)
+    y = (rng.random(3000) < p).astype(float)
+    hard = (p > 0.5).astype(float)
+    x = _logit(hard)
+    got = logistic_fit(np.column_stack([np.ones_like(x), x]), y, start=(0.0, 1.0))
+    lr = LogisticRegression(C=np.inf, tol=1e-12, max_iter=10_000).fit(x[:, None], y)
+    np.testing.assert_allclose(got, [lr.intercept_[0], lr.coef_[0, 0]], rtol=1e-5)
+    assert got[1] < 0.1  # far from the identity map's slope 1

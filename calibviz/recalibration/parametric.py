@@ -86,6 +86,7 @@ def logistic_fit(X: np.ndarray, t: np.ndarray, w: np.ndarray | None = None, *, s
         return float((v.sum() if w is None else v @ w) / W)
 
     current = loss(beta)
+    restarted = start is None
     for _ in range(max_iter):
         z = X @ beta
         s = special.expit(z)
@@ -118,6 +119,13 @@ def logistic_fit(X: np.ndarray, t: np.ndarray, w: np.ndarray | None = None, *, s
                 break
             size *= 0.5
         else:
+            if not restarted and np.abs(grad).max() > 1e-8:
+                # no decrease along a Newton step that is not at the optimum: from a start whose fitted values are
+                # all but 0 or 1 (scores of exactly 0 and 1 at the identity map) the Hessian vanishes and the step
+                # overshoots at every length; the fit returned the start, an identity map, as "optimal". Zeros
+                # (fitted values 1/2) are a start Newton always gets on from
+                beta, current, restarted = np.zeros(d), loss(np.zeros(d)), True
+                continue
             return beta  # no further decrease possible: at the optimum up to round-off
         beta, current = cand, value
         if np.abs(beta).max() > 1e6:
