@@ -1407,3 +1407,20 @@ def test_a_column_named_twice_is_refused(tmp_path, header):
     for engine in ("duckdb", "polars"):
         with pytest.raises(cv.InputError, match="names the column '[py]' twice"):
             cv.scan(str(path), engine=engine)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_spiegelhalter_of_scores_of_zero_half_and_one_is_undefined_as_in_memory(tmp_path, weighted):
+    """Every score 0, 1/2 or 1: the null variance is 0 and in memory Z is undefined; the scan's variance from
+    bucket moments came out as round-off, and Z = 2.5e8 'rejected calibration' (an adversarial review)."""
+    rng = np.random.default_rng(4)
+    p = rng.choice([0.0, 0.5, 1.0], 3000)
+    frame = pd.DataFrame({"y": (rng.random(3000) < 0.3).astype(int), "p": p})
+    if weighted:
+        frame["weight"] = rng.lognormal(0, 1, 3000)
+    path = tmp_path / "hard.parquet"
+    frame.to_parquet(path)
+    with pytest.raises(cv.InputError, match="null variance is zero"):
+        cv.metrics.spiegelhalter_z(frame["y"], frame["p"], sample_weight=frame.get("weight"))
+    row = cv.scan(str(path)).metrics(["spiegelhalter_z"], n_reference=0).iloc[0]
+    assert np.isnan(row["value"]) and "null variance is zero" in row["reading"] + row["note"]

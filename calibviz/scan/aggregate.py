@@ -441,11 +441,20 @@ def spiegelhalter_sums(fine: pd.DataFrame, weighted: bool) -> tuple[float, float
     table's variance sum w^2 (1 - 2p)^2 p (1 - p) is sum w^2 v - 4 sum w^2 v^2 (v = p (1 - p)), both summed by
     the weighted pass."""
     b, y = fine["_b"].to_numpy(), fine["_y"].to_numpy(np.float64)
-    num, den = spiegelhalter_terms(y, *(fine[c].to_numpy(np.float64) for c in ("sw", "swp", "swpp")),
+    sw = fine["sw"].to_numpy(np.float64)
+    num, den = spiegelhalter_terms(y, sw, *(fine[c].to_numpy(np.float64) for c in ("swp", "swpp")),
                                    (b + 0.5) / FINE_BUCKETS)
     if weighted:  # every weighted pass sums swwvv (a table without it is a bug: KeyError, not w-variances)
-        den = fine["swwv"].to_numpy(np.float64) - 4.0 * fine["swwvv"].to_numpy(np.float64)
-    return float(num.sum()), float(den.sum())
+        swwv = fine["swwv"].to_numpy(np.float64)
+        den = swwv - 4.0 * fine["swwvv"].to_numpy(np.float64)
+        # sum w^2 v - 4 sum w^2 v^2 cancels exactly where every score is 0, 1/2 or 1: what is left is round-off
+        floor = 1e-12 * float(np.nansum(swwv))
+    else:  # the expansion's remainder bounds what a variance of 0 can come out as
+        floor = SPIEGELHALTER_BOUND * float(np.nansum(np.abs(sw)))
+    total = float(den.sum())
+    # a variance within that floor is 0 (every score 0, 1/2 or 1), which the in-memory test refuses; a remainder
+    # of 1e-12 read as a variance gave Z = 2.5e8 ("rejects calibration") on scores of exactly 0 and 1
+    return float(num.sum()), (0.0 if abs(total) <= floor else total)
 
 
 def _plain_fine_table(frame: nw.LazyFrame, roles: Roles, ranges: bool) -> pd.DataFrame | None:
