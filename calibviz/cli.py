@@ -826,6 +826,11 @@ def main(argv=None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # the reader of the output left (calibviz metrics ... | head): the rest goes nowhere, quietly, as in any
+        # Unix tool; stdout points at /dev/null so that the interpreter's final flush does not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except MemoryError:
         print("calibviz: error: not enough memory for this input; use a smaller file or sample its rows.",
               file=sys.stderr)

@@ -387,3 +387,18 @@ def test_reading_options_are_refused_with_an_engine_not_ignored(capsys):
     code, _, err = run(["metrics", "hospital_readmission", "--engine", "duckdb", "--delimiter", ";"], capsys)
     assert_one_line_error(code, err)
     assert "--delimiter: reading options of the in-memory path, not available with --engine" in err
+
+
+def test_a_reader_that_leaves_early_ends_the_command_quietly():
+    """``calibviz metrics ... | head -3``: when the reader of the output leaves, writing raises BrokenPipeError,
+    which the command reported as "internal error ... a bug in calibviz" with exit code 3 (an adversarial
+    review). It now stops quietly, as Unix tools do."""
+    code = ("import os, sys\n"
+            "r, w = os.pipe(); os.close(r); os.dup2(w, 1)\n"  # stdout: a pipe whose reader is gone
+            "from calibviz.cli import run\n"
+            "sys.argv = ['calibviz', 'metrics', 'hospital_readmission', '--format', 'json', '--reference', '0',\n"
+            "            '--metrics', 'ece']\n"
+            "sys.exit(run())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr

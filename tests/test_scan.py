@@ -1424,3 +1424,22 @@ def test_spiegelhalter_of_scores_of_zero_half_and_one_is_undefined_as_in_memory(
         cv.metrics.spiegelhalter_z(frame["y"], frame["p"], sample_weight=frame.get("weight"))
     row = cv.scan(str(path)).metrics(["spiegelhalter_z"], n_reference=0).iloc[0]
     assert np.isnan(row["value"]) and "null variance is zero" in row["reading"] + row["note"]
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+def test_every_bad_file_of_the_catalogue_is_an_input_error_on_a_scan(engine):
+    """The in-memory catalogue of bad files (tests/data/bad) through the scans: each either scans or raises
+    calibviz's InputError; Polars panicked (a BaseException, with a Rust backtrace) on UTF-16 and binary files, a
+    truncated gzip file was an OSError and a Parquet label column of lists a TypeError (an adversarial review)."""
+    from pathlib import Path
+
+    bad = sorted(p for p in (Path(__file__).parent / "data" / "bad").iterdir() if p.suffix not in (".py", ".json"))
+    refused = 0
+    for path in bad:
+        try:
+            cv.scan(str(path), engine=engine).metrics(["ece"], n_reference=0)
+        except cv.InputError:
+            refused += 1
+        except BaseException as exc:  # noqa: BLE001 - the point: nothing else may escape
+            pytest.fail(f"{path.name} on {engine}: {type(exc).__name__}: {exc}")
+    assert refused >= len(bad) - 8  # the few that need an option (label=, probs=, a size limit) to be bad

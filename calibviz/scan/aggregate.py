@@ -369,9 +369,10 @@ def _data_errors(frame: nw.LazyFrame) -> tuple[str, tuple]:
     if impl is nw.Implementation.POLARS:
         import polars as pl
 
-        # Narwhals re-raises some of Polars' errors as its own (an empty CSV file: NarwhalsError)
+        # Narwhals re-raises some of Polars' errors as its own (an empty CSV file: NarwhalsError); a truncated
+        # gzip file is an OSError; bytes its CSV reader does not expect can make it panic (a BaseException)
         return "Polars", (pl.exceptions.ComputeError, pl.exceptions.NoDataError, pl.exceptions.InvalidOperationError,
-                          nw.exceptions.NarwhalsError)
+                          nw.exceptions.NarwhalsError, OSError, pl.exceptions.PanicException)
     if impl is nw.Implementation.PYSPARK:
         from py4j.protocol import Py4JJavaError
         from pyspark.errors import NumberFormatException, SparkRuntimeException

@@ -28,9 +28,34 @@ def read_files(files, fmt: str, display: str):
             # as DuckDB widens it (an integer in one file and a float in another stays an error that names them)
             return pl.scan_parquet(files, hive_partitioning=True, missing_columns="insert", extra_columns="ignore",
                                    cast_options=pl.ScanCastOptions(integer_cast="upcast", float_cast="upcast"))
+        for f in files:
+            _check_text(f, display)
         return pl.concat([pl.scan_csv(f) for f in files], how="diagonal_relaxed")
+    except InputError:
+        raise
     except Exception as exc:  # polars raises several error types for unreadable files
         raise InputError(f"Polars cannot read {display!r}: {str(exc).splitlines()[0]}") from None
+
+
+def _check_text(path: str, display: str) -> None:
+    """Refuse a CSV file whose start is not UTF-8 text: Polars' reader panics on a NUL byte in the header (UTF-16
+    text, a binary file named .csv) with a Rust backtrace on stderr, which no handler can keep from a user."""
+    import gzip
+
+    opener = gzip.open if path.lower().endswith(".gz") else open
+    try:
+        with opener(path, "rb") as fh:
+            head = fh.read(1 << 16)
+    except OSError as exc:
+        raise InputError(f"Polars cannot read {path!r}: {exc}.") from None
+    cut = head.rfind(b"\n") + 1 or len(head)  # whole lines only: a multi-byte character may straddle the end
+    try:
+        text = head[:cut].decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is None or "\x00" in text:
+        raise InputError(f"{path!r} is not UTF-8 text (UTF-16, a spreadsheet or a binary file?): the engines read "
+                         "UTF-8 CSV and Parquet. Save it as UTF-8 CSV or Parquet.")
 
 
 def query(sql: str, *, database=None):

@@ -20,7 +20,7 @@ import pandas as pd
 from ..errors import InputError
 from ..io.loading import _model_name_from_source
 from ..io.readers import is_sql
-from ..io.mapping import LABEL_NAMES, _find, _key, detect_mapping
+from ..io.mapping import LABEL_NAMES, _find, _key, detect_mapping, unsupported_columns
 from .aggregate import Roles, collect
 
 __all__ = ["ENGINES", "open_source", "resolve_roles", "check_allowed", "several_files_note", "IN_MEMORY", "SAMPLE_ROWS",
@@ -289,6 +289,9 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
     sample = sample.rename(columns=lambda c: str(c))
     columns = list(sample.columns)
     label_col = _find(columns, LABEL_NAMES, label, "label")
+    if label_col is not None and unsupported_columns(sample[[label_col]]):  # lists or records: the in-memory error
+        detect_mapping(sample, label=label, probs=probs, weight=weight, model=model, positive=positive,
+                       features=features)
     seen_labels = sample[label_col].nunique() if label_col is not None else 0
     if seen_labels > MAX_LABELS:
         raise InputError(f"the label column {label_col!r} holds more than {MAX_LABELS} distinct values in its first "
