@@ -63,7 +63,19 @@ def check_weights(sample_weight, n: int, *, what: str = "sample_weight") -> np.n
         raise InputError(f"{what} is negative in {describe_rows(neg)}; weights must be >= 0.")
     if not (w > 0).any():
         raise InputError(f"{what} is zero everywhere (it sums to zero); at least one row needs a positive weight.")
+    with np.errstate(over="ignore"):
+        check_weight_scale(float(w @ w), what, largest=float(w.max()))
     return w
+
+
+def check_weight_scale(sum_of_squares: float, what: str = "sample_weight", *, largest: float | None = None) -> None:
+    """Refuse weights whose squares overflow: intervals, effective sizes and tests sum w^2, and a weight of 1e300
+    turned them into inf and NaN (Hosmer-Lemeshow then said every prediction was 0 or 1). Shared by the data in
+    memory and the scans (which pass their sum of squared weights)."""
+    if not np.isfinite(sum_of_squares):
+        size = "" if largest is None else f" (up to {largest:.3g})"
+        raise InputError(f"{what} holds weights{size} too large to square and sum in floating point; rescale them "
+                         "(only the ratios of weights matter), e.g. divide them by their mean.")
 
 
 def drop_zero_weight(w: np.ndarray | None, *arrays: np.ndarray):

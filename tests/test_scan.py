@@ -1443,3 +1443,18 @@ def test_every_bad_file_of_the_catalogue_is_an_input_error_on_a_scan(engine):
         except BaseException as exc:  # noqa: BLE001 - the point: nothing else may escape
             pytest.fail(f"{path.name} on {engine}: {type(exc).__name__}: {exc}")
     assert refused >= len(bad) - 8  # the few that need an option (label=, probs=, a size limit) to be bad
+
+
+def test_weights_too_large_to_square_are_refused_in_memory_and_on_scans(tmp_path):
+    """A weight of 1e300 overflowed the sums of squared weights (inf and NaN in intervals and tests; Hosmer-
+    Lemeshow then said every prediction was 0 or 1; an adversarial review): refused, with the fix."""
+    rng = np.random.default_rng(6)
+    p = rng.uniform(size=400)
+    frame = pd.DataFrame({"y": (rng.random(400) < p).astype(int), "p": p, "weight": np.r_[1e300, np.ones(399)]})
+    path = tmp_path / "huge.parquet"
+    frame.to_parquet(path)
+    with pytest.raises(cv.InputError, match="too large to square and sum .* divide them by their mean"):
+        cv.load_predictions(str(path), weight="weight")
+    for engine in ("duckdb", "polars"):
+        with pytest.raises(cv.InputError, match="too large to square and sum"):
+            cv.scan(str(path), weight="weight", engine=engine).metrics(["ece"], n_reference=0)

@@ -24,7 +24,7 @@ from ..errors import InputError
 from ..io.loading import MIN_ROWS, SUM_TOLERANCE
 from ..metrics.consistency import reference_level
 from ..summary import BinStatistics, _table
-from ..validation import probability_range
+from ..validation import check_weight_scale, probability_range
 from . import aggregate as _agg
 from . import refine as _ref
 from .source import ENGINES, IN_MEMORY, open_source, resolve_roles, several_files_note
@@ -312,6 +312,8 @@ class Scan:
             raise InputError(f"{src}: {_rows(unknown)} hold labels that are not among the classes "
                              f"{classes!r}; drop those rows or give one probability column per class.")
         valid = table[(table["_b"] >= 0) & (table["_y"] >= 0)].reset_index(drop=True)
+        if r.weight is not None and "sww" in valid:
+            check_weight_scale(float(valid["sww"].sum()), f"{src}: weight column {r.weight!r}")
         n = int(valid["n"].sum())
         if n == 0 and n_of(table["_b"] == _agg.ZERO_WEIGHT):
             raise InputError(f"{src}: weight column {r.weight!r} is zero everywhere (it sums to zero); at least one "
