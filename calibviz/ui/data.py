@@ -78,7 +78,9 @@ def detected_mapping(data: bytes, name: str, **overrides) -> ColumnMapping:
 
 def _fail(name: str, exc: InputError) -> None:
     """Store a load error in the dashboard's words (its hint preselects the mapping panel's fix)."""
-    st.session_state[_ERROR] = f"{name}: {exc.ui_message}"
+    message = exc.ui_message
+    # the file's name once: readers' messages often start with it already
+    st.session_state[_ERROR] = message if message.startswith(f"{name} ") else f"{name}: {message}"
     st.session_state[_HINT] = dict(exc.hint)
 
 

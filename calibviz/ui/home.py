@@ -156,7 +156,11 @@ def mapping_editor() -> None:
         try:
             frame = raw_table(data, name, **chosen_reading).frame
         except InputError as exc:
-            st.warning(f"With these reading options: {md(exc.ui_message)}", icon=":material/warning:")
+            if chosen_reading:  # options the user chose: what they give
+                st.warning(f"With these reading options: {md(exc.ui_message)}", icon=":material/warning:")
+            else:  # auto-detected: the error above already says it
+                st.caption("The file cannot be read with the detected options: choose the encoding, delimiter or "
+                           "decimal mark above.")
             return
         columns = list(frame.columns)
         try:

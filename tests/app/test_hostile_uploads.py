@@ -65,3 +65,17 @@ def test_link_to_an_upload_this_server_does_not_hold_says_so():
                for t in errors), errors
     assert any("band=maybe" in shown(w) for w in fresh.warning)  # a yes/no setting that is neither is reported
     assert metric_values(fresh)["Rows"] == "20,000"  # the demo, said out loud
+
+
+def test_an_unreadable_text_file_is_named_once_and_its_error_said_once():
+    """A CSV that cannot be parsed: the error named the file twice ("bad.csv: bad.csv could not be parsed") and
+    the mapping panel repeated the whole message as a warning (a browser review); now one error, the file named
+    once, and the panel points at its reading options."""
+    at = app().run()
+    upload(at, "bad_garbage.csv", b'y,p\n"unterminated,1\n0,0.5\n', "text/csv")
+    assert_clean(at)
+    errors = [shown(e) for e in at.error]
+    assert len(errors) == 1 and "could not be parsed" in errors[0]
+    assert errors[0].count("bad_garbage.csv") == 1, errors[0]
+    assert not any("could not be parsed" in shown(w) for w in at.warning)
+    assert any("choose the encoding, delimiter or decimal mark" in c.value for c in at.caption)
