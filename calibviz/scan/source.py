@@ -271,6 +271,20 @@ def _check_numbers(frame: nw.LazyFrame, name: str, columns: dict) -> None:
                              f"row{'' if n == 1 else 's'}, e.g. {example.iloc[0]!r}; it must hold numbers.")
 
 
+def _fixed_part(name: str) -> str:
+    """A glob's path up to its first wildcard segment, which names what it matches ('logs/*.parquet' -> 'logs'),
+    else ``name``: a model named "model" next to the word model read "model model".
+
+    >>> _fixed_part("/data/logs/*.parquet"), _fixed_part("/data/day=*/x.parquet"), _fixed_part("preds.parquet")
+    ('/data/logs', '/data', 'preds.parquet')
+    """
+    if not _glob.has_magic(name):
+        return name
+    parts = Path(name).parts
+    fixed = next(i for i, part in enumerate(parts) if _glob.has_magic(part))
+    return str(Path(*parts[:fixed])) if fixed else ""
+
+
 def _python(value):
     return value.item() if isinstance(value, np.generic) else value
 
@@ -347,6 +361,6 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
     else:
         single = len(mapping.probs) == 1
         for m, cols in mapping.probs.items():
-            key = _model_name_from_source("" if "*" in name else name) if single else m
+            key = _model_name_from_source(_fixed_part(name)) if single else m
             roles[key] = Roles(mapping.label, tuple(cols), negative, pos, mapping.weight, **view)
     return mapping, roles

@@ -104,6 +104,9 @@ def source_form() -> None:
         per_model = st.checkbox("One model per column", key="w_scan_per_model",
                                 help="Each probability column is one model's P(positive class).")
         submitted = st.form_submit_button("Open")
+    if submitted and not path.strip():
+        st.warning("Type the path of a Parquet or CSV file, a glob or a directory under the allowed directories, "
+                   "then press Open.", icon=":material/edit:")
     if submitted and path.strip():
         try:
             _open_into_state(dict(open=path, engine=engine, label=label, probs=probs, weight=weight,

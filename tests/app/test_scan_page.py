@@ -96,3 +96,16 @@ def test_ambiguous_probability_columns_are_resolved_in_the_form(logs):
     at.selectbox(key="w_scan_pick").set_value("p_bad")
     at = at.run()
     assert any("model p\\_bad" in m.value for m in at.markdown)  # Markdown-escaped
+
+
+def test_an_empty_path_says_what_to_type_and_a_glob_names_its_directory(logs):
+    """Open with an empty path did nothing, and a glob's model was named "model" ("· model model ·"; a browser
+    review): the form now says what to type, and a glob's model is named after the directory it matches in."""
+    root, _ = logs
+    at = _open("  ")
+    assert_clean(at)
+    assert any("Type the path" in w.value for w in at.warning) and not figures(at)
+    at = _open(str(root / "*.parquet"))
+    assert_clean(at)
+    text = " ".join(m.value for m in at.markdown)
+    assert "model model" not in text and "logs" in text
