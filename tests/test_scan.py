@@ -1458,3 +1458,20 @@ def test_weights_too_large_to_square_are_refused_in_memory_and_on_scans(tmp_path
     for engine in ("duckdb", "polars"):
         with pytest.raises(cv.InputError, match="too large to square and sum"):
             cv.scan(str(path), weight="weight", engine=engine).metrics(["ece"], n_reference=0)
+
+
+def test_rows_of_weight_zero_are_absent_in_memory_as_on_scans(tmp_path):
+    """A row of weight 0 is an absent row: a file whose negatives all weigh 0 holds one class, and 5 rows of
+    positive weight are 5 rows. Scans refused both; in memory they were analysed (an adversarial review)."""
+    rng = np.random.default_rng(7)
+    p = rng.uniform(size=200)
+    y = (rng.random(200) < p).astype(int)
+    cases = {"one class": (np.where(y == 1, 1.0, 0.0), "only one class"),
+             "five rows": (np.r_[np.ones(5), np.zeros(195)], "5 rows")}
+    for name, (w, message) in cases.items():
+        path = tmp_path / f"{name.replace(' ', '_')}.csv"
+        pd.DataFrame({"y": y, "p": p, "weight": w}).to_csv(path, index=False)
+        with pytest.raises(cv.InputError, match=message):
+            cv.load_predictions(str(path), weight="weight")
+        with pytest.raises(cv.InputError, match=message):
+            cv.scan(str(path), weight="weight").metrics(["ece"], n_reference=0)

@@ -215,11 +215,18 @@ def _build(df: pd.DataFrame, mapping: ColumnMapping, cols, name: str, source: st
     probs = _probabilities(_numeric_block(df, cols, "probability"), cols, logits, renormalize,
                            mapping.classes, notes, class_named)
     w = _weights(df, mapping.weight)
-    present = np.unique(y)
+    # a row of weight 0 is an absent row (DESIGN.md section 4): rows and classes are counted without them, as the
+    # scans count them (a file whose negatives all weigh 0 holds one class; 5 rows of weight > 0 are 5 rows)
+    present_rows = int(len(df) if w is None else np.count_nonzero(w))
+    if present_rows < min_rows:
+        raise InputError(f"{source}: model {name!r} has {present_rows} rows of positive weight; at least {min_rows} "
+                         "are needed for a calibration analysis.")
+    present = np.unique(y if w is None else y[w > 0])
     if present.size < 2:
         raise InputError(
-            f"{source}: only one class ({mapping.classes[present[0]]!r}) occurs in the labels of model {name!r}; "
-            "calibration needs examples of at least two classes."
+            f"{source}: only one class ({mapping.classes[present[0]]!r}) occurs in the labels of model {name!r}"
+            + ("" if w is None else " (among the rows of positive weight)")
+            + "; calibration needs examples of at least two classes."
         )
     features = df[list(mapping.features)].reset_index(drop=True)
     return Predictions(y=y, probs=probs, classes=mapping.classes, weights=w, features=features, name=name,
