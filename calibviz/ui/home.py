@@ -302,6 +302,12 @@ def data_summary() -> None:
         st.markdown(mean_gap_reading(o["mean_confidence"], o["accuracy"]))
         with st.expander("Classes"):
             show_dataframe(class_table(preds))
+    if preds.weights is not None:  # every number on every page is weighted: say so where the data are described
+        w = preds.weights
+        kish = float(w.sum() ** 2 / (w @ w))
+        st.caption(f"Weighted rows: the prevalence, the mean prediction and every metric, table and figure weigh each "
+                   f"row by the weight column of the column mapping (Kish's effective sample size {kish:,.0f} of "
+                   f"{o['rows']:,} rows).")
     if len(preds.features.columns):
         st.caption("Feature columns: " + ", ".join(map(md, preds.features.columns)))
 

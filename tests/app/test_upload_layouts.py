@@ -165,3 +165,18 @@ def test_dashboard_errors_have_no_python_syntax(name):
     with pytest.raises(cv.InputError) as err:
         cv.load_predictions((BAD / name).read_bytes(), name=name)
     assert not PYTHON_SYNTAX.search(err.value.ui_message), err.value.ui_message
+
+
+def test_weighted_rows_are_said_in_the_data_summary():
+    """A file with a weight column is analysed weighted everywhere, which no page said (a browser review)."""
+    rng = np.random.default_rng(8)
+    p = rng.uniform(size=300)
+    w = rng.lognormal(0, 1, 300)
+    frame = pd.DataFrame({"label": (rng.random(300) < p).astype(int), "p": p, "weight": w})
+    at = app().run()
+    upload(at, "weighted.csv", frame.to_csv(index=False).encode())
+    assert_clean(at)
+    kish = w.sum() ** 2 / (w @ w)
+    assert any(c.value.startswith("Weighted rows:") and f"{kish:,.0f} of 300 rows" in c.value for c in at.caption)
+    upload(at, "plain.csv", frame.drop(columns="weight").to_csv(index=False).encode())
+    assert not any(c.value.startswith("Weighted rows:") for c in at.caption)
