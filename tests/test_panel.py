@@ -208,8 +208,13 @@ def test_separating_predictions_read_as_an_undefined_slope_without_repeated_warn
 
 def test_hosmer_lemeshow_reading_names_its_degrees_of_freedom(demo):
     t = metric_panel(demo.y, demo.y_prob, metrics=("hosmer_lemeshow",), n_resamples=0, n_reference=0)
-    dof = M.hosmer_lemeshow(demo.y, demo.y_prob).dof
-    assert f"({dof} degrees of freedom)" in t["reading"].iloc[0]
+    hl = M.hosmer_lemeshow(demo.y, demo.y_prob)
+    assert f"({hl.dof} degrees of freedom)" in t["reading"].iloc[0] and t["p_value"].iloc[0] == hl.p_value
+    # with label redraws the verdict reads them, and the chi-square p-value is said beside it
+    t = metric_panel(demo.y, demo.y_prob, metrics=("hosmer_lemeshow",), n_resamples=0, n_reference=50)
+    row = t.iloc[0]
+    assert row["n_redraws"] == 50 and abs(row["p_value"] * 51 - round(row["p_value"] * 51)) < 1e-9
+    assert "against label redraws" in row["reading"] and f"gives p = {hl.p_value:.3g}" in row["reading"]
 
 
 def test_rounding_noise_of_a_zero_is_shown_as_zero():

@@ -1475,3 +1475,21 @@ def test_rows_of_weight_zero_are_absent_in_memory_as_on_scans(tmp_path):
             cv.load_predictions(str(path), weight="weight")
         with pytest.raises(cv.InputError, match=message):
             cv.scan(str(path), weight="weight").metrics(["ece"], n_reference=0)
+
+
+def test_polars_reads_tab_and_semicolon_separated_files_and_names_decimal_commas(tmp_path):
+    """Polars read commas only: a TSV file was one column named 'y\\tp' and a semicolon file had "more fields than
+    the schema" (an adversarial review). The header line's separator is used, as DuckDB detects it; decimal
+    commas, which no scan reads, are named with the fix."""
+    rng = np.random.default_rng(9)
+    p = rng.uniform(size=300)
+    frame = pd.DataFrame({"y": (rng.random(300) < p).astype(int), "p": p})
+    want = float(metric_panel(frame.y, frame.p, metrics=("ece",), n_resamples=0, n_reference=0)["value"].iloc[0])
+    for name, sep in (("t.tsv", "\t"), ("s.csv", ";"), ("pipe.csv", "|")):
+        frame.to_csv(tmp_path / name, sep=sep, index=False)
+        got = cv.scan(str(tmp_path / name), engine="polars").metrics(["ece"], n_reference=0)["value"].iloc[0]
+        assert got == pytest.approx(want, rel=1e-9), name
+    frame.to_csv(tmp_path / "comma.csv", sep=";", decimal=",", index=False)
+    for engine in ("duckdb", "polars"):
+        with pytest.raises(cv.InputError, match="decimal comma"):
+            cv.scan(str(tmp_path / "comma.csv"), engine=engine).metrics(["ece"], n_reference=0)

@@ -28,18 +28,20 @@ def read_files(files, fmt: str, display: str):
             # as DuckDB widens it (an integer in one file and a float in another stays an error that names them)
             return pl.scan_parquet(files, hive_partitioning=True, missing_columns="insert", extra_columns="ignore",
                                    cast_options=pl.ScanCastOptions(integer_cast="upcast", float_cast="upcast"))
-        for f in files:
-            _check_text(f, display)
-        return pl.concat([pl.scan_csv(f) for f in files], how="diagonal_relaxed")
+        # Polars reads commas unless told: the separator of each file's header line (as DuckDB detects it), so
+        # a TSV or semicolon file is not one column named 'y\tp' or "more fields than the schema"
+        return pl.concat([pl.scan_csv(f, separator=_check_text(f, display)) for f in files], how="diagonal_relaxed")
     except InputError:
         raise
     except Exception as exc:  # polars raises several error types for unreadable files
         raise InputError(f"Polars cannot read {display!r}: {str(exc).splitlines()[0]}") from None
 
 
-def _check_text(path: str, display: str) -> None:
-    """Refuse a CSV file whose start is not UTF-8 text: Polars' reader panics on a NUL byte in the header (UTF-16
-    text, a binary file named .csv) with a Rust backtrace on stderr, which no handler can keep from a user."""
+def _check_text(path: str, display: str) -> str:
+    """The separator of a CSV file's header line (comma, semicolon, tab or pipe, the most frequent; comma when
+    none); refuses a file whose start is not UTF-8 text: Polars' reader panics on a NUL byte in the header
+    (UTF-16 text, a binary file named .csv) with a Rust backtrace on stderr, which no handler can keep from a
+    user."""
     import gzip
 
     opener = gzip.open if path.lower().endswith(".gz") else open
@@ -56,6 +58,10 @@ def _check_text(path: str, display: str) -> None:
     if text is None or "\x00" in text:
         raise InputError(f"{path!r} is not UTF-8 text (UTF-16, a spreadsheet or a binary file?): the engines read "
                          "UTF-8 CSV and Parquet. Save it as UTF-8 CSV or Parquet.")
+    header = text.split("\n", 1)[0]
+    counts = {sep: header.count(sep) for sep in ",;\t|"}
+    best = max(counts, key=counts.get)
+    return best if counts[best] else ","
 
 
 def query(sql: str, *, database=None):

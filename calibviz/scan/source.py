@@ -267,8 +267,11 @@ def _check_numbers(frame: nw.LazyFrame, name: str, columns: dict) -> None:
         example = collect(bad.head(1))[c]
         if len(example):
             n = int(collect(bad.select(nw.len().alias("n")))["n"].iloc[0])
+            comma = re.fullmatch(r"\s*[-+]?\d*,\d+\s*", str(example.iloc[0])) is not None
             raise InputError(f"{what} column {c!r} of {name} holds non-numeric values in {n} "
-                             f"row{'' if n == 1 else 's'}, e.g. {example.iloc[0]!r}; it must hold numbers.")
+                             f"row{'' if n == 1 else 's'}, e.g. {example.iloc[0]!r}; it must hold numbers."
+                             + (" These use a decimal comma, which scans do not read: write the file with decimal "
+                                "points, or load it in memory (calibviz metrics FILE --decimal ',')." if comma else ""))
 
 
 def _fixed_part(name: str) -> str:
