@@ -538,14 +538,31 @@ def has_calibration_test(key: str) -> bool:
 
 
 def p_value_from_redraws(key: str) -> bool:
-    """Whether metric ``key``'s p-value comes from label redraws (its smallest value is then 1 / (redraws + 1));
-    Hosmer-Lemeshow, Spiegelhalter and the Wald tests of slope and intercept have p-values of their own."""
+    """Whether metric ``key``'s p-value comes from label redraws when the panel draws them (its smallest value is
+    then 1 / (redraws + 1)): Hosmer-Lemeshow and the calibration intercept's test too; Spiegelhalter and the Wald
+    test of the slope have p-values of their own."""
     spec = BINARY_METRICS.get(key) or MULTICLASS_METRICS.get(key)
     return spec is not None and _p_from_redraws(spec)
 
 
+#: Hosmer-Lemeshow's chi-square reference decides when every group expects at least this many events and
+#: non-events (effective rows); below, the label redraws do. A size simulation of calibrated logs (2,000-3,000 per
+#: case): 13-14% at 5% with ~0.2 expected events per group, 7.8% with ~1, 6.2% with ~5; 4.8-5.0% with many.
+HL_MIN_EXPECTED = 10.0
+
+#: Tests whose p-value the panel takes from label redraws when it draws them (their own approximations failed a
+#: size simulation: Hosmer-Lemeshow's chi-square with few expected events per group, the intercept's Wald test with
+#: scores near 0 and 1); without redraws their own tests decide.
+_REDRAWN_TESTS = ("hosmer_lemeshow", "calibration_intercept")
+
+
 def _p_from_redraws(spec: MetricSpec) -> bool:
-    return _has_reference(spec) and spec.p_value is None
+    return (_has_reference(spec) and spec.p_value is None) or spec.key in _REDRAWN_TESTS
+
+
+def _observed_minus_expected(y, p, sample_weight=None) -> float:
+    """|sum w (y - p)| / sum w: the calibration intercept's score statistic at 0 (calibration-in-the-large)."""
+    return float(abs(np.average(np.asarray(y, dtype=np.float64) - p, weights=sample_weight)))
 
 
 def _hl_reading(ctx: dict) -> str:
@@ -555,8 +572,9 @@ def _hl_reading(ctx: dict) -> str:
     finds = "finds significant miscalibration" if ctx["p_value"] <= 0.05 else "finds no significant miscalibration"
     if "chi2_p_value" in ctx:
         return (f"The Hosmer-Lemeshow statistic against label redraws from the predictions {finds} (p = "
-                f"{ctx['p_value']:.3g}; the chi-square reference{dof} gives p = {ctx['chi2_p_value']:.3g}, too small "
-                "where groups expect few events).")
+                f"{ctx['p_value']:.3g}); its groups expect as few as {ctx['min_expected']:.2g} events (or "
+                f"non-events), too few for the chi-square reference{dof}, which gives p = "
+                f"{ctx['chi2_p_value']:.3g}.")
     return f"The Hosmer-Lemeshow chi-square test{dof} {finds} (p = {ctx['p_value']:.3g})."
 
 
@@ -588,9 +606,17 @@ def _reference(spec: MetricSpec, y, p, w, config: PanelConfig, n_reference: int,
     """(null_mean, null_low, null_high, p_value) of a metric against a calibrated model with these predictions.
 
     Consistency resampling (:func:`calibviz.metrics.consistency_test`) where the metric is "larger =
-    worse"; the Wald tests of the logistic fit for calibration slope and intercept (no resampling).
+    worse"; the calibration intercept's score test against the redraws (its Wald test without them); the Wald
+    test of the logistic fit for the calibration slope (no resampling).
     """
     nan = float("nan")
+    if spec.key == "calibration_intercept" and n_reference:
+        # the test of intercept 0 by its score statistic, sum w (y - p) (observed minus expected events), against
+        # the label redraws: exact at any n, where the Wald test rejected 7.5-7.9% of calibrated logs at 5% with
+        # scores near both 0 and 1 (n = 200-1,000; a size simulation); the interval stays Wald's
+        r = M.consistency_test(y, p, metric=_observed_minus_expected, n_resamples=n_reference,
+                               random_state=random_state, sample_weight=w, level=M.reference_level(config.alpha))
+        return nan, nan, nan, r.p_value
     if spec.key in ("calibration_slope", "calibration_intercept"):
         r = _logistic_fit(y, p, w)
         return nan, nan, nan, float(r.slope_p_value if spec.key == "calibration_slope" else r.intercept_p_value)
@@ -745,7 +771,7 @@ def _context(spec: MetricSpec, y, p, w, config: PanelConfig, prevalence: float) 
     ctx = {"prevalence": prevalence, "uncertainty": prevalence * (1 - prevalence), "p_value": float("nan")}
     if spec.key == "hosmer_lemeshow":  # one test gives the reading both its p-value and its degrees of freedom
         hl = M.hosmer_lemeshow(y, p, sample_weight=w)
-        ctx.update(p_value=float(hl.p_value), dof=hl.dof)
+        ctx.update(p_value=float(hl.p_value), dof=hl.dof, min_expected=hl.min_expected)
     elif spec.p_value:
         ctx["p_value"] = float(spec.p_value(y, p, w, config))
     if spec.key in ("mcb", "dsc", "unc"):
@@ -805,7 +831,8 @@ def interval_caption(table: pd.DataFrame) -> str:
         parts.append(f"Calibrated-model reference: {n_ref} redraws of the labels from the predictions "
                      f"(y* ~ Bernoulli(p), consistency resampling{fewer}); the range is "
                      f"{reference_range_words(table.attrs.get('config', PanelConfig()).alpha)}, and the p-value is "
-                     "against the redraws (Spiegelhalter: its own test; slope and intercept: Wald tests).")
+                     "against the redraws (Spiegelhalter: its own test; the intercept: its score statistic against "
+                     "the redraws; the slope: a Wald test).")
     return " ".join(parts)
 
 
@@ -851,12 +878,13 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
         calibrated model with these predictions would show: mean and central
         ``1 - 2 alpha`` of the metric under ``y* ~ Bernoulli(p)``, whose upper
         end is the critical value of the redraws' test:
-        :func:`calibviz.metrics.null_summary`; Hosmer-Lemeshow and
-        Spiegelhalter keep their own tests' p-values beside it),
+        :func:`calibviz.metrics.null_summary`; Spiegelhalter keeps its own
+        test's p-value beside it),
         ``p_value`` (against
-        that reference: consistency resampling; the tests' own p-values for
-        Hosmer-Lemeshow (chi2(G)) and Spiegelhalter's Z (normal); Wald tests
-        for slope and intercept), ``n_redraws`` (the label redraws behind a
+        that reference: consistency resampling, Hosmer-Lemeshow's statistic
+        and the intercept's score statistic included (their chi-square and
+        Wald p-values without redraws); Spiegelhalter's Z (normal) and the
+        slope (Wald) have their own tests), ``n_redraws`` (the label redraws behind a
         p-value from the reference, 0 for a test's own: with none of them
         reaching the value, p = 1/(n_redraws + 1) is a bound,
         :func:`format_p_value`), ``verdict``, ``unit``, ``description``, ``reading`` and
@@ -974,18 +1002,20 @@ def _panel_rows(specs, y, p, w, config, prevalence, n_resamples, n_boot, n_class
             if progress is not None:
                 progress(done_before, total)
         ctx = _context(spec, y, p, w, config, prevalence)
-        redrawn_hl = spec.key == "hosmer_lemeshow" and n_reference > 0 and np.isfinite(p_ref)
-        if redrawn_hl:
+        redrawn = n_reference > 0 and _p_from_redraws(spec) and np.isfinite(p_ref)
+        if spec.key == "hosmer_lemeshow" and ctx.get("min_expected", 0.0) >= HL_MIN_EXPECTED:
+            redrawn = False  # enough expected events in every group: the chi-square test, whose p goes below 1/(R+1)
+        if redrawn and spec.key == "hosmer_lemeshow":
             # Hosmer-Lemeshow against the label redraws, exact for any n: its chi-square reference over-rejects
             # calibrated models where groups expect few events (13-14% at 5% with rare events, n = 200-1,000;
             # 6.5% at n = 30; a simulation of 2,000-3,000 calibrated logs per case), so it is only the reading's
-            # second number, and the verdict's reference when no redraws were asked for
+            # second number there, and the verdict's reference when no redraws were asked for
             ctx.update(chi2_p_value=ctx["p_value"], p_value=p_ref)
-        elif spec.p_value is not None:  # a test with its own reference distribution (HL: chi2(G); Z: normal)
+        elif spec.p_value is not None and not redrawn:  # a test's own reference (HL: chi2(G); Z: normal)
             p_ref = ctx["p_value"]
         reading = spec.reading(value, ctx)
         # the redraws behind p_ref: none for a test's own p-value (Spiegelhalter, the Wald tests, HL's chi-square)
-        redraws = n_reference if _p_from_redraws(spec) or redrawn_hl else 0
+        redraws = n_reference if redrawn else 0
         reading += _reference_sentence(spec, null_low, null_high, p_ref, config.alpha, redraws, value)
         rows.append({"metric": spec.key, "label": spec.label, "value": value, "low": low, "high": high,
                      "interval": method, "null_mean": null_mean, "null_low": null_low, "null_high": null_high,

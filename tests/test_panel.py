@@ -74,8 +74,8 @@ def test_too_few_redraws_for_alpha_give_no_verdict_and_say_so():
     miscalibration' at alpha = 0.001; the reading says how many redraws the level needs. A level of 0.5 or more
     is refused (a one-sided verdict there flags a median value)."""
     rng = np.random.default_rng(0)
-    p = rng.uniform(size=2000)
-    y = (rng.uniform(size=2000) < p ** 2).astype(int)
+    p = rng.uniform(size=4000)  # deciles of 400 rows: every group expects >= 10 events (HL: its chi-square test)
+    y = (rng.uniform(size=4000) < p ** 2).astype(int)
     t = metric_panel(y, p, metrics=["ece", "hosmer_lemeshow", "calibration_slope"],
                      config=PanelConfig(alpha=0.001), n_reference=200, n_resamples=0).set_index("metric")
     assert t.loc["ece", "verdict"] == "" and t.loc["ece", "p_value"] == pytest.approx(1 / 201)
@@ -210,11 +210,19 @@ def test_hosmer_lemeshow_reading_names_its_degrees_of_freedom(demo):
     t = metric_panel(demo.y, demo.y_prob, metrics=("hosmer_lemeshow",), n_resamples=0, n_reference=0)
     hl = M.hosmer_lemeshow(demo.y, demo.y_prob)
     assert f"({hl.dof} degrees of freedom)" in t["reading"].iloc[0] and t["p_value"].iloc[0] == hl.p_value
-    # with label redraws the verdict reads them, and the chi-square p-value is said beside it
-    t = metric_panel(demo.y, demo.y_prob, metrics=("hosmer_lemeshow",), n_resamples=0, n_reference=50)
-    row = t.iloc[0]
+    # its groups expect many events: the chi-square test decides, with or without redraws
+    assert hl.min_expected >= 10
+    assert metric_panel(demo.y, demo.y_prob, metrics=("hosmer_lemeshow",), n_resamples=0,
+                        n_reference=50)["p_value"].iloc[0] == hl.p_value
+    # rare events (under 10 expected in a group): the verdict reads the label redraws, the chi-square p beside it
+    rng = np.random.default_rng(5)
+    p = rng.uniform(0, 0.05, 2000)
+    y = (rng.random(2000) < p).astype(int)
+    rare = M.hosmer_lemeshow(y, p)
+    assert rare.min_expected < 10
+    row = metric_panel(y, p, metrics=("hosmer_lemeshow",), n_resamples=0, n_reference=50).iloc[0]
     assert row["n_redraws"] == 50 and abs(row["p_value"] * 51 - round(row["p_value"] * 51)) < 1e-9
-    assert "against label redraws" in row["reading"] and f"gives p = {hl.p_value:.3g}" in row["reading"]
+    assert "against label redraws" in row["reading"] and f"gives p = {rare.p_value:.3g}" in row["reading"]
 
 
 def test_rounding_noise_of_a_zero_is_shown_as_zero():
