@@ -237,7 +237,12 @@ def tce(y_true, y_prob, *, binning=PAVABC(), alpha=0.05, test="binomial", sample
         (the reference code uses the variance; a bug, not reproduced).
     sample_weight : array-like of shape (n,), optional
         Our extension: TCE becomes the weighted share of rejected
-        predictions; the tests still use the unweighted (k_b, n_b).
+        predictions; the tests still use the unweighted (k_b, n_b). Weights
+        of single observations (sampling weights), not counts of identical
+        rows: a log collapsed to (score, label, count) holds about one row
+        of each label per score, so every bin's rate reads about 1/2 and the
+        calibrated-model reference (one label draw per row) flagged 82-85% of
+        such calibrated logs; expand counts into rows for TCE.
 
     Returns
     -------
