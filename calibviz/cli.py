@@ -687,6 +687,9 @@ def _cmd_recalibrate(args) -> int:
     for target in (out, Path(args.map_file) if args.map_file else None):
         if target is not None and not target.parent.exists():
             raise InputError(f"cannot write {target}: the folder {target.parent} does not exist.")
+        if target is not None and Path(args.file).exists() and target.resolve() == Path(args.file).resolve():
+            raise InputError(f"{target} is the input file; write the recalibrated predictions to another file "
+                             "(-o), so the original stays.")
     if args.cross_fit < 2 and not args.split_column:
         raise InputError(f"--cross-fit must be at least 2 folds, got {args.cross_fit}.")
     options = _recalibration_options(args)

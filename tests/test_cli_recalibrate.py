@@ -168,3 +168,19 @@ def test_recalibrate_long_format_weights_and_per_model_maps(tmp_path, capsys):
     with pytest.raises(cv.InputError, match="one map per model"):
         from_dict(data)
     assert f"on {int((df['w'][:n] > 0).sum()):,} out-of-fold rows" in err
+
+
+def test_recalibrate_refuses_to_overwrite_its_input(tmp_path):
+    """-o naming the input file overwrote the original predictions (an adversarial review)."""
+    import numpy as np
+    import pandas as pd
+
+    from calibviz.cli import main
+
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=300)
+    path = tmp_path / "preds.parquet"
+    pd.DataFrame({"y": (rng.random(300) < p).astype(int), "p": p}).to_parquet(path)
+    before = path.read_bytes()
+    assert main(["recalibrate", str(path), "--method", "platt", "-o", str(path)]) == 2
+    assert path.read_bytes() == before

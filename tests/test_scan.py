@@ -1493,3 +1493,18 @@ def test_polars_reads_tab_and_semicolon_separated_files_and_names_decimal_commas
     for engine in ("duckdb", "polars"):
         with pytest.raises(cv.InputError, match="decimal comma"):
             cv.scan(str(tmp_path / "comma.csv"), engine=engine).metrics(["ece"], n_reference=0)
+
+
+def test_a_column_in_two_roles_and_an_empty_source_are_refused(parquet):
+    """--label y --probs y scored ECE 0 on every path, and cv.scan('') scanned the working directory whole (an
+    adversarial review)."""
+    path, frame = parquet
+    with pytest.raises(cv.InputError, match="cannot be both the label column and a probability or weight"):
+        cv.load_predictions(path, label="y", probs="y")
+    with pytest.raises(cv.InputError, match="cannot be both the label column"):
+        cv.scan(path, label="y", probs="y")
+    with pytest.raises(cv.InputError, match="cannot be both the label column"):
+        cv.load_predictions(path, label="y", weight="y")
+    for empty in ("", "   "):
+        with pytest.raises(cv.InputError, match="the source is empty"):
+            cv.scan(empty)

@@ -614,6 +614,14 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
             f"column {bad[0]!r} holds {unsupported[bad[0]]}; probabilities and features must hold one number "
             "(or one category) per row. Flatten it into plain columns, or leave it out."
         )
+    twice = [(c, role) for c in given for role, col in (("label", label_col), ("weight", weight_col),
+                                                         ("model", model_col)) if c == col]
+    if weight_col is not None and weight_col in (label_col, model_col):
+        twice.append((weight_col, "label" if weight_col == label_col else "model"))
+    if twice:  # a column in two roles: the label as its own probability scores ECE 0, a perfect fit of nothing
+        c, role = twice[0]
+        raise InputError(f"column {c!r} cannot be both the {role} column and a probability or weight column; give "
+                         "each role its own column.")
     used = {label_col, model_col, weight_col} - {None}
     rest = [c for c in columns if c not in used and c not in unsupported]
     left_out = [c for c in unsupported if c not in used]

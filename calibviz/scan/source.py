@@ -206,6 +206,8 @@ def open_source(source, engine=None, *, database=None, read_only_roots=None):
         from . import spark_engine as eng
     if isinstance(source, (str, os.PathLike)):
         text = os.fspath(source)
+        if not str(text).strip():  # Path("") is the working directory: an empty source scanned it whole
+            raise InputError("the source is empty; give a Parquet or CSV path, a glob, a directory or a SQL query.")
         if isinstance(source, str) and is_sql(text) and not Path(text).exists():
             if engine != "duckdb" and engine != "spark":
                 raise InputError(f"a SQL query needs engine='duckdb' or 'spark', not {engine!r}.")
