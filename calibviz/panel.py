@@ -570,6 +570,11 @@ def _hl_reading(ctx: dict) -> str:
     chi-square reference's beside it), else the chi-square test's."""
     dof = "" if ctx.get("dof") is None else f" ({ctx['dof']} degree{'' if ctx['dof'] == 1 else 's'} of freedom)"
     finds = "finds significant miscalibration" if ctx["p_value"] <= 0.05 else "finds no significant miscalibration"
+    if "chi2_p_value" in ctx and not np.isfinite(ctx["p_value"]):  # a scan: no redraws of this statistic
+        return (f"The Hosmer-Lemeshow test gives no verdict here: its groups expect as few as "
+                f"{ctx['min_expected']:.2g} events (or non-events), too few for its chi-square reference{dof} "
+                f"(p = {ctx['chi2_p_value']:.3g} would reject calibrated models too often); the data in memory read "
+                "it against label redraws.")
     if "chi2_p_value" in ctx:
         return (f"The Hosmer-Lemeshow statistic against label redraws from the predictions {finds} (p = "
                 f"{ctx['p_value']:.3g}); its groups expect as few as {ctx['min_expected']:.2g} events (or "

@@ -1508,3 +1508,20 @@ def test_a_column_in_two_roles_and_an_empty_source_are_refused(parquet):
     for empty in ("", "   "):
         with pytest.raises(cv.InputError, match="the source is empty"):
             cv.scan(empty)
+
+
+def test_hosmer_lemeshow_on_a_scan_gives_no_verdict_where_groups_expect_few_events(tmp_path):
+    """The chi-square reference rejects calibrated models too often where groups expect few events (a size
+    simulation: 13-14% at 5%); in memory the verdict then reads label redraws, which a scan does not draw for this
+    statistic: no verdict, and the reading says why. With many expected events the chi-square test decides."""
+    rng = np.random.default_rng(10)
+    p = rng.uniform(0, 0.05, 2000)
+    frame = pd.DataFrame({"y": (rng.random(2000) < p).astype(int), "p": p})
+    frame.to_parquet(tmp_path / "rare.parquet")
+    row = cv.scan(str(tmp_path / "rare.parquet")).metrics(["hosmer_lemeshow"], n_reference=50).iloc[0]
+    assert np.isnan(row["p_value"]) and row["verdict"] == "" and "gives no verdict here" in row["reading"]
+    p = rng.beta(2, 5, 5000)
+    frame = pd.DataFrame({"y": (rng.random(5000) < p).astype(int), "p": p})
+    frame.to_parquet(tmp_path / "common.parquet")
+    row = cv.scan(str(tmp_path / "common.parquet")).metrics(["hosmer_lemeshow"], n_reference=50).iloc[0]
+    assert row["p_value"] == pytest.approx(cv.metrics.hosmer_lemeshow(frame.y, frame.p).p_value, rel=1e-9)

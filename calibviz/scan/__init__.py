@@ -754,7 +754,7 @@ class Scan:
         True
         """
         from ..panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS,
-                             PanelConfig, _reference_sentence, _spec, _verdict, undefined_row)
+                             HL_MIN_EXPECTED, PanelConfig, _reference_sentence, _spec, _verdict, undefined_row)
         from .reference import REFERENCE_METRICS, reference, top_label_reference
 
         config = PanelConfig() if config is None else config
@@ -823,6 +823,14 @@ class Scan:
                 ctx = {"prevalence": prevalence, "uncertainty": prevalence * (1 - prevalence), "p_value": p_value}
                 if spec.key == "mce":
                     ctx["worst_bin"] = self.bin_statistics(config.scheme()).worst_bin()
+                if spec.key == "hosmer_lemeshow":
+                    from ..metrics.binned import _hosmer_lemeshow_from_stats
+
+                    hl = _hosmer_lemeshow_from_stats(self.bin_statistics(EqualMass(10)))
+                    ctx.update(dof=hl.dof, min_expected=hl.min_expected)
+                    if hl.min_expected < HL_MIN_EXPECTED:  # no redraws of this statistic on a scan: no verdict
+                        ctx.update(chi2_p_value=p_value, p_value=nan)
+                        p_value = nan
                 if spec.key == "smooth_ece":
                     note = self.smooth_ece()[2]
                 if spec.key in GRID_METRICS and self._grid_note():
