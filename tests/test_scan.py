@@ -1525,3 +1525,13 @@ def test_hosmer_lemeshow_on_a_scan_gives_no_verdict_where_groups_expect_few_even
     frame.to_parquet(tmp_path / "common.parquet")
     row = cv.scan(str(tmp_path / "common.parquet")).metrics(["hosmer_lemeshow"], n_reference=50).iloc[0]
     assert row["p_value"] == pytest.approx(cv.metrics.hosmer_lemeshow(frame.y, frame.p).p_value, rel=1e-9)
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+def test_a_source_of_one_class_says_so_on_every_engine(tmp_path, engine):
+    """Labels all 1: Polars compared the integer labels with the placeholder class '0' and failed with "cannot
+    compare string with numeric type" (an adversarial review); every engine now gives the in-memory message."""
+    rng = np.random.default_rng(11)
+    pd.DataFrame({"y": np.ones(50, int), "p": rng.uniform(size=50)}).to_parquet(tmp_path / "ones.parquet")
+    with pytest.raises(cv.InputError, match="only one class \\(1\\) occurs in the labels"):
+        cv.scan(str(tmp_path / "ones.parquet"), engine=engine).metrics(["ece"], n_reference=0)

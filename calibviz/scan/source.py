@@ -319,6 +319,11 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
         # the sample alone cannot tell the classes: read the label column's distinct values (one column, one pass)
         distinct = collect(frame.select(nw.col(label_col)).unique().head(MAX_LABELS + 1))[label_col]
         distinct = distinct.dropna()
+        if len(distinct) == 1:
+            # one class in the whole source (the in-memory message; an engine that compares a label column of
+            # integers with the placeholder class '0' failed on it instead: "cannot compare string with numeric")
+            raise InputError(f"{name}: only one class ({_python(distinct.iloc[0])!r}) occurs in the labels; "
+                             "calibration needs examples of at least two classes.")
         if len(distinct) > MAX_LABELS:
             raise InputError(f"the label column {label_col!r} holds more than {MAX_LABELS} distinct values; is it a "
                              "score? Pass label=<column> with the true classes.")
