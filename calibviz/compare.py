@@ -244,10 +244,12 @@ def _resampled(spec, config, group: list, n_resamples: int, random_state, tick) 
     y, _, w = group[0]
     n = y.shape[0]
     out = np.empty((len(group), n_resamples))
+    # one seed for every model's draws, so that they resample the same rows (None: fresh entropy, drawn once)
+    seed = np.random.SeedSequence().entropy if random_state is None else random_state
     for m, (_, p, _) in enumerate(group):
         # each model's resamples list their rows in its score order, as bootstrap_metric has them (same rows)
         done = 0
-        for idx in _row_resamples(n, n_resamples, np.random.default_rng(random_state),
+        for idx in _row_resamples(n, n_resamples, np.random.default_rng(seed),
                                   resample_order(spec, config, p)):
             for rows in idx:
                 out[m, done] = _call(spec, config, y[rows], p[rows], None if w is None else w[rows])

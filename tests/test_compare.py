@@ -272,3 +272,14 @@ def test_every_difference_interval_contains_the_difference_it_is_shown_with():
     assert len(rows) == 4 and np.isfinite(rows[["diff_low", "diff_high"]].to_numpy()).all()
     assert ((rows["diff_low"] <= rows["diff"]) & (rows["diff"] <= rows["diff_high"])).all(), rows
     assert (rows["verdict"] == "better").all()
+
+
+def test_paired_resamples_share_their_rows_without_a_seed():
+    """Each model's resamples are drawn from one seed so that they resample the same rows; without a seed
+    (random_state=None) two generators from fresh entropy would have unpaired them."""
+    from calibviz.compare import _resampled
+
+    y, p = three_models(500, seed=6)
+    mats = _resampled(BINARY_METRICS["brier"], PanelConfig(), [(y, p["good"], None), (y, p["good"], None)], 20,
+                      None, lambda k: None)
+    np.testing.assert_array_equal(mats[0], mats[1])
