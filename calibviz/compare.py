@@ -421,7 +421,7 @@ def compare_models(models: dict, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
                 if name == ref or spec.key in NO_VERDICT:
                     continue
                 other = dists[ref] if paired[name] else shuffle(dists[ref])
-                diff = _interval(dists[name] - other, values[name] - values[ref], confidence)
+                diff = _interval(dists[name] - other, values[name] - values[ref], confidence, _span(spec.key))
                 d_low[name], d_high[name] = diff
                 if way == "ideal":
                     t = IDEAL[spec.key]
@@ -454,7 +454,18 @@ def compare_models(models: dict, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
     return out
 
 
-def _interval(dist: np.ndarray, estimate: float, confidence: float) -> tuple[float, float]:
+def _span(key: str) -> float | None:
+    """The width of a metric's range (a difference lies within plus or minus it), or None when unbounded."""
+    from .metrics.intervals import metric_bounds
+
+    try:
+        lo, hi = metric_bounds(key)
+    except InputError:  # a metric without an interval choice (AUC: DeLong)
+        return None
+    return None if lo is None or hi is None else float(hi - lo)
+
+
+def _interval(dist: np.ndarray, estimate: float, confidence: float, span: float | None = None) -> tuple[float, float]:
     """Two-sided interval of a difference from its resampled values (NaN when fewer than two are finite): the
     hull of its percentile and basic intervals.
 
@@ -471,7 +482,10 @@ def _interval(dist: np.ndarray, estimate: float, confidence: float) -> tuple[flo
         return math.nan, math.nan
     pct = interval_from_distribution(dist, estimate, method="percentile", confidence=confidence)
     basic = interval_from_distribution(dist, estimate, method="basic", confidence=confidence)
-    return min(basic.low, pct.low), max(basic.high, pct.high)
+    low, high = min(basic.low, pct.low), max(basic.high, pct.high)
+    if span is not None:  # a difference of two values in [a, b] lies in [-(b - a), b - a] (TCE: -100 to 100 points)
+        low, high = max(low, -span), min(high, span)
+    return low, high
 
 
 def comparison_sentences(table: pd.DataFrame, *, name: Callable[[str], str] = str) -> list[str]:

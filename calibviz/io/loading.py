@@ -145,7 +145,7 @@ def _probabilities(block: np.ndarray, cols, logits: bool, renormalize: bool, cla
             share = float((block > 1).mean())
             fix = ui_fix = (f"Most values lie in [0, 1] and {share:.1%} exceed 1, which is not how percentages "
                             "look: these are scores, not probabilities (a regression's output?); map them to [0, 1] "
-                            "with a calibrator first, or, if every value is a percentage, divide them all by 100.")
+                            "with a calibrator first.")
             hint = None
         else:
             fix = "These are no probabilities (counts or scores?); map the columns with P(class) (probs=...)."
