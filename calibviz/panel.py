@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from . import metrics as M
-from .binning import PAVABC, EqualMass, get_scheme
+from .binning import PAVABC, Custom, EqualMass, Uniform, get_scheme
 from .errors import InputError
 from .metrics.intervals import bootstrap_metric, coverage_note
 from .validation import check_binary, check_multiclass
@@ -1028,9 +1028,30 @@ def _panel_rows(specs, y, p, w, config, prevalence, n_resamples, n_boot, n_class
                      "verdict": _verdict(p_ref, config.alpha, redraws),
                      "unit": spec.unit,
                      "description": spec.description, "reading": reading,
-                     "note": " ".join(t for t in (_outside_note(spec, value, low, high, method, debiased), approx)
-                                      if t)})
+                     "note": " ".join(t for t in (_outside_note(spec, value, low, high, method, debiased), approx,
+                                                  _crowded_bins_note(spec, p, w, config)) if t)})
     return rows
+
+
+#: Share of the weight in one bin above which a note says that the bins cannot resolve the predictions.
+CROWDED_SHARE = 0.8
+
+
+def _crowded_bins_note(spec: MetricSpec, p, w, config: PanelConfig) -> str:
+    """A note for a metric on fixed-edge bins (uniform, custom) when one bin holds most of the data (rare events:
+    every prediction below 1/15 falls in the first of 15 uniform bins, and ECE reads one gap, equal to MCE)."""
+    if "binning" not in spec.depends or np.ndim(p) != 1:
+        return ""
+    scheme = config.scheme()
+    if not isinstance(scheme, (Uniform, Custom)):  # bins that follow the data never crowd
+        return ""
+    bins = scheme.fit(p)
+    weight = np.bincount(bins.index, weights=w, minlength=bins.n_bins)
+    share = float(weight.max() / weight.sum()) if weight.sum() > 0 else 0.0
+    if share < CROWDED_SHARE:
+        return ""
+    return (f"{share:.0%} of the predictions fall in one of the {bins.n_bins} bins: these bins cannot resolve them "
+            "(rare events?); equal-mass bins (ACE, or the sidebar's binning) or PAVA-BC can.")
 
 
 def __getattr__(name):

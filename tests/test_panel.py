@@ -280,3 +280,18 @@ def test_outside_note_says_why_a_percentile_interval_lies_above_the_value():
     assert _outside_note(tce, 55.0, 54.72, 59.63, "percentile", None) == ""
     smooth = _outside_note(BINARY_METRICS["smooth_ece"], 0.004, 0.0024, 0.0034, "basic", 0.003)
     assert "binned" not in smooth and "bias" in smooth
+
+
+def test_a_bin_holding_most_predictions_is_noted():
+    """Rare events on 15 uniform bins: every prediction fell in the first bin and ECE read one gap, equal to MCE,
+    with nothing saying that the bins cannot resolve these predictions (a browser review)."""
+    rng = np.random.default_rng(5)
+    p = rng.uniform(0, 0.05, 2000)
+    y = (rng.random(2000) < p).astype(int)
+    t = metric_panel(y, p, metrics=("ece", "mce", "ace", "brier"), n_resamples=0, n_reference=0).set_index("metric")
+    for key in ("ece", "mce"):
+        assert "100% of the predictions fall in one of the 15 bins" in t.loc[key, "note"]
+    assert "fall in one of" not in t.loc["ace", "note"] + t.loc["brier", "note"]
+    p = rng.beta(2, 5, 2000)
+    y = (rng.random(2000) < p).astype(int)
+    assert "fall in one of" not in metric_panel(y, p, metrics=("ece",), n_resamples=0, n_reference=0)["note"][0]
