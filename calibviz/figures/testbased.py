@@ -332,6 +332,22 @@ def violin_per_bin(y_true=None, y_prob=None, *, binning=Uniform(10), alpha: floa
 _DEFAULT_SCHEMES = {"PAVA": PAVA(), "PAVA-BC": PAVABC(), "10-quantile": EqualMass(10)}
 
 
+def _data_range(tables: dict) -> list:
+    """[0, 1], or the part of it the bins' inner edges and mean predictions occupy (padded by a tenth) when that
+    is less than half of it: the first and last bins reach 0 and 1 by definition, so rare events (predictions
+    below 0.05) drew one bar across the figure with the real bins squashed against 0."""
+    inner = [np.r_[t["lower"].to_numpy(float)[1:], t["mean_pred"].to_numpy(float)] for t in tables.values()]
+    values = np.concatenate(inner) if inner else np.zeros(0)
+    values = values[np.isfinite(values)]
+    if not values.size:
+        return [0.0, 1.0]
+    lo, hi = float(values.min()), float(values.max())
+    if hi - lo >= 0.5:
+        return [0.0, 1.0]
+    pad = max(0.1 * (hi - lo), 1e-3)
+    return [max(0.0, lo - pad), min(1.0, hi + pad)]
+
+
 def binning_comparison(y_true=None, y_prob=None, *, schemes: dict | None = None, sample_weight=None,
                        tables: dict | None = None, xlim=None, title: str | None = "Bins of three schemes",
                        height: int | None = None) -> go.Figure:
@@ -351,7 +367,9 @@ def binning_comparison(y_true=None, y_prob=None, *, schemes: dict | None = None,
     tables : dict {label: reliability table}, optional
         Precomputed tables instead of predictions.
     xlim : (float, float), optional
-        Probability range shown (e.g. (0, 0.1) as the paper's Fig. 4).
+        Probability range shown (e.g. (0, 0.1) as the paper's Fig. 4); by
+        default [0, 1], or the range the bins' inner edges and mean
+        predictions occupy when that is under half of it (rare events).
     title : str, optional
     height : int, optional
         Default 220 px per scheme plus margins.
@@ -418,6 +436,6 @@ def binning_comparison(y_true=None, y_prob=None, *, schemes: dict | None = None,
         fig.update_yaxes(title_text="Rows", rangemode="tozero", row=r, col=1)
         fig.update_yaxes(title_text="Obs. rate", rangemode="tozero", row=r, col=2)
     fig.update_layout(bargap=0)
-    fig.update_xaxes(range=list(xlim) if xlim is not None else [0, 1])
+    fig.update_xaxes(range=list(xlim) if xlim is not None else _data_range(tables))
     fig.update_xaxes(title_text="Bin boundary (predicted probability)", row=len(names))
     return apply_theme(fig, title=title, height=height or 140 + 180 * len(names))  # 3 schemes: 680 px

@@ -207,6 +207,20 @@ def test_binning_comparison_bars_and_steps_equal_the_tables(binary_data):
     assert len(edges) == 6
 
 
+def test_binning_comparison_zooms_on_rare_event_predictions():
+    """Predictions below 0.05: the last bin reaches 1 by definition and drew one bar across the figure, the real
+    bins squashed against 0 (a browser review). The axis shows the range the bins occupy; ordinary data keep
+    [0, 1]."""
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0, 0.05, 2000)
+    y = (rng.random(2000) < p).astype(int)
+    lo, hi = figures.binning_comparison(y, p).layout.xaxis.range
+    assert lo == 0.0 and 0.045 < hi < 0.06
+    p = rng.beta(2, 5, 2000)
+    y = (rng.random(2000) < p).astype(int)
+    assert tuple(figures.binning_comparison(y, p).layout.xaxis.range) == (0.0, 1.0)
+
+
 # ----------------------------------------------------------------------------- multiclass
 
 def _outside_example():
