@@ -1038,19 +1038,31 @@ CROWDED_SHARE = 0.8
 
 
 def _crowded_bins_note(spec: MetricSpec, p, w, config: PanelConfig) -> str:
+    """:func:`crowded_bins_note` of the rows (y, p, w) in memory."""
+    if np.ndim(p) != 1:
+        return ""
+
+    def bin_weights():
+        bins = config.scheme().fit(p)
+        return np.bincount(bins.index, weights=w, minlength=bins.n_bins)
+
+    return crowded_bins_note(spec, config, bin_weights)
+
+
+def crowded_bins_note(spec: MetricSpec, config: PanelConfig, bin_weights) -> str:
     """A note for a metric on fixed-edge bins (uniform, custom) when one bin holds most of the data (rare events:
-    every prediction below 1/15 falls in the first of 15 uniform bins, and ECE reads one gap, equal to MCE)."""
-    if "binning" not in spec.depends or np.ndim(p) != 1:
-        return ""
-    scheme = config.scheme()
-    if not isinstance(scheme, (Uniform, Custom)):  # bins that follow the data never crowd
-        return ""
-    bins = scheme.fit(p)
-    weight = np.bincount(bins.index, weights=w, minlength=bins.n_bins)
-    share = float(weight.max() / weight.sum()) if weight.sum() > 0 else 0.0
+    every prediction below 1/15 falls in the first of 15 uniform bins, and ECE reads one gap, equal to MCE).
+
+    ``bin_weights``: a callable giving the weight (rows) of each bin, called only for such a metric and scheme
+    (in memory from the rows, on a scan from its bin sums).
+    """
+    if "binning" not in spec.depends or not isinstance(config.scheme(), (Uniform, Custom)):
+        return ""  # bins that follow the data never crowd
+    weight = np.asarray(bin_weights(), dtype=np.float64)
+    share = float(weight.max() / weight.sum()) if weight.size and weight.sum() > 0 else 0.0
     if share < CROWDED_SHARE:
         return ""
-    return (f"{share:.0%} of the predictions fall in one of the {bins.n_bins} bins: these bins cannot resolve them "
+    return (f"{share:.0%} of the predictions fall in one of the {weight.size} bins: these bins cannot resolve them "
             "(rare events?); equal-mass bins (ACE, or the sidebar's binning) or PAVA-BC can.")
 
 

@@ -1535,3 +1535,16 @@ def test_a_source_of_one_class_says_so_on_every_engine(tmp_path, engine):
     pd.DataFrame({"y": np.ones(50, int), "p": rng.uniform(size=50)}).to_parquet(tmp_path / "ones.parquet")
     with pytest.raises(cv.InputError, match="only one class \\(1\\) occurs in the labels"):
         cv.scan(str(tmp_path / "ones.parquet"), engine=engine).metrics(["ece"], n_reference=0)
+
+
+def test_a_crowded_bin_is_noted_on_a_scan_as_in_memory(tmp_path):
+    """Rare events on 15 uniform bins: the scan's ECE and MCE carry the in-memory note (one bin holds them all)."""
+    rng = np.random.default_rng(5)
+    p = rng.uniform(0, 0.05, 2000)
+    y = (rng.random(2000) < p).astype(int)
+    pd.DataFrame({"y": y, "p": p}).to_parquet(tmp_path / "rare.parquet")
+    got = cv.scan(str(tmp_path / "rare.parquet")).metrics(["ece", "mce", "ace"], n_reference=0).set_index("metric")
+    want = metric_panel(y, p, metrics=("ece", "mce", "ace"), n_resamples=0, n_reference=0).set_index("metric")
+    for key in ("ece", "mce"):
+        assert "fall in one of the 15 bins" in got.loc[key, "note"] and want.loc[key, "note"] in got.loc[key, "note"]
+    assert "fall in one of" not in got.loc["ace", "note"]

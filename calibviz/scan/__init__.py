@@ -754,7 +754,8 @@ class Scan:
         True
         """
         from ..panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS,
-                             HL_MIN_EXPECTED, PanelConfig, _reference_sentence, _spec, _verdict, undefined_row)
+                             HL_MIN_EXPECTED, PanelConfig, _reference_sentence, _spec, _verdict, crowded_bins_note,
+                             undefined_row)
         from .reference import REFERENCE_METRICS, reference, top_label_reference
 
         config = PanelConfig() if config is None else config
@@ -858,7 +859,9 @@ class Scan:
                     "n_redraws": redraws,
                     "verdict": _verdict(p_value, config.alpha, redraws),
                     "unit": spec.unit,
-                    "description": spec.description, "reading": reading, "note": note}
+                    "description": spec.description, "reading": reading,
+                    "note": " ".join(t for t in (note, crowded_bins_note(
+                        spec, config, lambda: self.bin_statistics(config.scheme()).weight)) if t)}
 
         for spec in specs:
             try:
