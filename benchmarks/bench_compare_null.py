@@ -23,9 +23,9 @@ value, so that a sound test at level 5% says "better" or "worse" in at most
 Each replication draws new data and compares A with B exactly as
 :func:`calibviz.compare.compare_models` does (the same resamples for both
 models, each metric's interval method); the percentile interval of the same
-resampled differences is shown beside it for comparison. For the biased
-calibration errors (ECE, ACE, smECE) calibviz takes the union of the basic
-and the percentile interval (both must exclude 0): the basic interval alone
+resampled differences is shown beside it for comparison. calibviz takes the
+union of the basic and the percentile interval for every metric (both must
+exclude 0; for the nearly unbiased scores they almost coincide): the basic interval alone
 over-rejects exchangeable near-calibrated models, the percentile interval
 alone over-rejects sharp vs coarse calibrated models; and both do when the
 two models are calibrated with different sharpness, hence the second
@@ -46,9 +46,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from calibviz import metrics as M  # noqa: E402
-from calibviz.compare import (CALIBRATION_ERRORS, NO_VERDICT, _interval, _resampled, calibration_gate,  # noqa: E402
+from calibviz.compare import (CALIBRATION_ERRORS, NO_VERDICT, _interval, _resampled, _span, calibration_gate,  # noqa: E402
                               difference_verdict)
-from calibviz.metrics.intervals import interval_options  # noqa: E402
 from calibviz.metrics.resampling import interval_from_distribution  # noqa: E402
 from calibviz.panel import BINARY_METRICS, PanelConfig  # noqa: E402
 
@@ -82,7 +81,7 @@ def called_different(key: str, y, a, b, cfg: PanelConfig, n_resamples: int, seed
     basic = interval_from_distribution(dist, est, method="basic")
     pct = interval_from_distribution(dist, est, method="percentile")
     excludes0 = lambda lo, hi: bool(lo > 0 or hi < 0)  # noqa: E731
-    verdict = difference_verdict(*_interval(dist, est, interval_options(key)["method"], 0.95), key)
+    verdict = difference_verdict(*_interval(dist, est, 0.95, _span(key)), key)
     if verdict in ("better", "worse") and key in CALIBRATION_ERRORS:  # as compare_models: the worse model must
         worse = b if verdict == "worse" else a                          # show evidence of miscalibration itself
         if calibration_gate(key, y, worse, None, cfg, N_REFERENCE, seed) > cfg.alpha:
@@ -117,9 +116,7 @@ def main() -> None:
             for k in keys:
                 hits[k] += called_different(k, y, a, b, cfg, args.resamples, rep)
         for k in keys:
-            method = ("no verdict" if k in NO_VERDICT else {"auc": "DeLong (paired)"}.get(k)
-                      or {"bias_corrected": "basic ∪ percentile"}.get(interval_options(k)["method"],
-                                                                      interval_options(k)["method"]))
+            method = "no verdict" if k in NO_VERDICT else {"auc": "DeLong (paired)"}.get(k, "basic ∪ percentile")
             chosen, basic, pct = 100 * hits[k] / args.reps
             alone = " | |" if k == "auc" else f" {basic:.1f}% | {pct:.1f}% |"
             print(f"| {name} | {BINARY_METRICS[k].label} | {method} | {chosen:.1f}% |{alone}", flush=True)
