@@ -836,8 +836,9 @@ def interval_caption(table: pd.DataFrame) -> str:
         parts.append(f"Calibrated-model reference: {n_ref} redraws of the labels from the predictions "
                      f"(y* ~ Bernoulli(p), consistency resampling{fewer}); the range is "
                      f"{reference_range_words(table.attrs.get('config', PanelConfig()).alpha)}, and the p-value is "
-                     "against the redraws (Spiegelhalter: its own test; the intercept: its score statistic against "
-                     "the redraws; the slope: a Wald test).")
+                     "against the redraws (Hosmer-Lemeshow: its chi-square test where every group expects 10 or "
+                     "more events and non-events; Spiegelhalter: its own test; the intercept: its score statistic "
+                     "against the redraws; the slope: a Wald test).")
     return " ".join(parts)
 
 
