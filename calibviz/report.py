@@ -39,7 +39,8 @@ from .reduce import views
 from .metrics import corp_table, decomposition_table
 from .summary import reliability_table
 from .variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreement_ranges, largest_disagreement,
-                        numeric_values, range_sentence, readable_ranking, variable_curves, variable_ranking)
+                        numeric_values, range_sentence, readable_ranking, top_variable_words, variable_curves,
+                        variable_ranking)
 
 __all__ = ["build_report", "write_report", "report_contents", "resolve_metrics", "metric_key", "format_value",
            "format_interval", "VERSION_PACKAGES"]
@@ -298,8 +299,8 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
         sentences = [range_sentence(feature, r, escape=_e, strong=strong) for _, r in ranges.iterrows()]
         largest = largest_disagreement(ranges)  # the summary quotes the largest range, as the Variables page
         if top["type"] != "categorical":
-            headline.append(f"Of the variables, <b>{_e(feature)}</b> shows the largest variable-based "
-                            f"calibration error (VECE {format_value(top['vece'], 'probability')})"
+            headline.append(f"Of the variables, <b>{_e(feature)}</b> {top_variable_words(ranking)} "
+                            f"(VECE {format_value(top['vece'], 'probability')})"
                             + (f"; the largest disagreement: {range_sentence(feature, largest, escape=_e, strong=strong)}"
                                if largest is not None else
                                "; its actual and predicted error curves overlap everywhere."))
@@ -423,8 +424,8 @@ def _vece_parts(anchor: str, ranking: pd.DataFrame, headline: list) -> list[str]
     top = ranking.iloc[0]
     if top["type"] == "categorical":
         level = top["level_at_max_vce"]
-        headline.append(f"Of the variables, <b>{_e(top['feature'])}</b> shows the largest variable-based "
-                        f"calibration error (VECE {format_value(top['vece'], 'probability')} over its levels)"
+        headline.append(f"Of the variables, <b>{_e(top['feature'])}</b> {top_variable_words(ranking)} "
+                        f"(VECE {format_value(top['vece'], 'probability')} over its levels)"
                         + (f"; its level <b>{_e(level)}</b> is the furthest from calibrated ("
                            f"{100 * top['max_vce']:.1f} percentage points between error and predicted error)."
                            if level is not None and pd.notna(level) else "."))

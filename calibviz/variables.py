@@ -25,6 +25,7 @@ from .smoothing import _grid_points, _sort_obs, _sorted_curve, loess_fit
 from .validation import check_binary, drop_zero_weight
 
 __all__ = ["variable_curves", "disagreement_ranges", "largest_disagreement", "range_sentence", "variable_ranking",
+           "top_variable_words",
            "level_codes", "level_tables", "subgroup_table", "readable_ranking", "readable_levels", "CURVE_MIN_VALUES",
            "MAX_RANKED_FEATURES", "MAX_LEVELS", "MIN_LEVEL_ROWS", "numeric_values"]
 
@@ -341,6 +342,32 @@ def _sorted_bin_sums(gs, ws, starts):
             np.add.reduceat(ws * wg, starts), np.add.reduceat(ws * ws, starts))
 
 
+def ranked(table: pd.DataFrame) -> pd.DataFrame:
+    """A ranking's rows, highest VECE first; equal VECEs (all at the overall mean gap where the gap keeps one sign
+    along every variable) by their largest local gap (max-VCE): by column order, pure noise headed a ranking that
+    a driving variable should have led (a browser review). Shared by the rows in memory and the scans."""
+    tied = table["vece"].round(12)
+    return (table.assign(_tied=tied).sort_values(["_tied", "max_vce"], ascending=False, kind="stable")
+            .drop(columns="_tied").reset_index(drop=True))
+
+
+def top_variable_words(ranking: pd.DataFrame) -> str:
+    """What the first variable of a :func:`variable_ranking` does, for the pages' and reports' headline: "shows
+    the largest variable-based calibration error", or, when others tie with its VECE (all at the overall mean gap,
+    as when the model is over- or under-confident along every variable), that it leads the tie by its largest
+    local gap: a tie named as the largest error put pure noise first.
+
+    >>> r = pd.DataFrame({"vece": [0.1, 0.1, 0.05], "max_vce": [0.3, 0.2, 0.1]})
+    >>> top_variable_words(r)
+    'leads 2 variables tied at the same VECE, ordered by their largest local gap'
+    """
+    vece = ranking["vece"].to_numpy(float)
+    tied = int(np.sum(np.round(vece, 12) == np.round(vece[0], 12)))
+    if tied > 1:
+        return f"leads {tied} variables tied at the same VECE, ordered by their largest local gap"
+    return "shows the largest variable-based calibration error"
+
+
 def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10,
                      n_resamples: int = 200, confidence: float = 0.95, random_state=0,
                      progress: Callable[[int, int], None] | None = None, sample_weight=None,
@@ -382,7 +409,8 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
     Returns
     -------
     pandas.DataFrame
-        One row per ranked column, highest VECE first: ``feature, type``
+        One row per ranked column, highest VECE first (equal VECEs, e.g. all at
+        the overall mean gap, by their max-VCE): ``feature, type``
         ("numeric" or "categorical")``, vece, vece_low, vece_high, max_vce,
         x_at_max_vce, level_at_max_vce, n, n_bins, ci_method``. ``n_bins`` is
         the number of bins (numeric) or of level groups (categorical);
@@ -488,7 +516,7 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
         if progress is not None:
             progress(done, total)
     out = pd.DataFrame(rows, columns=_RANKING_COLUMNS)
-    out = out.sort_values("vece", ascending=False, kind="stable").reset_index(drop=True)
+    out = ranked(out)
     # VECE = sum_b |S_b| / W >= |sum_b S_b| / W, the overall mean gap, with equality iff the bins' gaps share one
     # sign: a variable at that floor shows the model's overall over- or under-confidence and nothing more
     out.attrs["mean_gap"] = -float(np.average(gap, weights=w))  # confidence - correctness: > 0 over-confident

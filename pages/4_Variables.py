@@ -7,7 +7,7 @@ from calibviz import figures
 from calibviz.panel import format_value
 from calibviz.variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreement_ranges, largest_disagreement,
                                 level_tables, numeric_values, range_sentence, readable_levels, subgroup_table,
-                                variable_curves, variable_ranking)
+                                top_variable_words, variable_curves, variable_ranking)
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, show_figure
 from calibviz.ui.blocks import show_dataframe
@@ -58,7 +58,7 @@ else:
              else f"at {md(top['feature'])} ≈ {top['x_at_max_vce']:.4g}")
     gap = (f", with the largest local gap ({100 * top['max_vce']:.1f} percentage points) {where}"
            if pd.notna(top["max_vce"]) else "")
-    st.markdown(f"**{md(top['feature'])}** shows the largest variable-based calibration error: VECE = "
+    st.markdown(f"**{md(top['feature'])}** {top_variable_words(ranking)}: VECE = "
                 f"{format_value(top['vece'], 'probability')}{gap}.")
     st.caption("VECE: the row-weighted gap between actual and predicted error over 10 equal-mass bins of a numeric "
                "column, or over the levels of a categorical one (levels under 30 rows pooled), on one scale.")

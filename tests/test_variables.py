@@ -239,3 +239,21 @@ def test_ranking_reports_the_overall_gap_that_bounds_every_vece():
     assert r.attrs["mean_gap"] == pytest.approx(np.mean(conf - correct), rel=1e-12)
     assert (r["vece"] >= abs(r.attrs["mean_gap"]) * (1 - 1e-12)).all()
     assert r.loc["x", "vece"] > abs(r.attrs["mean_gap"]) + 0.05  # the gap changes sign along x
+
+
+def test_variables_tied_at_the_overall_gap_are_ordered_by_their_largest_local_gap():
+    """A model under-predicting along every variable: every VECE equals the overall mean gap. By column order
+    pure noise headed the ranking and the headline called it the largest error (a browser review); ties are now
+    ordered by max-VCE (the variable that drives the error first) and the headline says they tie."""
+    from calibviz.variables import top_variable_words, variable_ranking
+
+    rng = np.random.default_rng(3)
+    n = 4000
+    age, noise = rng.uniform(20, 80, n), rng.normal(size=n)
+    z = rng.normal(size=n)
+    y = (rng.random(n) < 1 / (1 + np.exp(-z))).astype(int)
+    p = 1 / (1 + np.exp(-(z - 0.6 - 1.5 * (age - 20) / 60)))  # under-predicts everywhere, most for the old
+    ranking = variable_ranking(pd.DataFrame({"noise": noise, "age": age}), y, p, n_resamples=0)
+    assert np.isclose(ranking["vece"].iloc[0], ranking["vece"].iloc[1], rtol=1e-9)
+    assert ranking["feature"].iloc[0] == "age" and ranking["max_vce"].iloc[0] > ranking["max_vce"].iloc[1]
+    assert top_variable_words(ranking).startswith("leads 2 variables tied")

@@ -49,7 +49,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..variables import MAX_LEVELS, MIN_LEVEL_ROWS, MISSING_LEVEL, OTHER_LEVELS, _fixed_bin_interval, _RANKING_COLUMNS
+from ..variables import (MAX_LEVELS, MIN_LEVEL_ROWS, MISSING_LEVEL, OTHER_LEVELS, _RANKING_COLUMNS, _fixed_bin_interval,
+                         ranked)
 from . import aggregate as _agg
 from .source import IN_MEMORY
 
@@ -256,6 +257,6 @@ def variable_ranking(scan, features=None, *, n_bins: int = 10, n_resamples: int 
         if progress is not None:
             progress(done, total)
     out = pd.DataFrame(rows, columns=_RANKING_COLUMNS)
-    out = out.sort_values("vece", ascending=False, kind="stable").reset_index(drop=True)
+    out = ranked(out)
     out.attrs.update(engine=scan.engine, n_bins=n_bins, note=MAX_VCE_NOTE if numeric else "")
     return out

@@ -27,6 +27,7 @@ from ..panel import PanelConfig, config_key, format_value
 from ..scan import interval_caption
 from ..scan import tables as scan_tables
 from ..scan.refine import EXACT_BLOCK_ROWS
+from ..variables import top_variable_words
 from .blocks import (REFERENCE_RESAMPLES_LARGE, download_table, reference_redraws, not_applicable, show_figure,
                      show_headlines, show_metric_table, slug, tce_headline, tce_tiles, zoom_bin_picker)
 from .blocks import TCE_PAGE_CAPTION, show_dataframe
@@ -372,7 +373,7 @@ def variables(scan) -> None:
     else:
         show_figure(figures.vece_ranking(ranking=ranking), f"vece_ranking_{scan.name}", key="ranking")
         top = ranking.iloc[0]
-        st.markdown(f"**{md(top['feature'])}** shows the largest variable-based calibration error: VECE = "
+        st.markdown(f"**{md(top['feature'])}** {top_variable_words(ranking)}: VECE = "
                     f"{format_value(top['vece'], 'probability')}.")
         if ranking.attrs.get("note"):
             st.caption(ranking.attrs["note"])
