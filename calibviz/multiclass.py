@@ -37,7 +37,8 @@ from .reduce import _class_names, _classwise, _top_label
 from .summary import reliability_table
 from .validation import check_multiclass
 
-__all__ = ["top_label_table", "per_class_top_label_tables", "classwise_tables", "class_ranking", "bin_zoom"]
+__all__ = ["top_label_table", "per_class_top_label_tables", "classwise_tables", "class_ranking", "readable_class_ranking",
+           "bin_zoom"]
 
 _RANKING_METRICS = ("classwise_ece", "top_label_ece")
 
@@ -293,6 +294,21 @@ def _fixed_cell_evaluator(metric, y, P, w, scheme):
         return vals, vals.mean()
 
     return evaluate
+
+
+def readable_class_ranking(ranking: pd.DataFrame) -> pd.DataFrame:
+    """A :func:`class_ranking` table with headers for people (numbers stay numbers; the CSV keeps the raw names).
+
+    Examples
+    --------
+    >>> r = pd.DataFrame({"rank": [1], "class_index": [2], "label": ["dog"], "value": [0.05], "low": [0.03],
+    ...                   "high": [0.07], "share": [0.3], "n": [300], "contribution": [0.017]})
+    >>> list(readable_class_ranking(r).columns)
+    ['Rank', 'Class', 'Calibration error', '95% CI from', '95% CI to', 'Share of rows', 'Rows', 'Contribution to the overall error']
+    """
+    return ranking.drop(columns=[c for c in ("class_index",) if c in ranking]).rename(columns={
+        "rank": "Rank", "label": "Class", "value": "Calibration error", "low": "95% CI from", "high": "95% CI to",
+        "share": "Share of rows", "n": "Rows", "contribution": "Contribution to the overall error"})
 
 
 def class_ranking(

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from calibviz import figures
-from calibviz.multiclass import class_ranking, top_label_table
+from calibviz.multiclass import class_ranking, readable_class_ranking, top_label_table
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, panel_table, show_figure, show_headlines, \
     show_metric_table, zoom_bin_picker
@@ -79,5 +79,5 @@ with tab_cw:
         y, P, binning=scheme, classes=classes, sample_weight=w, ranking=ranking, top_n=12, offset=int(offset),
         title=""))
     show_figure(grid, f"classwise_{preds.name}", key="cw")
-    show_dataframe(ranking)
+    show_dataframe(readable_class_ranking(ranking))
     download_table(ranking, f"class_ranking_{preds.name}", label="Ranking as CSV", key="class_ranking")

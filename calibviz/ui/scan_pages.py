@@ -27,6 +27,7 @@ from ..panel import PanelConfig, config_key, format_value
 from ..scan import interval_caption
 from ..scan import tables as scan_tables
 from ..scan.refine import EXACT_BLOCK_ROWS
+from ..multiclass import readable_class_ranking
 from ..variables import top_variable_words
 from .blocks import (REFERENCE_RESAMPLES_LARGE, download_table, reference_redraws, not_applicable, show_figure,
                      show_headlines, show_metric_table, slug, tce_headline, tce_tiles, zoom_bin_picker)
@@ -282,7 +283,7 @@ def multiclass(scan) -> None:
                     f"classwise_{scan.name}", key="cw")
         st.caption("Ranked by class-wise ECE, worst first; no per-class bootstrap intervals on an opened file (they "
                    "resample rows). Class-wise ECE itself gets one in the Metrics tab on uniform or custom bins.")
-        show_dataframe(ranking)
+        show_dataframe(readable_class_ranking(ranking))
         download_table(ranking, f"class_ranking_{scan.name}", label="Ranking as CSV", key="class_ranking")
 
 

@@ -181,8 +181,8 @@ def test_multiclass_page_and_views_of_a_multiclass_file(files):
                                                                                           panel["unit"])]
     ranking = T.class_ranking(scan, Uniform(15))
     assert b"NaN" not in at.dataframe[1].proto.arrow_data.data  # its attrs (overall_low NaN) would break the browser's JSON
-    assert at.dataframe[1].value["label"].tolist() == ranking["label"].tolist()
-    np.testing.assert_allclose(at.dataframe[1].value["value"], ranking["value"], rtol=1e-12)
+    assert at.dataframe[1].value["Class"].tolist() == ranking["label"].tolist()  # headers for people
+    np.testing.assert_allclose(at.dataframe[1].value["Calibration error"], ranking["value"], rtol=1e-12)
     assert len(small["layout"]["annotations"]) >= 3
     # the calibrated-model reference: confidence, top-label and class-wise metrics have one
     assert "class-wise ECE redraws the labels jointly per tuple" in " ".join(c.value for c in at.caption)
