@@ -304,9 +304,10 @@ BINARY_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
     MetricSpec(
         "hosmer_lemeshow", "Hosmer-Lemeshow",
         lambda y, p, w, c: M.hosmer_lemeshow(y, p, sample_weight=w).statistic,
-        "Chi-square statistic over 10 groups of predicted risk (Hosmer, Lemeshow & Sturdivant 2013); its p-value "
-        "comes from label redraws from the predictions (its chi-square reference with G degrees of freedom, for "
-        "fixed held-out predictions, rejects calibrated models too often where groups expect few events).",
+        "Chi-square statistic over 10 groups of predicted risk (Hosmer, Lemeshow & Sturdivant 2013); its reference "
+        "for fixed (held-out) predictions is chi-square with G degrees of freedom, replaced by label redraws from "
+        "the predictions where a group expects fewer than 10 events or non-events (the chi-square reference then "
+        "rejects calibrated models too often).",
         lambda v, ctx: ("Infinite: a group of predictions that are all exactly 0 or 1 holds outcomes that contradict "
                         "them, which a calibrated model cannot produce." if not np.isfinite(v) else
                         _hl_reading(ctx)),

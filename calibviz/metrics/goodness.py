@@ -212,11 +212,14 @@ def _offset_root(y: np.ndarray, offset: np.ndarray, w) -> float:
         return float(weight @ (y - special.expit(a + offset)))
 
     lo, hi = -1.0, 1.0
-    while score(lo) <= 0 and lo > -1e4:
+    s_lo, s_hi = score(lo), score(hi)
+    while s_lo <= 0 and lo > -1e4:
         lo *= 2
-    while score(hi) >= 0 and hi < 1e4:
+        s_lo = score(lo)
+    while s_hi >= 0 and hi < 1e4:
         hi *= 2
-    return brentq(score, lo, hi, xtol=1e-12) if score(lo) > 0 > score(hi) else 0.0
+        s_hi = score(hi)
+    return brentq(score, lo, hi, xtol=1e-12) if s_lo > 0 > s_hi else 0.0
 
 
 def _separates(x: np.ndarray, y: np.ndarray) -> bool:
@@ -309,8 +312,9 @@ def calibration_intercept_slope(
     logit = special.logit(np.clip(p, LOGIT_CLIP, 1.0 - LOGIT_CLIP))
     z = stats.norm.ppf(0.5 + confidence / 2.0)
 
-    # IRLS starts where the calibrated model is (intercept 0, slope 1), then where statsmodels starts, until a
-    # fit solves the likelihood equations (_logistic_fit): either start alone ran off on some inputs
+    # IRLS starts at the root of the intercept's score equation, the calibrated model's slope 1 for the slope,
+    # then where statsmodels starts, until a fit solves the likelihood equations (_logistic_fit): a fixed start
+    # alone ran off on some inputs
     ones = np.ones((y.size, 1))
     fit_a = _logistic_fit(y, ones, w, offset=logit, starts=([_offset_root(y, logit, w)], [0.0]))
     if fit_a is None:  # pragma: no cover - both classes present: the intercept's likelihood has a maximum

@@ -638,6 +638,12 @@ class Scan:
         """The note of a binned metric on PAVA or PAVA-BC bins, which a scan fits on whole score buckets."""
         return self._on_grid("PAVA-BC" if isinstance(scheme, PAVABC) else "PAVA") + ", whose bins may cut a bucket."
 
+    def _hosmer_lemeshow(self):
+        """Hosmer-Lemeshow's test from the bin sums of ten equal-mass groups (the in-memory function's groups)."""
+        from ..metrics.binned import _hosmer_lemeshow_from_stats
+
+        return _hosmer_lemeshow_from_stats(self.bin_statistics(EqualMass(10)))
+
     def smooth_ece(self):
         """(smECE, bandwidth, note): exact on the 2^14 grid of :func:`calibviz.metrics.smooth_ece`.
 
@@ -660,7 +666,7 @@ class Scan:
 
     def metric(self, key: str, config=None):
         """(value, p_value) of one metric of :data:`SCAN_METRICS` under a :class:`calibviz.panel.PanelConfig`."""
-        from ..metrics.binned import _debiased_from_stats, _decomposition, _hosmer_lemeshow_from_stats, _norm_of_gaps
+        from ..metrics.binned import _debiased_from_stats, _decomposition, _norm_of_gaps
         from ..metrics.goodness import _spiegelhalter_from_sums
         from ..panel import PanelConfig
 
@@ -680,7 +686,7 @@ class Scan:
             f = self._fine()
             return float(f["sll"].sum()) / float(f["sw"].sum()), nan
         if key == "hosmer_lemeshow":
-            r = _hosmer_lemeshow_from_stats(self.bin_statistics(EqualMass(10)))
+            r = self._hosmer_lemeshow()
             return r.statistic, r.p_value
         if key == "spiegelhalter_z":
             r = _spiegelhalter_from_sums(*_agg.spiegelhalter_sums(self._fine(), self._roles.weight is not None))
@@ -820,14 +826,13 @@ class Scan:
                         reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha,
                                                        n_reference, value)
             elif spec.key in available:
-                value, p_value = self.metric("ece" if spec.key == "confidence_ece" else spec.key, config)
+                hl = self._hosmer_lemeshow() if spec.key == "hosmer_lemeshow" else None
+                value, p_value = ((hl.statistic, hl.p_value) if hl is not None else
+                                  self.metric("ece" if spec.key == "confidence_ece" else spec.key, config))
                 ctx = {"prevalence": prevalence, "uncertainty": prevalence * (1 - prevalence), "p_value": p_value}
                 if spec.key == "mce":
                     ctx["worst_bin"] = self.bin_statistics(config.scheme()).worst_bin()
-                if spec.key == "hosmer_lemeshow":
-                    from ..metrics.binned import _hosmer_lemeshow_from_stats
-
-                    hl = _hosmer_lemeshow_from_stats(self.bin_statistics(EqualMass(10)))
+                if hl is not None:
                     ctx.update(dof=hl.dof, min_expected=hl.min_expected)
                     if hl.min_expected < HL_MIN_EXPECTED:  # no redraws of this statistic on a scan: no verdict
                         ctx.update(chi2_p_value=p_value, p_value=nan)

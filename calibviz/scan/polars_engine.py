@@ -30,38 +30,27 @@ def read_files(files, fmt: str, display: str):
                                    cast_options=pl.ScanCastOptions(integer_cast="upcast", float_cast="upcast"))
         # Polars reads commas unless told: the separator of each file's header line (as DuckDB detects it), so
         # a TSV or semicolon file is not one column named 'y\tp' or "more fields than the schema"
-        return pl.concat([pl.scan_csv(f, separator=_check_text(f, display)) for f in files], how="diagonal_relaxed")
+        return pl.concat([pl.scan_csv(f, separator=_check_text(f)) for f in files], how="diagonal_relaxed")
     except InputError:
         raise
     except Exception as exc:  # polars raises several error types for unreadable files
         raise InputError(f"Polars cannot read {display!r}: {str(exc).splitlines()[0]}") from None
 
 
-def _check_text(path: str, display: str) -> str:
-    """The separator of a CSV file's header line (comma, semicolon, tab or pipe, the most frequent; comma when
-    none); refuses a file whose start is not UTF-8 text: Polars' reader panics on a NUL byte in the header
-    (UTF-16 text, a binary file named .csv) with a Rust backtrace on stderr, which no handler can keep from a
-    user."""
-    import gzip
+def _check_text(path: str) -> str:
+    """The separator of a CSV file's header line (:func:`calibviz.scan.source.header_separator`); refuses a file
+    whose start is not UTF-8 text: Polars' reader panics on a NUL byte in the header (UTF-16 text, a binary file
+    named .csv) with a Rust backtrace on stderr, which no handler can keep from a user."""
+    from .source import csv_header, header_separator
 
-    opener = gzip.open if path.lower().endswith(".gz") else open
     try:
-        with opener(path, "rb") as fh:
-            head = fh.read(1 << 16)
+        header = csv_header(path)
     except OSError as exc:
         raise InputError(f"Polars cannot read {path!r}: {exc}.") from None
-    cut = head.rfind(b"\n") + 1 or len(head)  # whole lines only: a multi-byte character may straddle the end
-    try:
-        text = head[:cut].decode("utf-8")
-    except UnicodeDecodeError:
-        text = None
-    if text is None or "\x00" in text:
+    if header is None:
         raise InputError(f"{path!r} is not UTF-8 text (UTF-16, a spreadsheet or a binary file?): the engines read "
                          "UTF-8 CSV and Parquet. Save it as UTF-8 CSV or Parquet.")
-    header = text.split("\n", 1)[0]
-    counts = {sep: header.count(sep) for sep in ",;\t|"}
-    best = max(counts, key=counts.get)
-    return best if counts[best] else ","
+    return header_separator(header)
 
 
 def query(sql: str, *, database=None):

@@ -118,16 +118,43 @@ def _columns_of(path: str, fmt: str) -> list[str]:
             import pyarrow.parquet as pq
 
             return list(pq.read_schema(path).names)
-        import gzip
-
-        opener = gzip.open if path.lower().endswith(".gz") else open
-        with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
-            header = fh.readline().strip("\r\n\ufeff")
         import csv
 
-        return [c.strip() for c in next(csv.reader([header], delimiter=max(",;\t|", key=header.count)))]
+        header = csv_header(path)
+        return [] if header is None else [c.strip() for c in next(csv.reader([header],
+                                                                             delimiter=header_separator(header)))]
     except Exception:  # noqa: BLE001 - any unreadable file: the engine's read reports it
         return []
+
+
+def csv_header(path: str) -> str | None:
+    """The header line of a CSV file (gzip or not, byte-order mark dropped); None when its start is not UTF-8 text
+    (UTF-16, a spreadsheet or binary file named .csv, a NUL byte). Raises OSError when it cannot be read."""
+    import gzip
+
+    opener = gzip.open if path.lower().endswith(".gz") else open
+    with opener(path, "rb") as fh:
+        head = fh.read(1 << 16)
+    cut = head.rfind(b"\n") + 1 or len(head)  # whole lines only: a multi-byte character may straddle the end
+    try:
+        text = head[:cut].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if "\x00" in text:
+        return None
+    return text.split("\n", 1)[0].strip("\r\ufeff")
+
+
+def header_separator(header: str) -> str:
+    r"""The separator of a CSV header line: the most frequent of comma, semicolon, tab and pipe (comma when none),
+    as DuckDB detects it.
+
+    >>> header_separator("y;p;x"), header_separator("y\tp"), header_separator("label")
+    (';', '\t', ',')
+    """
+    counts = {sep: header.count(sep) for sep in ",;\t|"}
+    best = max(counts, key=counts.get)
+    return best if counts[best] else ","
 
 
 def _format(name: str) -> str:
