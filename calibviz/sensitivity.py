@@ -126,6 +126,7 @@ def binning_sensitivity(y_true, y_prob, *, metrics=("ece",), schemes=("uniform",
         raise InputError(f"n_resamples must be >= 0, got {n_resamples!r}.")
     total = len(metrics) * len(schemes) * len(sizes)
     rows, done = [], 0
+    order = None  # the scores' sort order, computed once for the schemes that sort
     for metric in metrics:
         fn, label = SENSITIVITY_METRICS[metric]
         extra = {"alpha": alpha} if metric == "tce" else {}
@@ -136,9 +137,11 @@ def binning_sensitivity(y_true, y_prob, *, metrics=("ece",), schemes=("uniform",
                 lo = hi = float("nan")
                 if n_resamples:
                     # bins refitted by sorting: resamples listed by score (bootstrap's row_order, same resamples)
-                    order = np.argsort(p, kind="stable") if scheme.sorts_scores else None
+                    if scheme.sorts_scores and order is None:
+                        order = np.argsort(p, kind="stable")
                     res = bootstrap(fn, y, p, sample_weight=w, n_resamples=int(n_resamples), confidence=confidence,
-                                    random_state=random_state, binning=scheme, row_order=order, **extra)
+                                    random_state=random_state, binning=scheme,
+                                    row_order=order if scheme.sorts_scores else None, **extra)
                     lo, hi = res.low, res.high
                 rows.append(dict(metric=metric, label=label, scheme=str(scheme_name),
                                  scheme_label=_SCHEME_LABELS.get(str(scheme_name), str(scheme_name)),

@@ -346,9 +346,14 @@ def ranked(table: pd.DataFrame) -> pd.DataFrame:
     """A ranking's rows, highest VECE first; equal VECEs (all at the overall mean gap where the gap keeps one sign
     along every variable) by their largest local gap (max-VCE): by column order, pure noise headed a ranking that
     a driving variable should have led (a browser review). Shared by the rows in memory and the scans."""
-    tied = table["vece"].round(12)
-    return (table.assign(_tied=tied).sort_values(["_tied", "max_vce"], ascending=False, kind="stable")
+    return (table.assign(_tied=_tie_key(table["vece"])).sort_values(["_tied", "max_vce"], ascending=False,
+                                                                     kind="stable")
             .drop(columns="_tied").reset_index(drop=True))
+
+
+def _tie_key(vece) -> np.ndarray:
+    """VECE rounded where float sums of the same gaps in another order differ: equal keys are a tie."""
+    return np.round(np.asarray(vece, dtype=np.float64), 12)
 
 
 def top_variable_words(ranking: pd.DataFrame) -> str:
@@ -361,8 +366,8 @@ def top_variable_words(ranking: pd.DataFrame) -> str:
     >>> top_variable_words(r)
     'leads 2 variables tied at the same VECE, ordered by their largest local gap'
     """
-    vece = ranking["vece"].to_numpy(float)
-    tied = int(np.sum(np.round(vece, 12) == np.round(vece[0], 12)))
+    key = _tie_key(ranking["vece"])
+    tied = int(np.sum(key == key[0]))
     if tied > 1:
         return f"leads {tied} variables tied at the same VECE, ordered by their largest local gap"
     return "shows the largest variable-based calibration error"
