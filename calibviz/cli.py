@@ -16,10 +16,14 @@ p-value against a calibrated model with the same predictions is at most P),
 and when a gated metric is undefined on the data (a gate cannot vouch for a
 value that is not there).
 Its JSON output is a list of objects ``{model, metric, label, value, low,
-high, null_low, null_high, p_value, n_redraws, verdict, unit, reading}`` (NaN
-written as null), see :data:`JSON_FIELDS`. ``n_redraws`` is the number of label
-redraws behind ``p_value`` (0 for a test's own p-value): where p_value is
-1 / (n_redraws + 1), none of them reached the value and p_value is a bound.
+high, null_low, null_high, p_value, p_adjusted, n_redraws, verdict, unit,
+reading}`` (NaN written as null), see :data:`JSON_FIELDS`. ``n_redraws`` is the
+number of label redraws behind ``p_value`` (0 for a test's own p-value): where
+p_value is 1 / (n_redraws + 1), none of them reached the value and p_value is a
+bound. ``p_adjusted`` is Holm's adjustment over the model's tests shown
+together, which decides ``verdict`` (:func:`calibviz.panel.family_verdicts`);
+``--fail-p-below`` reads the gated metric's own ``p_value``, a test chosen
+before the data were seen.
 """
 from __future__ import annotations
 
@@ -40,8 +44,8 @@ __all__ = ["main", "run", "build_parser", "JSON_FIELDS", "parse_threshold"]
 
 APP_ENV = "CALIBVIZ_DATA"
 #: Fields of every record of ``calibviz metrics --format json`` (and the CSV columns), in order.
-JSON_FIELDS = ("model", "metric", "label", "value", "low", "high", "null_low", "null_high", "p_value", "n_redraws",
-               "verdict", "unit", "reading")
+JSON_FIELDS = ("model", "metric", "label", "value", "low", "high", "null_low", "null_high", "p_value", "p_adjusted",
+               "n_redraws", "verdict", "unit", "reading")
 BINNINGS = ("uniform", "equal_mass", "pava", "pavabc", "median_variance")
 
 
@@ -140,11 +144,12 @@ def build_parser() -> argparse.ArgumentParser:
                "  calibviz metrics preds.parquet --format csv > metrics.csv\n"
                "  calibviz metrics preds.csv --fail-above ece=0.05 --fail-above tce=20   # CI gate on values\n"
                "  calibviz metrics preds.csv --fail-p-below ece=0.01   # CI gate on evidence of miscalibration\n\n"
-               "JSON: a list of {model, metric, label, value, low, high, null_low, null_high, p_value, n_redraws,\n"
-               "verdict, unit, reading}; missing numbers are null. null_low-null_high is what a perfectly calibrated\n"
+               "JSON: a list of {model, metric, label, value, low, high, null_low, null_high, p_value, p_adjusted,\n"
+               "n_redraws, verdict, unit, reading}; missing numbers are null. null_low-null_high is what a perfectly calibrated\n"
                "model with the same predictions would show (the central 1 - 2*alpha of the redraws: a value above it\n"
                "has p_value <= alpha), p_value is against that reference (n_redraws label redraws, 0 for a test's\n"
-               "own p-value; p_value = 1/(n_redraws + 1) is a bound: none of them reached the value). TCE is in\n"
+               "own p-value; p_value = 1/(n_redraws + 1) is a bound: none of them reached the value); the verdict\n"
+               "reads p_adjusted, Holm's adjustment over the model's tests shown together. TCE is in\n"
                "percent (0-100), ECE-type metrics are probabilities (0-1).\n"
                "Exit status: 0 ok, 1 a threshold was exceeded (listed on stderr), 2 bad input.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -430,7 +435,8 @@ def _panel_records(args, models, cfg, requested, gates, bar) -> tuple[list, dict
             records.append({"model": name, "metric": r.metric, "label": r.label, "value": _json_number(r.value),
                             "low": _json_number(r.low), "high": _json_number(r.high),
                             "null_low": _json_number(r.null_low), "null_high": _json_number(r.null_high),
-                            "p_value": _json_number(r.p_value), "n_redraws": int(r.n_redraws),
+                            "p_value": _json_number(r.p_value), "p_adjusted": _json_number(r.p_adjusted),
+                            "n_redraws": int(r.n_redraws),
                             "verdict": r.verdict, "unit": r.unit,
                             "reading": r.reading + (f" {r.note}" if r.note else "")})
     for gate in dict.fromkeys(g for g, _ in gates):
@@ -496,13 +502,16 @@ def _ends(low, high) -> tuple[float, float]:
 
 
 def _print_table(records, n_resamples, format_value, format_interval) -> None:
-    from .panel import format_p_value
+    from .panel import format_adjusted_p, format_p_value
 
-    head = ("model", "metric", "value", "interval" if n_resamples else "", "calibrated model", "p", "reading")
+    head = ("model", "metric", "value", "interval" if n_resamples else "", "calibrated model", "p", "p adj.",
+            "reading")
     rows = [(_printable(r["model"]), r["label"], format_value(r["value"], r["unit"]),
              format_interval(*_ends(r["low"], r["high"]), r["unit"]),
              format_interval(r["null_low"], r["null_high"], r["unit"]),
-             "" if r["p_value"] is None else format_p_value(r["p_value"], r["n_redraws"]), r["reading"])
+             "" if r["p_value"] is None else format_p_value(r["p_value"], r["n_redraws"]),
+             "" if r["p_adjusted"] is None else format_adjusted_p(r["p_adjusted"], r["p_value"], r["n_redraws"]),
+             r["reading"])
             for r in records]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
     for row in (head, *rows):

@@ -32,8 +32,8 @@ from .io import Predictions
 from .multiclass import class_ranking, top_label_table
 from .overview import data_overview
 from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS,
-                    format_difference, format_interval, format_p_value, format_value, interval_caption, metric_key,
-                    resolve_metrics, PanelConfig, metric_panel, reference_range_words)
+                    format_adjusted_p, format_difference, format_interval, format_p_value, format_value,
+                    interval_caption, metric_key, resolve_metrics, PanelConfig, metric_panel, reference_range_words)
 from .compare import NO_VERDICT, compare_models, comparison_metrics, comparison_sentences
 from .reduce import views
 from .metrics import corp_table, decomposition_table
@@ -166,15 +166,19 @@ def _metric_table_html(panel: pd.DataFrame, confidence: float) -> str:
     rows = []
     for r in panel.itertuples():
         p = _e(format_p_value(r.p_value, getattr(r, "n_redraws", 0)))  # "< 0.001" is text, not a tag
+        p_adj = _e(format_adjusted_p(getattr(r, "p_adjusted", np.nan), r.p_value, getattr(r, "n_redraws", 0)))
         note = f" {r.note}" if getattr(r, "note", "") else ""
         rows.append(f"<tr><td title=\"{_e(r.description)}\">{_e(r.label)}</td>"
                     f"<td class=\"num\">{_e(format_value(r.value, r.unit))}</td>"
                     f"<td class=\"num\">{_e(format_interval(r.low, r.high, r.unit))}</td>"
                     f"<td class=\"num\">{_e(format_interval(r.null_low, r.null_high, r.unit))}</td>"
-                    f"<td class=\"num\">{p}</td><td>{_e(r.verdict)}</td><td>{_e(r.reading + note)}</td></tr>")
+                    f"<td class=\"num\">{p}</td><td class=\"num\">{p_adj}</td><td>{_e(r.verdict)}</td>"
+                    f"<td>{_e(r.reading + note)}</td></tr>")
     head = (f"<tr><th>Metric</th><th>Value</th><th>{100 * confidence:g}% interval</th>"
             f"<th title=\"{_e(_reference_title(panel))}\">"
-            "Calibrated model would show</th><th>p-value</th><th>Verdict</th><th>What it means</th></tr>")
+            "Calibrated model would show</th><th>p-value</th>"
+            "<th title=\"Adjusted for the tests shown together (Holm's method); it decides the verdict.\">"
+            "p adjusted</th><th>Verdict</th><th>What it means</th></tr>")
     defs = "".join(f"<li><b>{_e(r.label)}</b>: {_e(r.description)}</li>" for r in panel.itertuples())
     return (f'<table class="cv-table metrics"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
             f"<details><summary>Metric definitions</summary><ul>{defs}</ul></details>")

@@ -48,17 +48,21 @@ table = cached(("table",) + key, lambda: reliability_table(view.y, view.p, binni
 fig = cached(("reliability_fig",) + key, lambda: figures.reliability_diagram(
     view.y, view.p, binning=cfg.scheme(), alpha=cfg.alpha, interval=s["interval"], sample_weight=view.w,
     show_band=bool(s["band"]), title="", outcome_labels=figures.outcome_labels(view.kind, view.name)))
-panel = panel_table(view.y, view.p, view.w, view.name, preds.fingerprint())
+# with CORP, both panels' tests are shown on the page: their verdicts are judged together (joined_panels)
+panel = panel_table(view.y, view.p, view.w, view.name, preds.fingerprint(),
+                    shown_with=CORP_METRICS if corp else ())
 
 left, right = st.columns([3, 2], gap="medium")
 if corp:
-    corp_panel = panel_table(view.y, view.p, view.w, view.name, preds.fingerprint(), metrics=CORP_METRICS)
+    corp_panel = panel_table(view.y, view.p, view.w, view.name, preds.fingerprint(), metrics=CORP_METRICS,
+                             shown_with=tuple(panel["metric"]))
+    both = joined_panels(corp_panel, panel)
     with left:
         st.subheader(f"CORP reliability diagram · {md(view.name)}")
         show_figure(corp_figure(view, preds.fingerprint(), s), f"corp_{preds.name}_{view.name}", key="corp")
     with right:
         st.subheader("In plain words")
-        show_headlines(corp_panel, 4)
+        show_headlines(both.head(len(corp_panel)), 4)
 else:
     with left:
         st.subheader(f"Reliability diagram · {md(view.name)}")
@@ -73,7 +77,7 @@ tab_metrics, tab_bins, tab_sens, tab_roc = tabs[:4]
 with tab_roc:
     discrimination(preds, view)
 with tab_metrics:
-    show_metric_table(joined_panels(corp_panel, panel) if corp else panel,
+    show_metric_table(both if corp else panel,
                       f"{preds.name}_{view.name}")
 if corp:
     with tabs[4]:

@@ -760,8 +760,7 @@ class Scan:
         True
         """
         from ..panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS,
-                             HL_MIN_EXPECTED, PanelConfig, _reference_sentence, _spec, _verdict, crowded_bins_note,
-                             undefined_row)
+                             HL_MIN_EXPECTED, PanelConfig, _spec, crowded_bins_note, family_verdicts, undefined_row)
         from .reference import REFERENCE_METRICS, reference, top_label_reference
 
         config = PanelConfig() if config is None else config
@@ -809,9 +808,6 @@ class Scan:
                                 "per tuple of bins of every class, which needs bins with fixed edges (uniform or "
                                 f"custom) and at most {MAX_GROUPS:,} such tuples; choose uniform bins, or analyse "
                                 f"{IN_MEMORY}.")
-                    if np.isfinite(p_value):
-                        reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha,
-                                                       n_reference, value)
             elif spec.key == "accuracy" and spec.key in available:  # the confidence view's share of "correct"
                 value, p_value = prevalence, nan
                 reading = spec.reading(value, {"p_value": p_value})
@@ -822,9 +818,6 @@ class Scan:
                     null_mean, null_low, null_high, p_value = top_label_reference(self, spec.key, config, n_reference,
                                                                                   reference_state,
                                                                                   reference_level(config.alpha))
-                    if np.isfinite(p_value):
-                        reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha,
-                                                       n_reference, value)
             elif spec.key in available:
                 hl = self._hosmer_lemeshow() if spec.key == "hosmer_lemeshow" else None
                 value, p_value = ((hl.statistic, hl.p_value) if hl is not None else
@@ -851,8 +844,6 @@ class Scan:
                     null_mean, null_low, null_high, p_value = reference(self, ref_key, config, n_reference,
                                                                         reference_state,
                                                                         reference_level(config.alpha))
-                    reading += _reference_sentence(spec, null_low, null_high, p_value, config.alpha,
-                                                   n_reference, value)
             else:
                 value, p_value = nan, nan
                 reading = (f"{spec.label} is not available on a scan yet (it needs more than bucket sums): analyse "
@@ -862,7 +853,7 @@ class Scan:
                     "interval": "", "null_mean": null_mean, "null_low": null_low, "null_high": null_high,
                     "p_value": p_value,  # a finite reference range: p_value is its redraws'
                     "n_redraws": redraws,
-                    "verdict": _verdict(p_value, config.alpha, redraws),
+                    "verdict": "",  # the panel's tests together: family_verdicts
                     "unit": spec.unit,
                     "description": spec.description, "reading": reading,
                     "note": " ".join(t for t in (note, crowded_bins_note(
@@ -877,7 +868,7 @@ class Scan:
             from .resample import fill_intervals
 
             rows = fill_intervals(self, rows, specs, config, n_resamples, confidence, bootstrap_state, progress)
-        out = pd.DataFrame(rows)
+        out = pd.DataFrame(family_verdicts(rows, config.alpha, {spec.key: spec for spec in specs}))
         out.attrs.update(config=config, n_resamples=int(n_resamples), confidence=confidence, random_state=random_state,
                          n_reference=n_reference,
                          engine=self.engine, n=self.n)

@@ -12,14 +12,16 @@ from .. import __version__
 from ..figures.export import SLIDE_HEIGHT, SLIDE_SCALE, SLIDE_WIDTH
 from ..figures.theme import inert_links
 from ..io.export import to_csv
-from ..panel import (config_key, costly_reference, format_interval, format_p_value, format_value, interval_caption,
-                     metric_panel, redraws_needed, reference_range_words)
+from ..panel import (config_key, costly_reference, format_adjusted_p, format_interval, format_p_value, format_value,
+                     has_calibration_test, interval_caption, judged_together, metric_panel, redraws_needed,
+                     reference_range_words)
 from .columns import column_help
 from .compute import cached, in_cache, progress_bar
 from .settings import panel_config, settings
 
 __all__ = ["BOOTSTRAP_ROW_BUDGET", "show_figure", "figure_about", "file_size", "download_table", "panel_table", "show_headlines", "show_metric_table", "slug",
-           "not_applicable", "without_attrs", "show_dataframe", "TCE_PAGE_CAPTION", "reference_redraws"]
+           "not_applicable", "without_attrs", "show_dataframe", "TCE_PAGE_CAPTION", "reference_redraws",
+           "family_of", "joined_panels"]
 
 
 def show_dataframe(data, **kwargs):
@@ -230,6 +232,13 @@ def _format_p(row) -> str:
     return format_p_value(p, int(row.get("n_redraws", 0) or 0))
 
 
+def _format_p_adjusted(row) -> str:
+    p = row.get("p_adjusted")
+    if p is None:
+        return ""
+    return format_adjusted_p(p, row.get("p_value"), int(row.get("n_redraws", 0) or 0))
+
+
 def _verdict_badge(row) -> str:
     """':red[evidence of miscalibration]' / ':green[no evidence of miscalibration]' for Markdown."""
     verdict = row.get("verdict") or ""
@@ -246,31 +255,43 @@ REFERENCE_RESAMPLES = 200
 REFERENCE_RESAMPLES_LARGE = 50
 
 
-def reference_redraws(n_cells: int, alpha: float) -> int:
+def reference_redraws(n_cells: int, alpha: float, family: int = 1) -> int:
     """Label redraws of a page's calibrated-model references, for data of ``n_cells`` values (rows x classes):
     :data:`REFERENCE_RESAMPLES`, or :data:`REFERENCE_RESAMPLES_LARGE` above the row budget; raised to the
     ``1/alpha - 1`` that a verdict at ``alpha`` needs (999 at 0.001: R redraws give p >= 1/(R + 1)) while that
-    stays within the budget, otherwise the readings say the level cannot be tested.
+    stays within the budget, otherwise the readings say the level cannot be tested. ``family``: the tests shown
+    together, whose verdicts are judged together (:func:`calibviz.panel.family_verdicts`: the first needs p <=
+    alpha / family), so the redraws are raised to what that needs too, up to four times the base number (7 tests
+    at 0.05: 139, where large data would give 50; otherwise the readings say how many it takes).
 
     >>> reference_redraws(2_000, 0.05), reference_redraws(2_000, 0.001), reference_redraws(20_000, 0.001)
     (200, 999, 200)
-    >>> reference_redraws(10**6, 0.05)
-    50
+    >>> reference_redraws(10**6, 0.05), reference_redraws(10**6, 0.05, family=7), reference_redraws(0, 0.05, 16)
+    (50, 139, 319)
     """
     base = REFERENCE_RESAMPLES if n_cells * REFERENCE_RESAMPLES <= BOOTSTRAP_ROW_BUDGET else REFERENCE_RESAMPLES_LARGE
     need = redraws_needed(alpha)
-    return need if need > base and n_cells * need <= BOOTSTRAP_ROW_BUDGET else base
+    single = need if need > base and n_cells * need <= BOOTSTRAP_ROW_BUDGET else base
+    together = redraws_needed(alpha / max(int(family), 1))
+    return together if single < together <= 4 * base else single
 
 
-def metric_redraws(key: str, cfg, n_cells: int) -> int:
+def family_of(keys) -> int:
+    """How many of the metrics ``keys`` shown together have a test against a calibrated model (the family whose
+    verdicts :func:`calibviz.panel.family_verdicts` judges together)."""
+    return sum(1 for k in dict.fromkeys(keys) if has_calibration_test(k))
+
+
+def metric_redraws(key: str, cfg, n_cells: int, family: int = 1) -> int:
     """Label redraws of ``key``'s calibrated-model reference on data of ``n_cells`` values: fewer on large data
     only where every redraw costs time per row (:func:`calibviz.panel.costly_reference`: TCE, class-wise
     metrics, PAVA bins), as many as on small data for the others (bin and bucket sums), as an opened file's pages
-    give them, so both show the same verdict on the same file."""
-    return reference_redraws(n_cells if costly_reference(key, cfg) else 0, cfg.alpha)
+    give them, so both show the same verdict on the same file; enough for the ``family`` of tests shown together
+    (:func:`reference_redraws`)."""
+    return reference_redraws(n_cells if costly_reference(key, cfg) else 0, cfg.alpha, family)
 
 
-def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.DataFrame:
+def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, shown_with=()) -> pd.DataFrame:
     """The metric panel of (y, p, w) — a binary view, or labels and (n, K) probabilities — cached per data
     (``fingerprint`` and ``name``) and settings; the bootstrap shows its progress.
 
@@ -285,6 +306,11 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.Dat
     metrics) are taken from the cache on every other page (Reliability), and a
     metric whose intervals exist is shown with them even where the others
     still wait for the button.
+
+    The verdicts of the metrics are judged together (:func:`calibviz.panel.judged_together`). The redraws are
+    those the largest family of the pages needs (:func:`reference_redraws`): the sidebar's metrics, these, and
+    ``shown_with``, the keys of another panel shown beside this one (the Reliability page's CORP panel; join the
+    two with :func:`joined_panels`).
     """
     s = settings()
     keys = tuple(metrics or s["metrics"]) or ("ece",)
@@ -300,8 +326,12 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.Dat
     # 1 / (redraws + 1)); the others get as many as on small data, as an opened file's pages give them.
     cells = n * (np.shape(p)[1] if np.ndim(p) == 2 else 1)  # class-wise metrics redo every class
 
+    # the redraws a page's family needs, counted over the sidebar's metrics too: the Data page's three headline
+    # metrics then get the Reliability page's redraws, and one computation serves both pages (cached per metric)
+    family = family_of(tuple(s["metrics"]) + keys + tuple(shown_with))
+
     def redraws(key):
-        return metric_redraws(key, cfg, cells)
+        return metric_redraws(key, cfg, cells, family)
 
     def cache_key(key, resamples):
         # Per metric, on the settings it depends on: changing the bins does not recompute TCE.
@@ -319,7 +349,7 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.Dat
         return cached(cache_key(key, resamples), compute), resamples
 
     parts = [one(k) for k in keys]
-    table = pd.concat([t for t, _ in parts], ignore_index=True)
+    table = judged_together(*[t for t, _ in parts])  # cached one by one, judged as the tests shown together
     missing = sum(1 for _, r in parts if not r)
     table.attrs.update(n_resamples=n_boot if n_boot and missing < len(keys) else n_run, random_state=seed, confidence=0.95,
                        n_reference=max(redraws(k) for k in keys), intervals_wait=bool(n_boot and not wanted and missing))
@@ -334,11 +364,11 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.Dat
 
 
 def joined_panels(*tables: pd.DataFrame) -> pd.DataFrame:
-    """Panel tables of :func:`panel_table` one below the other, with the attributes their caption reads
-    (pandas keeps a concatenation's attrs only when all of them agree: the caption then said the intervals were
-    turned off beside a table that showed them)."""
-    out = pd.concat(tables, ignore_index=True)
-    out.attrs.update(tables[0].attrs)
+    """Panel tables of :func:`panel_table` one below the other, their verdicts judged together
+    (:func:`calibviz.panel.judged_together`), with the attributes their caption reads (pandas keeps a
+    concatenation's attrs only when all of them agree: the caption then said the intervals were turned off beside
+    a table that showed them)."""
+    out = judged_together(*tables)
     out.attrs["n_resamples"] = max(int(t.attrs.get("n_resamples") or 0) for t in tables)
     out.attrs["intervals_wait"] = any(t.attrs.get("intervals_wait") for t in tables)
     return out
@@ -363,6 +393,7 @@ def show_metric_table(table: pd.DataFrame, name: str, caption: str | None = None
         "95% interval": table.apply(_format_interval, axis=1),
         "Calibrated model would show": table.apply(_format_reference, axis=1),
         "p-value": table.apply(_format_p, axis=1),
+        "p adjusted": table.apply(_format_p_adjusted, axis=1),
         "Verdict": table["verdict"],
         "What it means": (table["reading"] + table["note"].map(lambda t: f" {t}" if t else "")),
     })
@@ -372,7 +403,12 @@ def show_metric_table(table: pd.DataFrame, name: str, caption: str | None = None
                                     help="What a perfectly calibrated model with these predictions would show "
                                          "when the labels are redrawn from them (y* ~ Bernoulli(p)): "
                                          f"{reference_range_words(panel_config(settings()).alpha)}. It depends on n "
-                                         "and the bins.")})
+                                         "and the bins."),
+                                "p adjusted": st.column_config.TextColumn(
+                                    help="The p-value adjusted for the tests shown together (Holm's method), "
+                                         "which decides the verdict: a calibrated model gets any 'evidence' at "
+                                         "most α of the time, where single tests at α each flagged one metric of "
+                                         "18% of calibrated models with the default 7 tests.")})
     st.caption(caption or interval_caption(table))
     download_table(table.drop(columns=["description"]), f"metrics_{name}", label="Metrics as CSV",
                    key=f"metrics_{slug(name)}")

@@ -14,8 +14,8 @@ import streamlit as st
 
 from .. import reduce
 from ..compare import comparison_metrics, leaderboard
-from ..panel import config_key, costly_reference, metric_panel
-from .blocks import BOOTSTRAP_ROW_BUDGET, download_table, metric_redraws
+from ..panel import config_key, costly_reference, judged_together, metric_panel
+from .blocks import BOOTSTRAP_ROW_BUDGET, download_table, metric_redraws, family_of
 from .blocks import show_dataframe
 from .comparison import number_column, table_height
 from .compute import cached, guarded, progress_bar
@@ -51,12 +51,14 @@ def show_leaderboard() -> None:
             tuple(config_key(k, cfg) for k in keys), seed)
     consent = "cv_board_ok_" + hashlib.sha1(repr(base).encode()).hexdigest()[:16]
     # redraws as one model's metric panel, metric by metric; only those that cost time per row count
-    costly_rows = n_rows * sum(metric_redraws(k, cfg, n_max) for k in keys if costly_reference(k, cfg))
+    family = family_of(tuple(s["metrics"]) + tuple(keys))  # the redraws of the pages' panels: one cache
+    costly_rows = n_rows * sum(metric_redraws(k, cfg, n_max, family) for k in keys if costly_reference(k, cfg))
     with_reference = costly_rows <= 4 * BOOTSTRAP_ROW_BUDGET or st.session_state.get(consent, False)
 
     def panel(name, view, fingerprint, key):
         # cheap references always; those that cost time per row wait for the button on large data
-        n_run_ref = metric_redraws(key, cfg, n_max) if with_reference or not costly_reference(key, cfg) else 0
+        n_run_ref = (metric_redraws(key, cfg, n_max, family) if with_reference or not costly_reference(key, cfg)
+                     else 0)
 
         def compute():
             with progress_bar(f"{name}: {key} against a calibrated model"):
@@ -66,7 +68,8 @@ def show_leaderboard() -> None:
         # the key of calibviz.ui.blocks.panel_table for a panel without bootstrap: shared with the other pages
         return cached(("metric", fingerprint, view.name, key, config_key(key, cfg), 0, n_run_ref, seed), compute)
 
-    panels = {name: pd.concat([panel(name, views[name], p.fingerprint(), k) for k in keys], ignore_index=True)
+    # each model's verdicts are judged together, as its metric panel's (calibviz.panel.judged_together)
+    panels = {name: judged_together(*[panel(name, views[name], p.fingerprint(), k) for k in keys])
               for name, p in models.items()}
     board = leaderboard(panels)
     st.subheader("All models")
@@ -85,7 +88,7 @@ def show_leaderboard() -> None:
     show_dataframe(shown, height=table_height(len(shown)), column_config=config)
     waiting = [k for k in keys if costly_reference(k, cfg)]
     if not with_reference and waiting:
-        n_ref = metric_redraws(waiting[0], cfg, n_max)
+        n_ref = metric_redraws(waiting[0], cfg, n_max, family)
         if st.button(f"Compute the verdicts of {', '.join(waiting)} against a calibrated model ({n_ref} label "
                      f"redraws x {len(waiting)} metric{'s' if len(waiting) > 1 else ''} x {len(models)} models of "
                      f"{first.n:,} rows)", key="board_reference", icon=":material/calculate:"):

@@ -23,14 +23,14 @@ from .. import figures
 from ..binning import PAVABC
 from ..compare import comparison_metrics
 from ..figures.testbased import _DEFAULT_SCHEMES
-from ..panel import PanelConfig, config_key, format_value
+from ..panel import PanelConfig, config_key, format_value, judged_together
 from ..scan import interval_caption
 from ..scan import tables as scan_tables
 from ..scan.refine import EXACT_BLOCK_ROWS
 from ..multiclass import readable_class_ranking
 from ..variables import top_variable_words
-from .blocks import (REFERENCE_RESAMPLES_LARGE, download_table, reference_redraws, not_applicable, show_figure,
-                     show_headlines, show_metric_table, slug, tce_headline, tce_tiles, zoom_bin_picker)
+from .blocks import (BOOTSTRAP_ROW_BUDGET, download_table, reference_redraws, not_applicable, show_figure,
+                     family_of, show_headlines, show_metric_table, slug, tce_headline, tce_tiles, zoom_bin_picker)
 from .blocks import TCE_PAGE_CAPTION, show_dataframe
 from .comparison import show_comparison
 from .compute import cached, guarded, in_cache, progress_bar
@@ -68,29 +68,34 @@ def _view(scan):
     return view
 
 
-def _redraws(key: str) -> int:
+def _redraws(key: str, family: int = 1) -> int:
     """Label redraws of a metric's calibrated-model reference on an opened file: TCE refits PAVA-BC on every
     redraw (0.07-0.1 s at 2^16 buckets), so it takes the in-memory pages' large-data number; the others redraw
     bucket sums (cheap whatever the file's size; smECE ~8 ms per redraw for its fixed point), as many as a verdict
-    at the sidebar's alpha needs."""
-    if key == "tce":
-        return REFERENCE_RESAMPLES_LARGE
-    return reference_redraws(0, float(settings()["alpha"]))
+    at the sidebar's alpha needs; both raised to what the ``family`` of tests shown together needs
+    (:func:`calibviz.ui.blocks.reference_redraws`)."""
+    alpha = float(settings()["alpha"])
+    if key == "tce":  # any data above the row budget: the large-data number
+        return reference_redraws(BOOTSTRAP_ROW_BUDGET + 1, alpha, family)
+    return reference_redraws(0, alpha, family)
 
 
-def _metric_key(view, key: str, cfg: PanelConfig, seed: int, resamples: int) -> tuple:
+def _metric_key(view, key: str, cfg: PanelConfig, seed: int, resamples: int, family: int) -> tuple:
     """The cache key of one metric's panel row: the options it depends on, its reference redraws, the seed and the
     bootstrap resamples (0: none)."""
-    return ("scan_metric", cache_id(), view.name, key, config_key(key, cfg), _redraws(key), seed, resamples)
+    return ("scan_metric", cache_id(), view.name, key, config_key(key, cfg), _redraws(key, family), seed, resamples)
 
 
 def _metric_row(view, key: str, cfg: PanelConfig, s: dict) -> pd.Series:
     """One metric's panel row, from the Reliability page's panel cache when it holds it (with its intervals, if they
-    were computed): TCE's calibrated-model reference (50 label redraws) is computed once for both pages."""
+    were computed): TCE's calibrated-model reference is computed once for both pages. The row is that metric's
+    own test (its reading's verdict is not judged with the Reliability page's other metrics)."""
     seed, n_boot = int(s["seed"]), int(s["boot"])
-    with_intervals = _metric_key(view, key, cfg, seed, n_boot)
-    cache_key = with_intervals if n_boot and in_cache(with_intervals) else _metric_key(view, key, cfg, seed, 0)
-    return cached(cache_key, lambda: view.metrics([key], config=cfg, n_reference=_redraws(key), random_state=seed),
+    family = family_of(s["metrics"])  # the redraws of the Reliability page's panel: its cache is shared
+    with_intervals = _metric_key(view, key, cfg, seed, n_boot, family)
+    cache_key = with_intervals if n_boot and in_cache(with_intervals) else _metric_key(view, key, cfg, seed, 0, family)
+    return cached(cache_key, lambda: view.metrics([key], config=cfg, n_reference=_redraws(key, family),
+                                                  random_state=seed),
                   label=f"Computing {key} and its calibrated-model reference").iloc[0]
 
 
@@ -109,21 +114,23 @@ def _panel(view, keys, cfg: PanelConfig, s: dict) -> pd.DataFrame:
     base = ("scan_panel", cache_id(), view.name, keys, cfg, seed, n_boot)
     consent = "cv_scan_boot_" + hashlib.sha1(repr(base).encode()).hexdigest()[:16]
 
+    family = family_of(keys)
+
     def one(key):
-        asked = n_boot and (st.session_state.get(consent) or in_cache(_metric_key(view, key, cfg, seed, n_boot)))
+        asked = n_boot and (st.session_state.get(consent)
+                            or in_cache(_metric_key(view, key, cfg, seed, n_boot, family)))
         resamples = n_boot if asked else 0
 
         def compute():
             with progress_bar(f"Bootstrapping {key} from the score buckets") as progress:
-                return view.metrics([key], config=cfg, n_reference=_redraws(key), random_state=seed,
+                return view.metrics([key], config=cfg, n_reference=_redraws(key, family), random_state=seed,
                                     n_resamples=resamples, progress=progress)
 
-        return cached(_metric_key(view, key, cfg, seed, resamples), compute,
+        return cached(_metric_key(view, key, cfg, seed, resamples, family), compute,
                       label=f"Computing {key} and its calibrated-model reference"), resamples
 
     parts = [one(k) for k in keys]
-    table = pd.concat([t for t, _ in parts], ignore_index=True)
-    table.attrs.update(parts[0][0].attrs)
+    table = judged_together(*[t for t, _ in parts])  # cached one by one, judged as the tests shown together
     missing = sum(1 for _, r in parts if not r)
     table.attrs["n_resamples"] = n_boot if missing < len(keys) else 0
     table.attrs["intervals_wait"] = bool(n_boot and missing)
@@ -209,7 +216,8 @@ def test_based(scan) -> None:
     else:
         tce, note, reference = cached(("tce",) + key, lambda: view.tce(scheme, alpha)), "", None
     n_all = tce_tiles(tce, table, weighted=scan.mapping.weight is not None)
-    st.markdown(tce_headline(tce, alpha, reference, n_rows=n_all, n_redraws=_redraws("tce")))
+    st.markdown(tce_headline(tce, alpha, reference, n_rows=n_all,
+                             n_redraws=None if reference is None else int(reference["n_redraws"])))
     if note:
         st.caption(note)
     fig = cached(("tce_fig", s["tce_axis"]) + key, lambda: figures.tce_diagram(

@@ -1,0 +1,179 @@
+"""The tests of a panel judged together: Holm's adjustment, its verdicts and readings, everywhere they are shown.
+
+A panel shows several verdicts at once; each test alone has its level, but 7 of them flagged at least one
+metric of 18% of calibrated models (400 logs, n = 2,000). The size of the panel as a whole is checked here by
+simulation at modest replication (the full-size run is in benchmarks/bench_family.py).
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from statsmodels.stats.multitest import multipletests
+
+import calibviz as cv
+from calibviz.errors import InputError
+from calibviz.panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, PanelConfig, family_verdicts, judged_together,
+                            metric_panel)
+from calibviz.stats import holm_adjusted
+
+EVIDENCE = "evidence of miscalibration"
+
+
+# ----------------------------------------------------------------------------------------------------
+# Holm's adjustment against statsmodels' (an independent implementation)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=20))
+def test_holm_matches_statsmodels(p):
+    expected = multipletests(np.array(p), method="holm")[1]
+    np.testing.assert_allclose(holm_adjusted(p), expected, rtol=1e-12, atol=1e-15)
+
+
+def test_holm_rejects_bad_input():
+    for bad in ([0.1, np.nan], [1.2], [[0.1, 0.2]], [-0.1]):
+        with pytest.raises(InputError, match="p-values in \\[0, 1\\]"):
+            holm_adjusted(bad)
+
+
+# ----------------------------------------------------------------------------------------------------
+# verdicts and readings of a family
+
+
+def _row(metric, p, redraws=200, value=0.05):
+    return {"metric": metric, "label": BINARY_METRICS[metric].label, "value": value, "low": np.nan, "high": np.nan,
+            "interval": "", "null_mean": 0.02, "null_low": 0.01, "null_high": 0.03, "p_value": p,
+            "n_redraws": redraws, "verdict": "", "unit": BINARY_METRICS[metric].unit, "description": "",
+            "reading": "Head.", "note": ""}
+
+
+def test_family_verdicts_by_holm_with_readings_that_say_so():
+    rows = [_row("ece", 0.03), _row("ace", 1 / 201), _row("tce", 0.5), _row("smooth_ece", 0.2)]
+    out = family_verdicts(rows, 0.05, BINARY_METRICS)
+    adjusted = [r["p_adjusted"] for r in out]
+    np.testing.assert_allclose(adjusted, multipletests([0.03, 1 / 201, 0.5, 0.2], method="holm")[1])
+    assert [r["verdict"] for r in out] == ["no evidence of miscalibration", EVIDENCE,
+                                          "no evidence of miscalibration", "no evidence of miscalibration"]
+    assert [r["n_tests"] for r in out] == [4, 4, 4, 4]
+    # the metric whose own p is below alpha says why it is not flagged
+    assert "among the 4 tests shown together (p = 0.03 on its own, 0.09 adjusted by Holm's method" in out[0]["reading"]
+    assert "≤ 0.02 adjusted for the 4 tests shown together" in out[1]["reading"]
+    assert out[2]["reading"].endswith("no evidence of miscalibration (p = 0.5).")
+    assert all(r["reading"].startswith("Head. A perfectly calibrated model") for r in out)
+
+
+def test_lone_test_is_not_adjusted_and_rows_without_a_test_stay_out():
+    rows = [_row("ece", 0.03), _row("brier", np.nan, redraws=0)]
+    out = family_verdicts(rows, 0.05, BINARY_METRICS)
+    assert out[0]["p_adjusted"] == 0.03 and out[0]["verdict"] == EVIDENCE and out[0]["n_tests"] == 1
+    assert out[0]["reading"].endswith("evidence of miscalibration (p = 0.03).")
+    assert np.isnan(out[1]["p_adjusted"]) and out[1]["verdict"] == "" and out[1]["n_tests"] == 0
+
+
+def test_floor_of_the_redraws_short_of_the_family_level_gives_no_verdict():
+    # 16 tests need p <= 0.05/16 = 0.0031 for the first rejection; 200 redraws give 1/201 = 0.005 at best
+    rows = [_row("ece", 1 / 201)] + [_row("ace", 0.5) for _ in range(15)]
+    out = family_verdicts(rows, 0.05, BINARY_METRICS)
+    assert out[0]["verdict"] == ""
+    assert "no verdict among the 16 tests shown together" in out[0]["reading"]
+    assert "at least 319 redraws" in out[0]["reading"]
+    # a test of its own (no redraws) below the family's level is flagged
+    rows[0] = _row("spiegelhalter_z", 1e-4, redraws=0, value=3.9)
+    out = family_verdicts(rows, 0.05, BINARY_METRICS)
+    assert out[0]["verdict"] == EVIDENCE
+
+
+def _calibrated(n, rng):
+    p = rng.beta(2, 5, n)
+    return (rng.random(n) < p).astype(np.int64), p
+
+
+def test_panel_size_on_calibrated_models():
+    """The default panel flags any metric of a calibrated model at most at alpha (Holm), where single verdicts
+    flagged 18%: 120 logs here; the old rule fails this bound with probability < 1e-3."""
+    rng = np.random.default_rng(20261128)
+    flagged, single = 0, 0
+    for r in range(120):
+        y, p = _calibrated(400, rng)
+        t = metric_panel(y, p, n_resamples=0, n_reference=200, random_state=r)
+        flagged += bool((t["verdict"] == EVIDENCE).any())
+        single += bool((t["p_value"] <= 0.05).any())
+    assert flagged <= 10, flagged  # rate <= 8.3% (alpha 5% + 2 standard errors)
+    assert single >= 10, single  # the simulation can see the problem: single tests flag many more
+
+
+def test_panel_still_flags_a_miscalibrated_model():
+    rng = np.random.default_rng(5)
+    p = rng.beta(2, 5, 2000)
+    y = (rng.random(2000) < p ** 1.3).astype(np.int64)  # over-predicts
+    t = metric_panel(y, p, n_resamples=0, n_reference=200, random_state=0)
+    flagged = set(t.loc[t["verdict"] == EVIDENCE, "metric"])
+    assert {"ece", "ace", "tce", "smooth_ece"} <= flagged
+    np.testing.assert_allclose(t["p_adjusted"], multipletests(t["p_value"], method="holm")[1])
+
+
+def test_panels_cached_apart_are_judged_together():
+    rng = np.random.default_rng(1)
+    y, p = _calibrated(600, rng)
+    keys = ("ece", "ace", "tce", "spiegelhalter_z")
+    parts = [metric_panel(y, p, metrics=(k,), n_resamples=0, n_reference=100, random_state=3) for k in keys]
+    joint = metric_panel(y, p, metrics=keys, n_resamples=0, n_reference=100, random_state=3)
+    pd.testing.assert_frame_equal(judged_together(*parts), joint)
+    # and judging a joint panel again changes nothing
+    pd.testing.assert_frame_equal(judged_together(joint), joint)
+
+
+def test_panels_at_different_levels_are_not_judged_together():
+    rng = np.random.default_rng(2)
+    y, p = _calibrated(300, rng)
+    a = metric_panel(y, p, metrics=("ece",), n_resamples=0, n_reference=20)
+    b = metric_panel(y, p, metrics=("ace",), n_resamples=0, n_reference=20, config=PanelConfig(alpha=0.1))
+    with pytest.raises(InputError, match="different levels"):
+        judged_together(a, b)
+
+
+def test_multiclass_panel_is_judged_together():
+    rng = np.random.default_rng(4)
+    P = rng.dirichlet([1, 1, 1], 800)
+    y = (rng.random(800)[:, None] > np.cumsum(P, axis=1)).sum(axis=1)
+    t = metric_panel(y, P, n_resamples=0, n_reference=100, random_state=0)
+    tested = np.isfinite(t["p_value"].to_numpy(float))
+    assert tested.sum() >= 3 and set(t.loc[tested, "n_tests"]) == {int(tested.sum())}
+    np.testing.assert_allclose(t.loc[tested, "p_adjusted"], multipletests(t.loc[tested, "p_value"], method="holm")[1])
+
+
+def test_scan_panel_uses_the_same_rule(tmp_path):
+    rng = np.random.default_rng(6)
+    p = rng.beta(2, 5, 5000)
+    y = (rng.random(5000) < p ** 1.15).astype(np.int64)
+    t = cv.scan(pd.DataFrame({"y": y, "p": p})).metrics(n_reference=200, random_state=0)
+    tested = np.isfinite(t["p_value"].to_numpy(float))
+    assert tested.sum() >= 5
+    np.testing.assert_allclose(t.loc[tested, "p_adjusted"], multipletests(t.loc[tested, "p_value"], method="holm")[1])
+    expected = np.where(t.loc[tested, "p_adjusted"] <= 0.05, EVIDENCE, "no evidence of miscalibration")
+    assert (t.loc[tested, "verdict"].to_numpy() == expected).all()
+
+
+def test_cli_json_has_the_adjusted_p_value(tmp_path, capsys):
+    from calibviz.cli import main
+
+    rng = np.random.default_rng(7)
+    y, p = _calibrated(500, rng)
+    path = tmp_path / "preds.csv"
+    pd.DataFrame({"y": y, "p": p}).to_csv(path, index=False)
+    assert main(["metrics", str(path), "--format", "json", "--metrics", "ece,ace,tce", "--reference", "50"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    adjusted = multipletests([r["p_value"] for r in records], method="holm")[1]
+    np.testing.assert_allclose([r["p_adjusted"] for r in records], adjusted)
+    assert all((r["verdict"] == EVIDENCE) == (r["p_adjusted"] <= 0.05) for r in records)
+
+
+def test_default_panel_has_what_the_family_needs():
+    # 200 redraws reach the family level of the default panel: a value above every redraw can be flagged
+    tested = [k for k in DEFAULT_BINARY_METRICS if BINARY_METRICS[k].reference is not None]
+    assert 1 / 201 <= 0.05 / len(tested)
