@@ -102,9 +102,10 @@ def _add_metric_options(p: argparse.ArgumentParser, *, ci_default: int) -> None:
                         "`calibviz metrics --list` names them all")
     g.add_argument("--ci", type=int, default=ci_default, metavar="N_RESAMPLES",
                    help=f"bootstrap resamples of the intervals, 0 = none (default: {ci_default})")
-    g.add_argument("--reference", type=int, default=200, metavar="N_RESAMPLES",
+    g.add_argument("--reference", type=int, default=None, metavar="N_RESAMPLES",
                    help="label redraws of the calibrated-model reference (the range a perfectly calibrated model "
-                        "with these predictions would show, and the p-value against it), 0 = none (default: 200)")
+                        "with these predictions would show, and the p-value against it), 0 = none (default: 200, "
+                        "or what the tests shown together need: 319 for 16 tests at alpha 0.05)")
     g.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap and the reference (default: 0)")
 
 
@@ -378,18 +379,18 @@ def _cmd_metrics(args) -> int:
             raise InputError(f"--fail-p-below {key}: {key} has no test against a calibrated model (it does not "
                              "measure miscalibration); gate it with --fail-above, or gate a calibration metric such "
                              "as ece.")
-    if p_thresholds and args.reference < 1:
+    if p_thresholds and args.reference is not None and args.reference < 1:
         raise InputError("--fail-p-below needs the calibrated-model reference: drop --reference 0 (or give "
                          "--reference 200).")
     from .panel import p_value_from_redraws, redraws_needed, too_few_redraws
 
     for key, level in p_thresholds:  # R redraws give p >= 1/(R+1): a gate below that could never fire
         gated = MULTICLASS_GATES.get(key, (key,))[0]
-        if (p_value_from_redraws(key) or p_value_from_redraws(gated)) and too_few_redraws(args.reference, level):
-            raise InputError(f"--fail-p-below {key}={level:g} can never fire with --reference {args.reference}: "
-                             f"{args.reference} label redraws give p-values of {1 / (args.reference + 1):.2g} at "
+        if (p_value_from_redraws(key) or p_value_from_redraws(gated)) and too_few_redraws(_redraws(args), level):
+            raise InputError(f"--fail-p-below {key}={level:g} can never fire with --reference {_redraws(args)}: "
+                             f"{_redraws(args)} label redraws give p-values of {1 / (_redraws(args) + 1):.2g} at "
                              f"least; give --reference {redraws_needed(level)} or more.")
-    if args.reference < 0:
+    if args.reference is not None and args.reference < 0:
         raise InputError(f"--reference must be a non-negative number of resamples, got {args.reference}.")
     cfg = _config(args)
     requested = _metric_list(args)
@@ -409,6 +410,16 @@ def _cmd_metrics(args) -> int:
     return _report_metrics(args, records, thresholds, p_thresholds, gate_keys)
 
 
+def _redraws(args, keys=None, alpha: float = 0.05) -> int:
+    """``--reference``, or by default 200 raised to what the tests shown together need
+    (:func:`calibviz.panel.redraws_for`: a value above every redraw must reach alpha / tests)."""
+    if args.reference is not None:
+        return args.reference
+    from .panel import redraws_for
+
+    return redraws_for(keys, alpha)
+
+
 def _panel_records(args, models, cfg, requested, gates, bar) -> tuple[list, dict]:
     """The metric records of every model, and ``{(model, gate key): key computed for that model}``."""
     from .panel import metric_panel, resolve_metrics
@@ -420,17 +431,18 @@ def _panel_records(args, models, cfg, requested, gates, bar) -> tuple[list, dict
             gate_keys[(name, gate)] = gate_metric(gate, p.is_binary)
         own = tuple(dict.fromkeys(gate_keys[(name, g)] for g, _ in gates))
         keys = keys + tuple(k for k in own if k not in keys)
+        n_ref = _redraws(args, keys, cfg.alpha)
         what = f"model {_printable(name)}: {len(keys)} metrics" + (
             f", {args.ci} bootstrap resamples" if args.ci else "") + (
-            f", {args.reference} label redraws" if args.reference and not args.engine else "")
+            f", {n_ref} label redraws" if n_ref and not args.engine else "")
         with bar.step(what) as progress:
             if args.engine:  # a scan: values computed where the data live (cv.scan)
-                panel = p.metrics(keys, config=cfg, n_reference=args.reference, random_state=args.seed,
+                panel = p.metrics(keys, config=cfg, n_reference=n_ref, random_state=args.seed,
                                   n_resamples=args.ci, progress=progress)
             else:
                 panel = metric_panel(p.y, p.y_prob if p.is_binary else p.probs, metrics=keys, config=cfg,
                                      sample_weight=p.weights, n_resamples=args.ci, random_state=args.seed,
-                                     n_reference=args.reference, progress=progress)
+                                     n_reference=n_ref, progress=progress)
         for r in panel.itertuples():
             records.append({"model": name, "metric": r.metric, "label": r.label, "value": _json_number(r.value),
                             "low": _json_number(r.low), "high": _json_number(r.high),
@@ -538,7 +550,7 @@ def _cmd_report(args) -> int:
         options = {k: v for k, v in load.items() if v not in (None, False)}
         with bar.step(f"building the report of {len(models)} model{'s' if len(models) > 1 else ''}") as progress:
             write_report(models, out, config=cfg, metrics=metrics, n_resamples=args.ci, random_state=args.seed,
-                         n_reference=args.reference, title=args.title, source=args.file, load_options=options,
+                         n_reference=_redraws(args, metrics, cfg.alpha), title=args.title, source=args.file, load_options=options,
                          recalibration=args.recalibrate or None, progress=progress)
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)
     return 0
@@ -551,7 +563,7 @@ def _report_scan(args, cfg, metrics, out: Path) -> int:
 
     if args.recalibrate:
         raise InputError("--recalibrate cannot be combined with --engine (recalibration maps are fitted on rows).")
-    if args.reference < 0:
+    if args.reference is not None and args.reference < 0:
         raise InputError(f"--reference must be a non-negative number of resamples, got {args.reference}.")
     options = {k: v for k, v in _mapping_kwargs(args).items() if k in ("label", "probs", "positive", "weight", "model")}
     bar = _progress(args)
@@ -561,8 +573,8 @@ def _report_scan(args, cfg, metrics, out: Path) -> int:
         with bar.step(f"building the report of {len(models)} model{'s' if len(models) > 1 else ''} from "
                       f"{args.engine} aggregations") as progress:
             page = build_scan_report(models, config=cfg, metrics=metrics, n_resamples=args.ci, random_state=args.seed,
-                                     n_reference=args.reference, title=args.title, source=args.file,
-                                     load_options=options, engine=args.engine, database=args.database,
+                                     n_reference=_redraws(args, metrics, cfg.alpha), title=args.title,
+                                     source=args.file, load_options=options, engine=args.engine, database=args.database,
                                      progress=progress)
         _write_page(page, out)
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)
@@ -794,7 +806,8 @@ def _metrics_recalibrated(args, models, cfg, requested, bar) -> int:
                            sample_weight=p.weights)
         with bar.step(f"model {_printable(name)}: metrics before and after") as progress:
             table = recalibration_table(p.y, y_prob, {args.recalibrate: cf}, metrics=keys, config=cfg,
-                                        sample_weight=p.weights, n_resamples=args.ci, n_reference=args.reference,
+                                        sample_weight=p.weights, n_resamples=args.ci,
+                                        n_reference=_redraws(args, keys, cfg.alpha),
                                         random_state=args.seed, progress=progress)
         for r in table.to_dict("records"):
             rec = {k: r.get(k) for k in RECALIBRATION_FIELDS if k != "model"}

@@ -835,6 +835,30 @@ PANEL_COLUMNS = ("metric", "label", "value", "low", "high", "interval", "null_me
                  "p_value", "p_adjusted", "n_tests", "n_redraws", "verdict", "unit", "description", "reading", "note")
 
 
+def family_size(keys) -> int:
+    """How many of the metrics ``keys`` shown together have a test against a calibrated model: the family whose
+    verdicts :func:`family_verdicts` judges together (at most; a test without a p-value on the data drops out).
+
+    >>> family_size(DEFAULT_BINARY_METRICS), family_size(("ece", "auc", "ece"))
+    (7, 1)
+    """
+    return sum(1 for k in dict.fromkeys(keys) if has_calibration_test(k))
+
+
+def redraws_for(keys, alpha: float, base: int = 200) -> int:
+    """Label redraws for a panel of ``keys`` at level ``alpha``: ``base``, or the fewest with which a value above
+    every redraw reaches the family's first Holm level ``alpha / tests`` (:func:`redraws_needed`), whichever is
+    larger. ``keys`` None: the larger of the default binary and multiclass panels.
+
+    >>> redraws_for(None, 0.05), redraws_for([k for k in BINARY_METRICS], 0.05), redraws_for(("ece",), 0.001)
+    (200, 319, 999)
+    """
+    if keys is None:
+        keys = DEFAULT_BINARY_METRICS if len(DEFAULT_BINARY_METRICS) >= len(DEFAULT_MULTICLASS_METRICS) else \
+            DEFAULT_MULTICLASS_METRICS
+    return max(int(base), redraws_needed(alpha / max(family_size(keys), 1)))
+
+
 def judged_together(*tables: pd.DataFrame) -> pd.DataFrame:
     """Panels computed apart (one metric at a time, as the dashboard caches them) shown as one: their rows one
     below the other, the verdicts of all their tests judged together (:func:`family_verdicts`), the attributes

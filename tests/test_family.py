@@ -177,3 +177,24 @@ def test_default_panel_has_what_the_family_needs():
     # 200 redraws reach the family level of the default panel: a value above every redraw can be flagged
     tested = [k for k in DEFAULT_BINARY_METRICS if BINARY_METRICS[k].reference is not None]
     assert 1 / 201 <= 0.05 / len(tested)
+
+
+def test_cli_gives_the_family_the_redraws_it_needs(tmp_path, capsys):
+    from calibviz.cli import main
+
+    rng = np.random.default_rng(8)
+    p = rng.beta(2, 5, 300)
+    y = (rng.random(300) < p ** 2).astype(np.int64)  # far from calibrated: values above every redraw
+    path = tmp_path / "preds.csv"
+    pd.DataFrame({"y": y, "p": p}).to_csv(path, index=False)
+    keys = "ece,ace,mce,rmsce,debiased_ece,tce,smooth_ece,brier,brier_reliability,log_loss,hosmer_lemeshow," \
+           "spiegelhalter_z,calibration_intercept,calibration_slope,ici,mcb"
+    assert main(["metrics", str(path), "--format", "json", "--metrics", keys]) == 0
+    records = {r["metric"]: r for r in json.loads(capsys.readouterr().out)}
+    assert records["ece"]["n_redraws"] == 319  # 16 tests: p <= 0.05 / 16 needs 319 redraws, not 200
+    assert records["ece"]["verdict"] == EVIDENCE
+    # an explicit --reference is kept, and the floor then says why there is no verdict
+    assert main(["metrics", str(path), "--format", "json", "--metrics", keys, "--reference", "200"]) == 0
+    records = {r["metric"]: r for r in json.loads(capsys.readouterr().out)}
+    assert records["ece"]["n_redraws"] == 200 and records["ece"]["verdict"] == ""
+    assert "at least 319 redraws" in records["ece"]["reading"]

@@ -13,7 +13,7 @@ from ..figures.export import SLIDE_HEIGHT, SLIDE_SCALE, SLIDE_WIDTH
 from ..figures.theme import inert_links
 from ..io.export import to_csv
 from ..panel import (config_key, costly_reference, format_adjusted_p, format_interval, format_p_value, format_value,
-                     has_calibration_test, interval_caption, judged_together, metric_panel, redraws_needed,
+                     family_size, interval_caption, judged_together, metric_panel, redraws_needed,
                      reference_range_words)
 from .columns import column_help
 from .compute import cached, in_cache, progress_bar
@@ -21,7 +21,7 @@ from .settings import panel_config, settings
 
 __all__ = ["BOOTSTRAP_ROW_BUDGET", "show_figure", "figure_about", "file_size", "download_table", "panel_table", "show_headlines", "show_metric_table", "slug",
            "not_applicable", "without_attrs", "show_dataframe", "TCE_PAGE_CAPTION", "reference_redraws",
-           "family_of", "joined_panels"]
+           "joined_panels"]
 
 
 def show_dataframe(data, **kwargs):
@@ -276,12 +276,6 @@ def reference_redraws(n_cells: int, alpha: float, family: int = 1) -> int:
     return together if single < together <= 4 * base else single
 
 
-def family_of(keys) -> int:
-    """How many of the metrics ``keys`` shown together have a test against a calibrated model (the family whose
-    verdicts :func:`calibviz.panel.family_verdicts` judges together)."""
-    return sum(1 for k in dict.fromkeys(keys) if has_calibration_test(k))
-
-
 def metric_redraws(key: str, cfg, n_cells: int, family: int = 1) -> int:
     """Label redraws of ``key``'s calibrated-model reference on data of ``n_cells`` values: fewer on large data
     only where every redraw costs time per row (:func:`calibviz.panel.costly_reference`: TCE, class-wise
@@ -328,7 +322,7 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, shown_wit
 
     # the redraws a page's family needs, counted over the sidebar's metrics too: the Data page's three headline
     # metrics then get the Reliability page's redraws, and one computation serves both pages (cached per metric)
-    family = family_of(tuple(s["metrics"]) + keys + tuple(shown_with))
+    family = family_size(tuple(s["metrics"]) + keys + tuple(shown_with))
 
     def redraws(key):
         return metric_redraws(key, cfg, cells, family)

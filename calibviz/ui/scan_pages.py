@@ -23,14 +23,14 @@ from .. import figures
 from ..binning import PAVABC
 from ..compare import comparison_metrics
 from ..figures.testbased import _DEFAULT_SCHEMES
-from ..panel import PanelConfig, config_key, format_value, judged_together
+from ..panel import PanelConfig, config_key, family_size, format_value, judged_together
 from ..scan import interval_caption
 from ..scan import tables as scan_tables
 from ..scan.refine import EXACT_BLOCK_ROWS
 from ..multiclass import readable_class_ranking
 from ..variables import top_variable_words
 from .blocks import (BOOTSTRAP_ROW_BUDGET, download_table, reference_redraws, not_applicable, show_figure,
-                     family_of, show_headlines, show_metric_table, slug, tce_headline, tce_tiles, zoom_bin_picker)
+                     show_headlines, show_metric_table, slug, tce_headline, tce_tiles, zoom_bin_picker)
 from .blocks import TCE_PAGE_CAPTION, show_dataframe
 from .comparison import show_comparison
 from .compute import cached, guarded, in_cache, progress_bar
@@ -91,7 +91,7 @@ def _metric_row(view, key: str, cfg: PanelConfig, s: dict) -> pd.Series:
     were computed): TCE's calibrated-model reference is computed once for both pages. The row is that metric's
     own test (its reading's verdict is not judged with the Reliability page's other metrics)."""
     seed, n_boot = int(s["seed"]), int(s["boot"])
-    family = family_of(s["metrics"])  # the redraws of the Reliability page's panel: its cache is shared
+    family = family_size(s["metrics"])  # the redraws of the Reliability page's panel: its cache is shared
     with_intervals = _metric_key(view, key, cfg, seed, n_boot, family)
     cache_key = with_intervals if n_boot and in_cache(with_intervals) else _metric_key(view, key, cfg, seed, 0, family)
     return cached(cache_key, lambda: view.metrics([key], config=cfg, n_reference=_redraws(key, family),
@@ -114,7 +114,7 @@ def _panel(view, keys, cfg: PanelConfig, s: dict) -> pd.DataFrame:
     base = ("scan_panel", cache_id(), view.name, keys, cfg, seed, n_boot)
     consent = "cv_scan_boot_" + hashlib.sha1(repr(base).encode()).hexdigest()[:16]
 
-    family = family_of(keys)
+    family = family_size(keys)
 
     def one(key):
         asked = n_boot and (st.session_state.get(consent)
