@@ -1001,7 +1001,7 @@ def interval_caption(table: pd.DataFrame) -> str:
 
 def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: PanelConfig = PanelConfig(),
                  sample_weight=None, n_resamples: int = 200, confidence: float = 0.95, random_state=0,
-                 progress=None, n_reference: int = 200) -> pd.DataFrame:
+                 progress=None, n_reference: int | None = None) -> pd.DataFrame:
     """Metrics with intervals, the calibrated-model reference and plain-language readings.
 
     Parameters
@@ -1027,9 +1027,11 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
     progress : callable(done, total), optional
         Called as the bootstrap advances and after each metric's reference
         (``total`` counts bootstrap resamples and label redraws of all metrics).
-    n_reference : int, default 200
+    n_reference : int or None, default None
         Label redraws of the calibrated-model reference (consistency
         resampling, :func:`calibviz.metrics.consistency_test`); 0 skips it.
+        None: 200, raised to what the panel's tests judged together need
+        (:func:`redraws_for`: 319 for 16 tests at ``alpha`` 0.05).
 
     Returns
     -------
@@ -1084,6 +1086,8 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
         registry = BINARY_METRICS
         prevalence = float(np.average(y, weights=w))
     specs = [_spec(k, registry) for k in metrics]
+    if n_reference is None:
+        n_reference = redraws_for([s.key for s in specs], config.alpha)
     n_boot = sum(s.bootstrap for s in specs) if n_resamples else 0
     n_classes = p.shape[1] if p.ndim == 2 else 2
     n_eff = float(len(y)) if w is None else float(w.sum() ** 2 / (w @ w)) if (w @ w) > 0 else 0.0  # Kish

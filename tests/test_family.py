@@ -198,3 +198,25 @@ def test_cli_gives_the_family_the_redraws_it_needs(tmp_path, capsys):
     records = {r["metric"]: r for r in json.loads(capsys.readouterr().out)}
     assert records["ece"]["n_redraws"] == 200 and records["ece"]["verdict"] == ""
     assert "at least 319 redraws" in records["ece"]["reading"]
+
+
+def test_metric_panel_default_redraws_follow_the_family():
+    rng = np.random.default_rng(9)
+    y, p = _calibrated(200, rng)
+    assert metric_panel(y, p, metrics=("ece", "ace"), n_resamples=0).attrs["n_reference"] == 200
+    keys = [k for k in BINARY_METRICS if k not in ("dsc", "unc", "auc")]  # the 16 with a test
+    t = metric_panel(y, p, metrics=keys, n_resamples=0)
+    assert t.attrs["n_reference"] == 319 and set(t.loc[t["n_redraws"] > 0, "n_redraws"]) == {319}
+
+
+def test_scan_panels_cached_apart_are_judged_together():
+    rng = np.random.default_rng(10)
+    p = rng.beta(2, 5, 4000)
+    y = (rng.random(4000) < p ** 1.2).astype(np.int64)
+    s = cv.scan(pd.DataFrame({"y": y, "p": p}))
+    keys = ["ece", "ace", "tce", "spiegelhalter_z"]
+    parts = [s.metrics([k], n_reference=100, random_state=3) for k in keys]
+    joint = s.metrics(keys, n_reference=100, random_state=3)
+    together = judged_together(*parts)
+    cols = ["metric", "p_value", "p_adjusted", "n_tests", "verdict", "reading"]
+    pd.testing.assert_frame_equal(together[cols], joint[cols])
