@@ -45,6 +45,7 @@ def one_log(case: str, n: int, gamma: float, rng, seed: int, n_reference: int, c
     p = rng.beta(2, 5, n)
     y = (rng.random(n) < p ** gamma).astype(np.int64)
     if case == "scan":
+        n_reference = cv.panel.redraws_for(None, 0.05) if n_reference is None else n_reference
         return cv.scan(pd.DataFrame({"y": y, "p": p})).metrics(n_reference=n_reference, random_state=seed)
     metrics = CASES[case] or cv.panel.DEFAULT_BINARY_METRICS
     return metric_panel(y, p, metrics=metrics, n_resamples=0, n_reference=n_reference, random_state=seed)
@@ -57,7 +58,8 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--gamma", type=float, default=1.0, help="true risk p ** gamma (1: calibrated)")
     ap.add_argument("--classes", type=int, default=3)
-    ap.add_argument("--reference", type=int, default=200)
+    ap.add_argument("--reference", type=int, default=None,
+                    help="label redraws (default: metric_panel's, 200 raised to what the tests together need)")
     ap.add_argument("--alpha", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
@@ -79,7 +81,8 @@ def main() -> None:
         q = k / a.logs
         return f"{100 * q:.1f}% (± {100 * math.sqrt(q * (1 - q) / a.logs):.1f})"
 
-    print(f"case {a.case}, n = {a.n}, gamma = {a.gamma:g}, {a.logs} logs, {a.reference} redraws, {dt:.2f} s per log, "
+    redraws = int(t.loc[t["n_redraws"] > 0, "n_redraws"].max()) if (t["n_redraws"] > 0).any() else 0
+    print(f"case {a.case}, n = {a.n}, gamma = {a.gamma:g}, {a.logs} logs, {redraws} redraws, {dt:.2f} s per log, "
           f"tests: {', '.join(t.loc[tested, 'metric'])}")
     print(f"  any single verdict at {a.alpha:g}: {rate(single_any)}")
     print(f"  any verdict of the panel (Holm): {rate(holm_any)}")
