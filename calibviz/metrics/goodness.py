@@ -1,7 +1,7 @@
 """Goodness-of-fit tests and logistic recalibration for a binary view.
 
 Spiegelhalter's Z test (no binning) and the calibration intercept / slope
-(logistic recalibration, fitted with statsmodels). A sample weight is the
+(logistic recalibration, fitted by :func:`calibviz.metrics.logistic.logistic_fit`). A sample weight is the
 weight of one observation (a sampling or importance weight), as everywhere in
 calibviz (the calibrated-model references redraw each row's label once, the
 bootstrap resamples rows): under calibration sum w y varies as
@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..validation import check_binary
+from .logistic import logistic_fit
 from .._lazy import lazy
 
 special, stats = lazy("scipy.special"), lazy("scipy.stats")
@@ -104,20 +105,20 @@ def spiegelhalter_z(y_true, y_prob, *, sample_weight=None) -> SpiegelhalterResul
     return _spiegelhalter_from_sums(num, var)
 
 
-def _standard_errors(fit, X: np.ndarray, w) -> np.ndarray:
+def _standard_errors(beta: np.ndarray, X: np.ndarray, w, offset=None) -> np.ndarray:
     """Standard errors of a weighted logistic fit whose rows are single observations carrying weights.
 
     The estimating equation sum w x (y - mu) = 0 has the covariance A^-1 B A^-1 with A = sum w mu (1 - mu) x x'
     and, under the model, B = sum w^2 mu (1 - mu) x x' (statsmodels' ``freq_weights`` covariance is A^-1, which
-    reads a weight as a count of identical rows). Unweighted, B = A and this is statsmodels' own ``bse``.
+    reads a weight as a count of identical rows). Unweighted, B = A and this is the usual A^-1 (statsmodels'
+    ``bse``).
     """
-    if w is None:
-        return np.asarray(fit.bse, dtype=np.float64)
-    mu = np.asarray(fit.fittedvalues, dtype=np.float64)
+    mu = special.expit(X @ beta + (0.0 if offset is None else offset))
     v = mu * (1.0 - mu)
-    A = X.T @ (X * (w * v)[:, None])
+    A_inv = np.linalg.inv(X.T @ (X * (v if w is None else w * v)[:, None]))
+    if w is None:
+        return np.sqrt(np.diag(A_inv))
     B = X.T @ (X * (w * w * v)[:, None])
-    A_inv = np.linalg.inv(A)
     return np.sqrt(np.diag(A_inv @ B @ A_inv))
 
 
@@ -170,36 +171,6 @@ class InterceptSlopeResult:
         return iter((self.intercept, self.slope))
 
 
-def _logistic_fit(y: np.ndarray, X: np.ndarray, w, offset=None, starts=()):
-    """The binomial GLM (logit link) of ``y`` on ``X`` (with ``offset``), by statsmodels' IRLS, checked.
-
-    IRLS has no step control: from a start whose fitted probabilities are all but 0 or 1 its working weights
-    vanish and it runs off, reporting convergence (an overconfident model's slope came out as 5.7e13 instead of
-    0.35 from the calibrated start; scores of exactly 0 or 1 made the intercept -1.8e15, and statsmodels' own
-    start, which ignores the offset, did that on rounded scores with many 0.00s). Each start of ``starts`` (then
-    statsmodels' own) is tried until a fit solves the likelihood equations, X' w (y - mu) = 0 to 1e-6 of the total
-    weight; the likelihood is concave, so that fit is the maximum. None when no start gets there.
-    """
-    import statsmodels.api as sm
-
-    family = sm.families.Binomial()
-    total = float(y.size if w is None else w.sum())
-    scale = max(1.0, float(np.abs(X).max()))
-    for start in (*starts, None):
-        # statsmodels' logit link takes 1 / (1 + exp(-z)): for z far below 0 exp overflows to inf and gives the
-        # right probability, 0, with a RuntimeWarning per iteration that says nothing to a user
-        with np.errstate(over="ignore"):
-            fit = sm.GLM(y, X, family=family, offset=offset, freq_weights=w).fit(start_params=start)
-        if not np.all(np.isfinite(fit.params)):
-            continue
-        eta = X @ fit.params + (0.0 if offset is None else offset)
-        resid = y - special.expit(eta)
-        score = X.T @ (resid if w is None else w * resid)
-        if np.abs(score).max() <= 1e-6 * total * scale:
-            return fit
-    return None
-
-
 def _offset_root(y: np.ndarray, offset: np.ndarray, w) -> float:
     """The intercept a solving sum w (y - expit(a + offset)) = 0, by bracketing (the sum falls from sum w y > 0 to
     -sum w (1 - y) < 0 as a grows, both classes present): IRLS from any start can run off where the offsets are
@@ -233,7 +204,8 @@ def calibration_intercept_slope(
 ) -> InterceptSlopeResult:
     """Calibration intercept (calibration-in-the-large) and calibration slope.
 
-    Two binomial GLMs with logit link (statsmodels, IRLS) on ``L = logit(p)``:
+    Two binomial GLMs with logit link (maximum likelihood by damped Newton steps,
+    :func:`calibviz.metrics.logistic.logistic_fit`) on ``L = logit(p)``:
 
     * intercept: ``logit P(y=1) = a + L`` (``L`` as offset); ``a = 0`` iff the
       mean prediction matches the observed rate in the logistic sense;
@@ -301,7 +273,7 @@ def calibration_intercept_slope(
     y, p, w = check_binary(y_true, y_prob, sample_weight, min_samples=2)
     if w is not None:
         # Zero-weight rows carry no information; dropping them keeps the
-        # separation check and statsmodels' bookkeeping honest.
+        # separation check and the fits' sums honest.
         keep = w > 0
         y, p, w = y[keep], p[keep], w[keep]
     if y.min() == y.max():
@@ -312,15 +284,15 @@ def calibration_intercept_slope(
     logit = special.logit(np.clip(p, LOGIT_CLIP, 1.0 - LOGIT_CLIP))
     z = stats.norm.ppf(0.5 + confidence / 2.0)
 
-    # IRLS starts at the root of the intercept's score equation, the calibrated model's slope 1 for the slope,
-    # then where statsmodels starts, until a fit solves the likelihood equations (_logistic_fit): a fixed start
-    # alone ran off on some inputs
+    # damped Newton (calibviz.metrics.logistic: statsmodels' IRLS ran off on some inputs), the intercept from the
+    # root of its score equation, the slope from the calibrated model's (0, 1)
     ones = np.ones((y.size, 1))
-    fit_a = _logistic_fit(y, ones, w, offset=logit, starts=([_offset_root(y, logit, w)], [0.0]))
-    if fit_a is None:  # pragma: no cover - both classes present: the intercept's likelihood has a maximum
+    try:
+        beta_a = logistic_fit(ones, y, w, offset=logit, start=[_offset_root(y, logit, w)])
+    except InputError:  # pragma: no cover - both classes present: the intercept's likelihood has a maximum
         raise InputError("the calibration intercept's fit did not converge; check the predictions for extreme "
-                         "values (exactly 0 or 1 where the outcome is the other).")
-    a, a_se = float(fit_a.params[0]), _standard_errors(fit_a, ones, w)[0]
+                         "values (exactly 0 or 1 where the outcome is the other).") from None
+    a, a_se = float(beta_a[0]), float(_standard_errors(beta_a, ones, w, logit)[0])
 
     if _separates(logit, y):
         warnings.warn(
@@ -333,14 +305,13 @@ def calibration_intercept_slope(
         b = b_se = c = np.nan
     else:
         X = np.column_stack([np.ones_like(logit), logit])
-        fit_b = _logistic_fit(y, X, w, starts=([0.0, 1.0],))
-        if fit_b is None:  # pragma: no cover - without separation the likelihood has a maximum
+        try:
+            c, b = (float(v) for v in logistic_fit(X, y, w, start=[0.0, 1.0]))
+            b_se = float(_standard_errors(np.array([c, b]), X, w)[1])
+        except InputError:  # pragma: no cover - without separation the likelihood has a maximum
             warnings.warn("calibration slope: the logistic fit did not converge; slope fields are NaN.",
                           RuntimeWarning, stacklevel=2)
             b = b_se = c = np.nan
-        else:
-            c, b = (float(v) for v in fit_b.params)
-            b_se = _standard_errors(fit_b, X, w)[1]
 
     return InterceptSlopeResult(
         intercept=a,
