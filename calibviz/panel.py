@@ -701,7 +701,11 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
                         "p-value this small is common)")
         else:  # at the redraws' floor, short of the family's level: more redraws could reach it
             verdict = (f"no verdict among the {family} tests shown together ({p_text}; together they need p ≤ "
-                       f"{level / family:.2g}, which takes at least {redraws_needed(level / family)} redraws)")
+                       f"{level / family:.2g}, which takes at least {redraws_needed(level / family)} redraws, or "
+                       "fewer tests)")
+    elif family > 1:
+        verdict += (f" ({p_text}; {format_adjusted_p(adjusted, p_value, n_redraws)} adjusted for the {family} "
+                    "tests shown together)")
     else:
         verdict += f" ({p_text})"
     if shown:
@@ -859,13 +863,15 @@ def redraws_for(keys, alpha: float, base: int = 200) -> int:
     return max(int(base), redraws_needed(alpha / max(family_size(keys), 1)))
 
 
-def judged_together(*tables: pd.DataFrame) -> pd.DataFrame:
+def judged_together(*tables: pd.DataFrame, alpha: float | None = None) -> pd.DataFrame:
     """Panels computed apart (one metric at a time, as the dashboard caches them) shown as one: their rows one
     below the other, the verdicts of all their tests judged together (:func:`family_verdicts`), the attributes
     of the first table kept.
 
     Each row's reading loses the verdict sentence of its own panel (recomputed from the row, so nothing else of
-    the reading changes) and gets the one of the joint panel.
+    the reading changes) and gets the one of the joint panel. ``alpha``: the verdicts' level; by default that of
+    the tables holding a test (a table of a metric without one does not depend on it, and a cache may hold it from
+    another level).
 
     >>> import numpy as np
     >>> rng = np.random.default_rng(0); p = rng.uniform(0.05, 0.95, 500); y = (rng.random(500) < p).astype(int)
@@ -879,7 +885,7 @@ def judged_together(*tables: pd.DataFrame) -> pd.DataFrame:
     table = pd.concat(tables, ignore_index=True)
     if not len(table):
         return table
-    alpha = _alpha_of(tables)
+    alpha = _alpha_of(tables) if alpha is None else float(alpha)
     specs = {**MULTICLASS_METRICS, **BINARY_METRICS}
     rows = []
     for r in table.to_dict("records"):
@@ -896,7 +902,8 @@ def judged_together(*tables: pd.DataFrame) -> pd.DataFrame:
 
 def _alpha_of(tables) -> float:
     """The verdicts' level of panels to be judged together (their configs' alpha; they must agree)."""
-    levels = {float(t.attrs["config"].alpha) for t in tables if "config" in t.attrs}
+    levels = {float(t.attrs["config"].alpha) for t in tables
+              if "config" in t.attrs and np.isfinite(t["p_value"].to_numpy(np.float64)).any()}
     if len(levels) > 1:
         raise InputError(f"panels at different levels ({sorted(levels)}) cannot be judged together.")
     return levels.pop() if levels else PanelConfig().alpha
@@ -949,11 +956,12 @@ def _context(spec: MetricSpec, y, p, w, config: PanelConfig, prevalence: float) 
 def reference_range_words(alpha: float) -> str:
     """What the calibrated-model range of a verdict at ``alpha`` is, in words (captions, table headers).
 
-    >>> reference_range_words(0.05)
-    'the central 90% of the metric over the label redraws (1 - 2α at α = 0.05), so that a value above it is evidence of miscalibration at α'
+    >>> print(reference_range_words(0.05))
+    the central 90% of the metric over the label redraws (1 - 2α at α = 0.05), so that a value above it has p ≤ α on its own; the verdict judges the tests shown together (p adjusted, Holm's method)
     """
     return (f"the central {100 * M.reference_level(alpha):g}% of the metric over the label redraws (1 - 2α at "
-            f"α = {alpha:g}), so that a value above it is evidence of miscalibration at α")
+            f"α = {alpha:g}), so that a value above it has p ≤ α on its own; the verdict judges the tests shown "
+            "together (p adjusted, Holm's method)")
 
 
 def interval_caption(table: pd.DataFrame) -> str:

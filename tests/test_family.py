@@ -63,7 +63,8 @@ def test_family_verdicts_by_holm_with_readings_that_say_so():
     # the metric whose own p is below alpha says why it is not flagged
     assert "among the 4 tests shown together (p = 0.03 on its own, 0.09 adjusted by Holm's method" in out[0]["reading"]
     assert "≤ 0.02 adjusted for the 4 tests shown together" in out[1]["reading"]
-    assert out[2]["reading"].endswith("no evidence of miscalibration (p = 0.5).")
+    assert out[2]["reading"].endswith("no evidence of miscalibration (p = 0.5; 0.5 adjusted for the 4 tests shown "
+                                      "together).")
     assert all(r["reading"].startswith("Head. A perfectly calibrated model") for r in out)
 
 
@@ -126,6 +127,17 @@ def test_panels_cached_apart_are_judged_together():
     pd.testing.assert_frame_equal(judged_together(*parts), joint)
     # and judging a joint panel again changes nothing
     pd.testing.assert_frame_equal(judged_together(joint), joint)
+
+
+def test_a_metric_without_a_test_does_not_fix_the_level():
+    # cached apart from alpha (it does not depend on it): joining it with tests at another level is fine
+    rng = np.random.default_rng(12)
+    y, p = _calibrated(300, rng)
+    auc = metric_panel(y, p, metrics=("auc",), n_resamples=0, n_reference=20)  # alpha 0.05
+    ece = metric_panel(y, p, metrics=("ece", "ace"), n_resamples=0, n_reference=20, config=PanelConfig(alpha=0.1))
+    both = judged_together(ece, auc)
+    assert both["n_tests"].tolist() == [2, 2, 0]
+    pd.testing.assert_frame_equal(judged_together(ece, auc, alpha=0.1), both)
 
 
 def test_panels_at_different_levels_are_not_judged_together():

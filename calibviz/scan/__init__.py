@@ -844,6 +844,9 @@ class Scan:
                     null_mean, null_low, null_high, p_value = reference(self, ref_key, config, n_reference,
                                                                         reference_state,
                                                                         reference_level(config.alpha))
+                elif n_reference and spec.key == "log_loss":  # said, not left blank (a browser review)
+                    note = ("No calibrated-model reference for log loss on an opened file: its per-row logarithms "
+                            f"are not bucket sums; analyse {IN_MEMORY} for one.")
             else:
                 value, p_value = nan, nan
                 reading = (f"{spec.label} is not available on a scan yet (it needs more than bucket sums): analyse "

@@ -12,7 +12,7 @@ from .. import __version__
 from ..figures.export import SLIDE_HEIGHT, SLIDE_SCALE, SLIDE_WIDTH
 from ..figures.theme import inert_links
 from ..io.export import to_csv
-from ..panel import (config_key, costly_reference, format_adjusted_p, format_interval, format_p_value, format_value,
+from ..panel import (DEFAULT_MULTICLASS_METRICS, config_key, costly_reference, format_adjusted_p, format_interval, format_p_value, format_value,
                      family_size, interval_caption, judged_together, metric_panel, redraws_needed,
                      reference_range_words)
 from .columns import column_help
@@ -322,7 +322,9 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, shown_wit
 
     # the redraws a page's family needs, counted over the sidebar's metrics too: the Data page's three headline
     # metrics then get the Reliability page's redraws, and one computation serves both pages (cached per metric)
-    family = family_size(tuple(s["metrics"]) + keys + tuple(shown_with))
+    # (multiclass data: the Multiclass page's panel, not the sidebar's binary metrics)
+    family = family_size((tuple(s["metrics"]) if np.ndim(p) == 1 else DEFAULT_MULTICLASS_METRICS) + keys
+                         + tuple(shown_with))
 
     def redraws(key):
         return metric_redraws(key, cfg, cells, family)
@@ -343,9 +345,10 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, shown_wit
         return cached(cache_key(key, resamples), compute), resamples
 
     parts = [one(k) for k in keys]
-    table = judged_together(*[t for t, _ in parts])  # cached one by one, judged as the tests shown together
+    table = judged_together(*[t for t, _ in parts], alpha=cfg.alpha)  # cached one by one, judged together
     missing = sum(1 for _, r in parts if not r)
-    table.attrs.update(n_resamples=n_boot if n_boot and missing < len(keys) else n_run, random_state=seed, confidence=0.95,
+    table.attrs.update(config=cfg,  # a cached table of a metric without a test may come from another alpha
+                       n_resamples=n_boot if n_boot and missing < len(keys) else n_run, random_state=seed, confidence=0.95,
                        n_reference=max(redraws(k) for k in keys), intervals_wait=bool(n_boot and not wanted and missing))
     if n_boot and not wanted and missing:
         which = "" if missing == len(keys) else f" of the other {missing} metric{'s' if missing > 1 else ''}"
@@ -362,7 +365,7 @@ def joined_panels(*tables: pd.DataFrame) -> pd.DataFrame:
     (:func:`calibviz.panel.judged_together`), with the attributes their caption reads (pandas keeps a
     concatenation's attrs only when all of them agree: the caption then said the intervals were turned off beside
     a table that showed them)."""
-    out = judged_together(*tables)
+    out = judged_together(*tables, alpha=tables[0].attrs["config"].alpha)
     out.attrs["n_resamples"] = max(int(t.attrs.get("n_resamples") or 0) for t in tables)
     out.attrs["intervals_wait"] = any(t.attrs.get("intervals_wait") for t in tables)
     return out

@@ -70,7 +70,7 @@ def show_leaderboard() -> None:
         return cached(("metric", fingerprint, view.name, key, config_key(key, cfg), 0, n_run_ref, seed), compute)
 
     # each model's verdicts are judged together, as its metric panel's (calibviz.panel.judged_together)
-    panels = {name: judged_together(*[panel(name, views[name], p.fingerprint(), k) for k in keys])
+    panels = {name: judged_together(*[panel(name, views[name], p.fingerprint(), k) for k in keys], alpha=cfg.alpha)
               for name, p in models.items()}
     board = leaderboard(panels)
     st.subheader("All models")

@@ -130,7 +130,8 @@ def _panel(view, keys, cfg: PanelConfig, s: dict) -> pd.DataFrame:
                       label=f"Computing {key} and its calibrated-model reference"), resamples
 
     parts = [one(k) for k in keys]
-    table = judged_together(*[t for t, _ in parts])  # cached one by one, judged as the tests shown together
+    table = judged_together(*[t for t, _ in parts], alpha=cfg.alpha)  # cached one by one, judged together
+    table.attrs["config"] = cfg  # a cached table of a metric without a test may come from another alpha
     missing = sum(1 for _, r in parts if not r)
     table.attrs["n_resamples"] = n_boot if missing < len(keys) else 0
     table.attrs["intervals_wait"] = bool(n_boot and missing)

@@ -123,3 +123,17 @@ def test_discrimination_tab_binary_and_multiclass():
     assert f"accuracy {100 * c.accuracy():.1f}%" in text
     per_class = next(df.value for df in at.dataframe if "one-vs-rest AUC" in df.value.columns)
     assert len(per_class) == 10
+
+
+def test_corp_mode_survives_a_change_of_alpha():
+    """Metrics without a test (DSC, UNC) are cached apart from alpha; the page judged them with the others and
+    raised "panels at different levels" when alpha moved from 0.05 to 0.1 (a browser review)."""
+    at = _open("pages/1_Reliability.py", boot="0")
+    at.radio(key="w_diagram").set_value("corp").run()
+    assert_clean(at)
+    slider = next(s for s in at.sidebar.select_slider if s.label == "Significance level α")
+    slider.set_value(0.1).run()
+    assert_clean(at)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    table = at.dataframe[0].value.set_index("Metric")
+    assert "p adjusted" in table.columns
