@@ -708,9 +708,21 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
                     "tests shown together)")
     else:
         verdict += f" ({p_text})"
+    below = ""
+    if spec.key in _PROPER_SCORES and np.isfinite(null_low) and value is not None and value < null_low:
+        # a proper score below the calibrated range is no success of the model: its outcomes are less uncertain
+        # than its predictions say (e.g. rarer than predicted where p < 1/2), which the one-sided test leaves out
+        below = (" The value lies below that range: the outcomes are less uncertain than the predictions "
+                 "say (for example rarer than predicted where predictions are below 1/2), a sign of miscalibration "
+                 "this one-sided test does not count; Spiegelhalter's Z tests both directions.")
     if shown:
-        return f" A perfectly calibrated model with these predictions would show {shown}: {verdict}."
-    return f" Against a calibrated model: {verdict}."
+        return f" A perfectly calibrated model with these predictions would show {shown}: {verdict}.{below}"
+    return f" Against a calibrated model: {verdict}.{below}"
+
+
+#: Proper scores whose calibrated-model reference is one-sided (a value above it is evidence) although a value
+#: below it is a sign of miscalibration too (a benchmark's over-predicting model: 0% flagged by them).
+_PROPER_SCORES = ("brier", "log_loss")
 
 
 def _shown_range(spec: MetricSpec, null_low: float, null_high: float, value: float | None) -> str:
