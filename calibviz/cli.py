@@ -386,9 +386,11 @@ def _cmd_metrics(args) -> int:
 
     for key, level in p_thresholds:  # R redraws give p >= 1/(R+1): a gate below that could never fire
         gated = MULTICLASS_GATES.get(key, (key,))[0]
-        if (p_value_from_redraws(key) or p_value_from_redraws(gated)) and too_few_redraws(_redraws(args), level):
-            raise InputError(f"--fail-p-below {key}={level:g} can never fire with --reference {_redraws(args)}: "
-                             f"{_redraws(args)} label redraws give p-values of {1 / (_redraws(args) + 1):.2g} at "
+        # (without --reference the redraws are raised to what the gates need: _redraws)
+        if (args.reference is not None and (p_value_from_redraws(key) or p_value_from_redraws(gated))
+                and too_few_redraws(args.reference, level)):
+            raise InputError(f"--fail-p-below {key}={level:g} can never fire with --reference {args.reference}: "
+                             f"{args.reference} label redraws give p-values of {1 / (args.reference + 1):.2g} at "
                              f"least; give --reference {redraws_needed(level)} or more.")
     if args.reference is not None and args.reference < 0:
         raise InputError(f"--reference must be a non-negative number of resamples, got {args.reference}.")
@@ -412,12 +414,14 @@ def _cmd_metrics(args) -> int:
 
 def _redraws(args, keys=None, alpha: float = 0.05) -> int:
     """``--reference``, or by default 200 raised to what the tests shown together need
-    (:func:`calibviz.panel.redraws_for`: a value above every redraw must reach alpha / tests)."""
+    (:func:`calibviz.panel.redraws_for`: a value above every redraw must reach alpha / tests) and to what the
+    ``--fail-p-below`` gates need (a gate at P needs 1/P - 1 redraws)."""
     if args.reference is not None:
         return args.reference
-    from .panel import redraws_for
+    from .panel import redraws_for, redraws_needed
 
-    return redraws_for(keys, alpha)
+    gates = [parse_threshold(t, "--fail-p-below")[1] for t in getattr(args, "fail_p_below", None) or ()]
+    return max([redraws_for(keys, alpha)] + [redraws_needed(level) for level in gates if 0 < level < 1])
 
 
 def _panel_records(args, models, cfg, requested, gates, bar) -> tuple[list, dict]:
@@ -479,9 +483,9 @@ def _report_metrics(args, records, thresholds, p_thresholds, gate_keys) -> int:
     failures = [f"{r['label']} of model {r['model']} = {format_value(r['value'], r['unit'])} exceeds {t:g}"
                 for key, t in thresholds for r in records
                 if r["metric"] == gate_keys[(r["model"], key)] and r["value"] is not None and r["value"] > t]
-    failures += [f"{r['label']} of model {r['model']}: evidence of miscalibration, "
-                 f"{p_value_words(r['p_value'], r['n_redraws'])} <= {t:g} "
-                 "against a calibrated model with the same predictions"
+    failures += [f"{r['label']} of model {r['model']}: its own test against a calibrated model with the same "
+                 f"predictions gives {p_value_words(r['p_value'], r['n_redraws'])} <= {t:g} (a gate reads the "
+                 "gated metric's own p-value, not the panel's adjusted one)"
                  for key, t in p_thresholds for r in records
                  if r["metric"] == gate_keys[(r["model"], key)] and r["p_value"] is not None and r["p_value"] <= t]
     # a gate cannot pass on a value that is not there (a metric undefined on these predictions): a CI gate that

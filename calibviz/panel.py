@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextvars
 import math
+import re
 import warnings
 from dataclasses import dataclass, replace
 from typing import Callable
@@ -657,7 +658,7 @@ def _pp_range(low: float, high: float, value: float | None = None) -> str:
 
 def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_value: float, level: float,
                         n_redraws: int = 0, value: float | None = None, *, family: int = 1,
-                        p_adjusted: float | None = None) -> str:
+                        p_adjusted: float | None = None, held: int | None = None) -> str:
     """'A perfectly calibrated model with these predictions would show a–b; no evidence of miscalibration (p = …).'
 
     ``n_redraws``: the redraws behind a Monte Carlo p-value (1 + #{null >= value}) / (1 + redraws). When none
@@ -665,7 +666,8 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
     redraws give 0.02, 200 give 0.005: the same evidence, not two different p-values). ``value``: the metric's
     value, so that a range in percentage points shows the digits that set it apart from the value. ``family``:
     the number of tests shown together (:func:`family_verdicts`) and ``p_adjusted`` this test's Holm-adjusted
-    p-value among them, which decides the verdict.
+    p-value among them, which decides the verdict; ``held``: no verdict, because Holm's procedure stopped at a
+    p-value at its redraws' floor, and the redraws that would decide it.
 
     >>> from calibviz.panel import BINARY_METRICS
     >>> _reference_sentence(BINARY_METRICS["ece"], 0.01, 0.02, 1 / 201, 0.05, n_redraws=200).split(": ", 1)[1]
@@ -686,23 +688,23 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
                 + f"{n_redraws} redraws cannot test at α = {level:g}: the smallest p-value they give is "
                 f"{1 / (n_redraws + 1):.2g} (at least {redraws_needed(level)} are needed).")
     adjusted = p_value if p_adjusted is None or not np.isfinite(p_adjusted) else p_adjusted
-    verdict = _family_verdict(p_value, adjusted, level, n_redraws, family)
+    verdict = _verdict(adjusted, level, n_redraws)
     p_text = p_value_words(p_value, n_redraws)
     at_floor = p_text.startswith("p ≤")
     if at_floor:
         p_text += f": none of {n_redraws} redraws reached this value"
     if family > 1 and p_value <= level:
         adj_text = format_adjusted_p(adjusted, p_value, n_redraws)
-        if verdict == "evidence of miscalibration":
+        if held:  # Holm stopped at a p-value that is its redraws' floor: more redraws could reject it
+            verdict = (f"no verdict among the {family} tests shown together ({p_text}{'' if at_floor else ' on its own'}"
+                       f"; Holm's adjustment stops at a p-value that is its redraws' floor, so at least {held} "
+                       "redraws, or fewer tests, would decide it)")
+        elif verdict == "evidence of miscalibration":
             verdict += f" ({p_text}; {adj_text} adjusted for the {family} tests shown together)"
-        elif verdict:
+        else:
             verdict += (f" among the {family} tests shown together ({p_text} on its own, "
                         f"{adj_text} adjusted by Holm's method: among {family} tests of a calibrated model, one "
                         "p-value this small is common)")
-        else:  # at the redraws' floor, short of the family's level: more redraws could reach it
-            verdict = (f"no verdict among the {family} tests shown together ({p_text}; together they need p ≤ "
-                       f"{level / family:.2g}, which takes at least {redraws_needed(level / family)} redraws, or "
-                       "fewer tests)")
     elif family > 1:
         verdict += (f" ({p_text}; {format_adjusted_p(adjusted, p_value, n_redraws)} adjusted for the {family} "
                     "tests shown together)")
@@ -712,9 +714,10 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
     if spec.key in _PROPER_SCORES and np.isfinite(null_low) and value is not None and value < null_low:
         # a proper score below the calibrated range is no success of the model: its outcomes are less uncertain
         # than its predictions say (e.g. rarer than predicted where p < 1/2), which the one-sided test leaves out
-        below = (" The value lies below that range: the outcomes are less uncertain than the predictions "
-                 "say (for example rarer than predicted where predictions are below 1/2), a sign of miscalibration "
-                 "this one-sided test does not count; Spiegelhalter's Z tests both directions.")
+        below = (" The value lies below that range, as a calibrated model's does about 1 time in "
+                 f"{round(1 / level):g}; far below, it would mean outcomes less uncertain than the predictions say "
+                 "(for example rarer than predicted where predictions are below 1/2), which this one-sided test "
+                 "does not count: Spiegelhalter's Z tests both directions.")
     if shown:
         return f" A perfectly calibrated model with these predictions would show {shown}: {verdict}.{below}"
     return f" Against a calibrated model: {verdict}.{below}"
@@ -799,16 +802,6 @@ def _verdict(p_value: float, level: float, n_redraws: int = 0) -> str:
     return "evidence of miscalibration" if p_value <= level else "no evidence of miscalibration"
 
 
-def _family_verdict(p_value: float, p_adjusted: float, level: float, n_redraws: int, family: int) -> str:
-    """The verdict of one of ``family`` tests shown together: by its Holm-adjusted p-value; '' where the
-    redraws cannot reach the level, alone or (a p-value at their floor) together."""
-    verdict = _verdict(p_adjusted, level, n_redraws)
-    if verdict == "no evidence of miscalibration" and family > 1 and at_redraw_floor(p_value, n_redraws) \
-            and p_value <= level:
-        return ""
-    return verdict
-
-
 def family_verdicts(rows: list[dict], alpha: float, specs: dict) -> list[dict]:
     """The verdicts of a panel's tests taken together, and each reading's sentence on the calibrated model.
 
@@ -830,16 +823,31 @@ def family_verdicts(rows: list[dict], alpha: float, specs: dict) -> list[dict]:
     """
     testable = [i for i, r in enumerate(rows)
                 if np.isfinite(r["p_value"]) and not too_few_redraws(r["n_redraws"], alpha)]
-    adjusted = dict(zip(testable, holm_adjusted([rows[i]["p_value"] for i in testable]))) if testable else {}
+    p_values = np.array([rows[i]["p_value"] for i in testable], dtype=np.float64)
+    adjusted = dict(zip(testable, holm_adjusted(p_values))) if testable else {}
     family = len(testable)
+    # Holm rejects a prefix of the tests sorted by p (its adjusted values rise along that order, as in
+    # holm_adjusted's stable sort). Where the first test it does not reject sits at its redraws' floor, the stop is
+    # the redraws' limit, not the data's: that test and every later one whose own p is below alpha get no verdict,
+    # with the redraws that would decide it (alpha over the tests left at that step).
+    held = {}
+    for step, k in enumerate(np.argsort(p_values, kind="stable")):
+        i = testable[k]
+        if adjusted[i] <= alpha:
+            continue
+        if at_redraw_floor(rows[i]["p_value"], rows[i]["n_redraws"]):
+            need = redraws_needed(alpha / (family - step))
+            held = {testable[j]: need for j in np.argsort(p_values, kind="stable")[step:]
+                    if rows[testable[j]]["p_value"] <= alpha}
+        break
     out = []
     for i, r in enumerate(rows):
         r = {**r, "n_tests": family if i in adjusted else 0}
-        p_adj = float(adjusted.get(i, r["p_value"]))
+        p_adj = float(adjusted.get(i, np.nan))
         sentence = _reference_sentence(specs[r["metric"]], r["null_low"], r["null_high"], r["p_value"], alpha,
                                        r["n_redraws"], r["value"], family=family if i in adjusted else 1,
-                                       p_adjusted=p_adj)
-        verdict = (_family_verdict(r["p_value"], p_adj, alpha, r["n_redraws"], family) if i in adjusted
+                                       p_adjusted=p_adj, held=held.get(i))
+        verdict = ("" if i in held else _verdict(p_adj, alpha, r["n_redraws"]) if i in adjusted
                    else _verdict(r["p_value"], alpha, r["n_redraws"]))
         row = {**r, "p_adjusted": p_adj, "verdict": verdict, "reading": r["reading"] + sentence}
         out.append({k: row[k] for k in PANEL_COLUMNS} | {k: v for k, v in row.items() if k not in PANEL_COLUMNS})
@@ -901,15 +909,19 @@ def judged_together(*tables: pd.DataFrame, alpha: float | None = None) -> pd.Dat
     specs = {**MULTICLASS_METRICS, **BINARY_METRICS}
     rows = []
     for r in table.to_dict("records"):
-        own = _reference_sentence(specs[r["metric"]], r["null_low"], r["null_high"], r["p_value"], alpha,
-                                  r["n_redraws"], r["value"], family=max(int(r["n_tests"]), 1),
-                                  p_adjusted=r["p_adjusted"])
-        if own and r["reading"].endswith(own):
-            r["reading"] = r["reading"][:-len(own)]
+        if np.isfinite(r["p_value"]):  # its verdict sentence, the last of the reading (_reference_sentence)
+            starts = [m.start() for m in _SENTENCE_START.finditer(r["reading"])]
+            if starts:
+                r["reading"] = r["reading"][:starts[-1]]
         rows.append(r)
     out = pd.DataFrame(family_verdicts(rows, alpha, specs))
     out.attrs.update(tables[0].attrs)
     return out
+
+
+#: How the verdict sentence of :func:`_reference_sentence` starts, for :func:`judged_together` to replace it.
+_SENTENCE_START = re.compile(r" (?:A perfectly calibrated model with these predictions would show |Against a "
+                             r"calibrated model: |\d+ redraws cannot test at )")
 
 
 def _alpha_of(tables) -> float:

@@ -708,7 +708,7 @@ def _repro_section(models, cfg, metrics, compare_metrics, n_resamples, confidenc
 def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n_resamples: int = 200,
                  random_state=0, title: str | None = None, source: str | None = None, progress=None,
                  compare_metrics=None, confidence: float = 0.95, reference: str | None = None,
-                 load_options: dict | None = None, n_reference: int = 200, recalibration=None) -> str:
+                 load_options: dict | None = None, n_reference: int | None = None, recalibration=None) -> str:
     """A self-contained HTML calibration report (opens offline; plotly.js embedded once).
 
     Parameters
@@ -749,9 +749,11 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
         The model the others are compared with (differences, better/worse
         sentences, triptych); default the first.
     confidence : float, default 0.95
-    n_reference : int, default 200
+    n_reference : int or None, default None
         Label redraws of the calibrated-model reference beside every metric
-        (:func:`calibviz.metrics.consistency_test`); 0 leaves it out.
+        (:func:`calibviz.metrics.consistency_test`); 0 leaves it out. None:
+        200, raised to what each panel's tests judged together need, as
+        :func:`calibviz.panel.metric_panel` draws them.
         Level of the bootstrap intervals.
     load_options : dict, optional
         The column-mapping options used to load ``source`` (``label=``,
@@ -833,10 +835,11 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
         sections.append(_model_section(i, name, p, panel, config, n_resamples, confidence, random_state, prog,
                                        headline[name]))
     compare_html, compare_lines = "", []
+    fixed = 200 if n_reference is None else n_reference  # comparisons and recalibration: one test per metric
     if len(models) > 1:
         compare_html = _compare_section(models, config, compare_metrics, reference, n_resamples, confidence,
-                                        random_state, prog, compare_lines, n_reference)
-    recal_html = "".join(_recalibration_section(i, name, p, recalibration, config, n_resamples, n_reference,
+                                        random_state, prog, compare_lines, fixed)
+    recal_html = "".join(_recalibration_section(i, name, p, recalibration, config, n_resamples, fixed,
                                                 confidence, random_state, prog, headline[name])
                          for i, (name, p) in enumerate(models.items())) if recalibration else ""
 

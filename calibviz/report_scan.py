@@ -21,7 +21,7 @@ import pandas as pd
 from . import figures
 from .binning import PAVABC, Uniform
 from .errors import InputError
-from .panel import PanelConfig, format_value
+from .panel import PanelConfig, format_value, redraws_for
 from .report import (_Progress, _check_report_args, _compare_shown, _document, _e, _figure_html, _labels,
                      _metrics_parts, _multiclass_parts, _overview_sentence, _panel_headline, _reliability_parts,
                      _repro_section, _summary_html, _table_html, _tce_parts, _vece_parts, metric_key, resolve_metrics)
@@ -196,7 +196,7 @@ def _compare_section(scans: dict, cfg: PanelConfig, keys, confidence: float, n_r
 
 def build_scan_report(scans, *, config: PanelConfig = PanelConfig(), metrics=None, n_resamples: int = 200,
                       random_state=0, title: str | None = None, source: str | None = None, progress=None,
-                      confidence: float = 0.95, n_reference: int = 200, load_options: dict | None = None,
+                      confidence: float = 0.95, n_reference: int | None = None, load_options: dict | None = None,
                       engine: str | None = None, database: str | None = None, compare_metrics=None) -> str:
     """A self-contained HTML calibration report of scans: the rows are never loaded.
 
@@ -270,7 +270,8 @@ def build_scan_report(scans, *, config: PanelConfig = PanelConfig(), metrics=Non
     sections, skipped = [], {}
     for i, (name, s) in enumerate(scans.items()):
         keys, skipped[name] = resolve_metrics(metrics, s.is_binary)
-        panel = s.metrics(list(keys), config=config, n_reference=n_reference, random_state=random_state,
+        redraws = redraws_for(keys, config.alpha) if n_reference is None else n_reference  # as metric_panel's
+        panel = s.metrics(list(keys), config=config, n_reference=redraws, random_state=random_state,
                           n_resamples=int(n_resamples), confidence=confidence, progress=prog.inner())
         prog.step()
         headline[name] = _panel_headline(panel)

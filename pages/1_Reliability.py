@@ -49,13 +49,11 @@ fig = cached(("reliability_fig",) + key, lambda: figures.reliability_diagram(
     view.y, view.p, binning=cfg.scheme(), alpha=cfg.alpha, interval=s["interval"], sample_weight=view.w,
     show_band=bool(s["band"]), title="", outcome_labels=figures.outcome_labels(view.kind, view.name)))
 # with CORP, both panels' tests are shown on the page: their verdicts are judged together (joined_panels)
-panel = panel_table(view.y, view.p, view.w, view.name, preds.fingerprint(),
-                    shown_with=CORP_METRICS if corp else ())
+panel = panel_table(view.y, view.p, view.w, view.name, preds.fingerprint())
 
 left, right = st.columns([3, 2], gap="medium")
 if corp:
-    corp_panel = panel_table(view.y, view.p, view.w, view.name, preds.fingerprint(), metrics=CORP_METRICS,
-                             shown_with=tuple(panel["metric"]))
+    corp_panel = panel_table(view.y, view.p, view.w, view.name, preds.fingerprint(), metrics=CORP_METRICS)
     both = joined_panels(corp_panel, panel)
     with left:
         st.subheader(f"CORP reliability diagram · {md(view.name)}")

@@ -103,7 +103,7 @@ def test_metrics_table_marks_a_p_value_that_is_a_bound(capsys):
     hl = next(line for line in out.splitlines() if "Hosmer" in line)
     assert "< 0.001" in hl and "≤" not in hl, hl  # chi2's own p-value, far below what the redraws could give
     code, _, err = run(["metrics", "hospital_readmission", "--metrics", "ece", "--fail-p-below", "ece=0.01"], capsys)
-    assert code == 1 and "evidence of miscalibration, p ≤ 0.005 <= 0.01" in err, err  # the gate says so too
+    assert code == 1 and "gives p ≤ 0.005 <= 0.01" in err, err  # the gate says so too
 
 
 def test_metrics_csv(capsys):
@@ -167,7 +167,7 @@ def test_fail_above_metric_of_the_other_kind(capsys):
     ["metrics", "hospital_readmission", "--alpha", "1.5"],
     ["metrics", "hospital_readmission", "--alpha", "0.6"],  # a one-sided verdict at 0.6 flags median values
     # 200 redraws give p >= 1/201: a gate at 0.001 could never fire (a CI gate that silently passes)
-    ["metrics", "hospital_readmission", "--fail-p-below", "ece=0.001"],
+    ["metrics", "hospital_readmission", "--fail-p-below", "ece=0.001", "--reference", "200"],
     ["metrics", "hospital_readmission", "--bins", "0"],
     ["metrics", "hospital_readmission", "--ci", "-1"],
     ["metrics", "hospital_readmission", "--n-min", "500", "--n-max", "100"],
@@ -306,15 +306,18 @@ def test_console_entry_returns_main_status_and_freezes_the_collector_for_exit(tm
 def test_metrics_fail_p_below_gates_on_evidence_of_miscalibration(capsys):
     # hospital demo: miscalibrated (ECE p-value at its floor 1/201); the loan demo's recalibrated model is not
     code, _, err = run(["metrics", "hospital_readmission", "--metrics", "ece", "--fail-p-below", "ece=0.01"], capsys)
-    assert code == 1 and "evidence of miscalibration" in err
-    # 200 redraws cannot give p <= 0.001: the gate passed silently on this miscalibrated model; now it is refused,
-    # and with enough redraws it fires
+    assert code == 1 and "its own test against a calibrated model" in err
+    # 200 redraws cannot give p <= 0.001: the gate passed silently on this miscalibrated model; now an explicit
+    # --reference 200 is refused, the default draws what the gate needs (999), and with enough redraws it fires
     code, out, err = run(["metrics", "hospital_readmission", "--metrics", "ece", "--fail-p-below", "ece=0.001",
-                          "--format", "json"], capsys)
+                          "--reference", "200", "--format", "json"], capsys)
     assert code == 2 and "can never fire with --reference 200" in err and "--reference 999" in err
     code, out, err = run(["metrics", "hospital_readmission", "--metrics", "ece", "--fail-p-below", "ece=0.001",
+                          "--format", "json"], capsys)
+    assert code == 1 and json.loads(out)[0]["n_redraws"] == 999, err
+    code, out, err = run(["metrics", "hospital_readmission", "--metrics", "ece", "--fail-p-below", "ece=0.001",
                           "--reference", "999", "--format", "json"], capsys)
-    assert code == 1 and "evidence of miscalibration" in err
+    assert code == 1 and "its own test against a calibrated model" in err
     code, _, err = run(["metrics", "hospital_readmission", "--fail-p-below", "ece=2"], capsys)
     assert code == 2 and "in (0, 1)" in err
     code, _, err = run(["metrics", "hospital_readmission", "--fail-p-below", "ece=0.01", "--reference", "0"], capsys)

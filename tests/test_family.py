@@ -74,6 +74,24 @@ def test_lone_test_is_not_adjusted_and_rows_without_a_test_stay_out():
     assert out[0]["p_adjusted"] == 0.03 and out[0]["verdict"] == EVIDENCE and out[0]["n_tests"] == 1
     assert out[0]["reading"].endswith("evidence of miscalibration (p = 0.03).")
     assert np.isnan(out[1]["p_adjusted"]) and out[1]["verdict"] == "" and out[1]["n_tests"] == 0
+    # a row whose redraws cannot reach alpha stays out of the family: no adjusted p-value
+    out = family_verdicts([_row("ece", 1 / 11, redraws=10), _row("ace", 0.01)], 0.05, BINARY_METRICS)
+    assert np.isnan(out[0]["p_adjusted"]) and out[1]["n_tests"] == 1 and out[1]["p_adjusted"] == 0.01
+
+
+def test_holm_stopped_at_a_floor_leaves_the_later_tests_undecided():
+    """ECE at its redraws' floor (50 redraws: p = 1/51) is not rejected among 3 tests; Spiegelhalter's p = 0.021,
+    which would be rejected if ECE's p were resolved, must not read "no evidence" (a review's case)."""
+    rows = [_row("ece", 1 / 51, redraws=50), _row("spiegelhalter_z", 0.021, redraws=0, value=2.3),
+            _row("ace", 0.4, redraws=50)]
+    out = family_verdicts(rows, 0.05, BINARY_METRICS)
+    assert [r["verdict"] for r in out] == ["", "", "no evidence of miscalibration"]
+    assert "at least 59 redraws, or fewer tests, would decide it" in out[0]["reading"]  # 0.05 / 3: 59
+    assert "no verdict among the 3 tests shown together (p = 0.021 on its own" in out[1]["reading"]
+    # resolved (more redraws, ECE's p smaller): both rejected
+    rows[0] = _row("ece", 1 / 201)
+    out = family_verdicts(rows, 0.05, BINARY_METRICS)
+    assert [r["verdict"] for r in out] == [EVIDENCE, EVIDENCE, "no evidence of miscalibration"]
 
 
 def test_floor_of_the_redraws_short_of_the_family_level_gives_no_verdict():
@@ -209,7 +227,14 @@ def test_cli_gives_the_family_the_redraws_it_needs(tmp_path, capsys):
     assert main(["metrics", str(path), "--format", "json", "--metrics", keys, "--reference", "200"]) == 0
     records = {r["metric"]: r for r in json.loads(capsys.readouterr().out)}
     assert records["ece"]["n_redraws"] == 200 and records["ece"]["verdict"] == ""
-    assert "at least 319 redraws" in records["ece"]["reading"]
+    # Holm stops at ECE's floor after the tests of their own (HL, Spiegelhalter, slope) it rejected first: the
+    # reading names the redraws that step needs, alpha / (tests left)
+    import re
+
+    from calibviz.panel import redraws_needed
+
+    need = int(re.search(r"at least (\d+) redraws, or fewer tests", records["ece"]["reading"]).group(1))
+    assert need in {redraws_needed(0.05 / k) for k in range(10, 17)} and need > 200, need
 
 
 def test_metric_panel_default_redraws_follow_the_family():
@@ -249,3 +274,15 @@ def test_a_proper_score_below_the_calibrated_range_says_so():
     y_cal = (rng.random(2000) < p).astype(np.int64)
     t = metric_panel(y_cal, p, metrics=("brier",), n_resamples=0, n_reference=100)
     assert ("below that range" in t.loc[0, "reading"]) == (t.loc[0, "value"] < t.loc[0, "null_low"])
+
+
+def test_a_metric_in_both_joined_panels_is_shown_and_judged_once():
+    from calibviz.ui.blocks import joined_panels
+
+    rng = np.random.default_rng(14)
+    y, p = _calibrated(400, rng)
+    corp = metric_panel(y, p, metrics=("mcb", "dsc", "auc"), n_resamples=0, n_reference=50)
+    panel = metric_panel(y, p, metrics=("ece", "mcb"), n_resamples=0, n_reference=50)
+    both = joined_panels(corp, panel)
+    assert both["metric"].tolist() == ["mcb", "dsc", "auc", "ece"]
+    assert set(both.loc[np.isfinite(both["p_value"].to_numpy(float)), "n_tests"]) == {2}

@@ -259,3 +259,19 @@ def test_intercept_and_slope_are_the_maximum_likelihood_fits_where_irls_ran_off(
     root = optimize.brentq(lambda a: np.sum(y - special.expit(a + logit)), -100, 100, xtol=1e-12)
     assert res.intercept == pytest.approx(root, abs=1e-6)
     assert np.isfinite(res.slope_se) and res.slope_se < 1
+
+
+def test_intercept_of_confident_right_predictions_is_finite():
+    """Every prediction confident and right: the intercept's likelihood (with the logits as offset) has its
+    maximum near 0; the shared damped Newton took fitted values at the labels for separation and raised "did not
+    converge" (a review; statsmodels' IRLS gave a = -2.6e-13, se = 40.8 on the first case)."""
+    cases = [(np.array([0, 0, 1, 1]), np.array([1e-4, 2e-4, 1 - 1e-4, 1 - 2e-4])),
+             (np.r_[np.zeros(500), np.ones(500)].astype(int), np.r_[np.full(500, 1e-5), np.full(500, 1 - 1e-5)])]
+    for y, p in cases:
+        with pytest.warns(RuntimeWarning, match="slope undefined"):
+            r = calibration_intercept_slope(y, p)
+        assert abs(r.intercept) < 1e-6 and np.isfinite(r.intercept_se) and r.intercept_p_value > 0.5
+        assert np.isnan(r.slope)
+    with pytest.warns(RuntimeWarning):
+        first = calibration_intercept_slope(*cases[0])
+    assert first.intercept_se == pytest.approx(40.828, rel=1e-4)  # statsmodels' GLM on the same offset model

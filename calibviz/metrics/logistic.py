@@ -106,8 +106,10 @@ def logistic_fit(X: np.ndarray, t: np.ndarray, w: np.ndarray | None = None, *, o
         if decrement < tol:
             # in the quadratic region: one last full Newton step squares the remaining error (~1e-12 in the
             # coefficients -> round-off); fitted values all at their 0/1 labels mean no maximum exists (the loss
-            # only approaches 0 as the coefficients run off)
-            if np.max(np.abs(r if w is None else s - t)) < 1e-3 and np.all((t == 0) | (t == 1)):
+            # only approaches 0 as the coefficients run off), unless an offset put them there: confident, right
+            # predictions in the calibration intercept's model, whose maximum exists with both classes present
+            if (offset is None and np.max(np.abs(r if w is None else s - t)) < 1e-3
+                    and np.all((t == 0) | (t == 1))):
                 break
             return beta - step
         size = 1.0

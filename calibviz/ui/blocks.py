@@ -21,7 +21,7 @@ from .settings import panel_config, settings
 
 __all__ = ["BOOTSTRAP_ROW_BUDGET", "show_figure", "figure_about", "file_size", "download_table", "panel_table", "show_headlines", "show_metric_table", "slug",
            "not_applicable", "without_attrs", "show_dataframe", "TCE_PAGE_CAPTION", "reference_redraws",
-           "joined_panels"]
+           "joined_panels", "CORP_METRICS"]
 
 
 def show_dataframe(data, **kwargs):
@@ -248,6 +248,8 @@ def _verdict_badge(row) -> str:
     return f":{colour}[{verdict}]"
 
 
+#: The metrics of the Reliability page's CORP panel (MCB, DSC, UNC and AUC), shown beside its metric panel.
+CORP_METRICS = ("mcb", "dsc", "unc", "auc")
 #: Above this many resampled rows (n x resamples) the intervals wait for a click: the values show at once.
 BOOTSTRAP_ROW_BUDGET = 5_000_000
 #: Label redraws of the calibrated-model reference; above the row budget, the smaller number.
@@ -285,7 +287,7 @@ def metric_redraws(key: str, cfg, n_cells: int, family: int = 1) -> int:
     return reference_redraws(n_cells if costly_reference(key, cfg) else 0, cfg.alpha, family)
 
 
-def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, shown_with=()) -> pd.DataFrame:
+def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.DataFrame:
     """The metric panel of (y, p, w) — a binary view, or labels and (n, K) probabilities — cached per data
     (``fingerprint`` and ``name``) and settings; the bootstrap shows its progress.
 
@@ -302,9 +304,9 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, shown_wit
     still wait for the button.
 
     The verdicts of the metrics are judged together (:func:`calibviz.panel.judged_together`). The redraws are
-    those the largest family of the pages needs (:func:`reference_redraws`): the sidebar's metrics, these, and
-    ``shown_with``, the keys of another panel shown beside this one (the Reliability page's CORP panel; join the
-    two with :func:`joined_panels`).
+    those the largest family of the pages needs (:func:`reference_redraws`): the sidebar's metrics with the CORP
+    panel's (the Reliability page joins the two with :func:`joined_panels`) and these; one number for every
+    page, so a metric's reference is computed once (multiclass data: the Multiclass page's panel).
     """
     s = settings()
     keys = tuple(metrics or s["metrics"]) or ("ece",)
@@ -323,8 +325,8 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, shown_wit
     # the redraws a page's family needs, counted over the sidebar's metrics too: the Data page's three headline
     # metrics then get the Reliability page's redraws, and one computation serves both pages (cached per metric)
     # (multiclass data: the Multiclass page's panel, not the sidebar's binary metrics)
-    family = family_size((tuple(s["metrics"]) if np.ndim(p) == 1 else DEFAULT_MULTICLASS_METRICS) + keys
-                         + tuple(shown_with))
+    family = family_size((tuple(s["metrics"]) + CORP_METRICS if np.ndim(p) == 1 else DEFAULT_MULTICLASS_METRICS)
+                         + keys)
 
     def redraws(key):
         return metric_redraws(key, cfg, cells, family)
@@ -365,7 +367,11 @@ def joined_panels(*tables: pd.DataFrame) -> pd.DataFrame:
     (:func:`calibviz.panel.judged_together`), with the attributes their caption reads (pandas keeps a
     concatenation's attrs only when all of them agree: the caption then said the intervals were turned off beside
     a table that showed them)."""
-    out = judged_together(*tables, alpha=tables[0].attrs["config"].alpha)
+    seen, parts = set(), []
+    for t in tables:  # a metric in both (MCB chosen in the sidebar and in the CORP panel) is shown, and judged, once
+        parts.append(t[~t["metric"].isin(seen)])
+        seen |= set(t["metric"])
+    out = judged_together(*parts, alpha=tables[0].attrs["config"].alpha)
     out.attrs["n_resamples"] = max(int(t.attrs.get("n_resamples") or 0) for t in tables)
     out.attrs["intervals_wait"] = any(t.attrs.get("intervals_wait") for t in tables)
     return out

@@ -14,15 +14,13 @@ from .. import metrics as M
 from ..panel import format_value
 from ..io import Predictions
 from ..reduce import BinaryView
-from .blocks import BOOTSTRAP_ROW_BUDGET, download_table, show_figure
+from .blocks import BOOTSTRAP_ROW_BUDGET, CORP_METRICS, download_table, show_figure
 from .blocks import show_dataframe
 from .compute import cached
 from .text import md
 
 __all__ = ["CORP_METRICS", "corp_bands", "corp_table", "corp_figure", "triptych", "discrimination"]
 
-#: The metrics shown beside the CORP diagram.
-CORP_METRICS = ("mcb", "dsc", "unc", "auc")
 #: Rows x classes above which the per-class one-vs-rest AUC (one sort per class) waits for a click.
 OVR_AUC_CELL_BUDGET = 20_000_000
 #: Refitted curves per band (reliabilitydiag's default), fewer when the distinct scores are many.
