@@ -831,14 +831,13 @@ def family_verdicts(rows: list[dict], alpha: float, specs: dict) -> list[dict]:
     # the redraws' limit, not the data's: that test and every later one whose own p is below alpha get no verdict,
     # with the redraws that would decide it (alpha over the tests left at that step).
     held = {}
-    for step, k in enumerate(np.argsort(p_values, kind="stable")):
-        i = testable[k]
+    order = [testable[k] for k in np.argsort(p_values, kind="stable")]
+    for step, i in enumerate(order):
         if adjusted[i] <= alpha:
             continue
         if at_redraw_floor(rows[i]["p_value"], rows[i]["n_redraws"]):
             need = redraws_needed(alpha / (family - step))
-            held = {testable[j]: need for j in np.argsort(p_values, kind="stable")[step:]
-                    if rows[testable[j]]["p_value"] <= alpha}
+            held = {j: need for j in order[step:] if rows[j]["p_value"] <= alpha}
         break
     out = []
     for i, r in enumerate(rows):
