@@ -48,26 +48,21 @@ table = cached(("table",) + key, lambda: reliability_table(view.y, view.p, binni
 fig = cached(("reliability_fig",) + key, lambda: figures.reliability_diagram(
     view.y, view.p, binning=cfg.scheme(), alpha=cfg.alpha, interval=s["interval"], sample_weight=view.w,
     show_band=bool(s["band"]), title="", outcome_labels=figures.outcome_labels(view.kind, view.name)))
-# with CORP, both panels' tests are shown on the page: their verdicts are judged together (joined_panels)
-panel = panel_table(view.y, view.p, view.w, view.name, preds.fingerprint())
-
 left, right = st.columns([3, 2], gap="medium")
-if corp:
-    corp_panel = panel_table(view.y, view.p, view.w, view.name, preds.fingerprint(), metrics=CORP_METRICS)
-    both = joined_panels(corp_panel, panel)
-    with left:
+with left:  # the diagram first: on large data the metrics' references take seconds more
+    if corp:
         st.subheader(f"CORP reliability diagram · {md(view.name)}")
         show_figure(corp_figure(view, preds.fingerprint(), s), f"corp_{preds.name}_{view.name}", key="corp")
-    with right:
-        st.subheader("In plain words")
-        show_headlines(both.head(len(corp_panel)), 4)
-else:
-    with left:
+    else:
         st.subheader(f"Reliability diagram · {md(view.name)}")
         show_figure(fig, f"reliability_{preds.name}_{view.name}", key="reliability")
-    with right:
-        st.subheader("In plain words")
-        show_headlines(panel, 4)
+panel = panel_table(view.y, view.p, view.w, view.name, preds.fingerprint())
+if corp:  # both panels' tests are shown on the page: their verdicts are judged together (joined_panels)
+    corp_panel = panel_table(view.y, view.p, view.w, view.name, preds.fingerprint(), metrics=CORP_METRICS)
+    both = joined_panels(corp_panel, panel)
+with right:
+    st.subheader("In plain words")
+    show_headlines(both.head(len(corp_panel)) if corp else panel, 4)
 
 tabs = st.tabs(["Metrics", "Per-bin table", "Binning sensitivity", "Discrimination (ROC)"]
                + (["PAV curve table"] if corp else []))
