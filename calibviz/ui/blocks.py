@@ -12,9 +12,9 @@ from .. import __version__
 from ..figures.export import SLIDE_HEIGHT, SLIDE_SCALE, SLIDE_WIDTH
 from ..figures.theme import inert_links
 from ..io.export import to_csv
-from ..panel import (DEFAULT_MULTICLASS_METRICS, config_key, costly_reference, format_adjusted_p, format_interval, format_p_value, format_value,
-                     family_size, interval_caption, judged_together, metric_panel, redraws_needed,
-                     reference_range_words)
+from ..panel import (BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS, config_key, costly_reference,
+                     family_size, format_adjusted_p, format_interval, format_p_value, format_value, interval_caption,
+                     judged_together, metric_panel, redraws_needed, reference_range_words)
 from .columns import column_help
 from .compute import cached, in_cache, progress_bar
 from .settings import panel_config, settings
@@ -287,7 +287,7 @@ def metric_redraws(key: str, cfg, n_cells: int, family: int = 1) -> int:
     return reference_redraws(n_cells if costly_reference(key, cfg) else 0, cfg.alpha, family)
 
 
-def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.DataFrame:
+def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, references_on_request=False) -> pd.DataFrame:
     """The metric panel of (y, p, w) — a binary view, or labels and (n, K) probabilities — cached per data
     (``fingerprint`` and ``name``) and settings; the bootstrap shows its progress.
 
@@ -307,6 +307,9 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.Dat
     those the largest family of the pages needs (:func:`reference_redraws`): the sidebar's metrics with the CORP
     panel's (the Reliability page joins the two with :func:`joined_panels`) and these; one number for every
     page, so a metric's reference is computed once (multiclass data: the Multiclass page's panel).
+    ``references_on_request``: on large data the references that cost time per row and redraw (TCE's PAVA-BC
+    refits: ~14 s for 159 redraws of 10^6 rows) wait for a button, unless computed already (the Data page's
+    headlines: the upload's first diagram stays within seconds; the Reliability page computes them).
     """
     s = settings()
     keys = tuple(metrics or s["metrics"]) or ("ece",)
@@ -331,21 +334,31 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.Dat
     def redraws(key):
         return metric_redraws(key, cfg, cells, family)
 
-    def cache_key(key, resamples):
+    def cache_key(key, resamples, n_ref=None):
         # Per metric, on the settings it depends on: changing the bins does not recompute TCE.
-        return ("metric", fingerprint, name, key, config_key(key, cfg), resamples, redraws(key), seed)
+        n_ref = redraws(key) if n_ref is None else n_ref
+        return ("metric", fingerprint, name, key, config_key(key, cfg), resamples, n_ref, seed)
+
+    ref_consent = "cv_ref_ok_" + hashlib.sha1(repr(("reference",) + base).encode()).hexdigest()[:16]
+
+    def waits(key):  # a reference that costs time per row, on large data, on a page that computes it on request
+        return (references_on_request and costly_reference(key, cfg) and cells * redraws(key) > BOOTSTRAP_ROW_BUDGET
+                and not st.session_state.get(ref_consent) and not st.session_state.get(consent)  # asked for intervals
+                and not any(in_cache(cache_key(key, r)) for r in {0, n_boot}))
 
     def one(key):
-        resamples = n_boot if n_boot and in_cache(cache_key(key, n_boot)) else n_run
+        n_ref = 0 if waits(key) else redraws(key)
+        resamples = n_boot if n_boot and in_cache(cache_key(key, n_boot, n_ref)) else n_run
 
         def compute():
             with progress_bar(f"Bootstrapping {key}" if resamples else f"Calibrated-model reference of {key}") \
                     as progress:
                 return metric_panel(y, p, metrics=(key,), config=cfg, sample_weight=w, n_resamples=resamples,
-                                    random_state=seed, progress=progress, n_reference=redraws(key))
+                                    random_state=seed, progress=progress, n_reference=n_ref)
 
-        return cached(cache_key(key, resamples), compute), resamples
+        return cached(cache_key(key, resamples, n_ref), compute), resamples
 
+    waiting = [k for k in keys if waits(k)]
     parts = [one(k) for k in keys]
     table = judged_together(*[t for t, _ in parts], alpha=cfg.alpha)  # cached one by one, judged together
     missing = sum(1 for _, r in parts if not r)
@@ -358,6 +371,15 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None) -> pd.Dat
                      key=f"boot_{slug(name)}", icon=":material/calculate:",
                      help="On large data the bootstrap takes a while; the values above are exact."):
             st.session_state[consent] = True
+            st.rerun()
+    if waiting:
+        labels = {k: spec.label for k, spec in {**MULTICLASS_METRICS, **BINARY_METRICS}.items()}
+        if st.button(f"Compare {', '.join(labels.get(k, k) for k in waiting)} with a calibrated model "
+                     f"({max(redraws(k) for k in waiting)} label redraws of {n:,} rows; the Reliability page "
+                     "computes it too)", key=f"ref_{slug(name)}", icon=":material/calculate:",
+                     help="Each redraw refits the bins on all rows, which takes a while on data this large; the "
+                          "values above are exact without it."):
+            st.session_state[ref_consent] = True
             st.rerun()
     return table
 

@@ -319,10 +319,10 @@ def headline_metrics() -> None:
     if preds.is_binary:
         view = reduce.views(preds, "binary")[0]
         table = panel_table(view.y, view.p, view.w, view.name, preds.fingerprint(),
-                            metrics=("ece", "tce", "smooth_ece"))
+                            metrics=("ece", "tce", "smooth_ece"), references_on_request=True)
     else:
         table = panel_table(preds.y, preds.probs, preds.weights, "multiclass", preds.fingerprint(),
-                            metrics=("confidence_ece", "top_label_ece", "classwise_ece"))
+                            metrics=("confidence_ece", "top_label_ece", "classwise_ece"), references_on_request=True)
     cols = st.columns(len(table))
     for col, (_, row) in zip(cols, table.iterrows()):
         interval = _format_interval(row)
