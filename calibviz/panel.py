@@ -684,8 +684,8 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
         return ""
     shown = _shown_range(spec, null_low, null_high, value)
     if too_few_redraws(n_redraws, level):  # no verdict: "no evidence" would be the redraws' limit, not the data's
-        return ((f" A perfectly calibrated model with these predictions would show {shown}; " if shown else " ")
-                + f"{n_redraws} redraws cannot test at α = {level:g}: the smallest p-value they give is "
+        return ((f"{_WOULD_SHOW}{shown}; " if shown else " ")
+                + f"{n_redraws}{_CANNOT_TEST}{level:g}: the smallest p-value they give is "
                 f"{1 / (n_redraws + 1):.2g} (at least {redraws_needed(level)} are needed).")
     adjusted = p_value if p_adjusted is None or not np.isfinite(p_adjusted) else p_adjusted
     verdict = _verdict(adjusted, level, n_redraws)
@@ -719,8 +719,14 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
                  "(for example rarer than predicted where predictions are below 1/2), which this one-sided test "
                  "does not count: Spiegelhalter's Z tests both directions.")
     if shown:
-        return f" A perfectly calibrated model with these predictions would show {shown}: {verdict}.{below}"
-    return f" Against a calibrated model: {verdict}.{below}"
+        return f"{_WOULD_SHOW}{shown}: {verdict}.{below}"
+    return f"{_AGAINST}{verdict}.{below}"
+
+
+# How the verdict sentence starts: written by _reference_sentence, found by judged_together to replace it.
+_WOULD_SHOW = " A perfectly calibrated model with these predictions would show "
+_AGAINST = " Against a calibrated model: "
+_CANNOT_TEST = " redraws cannot test at α = "
 
 
 #: Proper scores whose calibrated-model reference is one-sided (a value above it is evidence) although a value
@@ -876,10 +882,9 @@ def redraws_for(keys, alpha: float, base: int = 200) -> int:
     >>> redraws_for(None, 0.05), redraws_for([k for k in BINARY_METRICS], 0.05), redraws_for(("ece",), 0.001)
     (200, 319, 999)
     """
-    if keys is None:
-        keys = DEFAULT_BINARY_METRICS if len(DEFAULT_BINARY_METRICS) >= len(DEFAULT_MULTICLASS_METRICS) else \
-            DEFAULT_MULTICLASS_METRICS
-    return max(int(base), redraws_needed(alpha / max(family_size(keys), 1)))
+    tests = (max(family_size(DEFAULT_BINARY_METRICS), family_size(DEFAULT_MULTICLASS_METRICS)) if keys is None
+             else family_size(keys))
+    return max(int(base), redraws_needed(alpha / max(tests, 1)))
 
 
 def judged_together(*tables: pd.DataFrame, alpha: float | None = None) -> pd.DataFrame:
@@ -887,8 +892,8 @@ def judged_together(*tables: pd.DataFrame, alpha: float | None = None) -> pd.Dat
     below the other, the verdicts of all their tests judged together (:func:`family_verdicts`), the attributes
     of the first table kept.
 
-    Each row's reading loses the verdict sentence of its own panel (recomputed from the row, so nothing else of
-    the reading changes) and gets the one of the joint panel. ``alpha``: the verdicts' level; by default that of
+    Each row's reading loses the verdict sentence of its own panel (cut where that sentence starts, so nothing
+    else of the reading changes) and gets the one of the joint panel. ``alpha``: the verdicts' level; by default that of
     the tables holding a test (a table of a metric without one does not depend on it, and a cache may hold it from
     another level).
 
@@ -918,9 +923,9 @@ def judged_together(*tables: pd.DataFrame, alpha: float | None = None) -> pd.Dat
     return out
 
 
-#: How the verdict sentence of :func:`_reference_sentence` starts, for :func:`judged_together` to replace it.
-_SENTENCE_START = re.compile(r" (?:A perfectly calibrated model with these predictions would show |Against a "
-                             r"calibrated model: |\d+ redraws cannot test at )")
+#: Where the verdict sentence of :func:`_reference_sentence` starts, for :func:`judged_together` to replace it.
+_SENTENCE_START = re.compile("|".join([re.escape(_WOULD_SHOW), re.escape(_AGAINST),
+                                       r" \d+" + re.escape(_CANNOT_TEST)]))
 
 
 def _alpha_of(tables) -> float:

@@ -21,7 +21,7 @@ from .settings import panel_config, settings
 
 __all__ = ["BOOTSTRAP_ROW_BUDGET", "show_figure", "figure_about", "file_size", "download_table", "panel_table", "show_headlines", "show_metric_table", "slug",
            "not_applicable", "without_attrs", "show_dataframe", "TCE_PAGE_CAPTION", "reference_redraws",
-           "joined_panels", "CORP_METRICS"]
+           "joined_panels", "CORP_METRICS", "pages_family"]
 
 
 def show_dataframe(data, **kwargs):
@@ -287,6 +287,15 @@ def metric_redraws(key: str, cfg, n_cells: int, family: int = 1) -> int:
     return reference_redraws(n_cells if costly_reference(key, cfg) else 0, cfg.alpha, family)
 
 
+def pages_family(keys, multiclass: bool = False) -> int:
+    """The number of tests that sets the redraws of a panel of ``keys`` (:func:`metric_redraws`): the largest
+    family any page shows, the sidebar's metrics with the CORP panel's and these (multiclass data: the Multiclass
+    page's panel), so that every page, and the leaderboard, asks for one number of redraws and a metric's
+    reference is computed once."""
+    shown = DEFAULT_MULTICLASS_METRICS if multiclass else tuple(settings()["metrics"]) + CORP_METRICS
+    return family_size(shown + tuple(keys))
+
+
 def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, references_on_request=False) -> pd.DataFrame:
     """The metric panel of (y, p, w) — a binary view, or labels and (n, K) probabilities — cached per data
     (``fingerprint`` and ``name``) and settings; the bootstrap shows its progress.
@@ -325,11 +334,7 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, reference
     # 1 / (redraws + 1)); the others get as many as on small data, as an opened file's pages give them.
     cells = n * (np.shape(p)[1] if np.ndim(p) == 2 else 1)  # class-wise metrics redo every class
 
-    # the redraws a page's family needs, counted over the sidebar's metrics too: the Data page's three headline
-    # metrics then get the Reliability page's redraws, and one computation serves both pages (cached per metric)
-    # (multiclass data: the Multiclass page's panel, not the sidebar's binary metrics)
-    family = family_size((tuple(s["metrics"]) + CORP_METRICS if np.ndim(p) == 1 else DEFAULT_MULTICLASS_METRICS)
-                         + keys)
+    family = pages_family(keys, multiclass=np.ndim(p) == 2)  # the Data page's headlines share Reliability's
 
     def redraws(key):
         return metric_redraws(key, cfg, cells, family)

@@ -15,8 +15,7 @@ import streamlit as st
 from .. import reduce
 from ..compare import comparison_metrics, leaderboard
 from ..panel import config_key, costly_reference, judged_together, metric_panel
-from ..panel import family_size
-from .blocks import BOOTSTRAP_ROW_BUDGET, download_table, metric_redraws
+from .blocks import BOOTSTRAP_ROW_BUDGET, download_table, metric_redraws, pages_family
 from .blocks import show_dataframe
 from .comparison import number_column, table_height
 from .compute import cached, guarded, progress_bar
@@ -52,7 +51,7 @@ def show_leaderboard() -> None:
             tuple(config_key(k, cfg) for k in keys), seed)
     consent = "cv_board_ok_" + hashlib.sha1(repr(base).encode()).hexdigest()[:16]
     # redraws as one model's metric panel, metric by metric; only those that cost time per row count
-    family = family_size(tuple(s["metrics"]) + tuple(keys))  # the redraws of the pages' panels: one cache
+    family = pages_family(keys)  # the redraws of the pages' panels: their cache is this one
     costly_rows = n_rows * sum(metric_redraws(k, cfg, n_max, family) for k in keys if costly_reference(k, cfg))
     with_reference = costly_rows <= 4 * BOOTSTRAP_ROW_BUDGET or st.session_state.get(consent, False)
 
