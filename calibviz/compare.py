@@ -51,6 +51,25 @@ in 14% (ECE) to 31% (ACE) of simulated cases: the binning noise of the
 sharper model inflates its estimate more than the bootstrap can see. ``benchmarks/bench_compare_null.py`` measures how often
 two models of equal calibration are called different (the false alarm rate
 of this test; README of benchmarks/).
+
+Differences shown together are judged together
+    A comparison shows one verdict per metric and model: the 6 tested metrics
+    of the default set against one other model are 6 chances to call equal
+    models different, and two equally miscalibrated models got at least one
+    "better" or "worse" in 8.4% of simulated comparisons (n = 2,000,
+    ``benchmarks/bench_compare_family.py``), more with more models. Every
+    tested difference therefore also has a two-sided p-value (``p_value``:
+    DeLong's for AUC; for the bootstrapped metrics the level at which the
+    verdict's interval, the hull of the percentile and basic intervals,
+    would just reach 0, read from a normal approximation of the resampled
+    differences so that p-values below 1 / resamples are resolved), and
+    :func:`family_verdicts` adjusts them by Holm's method over all the
+    differences shown together (:func:`calibviz.stats.holm_adjusted`, as the
+    metric panel does for its tests against a calibrated model). "Better"
+    or "worse" then needs all three: the interval excludes 0, the adjusted
+    p-value is at most 1 - confidence, and (calibration errors) the worse
+    model fails its calibrated-model reference. ``verdict_alone`` keeps the
+    verdict the difference would get shown alone.
 """
 from __future__ import annotations
 
@@ -66,10 +85,12 @@ from .errors import InputError
 from .metrics.intervals import bootstrap_metric
 from .metrics.resampling import _row_resamples, interval_from_distribution
 from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, MULTICLASS_METRICS, PanelConfig, _outside_note,
-                    _reference, _spec, _wald_interval, format_difference, format_value, interval_binning, resample_order)
+                    _reference, _spec, _wald_interval, format_difference, format_p_value, format_value, interval_binning,
+                    resample_order)
+from .stats import holm_adjusted
 from .validation import check_binary
 
-__all__ = ["compare_models", "difference_verdict", "comparison_sentences", "comparison_metrics", "leaderboard",
+__all__ = ["compare_models", "family_verdicts", "COMPARISON_COLUMNS", "difference_verdict", "comparison_sentences", "comparison_metrics", "leaderboard",
            "calibration_gate", "direction", "IDEAL", "NO_VERDICT", "CALIBRATION_ERRORS", "VERDICTS"]
 
 #: Metrics whose best value is a point inside their range: better = closer to it.
@@ -376,7 +397,7 @@ def compare_models(models: dict, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
         values = {name: _call(spec, config, *data[name]) for name in names}
         way = direction(spec.key)
         nan = {n: math.nan for n in names}
-        low, high, d_low, d_high = dict(nan), dict(nan), dict(nan), dict(nan)
+        low, high, d_low, d_high, p_diff = dict(nan), dict(nan), dict(nan), dict(nan), dict(nan)
         note = dict.fromkeys(names, "")
         v_low, v_high = d_low, d_high  # the verdict's interval: the difference's, or the distance's for IDEAL
         if n_resamples and spec.key == "auc":
@@ -389,10 +410,11 @@ def compare_models(models: dict, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
                     continue
                 if paired[name]:
                     r = M.delong_test(y, data[ref][1], p, sample_weight=w, confidence=confidence)
-                    d_low[name], d_high[name] = r.low, r.high
+                    d_low[name], d_high[name], p_diff[name] = r.low, r.high, r.p_value
                 else:  # independent samples: the variances add
                     se, d = math.hypot(a.se, ref_auc.se), values[name] - values[ref]
                     d_low[name], d_high[name] = d - z * se, d + z * se
+                    p_diff[name] = float(2 * stats.norm.sf(abs(d) / se)) if se > 0 else math.nan
         elif n_resamples:
             dists = {}
             for g in groups:
@@ -423,11 +445,13 @@ def compare_models(models: dict, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
                 other = dists[ref] if paired[name] else shuffle(dists[ref])
                 diff = _interval(dists[name] - other, values[name] - values[ref], confidence, _span(spec.key))
                 d_low[name], d_high[name] = diff
+                p_diff[name] = _difference_p(dists[name] - other, values[name] - values[ref])
                 if way == "ideal":
                     t = IDEAL[spec.key]
-                    v_low[name], v_high[name] = _interval(
-                        np.abs(dists[name] - t) - np.abs(other - t), abs(values[name] - t) - abs(values[ref] - t),
-                        confidence)
+                    distance = np.abs(dists[name] - t) - np.abs(other - t)
+                    closer = abs(values[name] - t) - abs(values[ref] - t)
+                    v_low[name], v_high[name] = _interval(distance, closer, confidence)
+                    p_diff[name] = _difference_p(distance, closer)
         gate = {}  # model -> p-value against its calibrated reference, computed when needed
         for name in names:
             is_ref = name == ref
@@ -444,14 +468,97 @@ def compare_models(models: dict, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
                          "diff": 0.0 if is_ref else values[name] - values[ref],
                          "diff_low": 0.0 if is_ref and n_resamples else d_low[name],
                          "diff_high": 0.0 if is_ref and n_resamples else d_high[name],
-                         "paired": paired[name], "direction": way, "verdict": verdict, "held_back": held,
-                         "held_back_p": held_p, "note": note[name]})
-    out = pd.DataFrame(rows, columns=["metric", "label", "unit", "model", "is_reference", "value", "low", "high",
-                                      "diff", "diff_low", "diff_high", "paired", "direction", "verdict", "held_back",
-                                      "held_back_p", "note"])
+                         "paired": paired[name], "direction": way,
+                         "p_value": math.nan if is_ref or not verdict else p_diff[name], "verdict_alone": verdict,
+                         "held_back": held, "held_back_p": held_p, "note": note[name]})
+    out = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
     out.attrs.update(reference=ref, config=config, n_resamples=int(n_resamples), confidence=confidence,
                      random_state=random_state, n_reference=int(n_reference))
+    return family_verdicts(out)
+
+
+#: The columns of :func:`compare_models`, in order.
+COMPARISON_COLUMNS = ("metric", "label", "unit", "model", "is_reference", "value", "low", "high", "diff", "diff_low",
+                      "diff_high", "paired", "direction", "p_value", "p_adjusted", "n_tests", "verdict",
+                      "verdict_alone", "held_back", "held_back_p", "note")
+
+
+def family_verdicts(table: pd.DataFrame) -> pd.DataFrame:
+    """The verdicts of the differences shown together, judged together (Holm's step-down adjustment).
+
+    Every row with a tested difference (``verdict_alone`` "better", "worse" or "no clear difference" and a
+    finite ``p_value``) belongs to the family; ``p_adjusted`` is Holm's adjustment of their p-values
+    (:func:`calibviz.stats.holm_adjusted`), ``n_tests`` the family's size (0 outside it). A "better" or "worse"
+    shown alone stays one only when its adjusted p-value is at most ``1 - confidence`` (``table.attrs``);
+    otherwise the verdict is "no clear difference" (``verdict_alone`` keeps what it would be alone, and
+    :func:`comparison_sentences` says why). The chance of any false "better" or "worse" among them then stays
+    at most ``1 - confidence`` whatever their dependence (a lone difference is not adjusted).
+
+    Shared by :func:`compare_models` and by tables computed apart and shown together (the Compare page
+    computes one metric at a time and judges their concatenation here); idempotent.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Rows of :func:`compare_models` (one or several calls with the same reference and confidence,
+        concatenated; ``attrs["confidence"]`` is read, default 0.95).
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy with ``p_adjusted``, ``n_tests`` and ``verdict`` set, columns in :data:`COMPARISON_COLUMNS`'s
+        order.
+
+    References
+    ----------
+    S. Holm (1979), Scandinavian Journal of Statistics 6(2), 65-70.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"metric": ["ece", "brier"], "is_reference": [False, False], "p_value": [0.03, 0.2],
+    ...                   "verdict_alone": ["worse", "no clear difference"]})
+    >>> family_verdicts(t)[["p_adjusted", "n_tests", "verdict"]].values.tolist()
+    [[0.06, 2, 'no clear difference'], [0.2, 2, 'no clear difference']]
+    """
+    out = table.copy()
+    alpha = 1.0 - float(table.attrs.get("confidence", 0.95))
+    tested = (out["verdict_alone"].isin(["better", "worse", "no clear difference"]) & ~out["is_reference"]
+              & np.isfinite(out["p_value"].astype(float)))
+    adjusted = np.full(len(out), math.nan)
+    if tested.any():
+        adjusted[tested.to_numpy()] = holm_adjusted(out.loc[tested, "p_value"].astype(float).to_numpy())
+    out["p_adjusted"] = adjusted
+    out["n_tests"] = np.where(tested, int(tested.sum()), 0)
+    called = out["verdict_alone"].isin(["better", "worse"])
+    out["verdict"] = out["verdict_alone"].where(~called | (out["p_adjusted"] <= alpha), "no clear difference")
+    out = out[[c for c in COMPARISON_COLUMNS if c in out] + [c for c in out if c not in COMPARISON_COLUMNS]]
+    out.attrs = dict(table.attrs)
     return out
+
+
+def _difference_p(dist: np.ndarray, estimate: float) -> float:
+    """Two-sided p-value of "no difference" that matches the verdict's interval (:func:`_interval`): the level at
+    which the hull of the percentile and basic intervals would just reach 0.
+
+    The resampled differences are read as normal with their mean m and standard deviation s: the percentile
+    interval is then centred on m, the basic one on 2 * estimate - m, and the hull excludes 0 at level 1 - a
+    exactly when both do, on the same side: p = 2 * Phi(-min(|m|, |2 * estimate - m|) / s), or 1 when the two
+    centres lie on either side of 0. The normal reading gives p-values below 1 / resamples, which Holm's
+    adjustment of several differences needs (6 differences at 5%: 0.0083 for the first), where counting
+    resamples beyond 0 could not go below ~2 / resamples; a verdict still needs its empirical interval to
+    exclude 0 too (:func:`family_verdicts` only withdraws verdicts). NaN with fewer than two finite values.
+    """
+    d = np.asarray(dist, dtype=np.float64)
+    d = d[np.isfinite(d)]
+    if d.size < 2 or not np.isfinite(estimate):
+        return math.nan
+    m, s = float(d.mean()), float(d.std(ddof=1))
+    centres = (m, 2.0 * float(estimate) - m)
+    if centres[0] * centres[1] <= 0:
+        return 1.0
+    if s == 0:  # every resample gave the same difference, on the same side as both centres
+        return 0.0
+    return float(2.0 * stats.norm.sf(min(abs(centres[0]), abs(centres[1])) / s))
 
 
 def _span(key: str) -> float | None:
@@ -536,18 +643,50 @@ def comparison_sentences(table: pd.DataFrame, *, name: Callable[[str], str] = st
                                 f"{format_value(IDEAL.get(r.metric, 0.0), u)}"}[r.direction]
                 out.append(f"{name(model)} is {verdict} than {name(ref)} on {r.label}: {format_value(r.value, u)} vs "
                            f"{format_value(ref_value, u)} ({way}; difference {format_difference(r.diff, u)}, {level} interval "
-                           f"{format_difference(r.diff_low, u)} to {format_difference(r.diff_high, u)}).")
+                           f"{format_difference(r.diff_low, u)} to {format_difference(r.diff_high, u)}"
+                           f"{_p_text(r)}).")
     for model in others:
         same = table[(table["model"] == model) & (table["verdict"] == "no clear difference")]
         if len(same):
             out.append(f"{name(model)} and {name(ref)} do not differ beyond the bootstrap noise on "
                        f"{', '.join(same['label'])}.")
+    if "verdict_alone" in table:  # differences beyond the noise alone, not among the differences shown together
+        withdrawn = table[table["verdict_alone"].isin(["better", "worse"]) & (table["verdict"] == "no clear difference")]
+        for model in others:
+            rows = withdrawn[withdrawn["model"] == model]
+            if len(rows):
+                r = rows.iloc[0]
+                ps = ", ".join(f"{lab} p = {format_p_value(p)}, {format_p_value(a)} adjusted"
+                               for lab, p, a in zip(rows["label"], rows["p_value"], rows["p_adjusted"]))
+                out.append(f"{name(model)} and {name(ref)} differ on {', '.join(rows['label'])} beyond the bootstrap "
+                           f"noise of each difference alone, but not among the {int(r['n_tests'])} differences shown "
+                           f"together ({ps}; Holm's adjustment): among that many differences of equal models, one this "
+                           "large is common, so neither is called better.")
     if "held_back" in table:  # a difference beyond the noise not called a verdict, and why
         for r in table[table["held_back"].astype(bool)].itertuples():
             out.append(f"{r.label} of {name(r.model)} and {name(ref)} differ beyond the bootstrap noise, but "
                        f"{name(r.held_back)}'s is within what a perfectly calibrated model with its predictions would "
                        f"show (p = {r.held_back_p:.2g}): neither is called worse calibrated.")
     return out
+
+
+def _p_text(r) -> str:
+    """The p-value clause of a better/worse sentence: its own p, and the adjusted one when others were shown."""
+    p = getattr(r, "p_value", math.nan)
+    if not np.isfinite(p):
+        return ""
+    n = int(getattr(r, "n_tests", 0) or 0)
+    if n <= 1:
+        return f"; p {_p_relation(p)}"
+    own, adjusted = format_p_value(p), format_p_value(r.p_adjusted)
+    if own == adjusted:
+        return f"; p {_p_relation(p)} on its own and adjusted for the {n} differences shown together"
+    return f"; p {_p_relation(p)}, {adjusted} adjusted for the {n} differences shown together"
+
+
+def _p_relation(p: float) -> str:
+    text = format_p_value(p)
+    return text if text.startswith("<") else f"= {text}"
 
 
 def leaderboard(panels: Mapping[str, pd.DataFrame]) -> pd.DataFrame:

@@ -508,7 +508,10 @@ def _compare_section(models: dict[str, Predictions], cfg: PanelConfig, metrics, 
             f"<p>The {len(models)} models' reliability diagrams overlaid "
             f"({'positive class' if next(iter(models.values())).is_binary else 'confidence'}); differences are to "
             f"the reference model <b>{_e(ref)}</b>, with {'paired ' if table['paired'].all() else ''}bootstrap "
-            "intervals (DeLong's for AUC); a model is better or worse when the difference interval excludes 0.</p>"
+            "intervals (DeLong's for AUC); a model is better or worse when the difference interval excludes 0 and "
+            f"the difference's p-value, adjusted by Holm's method for the {int(table['n_tests'].max())} differences "
+            "shown together, is at most 1 - the interval's level (for calibration errors the worse model must also "
+            "fail its calibrated-model reference).</p>"
             + "".join(f'<p class="note">{_e(NO_VERDICT[k])}</p>' for k in dict.fromkeys(table["metric"])
                       if k in NO_VERDICT)
             + f'<div class="figure">{_figure_html(overlay)}</div>' + _table_html(_compare_shown(table, confidence))
@@ -531,6 +534,8 @@ def _compare_shown(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
         f"Difference {level} interval": ["" if ref or pd.isna(lo) else format_interval(lo, hi, u, difference=True)
                                          for lo, hi, u, ref in zip(table["diff_low"], table["diff_high"], units,
                                                                    table["is_reference"])],
+        "p": table["p_value"].map(format_p_value),
+        "p adjusted": table["p_adjusted"].map(format_p_value),
         "Versus the reference": table["verdict"].where(table["verdict"] != "", "not tested"),
         "Paired": ["" if ref else {True: "yes", False: "no"}[p] for p, ref in zip(table["paired"],
                                                                                  table["is_reference"])],

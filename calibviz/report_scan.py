@@ -184,7 +184,7 @@ def _compare_section(scans: dict, cfg: PanelConfig, keys, confidence: float, n_r
     table["paired"] = table["paired"].map(lambda v: False if v is None else v)  # unknown on scans
     shown = _compare_shown(table, confidence)
     shown = shown.drop(columns=[c for c in shown.columns if c.startswith("Difference ") and "interval" in c
-                                or c in ("Paired", "Versus the reference")]
+                                or c in ("Paired", "Versus the reference", "p", "p adjusted")]
                        + ([] if n_resamples else [c for c in shown.columns if "interval" in c]))
     first = next(iter(scans.values()))
     return ('<section id="compare"><h2>Model comparison</h2>'

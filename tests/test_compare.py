@@ -215,6 +215,7 @@ def test_report_comparison_uses_the_metric_set_the_reference_and_the_verdicts():
     compare = page.split('<section id="compare">')[1].split("</section>")[0]
     assert "<td>ECE</td>" in compare and "<td>Brier score</td>" in compare and "<td>ACE</td>" not in compare
     assert "reference model <b>overconfident</b>" in compare
+    assert "<th>p adjusted</th>" in compare and "Holm's method for the 4 differences shown together" in compare
     t = compare_models({k: (y, v) for k, v in p.items()}, metrics=("ece", "brier"), n_resamples=40,
                        reference="overconfident", n_reference=0)
     summary = page.split('id="summary"')[1].split("</section>")[0]
@@ -298,3 +299,120 @@ def test_difference_intervals_stay_within_the_metrics_range():
     assert -100 <= tce["diff_low"] <= tce["diff"] <= tce["diff_high"] <= 100
     ece = t[(t["metric"] == "ece") & ~t["is_reference"]].iloc[0]
     assert -1 <= ece["diff_low"] <= ece["diff_high"] <= 1
+
+
+# ---- differences shown together are judged together (family_verdicts) ----
+
+from hypothesis import given, settings, strategies as hst  # noqa: E402
+from scipy import stats as sps  # noqa: E402
+from statsmodels.stats.multitest import multipletests  # noqa: E402
+
+from calibviz.compare import COMPARISON_COLUMNS, _difference_p, family_verdicts  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(hst.floats(-1, 1), hst.floats(0.01, 1), hst.floats(-1, 1))
+def test_difference_p_is_the_level_at_which_the_normal_hull_reaches_zero(mean, sd, estimate):
+    """At level 1 - p the hull of the normal percentile interval (centre m) and basic interval (centre 2e - m)
+    has an end at 0: the p-value is the level where the verdict's interval would just include 0."""
+    rng = np.random.default_rng(0)
+    dist = rng.standard_normal(400)
+    dist = mean + sd * (dist - dist.mean()) / dist.std(ddof=1)  # exactly mean m and sd s
+    p = _difference_p(dist, estimate)
+    centres = np.array([mean, 2 * estimate - mean])
+    if centres[0] * centres[1] <= 0:
+        assert p == 1.0
+        return
+    z = sps.norm.isf(p / 2)
+    ends = np.r_[centres - z * sd, centres + z * sd]
+    low, high = ends.min(), ends.max()
+    assert min(abs(low), abs(high)) == pytest.approx(0, abs=1e-9 + 1e-9 * sd * z)
+
+
+def test_difference_p_edge_cases():
+    assert np.isnan(_difference_p(np.array([0.1]), 0.1))
+    assert np.isnan(_difference_p(np.array([0.1, np.nan, np.inf]), 0.1))
+    assert np.isnan(_difference_p(np.array([0.1, 0.2]), np.nan))
+    assert _difference_p(np.full(50, 0.3), 0.3) == 0.0  # every resample on one side, no spread
+    assert _difference_p(np.zeros(50), 0.0) == 1.0
+
+
+def test_family_verdicts_are_holm_over_every_difference_shown(table):
+    """compare_models judges all (metric, model) differences of its table together: Holm's adjustment (against
+    statsmodels, an independent implementation) of the p-values of the tested rows."""
+    tested = table[table["n_tests"] > 0]
+    assert set(tested["metric"]) == {"ece", "brier", "auc", "calibration_slope"}
+    assert (tested["n_tests"] == len(tested)).all() and len(tested) == 8
+    np.testing.assert_allclose(tested["p_adjusted"], multipletests(tested["p_value"], method="holm")[1])
+    assert table.loc[table["is_reference"], ["p_value", "p_adjusted"]].isna().all(axis=None)
+    assert list(table.columns) == list(COMPARISON_COLUMNS)
+    # a verdict needs its adjusted p-value at the interval's level
+    called = table["verdict"].isin(["better", "worse"])
+    assert (table.loc[called, "p_adjusted"] <= 0.05).all()
+    assert (table.loc[called, "verdict"] == table.loc[called, "verdict_alone"]).all()
+    # idempotent, and the same when the metrics are computed apart and judged together (the Compare page)
+    pd_testing = pytest.importorskip("pandas.testing")
+    pd_testing.assert_frame_equal(family_verdicts(table), table)
+
+
+def test_tables_computed_apart_and_judged_together_equal_the_joint_table():
+    import pandas as pd
+
+    y, p = three_models(1500, seed=4)
+    models = {k: (y, v) for k, v in p.items()}
+    keys = ("ece", "brier", "auc")
+    joint = compare_models(models, metrics=keys, n_resamples=60, random_state=2)
+    parts = [compare_models(models, metrics=(k,), n_resamples=60, random_state=2) for k in keys]
+    assert all(part["n_tests"].max() == 2 for part in parts)  # each alone: its two models
+    joined = pd.concat(parts, ignore_index=True)
+    joined.attrs.update(parts[0].attrs)
+    pd.testing.assert_frame_equal(family_verdicts(joined), joint, check_like=False)
+
+
+def test_a_difference_beyond_the_noise_alone_is_withdrawn_among_many_and_said_so():
+    """A difference whose own p-value is below 0.05 but not below Holm's threshold for the differences shown
+    together gets "no clear difference", and the sentences say why (with both p-values)."""
+    import pandas as pd
+
+    t = pd.DataFrame({"metric": ["brier", "brier", "ece", "ece"], "label": ["Brier score", "Brier score", "ECE", "ECE"],
+                      "unit": ["score", "score", "probability", "probability"], "model": ["a", "b", "a", "b"],
+                      "is_reference": [True, False, True, False], "value": [0.2, 0.21, 0.02, 0.021],
+                      "diff": [0.0, 0.01, 0.0, 0.001], "diff_low": [0.0, 0.001, 0.0, -0.01],
+                      "diff_high": [0.0, 0.02, 0.0, 0.012], "direction": ["lower"] * 4,
+                      "p_value": [np.nan, 0.03, np.nan, 0.6], "verdict_alone": ["reference", "worse", "reference",
+                                                                              "no clear difference"],
+                      "held_back": [""] * 4, "held_back_p": [np.nan] * 4})
+    t.attrs.update(reference="a", confidence=0.95)
+    out = family_verdicts(t)
+    assert out["verdict"].tolist() == ["reference", "no clear difference", "reference", "no clear difference"]
+    assert out["p_adjusted"].tolist()[1] == pytest.approx(0.06)
+    lines = comparison_sentences(out)
+    assert not any(" is worse than " in s for s in lines)
+    assert any("b and a differ on Brier score beyond the bootstrap noise of each difference alone, but not among the "
+               "2 differences shown together (Brier score p = 0.03, 0.06 adjusted" in s for s in lines), lines
+    # at 90% the same difference stands, and its sentence gives both p-values
+    t.attrs.update(confidence=0.90)
+    out = family_verdicts(t)
+    assert out["verdict"].tolist()[1] == "worse"
+    line = next(s for s in comparison_sentences(out) if s.startswith("b is worse than a on Brier score"))
+    assert line.endswith("; p = 0.03, 0.06 adjusted for the 2 differences shown together).")
+
+
+def test_equal_models_are_rarely_called_different_anywhere_on_the_page():
+    """The chance of any better/worse among the differences shown together (3 models x 4 metrics: 8 tests) for
+    exchangeable, equally miscalibrated models: at most ~5% (benchmarks/bench_compare_family.py runs it at
+    full size with the default metrics). Each difference read alone is counted from the same tables."""
+    reps, any_family, any_alone = 40, 0, 0
+    sharpen = lambda q: 1 / (1 + np.exp(-2 * np.log(q / (1 - q))))  # noqa: E731
+    for rep in range(reps):
+        rng = np.random.default_rng([rep, 17])
+        u = rng.uniform(size=(3, 800))
+        y = (rng.uniform(size=800) < u.mean(axis=0)).astype(int)
+        models = {name: (y, sharpen(u[j] / 3 + 1 / 3)) for j, name in enumerate("abc")}
+        t = compare_models(models, metrics=("ece", "ace", "brier", "log_loss"), n_resamples=100, random_state=rep,
+                           n_reference=100)
+        any_family += bool(t["verdict"].isin(["better", "worse"]).any())
+        any_alone += bool(t["verdict_alone"].isin(["better", "worse"]).any())
+    assert any_family <= any_alone
+    # P(X >= 7 | 40, 0.05) = 0.014
+    assert any_family <= 6, (any_family, any_alone)

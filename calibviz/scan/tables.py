@@ -267,13 +267,13 @@ def compare_scans(scans: dict, metrics, config: PanelConfig | None = None, refer
     -------
     pandas.DataFrame
         The columns of :func:`~calibviz.compare.compare_models`. ``diff_low``
-        and ``diff_high`` are NaN (0 for the reference) and ``verdict`` is ""
+        and ``diff_high`` are NaN (0 for the reference), ``p_value`` and ``p_adjusted`` NaN, and ``verdict`` is ""
         ("reference" for it): better or worse needs the interval of the
         difference, a paired bootstrap that resamples the same rows for both
         models, which bucket tables drawn model by model cannot give.
         ``paired`` is None (a scan does not tell whether two models share rows).
     """
-    from ..compare import direction
+    from ..compare import COMPARISON_COLUMNS, direction
 
     names = list(scans)
     reference = names[0] if reference is None else reference
@@ -296,7 +296,10 @@ def compare_scans(scans: dict, metrics, config: PanelConfig | None = None, refer
                          "value": float(r["value"]), "low": float(r["low"]), "high": float(r["high"]),
                          "diff": 0.0 if is_ref else float(r["value"]) - ref_value,
                          "diff_low": 0.0 if is_ref else _NAN, "diff_high": 0.0 if is_ref else _NAN,
-                         "paired": None, "direction": direction(key), "verdict": "reference" if is_ref else ""})
-    out = pd.DataFrame(rows)
+                         "paired": None, "direction": direction(key), "p_value": _NAN, "p_adjusted": _NAN,
+                         "n_tests": 0, "verdict": "reference" if is_ref else "",
+                         "verdict_alone": "reference" if is_ref else "", "held_back": "", "held_back_p": _NAN,
+                         "note": ""})
+    out = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
     out.attrs.update(reference=reference, confidence=0.95, n_resamples=int(n_resamples), config=config)
     return out

@@ -11,8 +11,8 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
-from ..compare import NO_VERDICT, compare_models, comparison_sentences
-from ..panel import config_key
+from ..compare import NO_VERDICT, compare_models, comparison_sentences, family_verdicts
+from ..panel import config_key, format_p_value
 from ..reduce import BinaryView
 from .blocks import BOOTSTRAP_ROW_BUDGET, download_table, metric_redraws, slug
 from .blocks import show_dataframe
@@ -75,6 +75,8 @@ def comparison_table(views: dict[str, BinaryView], fingerprints: tuple, s: dict,
     parts = [one(k) for k in metrics]
     table = pd.concat(parts, ignore_index=True)
     table.attrs.update(parts[0].attrs)
+    # each metric's table is judged alone; the page shows them together, so they are judged together
+    table = family_verdicts(table)
     if n_boot and not wanted:
         st.info("Better or worse needs intervals: on these data the bootstrap takes a while, so it waits for you. "
                 "The values and differences below are exact.", icon=":material/info:")
@@ -97,6 +99,9 @@ def _shown(t: pd.DataFrame) -> pd.DataFrame:
         "Difference": t["diff"].where(~ref),
         "Difference low": t["diff_low"].where(~ref),
         "Difference high": t["diff_high"].where(~ref),
+        # (no p-values where nothing was tested: MCE, no resamples, streamed models)
+        **({"p": t["p_value"].map(format_p_value), "p adjusted": t["p_adjusted"].map(format_p_value)}
+           if t["p_value"].notna().any() else {}),
         "Versus the reference": t["verdict"].where(t["verdict"] != "", "not tested"),
         # None: not known (an opened file's models may or may not share rows)
         "Paired": t["paired"].map({True: "yes", False: "no"}).fillna("not known").where(~ref, ""),
@@ -111,6 +116,8 @@ def show_comparison(table: pd.DataFrame, reference: str) -> None:
         for line in sentences:
             st.markdown(f"- {line}")
     level = f"{100 * table.attrs.get('confidence', 0.95):g}%"
+    alpha = 1 - table.attrs.get("confidence", 0.95)
+    n_tests = int(table["n_tests"].max()) if len(table) else 0
     labels = list(dict.fromkeys(table["label"]))
     tabs = st.tabs(labels)
     for tab, label in zip(tabs, labels):
@@ -130,9 +137,18 @@ def show_comparison(table: pd.DataFrame, reference: str) -> None:
                                             help=f"Value minus the reference's ({md(reference)})."),
                 "Difference low": number_column(f"Difference {level} low", unit, signed=True),
                 "Difference high": number_column(f"Difference {level} high", unit, signed=True),
+                "p": st.column_config.TextColumn(
+                    help="Two-sided p-value of 'no difference' for this difference on its own (the level at which "
+                         "its interval would reach 0; DeLong's test for AUC)."),
+                "p adjusted": st.column_config.TextColumn(
+                    help=f"The p-value adjusted by Holm's method for the {n_tests} differences shown together "
+                         "(every tested metric and model on this page): the verdict reads it, so that equal "
+                         "models are rarely called different anywhere on the page."),
                 "Versus the reference": st.column_config.TextColumn(
                     help="Better or worse when the difference interval excludes 0 (paired bootstrap on the "
-                         "same rows; DeLong for AUC); 'no clear difference' when it does not."),
+                         f"same rows; DeLong for AUC) and the adjusted p-value is at most {alpha:g}; for "
+                         "calibration errors the worse model must also fail its calibrated-model reference. "
+                         "'No clear difference' otherwise."),
                 "Note": st.column_config.TextColumn(width="large", help="Why a value lies outside its own "
                                                                         "interval."),
             })
