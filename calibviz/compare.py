@@ -489,7 +489,8 @@ def family_verdicts(table: pd.DataFrame) -> pd.DataFrame:
     Every row with a tested difference (``verdict_alone`` "better", "worse" or "no clear difference" and a
     finite ``p_value``) belongs to the family; ``p_adjusted`` is Holm's adjustment of their p-values
     (:func:`calibviz.stats.holm_adjusted`), ``n_tests`` the family's size (0 outside it). A "better" or "worse"
-    shown alone stays one only when its adjusted p-value is at most ``1 - confidence`` (``table.attrs``);
+    shown alone stays one only when its adjusted p-value is at most ``1 - confidence`` (``table.attrs``) or it
+    is the only tested difference (its interval alone decides then);
     otherwise the verdict is "no clear difference" (``verdict_alone`` keeps what it would be alone, and
     :func:`comparison_sentences` says why). The chance of any false "better" or "worse" among them then stays
     at most ``1 - confidence`` whatever their dependence (a lone difference is not adjusted).
@@ -530,7 +531,9 @@ def family_verdicts(table: pd.DataFrame) -> pd.DataFrame:
     out["p_adjusted"] = adjusted
     out["n_tests"] = np.where(tested, int(tested.sum()), 0)
     called = out["verdict_alone"].isin(["better", "worse"])
-    out["verdict"] = out["verdict_alone"].where(~called | (out["p_adjusted"] <= alpha), "no clear difference")
+    # a lone difference is not adjusted: its interval decides, as shown alone
+    kept = ~called | (out["p_adjusted"] <= alpha) | (out["n_tests"] <= 1)
+    out["verdict"] = out["verdict_alone"].where(kept, "no clear difference")
     out = out[[c for c in COMPARISON_COLUMNS if c in out] + [c for c in out if c not in COMPARISON_COLUMNS]]
     out.attrs = dict(table.attrs)
     return out

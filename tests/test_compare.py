@@ -416,3 +416,13 @@ def test_equal_models_are_rarely_called_different_anywhere_on_the_page():
     assert any_family <= any_alone
     # P(X >= 7 | 40, 0.05) = 0.014
     assert any_family <= 6, (any_family, any_alone)
+
+
+def test_a_lone_difference_keeps_the_verdict_of_its_interval():
+    """With one tested difference nothing is adjusted: the empirical interval decides, even where the normal
+    reading of the resamples would put its p-value just above the level."""
+    import pandas as pd
+
+    t = pd.DataFrame({"metric": ["brier", "brier"], "is_reference": [True, False], "p_value": [np.nan, 0.07],
+                      "verdict_alone": ["reference", "worse"]})
+    assert family_verdicts(t)["verdict"].tolist() == ["reference", "worse"]
