@@ -683,8 +683,8 @@ def _p_text(r) -> str:
         return f"; p {_p_relation(p)}"
     own, adjusted = format_p_value(p), format_p_value(r.p_adjusted)
     if own == adjusted:
-        return f"; p {_p_relation(p)} on its own and adjusted for the {n} differences shown together"
-    return f"; p {_p_relation(p)}, {adjusted} adjusted for the {n} differences shown together"
+        return f"; p {_p_relation(p)}, also adjusted for {n} differences"
+    return f"; p {_p_relation(p)}, {adjusted} adjusted for {n} differences"
 
 
 def _p_relation(p: float) -> str:

@@ -395,7 +395,7 @@ def test_a_difference_beyond_the_noise_alone_is_withdrawn_among_many_and_said_so
     out = family_verdicts(t)
     assert out["verdict"].tolist()[1] == "worse"
     line = next(s for s in comparison_sentences(out) if s.startswith("b is worse than a on Brier score"))
-    assert line.endswith("; p = 0.03, 0.06 adjusted for the 2 differences shown together).")
+    assert line.endswith("; p = 0.03, 0.06 adjusted for 2 differences).")
 
 
 def test_equal_models_are_rarely_called_different_anywhere_on_the_page():
