@@ -5,9 +5,10 @@
     python benchmarks/bench_compare_family.py --scenario worse --reps 200          # power: B truly worse calibrated
 
 Each replication draws one test set and scores ``--models`` models on it, then calls
-:func:`calibviz.compare.compare_models` exactly as the Compare page does (the default metric set, 100 paired
-bootstrap resamples, the calibrated-model reference of the calibration errors with 200 label redraws, the first
-model as reference). The same table gives both rules: ``verdict_alone`` (each difference read alone, the rule
+:func:`calibviz.compare.compare_models` with the Compare page's defaults (the default metric set, 100 paired
+bootstrap resamples, the first model as reference; the calibrated-model reference of the calibration errors with
+200 label redraws, where the page draws what each metric's panel draws, 200 or more). The page computes one metric
+at a time and judges them joined, which gives the same table (tests/test_compare.py). The same table gives both rules: ``verdict_alone`` (each difference read alone, the rule
 before the family adjustment) and ``verdict`` (Holm over the differences shown together,
 :func:`calibviz.compare.family_verdicts`).
 

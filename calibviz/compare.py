@@ -55,25 +55,26 @@ of this test; README of benchmarks/).
 Differences shown together are judged together
     A comparison shows one verdict per metric and model: the 6 tested metrics
     of the default set against one other model are 6 chances to call equal
-    models different, and two equally miscalibrated models got at least one
-    "better" or "worse" in 8.4% of simulated comparisons (n = 2,000,
-    ``benchmarks/bench_compare_family.py``), more with more models. Every
-    tested difference therefore also has a two-sided p-value (``p_value``:
-    DeLong's for AUC; for the bootstrapped metrics the level at which the
-    verdict's interval, the hull of the percentile and basic intervals,
-    would just reach 0, read from a normal approximation of the resampled
-    differences so that p-values below 1 / resamples are resolved), and
-    :func:`family_verdicts` adjusts them by Holm's method over all the
+    models different. Read alone, two equally miscalibrated models got at
+    least one "better" or "worse" in 7.2% of 400 simulated comparisons
+    (n = 2,000, 100 resamples, ``benchmarks/bench_compare_family.py``), more
+    with more models. Every tested difference therefore also has a two-sided
+    p-value (``p_value``: DeLong's for AUC; for the bootstrapped metrics
+    exactly the level at which the verdict's interval, the hull of the
+    percentile and basic intervals, would reach 0, :func:`_difference_p`),
+    and :func:`family_verdicts` adjusts them by Holm's method over all the
     differences shown together (:func:`calibviz.stats.holm_adjusted`, as the
     metric panel does for its tests against a calibrated model). "Better"
     or "worse" then needs all three: the interval excludes 0, the adjusted
-    p-value is at most 1 - confidence, and (calibration errors) the worse
-    model fails its calibrated-model reference. ``verdict_alone`` keeps the
-    verdict the difference would get shown alone.
+    p-value is at most 1 - confidence (a lone difference is not adjusted),
+    and (calibration errors) the worse model fails its calibrated-model
+    reference. ``verdict_alone`` keeps the verdict the difference would get
+    shown alone.
 """
 from __future__ import annotations
 
 import math
+import zlib
 from typing import Callable, Mapping
 
 import numpy as np
@@ -391,9 +392,11 @@ def compare_models(models: dict, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
             progress(min(done[0], total), total)
 
     z = float(stats.norm.ppf(0.5 + confidence / 2))
-    shuffle = np.random.default_rng(np.random.SeedSequence([int(random_state or 0), 7])).permutation
     rows = []
     for spec in specs:
+        # seeded per metric, so that a metric's table is the same computed alone or among others (the Compare page)
+        shuffle = np.random.default_rng(np.random.SeedSequence([int(random_state or 0), 7,
+                                                                zlib.crc32(spec.key.encode())])).permutation
         values = {name: _call(spec, config, *data[name]) for name in names}
         way = direction(spec.key)
         nan = {n: math.nan for n in names}
@@ -540,28 +543,55 @@ def family_verdicts(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _difference_p(dist: np.ndarray, estimate: float) -> float:
-    """Two-sided p-value of "no difference" that matches the verdict's interval (:func:`_interval`): the level at
-    which the hull of the percentile and basic intervals would just reach 0.
+    """Two-sided p-value of "no difference" that matches the verdict's interval (:func:`_interval`): the smallest
+    level ``a`` at which the hull of the percentile and basic intervals at ``1 - a`` excludes 0.
 
-    The resampled differences are read as normal with their mean m and standard deviation s: the percentile
-    interval is then centred on m, the basic one on 2 * estimate - m, and the hull excludes 0 at level 1 - a
-    exactly when both do, on the same side: p = 2 * Phi(-min(|m|, |2 * estimate - m|) / s), or 1 when the two
-    centres lie on either side of 0. The normal reading gives p-values below 1 / resamples, which Holm's
-    adjustment of several differences needs (6 differences at 5%: 0.0083 for the first), where counting
-    resamples beyond 0 could not go below ~2 / resamples; a verdict still needs its empirical interval to
-    exclude 0 too (:func:`family_verdicts` only withdraws verdicts). NaN with fewer than two finite values.
+    Both intervals read the resampled differences' quantile function ``Q`` (linear interpolation, as
+    :func:`~calibviz.metrics.resampling.interval_from_distribution` does): the hull lies above 0 at level
+    ``1 - a`` when ``Q(a/2) > 0`` (percentile) and ``Q(1 - a/2) < 2 * estimate`` (basic), below 0 when
+    ``Q(1 - a/2) < 0`` and ``Q(a/2) > 2 * estimate``; inverting ``Q`` gives the levels exactly, so ``p <= a``
+    exactly when the interval at ``1 - a`` excludes 0. Where it excludes 0 at every level (every resample on one
+    side of 0 and of ``2 * estimate``) the resamples cannot resolve p any further: the normal reading of the
+    resamples (mean m, standard deviation s: ``2 * Phi(-min(|m|, |2 * estimate - m|) / s)``) is used, capped
+    at ``1 / resamples``, since Holm's adjustment of several differences needs p-values below the resamples'
+    resolution (6 differences at 5%: 0.0083 for the first). NaN with fewer than two finite values.
     """
-    d = np.asarray(dist, dtype=np.float64)
+    d = np.sort(np.asarray(dist, dtype=np.float64))
     d = d[np.isfinite(d)]
     if d.size < 2 or not np.isfinite(estimate):
         return math.nan
+    twice = 2.0 * float(estimate)
+    above = 2.0 * max(_last_level_at_most(d, 0.0), 1.0 - _first_level_at_least(d, twice))
+    below = 2.0 * max(1.0 - _first_level_at_least(d, 0.0), _last_level_at_most(d, twice))
+    p = min(above, below, 1.0)
+    if p > 0:
+        return float(p)
     m, s = float(d.mean()), float(d.std(ddof=1))
-    centres = (m, 2.0 * float(estimate) - m)
-    if centres[0] * centres[1] <= 0:
-        return 1.0
-    if s == 0:  # every resample gave the same difference, on the same side as both centres
+    closest = min(abs(m), abs(twice - m))
+    normal = 0.0 if s == 0 else float(2.0 * stats.norm.sf(closest / s))
+    return min(normal, 1.0 / d.size)
+
+
+def _last_level_at_most(d: np.ndarray, x: float) -> float:
+    """The largest t in [0, 1] with Q(t) <= x for the linear-interpolation quantiles Q of sorted ``d``; 0 when
+    even Q(0) > x (the condition Q(a/2) > x then holds at every level)."""
+    if x < d[0]:
         return 0.0
-    return float(2.0 * stats.norm.sf(min(abs(centres[0]), abs(centres[1])) / s))
+    i = int(np.searchsorted(d, x, side="right")) - 1
+    if i >= d.size - 1:
+        return 1.0
+    return (i + (x - d[i]) / (d[i + 1] - d[i])) / (d.size - 1)
+
+
+def _first_level_at_least(d: np.ndarray, x: float) -> float:
+    """The smallest t in [0, 1] with Q(t) >= x for the linear-interpolation quantiles Q of sorted ``d``; 1 when
+    even Q(1) < x (the condition Q(1 - a/2) < x then holds at every level)."""
+    if x > d[-1]:
+        return 1.0
+    j = int(np.searchsorted(d, x, side="left"))
+    if j == 0:
+        return 0.0
+    return (j - 1 + (x - d[j - 1]) / (d[j] - d[j - 1])) / (d.size - 1)
 
 
 def _span(key: str) -> float | None:
@@ -649,28 +679,35 @@ def comparison_sentences(table: pd.DataFrame, *, name: Callable[[str], str] = st
                            f"{format_difference(r.diff_low, u)} to {format_difference(r.diff_high, u)}"
                            f"{_p_text(r)}).")
     for model in others:
-        same = table[(table["model"] == model) & (table["verdict"] == "no clear difference")]
+        # the differences withdrawn among many or held back by the calibrated-model reference get sentences of their own
+        same = table[(table["model"] == model) & (table["verdict"] == "no clear difference")
+                     & ~_withdrawn(table) & ~(table["held_back"].astype(bool) if "held_back" in table else False)]
         if len(same):
             out.append(f"{name(model)} and {name(ref)} do not differ beyond the bootstrap noise on "
                        f"{', '.join(same['label'])}.")
-    if "verdict_alone" in table:  # differences beyond the noise alone, not among the differences shown together
-        withdrawn = table[table["verdict_alone"].isin(["better", "worse"]) & (table["verdict"] == "no clear difference")]
-        for model in others:
-            rows = withdrawn[withdrawn["model"] == model]
-            if len(rows):
-                r = rows.iloc[0]
-                ps = ", ".join(f"{lab} p = {format_p_value(p)}, {format_p_value(a)} adjusted"
-                               for lab, p, a in zip(rows["label"], rows["p_value"], rows["p_adjusted"]))
-                out.append(f"{name(model)} and {name(ref)} differ on {', '.join(rows['label'])} beyond the bootstrap "
-                           f"noise of each difference alone, but not among the {int(r['n_tests'])} differences shown "
-                           f"together ({ps}; Holm's adjustment): among that many differences of equal models, one this "
-                           "large is common, so neither is called better.")
+    withdrawn = table[_withdrawn(table)]
+    for model in others:  # beyond the noise alone, not beyond what the differences shown together give by chance
+        rows = withdrawn[withdrawn["model"] == model]
+        if len(rows):
+            ps = ", ".join(f"{lab} p {_p_relation(p)}, {format_p_value(a)} adjusted"
+                           for lab, p, a in zip(rows["label"], rows["p_value"], rows["p_adjusted"]))
+            out.append(f"{name(model)} and {name(ref)} differ on {', '.join(rows['label'])} beyond the bootstrap noise "
+                       f"of each difference alone, but not beyond what {int(rows['n_tests'].iloc[0])} differences of "
+                       f"equal models would give by chance ({ps}; Holm's method): neither is called better or worse.")
     if "held_back" in table:  # a difference beyond the noise not called a verdict, and why
         for r in table[table["held_back"].astype(bool)].itertuples():
-            out.append(f"{r.label} of {name(r.model)} and {name(ref)} differ beyond the bootstrap noise, but "
+            out.append(f"{r.label} of {name(r.model)} and {name(ref)} differ beyond the bootstrap noise of this "
+                       "difference alone, but "
                        f"{name(r.held_back)}'s is within what a perfectly calibrated model with its predictions would "
                        f"show (p = {r.held_back_p:.2g}): neither is called worse calibrated.")
     return out
+
+
+def _withdrawn(table: pd.DataFrame) -> pd.Series:
+    """Rows whose "better" or "worse" shown alone was withdrawn among the differences shown together."""
+    if "verdict_alone" not in table:
+        return pd.Series(False, index=table.index)
+    return table["verdict_alone"].isin(["better", "worse"]) & (table["verdict"] == "no clear difference")
 
 
 def _p_text(r) -> str:

@@ -508,10 +508,7 @@ def _compare_section(models: dict[str, Predictions], cfg: PanelConfig, metrics, 
             f"<p>The {len(models)} models' reliability diagrams overlaid "
             f"({'positive class' if next(iter(models.values())).is_binary else 'confidence'}); differences are to "
             f"the reference model <b>{_e(ref)}</b>, with {'paired ' if table['paired'].all() else ''}bootstrap "
-            "intervals (DeLong's for AUC); a model is better or worse when the difference interval excludes 0 and "
-            f"the difference's p-value, adjusted by Holm's method for the {int(table['n_tests'].max())} differences "
-            "shown together, is at most 1 - the interval's level (for calibration errors the worse model must also "
-            "fail its calibrated-model reference).</p>"
+            "intervals (DeLong's for AUC); " + _compare_rule(table) + "</p>"
             + "".join(f'<p class="note">{_e(NO_VERDICT[k])}</p>' for k in dict.fromkeys(table["metric"])
                       if k in NO_VERDICT)
             + f'<div class="figure">{_figure_html(overlay)}</div>' + _table_html(_compare_shown(table, confidence))
@@ -520,6 +517,19 @@ def _compare_section(models: dict[str, Predictions], cfg: PanelConfig, metrics, 
 
 def _unit(metric: str) -> str:
     return BINARY_METRICS[metric].unit if metric in BINARY_METRICS else MULTICLASS_METRICS[metric].unit
+
+
+def _compare_rule(table: pd.DataFrame) -> str:
+    """How the comparison's verdicts were reached, for its number of tested differences."""
+    n = int(table["n_tests"].max()) if len(table) else 0
+    gate = " (for calibration errors the worse model must also fail its calibrated-model reference)"
+    if n == 0:
+        return "without bootstrap intervals there are no verdicts."
+    if n == 1:
+        return f"a model is better or worse when the difference interval excludes 0{gate}."
+    return (f"a model is better or worse when the difference interval excludes 0 and the difference's p-value, "
+            f"adjusted by Holm's method for the {n} differences shown together, is at most 1 - the interval's "
+            f"level{gate}.")
 
 
 def _compare_shown(table: pd.DataFrame, confidence: float) -> pd.DataFrame:

@@ -310,23 +310,27 @@ from statsmodels.stats.multitest import multipletests  # noqa: E402
 from calibviz.compare import COMPARISON_COLUMNS, _difference_p, family_verdicts  # noqa: E402
 
 
-@settings(max_examples=60, deadline=None)
-@given(hst.floats(-1, 1), hst.floats(0.01, 1), hst.floats(-1, 1))
-def test_difference_p_is_the_level_at_which_the_normal_hull_reaches_zero(mean, sd, estimate):
-    """At level 1 - p the hull of the normal percentile interval (centre m) and basic interval (centre 2e - m)
-    has an end at 0: the p-value is the level where the verdict's interval would just include 0."""
-    rng = np.random.default_rng(0)
-    dist = rng.standard_normal(400)
-    dist = mean + sd * (dist - dist.mean()) / dist.std(ddof=1)  # exactly mean m and sd s
+@pytest.mark.property
+@settings(max_examples=80, deadline=None)
+@given(hst.lists(hst.floats(-1, 1, allow_nan=False, allow_subnormal=False), min_size=5, max_size=120, unique=True), hst.floats(-0.6, 0.6),
+       hst.floats(-0.5, 0.5))
+def test_difference_p_is_the_level_at_which_the_verdicts_interval_reaches_zero(values, shift, estimate):
+    """p <= a exactly when the verdict's interval (the hull of percentile and basic, compare._interval) at level
+    1 - a excludes 0; where it excludes 0 at every level, p is at most 1 / resamples."""
+    from calibviz.compare import _interval
+
+    dist = np.asarray(values) + shift
     p = _difference_p(dist, estimate)
-    centres = np.array([mean, 2 * estimate - mean])
-    if centres[0] * centres[1] <= 0:
-        assert p == 1.0
+    assert 0 <= p <= 1
+    low, high = _interval(dist, estimate, 1 - 1e-12)
+    if low > 0 or high < 0:  # beyond every resample: the normal reading, capped at the resamples' resolution
+        assert p <= 1 / dist.size
         return
-    z = sps.norm.isf(p / 2)
-    ends = np.r_[centres - z * sd, centres + z * sd]
-    low, high = ends.min(), ends.max()
-    assert min(abs(low), abs(high)) == pytest.approx(0, abs=1e-9 + 1e-9 * sd * z)
+    for a in (0.001, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.9):
+        if abs(p - a) < 1e-9:
+            continue
+        low, high = _interval(dist, estimate, 1 - a)
+        assert (p <= a) == (low > 0 or high < 0), (a, p, low, high)
 
 
 def test_difference_p_edge_cases():
@@ -360,10 +364,13 @@ def test_tables_computed_apart_and_judged_together_equal_the_joint_table():
 
     y, p = three_models(1500, seed=4)
     models = {k: (y, v) for k, v in p.items()}
-    keys = ("ece", "brier", "auc")
+    y2, p2 = three_models(1200, seed=5)
+    models["elsewhere"] = (y2, p2["good"])  # scored on other rows: its resamples are paired in a shuffled order
+    keys = ("ece", "brier", "auc", "log_loss")
     joint = compare_models(models, metrics=keys, n_resamples=60, random_state=2)
+    assert not joint.loc[joint["model"] == "elsewhere", "paired"].any()
     parts = [compare_models(models, metrics=(k,), n_resamples=60, random_state=2) for k in keys]
-    assert all(part["n_tests"].max() == 2 for part in parts)  # each alone: its two models
+    assert all(part["n_tests"].max() == 3 for part in parts)  # each alone: its three models
     joined = pd.concat(parts, ignore_index=True)
     joined.attrs.update(parts[0].attrs)
     pd.testing.assert_frame_equal(family_verdicts(joined), joint, check_like=False)
@@ -388,8 +395,11 @@ def test_a_difference_beyond_the_noise_alone_is_withdrawn_among_many_and_said_so
     assert out["p_adjusted"].tolist()[1] == pytest.approx(0.06)
     lines = comparison_sentences(out)
     assert not any(" is worse than " in s for s in lines)
-    assert any("b and a differ on Brier score beyond the bootstrap noise of each difference alone, but not among the "
-               "2 differences shown together (Brier score p = 0.03, 0.06 adjusted" in s for s in lines), lines
+    assert any("b and a differ on Brier score beyond the bootstrap noise of each difference alone, but not beyond "
+               "what 2 differences of equal models would give by chance (Brier score p = 0.03, 0.06 adjusted; "
+               "Holm's method): neither is called better or worse." in s for s in lines), lines
+    # the withdrawn difference is not also listed among those that do not differ
+    assert [s for s in lines if "do not differ" in s] == ["b and a do not differ beyond the bootstrap noise on ECE."]
     # at 90% the same difference stands, and its sentence gives both p-values
     t.attrs.update(confidence=0.90)
     out = family_verdicts(t)
@@ -398,6 +408,7 @@ def test_a_difference_beyond_the_noise_alone_is_withdrawn_among_many_and_said_so
     assert line.endswith("; p = 0.03, 0.06 adjusted for 2 differences).")
 
 
+@pytest.mark.slow
 def test_equal_models_are_rarely_called_different_anywhere_on_the_page():
     """The chance of any better/worse among the differences shown together (3 models x 4 metrics: 8 tests) for
     exchangeable, equally miscalibrated models: at most ~5% (benchmarks/bench_compare_family.py runs it at
@@ -426,3 +437,12 @@ def test_a_lone_difference_keeps_the_verdict_of_its_interval():
     t = pd.DataFrame({"metric": ["brier", "brier"], "is_reference": [True, False], "p_value": [np.nan, 0.07],
                       "verdict_alone": ["reference", "worse"]})
     assert family_verdicts(t)["verdict"].tolist() == ["reference", "worse"]
+
+
+def test_report_says_how_verdicts_were_reached_for_its_number_of_differences():
+    from calibviz.report import _compare_rule
+    import pandas as pd
+
+    assert _compare_rule(pd.DataFrame({"n_tests": [0, 0]})) == "without bootstrap intervals there are no verdicts."
+    assert "Holm" not in _compare_rule(pd.DataFrame({"n_tests": [0, 1]}))
+    assert "Holm's method for the 6 differences" in _compare_rule(pd.DataFrame({"n_tests": [0, 6]}))

@@ -143,17 +143,19 @@ def show_comparison(table: pd.DataFrame, reference: str) -> None:
                 "Difference low": number_column(f"Difference {level} low", unit, signed=True),
                 "Difference high": number_column(f"Difference {level} high", unit, signed=True),
                 "p": st.column_config.TextColumn(
-                    help="Two-sided p-value of 'no difference' for this difference on its own (the level at which "
-                         "its interval would reach 0; DeLong's test for AUC)."),
+                    help="Two-sided p-value of 'no difference' for this difference on its own: the level at which "
+                         "its bootstrap interval would reach 0 (DeLong's test for AUC on the same rows, a normal "
+                         "test on other rows; for calibration slope, intercept and Spiegelhalter's Z, of 'as close "
+                         "to the ideal value')."),
                 "p adjusted": st.column_config.TextColumn(
                     help=f"The p-value adjusted by Holm's method for the {n_tests} differences shown together "
                          "(every tested metric and model on this page): the verdict reads it, so that equal "
                          "models are rarely called different anywhere on the page."),
                 "Versus the reference": st.column_config.TextColumn(
                     help="Better or worse when the difference interval excludes 0 (paired bootstrap on the "
-                         f"same rows; DeLong for AUC) and the adjusted p-value is at most {alpha:g}; for "
-                         "calibration errors the worse model must also fail its calibrated-model reference. "
-                         "'No clear difference' otherwise."),
+                         "same rows; DeLong for AUC) and, where several differences are tested, the adjusted "
+                         f"p-value is at most {alpha:g}; for calibration errors the worse model must also fail its "
+                         "calibrated-model reference. 'No clear difference' otherwise."),
                 "Note": st.column_config.TextColumn(width="large", help="Why a value lies outside its own "
                                                                         "interval."),
             })
