@@ -504,9 +504,31 @@ def _report_metrics(args, records, thresholds, p_thresholds, gate_keys) -> int:
                              "--fail-above")
     for f in failures:
         print(f"calibviz: threshold exceeded: {_printable(f)}", file=sys.stderr)
+    note = _several_p_gates_note(records, p_thresholds, gate_keys)
+    if note and any("its own test against a calibrated model" in f for f in failures):
+        print(f"calibviz: note: {note}", file=sys.stderr)
     for f in unchecked:
         print(f"calibviz: threshold not met (no value to check): {_printable(f)}", file=sys.stderr)
     return 1 if failures or unchecked else 0
+
+
+def _several_p_gates_note(records, p_thresholds, gate_keys) -> str:
+    """What several ``--fail-p-below`` checks mean together, or "" for one check.
+
+    Each check holds its own level, but the command fails when any of them fires: on a calibrated model that
+    happens with a probability up to the sum of their levels (Bonferroni's bound; the gated tests read the same
+    labels and are strongly dependent, so it is often less). The gates stay what the user wrote (a gate names
+    its metric and level before the data are seen); the note says how to keep the whole command at one level.
+    """
+    levels = [t for key, t in p_thresholds for r in records
+              if r["metric"] == gate_keys[(r["model"], key)] and r["p_value"] is not None]
+    if len(levels) < 2:
+        return ""
+    total = min(sum(levels), 1.0)
+    return (f"{len(levels)} --fail-p-below checks ran (metrics x models); the command fails when any fires, so a "
+            f"calibrated model fails one of them with a probability of up to {total:.2g} (the sum of their levels). "
+            f"To keep the whole command at a level P, give each check P / {len(levels)} "
+            f"(e.g. {max(levels):g} / {len(levels)} = {max(levels) / len(levels):.2g}).")
 
 
 def _ends(low, high) -> tuple[float, float]:

@@ -324,6 +324,19 @@ def test_metrics_fail_p_below_gates_on_evidence_of_miscalibration(capsys):
     assert code == 2 and "--reference" in err
 
 
+def test_several_p_gates_say_what_they_mean_together(capsys):
+    """Each --fail-p-below check holds its level, the command fails when any fires: when one fires among several,
+    stderr gives the combined bound (the sum of the levels) and the per-check level that keeps the command at P."""
+    code, _, err = run(["metrics", "hospital_readmission", "--metrics", "ece,tce", "--fail-p-below", "ece=0.05",
+                        "--fail-p-below", "tce=0.01"], capsys)
+    assert code == 1
+    assert ("note: 2 --fail-p-below checks ran (metrics x models); the command fails when any fires, so a calibrated "
+            "model fails one of them with a probability of up to 0.06 (the sum of their levels). To keep the whole "
+            "command at a level P, give each check P / 2 (e.g. 0.05 / 2 = 0.025).") in err
+    code, _, err = run(["metrics", "hospital_readmission", "--metrics", "ece", "--fail-p-below", "ece=0.05"], capsys)
+    assert code == 1 and "checks ran" not in err  # one check: nothing to add
+
+
 def test_internal_error_is_one_line_exit_3_and_debug_shows_the_traceback(capsys, monkeypatch):
     import calibviz.cli as cli
 
