@@ -86,12 +86,13 @@ from .errors import InputError
 from .metrics.intervals import bootstrap_metric
 from .metrics.resampling import _row_resamples, interval_from_distribution
 from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, MULTICLASS_METRICS, PanelConfig, _outside_note,
-                    _reference, _spec, _wald_interval, format_difference, format_p_value, format_value, interval_binning,
-                    resample_order)
+                    _reference, _spec, _wald_interval, format_difference, format_p_value, format_value,
+                    interval_binning, resample_order)
 from .stats import holm_adjusted
 from .validation import check_binary
 
-__all__ = ["compare_models", "family_verdicts", "COMPARISON_COLUMNS", "difference_verdict", "comparison_sentences", "comparison_metrics", "leaderboard",
+__all__ = ["compare_models", "family_verdicts", "verdict_words", "COMPARISON_COLUMNS", "difference_verdict",
+           "comparison_sentences", "comparison_metrics", "leaderboard",
            "calibration_gate", "direction", "IDEAL", "NO_VERDICT", "CALIBRATION_ERRORS", "VERDICTS"]
 
 #: Metrics whose best value is a point inside their range: better = closer to it.
@@ -101,8 +102,7 @@ _NOT_RANKED = frozenset({"unc"})
 #: Metrics whose differences get no verdict, and why (shown on the page and in the report).
 NO_VERDICT = {
     "mce": "MCE is ruled by its emptiest bin: comparing a sharp and a coarse model, both perfectly calibrated, the "
-           "bootstrap called their MCEs different in 100% of simulated cases (benchmarks/bench_compare_null.py); "
-           "no better/worse is said.",
+           "bootstrap called their MCEs different in 100% of simulated cases; no better/worse is said.",
 }
 #: Calibration errors: "worse calibrated" also needs the worse model to show evidence of miscalibration itself
 #: (its calibrated-model reference, :func:`calibration_gate`).
@@ -684,14 +684,14 @@ def comparison_sentences(table: pd.DataFrame, *, name: Callable[[str], str] = st
                      & ~_withdrawn(table) & ~(table["held_back"].astype(bool) if "held_back" in table else False)]
         if len(same):
             out.append(f"{name(model)} and {name(ref)} do not differ beyond the bootstrap noise on "
-                       f"{', '.join(same['label'])}.")
+                       f"{_listed(same['label'])}.")
     withdrawn = table[_withdrawn(table)]
     for model in others:  # beyond the noise alone, not beyond what the differences shown together give by chance
         rows = withdrawn[withdrawn["model"] == model]
         if len(rows):
-            ps = ", ".join(f"{lab} p {_p_relation(p)}, {format_p_value(a)} adjusted"
+            ps = "; ".join(f"{lab} p {_p_relation(p)}, {format_p_value(a)} adjusted"
                            for lab, p, a in zip(rows["label"], rows["p_value"], rows["p_adjusted"]))
-            out.append(f"{name(model)} and {name(ref)} differ on {', '.join(rows['label'])} beyond the bootstrap noise "
+            out.append(f"{name(model)} and {name(ref)} differ on {_listed(rows['label'])} beyond the bootstrap noise "
                        f"of each difference alone, but not beyond what {int(rows['n_tests'].iloc[0])} differences of "
                        f"equal models would give by chance ({ps}; Holm's method): neither is called better or worse.")
     if "held_back" in table:  # a difference beyond the noise not called a verdict, and why
@@ -701,6 +701,28 @@ def comparison_sentences(table: pd.DataFrame, *, name: Callable[[str], str] = st
                        f"{name(r.held_back)}'s is within what a perfectly calibrated model with its predictions would "
                        f"show (p = {r.held_back_p:.2g}): neither is called worse calibrated.")
     return out
+
+
+def verdict_words(table: pd.DataFrame) -> pd.Series:
+    """The verdict column as tables show it (the Compare page, the report): "not tested" for no verdict, and a
+    withdrawn "better" or "worse" marked as such (:func:`comparison_sentences` says why).
+
+    >>> t = pd.DataFrame({"verdict": ["reference", "", "no clear difference"],
+    ...                   "verdict_alone": ["reference", "", "worse"]})
+    >>> verdict_words(t).tolist()
+    ['reference', 'not tested', 'no clear difference (worse alone; not among all)']
+    """
+    words = table["verdict"].where(table["verdict"] != "", "not tested")
+    if "verdict_alone" in table:
+        marked = "no clear difference (" + table["verdict_alone"] + " alone; not among all)"
+        words = words.where(~_withdrawn(table), marked)
+    return words
+
+
+def _listed(labels) -> str:
+    """"A", "A and B", "A, B and C"."""
+    labels = list(labels)
+    return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
 
 
 def _withdrawn(table: pd.DataFrame) -> pd.Series:

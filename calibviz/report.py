@@ -34,7 +34,7 @@ from .overview import data_overview
 from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS,
                     format_adjusted_p, format_difference, format_interval, format_p_value, format_value,
                     interval_caption, metric_key, resolve_metrics, PanelConfig, metric_panel, reference_range_words)
-from .compare import NO_VERDICT, compare_models, comparison_metrics, comparison_sentences
+from .compare import NO_VERDICT, compare_models, comparison_metrics, comparison_sentences, verdict_words
 from .reduce import views
 from .metrics import corp_table, decomposition_table
 from .summary import reliability_table
@@ -527,9 +527,9 @@ def _compare_rule(table: pd.DataFrame) -> str:
         return "without bootstrap intervals there are no verdicts."
     if n == 1:
         return f"a model is better or worse when the difference interval excludes 0{gate}."
+    alpha = 1.0 - float(table.attrs.get("confidence", 0.95))
     return (f"a model is better or worse when the difference interval excludes 0 and the difference's p-value, "
-            f"adjusted by Holm's method for the {n} differences shown together, is at most 1 - the interval's "
-            f"level{gate}.")
+            f"adjusted by Holm's method for the {n} differences shown together, is at most {alpha:.2g}{gate}.")
 
 
 def _compare_shown(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
@@ -546,7 +546,7 @@ def _compare_shown(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
                                                                    table["is_reference"])],
         "p": table["p_value"].map(format_p_value),
         "p adjusted": table["p_adjusted"].map(format_p_value),
-        "Versus the reference": table["verdict"].where(table["verdict"] != "", "not tested"),
+        "Versus the reference": verdict_words(table),
         "Paired": ["" if ref else {True: "yes", False: "no"}[p] for p, ref in zip(table["paired"],
                                                                                  table["is_reference"])],
     })

@@ -312,7 +312,8 @@ from calibviz.compare import COMPARISON_COLUMNS, _difference_p, family_verdicts 
 
 @pytest.mark.property
 @settings(max_examples=80, deadline=None)
-@given(hst.lists(hst.floats(-1, 1, allow_nan=False, allow_subnormal=False), min_size=5, max_size=120, unique=True), hst.floats(-0.6, 0.6),
+@given(hst.lists(hst.floats(-1, 1, allow_nan=False, allow_subnormal=False), min_size=5, max_size=120, unique=True),
+       hst.floats(-0.6, 0.6),
        hst.floats(-0.5, 0.5))
 def test_difference_p_is_the_level_at_which_the_verdicts_interval_reaches_zero(values, shift, estimate):
     """p <= a exactly when the verdict's interval (the hull of percentile and basic, compare._interval) at level

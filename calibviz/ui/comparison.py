@@ -11,7 +11,7 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
-from ..compare import NO_VERDICT, compare_models, comparison_sentences, family_verdicts
+from ..compare import NO_VERDICT, compare_models, comparison_sentences, family_verdicts, verdict_words
 from ..panel import config_key, format_p_value
 from ..reduce import BinaryView
 from .blocks import BOOTSTRAP_ROW_BUDGET, download_table, metric_redraws, slug
@@ -31,8 +31,8 @@ def number_column(label: str, unit: str, *, signed: bool = False, help: str | No
     """A NumberColumn in the unit's format (TCE in percent); ``signed``: a difference, with an explicit +, and
     in percentage points for percentages (:func:`calibviz.panel.format_difference`)."""
     fmt = NUMBER_FORMATS.get(unit, "%.4g")
-    if signed:
-        fmt = "%+.2f pp" if unit == "percent" else fmt.replace("%", "%+", 1)
+    if signed:  # significant digits: a difference's interval end of -0.000036 must not read -0.0000
+        fmt = "%+.2f pp" if unit == "percent" else "%+.3g"
     return st.column_config.NumberColumn(label, format=fmt, help=help)
 
 
@@ -51,10 +51,12 @@ def comparison_table(views: dict[str, BinaryView], fingerprints: tuple, s: dict,
     resamples of how many rows); until then the table holds the values and differences only.
     """
     n_boot, seed = int(s["boot"]), int(s["seed"])
+    # the verdicts are tests at the sidebar's level, read from intervals at 1 - alpha (as the diagrams' intervals)
+    confidence = round(1.0 - float(s["alpha"]), 10)
     n_rows = sum(v.n for v in views.values())
     models = {name: (v.y, v.p, v.w) for name, v in views.items()}
     base = ("compare", tuple(views), fingerprints, tuple(v.name for v in views.values()), reference, metrics,
-            tuple(config_key(k, cfg) for k in metrics), seed, n_boot)
+            tuple(config_key(k, cfg) for k in metrics), seed, n_boot, confidence)
     consent = "cv_compare_boot_" + hashlib.sha1(repr(base).encode()).hexdigest()[:16]
     wanted = bool(n_boot) and (n_rows * n_boot <= BOOTSTRAP_ROW_BUDGET or st.session_state.get(consent, False))
     n_run = n_boot if wanted else 0
@@ -67,10 +69,11 @@ def comparison_table(views: dict[str, BinaryView], fingerprints: tuple, s: dict,
         def compute():
             with progress_bar(f"Bootstrapping the differences in {key}") as progress:
                 return compare_models(models, metrics=(key,), config=cfg, reference=reference, n_resamples=n_run,
-                                      random_state=seed, progress=progress, n_reference=n_ref)
+                                      confidence=confidence, random_state=seed, progress=progress,
+                                      n_reference=n_ref)
 
         return cached(("compare_metric", tuple(views), fingerprints, tuple(v.name for v in views.values()), key,
-                       config_key(key, cfg), reference, n_run, n_ref, seed), compute)
+                       config_key(key, cfg), reference, n_run, n_ref, seed, confidence), compute)
 
     parts = [one(k) for k in metrics]
     table = pd.concat(parts, ignore_index=True)
@@ -80,8 +83,10 @@ def comparison_table(views: dict[str, BinaryView], fingerprints: tuple, s: dict,
     if n_boot and not wanted:
         st.info("Better or worse needs intervals: on these data the bootstrap takes a while, so it waits for you. "
                 "The values and differences below are exact.", icon=":material/info:")
-        if st.button(f"Compute 95% intervals and verdicts ({n_boot} bootstrap resamples of {n_rows:,} rows: "
-                     f"{len(views)} models)", key="compare_boot", icon=":material/calculate:"):
+        sizes = sorted({v.n for v in views.values()})
+        rows = f"{sizes[0]:,} rows" if len(sizes) == 1 else f"{sizes[0]:,} to {sizes[-1]:,} rows"
+        if st.button(f"Compute {100 * confidence:g}% intervals and verdicts ({n_boot} bootstrap resamples of {rows} "
+                     f"for each of {len(views)} models)", key="compare_boot", icon=":material/calculate:"):
             st.session_state[consent] = True
             st.rerun()
     elif not n_boot:
@@ -102,7 +107,7 @@ def _shown(t: pd.DataFrame) -> pd.DataFrame:
         # (no p-values where nothing was tested: MCE, no resamples, streamed models)
         **({"p": t["p_value"].map(format_p_value), "p adjusted": t["p_adjusted"].map(format_p_value)}
            if t["p_value"].notna().any() else {}),
-        "Versus the reference": t["verdict"].where(t["verdict"] != "", "not tested"),
+        "Versus the reference": verdict_words(t),
         # None: not known (an opened file's models may or may not share rows)
         "Paired": t["paired"].map({True: "yes", False: "no"}).fillna("not known").where(~ref, ""),
         **({"Note": t["note"]} if "note" in t and t["note"].astype(bool).any() else {}),

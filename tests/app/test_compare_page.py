@@ -88,6 +88,24 @@ def test_better_and_worse_against_the_chosen_reference():
         "overconfident" in s.value for s in at.subheader)
 
 
+def test_verdicts_follow_the_sidebars_level():
+    """The Compare page's verdicts are tests at the sidebar's alpha, read from intervals at 1 - alpha (as the
+    diagrams' intervals are): at alpha = 0.1 the caption and the sentences say 90%, and the table equals
+    compare_models at confidence 0.9."""
+    df = _frame(2000, seed=3)
+    at = _compare(df, metrics="ece,brier", boot="50", alpha="0.1")
+    captions = " ".join(c.value for c in at.caption)
+    assert "p-value adjusted by Holm's method is at most 0.1," in captions, captions
+    lines = _sentences(at)
+    verdicts = [s for s in lines if " is worse than " in s or " is better than " in s]
+    assert verdicts and all("90% interval" in s for s in verdicts), lines
+    ece = _table(at)
+    models = {c[:-3]: (df["y_true"].to_numpy(), df[c].to_numpy()) for c in df.columns if c.endswith("__p")}
+    expected = calibviz.compare.compare_models(models, metrics=("ece",), n_resamples=50, confidence=0.9,
+                                               config=cv.panel.PanelConfig(alpha=0.1))
+    np.testing.assert_allclose(ece["Difference low"].to_numpy(dtype=float)[1:], expected["diff_low"].to_numpy()[1:])
+
+
 def test_reference_from_a_link():
     at = _compare(_frame(2000), metrics="ece", boot="0", ref="blurred")
     t = _table(at).set_index("Model")
