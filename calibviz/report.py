@@ -502,7 +502,9 @@ def _compare_section(models: dict[str, Predictions], cfg: PanelConfig, metrics, 
                            random_state=random_state, progress=prog.inner(), n_reference=n_reference)
     ref = table.attrs["reference"]
     # metric labels and numbers are the registry's own text; model names are escaped
-    headline.extend(comparison_sentences(table, name=lambda m: f"<b>{_e(m)}</b>"))
+    # the sentences are text with the escaped model names in <b>; "p < 0.001" is their only other "<"
+    sentences = comparison_sentences(table, name=lambda m: f"<b>{_e(m)}</b>")
+    headline.extend(line.replace("< ", "&lt; ") for line in sentences)
     prog.step()
     return ('<section id="compare"><h2>Model comparison</h2>'
             f"<p>The {len(models)} models' reliability diagrams overlaid "
