@@ -84,7 +84,8 @@ from scipy import stats
 from . import metrics as M
 from .errors import InputError
 from .metrics.intervals import bootstrap_metric
-from .metrics.resampling import _row_resamples, interval_from_distribution
+from .metrics.resampling import (_row_resamples, beyond_resamples_p, interval_from_distribution, quantile_level_at_least,
+                                 quantile_level_at_most)
 from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, MULTICLASS_METRICS, PanelConfig, _outside_note,
                     _reference, _spec, _wald_interval, format_difference, format_p_value, format_value,
                     interval_binning, resample_order)
@@ -561,37 +562,13 @@ def _difference_p(dist: np.ndarray, estimate: float) -> float:
     if d.size < 2 or not np.isfinite(estimate):
         return math.nan
     twice = 2.0 * float(estimate)
-    above = 2.0 * max(_last_level_at_most(d, 0.0), 1.0 - _first_level_at_least(d, twice))
-    below = 2.0 * max(1.0 - _first_level_at_least(d, 0.0), _last_level_at_most(d, twice))
+    above = 2.0 * max(quantile_level_at_most(d, 0.0), 1.0 - quantile_level_at_least(d, twice))
+    below = 2.0 * max(1.0 - quantile_level_at_least(d, 0.0), quantile_level_at_most(d, twice))
     p = min(above, below, 1.0)
     if p > 0:
         return float(p)
-    m, s = float(d.mean()), float(d.std(ddof=1))
-    closest = min(abs(m), abs(twice - m))
-    normal = 0.0 if s == 0 else float(2.0 * stats.norm.sf(closest / s))
-    return min(normal, 1.0 / d.size)
-
-
-def _last_level_at_most(d: np.ndarray, x: float) -> float:
-    """The largest t in [0, 1] with Q(t) <= x for the linear-interpolation quantiles Q of sorted ``d``; 0 when
-    even Q(0) > x (the condition Q(a/2) > x then holds at every level)."""
-    if x < d[0]:
-        return 0.0
-    i = int(np.searchsorted(d, x, side="right")) - 1
-    if i >= d.size - 1:
-        return 1.0
-    return (i + (x - d[i]) / (d[i + 1] - d[i])) / (d.size - 1)
-
-
-def _first_level_at_least(d: np.ndarray, x: float) -> float:
-    """The smallest t in [0, 1] with Q(t) >= x for the linear-interpolation quantiles Q of sorted ``d``; 1 when
-    even Q(1) < x (the condition Q(1 - a/2) < x then holds at every level)."""
-    if x > d[-1]:
-        return 1.0
-    j = int(np.searchsorted(d, x, side="left"))
-    if j == 0:
-        return 0.0
-    return (j - 1 + (x - d[j - 1]) / (d[j] - d[j - 1])) / (d.size - 1)
+    m = float(d.mean())
+    return beyond_resamples_p(d, min(abs(m), abs(twice - m)))
 
 
 def _span(key: str) -> float | None:

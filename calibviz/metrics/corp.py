@@ -35,7 +35,8 @@ import pandas as pd
 
 from ..errors import InputError
 from ..validation import check_binary
-from .resampling import interval_from_distribution
+from ..stats import holm_adjusted
+from .resampling import interval_from_distribution, percentile_p_value
 from .scores import LOG_LOSS_EPS
 from .._lazy import lazy
 
@@ -575,7 +576,7 @@ def _clear(low, high) -> bool:
     return bool(np.isfinite(low) and np.isfinite(high) and (low > 0 or high < 0))
 
 
-def _reading(row, ref, score_label: str, paired: bool) -> str:
+def _reading(row, ref, score_label: str, paired: bool, alpha: float = 0.05, n_tests: int = 0) -> str:
     if row["model"] == ref["model"]:
         return f"{row['model']} is the reference."
     d_score = row["score"] - ref["score"]
@@ -591,14 +592,20 @@ def _reading(row, ref, score_label: str, paired: bool) -> str:
     discr = ("discriminates equally (the same ranking of the cases)" if abs(d_dsc) <= tiny else
              "discriminates less" if d_dsc < 0 else "discriminates more")
     parts = []
-    for label, d, lo, hi, name in ((calib, d_mcb, row.get("d_mcb_low"), row.get("d_mcb_high"), "MCB"),
-                                   (discr, d_dsc, row.get("d_dsc_low"), row.get("d_dsc_high"), "DSC")):
+    for label, d, lo, hi, name, col in ((calib, d_mcb, row.get("d_mcb_low"), row.get("d_mcb_high"), "MCB", "mcb"),
+                                        (discr, d_dsc, row.get("d_dsc_low"), row.get("d_dsc_high"), "DSC", "dsc")):
         if abs(d) <= tiny:
             parts.append(label)
             continue
         text = f"{label} ({name} {d:+.4f}" if abs(d) >= 5e-5 else f"{label} ({name} {d:+.1e}"
         if paired and lo is not None and np.isfinite(lo):
-            text += ", clear" if _clear(lo, hi) else ", within resampling noise"
+            adjusted = row.get(f"d_{col}_p_adjusted", math.nan)
+            if np.isfinite(adjusted) and adjusted <= alpha:
+                text += ", clear"
+            elif _clear(lo, hi):  # the whisker excludes 0, but not once every difference here is read
+                text += f", not clear among the {n_tests} differences read together"
+            else:
+                text += ", within resampling noise"
         parts.append(text + ")")
     if d_score > 0:
         loses = [("calibration", d_mcb), ("discrimination", -d_dsc if abs(d_dsc) > tiny else 0.0)]
@@ -621,6 +628,7 @@ def decomposition_table(
     n_resamples: int = 200,
     confidence: float = 0.9,
     random_state=None,
+    alpha: float = 0.05,
 ) -> pd.DataFrame:
     """CORP decompositions of several models, with bootstrap intervals and a reading against a reference.
 
@@ -640,6 +648,15 @@ def decomposition_table(
     confidence : float, default 0.9
         Level of the percentile intervals.
     random_state : None, int or numpy.random.Generator
+    alpha : float, default 0.05
+        Level of the readings' "clear". The MCB and DSC differences of every
+        model to the reference are read together: each gets the two-sided
+        p-value at which its percentile interval would reach 0
+        (:func:`calibviz.metrics.resampling.percentile_p_value`), Holm's
+        method adjusts them over all the differences read, and a difference
+        is "clear" when its adjusted p-value is at most ``alpha``. Read one
+        by one at the whiskers' 90%, each of two equal models' differences
+        was "clear" one time in ten.
 
     Returns
     -------
@@ -649,11 +666,15 @@ def decomposition_table(
         (``score_low``, ``score_high``, ``mcb_low``, ``mcb_high``,
         ``dsc_low``, ``dsc_high``), for a paired bootstrap the intervals of
         the differences to the reference (``d_score_low``, ``d_score_high``,
-        ``d_mcb_low``, ``d_mcb_high``, ``d_dsc_low``, ``d_dsc_high``),
-        ``note`` (why an estimate lies outside its interval, if it does) and
+        ``d_mcb_low``, ``d_mcb_high``, ``d_dsc_low``, ``d_dsc_high``) with
+        the p-values of the MCB and DSC differences and their Holm
+        adjustment (``d_mcb_p``, ``d_mcb_p_adjusted``, ``d_dsc_p``,
+        ``d_dsc_p_adjusted``; NaN for the reference or without a paired
+        bootstrap), ``note`` (why an estimate lies outside its interval, if it does) and
         ``reading`` (one sentence: does the model lose on calibration or on
         discrimination against the reference?). ``attrs``: ``score``,
-        ``reference``, ``paired``, ``confidence``, ``n_resamples``.
+        ``reference``, ``paired``, ``confidence``, ``n_resamples``, ``alpha``,
+        ``n_tests`` (the differences read together).
 
     Notes
     -----
@@ -687,6 +708,8 @@ def decomposition_table(
     n_resamples = _check_int(n_resamples, "n_resamples", 0)
     if isinstance(confidence, bool) or not (isinstance(confidence, numbers.Real) and 0 < confidence < 1):
         raise InputError(f"confidence must lie strictly between 0 and 1, got {confidence!r}.")
+    if isinstance(alpha, bool) or not (isinstance(alpha, numbers.Real) and 0 < alpha < 1):
+        raise InputError(f"alpha must lie strictly between 0 and 1, got {alpha!r}.")
     try:
         rng = np.random.default_rng(random_state)
     except (TypeError, ValueError) as exc:
@@ -742,14 +765,27 @@ def decomposition_table(
                 res = interval_from_distribution(diff, point - ref_point, method="percentile",
                                                  confidence=confidence)
                 row[f"d_{col}_low"], row[f"d_{col}_high"] = res.low, res.high
+                if col != "score":
+                    row[f"d_{col}_p"] = math.nan if j == ref_j else percentile_p_value(diff)
         row["note"] = "; ".join(notes)
         rows.append(row)
     table = pd.DataFrame(rows)
+    # the readings' "clear": the MCB and DSC differences read together (Holm), so that equal models are rarely
+    # read different anywhere in the table
+    n_tests = 0
+    if paired and n_resamples:
+        p = table[["d_mcb_p", "d_dsc_p"]].to_numpy(dtype=np.float64)
+        tested = np.isfinite(p)
+        adjusted = np.full(p.shape, np.nan)
+        adjusted[tested] = holm_adjusted(p[tested]) if tested.any() else []
+        table["d_mcb_p_adjusted"], table["d_dsc_p_adjusted"] = adjusted[:, 0], adjusted[:, 1]
+        n_tests = int(tested.sum())
     score_label = "Brier score" if key == "brier" else "log loss"
     ref_row = table.iloc[ref_j]
-    table["reading"] = [_reading(r, ref_row, score_label, paired and n_resamples > 0) for _, r in table.iterrows()]
+    table["reading"] = [_reading(r, ref_row, score_label, paired and n_resamples > 0, alpha, n_tests)
+                        for _, r in table.iterrows()]
     table.attrs.update(score=key, reference=ref_name, paired=bool(paired), confidence=float(confidence),
-                       n_resamples=n_resamples)
+                       n_resamples=n_resamples, alpha=float(alpha), n_tests=n_tests)
     return table
 
 

@@ -25,7 +25,8 @@ from .._lazy import lazy
 
 stats = lazy("scipy.stats")
 
-__all__ = ["bootstrap", "BootstrapResult", "interval_from_distribution", "INTERVAL_METHODS"]
+__all__ = ["bootstrap", "BootstrapResult", "interval_from_distribution", "INTERVAL_METHODS", "percentile_p_value",
+           "quantile_level_at_most", "quantile_level_at_least", "beyond_resamples_p"]
 
 #: The interval methods of :func:`bootstrap` (``"bias-corrected"`` is accepted
 #: as a spelling of ``"bias_corrected"``).
@@ -318,6 +319,71 @@ def _interval(dist, estimate, method, confidence, alternative, jack, lower, uppe
             )
             return math.nan, math.nan, bias, debiased
     return _clip(low, lower, upper), _clip(high, lower, upper), bias, debiased
+
+
+def quantile_level_at_most(sorted_values: np.ndarray, x: float) -> float:
+    """The largest t in [0, 1] with Q(t) <= x, for the linear-interpolation quantile function Q of
+    ``sorted_values`` (numpy's default, as :func:`interval_from_distribution` reads it); 0 when even Q(0) > x.
+
+    With :func:`quantile_level_at_least` it inverts Q, so that the level at which an interval read from Q
+    reaches a value is exact, not counted in whole resamples (p-values of differences:
+    :func:`calibviz.compare.compare_models`, :func:`calibviz.metrics.decomposition_table`).
+
+    >>> quantile_level_at_most(np.array([0.0, 1.0, 2.0]), 0.5), quantile_level_at_most(np.array([1.0, 2.0]), 0.0)
+    (0.25, 0.0)
+    """
+    d = sorted_values
+    if x < d[0]:
+        return 0.0
+    i = int(np.searchsorted(d, x, side="right")) - 1
+    if i >= d.size - 1:
+        return 1.0
+    return float((i + (x - d[i]) / (d[i + 1] - d[i])) / (d.size - 1))
+
+
+def quantile_level_at_least(sorted_values: np.ndarray, x: float) -> float:
+    """The smallest t in [0, 1] with Q(t) >= x (see :func:`quantile_level_at_most`); 1 when even Q(1) < x.
+
+    >>> quantile_level_at_least(np.array([0.0, 1.0, 2.0]), 0.5), quantile_level_at_least(np.array([1.0, 2.0]), 3.0)
+    (0.25, 1.0)
+    """
+    d = sorted_values
+    if x > d[-1]:
+        return 1.0
+    j = int(np.searchsorted(d, x, side="left"))
+    if j == 0:
+        return 0.0
+    return float((j - 1 + (x - d[j - 1]) / (d[j] - d[j - 1])) / (d.size - 1))
+
+
+def percentile_p_value(distribution) -> float:
+    """Two-sided p-value of "the quantity is 0" from its resampled values: the smallest level ``a`` at which the
+    percentile interval at ``1 - a`` (:func:`interval_from_distribution`) excludes 0, read exactly from the
+    interpolated quantiles.
+
+    Where every resample lies on one side of 0 the resamples cannot resolve it; then a normal reading of them
+    (``2 * Phi(-|mean| / sd)``), capped at 1 / resamples, so that a family's adjustment (Holm) gets the small
+    values it needs. NaN with fewer than two finite values.
+
+    >>> round(percentile_p_value(np.linspace(-1, 3, 101)), 3)
+    0.5
+    """
+    d = np.sort(np.asarray(distribution, dtype=np.float64))
+    d = d[np.isfinite(d)]
+    if d.size < 2:
+        return math.nan
+    p = min(2.0 * quantile_level_at_most(d, 0.0), 2.0 * (1.0 - quantile_level_at_least(d, 0.0)), 1.0)
+    return float(p) if p > 0 else beyond_resamples_p(d, float(d.mean()))
+
+
+def beyond_resamples_p(values: np.ndarray, distance: float) -> float:
+    """The p-value of a quantity whose interval excludes 0 at every level its resamples can express: the normal
+    reading ``2 * Phi(-|distance| / sd)`` of ``values``, capped at 1 / resamples (the resamples' resolution)."""
+    s = float(np.std(values, ddof=1))
+    from scipy import stats
+
+    normal = 0.0 if s == 0 else float(2.0 * stats.norm.sf(abs(distance) / s))
+    return min(normal, 1.0 / values.size)
 
 
 def interval_from_distribution(

@@ -126,7 +126,7 @@ def show_comparison(table: pd.DataFrame, reference: str) -> None:
     if n_tests > 1:
         st.caption(f"The {n_tests} tested differences on this page are judged together: a model is better or worse "
                    f"where the difference interval excludes 0 and the p-value adjusted by Holm's method is at most "
-                   f"{alpha:g}, so that equal models are called different anywhere here at most about "
+                   f"{alpha:g}, so that equal models get a better or worse among them at most about "
                    f"{100 * alpha:g}% of the time.")
     labels = list(dict.fromkeys(table["label"]))
     tabs = st.tabs(labels)

@@ -61,14 +61,17 @@ def triptych(views: dict[str, BinaryView], fingerprints: tuple, s: dict, referen
         n_boot = int(s["boot"]) if n_rows * int(s["boot"]) <= 4 * BOOTSTRAP_ROW_BUDGET else 0
     seed = int(s["seed"])
     score = s.get("tscore", "brier")
+    alpha = float(s["alpha"])
     key = (tuple(views), fingerprints, tuple(v.name for v in views.values()), reference, seed)
-    table = cached(("decomposition", score) + key + (n_boot,), lambda: M.decomposition_table(
-        models, score=score, reference=reference, n_resamples=n_boot, confidence=0.9, random_state=seed))
+    table = cached(("decomposition", score) + key + (n_boot, alpha), lambda: M.decomposition_table(
+        models, score=score, reference=reference, n_resamples=n_boot, confidence=0.9, random_state=seed,
+        alpha=alpha))
     if int(s["boot"]) and not n_boot:
         st.caption(f"Bootstrap intervals of the decomposition are left out on {n_rows:,} rows until requested.")
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        fig = cached(("mcb_dsc_fig", score) + key + (n_boot,), lambda: figures.mcb_dsc_plot(table=table, title=""))
+        fig = cached(("mcb_dsc_fig", score) + key + (n_boot, alpha),
+                     lambda: figures.mcb_dsc_plot(table=table, title=""))
         show_figure(fig, "mcb_dsc", key="mcb_dsc")
     with right:
         st.markdown("**Which model is better, and why**")
