@@ -208,13 +208,17 @@ def test_weighted_bands_with_fixed_predictions():
 # several models
 
 
-def test_decomposition_table_values_intervals_and_readings():
+def _good_overconfident_blurred(n=3000):
+    """A calibrated model, an overconfident one and a blurred monotone map of the first, on the same rows."""
     rng = np.random.default_rng(12)
-    n = 3000
     p = rng.uniform(size=n)
     y = (rng.uniform(size=n) < p).astype(float)
-    models = {"good": (y, p), "overconfident": (y, np.clip(1.5 * p - 0.25, 0, 1)),
-              "blurred": (y, 0.5 + 0.3 * (p - 0.5))}
+    return {"good": (y, p), "overconfident": (y, np.clip(1.5 * p - 0.25, 0, 1)),
+            "blurred": (y, 0.5 + 0.3 * (p - 0.5))}
+
+
+def test_decomposition_table_values_intervals_and_readings():
+    models = _good_overconfident_blurred()
     t = decomposition_table(models, n_resamples=100, random_state=0)
     assert t.attrs["paired"] and t.attrs["reference"] == "good"
     for _, r in t.iterrows():
@@ -240,12 +244,7 @@ def test_decomposition_readings_judge_the_differences_together():
 
     from calibviz.metrics.resampling import percentile_p_value
 
-    rng = np.random.default_rng(12)
-    n = 3000
-    p = rng.uniform(size=n)
-    y = (rng.uniform(size=n) < p).astype(float)
-    models = {"good": (y, p), "overconfident": (y, np.clip(1.5 * p - 0.25, 0, 1)),
-              "blurred": (y, 0.5 + 0.3 * (p - 0.5))}
+    models = _good_overconfident_blurred()
     t = decomposition_table(models, n_resamples=100, random_state=0)
     raw = t.loc[1:, ["d_mcb_p", "d_dsc_p"]].to_numpy().ravel()
     finite = np.isfinite(raw)
