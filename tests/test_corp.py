@@ -272,6 +272,34 @@ def test_decomposition_readings_judge_the_differences_together():
         decomposition_table(models, alpha=1.5)
 
 
+def test_a_calibrated_sharp_model_is_not_read_worse_calibrated():
+    """Two perfectly calibrated models, a sharp and a coarse one: the sharp one's MCB is biased upward (PAV follows
+    the noise of many distinct scores), beyond the resampling noise of the difference; "worse calibrated" also
+    needs the worse model to fail its calibrated-model reference, as Compare's calibration errors do."""
+    rng = np.random.default_rng([0, 5])
+    u1, u2 = rng.uniform(size=2000), rng.uniform(size=2000)
+    y = (rng.uniform(size=2000) < (u1 + u2) / 2).astype(float)
+    models = {"coarse": (y, np.where(u1 > 0.5, 0.625, 0.375)), "sharp": (y, u1 / 2 + 0.25)}
+    bare = decomposition_table(models, n_resamples=100, random_state=0, n_reference=0)
+    assert "it is worse calibrated (MCB +" in bare.loc[1, "reading"] and ", clear)" in bare.loc[1, "reading"]
+    t = decomposition_table(models, n_resamples=100, random_state=0)
+    assert t.loc[1, "mcb_held_back"] == "sharp" and t.loc[1, "mcb_reference_p"] > 0.05
+    assert "it is not clearly worse calibrated (MCB +" in t.loc[1, "reading"]
+    assert "its MCB is within what a perfectly calibrated model with its predictions shows" in t.loc[1, "reading"]
+    assert "discriminates more (DSC +" in t.loc[1, "reading"]  # the discrimination it truly gains stays
+    # the same p-value as the consistency test of its MCB
+    mcb = lambda yy, pp, sample_weight=None: corp_decomposition(yy, pp, sample_weight=sample_weight).mcb  # noqa
+    r = consistency_test(y, models["sharp"][1], metric=mcb, n_resamples=200, random_state=0)
+    assert 0.05 < r.p_value and abs(r.p_value - t.loc[1, "mcb_reference_p"]) < 0.2  # other seeds, same law
+    # turned round: the coarse model is "not clearly better calibrated", and says whose MCB held it back
+    t = decomposition_table(models, n_resamples=100, random_state=0, reference="sharp")
+    assert "it is not clearly better calibrated (MCB -" in t.loc[0, "reading"]
+    assert "sharp's MCB is within what a perfectly calibrated model with those predictions shows" in t.loc[0, "reading"]
+    # a clearly miscalibrated model keeps its verdict
+    t = decomposition_table(_good_overconfident_blurred(), n_resamples=100, random_state=0)
+    assert t.loc[1, "mcb_held_back"] == "" and ", clear)" in t.loc[1, "reading"]
+
+
 def test_decomposition_table_unpaired_and_errors():
     y1, p1, _ = _data(500, seed=1)
     y2, p2, _ = _data(700, seed=2)
