@@ -21,6 +21,7 @@ import pandas as pd
 from . import metrics as M
 from .binning import PAVABC, Custom, EqualMass, Uniform, get_scheme
 from .errors import InputError
+from .metrics.consistency import redraws_needed  # noqa: F401 (re-exported: the panel's rule for its redraws)
 from .metrics.intervals import bootstrap_metric, coverage_note
 from .stats import holm_adjusted
 from .validation import check_binary, check_multiclass
@@ -741,15 +742,6 @@ def _shown_range(spec: MetricSpec, null_low: float, null_high: float, value: flo
         return ""
     return (_pp_range(null_low, null_high, value) if spec.unit == "probability"
             else f"{format_value(null_low, spec.unit)} to {format_value(null_high, spec.unit)}")
-
-
-def redraws_needed(level: float) -> int:
-    """The fewest label redraws whose Monte Carlo p-value, at least 1 / (redraws + 1), can reach ``level``.
-
-    >>> redraws_needed(0.05), redraws_needed(0.001)
-    (19, 999)
-    """
-    return math.ceil(1 / level - 1 - 1e-9)
 
 
 def format_p_value(p_value: float, n_redraws: int = 0) -> str:

@@ -462,11 +462,11 @@ def _corp_parts(anchor: str, v, what: str, is_binary: bool, random_state, headli
 
 
 def _triptych_section(vs: dict, ref: str, n_resamples: int, random_state, headline: list,
-                      alpha: float = 0.05) -> str:
+                      alpha: float = 0.05, n_reference: int = 200) -> str:
     """MCB-DSC plot with one sentence per model, CORP diagrams and ROC curves overlaid."""
     data = {name: (v.y, v.p, v.w) for name, v in vs.items()}
     table = decomposition_table(data, reference=ref, n_resamples=n_resamples, confidence=0.9,
-                                random_state=random_state, alpha=alpha)
+                                random_state=random_state, alpha=alpha, n_reference=n_reference)
     shown = {_e(k): val for k, val in data.items()}
     esc_table = table.assign(model=_labels(table["model"]), reading=_labels(table["reading"]))
     mcb_dsc = figures.mcb_dsc_plot(table=esc_table, title=None)
@@ -515,7 +515,8 @@ def _compare_section(models: dict[str, Predictions], cfg: PanelConfig, metrics, 
             + "".join(f'<p class="note">{_e(NO_VERDICT[k])}</p>' for k in dict.fromkeys(table["metric"])
                       if k in NO_VERDICT)
             + f'<div class="figure">{_figure_html(overlay)}</div>' + _table_html(_compare_shown(table, confidence))
-            + "</section>" + _triptych_section(vs, ref, n_resamples, random_state, headline, cfg.alpha))
+            + "</section>" + _triptych_section(vs, ref, n_resamples, random_state, headline, cfg.alpha,
+                                                     n_reference))
 
 
 def _unit(metric: str) -> str:

@@ -412,3 +412,28 @@ def test_auc_properties(rows):
     assert roc_auc(1 - y, p, sample_weight=w) == pytest.approx(1 - a, abs=1e-12)
     r = auc_delong(y, p, sample_weight=w)
     assert np.isnan(r.se) or (r.se >= 0 and r.low <= a <= r.high)
+
+
+def test_decomposition_reading_edge_cases():
+    """A level below what 200 redraws can give raises the gate's redraws (a miscalibrated model keeps "clear" at
+    alpha = 0.001); a difference not beyond the noise alone reads "within resampling noise", not a multiplicity
+    reason; one resample gives no p-value and no verdict; a DSC difference that is 0 by construction (a monotone
+    map) is no test and does not dilute the MCB's."""
+    models = _good_overconfident_blurred(2000)
+    t = decomposition_table(models, n_resamples=200, random_state=0, alpha=0.001)
+    assert t.loc[1, "mcb_held_back"] == "" and ", clear)" in t.loc[1, "reading"]
+    t = decomposition_table(models, n_resamples=1, random_state=0)
+    assert "among the 0 differences" not in " ".join(t["reading"]) and ", clear" not in " ".join(t["reading"])
+    y, p = models["good"]
+    t = decomposition_table({"good": (y, p), "mapped": (y, p ** 1.25)}, n_resamples=60, random_state=0)
+    assert np.isnan(t.loc[1, "d_dsc_p"]) and t.attrs["n_tests"] == 1
+    assert t.loc[1, "d_mcb_p_adjusted"] == t.loc[1, "d_mcb_p"]
+    rng = np.random.default_rng(6)
+    p = rng.uniform(size=800)
+    y = (rng.uniform(size=800) < p).astype(float)
+    q = np.clip(p + rng.normal(0, 0.08, 800), 0, 1)
+    for r in decomposition_table({"a": (y, p), "b": (y, q)}, n_resamples=100, random_state=0).itertuples():
+        for col in ("mcb", "dsc"):
+            p_raw = getattr(r, f"d_{col}_p")
+            if np.isfinite(p_raw) and p_raw > 0.05:
+                assert f"{col.upper()} " in r.reading and "not clear among" not in r.reading

@@ -587,6 +587,15 @@ def null_summary(statistic: float, values: np.ndarray, level: float) -> tuple[fl
     return float(dist.mean()), float(dist[m]), float(dist[b - 1 - m]), float(p_value)
 
 
+def redraws_needed(level: float) -> int:
+    """The fewest label redraws whose Monte Carlo p-value, at least 1 / (redraws + 1), can reach ``level``.
+
+    >>> redraws_needed(0.05), redraws_needed(0.001)
+    (19, 999)
+    """
+    return math.ceil(1 / level - 1 - 1e-9)
+
+
 def consistency_test(
     y_true,
     y_prob,

@@ -572,10 +572,6 @@ def _fmt(v: float) -> str:
     return f"{v:.4f}" if abs(v) >= 1e-4 or v == 0 else f"{v:.2g}"
 
 
-def _clear(low, high) -> bool:
-    return bool(np.isfinite(low) and np.isfinite(high) and (low > 0 or high < 0))
-
-
 def _reading(row, ref, score_label: str, paired: bool, alpha: float = 0.05, n_tests: int = 0) -> str:
     if row["model"] == ref["model"]:
         return f"{row['model']} is the reference."
@@ -610,9 +606,9 @@ def _reading(row, ref, score_label: str, paired: bool, alpha: float = 0.05, n_te
                          f"p = {row['mcb_reference_p']:.2g}")
             elif np.isfinite(adjusted) and adjusted <= alpha:
                 text += ", clear"
-            elif _clear(lo, hi):  # the whisker excludes 0, but not once every difference here is read
+            elif row.get(f"d_{col}_p", math.nan) <= alpha:  # beyond the noise alone, not among all read
                 text += f", not clear among the {n_tests} differences read together"
-            else:
+            elif np.isfinite(row.get(f"d_{col}_p", math.nan)):
                 text += ", within resampling noise"
         parts.append(text + ")")
     if d_score > 0:
@@ -631,7 +627,9 @@ def _reading(row, ref, score_label: str, paired: bool, alpha: float = 0.05, n_te
 def _calibration_gate(table: pd.DataFrame, arrays, key: str, ref_j: int, alpha: float, n_reference: int,
                       rng: np.random.Generator) -> None:
     """Hold back each clear MCB difference whose worse model is consistent with a calibrated model (in place)."""
-    from .consistency import consistency_test
+    from .consistency import consistency_test, redraws_needed
+
+    n_reference = max(n_reference, redraws_needed(alpha))  # 200 redraws cannot give p <= 0.001
 
     def mcb(y_true, y_prob, sample_weight=None):
         return corp_decomposition(y_true, y_prob, score=key, sample_weight=sample_weight).mcb
@@ -695,7 +693,8 @@ def decomposition_table(
         Label redraws of the calibrated-model reference that "worse
         calibrated" needs: a clear MCB difference stands only when the model
         with the larger MCB shows evidence of miscalibration itself
-        (consistency resampling of its MCB, p <= ``alpha``), as
+        (consistency resampling of its MCB, p <= ``alpha``; raised to the
+        redraws ``alpha`` needs, 999 at 0.001), as
         :func:`calibviz.compare.compare_models` asks of calibration errors.
         MCB is biased upward for sharp predictions (a PAV fit follows the
         noise of many distinct scores): a perfectly calibrated sharp model
@@ -713,8 +712,8 @@ def decomposition_table(
         ``d_mcb_low``, ``d_mcb_high``, ``d_dsc_low``, ``d_dsc_high``) with
         the p-values of the MCB and DSC differences and their Holm
         adjustment (``d_mcb_p``, ``d_mcb_p_adjusted``, ``d_dsc_p``,
-        ``d_dsc_p_adjusted``; NaN for the reference or without a paired
-        bootstrap), ``mcb_held_back`` (the model whose MCB held a clear
+        ``d_dsc_p_adjusted``; paired bootstrap only, NaN for the reference and
+        for a difference 0 in every resample), ``mcb_held_back`` (the model whose MCB held a clear
         difference back, see ``n_reference``; "" otherwise) with
         ``mcb_reference_p`` (its p-value), ``note`` (why an estimate lies outside its interval, if it does) and
         ``reading`` (one sentence: does the model lose on calibration or on
@@ -791,6 +790,7 @@ def decomposition_table(
                 dist[r, j] = (d.score, d.miscalibration, d.discrimination)
     rows = []
     ref_j = names.index(ref_name)
+    tiny = 1e-12 * max(1.0, abs(est[ref_j].uncertainty))  # round-off, as the readings' "equal"
     for j, (name, d) in enumerate(zip(names, est)):
         row = {"model": name, "score": d.score, "miscalibration": d.miscalibration,
                "discrimination": d.discrimination, "uncertainty": d.uncertainty}
@@ -813,7 +813,9 @@ def decomposition_table(
                                                  confidence=confidence)
                 row[f"d_{col}_low"], row[f"d_{col}_high"] = res.low, res.high
                 if col != "score":
-                    row[f"d_{col}_p"] = math.nan if j == ref_j else percentile_p_value(diff)
+                    # a difference 0 in every resample (a monotone map keeps DSC) is no test: out of the family
+                    same = np.all(np.abs(np.r_[diff[np.isfinite(diff)], point - ref_point]) <= tiny)
+                    row[f"d_{col}_p"] = math.nan if j == ref_j or same else percentile_p_value(diff)
         row["note"] = "; ".join(notes)
         rows.append(row)
     table = pd.DataFrame(rows)
