@@ -225,8 +225,9 @@ def _nice_step(span: float) -> float:
 
 
 def mcb_dsc_plot(models=None, *, table: pd.DataFrame | None = None, score: str = "brier", reference=None,
-                 n_resamples: int = 200, confidence: float = 0.9, random_state=0,
-                 title: str | None = "Calibration vs discrimination (MCB-DSC)", height: int | None = None) -> go.Figure:
+                 n_resamples: int = 200, confidence: float = 0.9, random_state=0, alpha: float = 0.05,
+                 n_reference: int = 200, title: str | None = "Calibration vs discrimination (MCB-DSC)",
+                 height: int | None = None) -> go.Figure:
     """MCB-DSC plot: one point per model, isolines of equal score; up and to the left is better.
 
     Parameters
@@ -235,8 +236,9 @@ def mcb_dsc_plot(models=None, *, table: pd.DataFrame | None = None, score: str =
         ``{name: (y_true, y_prob[, sample_weight])}`` or ``{name: cv.Predictions}`` (binary).
     table : DataFrame, optional
         A :func:`calibviz.metrics.decomposition_table` (instead of ``models``).
-    score, reference, n_resamples, confidence, random_state
-        As :func:`calibviz.metrics.decomposition_table`.
+    score, reference, n_resamples, confidence, random_state, alpha, n_reference
+        As :func:`calibviz.metrics.decomposition_table` (``alpha`` and
+        ``n_reference`` decide the readings' "clear" shown on hover).
     title, height : optional
 
     Returns
@@ -262,7 +264,8 @@ def mcb_dsc_plot(models=None, *, table: pd.DataFrame | None = None, score: str =
     """
     if table is None:
         table = decomposition_table(_model_dict(models, "mcb_dsc_plot"), score=score, reference=reference,
-                                    n_resamples=n_resamples, confidence=confidence, random_state=random_state)
+                                    n_resamples=n_resamples, confidence=confidence, random_state=random_state,
+                                    alpha=alpha, n_reference=n_reference)
     elif models is not None:
         raise InputError("pass either models or table=..., not both.")
     require_columns(table, ("model", "score", "miscalibration", "discrimination", "uncertainty", "reading"),

@@ -99,3 +99,24 @@ def test_corp_figures_json_serialise_small(binary_data):
     assert len(json.dumps(json.loads(fig.to_json()))) < 1_000_000
     roc = figures.roc_curves(big_y, big_p)
     assert len(roc.data[1].x) <= 2002
+
+
+def test_mcb_dsc_plot_passes_the_readings_level_and_redraws():
+    """Built from models, the plot's hover readings follow the gate's redraws (0: no gate): two calibrated models,
+    a sharp and a coarse one, read "not clearly worse calibrated" with the gate, "worse calibrated ... clear"
+    without it."""
+    import json
+
+    import numpy as np
+
+    from calibviz import figures
+
+    rng = np.random.default_rng([0, 5])
+    u1, u2 = rng.uniform(size=2000), rng.uniform(size=2000)
+    y = (rng.uniform(size=2000) < (u1 + u2) / 2).astype(float)
+    models = {"coarse": (y, np.where(u1 > 0.5, 0.625, 0.375)), "sharp": (y, u1 / 2 + 0.25)}
+    gated = json.dumps(figures.mcb_dsc_plot(models, n_resamples=50).to_plotly_json()["data"])
+    bare = json.dumps(figures.mcb_dsc_plot(models, n_resamples=50, n_reference=0).to_plotly_json()["data"])
+    gated, bare = gated.replace("<br>", " "), bare.replace("<br>", " ")  # hover lines wrap
+    assert "not clearly worse calibrated" in gated
+    assert "not clearly" not in bare and "it is worse calibrated (MCB +0.0029, clear)" in bare
