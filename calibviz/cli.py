@@ -483,11 +483,13 @@ def _report_metrics(args, records, thresholds, p_thresholds, gate_keys) -> int:
     failures = [f"{r['label']} of model {r['model']} = {format_value(r['value'], r['unit'])} exceeds {t:g}"
                 for key, t in thresholds for r in records
                 if r["metric"] == gate_keys[(r["model"], key)] and r["value"] is not None and r["value"] > t]
-    failures += [f"{r['label']} of model {r['model']}: its own test against a calibrated model with the same "
-                 f"predictions gives {p_value_words(r['p_value'], r['n_redraws'])} <= {t:g} (a gate reads the "
-                 "gated metric's own p-value, not the panel's adjusted one)"
-                 for key, t in p_thresholds for r in records
-                 if r["metric"] == gate_keys[(r["model"], key)] and r["p_value"] is not None and r["p_value"] <= t]
+    p_checks = [(r, t) for key, t in p_thresholds for r in records
+                if r["metric"] == gate_keys[(r["model"], key)] and r["p_value"] is not None]
+    p_failures = [f"{r['label']} of model {r['model']}: its own test against a calibrated model with the same "
+                  f"predictions gives {p_value_words(r['p_value'], r['n_redraws'])} <= {t:g} (a gate reads the "
+                  "gated metric's own p-value, not the panel's adjusted one)"
+                  for r, t in p_checks if r["p_value"] <= t]
+    failures += p_failures
     # a gate cannot pass on a value that is not there (a metric undefined on these predictions): a CI gate that
     # let every such model through would pass exactly the models it cannot judge
     gated = {(m, metric, "value") for key, _ in thresholds for (m, g), metric in gate_keys.items() if g == key}
@@ -504,26 +506,21 @@ def _report_metrics(args, records, thresholds, p_thresholds, gate_keys) -> int:
                              "--fail-above")
     for f in failures:
         print(f"calibviz: threshold exceeded: {_printable(f)}", file=sys.stderr)
-    note = _several_p_gates_note(records, p_thresholds, gate_keys)
-    if note and any("its own test against a calibrated model" in f for f in failures):
-        print(f"calibviz: note: {note}", file=sys.stderr)
+    if p_failures and len(p_checks) > 1:
+        print(f"calibviz: note: {_several_p_gates_note([t for _, t in p_checks])}", file=sys.stderr)
     for f in unchecked:
         print(f"calibviz: threshold not met (no value to check): {_printable(f)}", file=sys.stderr)
     return 1 if failures or unchecked else 0
 
 
-def _several_p_gates_note(records, p_thresholds, gate_keys) -> str:
-    """What several ``--fail-p-below`` checks mean together, or "" for one check.
+def _several_p_gates_note(levels: list[float]) -> str:
+    """What several ``--fail-p-below`` checks (their ``levels``) mean together.
 
     Each check holds its own level, but the command fails when any of them fires: on a calibrated model that
     happens with a probability up to the sum of their levels (Bonferroni's bound; the gated tests read the same
     labels and are strongly dependent, so it is often less). The gates stay what the user wrote (a gate names
     its metric and level before the data are seen); the note says how to keep the whole command at one level.
     """
-    levels = [t for key, t in p_thresholds for r in records
-              if r["metric"] == gate_keys[(r["model"], key)] and r["p_value"] is not None]
-    if len(levels) < 2:
-        return ""
     total = min(sum(levels), 1.0)
     return (f"{len(levels)} --fail-p-below checks ran (metrics x models); the command fails when any fires, so a "
             f"calibrated model fails one of them with a probability of up to {total:.2g} (the sum of their levels). "

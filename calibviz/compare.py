@@ -449,13 +449,14 @@ def compare_models(models: dict, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
                 other = dists[ref] if paired[name] else shuffle(dists[ref])
                 diff = _interval(dists[name] - other, values[name] - values[ref], confidence, _span(spec.key))
                 d_low[name], d_high[name] = diff
-                p_diff[name] = _difference_p(dists[name] - other, values[name] - values[ref])
-                if way == "ideal":
+                if way == "ideal":  # the verdict, and so its p-value, reads the distances to the ideal
                     t = IDEAL[spec.key]
                     distance = np.abs(dists[name] - t) - np.abs(other - t)
                     closer = abs(values[name] - t) - abs(values[ref] - t)
                     v_low[name], v_high[name] = _interval(distance, closer, confidence)
                     p_diff[name] = _difference_p(distance, closer)
+                else:
+                    p_diff[name] = _difference_p(dists[name] - other, values[name] - values[ref])
         gate = {}  # model -> p-value against its calibrated reference, computed when needed
         for name in names:
             is_ref = name == ref

@@ -572,6 +572,11 @@ def _fmt(v: float) -> str:
     return f"{v:.4f}" if abs(v) >= 1e-4 or v == 0 else f"{v:.2g}"
 
 
+def _round_off(uncertainty: float) -> float:
+    """Differences within this read as "equal" (a monotone recalibration keeps DSC exactly): round-off."""
+    return 1e-12 * max(1.0, abs(uncertainty))
+
+
 def _reading(row, ref, score_label: str, paired: bool, alpha: float = 0.05, n_tests: int = 0) -> str:
     if row["model"] == ref["model"]:
         return f"{row['model']} is the reference."
@@ -582,8 +587,7 @@ def _reading(row, ref, score_label: str, paired: bool, alpha: float = 0.05, n_te
     head = (f"{row['model']} scores {_fmt(abs(d_score))} {verdict} than {ref['model']} ({score_label} "
             f"{_fmt(row['score'])} vs {_fmt(ref['score'])})" if d_score else
             f"{row['model']} scores the same as {ref['model']} ({score_label} {_fmt(row['score'])})")
-    # differences within round-off (a monotone recalibration keeps DSC exactly) read as "equal"
-    tiny = 1e-12 * max(1.0, abs(ref["uncertainty"]))
+    tiny = _round_off(ref["uncertainty"])
     calib = ("equally calibrated" if abs(d_mcb) <= tiny else "worse calibrated" if d_mcb > 0 else "better calibrated")
     held = row.get("mcb_held_back") or ""
     if held and abs(d_mcb) > tiny:  # the worse model's MCB is what a calibrated model with its predictions shows
@@ -790,7 +794,7 @@ def decomposition_table(
                 dist[r, j] = (d.score, d.miscalibration, d.discrimination)
     rows = []
     ref_j = names.index(ref_name)
-    tiny = 1e-12 * max(1.0, abs(est[ref_j].uncertainty))  # round-off, as the readings' "equal"
+    tiny = _round_off(est[ref_j].uncertainty)
     for j, (name, d) in enumerate(zip(names, est)):
         row = {"model": name, "score": d.score, "miscalibration": d.miscalibration,
                "discrimination": d.discrimination, "uncertainty": d.uncertainty}
