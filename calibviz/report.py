@@ -39,8 +39,8 @@ from .reduce import views
 from .metrics import corp_table, decomposition_table
 from .summary import reliability_table
 from .variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreement_ranges, largest_disagreement,
-                        numeric_values, range_sentence, readable_ranking, top_variable_words, variable_curves,
-                        variable_ranking)
+                        no_range_sentence, numeric_values, range_sentence, readable_ranking, top_variable_words,
+                        variable_curves, variable_ranking)
 
 __all__ = ["build_report", "write_report", "report_contents", "resolve_metrics", "metric_key", "format_value",
            "format_interval", "VERSION_PACKAGES"]
@@ -307,16 +307,17 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
                             f"(VECE {format_value(top['vece'], 'probability')})"
                             + (f"; the largest disagreement: {range_sentence(feature, largest, escape=_e, strong=strong)}"
                                if largest is not None else
-                               "; its actual and predicted error curves overlap everywhere."))
+                               "; no range of it where the model is over- or under-confident beyond what a calibrated "
+                               "model shows."))
         parts += [f'<h3 id="{anchor}-curves">Curves of the top variable: {_e(feature)}</h3>',
                   (f"<p>{int((~ok).sum()):,} rows without a value of {_e(feature)} are left out of the curves.</p>"
                    if not ok.all() else ""),
                   "<p>LOESS curves of actual and predicted error (percent) along the variable, with "
-                  f"{100 * (1 - cfg.alpha):g}% bands; shaded ranges are where the bands do not overlap.</p>",
+                  f"{100 * (1 - cfg.alpha):g}% pointwise bands; shaded ranges are where the curves differ beyond what a "
+                  "calibrated model shows, tested along the whole curve at the same level.</p>",
                   f'<div class="figure">{_figure_html(curve_fig)}</div>',
                   ("<ul>" + "".join(f"<li>{s}</li>" for s in sentences) + "</ul>") if sentences else
-                  "<p>The two bands overlap everywhere: no range where the model is significantly over- or "
-                  "under-confident.</p>"]
+                  f"<p>{no_range_sentence(feature, curves, escape=_e)}</p>"]
         prog.step()
     parts.append("</section>")
     return "".join(parts)

@@ -19,12 +19,13 @@ from scipy import stats
 from . import metrics
 from .errors import InputError
 from .metrics.resampling import bootstrap
+from .panel import p_value_words
 from .metrics.variable import (_check_variable, _largest_gap, _sorted_bin_starts, _vece_from_errors,
                                _vece_from_sums, top_label_errors)
-from .smoothing import _grid_points, _sort_obs, _sorted_curve, loess_fit
+from .smoothing import _grid_points, _sort_obs, _sorted_curve, loess_fit, loess_zero_test
 from .validation import check_binary, drop_zero_weight
 
-__all__ = ["variable_curves", "disagreement_ranges", "largest_disagreement", "range_sentence", "variable_ranking",
+__all__ = ["variable_curves", "disagreement_ranges", "largest_disagreement", "range_sentence", "no_range_sentence", "variable_ranking",
            "top_variable_words",
            "level_codes", "level_tables", "subgroup_table", "readable_ranking", "readable_levels", "CURVE_MIN_VALUES",
            "MAX_RANKED_FEATURES", "MAX_LEVELS", "MIN_LEVEL_ROWS", "numeric_values"]
@@ -78,8 +79,8 @@ def _responses(y_true, y_prob, kind, sample_weight):
 
 def variable_curves(x, y_true, y_prob, *, kind: str = "error", span: float = 0.75, degree: int = 2,
                     grid=200, alpha: float = 0.05, scale: str = "probability",
-                    sample_weight=None) -> pd.DataFrame:
-    """LOESS curves with pointwise bands of actual vs predicted error (or rate) along x.
+                    sample_weight=None, n_draws: int | None = None, random_state=0) -> pd.DataFrame:
+    """LOESS curves with pointwise bands of actual vs predicted error (or rate) along x, and where they differ.
 
     Parameters
     ----------
@@ -98,6 +99,10 @@ def variable_curves(x, y_true, y_prob, *, kind: str = "error", span: float = 0.7
     scale : {"probability", "percent"}, default "probability"
         Percent multiplies fit and band by 100.
     sample_weight : array-like of shape (n,), optional
+    n_draws : int, optional
+        Null curves of the simultaneous test (default ``max(4000, 50 / alpha)``).
+    random_state : int or numpy Generator, default 0
+        Seed of the test's null curves.
 
     Returns
     -------
@@ -130,10 +135,25 @@ def variable_curves(x, y_true, y_prob, *, kind: str = "error", span: float = 0.7
     computed from the raw fits, and :func:`calibviz.smoothing.loess` gives
     the untruncated curve.
 
+    Where the model is miscalibrated along x is decided by a test, not by
+    the bands: two pointwise 95% bands that do not overlap somewhere along
+    the grid flagged a range on about 10% of perfectly calibrated models
+    (5,000 rows, a variable correlated with the score; 400 simulated logs),
+    as 200 correlated grid points each get their chance. The difference of
+    the two curves is the LOESS curve of the per-row residual (error minus
+    predicted error, or y - p), and under a calibrated model (y drawn from
+    the predicted probabilities, given x) each residual has mean 0 and the
+    known variance ``q (1 - q)`` of its predicted value q, so the curve's
+    null covariance along the grid is exact; :func:`calibviz.smoothing.loess_zero_test`
+    refers the largest standardised difference to it (single-step max-T):
+    on calibrated models some grid point is flagged with probability alpha.
+
     References
     ----------
     Kelly, M. & Smyth, P. (2023). Variable-based calibration for machine
     learning classifiers, Sec. 6.1, Fig. 1, App. B.
+    Westfall, P. H. & Young, S. S. (1993). Resampling-Based Multiple Testing
+    (the max-T adjustment).
 
     Examples
     --------
@@ -165,9 +185,15 @@ def variable_curves(x, y_true, y_prob, *, kind: str = "error", span: float = 0.7
         t[["fit", "se", "lower", "upper"]] *= factor
         t.insert(0, "curve", name)
         parts.append(_truncate(t, factor))
+    if n_draws is None:
+        n_draws = max(4000, int(np.ceil(50 / alpha)))
+    test = loess_zero_test(v, first - second, second * (1.0 - second), span=span, degree=degree, grid=g,
+                           sample_weight=w, n_draws=n_draws, random_state=random_state)
+    for t in parts:
+        t["z"], t["p_adjusted"], t["flagged"] = test.z, test.p_adjusted, test.p_adjusted <= alpha
     out = pd.concat(parts, ignore_index=True)
     out.attrs.update(kind=kind, scale=scale, span=span, degree=degree, alpha=alpha, bounds=(0.0, factor),
-                     n_truncated=int(out["truncated"].sum()))
+                     n_truncated=int(out["truncated"].sum()), p_value=test.p_value, n_draws=test.n_draws)
     return out
 
 
@@ -181,65 +207,72 @@ def _truncate(table: pd.DataFrame, top: float) -> pd.DataFrame:
 
 
 def disagreement_ranges(curves: pd.DataFrame) -> pd.DataFrame:
-    """x ranges where the bands of the two curves of :func:`variable_curves` do not overlap.
+    """x ranges where the model is miscalibrated along x: the runs of flagged grid points of :func:`variable_curves`.
+
+    A grid point is flagged when the difference of the two curves is beyond
+    what a calibrated model shows, adjusted for the whole grid
+    (``p_adjusted <= alpha``; see :func:`variable_curves`), so on a
+    calibrated model a range appears with probability alpha, not at every
+    grid point where the pointwise bands happen to part.
 
     Parameters
     ----------
     curves : DataFrame
-        Output of :func:`variable_curves` (two curves on one grid).
+        Output of :func:`variable_curves` (two curves on one grid, with the
+        test's columns ``z``, ``p_adjusted`` and ``flagged``).
 
     Returns
     -------
     pandas.DataFrame
-        One row per maximal run of consecutive grid points with disjoint
-        bands: ``x_start, x_end, n_points, higher, lower, max_gap,
-        max_difference`` where
-        ``higher`` names the curve that lies above, ``max_gap`` is the
-        largest distance between the facing band limits in the run and
-        ``max_difference`` the largest distance between the two fits. For
-        error curves, "actual error" higher means the model is
-        over-confident there ("reading" column says so in plain words).
-        Bands and fits are compared as given, i.e. truncated to the
-        admissible range as drawn (see :func:`variable_curves`).
+        One row per maximal run of consecutive flagged grid points with the
+        same sign: ``x_start, x_end, n_points, higher, lower,
+        max_difference, p_value, reading`` where ``higher`` names the curve
+        that lies above, ``max_difference`` is the largest distance between
+        the two fits as drawn (truncated to the admissible range) and
+        ``p_value`` the smallest adjusted p-value in the run. For error
+        curves, "actual error" higher means the model is over-confident
+        there ("reading" says so in plain words).
 
     References
     ----------
-    Kelly, M. & Smyth, P. (2023), Sec. 6.1 (confidence bands put the gap
-    between the curves into perspective).
+    Kelly, M. & Smyth, P. (2023), Sec. 6.1 (the two curves and their bands);
+    Westfall, P. H. & Young, S. S. (1993) (max-T adjusted p-values).
 
     Examples
     --------
     >>> import pandas as pd
     >>> c = pd.DataFrame({"curve": ["a"] * 3 + ["b"] * 3, "x": [1, 2, 3] * 2,
-    ...                   "fit": [.5, .5, .1, .1, .1, .1], "lower": [.4, .4, .0, .0, .0, .0],
-    ...                   "upper": [.6, .6, .2, .2, .2, .2]})
-    >>> disagreement_ranges(c)[["x_start", "x_end", "higher"]].values.tolist()
-    [[1, 2, 'a']]
+    ...                   "fit": [.5, .5, .1, .1, .1, .1], "z": [4.1, 3.0, 0.0] * 2,
+    ...                   "p_adjusted": [.001, .02, 1.0] * 2, "flagged": [True, True, False] * 2})
+    >>> disagreement_ranges(c)[["x_start", "x_end", "higher", "p_value"]].values.tolist()
+    [[1, 2, 'a', 0.001]]
     """
     names = list(dict.fromkeys(curves["curve"]))
     if len(names) != 2:
         raise InputError(f"curves must hold exactly two curves, found {names}.")
+    missing = [c for c in ("z", "p_adjusted", "flagged") if c not in curves.columns]
+    if missing:
+        raise InputError(f"curves lack the test's columns {missing}: pass the table of variable_curves.")
     a = curves[curves["curve"] == names[0]].reset_index(drop=True)
     b = curves[curves["curve"] == names[1]].reset_index(drop=True)
     if len(a) != len(b) or not np.allclose(a["x"].to_numpy(float), b["x"].to_numpy(float)):
         raise InputError("the two curves must be evaluated on the same grid (use variable_curves).")
-    a_above = (a["lower"] > b["upper"]).to_numpy()
-    b_above = (b["lower"] > a["upper"]).to_numpy()
-    state = np.where(a_above, 1, np.where(b_above, -1, 0))
+    z = a["z"].to_numpy(float)
+    state = np.where(a["flagged"].to_numpy(bool), np.sign(z), 0).astype(int)
     rows = []
     change = np.flatnonzero(np.diff(np.concatenate([[0], state, [0]])) != 0)
     for s, e in zip(change[:-1], change[1:]):
         if state[s] == 0:
             continue
         hi, lo = (a, b) if state[s] == 1 else (b, a)
-        gap = (hi["lower"].iloc[s:e].to_numpy() - lo["upper"].iloc[s:e].to_numpy()).max()
         diff = (hi["fit"].iloc[s:e].to_numpy() - lo["fit"].iloc[s:e].to_numpy()).max()
         higher = names[0] if state[s] == 1 else names[1]
         rows.append(dict(x_start=a["x"].iloc[s], x_end=a["x"].iloc[e - 1], n_points=int(e - s),
                          higher=higher, lower=names[1] if state[s] == 1 else names[0],
-                         max_gap=float(gap), max_difference=float(diff), reading=_reading(higher)))
-    return pd.DataFrame(rows, columns=["x_start", "x_end", "n_points", "higher", "lower", "max_gap",
-                                       "max_difference", "reading"])
+                         max_difference=float(max(diff, 0.0)), p_value=float(a["p_adjusted"].iloc[s:e].min()),
+                         reading=_reading(higher)))
+    return pd.DataFrame(rows, columns=["x_start", "x_end", "n_points", "higher", "lower", "max_difference",
+                                       "p_value", "reading"])
 
 
 def largest_disagreement(ranges: pd.DataFrame):
@@ -263,23 +296,38 @@ def largest_disagreement(ranges: pd.DataFrame):
 
 
 def range_sentence(feature, r, *, escape=str, strong=lambda t: t, percent: bool = True) -> str:
-    """"age from 62.9 to 86.1: over-confident ... (curves up to 17.9 percentage points apart)."
+    """"age from 62.9 to 86.1: over-confident ... (curves up to 17.9 percentage points apart; p = 0.003 ...)."
 
     One wording for the page and the report: ``escape`` makes the user's
     column name inert in the medium (Markdown or HTML), ``strong`` marks the
     reading; ``r`` is a row of :func:`disagreement_ranges` (``max_difference``
-    in percentage points with ``percent=True``, curves drawn in percent).
+    in percentage points with ``percent=True``, curves drawn in percent;
+    ``p_value`` adjusted for the whole curve).
 
     Examples
     --------
-    >>> r = pd.Series({"x_start": 62.88, "x_end": 86.05, "reading": "over-confident", "max_difference": 17.88})
+    >>> r = pd.Series({"x_start": 62.88, "x_end": 86.05, "reading": "over-confident", "max_difference": 17.88,
+    ...                "p_value": 0.0002})
     >>> range_sentence("age", r)
-    'age from 62.88 to 86.05: over-confident (curves up to 17.9 percentage points apart).'
+    'age from 62.88 to 86.05: over-confident (curves up to 17.9 percentage points apart; p < 0.001 along the whole curve).'
     """
     apart = (f"{r['max_difference']:.1f} percentage points" if percent
              else f"{r['max_difference']:.3f}")
+    # the test draws at least 4000 null curves, so its floor 1/(draws + 1) always reads "p < 0.001"
     return (f"{escape(feature)} from {r['x_start']:.4g} to {r['x_end']:.4g}: {strong(escape(r['reading']))} "
-            f"(curves up to {apart} apart).")
+            f"(curves up to {apart} apart; {p_value_words(r['p_value'])} along the whole curve).")
+
+
+def no_range_sentence(feature, curves: pd.DataFrame, *, escape=str) -> str:
+    """What the page and the report say when :func:`disagreement_ranges` finds no range.
+
+    >>> c = pd.DataFrame({"x": [1.0]}); c.attrs.update(p_value=0.43, alpha=0.05)
+    >>> no_range_sentence("age", c)
+    'No range of age where the model is over- or under-confident beyond what a calibrated model shows along it (p = 0.43 along the whole curve, 5% level); the bands are pointwise.'
+    """
+    return (f"No range of {escape(feature)} where the model is over- or under-confident beyond what a calibrated "
+            f"model shows along it ({p_value_words(curves.attrs['p_value'])} along the whole curve, "
+            f"{100 * curves.attrs['alpha']:g}% level); the bands are pointwise.")
 
 
 def _reading(higher: str) -> str:

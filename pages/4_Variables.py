@@ -6,8 +6,8 @@ import streamlit as st
 from calibviz import figures
 from calibviz.panel import format_value
 from calibviz.variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreement_ranges, largest_disagreement,
-                                level_tables, numeric_values, range_sentence, readable_levels, subgroup_table,
-                                top_variable_words, variable_curves, variable_ranking)
+                                level_tables, no_range_sentence, numeric_values, range_sentence, readable_levels,
+                                subgroup_table, top_variable_words, variable_curves, variable_ranking)
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, show_figure
 from calibviz.ui.blocks import show_dataframe
@@ -116,8 +116,7 @@ if feature in numeric and not few_values:
             st.markdown("\n".join(f"- {range_sentence(feature, r, escape=md, strong=lambda t: f'**{t}**')}"
                                    for _, r in ranges.iterrows()))
     else:
-        st.markdown(f"The two bands overlap everywhere: no range of {md(feature)} where the model is significantly "
-                    "over- or under-confident.")
+        st.markdown(no_range_sentence(feature, curves, escape=md))
     download_table(curves, f"curves_{preds.name}_{feature}", label="Curves as CSV", key="curves")
 else:
     # binary: observed vs predicted rate per level; multiclass: actual vs predicted error (top label)

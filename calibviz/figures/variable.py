@@ -28,8 +28,10 @@ def variable_curves(x=None, y_true=None, y_prob=None, *, kind: str = "error", sp
                     title: str | None = None, height: int | None = None) -> go.Figure:
     """LOESS curves of actual vs predicted error (or observed vs predicted rate) along a variable.
 
-    Top: the two curves with their pointwise bands; x ranges where the bands
-    do not overlap are shaded and named in the hover. Bottom: the
+    Top: the two curves with their pointwise bands; x ranges where the
+    curves differ beyond what a calibrated model shows, tested along the
+    whole curve (:func:`calibviz.variables.disagreement_ranges`), are shaded
+    and named in the hover. Bottom: the
     distribution of the variable (rows per histogram bin), so a reader sees
     where the curves rest on few rows.
 
@@ -103,16 +105,12 @@ def variable_curves(x=None, y_true=None, y_prob=None, *, kind: str = "error", sp
     if show_ranges and ranges is not None and len(ranges):
         # one filled trace for all flagged ranges: hover names which curve is higher
         xs, ys, texts = [], [], []
-        for r in ranges.itertuples(index=False):
-            xs += [r.x_start, r.x_end, r.x_end, r.x_start, r.x_start, None]
+        for _, r in ranges.iterrows():
+            xs += [r["x_start"], r["x_end"], r["x_end"], r["x_start"], r["x_start"], None]
             ys += [0, 0, top * 1.05, top * 1.05, 0, None]
-            reading = getattr(r, "reading", f"{r.higher} higher")
-            apart = getattr(r, "max_difference", None)
-            curves_apart = "" if apart is None else f"curves up to {_distance(apart, percent)} apart; "
-            texts.append(f"{name} {r.x_start:.4g}-{r.x_end:.4g}: {reading} "
-                         f"({curves_apart}bands separated by up to {_distance(r.max_gap, percent)})")
+            texts.append(_variables.range_sentence(name, r, percent=percent))
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", fill="toself", fillcolor=with_alpha(COLORS["flag"], 0.25),
-                                 line=dict(width=0), name="Flagged: the bands do not overlap", hoveron="fills",
+                                 line=dict(width=0), name="Flagged: beyond a calibrated model", hoveron="fills",
                                  text="<br>".join(texts), hoverinfo="text"), row=1, col=1)
     for i, (cname, g) in enumerate(curves.groupby("curve", sort=False)):
         color, dash = _CURVE_STYLE.get(cname, (PALETTE[i % len(PALETTE)], "solid"))
@@ -159,11 +157,6 @@ def variable_curves(x=None, y_true=None, y_prob=None, *, kind: str = "error", sp
     record_about(fig, f"Calibration along {name}", {"variable": name, "LOESS span": curves.attrs.get("span"),
                                                      "band": level})
     return apply_theme(fig, title=title, height=height or 500)
-
-
-def _distance(value: float, percent: bool) -> str:
-    """A distance between two curves: percentage points (one decimal, as the pages' readings) or probability."""
-    return f"{value:.1f} percentage points" if percent else format_value(value, "probability")
 
 
 def _bound_text(lo: float, hi: float, bound: float, unit: str) -> str:

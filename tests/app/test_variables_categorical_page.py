@@ -61,3 +61,29 @@ def test_largest_disagreement_is_said_first():
     assert largest and f"{big:.1f} percentage points" in largest[0]
     top = [t for t in texts if t.startswith("**age** shows the largest")]
     assert top and f"({big:.1f} percentage points)" in top[0]  # the ranking's max-VCE and the largest range agree
+
+
+def test_a_calibrated_model_gets_no_range_and_the_curve_p_value():
+    """A calibrated upload: the page says no range is beyond what a calibrated model shows, with the curve's
+    p-value (computed independently of the page by variable_curves on the same rows)."""
+    import numpy as np
+    import pandas as pd
+
+    from calibviz.variables import variable_curves
+
+    from .helpers import upload
+
+    rng = np.random.default_rng(21)
+    p = rng.beta(2, 5, 3000)
+    y = rng.binomial(1, p)
+    x = np.log(p / (1 - p)) + rng.normal(size=3000)
+    at = app().run()
+    upload(at, "calibrated.csv", pd.DataFrame({"label": y, "p": p, "score_age": x}).to_csv(index=False).encode())
+    at.switch_page("pages/4_Variables.py").run()
+    assert_clean(at)
+    expected = variable_curves(x, y, p, kind="error", span=0.75, alpha=0.05)
+    assert expected.attrs["p_value"] > 0.05
+    texts = [shown(m) for m in at.markdown]
+    said = [t for t in texts if t.startswith("No range of")]
+    assert said and f"p = {expected.attrs['p_value']:.2g} along the whole curve" in said[0]
+    assert not [t for t in texts if t.startswith("Largest disagreement")]

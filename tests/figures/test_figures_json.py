@@ -378,7 +378,7 @@ def test_variable_curves_draw_the_curves_and_flag_ranges():
         tr = [t for t in fig.data if t.name == name][0]
         _close(tr.y, curves.loc[curves["curve"] == name, "fit"])
         assert "band" in tr.hovertext[0]
-    flags = trace_by_name(fig, "Flagged: the bands do not overlap")
+    flags = trace_by_name(fig, "Flagged: beyond a calibrated model")
     ranges = variables.disagreement_ranges(curves)
     assert len(ranges) >= 1 and flags.text.count("<br>") == len(ranges) - 1
     hist = [t for t in fig.data if t.type == "bar"][0]
