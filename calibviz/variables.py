@@ -22,7 +22,7 @@ from .metrics.resampling import bootstrap
 from .panel import p_value_words
 from .metrics.variable import (_check_variable, _largest_gap, _sorted_bin_starts, _vece_from_errors,
                                _vece_from_sums, top_label_errors)
-from .smoothing import _grid_points, _sort_obs, _sorted_curve, loess_fit, loess_zero_test
+from .smoothing import _grid_points, _sort_obs, _sorted_curve, loess_bernoulli_test, loess_fit
 from .validation import check_binary, drop_zero_weight
 
 __all__ = ["variable_curves", "disagreement_ranges", "largest_disagreement", "range_sentence", "no_range_sentence", "variable_ranking",
@@ -141,12 +141,14 @@ def variable_curves(x, y_true, y_prob, *, kind: str = "error", span: float = 0.7
     (5,000 rows, a variable correlated with the score; 400 simulated logs),
     as 200 correlated grid points each get their chance. The difference of
     the two curves is the LOESS curve of the per-row residual (error minus
-    predicted error, or y - p), and under a calibrated model (y drawn from
-    the predicted probabilities, given x) each residual has mean 0 and the
-    known variance ``q (1 - q)`` of its predicted value q, so the curve's
-    null covariance along the grid is exact; :func:`calibviz.smoothing.loess_zero_test`
-    refers the largest standardised difference to it (single-step max-T):
-    on calibrated models some grid point is flagged with probability alpha.
+    predicted error, or y - p), and under a calibrated model (outcomes
+    drawn from the predicted probabilities, given x) each residual has mean
+    0 and the known variance ``q (1 - q)`` of its predicted value q, so the
+    curve's null covariance along the grid is exact;
+    :func:`calibviz.smoothing.loess_bernoulli_test` refers the largest
+    standardised difference to it (single-step max-T; Gaussian null curves,
+    or redrawn outcomes where the null is skewed, as for rare events): on
+    calibrated models some grid point is flagged with probability alpha.
 
     References
     ----------
@@ -187,13 +189,14 @@ def variable_curves(x, y_true, y_prob, *, kind: str = "error", span: float = 0.7
         parts.append(_truncate(t, factor))
     if n_draws is None:
         n_draws = max(4000, int(np.ceil(50 / alpha)))
-    test = loess_zero_test(v, first - second, second * (1.0 - second), span=span, degree=degree, grid=g,
-                           sample_weight=w, n_draws=n_draws, random_state=random_state)
+    test = loess_bernoulli_test(v, first, second, span=span, degree=degree, grid=g, sample_weight=w,
+                                n_draws=n_draws, random_state=random_state)
     for t in parts:
         t["z"], t["p_adjusted"], t["flagged"] = test.z, test.p_adjusted, test.p_adjusted <= alpha
     out = pd.concat(parts, ignore_index=True)
     out.attrs.update(kind=kind, scale=scale, span=span, degree=degree, alpha=alpha, bounds=(0.0, factor),
-                     n_truncated=int(out["truncated"].sum()), p_value=test.p_value, n_draws=test.n_draws)
+                     n_truncated=int(out["truncated"].sum()), p_value=test.p_value, n_draws=test.n_draws,
+                     method=test.method)
     return out
 
 

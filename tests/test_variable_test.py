@@ -1,4 +1,4 @@
-"""The simultaneous test behind the Variables page's flagged ranges (calibviz.smoothing.loess_zero_test).
+"""The simultaneous test behind the Variables page's flagged ranges (calibviz.smoothing.loess_bernoulli_test).
 
 The ranges used to be wherever the two pointwise bands parted: ~10% of perfectly calibrated models got a range
 (400 simulated logs of 5,000 rows, a variable correlated with the score). Now a grid point is flagged when the
@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from calibviz import InputError
-from calibviz.smoothing import loess, loess_zero_test
+from calibviz.smoothing import GAUSSIAN_MAX_SKEWNESS, loess, loess_bernoulli_test
 from calibviz.variables import disagreement_ranges, no_range_sentence, range_sentence, variable_curves
 
 
@@ -29,7 +29,7 @@ def test_curve_and_null_sd_are_those_of_the_linear_smoother(weights):
     curves of the unit responses e_j (the public loess), and the null sd is sqrt(sum_j l_j^2 v_j)."""
     x, y, p, w = calibrated(40, 3, weights)
     grid = np.linspace(np.quantile(x, 0.1), np.quantile(x, 0.9), 7)
-    t = loess_zero_test(x, y - p, p * (1 - p), grid=grid, span=0.8, sample_weight=w)
+    t = loess_bernoulli_test(x, y, p, grid=grid, span=0.8, sample_weight=w)
     L = np.column_stack([loess(x, np.eye(40)[j], grid=grid, span=0.8, sample_weight=w)["fit"] for j in range(40)])
     np.testing.assert_allclose(t.curve, L @ (y - p), atol=1e-12)
     np.testing.assert_allclose(t.sd, np.sqrt((L * L) @ (p * (1 - p))), rtol=1e-9)
@@ -40,8 +40,8 @@ def test_binned_support_keeps_curve_and_sd_consistent():
     """Above max_grid_support distinct x the curve is built on fine bins; the sd uses the same bins."""
     x, y, p, _ = calibrated(3000, 4)
     grid = np.linspace(-2, 1, 9)
-    t = loess_zero_test(x, y - p, p * (1 - p), grid=grid, max_grid_support=500)
-    ref = loess_zero_test(x, y - p, p * (1 - p), grid=grid)
+    t = loess_bernoulli_test(x, y, p, grid=grid, max_grid_support=500)
+    ref = loess_bernoulli_test(x, y, p, grid=grid)
     np.testing.assert_allclose(t.curve, ref.curve, atol=2e-3)
     np.testing.assert_allclose(t.sd, ref.sd, rtol=0.02)
 
@@ -51,7 +51,7 @@ def test_p_values_of_calibrated_redraws_are_uniform():
     calibrated model must be uniform (a test that falls below 0.05 as often as it should, and no more)."""
     x, _, p, _ = calibrated(1500, 5)
     rng = np.random.default_rng(9)
-    ps = np.array([loess_zero_test(x, (rng.uniform(size=p.size) < p) - p, p * (1 - p), grid=40,
+    ps = np.array([loess_bernoulli_test(x, rng.uniform(size=p.size) < p, p, grid=40,
                                    n_draws=2000).p_value for _ in range(300)])
     # 300 uniform p-values: <= 0.05 in 15 expected (P(>= 27) ~ 0.002), <= 0.5 in 150 +- 9
     assert (ps <= 0.05).sum() <= 26
@@ -63,7 +63,7 @@ def test_a_miscalibrated_range_is_found_and_adjusted_p_values_are_coherent():
     rng = np.random.default_rng(2)
     x, p = rng.uniform(0, 10, 4000), rng.uniform(0.2, 0.8, 4000)
     y = (rng.uniform(size=4000) < np.where(x > 6, p + 0.15, p)).astype(float)
-    t = loess_zero_test(x, y - p, p * (1 - p), grid=50)
+    t = loess_bernoulli_test(x, y, p, grid=50)
     flagged = t.p_adjusted <= 0.05
     assert t.p_value < 0.001 and flagged.any() and t.x[flagged].min() > 5
     order = np.argsort(np.abs(t.z))
@@ -72,26 +72,55 @@ def test_a_miscalibrated_range_is_found_and_adjusted_p_values_are_coherent():
 
 
 def test_zero_variance_rows():
-    """Certain predictions (p in {0, 1}): a residual there is a certain miscalibration (z infinite), none is
-    nothing (z 0, p 1)."""
+    """Certain predictions (p in {0, 1}): an outcome against one is a certain miscalibration (z infinite), none
+    is nothing (z 0, p 1)."""
     x = np.linspace(0, 1, 200)
     p = np.zeros(200)
-    t = loess_zero_test(x, np.zeros(200), p, grid=10)
+    t = loess_bernoulli_test(x, np.zeros(200), p, grid=10)
     assert np.all(t.z == 0) and np.all(t.p_adjusted == 1)
-    r = np.zeros(200)
-    r[150:] = 1.0  # y = 1 where p = 0
-    t = loess_zero_test(x, r, p, grid=10)
+    y = np.zeros(200)
+    y[150:] = 1.0  # y = 1 where p = 0
+    t = loess_bernoulli_test(x, y, p, grid=10)
     assert np.isinf(t.z[-1]) and t.p_adjusted[-1] == 1 / (t.n_draws + 1)
+
+
+def test_rare_events_are_redrawn_and_their_p_values_are_uniform():
+    """p = 10^U(-4, -1.5) on 500 rows: a handful of events, a skewed null. Gaussian null curves flagged 12% of
+    such calibrated logs (400 simulated); the test redraws the outcomes there, which is exact."""
+    rng = np.random.default_rng(3)
+    p = 10 ** rng.uniform(-4, -1.5, 500)
+    x = np.log(p) + rng.normal(size=500)
+    t = loess_bernoulli_test(x, rng.uniform(size=500) < p, p, grid=40)
+    assert t.method == "redraws" and t.skewness > GAUSSIAN_MAX_SKEWNESS
+    ps = np.array([loess_bernoulli_test(x, rng.uniform(size=500) < p, p, grid=40, n_draws=1000).p_value
+                   for _ in range(200)])
+    assert (ps <= 0.05).sum() <= 19  # 10 expected; P(>= 20) < 0.005
+    assert (ps <= 0.3).sum() >= 40  # 60 expected: not conservative either
+
+
+def test_gaussian_and_redrawn_nulls_agree_where_the_null_is_symmetric():
+    x, y, p, w = calibrated(800, 8, weights=True)
+    y = np.where(x > 0, (np.random.default_rng(2).uniform(size=800) < np.minimum(p + 0.08, 1)), y)
+    gauss = loess_bernoulli_test(x, y, p, grid=30, sample_weight=w, method="gaussian")
+    redraw = loess_bernoulli_test(x, y, p, grid=30, sample_weight=w, method="redraws")
+    assert gauss.skewness <= GAUSSIAN_MAX_SKEWNESS and redraw.method == "redraws"
+    assert 0.002 < gauss.p_value < 0.3  # a case in the middle of the distribution, where the two can be compared
+    assert redraw.p_value == pytest.approx(gauss.p_value, rel=0.25, abs=0.005)
+    np.testing.assert_array_equal(gauss.z, redraw.z)
 
 
 def test_bad_input():
     x = np.linspace(0, 1, 50)
-    with pytest.raises(InputError, match="variance must be >= 0"):
-        loess_zero_test(x, x, -x)
-    with pytest.raises(InputError, match="variance has 3 entries"):
-        loess_zero_test(x, x, np.ones(3))
+    with pytest.raises(InputError, match="probability must lie in"):
+        loess_bernoulli_test(x, x > 0.5, -x)
+    with pytest.raises(InputError, match="outcome must be 0 or 1"):
+        loess_bernoulli_test(x, x, x)
+    with pytest.raises(InputError, match="probability has 3 entries"):
+        loess_bernoulli_test(x, x > 0.5, np.ones(3) / 2)
     with pytest.raises(InputError, match="n_draws"):
-        loess_zero_test(x, x, x, n_draws=0)
+        loess_bernoulli_test(x, x > 0.5, x, n_draws=0)
+    with pytest.raises(InputError, match="method must be"):
+        loess_bernoulli_test(x, x > 0.5, x, method="exact")
 
 
 def test_variable_curves_carry_the_test_and_ranges_follow_it():
@@ -104,7 +133,7 @@ def test_variable_curves_carry_the_test_and_ranges_follow_it():
     assert (a["flagged"] == (a["p_adjusted"] <= 0.1)).all()
     assert c.attrs["p_value"] == a["p_adjusted"].min() and c.attrs["n_draws"] == 4000
     # the difference that is tested is the one drawn (untruncated fits agree with the drawn ones here)
-    t = loess_zero_test(x, y - p, p * (1 - p), grid=a["x"].to_numpy(), random_state=0)
+    t = loess_bernoulli_test(x, y, p, grid=a["x"].to_numpy(), random_state=0)
     np.testing.assert_allclose(a["z"], t.z, rtol=1e-9)
     r = disagreement_ranges(c)
     assert len(r) and (r["higher"] == "observed rate").all() and r["x_start"].min() > -0.5 and r["x_end"].max() > 1
