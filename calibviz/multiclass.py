@@ -53,6 +53,15 @@ def _labels(classes, K):
 # scores can differ from the label mean by round-off only
 _TIE = 1e-12
 
+#: How to read the top-label diagram's pluses (the Multiclass page and the report). A plus far from its star was read
+#: as "classes cancel out", but the per-class deviations of a bin are noisy: on perfectly calibrated models some
+#: plus lay outside its star's interval in 16-20% of simulated logs with 3 classes and in all of them with 10
+#: (a review's simulation, 29 Nov 2026), so the reading points to the tested number instead.
+TOP_LABEL_READING = ("A plus further from the diagonal than its star can mean that classes cancel out in the "
+                     "confidence view, but per-class deviations are noisy: a calibrated model's pluses also drift "
+                     "from their stars, more so with many classes. Whether the top-label calibration is beyond that "
+                     "noise is the top-label ECE's verdict in the metric table (against a calibrated model).")
+
 
 def _plus(conf, acc, delta):
     """y of the plus marker: conf + Delta if acc > conf, else conf - Delta (ties: minus).

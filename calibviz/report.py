@@ -29,7 +29,7 @@ from . import figures
 from .binning import PAVABC
 from .errors import InputError
 from .io import Predictions
-from .multiclass import class_ranking, top_label_table
+from .multiclass import TOP_LABEL_READING, class_ranking, top_label_table
 from .overview import data_overview
 from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS,
                     format_adjusted_p, format_difference, format_interval, format_p_value, format_value,
@@ -375,8 +375,7 @@ def _multiclass_parts(anchor: str, tl_fig, tl_table: pd.DataFrame, grid, ranking
                        if np.isfinite(worst["low"]) else "") + ".")
     return [f'<h3 id="{anchor}-top-label">Top-label diagram</h3>',
             "<p>Stars: confidence calibration per bin; pluses add each bin's class-weighted top-label "
-            "deviation (Gupta &amp; Ramdas 2022). Pluses far from their star mean the confidence looks "
-            "calibrated only because classes cancel out.</p>",
+            f"deviation (Gupta &amp; Ramdas 2022). {_e(TOP_LABEL_READING)}</p>",
             f'<div class="figure">{_figure_html(tl_fig)}</div>',
             f"<details><summary>Per-bin top-label table</summary>{_table_html(tl_table)}</details>",
             f'<h3 id="{anchor}-classes">Class ranking</h3>',

@@ -9,7 +9,7 @@ from calibviz.ui.blocks import TCE_PAGE_CAPTION, show_dataframe
 from calibviz.ui.source import scan_dispatch
 from calibviz.ui.compute import cached
 from calibviz.ui.settings import settings, tce_axis_control, tce_scheme
-from calibviz.ui.views import current_view, view_picker
+from calibviz.ui.views import current_view, one_view_note, view_picker
 
 page_setup("Test-based", controls=("tce_binning", "uncertainty"))
 scan_dispatch("Test-based")  # an opened large file analysed on every page: its binned views (ui.scan_pages)
@@ -30,6 +30,8 @@ tce = cached(("tce",) + key, lambda: metrics.tce(view.y, view.p, binning=scheme,
                                                  sample_weight=view.w))
 tce_tiles(tce, table, weighted=view.w is not None)
 st.markdown(tce_headline(tce, alpha, tce_reference(view, preds.fingerprint(), scheme, alpha)))
+if (note := one_view_note(preds, alpha)) is not None:
+    st.caption(note)
 
 fig = cached(("tce_fig", s["tce_axis"]) + key, lambda: figures.tce_diagram(
     view.y, view.p, binning=scheme, alpha=alpha, sample_weight=view.w, x_axis=s["tce_axis"],

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from calibviz import figures
-from calibviz.multiclass import class_ranking, readable_class_ranking, top_label_table
+from calibviz.multiclass import TOP_LABEL_READING, class_ranking, readable_class_ranking, top_label_table
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, panel_table, show_figure, show_headlines, \
     show_metric_table, zoom_bin_picker
@@ -44,8 +44,7 @@ with right:
     st.subheader("In plain words")
     show_headlines(panel, 4)
     st.caption("Stars are confidence calibration (accuracy per bin); pluses sit at the confidence ± each bin's "
-               "class-weighted top-label deviation, not an accuracy, so they can leave [0, 1]. Pluses far from "
-               "their star mean the confidence looks calibrated only because classes cancel out.")
+               "class-weighted top-label deviation, not an accuracy, so they can leave [0, 1]. " + TOP_LABEL_READING)
 
 tab_metrics, tab_zoom, tab_tl, tab_cw = st.tabs(["Metrics", "Zoom into a bin", "Per predicted class",
                                                  "Class-wise grid"])

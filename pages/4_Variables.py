@@ -148,7 +148,8 @@ else:
     if tables:
         st.caption("One reliability diagram per level (" + ("observed rate against the predicted probability"
                    if preds.is_binary else "accuracy against confidence") + f", {cfg.binning.replace('_', ' ')} "
-                   "bins as chosen on the Reliability page): a level whose points leave the diagonal is "
-                   "miscalibrated however good the average.")
+                   "bins as chosen on the Reliability page): a level can be miscalibrated however good the "
+                   f"average, but each interval is a {100 * (1 - float(s['alpha'])):g}% interval of its own, so "
+                   "with many bins and levels some leave the diagonal by chance even for a calibrated model.")
         show_figure(figures.level_reliability(tables=tables, name=feature), f"levels_{preds.name}_{feature}",
                     key="levels")

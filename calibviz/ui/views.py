@@ -23,6 +23,22 @@ def view_options(preds: Predictions) -> dict[str, str]:
     return opts
 
 
+def one_view_note(preds: Predictions, alpha: float) -> str | None:
+    """What a per-view verdict means when there are several views (None for binary data).
+
+    Each view's verdict is tested on its own at alpha; reading every view of a calibrated 3-class model in turn
+    found "evidence" in some view in 28% of simulated logs (7 views), 76% with 10 classes (21 views) (a review's
+    simulation, 29 Nov 2026). The views are not adjusted here (each needs its own calibrated-model reference, the
+    costliest part of the page); the note says which page judges them together.
+    """
+    n = len(view_options(preds))
+    if n <= 1:
+        return None
+    return (f"The verdict is about this view alone, tested at α = {alpha:g}. Looked through one by one, the {n} "
+            "views of even a perfectly calibrated model show evidence in some view far more often than α; the "
+            "Multiclass page's metric panel judges the confidence, top-label and class-wise calibration together.")
+
+
 def _resolve(preds: Predictions, value: str) -> str:
     opts = view_options(preds)
     return value if value in opts else next(iter(opts))

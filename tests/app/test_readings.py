@@ -1,0 +1,46 @@
+"""Readings that used to claim miscalibration that calibrated models show by chance (a review's simulations,
+29 Nov 2026): the top-label pluses, the per-level diagrams, one Test-based view among many."""
+from __future__ import annotations
+
+import pytest
+
+from calibviz.multiclass import TOP_LABEL_READING
+
+from .helpers import app, assert_clean, shown
+
+pytestmark = [pytest.mark.apptest, pytest.mark.usefixtures("clear_streamlit_caches")]
+
+
+def _open(page: str, data: str):
+    at = app()
+    at.query_params["data"] = data
+    at.run()
+    at.switch_page(page).run()
+    assert_clean(at)
+    return at
+
+
+def test_pluses_point_to_the_tested_top_label_ece():
+    at = _open("pages/3_Multiclass.py", "cifar10_resnet50")
+    captions = [shown(c) for c in at.caption]
+    assert any(TOP_LABEL_READING in c for c in captions)
+    assert not any("only because classes cancel out" in c for c in captions)
+
+
+def test_test_based_page_says_a_verdict_is_about_one_view_of_many():
+    at = _open("pages/2_Test_based.py", "cifar10_resnet50")
+    notes = [shown(c) for c in at.caption if shown(c).startswith("The verdict is about this view alone")]
+    # confidence, 10 one-vs-rest views and one per predicted class
+    n_views = len(at.selectbox(key="w_view").options)
+    assert notes and f"the {n_views} views" in notes[0] and n_views >= 11
+    at = _open("pages/2_Test_based.py", "hospital_readmission")
+    assert not [c for c in at.caption if shown(c).startswith("The verdict is about this view alone")]
+
+
+def test_level_diagrams_do_not_call_a_level_miscalibrated_by_eye():
+    at = _open("pages/4_Variables.py", "hospital_readmission")
+    [sb for sb in at.selectbox if sb.label == "Variable"][0].set_value("ward").run()
+    assert_clean(at)
+    caption = [shown(c) for c in at.caption if shown(c).startswith("One reliability diagram per level")]
+    assert caption and "by chance even for a calibrated model" in caption[0] and "95% interval" in caption[0]
+    assert "is miscalibrated however good" not in caption[0]
