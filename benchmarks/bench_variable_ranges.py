@@ -18,6 +18,13 @@ everything; ``age`` integers 18-90 independent of everything (ties).
 
 Reported: the share of logs with any range (binomial standard error) for both rules, the mean of the curve's
 p-value and the share of its null curves drawn by redrawing outcomes.
+
+``--levels K``: a categorical column of K equally likely levels independent of everything (``--shift d`` adds d
+to the true probability in the first level) and the per-level table of :func:`calibviz.variables.subgroup_table`:
+the rule before (some level's 95% Wilson interval of its observed rate excludes its mean prediction) against the
+page's (some level's ``p_adjusted <= 0.05``, the levels judged together).
+
+    python benchmarks/bench_variable_ranges.py --levels 8 --scores beta --kind rate --n 2000 --reps 400
 """
 from __future__ import annotations
 
@@ -31,7 +38,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from calibviz.variables import disagreement_ranges, variable_curves  # noqa: E402
+from calibviz.variables import disagreement_ranges, subgroup_table, variable_curves  # noqa: E402
 
 
 def draw(scores: str, variable: str, n: int, shift: float, rng: np.random.Generator):
@@ -66,12 +73,25 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=400)
     ap.add_argument("--shift", type=float, default=0.0)
     ap.add_argument("--seed-base", type=int, default=0)
+    ap.add_argument("--levels", type=int, default=0)
     args = ap.parse_args()
     before = after = redrawn = 0
     p_values = []
     t0 = time.perf_counter()
     for r in range(args.reps):
         rng = np.random.default_rng(args.seed_base + r)
+        if args.levels:
+            x, y, prob = draw(args.scores, args.variable, args.n, 0.0, rng)
+            g = rng.integers(0, args.levels, args.n)
+            if args.shift:
+                truth = np.clip(prob + args.shift * (g == 0), 0.0, 1.0)
+                y = (rng.uniform(size=args.n) < truth).astype(np.int64)
+            t = subgroup_table(g, y, prob, kind=args.kind, n_resamples=0)
+            before += bool(((t["observed_low"] > t["predicted"]) | (t["observed_high"] < t["predicted"])).any())
+            after += bool((t["p_adjusted"] <= 0.05).any())
+            p_values.append(t.attrs["p_value"])
+            redrawn += t.attrs["method"] == "redraws"
+            continue
         x, y, prob = draw(args.scores, args.variable, args.n, args.shift, rng)
         c = variable_curves(x, y, prob, kind=args.kind, span=0.75, alpha=0.05)
         a = c[c["curve"] == c["curve"].iloc[0]].reset_index(drop=True)
@@ -86,7 +106,8 @@ def main() -> None:
         f = k / reps
         return f"{100 * f:.1f}% ± {100 * math.sqrt(f * (1 - f) / reps):.1f}"
 
-    print(f"| {args.scores} | {args.variable} | {args.kind} | {args.n:,} | {args.shift:g} | {reps} | {rate(before)} | "
+    what = f"{args.levels} levels" if args.levels else args.variable
+    print(f"| {args.scores} | {what} | {args.kind} | {args.n:,} | {args.shift:g} | {reps} | {rate(before)} | "
           f"**{rate(after)}** | {np.mean(p_values):.3f} | {redrawn / reps:.0%} | "
           f"{(time.perf_counter() - t0) / reps:.2f} |")
 

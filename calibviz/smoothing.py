@@ -55,12 +55,13 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
+from .stats import bernoulli_max_t
 from .validation import _as_1d_float, check_weights, describe_rows
 from ._lazy import lazy
 
 interpolate, stats = lazy("scipy.interpolate"), lazy("scipy.stats")
 
-__all__ = ["loess", "loess_fit", "loess_curve", "LoessFit", "loess_bernoulli_test", "CurveTest", "GAUSSIAN_MAX_SKEWNESS"]
+__all__ = ["loess", "loess_fit", "loess_curve", "LoessFit", "loess_bernoulli_test", "CurveTest"]
 
 # Elements per dense (evaluation points x support points) block: 1 MB/array,
 # small enough to stay in cache across the ~20 passes over it.
@@ -651,14 +652,10 @@ class CurveTest:
     ----------
     x : grid points.
     curve : the LOESS curve of the residuals ``outcome - probability``.
-    sd : its standard deviation under the null.
-    z : ``curve / sd``; 0 where both are 0, +-inf where only the curve is not.
-    p_adjusted : the single-step max-|z| adjusted p-value of each grid point (Westfall & Young): the share of null
-        curves whose largest |z| anywhere on the grid reaches this point's |z|, ``(1 + #) / (n_draws + 1)``.
-    p_value : the smallest ``p_adjusted``: the test that the curve is 0 everywhere on the grid.
-    n_draws : null curves drawn.
-    method : ``"gaussian"`` or ``"redraws"`` (how the null curves were drawn).
-    skewness : the largest |skewness| of the curve's null distribution over the grid (what decides the method).
+    sd, z, p_adjusted, p_value, n_draws, method, skewness :
+        As :class:`calibviz.stats.MaxT`: the null sd, ``curve / sd``, the
+        single-step max-|z| adjusted p-values along the grid, the test of the
+        whole curve (the smallest), and how the null curves were drawn.
     """
 
     x: np.ndarray
@@ -670,17 +667,6 @@ class CurveTest:
     n_draws: int
     method: str
     skewness: float
-
-
-# A curve of residuals in [-1, 1] whose null sd is 0 is "0" up to this round-off (rows with variance 0 and residual 0).
-_ZERO_CURVE_TOL = 1e-12
-#: Gaussian null curves are used while no grid point's null distribution is more skewed than this. Measured
-#: (benchmarks/README.md, "Ranges along a variable"): calibrated logs of 300 rows, Beta(2, 5) scores, skewness up to
-#: 0.30, were flagged at 5.0% with Gaussian curves; rare-event logs (p = 10^U(-4, -1.5), skewness 3-6) at 9-12%.
-GAUSSIAN_MAX_SKEWNESS = 0.3
-# Rows x redraws per chunk of label redraws (32 MB of uniforms), and the most rows x redraws a test draws.
-_REDRAW_CHUNK = 1 << 22
-_REDRAW_BUDGET = 1 << 28
 
 
 def loess_bernoulli_test(x, outcome, probability, *, span: float = 0.75, degree: int = 2, grid=200,
@@ -696,9 +682,9 @@ def loess_bernoulli_test(x, outcome, probability, *, span: float = 0.75, degree:
     largest |z| along the grid is referred to its null distribution (single-step max-T, Westfall & Young), so on
     calibrated data the probability that any grid point has ``p_adjusted <= a`` is ``a``, however many grid points
     there are and however they correlate. The null curves are Gaussian with covariance C while the curve's
-    null distribution is nearly symmetric at every grid point (skewness at most :data:`GAUSSIAN_MAX_SKEWNESS`,
-    from the exact third cumulants); otherwise (rare events, few rows) the outcomes are redrawn from the
-    probabilities, which is exact.
+    null distribution is nearly symmetric at every grid point (skewness at most
+    :data:`calibviz.stats.GAUSSIAN_MAX_SKEWNESS`, from the exact third cumulants); otherwise (rare events, few
+    rows) the outcomes are redrawn from the probabilities, which is exact (:func:`calibviz.stats.bernoulli_max_t`).
 
     Parameters
     ----------
@@ -740,10 +726,6 @@ def loess_bernoulli_test(x, outcome, probability, *, span: float = 0.75, degree:
     >>> bool(t.p_value < 0.001), bool(t.x[t.p_adjusted <= 0.05].min() > 0.4)
     (True, True)
     """
-    if method not in ("auto", "gaussian", "redraws"):
-        raise InputError(f"method must be 'auto', 'gaussian' or 'redraws', got {method!r}.")
-    if not (isinstance(n_draws, (int, np.integer)) and n_draws >= 1):
-        raise InputError(f"n_draws must be a positive integer, got {n_draws!r}.")
     q = _as_finite_1d(probability, "probability")
     o = _as_finite_1d(outcome, "outcome")
     if np.any((q < 0) | (q > 1)):
@@ -753,54 +735,13 @@ def loess_bernoulli_test(x, outcome, probability, *, span: float = 0.75, degree:
     if q.size != o.size:
         raise InputError(f"probability has {q.size} entries but outcome has {o.size}; they must have the same length.")
     order, xs, rs, ws, span_q, n_distinct = _prepare(x, o - q, sample_weight, span, degree)
-    qs = q[order]
     sup = (_distinct_support(xs, rs, ws) if n_distinct <= max_grid_support
            else _binned_support(xs, rs, ws, max_grid_support))
-    # cumulants of sum_j w_j r_j over a support point's rows: sum w^2 q(1-q) and sum w^3 q(1-q)(1-2q)
-    v = qs * (1.0 - qs)
-    var_sup = np.add.reduceat(v if ws is None else ws * ws * v, sup.starts)
-    k3_sup = np.add.reduceat(v * (1.0 - 2.0 * qs) * (1.0 if ws is None else ws ** 3), sup.starts)
     g = _grid_points(grid, xs)
     h = _radius(xs, g, span_q, span)
     _check_radius(h, span, span_q)
     fits = _local_fits(g, h, sup, degree, want_norm=False, want_coef=True)
-    coef = fits.coef
-    scaled = coef * np.sqrt(var_sup)[None, :]
-    cov = scaled @ scaled.T  # one operand transposed: numpy's symmetric product (half the work of a general one)
-    sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    curve = fits.fit
-    live = sd > 0
-    safe_sd = np.where(live, sd, 1.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(live, curve / safe_sd,
-                     np.where(np.abs(curve) > _ZERO_CURVE_TOL, np.copysign(np.inf, curve), 0.0))
-    skewness = float(np.max(np.abs(np.where(live, (coef ** 3 @ k3_sup) / safe_sd ** 3, 0.0)), initial=0.0))
-    if method == "auto":
-        method = "gaussian" if skewness <= GAUSSIAN_MAX_SKEWNESS else "redraws"
-    rng = np.random.default_rng(random_state)
-    if not live.any():
-        maxima = np.zeros(n_draws)
-    elif method == "gaussian":
-        corr = cov[np.ix_(live, live)] / np.outer(sd[live], sd[live])
-        vals, vecs = np.linalg.eigh(corr)
-        root = vecs * np.sqrt(np.clip(vals, 0.0, None))[None, :]
-        chunk = max(1, _REDRAW_CHUNK // max(root.shape[1], 1))
-        maxima = np.concatenate([np.abs(rng.standard_normal((min(chunk, n_draws - s), root.shape[1])) @ root.T)
-                                 .max(axis=1) for s in range(0, n_draws, chunk)])
-    else:
-        n_draws = int(min(n_draws, max(1000, _REDRAW_BUDGET // max(qs.size, 1))))
-        coef_live = coef[live] / sd[live][:, None]
-        chunk = max(1, _REDRAW_CHUNK // max(qs.size, 1))
-        parts = []
-        for s in range(0, n_draws, chunk):
-            r = (rng.random((min(chunk, n_draws - s), qs.size)) < qs) - qs
-            if ws is not None:
-                r *= ws
-            parts.append(np.abs(np.add.reduceat(r, sup.starts, axis=1) @ coef_live.T).max(axis=1))
-        maxima = np.concatenate(parts)
-    maxima = np.sort(maxima)
-    # (1 + #{null maxima >= |z|}) / (n_draws + 1), per grid point
-    reach = n_draws - np.searchsorted(maxima, np.abs(z), side="left")
-    p_adjusted = (1.0 + reach) / (n_draws + 1.0)
-    return CurveTest(x=g, curve=curve, sd=sd, z=z, p_adjusted=p_adjusted, p_value=float(p_adjusted.min()),
-                     n_draws=int(n_draws), method=method, skewness=skewness)
+    t = bernoulli_max_t(fits.coef, sup.starts, q[order], ws, fits.fit, n_draws=n_draws, method=method,
+                        random_state=random_state)
+    return CurveTest(x=g, curve=fits.fit, sd=t.sd, z=t.z, p_adjusted=t.p_adjusted, p_value=t.p_value,
+                     n_draws=t.n_draws, method=t.method, skewness=t.skewness)

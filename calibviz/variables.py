@@ -20,12 +20,13 @@ from . import metrics
 from .errors import InputError
 from .metrics.resampling import bootstrap
 from .panel import p_value_words
+from .stats import bernoulli_max_t
 from .metrics.variable import (_check_variable, _largest_gap, _sorted_bin_starts, _vece_from_errors,
                                _vece_from_sums, top_label_errors)
 from .smoothing import _grid_points, _sort_obs, _sorted_curve, loess_bernoulli_test, loess_fit
 from .validation import check_binary, drop_zero_weight
 
-__all__ = ["variable_curves", "disagreement_ranges", "largest_disagreement", "range_sentence", "no_range_sentence", "variable_ranking",
+__all__ = ["variable_curves", "disagreement_ranges", "largest_disagreement", "range_sentence", "no_range_sentence", "level_test_sentence", "variable_ranking",
            "top_variable_words",
            "level_codes", "level_tables", "subgroup_table", "readable_ranking", "readable_levels", "CURVE_MIN_VALUES",
            "MAX_RANKED_FEATURES", "MAX_LEVELS", "MIN_LEVEL_ROWS", "numeric_values"]
@@ -331,6 +332,31 @@ def no_range_sentence(feature, curves: pd.DataFrame, *, escape=str) -> str:
     return (f"No range of {escape(feature)} where the model is over- or under-confident beyond what a calibrated "
             f"model shows along it ({p_value_words(curves.attrs['p_value'])} along the whole curve, "
             f"{100 * curves.attrs['alpha']:g}% level); the bands are pointwise.")
+
+
+def level_test_sentence(table: pd.DataFrame, alpha: float, kind: str = "rate", *, escape=str,
+                        strong=lambda t: t) -> str:
+    """What the per-level test of :func:`subgroup_table` finds, in one sentence (the Variables page).
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"level": ["a", "b"], "observed": [0.4, 0.2], "predicted": [0.2, 0.2],
+    ...                   "p_adjusted": [0.002, 0.9]})
+    >>> t.attrs["p_value"] = 0.002
+    >>> level_test_sentence(t, 0.05)
+    'Beyond what a calibrated model shows (the 2 levels judged together, α = 0.05): a (observed 0.400 vs predicted 0.200, p = 0.002).'
+    >>> level_test_sentence(t.assign(p_adjusted=[0.3, 0.9]).pipe(lambda d: d.attrs.update(p_value=0.3) or d), 0.05)
+    'No level is beyond what a calibrated model shows (the 2 levels judged together: smallest p = 0.3, α = 0.05).'
+    """
+    what = "observed" if kind == "rate" else "error"
+    n = len(table)
+    hits = table[table["p_adjusted"] <= alpha]
+    if not len(hits):
+        return (f"No level is beyond what a calibrated model shows (the {n} levels judged together: smallest "
+                f"{p_value_words(table.attrs['p_value'])}, α = {alpha:g}).")
+    listed = "; ".join(f"{strong(escape(str(r.level)))} ({what} {r.observed:.3f} vs predicted {r.predicted:.3f}, "
+                       f"{p_value_words(r.p_adjusted)})" for r in hits.itertuples(index=False))
+    return f"Beyond what a calibrated model shows (the {n} levels judged together, α = {alpha:g}): {listed}."
 
 
 def _reading(higher: str) -> str:
@@ -702,9 +728,30 @@ def subgroup_table(column, y_true, y_prob, *, kind: str = "rate", sample_weight=
     -------
     pandas.DataFrame
         ``level, n, share, observed, predicted, gap, observed_low,
-        observed_high, ece, ece_low, ece_high`` sorted by ECE (largest first);
-        ``observed_low/high`` is a Wilson interval (effective sample size
-        ``(sum w)^2 / sum w^2`` with weights), ``gap = observed - predicted``.
+        observed_high, ece, ece_low, ece_high, z, p_adjusted`` sorted by ECE
+        (largest first); ``observed_low/high`` is a Wilson interval
+        (effective sample size ``(sum w)^2 / sum w^2`` with weights),
+        ``gap = observed - predicted``. ``z`` and ``p_adjusted`` test whether
+        a level's observed rate is beyond what a calibrated model shows, the
+        levels of the table judged together (see Notes).
+        ``.attrs``: ``p_value`` (the smallest ``p_adjusted``: the column's
+        test) and ``method`` (how its null was drawn).
+
+    Notes
+    -----
+    A level's interval excluding its mean prediction is no evidence on its
+    own: with several levels, one of them does so for a perfectly calibrated
+    model far more often than 1 - confidence (some level's 95% interval in
+    16-17% of simulated calibrated logs with 5-12 levels, a review's
+    simulation). So each level's gap between the sums of outcomes and of
+    predictions is standardised by its exact null sd (the outcomes drawn from
+    the predictions, ``sum w^2 q (1 - q)``) and the levels are judged
+    together by the single-step max-T adjustment
+    (:func:`calibviz.stats.bernoulli_max_t`; outcomes redrawn where a level
+    holds few expected events): on calibrated data some level has
+    ``p_adjusted <= a`` with probability ``a``. It tests calibration-in-the-
+    large within each level (the table's observed vs predicted); the ECE
+    within a level is descriptive.
 
     References
     ----------
@@ -764,8 +811,25 @@ def subgroup_table(column, y_true, y_prob, *, kind: str = "rate", sample_weight=
                          ece=e_val, ece_low=e_lo, ece_high=e_hi))
     out = pd.DataFrame(rows, columns=["level", "n", "share", "observed", "predicted", "gap",
                                       "observed_low", "observed_high", "ece", "ece_low", "ece_high"])
+    shown = np.flatnonzero(cnt >= min_rows)
+    test = _level_test(codes, first, second, w, shown, rng)
+    out["z"], out["p_adjusted"] = test.z, test.p_adjusted
     key = out["ece"] if out["ece"].notna().any() else out["gap"].abs()
-    return out.iloc[np.argsort(-key.to_numpy(), kind="stable")].reset_index(drop=True)
+    out = out.iloc[np.argsort(-key.to_numpy(), kind="stable")].reset_index(drop=True)
+    out.attrs.update(p_value=test.p_value if len(shown) else float("nan"), method=test.method)
+    return out
+
+
+def _level_test(codes, outcome, probability, w, shown, rng):
+    """Max-T test of the levels ``shown`` (codes in ascending order): per level sum w (o - q) against 0."""
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = codes[order]
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    ws = None if w is None else w[order]
+    resid = outcome[order] - probability[order]
+    sums = np.add.reduceat(resid if ws is None else ws * resid, starts)
+    coef = np.eye(starts.size)[shown]
+    return bernoulli_max_t(coef, starts, probability[order], ws, coef @ sums, random_state=rng)
 
 
 def _wilson(p, n_eff, alpha):
@@ -890,4 +954,4 @@ def readable_levels(table: pd.DataFrame, kind: str = "rate") -> pd.DataFrame:
         "level": "Level", "n": "Rows", "share": "Share of rows", "observed": observed, "predicted": predicted,
         "gap": f"{observed} − {predicted.lower()}", "observed_low": f"{observed}: 95% CI from",
         "observed_high": f"{observed}: 95% CI to", "ece": "ECE within level", "ece_low": "ECE 95% CI from",
-        "ece_high": "ECE 95% CI to"})
+        "ece_high": "ECE 95% CI to", "z": "z (observed vs predicted)", "p_adjusted": "p (levels judged together)"})

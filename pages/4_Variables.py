@@ -6,8 +6,9 @@ import streamlit as st
 from calibviz import figures
 from calibviz.panel import format_value
 from calibviz.variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreement_ranges, largest_disagreement,
-                                level_tables, no_range_sentence, numeric_values, range_sentence, readable_levels,
-                                subgroup_table, top_variable_words, variable_curves, variable_ranking)
+                                level_tables, level_test_sentence, no_range_sentence, numeric_values, range_sentence,
+                                readable_levels, subgroup_table, top_variable_words, variable_curves,
+                                variable_ranking)
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, show_figure
 from calibviz.ui.blocks import show_dataframe
@@ -128,7 +129,14 @@ else:
     show_dataframe(shown, column_config={
         c: st.column_config.NumberColumn(format="%.3f") for c in shown.columns
         if c not in ("Level", "Rows") and pd.api.types.is_float_dtype(shown[c])} | {
-        "Share of rows": st.column_config.NumberColumn(format="percent")})
+        "Share of rows": st.column_config.NumberColumn(format="percent"),
+        "z (observed vs predicted)": st.column_config.NumberColumn(
+            format="%.2f", help="The level's observed minus predicted sum in units of its standard deviation for a "
+                                "calibrated model (outcomes drawn from the predictions)."),
+        "p (levels judged together)": st.column_config.NumberColumn(
+            format="%.2g", help="Whether the level's observed rate is beyond what a calibrated model shows, adjusted "
+                                "for reading all the levels of the table together (max-T). The 95% intervals beside "
+                                "it are one level's each.")})
     if len(table):
         # the table ranks levels by the ECE within each level; the level whose overall rate is furthest from its
         # prediction can be another one, so both are named (one sentence when they coincide)
@@ -140,6 +148,7 @@ else:
         if off["level"] != worst["level"]:
             st.markdown(f"Largest gap over a whole level: **{md(off['level'])}** ({off['n']:,} rows), "
                         f"{overall(off)}.")
+        st.markdown(level_test_sentence(table, float(s["alpha"]), kind, escape=md, strong=lambda t: f"**{t}**"))
     download_table(table, f"subgroups_{preds.name}_{feature}", label="Levels as CSV", key="subgroups")
     cfg = panel_config(s)
     tables = cached(("level_tables", fp, feature, cfg, float(s["alpha"])), lambda: level_tables(

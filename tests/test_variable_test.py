@@ -10,8 +10,10 @@ import pandas as pd
 import pytest
 
 from calibviz import InputError
-from calibviz.smoothing import GAUSSIAN_MAX_SKEWNESS, loess, loess_bernoulli_test
-from calibviz.variables import disagreement_ranges, no_range_sentence, range_sentence, variable_curves
+from calibviz.smoothing import loess, loess_bernoulli_test
+from calibviz.stats import GAUSSIAN_MAX_SKEWNESS
+from calibviz.variables import (disagreement_ranges, level_test_sentence, no_range_sentence, range_sentence,
+                                subgroup_table, variable_curves)
 
 
 def calibrated(n, seed, weights=False):
@@ -170,4 +172,44 @@ def test_calibrated_models_rarely_get_a_range(kind):
     for seed in range(120):
         x, y, p, _ = calibrated(2000, 100 + seed)
         hits += len(disagreement_ranges(variable_curves(x, y, p, kind=kind, grid=100))) > 0
+    assert hits <= 13
+
+
+# ----------------------------------------------------------------------------- levels of a categorical column
+
+def test_level_z_is_the_standardised_gap_of_its_sums():
+    rng = np.random.default_rng(4)
+    p = rng.beta(2, 5, 1200)
+    y = rng.binomial(1, p)
+    g = rng.choice(list("abcde"), 1200)
+    w = rng.exponential(size=1200)
+    t = subgroup_table(g, y, p, n_resamples=0, sample_weight=w).set_index("level")
+    df = pd.DataFrame({"g": g, "r": w * (y - p), "v": w * w * p * (1 - p)}).groupby("g").sum()
+    np.testing.assert_allclose(t.loc[df.index, "z"], df["r"] / np.sqrt(df["v"]), rtol=1e-12)
+    assert t.attrs["p_value"] == t["p_adjusted"].min()
+
+
+def test_a_shifted_level_is_found_and_calibrated_levels_are_not():
+    rng = np.random.default_rng(6)
+    p = rng.beta(2, 5, 4000)
+    g = rng.choice(list("abcdefgh"), 4000)
+    y = rng.binomial(1, np.where(g == "c", np.minimum(p + 0.12, 1), p))
+    t = subgroup_table(g, y, p, n_resamples=0)
+    flagged = t.loc[t["p_adjusted"] <= 0.05, "level"].tolist()
+    assert flagged == ["c"]
+    s = level_test_sentence(t, 0.05)
+    assert s.startswith("Beyond what a calibrated model shows (the 8 levels judged together") and "c (observed" in s
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scores", ["beta", "rare"])
+def test_calibrated_levels_are_rarely_flagged(scores):
+    """120 calibrated logs with 8 levels (rare events: the outcomes are redrawn); 6 expected at 5%."""
+    hits = 0
+    for seed in range(120):
+        rng = np.random.default_rng(500 + seed)
+        p = rng.beta(2, 5, 2000) if scores == "beta" else 10 ** rng.uniform(-4, -1.5, 2000)
+        y = rng.binomial(1, p)
+        t = subgroup_table(rng.choice(list("abcdefgh"), 2000), y, p, n_resamples=0)
+        hits += bool((t["p_adjusted"] <= 0.05).any())
     assert hits <= 13

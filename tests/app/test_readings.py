@@ -44,3 +44,22 @@ def test_level_diagrams_do_not_call_a_level_miscalibrated_by_eye():
     caption = [shown(c) for c in at.caption if shown(c).startswith("One reliability diagram per level")]
     assert caption and "by chance even for a calibrated model" in caption[0] and "95% interval" in caption[0]
     assert "is miscalibrated however good" not in caption[0]
+
+
+def test_levels_are_judged_together_on_the_page():
+    """The page's sentence on the levels of ward is level_test_sentence of subgroup_table (computed here with the
+    page's defaults), and the table shows the adjusted p-values."""
+    import calibviz as cv
+    from calibviz.ui.settings import SETTINGS
+    from calibviz.variables import level_test_sentence, subgroup_table
+
+    d = cv.load_demo("hospital_readmission")
+    t = subgroup_table(d.features["ward"], d.y, d.y_prob, kind="rate", n_resamples=SETTINGS["boot"].default,
+                       random_state=SETTINGS["seed"].default)
+    expected = level_test_sentence(t, SETTINGS["alpha"].default, "rate", strong=lambda s: f"**{s}**")
+    at = _open("pages/4_Variables.py", "hospital_readmission")
+    [sb for sb in at.selectbox if sb.label == "Variable"][0].set_value("ward").run()
+    assert_clean(at)
+    texts = [m.value for m in at.markdown]
+    assert expected in texts or expected.replace("_", "\\_") in texts
+    assert "p (levels judged together)" in at.dataframe[0].value.columns
