@@ -143,8 +143,9 @@ else:
         worst, what = table.iloc[0], "observed" if kind == "rate" else "error"
         off = table.loc[table["gap"].abs().idxmax()]
         overall = lambda r: f"{what} {r['observed']:.3f} vs predicted {r['predicted']:.3f}"  # noqa: E731
-        st.markdown(f"Worst calibrated level: **{md(worst['level'])}** ({worst['n']:,} rows), the largest ECE "
-                    f"within a level ({worst['ece']:.3f}); over the level, {overall(worst)}.")
+        # descriptive: which level is furthest off, not whether that is beyond chance (the test's sentence below)
+        st.markdown(f"Largest ECE within a level: **{md(worst['level'])}** ({worst['n']:,} rows, ECE "
+                    f"{worst['ece']:.3f}); over the level, {overall(worst)}.")
         if off["level"] != worst["level"]:
             st.markdown(f"Largest gap over a whole level: **{md(off['level'])}** ({off['n']:,} rows), "
                         f"{overall(off)}.")

@@ -47,7 +47,7 @@ def test_multiclass_categorical_feature():
     frame = pd.DataFrame({"label": y, "p_0": P[:, 0], "p_1": P[:, 1], "p_2": P[:, 2],
                           "ward": np.where(np.arange(n) % 3, "north", "south"), "age": rng.normal(50, 10, n)})
     at = _variables_page(frame, "ward")
-    assert at.dataframe and any("Worst calibrated level" in m.value for m in at.markdown)
+    assert at.dataframe and any("Largest ECE within a level" in m.value for m in at.markdown)
 
 
 def test_numeric_feature_with_missing_values():
@@ -97,6 +97,6 @@ def test_worst_level_sentence_names_the_level_with_the_largest_overall_gap_too()
                           "ward": ["A"] * n + ["B"] * n})
     at = _variables_page(frame, "ward")
     text = [m.value for m in at.markdown]
-    assert any(t.startswith("Worst calibrated level: **B**") and "vs predicted 0.500" in t for t in text)
+    assert any(t.startswith("Largest ECE within a level: **B**") and "vs predicted 0.500" in t for t in text)
     assert any(t.startswith("Largest gap over a whole level: **A**") and "observed 0.450 vs predicted 0.300" in t
                for t in text)
