@@ -12,7 +12,9 @@ curves: the rule before (a range wherever the two pointwise bands do not overlap
 adjusted for the whole curve).
 
 Scores: ``beta`` p ~ Beta(2, 5); ``rare`` p = 10^U(-4, -1.5) (a handful of events per log); ``multiclass``
-3 classes, softmax of normal logits (sd 1.5), y ~ Categorical(P) (kind error only).
+3 classes, softmax of normal logits (sd 1.5), y ~ Categorical(P) (kind error only); ``coin`` p = 0.1 or 0.9 at
+random, y ~ Bernoulli(0.5) (miscalibrated, but observed and predicted rates agree along every variable: a rate
+range there is a false reading of direction).
 Variables: ``score`` logit(p) (or the first logit) plus N(0, 1) noise; ``noise`` N(0, 1) independent of
 everything; ``age`` integers 18-90 independent of everything (ties).
 
@@ -38,7 +40,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from calibviz.variables import disagreement_ranges, subgroup_table, variable_curves  # noqa: E402
+from calibviz.variables import disagreement_ranges, subgroup_table, variable_curves, variable_ranking  # noqa: E402
 
 
 def draw(scores: str, variable: str, n: int, shift: float, rng: np.random.Generator):
@@ -48,6 +50,11 @@ def draw(scores: str, variable: str, n: int, shift: float, rng: np.random.Genera
         prob /= prob.sum(axis=1, keepdims=True)
         score = logits[:, 0]
     else:
+        if scores == "coin":  # miscalibrated but not along any variable: rate 0.5 against 0.1 or 0.9
+            prob = rng.choice([0.1, 0.9], n)
+            x = {"score": rng.normal(size=n), "noise": rng.normal(size=n),
+                 "age": np.round(rng.uniform(18, 90, n))}[variable]
+            return x, (rng.uniform(size=n) < 0.5).astype(np.int64), prob
         prob = rng.beta(2, 5, n) if scores == "beta" else 10 ** rng.uniform(-4, -1.5, n)
         score = np.log(prob / (1 - prob))
     x = {"score": score + rng.normal(size=n), "noise": rng.normal(size=n),
@@ -66,7 +73,7 @@ def draw(scores: str, variable: str, n: int, shift: float, rng: np.random.Genera
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scores", choices=["beta", "rare", "multiclass"], default="beta")
+    ap.add_argument("--scores", choices=["beta", "rare", "multiclass", "coin"], default="beta")
     ap.add_argument("--variable", choices=["score", "noise", "age"], default="score")
     ap.add_argument("--kind", choices=["error", "rate"], default="error")
     ap.add_argument("--n", type=int, default=5000)
@@ -74,6 +81,9 @@ def main() -> None:
     ap.add_argument("--shift", type=float, default=0.0)
     ap.add_argument("--seed-base", type=int, default=0)
     ap.add_argument("--levels", type=int, default=0)
+    ap.add_argument("--top-of", type=int, default=0,
+                    help="draw this many noise variables and test the curves of the one with the largest VECE, "
+                         "adjusted for them (family), as the page and the report do")
     args = ap.parse_args()
     before = after = redrawn = 0
     p_values = []
@@ -93,7 +103,13 @@ def main() -> None:
             redrawn += t.attrs["method"] == "redraws"
             continue
         x, y, prob = draw(args.scores, args.variable, args.n, args.shift, rng)
-        c = variable_curves(x, y, prob, kind=args.kind, span=0.75, alpha=0.05)
+        family = 1
+        if args.top_of:
+            import pandas as pd
+            feats = pd.DataFrame({f"n{j}": rng.normal(size=args.n) for j in range(args.top_of)})
+            top = variable_ranking(feats, y, prob, n_resamples=0)["feature"].iloc[0]
+            x, family = feats[top].to_numpy(), args.top_of
+        c = variable_curves(x, y, prob, kind=args.kind, span=0.75, alpha=0.05, family=family)
         a = c[c["curve"] == c["curve"].iloc[0]].reset_index(drop=True)
         b = c[c["curve"] != c["curve"].iloc[0]].reset_index(drop=True)
         before += bool(((a["lower"] > b["upper"]) | (b["lower"] > a["upper"])).any())
@@ -106,7 +122,8 @@ def main() -> None:
         f = k / reps
         return f"{100 * f:.1f}% ± {100 * math.sqrt(f * (1 - f) / reps):.1f}"
 
-    what = f"{args.levels} levels" if args.levels else args.variable
+    what = (f"{args.levels} levels" if args.levels else
+            f"top of {args.top_of} noise variables" if args.top_of else args.variable)
     print(f"| {args.scores} | {what} | {args.kind} | {args.n:,} | {args.shift:g} | {reps} | {rate(before)} | "
           f"**{rate(after)}** | {np.mean(p_values):.3f} | {redrawn / reps:.0%} | "
           f"{(time.perf_counter() - t0) / reps:.2f} |")

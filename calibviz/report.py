@@ -296,8 +296,9 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
     if (numeric or categorical) and len(ranking) and len(top_curve):
         feature = str(top_curve.iloc[0]["feature"])
         x, ok = numeric_values(p.features[feature])  # rows without a value: left out of the curves, counted
+        # the curves of the top-ranked variable: their test is adjusted for the numeric variables it was picked from
         curves = variable_curves(x[ok], p.y[ok], y_prob[ok], kind="error", alpha=cfg.alpha, scale="percent",
-                                 sample_weight=None if p.weights is None else p.weights[ok])
+                                 sample_weight=None if p.weights is None else p.weights[ok], family=len(top_curve))
         ranges = disagreement_ranges(curves)
         curve_fig = figures.variable_curves(curves=curves, ranges=ranges, name=_e(feature), title=None)
         sentences = [range_sentence(feature, r, escape=_e, strong=strong) for _, r in ranges.iterrows()]

@@ -742,6 +742,7 @@ def loess_bernoulli_test(x, outcome, probability, *, span: float = 0.75, degree:
     _check_radius(h, span, span_q)
     fits = _local_fits(g, h, sup, degree, want_norm=False, want_coef=True)
     t = bernoulli_max_t(fits.coef, sup.starts, q[order], ws, fits.fit, n_draws=n_draws, method=method,
-                        random_state=random_state)
+                        random_state=random_state,
+                        residual_square=np.add.reduceat(rs * rs if ws is None else ws * ws * rs * rs, sup.starts))
     return CurveTest(x=g, curve=fits.fit, sd=t.sd, z=t.z, p_adjusted=t.p_adjusted, p_value=t.p_value,
                      n_draws=t.n_draws, method=t.method, skewness=t.skewness)

@@ -39,6 +39,7 @@ __all__ = [
     "acceptance_band",
     "holm_adjusted",
     "bernoulli_max_t",
+    "bernoulli_abs_sum_p",
     "MaxT",
     "GAUSSIAN_MAX_SKEWNESS",
     "INTERVAL_METHODS",
@@ -706,21 +707,48 @@ GAUSSIAN_MAX_SKEWNESS = 0.3
 _ZERO_TOL = 1e-12
 # Rows x redraws per chunk of outcome redraws (32 MB of uniforms), and the most rows x redraws a test draws.
 _REDRAW_CHUNK = 1 << 22
-_REDRAW_BUDGET = 1 << 28
+_REDRAW_BUDGET = 1 << 27
+# Up to this many rows x redraws the outcomes are always redrawn (exact, and affordable: ~0.3 s): small data is
+# where a sum of few Bernoullis is discrete (one level of 30 rows: Gaussian p 0.044 against the exact 0.070).
+_REDRAW_ALWAYS = 1 << 23
+# The fewest redraws when the budget caps them (1 / 201 = 0.005, below alpha = 0.05 with room).
+_MIN_REDRAWS = 200
+# Statistics equal up to round-off (sums in another order) count as reaching each other.
+_TIE_RTOL = 1e-9
 
 
-def bernoulli_max_t(coef, starts, probability, weight, statistic, *, n_draws: int = 4000, method: str = "auto",
-                    random_state=0) -> MaxT:
+def _reach(null: np.ndarray, observed) -> np.ndarray:
+    """(1 + #{null >= observed}) / (len(null) + 1) with ties up to round-off counted; ``null`` sorted."""
+    observed = np.asarray(observed, dtype=np.float64)
+    k = null.size - np.searchsorted(null, observed * (1 - _TIE_RTOL) - 1e-12, side="left")
+    return (1.0 + k) / (null.size + 1.0)
+
+
+def _use_redraws(method: str, skewness: float, n_rows: int, n_draws: int) -> str:
+    if method != "auto":
+        return method
+    if skewness > GAUSSIAN_MAX_SKEWNESS or n_rows * n_draws <= _REDRAW_ALWAYS:
+        return "redraws"
+    return "gaussian"
+
+
+def _redraw_count(n_draws: int, n_rows: int) -> int:
+    return int(min(n_draws, max(_MIN_REDRAWS, _REDRAW_BUDGET // max(n_rows, 1))))
+
+
+def bernoulli_max_t(coef, starts, probability, weight, statistic, *, residual_square=None, n_draws: int = 4000,
+                    method: str = "auto", random_state=0) -> MaxT:
     """Simultaneous test of k linear statistics of Bernoulli residuals, single-step max-T (Westfall & Young).
 
     The rows are in groups (consecutive runs starting at ``starts``); group j's sum is
     ``S_j = sum_i w_i (o_i - q_i)`` and the statistics are ``T = coef @ S``. Under the null the outcomes ``o_i``
     are independent Bernoulli(q_i), so ``T`` has mean 0, covariance ``coef diag(sum w^2 q(1-q)) coef^T`` and exact
     third cumulants. Each statistic is standardised by its null sd and the largest |z| is referred to its null
-    distribution: Gaussian draws with that covariance while every statistic's null skewness is at most
-    :data:`GAUSSIAN_MAX_SKEWNESS`, else the outcomes redrawn from q (exact; capped at 2^28 rows x redraws, at least
-    1,000 redraws). A statistic's adjusted p-value is the share of null maxima reaching its |z|,
-    ``(1 + #) / (n_draws + 1)``; on null data any ``p_adjusted <= a`` happens with probability ``a``.
+    distribution: the outcomes redrawn from q (exact) on small data (rows x draws up to 2^23) or where some
+    statistic's null skewness exceeds :data:`GAUSSIAN_MAX_SKEWNESS` (capped at 2^27 rows x redraws, at least 200
+    redraws), else Gaussian draws with that covariance. A statistic's adjusted p-value is the share of null maxima
+    reaching its |z| (ties up to round-off included), ``(1 + #) / (n_draws + 1)``; on null data any
+    ``p_adjusted <= a`` happens with probability at most ``a``.
 
     Parameters
     ----------
@@ -732,6 +760,9 @@ def bernoulli_max_t(coef, starts, probability, weight, statistic, *, n_draws: in
     weight : array of shape (n,) or None
     statistic : array of shape (k,)
         The observed ``coef @ S``.
+    residual_square : array of shape (m,), optional
+        Per group ``sum w^2 (o - q)^2``: each z is then divided by the larger of the calibrated-model sd and this
+        sandwich sd (the same for redrawn outcomes; conservative with Gaussian draws; see the code's comment).
     n_draws : int, default 4000
     method : {"auto", "gaussian", "redraws"}
     random_state : int or numpy Generator, default 0
@@ -746,8 +777,8 @@ def bernoulli_max_t(coef, starts, probability, weight, statistic, *, n_draws: in
     >>> o = np.r_[np.tile([0.0, 1.0], 100), np.ones(120), np.zeros(80)]    # group 2: 120 of 200 against 100
     >>> S = np.add.reduceat(o - q, starts)
     >>> t = bernoulli_max_t(np.eye(2), starts, q, None, S)
-    >>> t.z.round(2).tolist(), bool(t.p_adjusted[1] < 0.01), t.method
-    ([0.0, 2.83], True, 'gaussian')
+    >>> t.z.round(2).tolist(), bool(t.p_adjusted[1] < 0.05), t.method
+    ([0.0, 2.83], True, 'redraws')
     """
     if method not in ("auto", "gaussian", "redraws"):
         raise InputError(f"method must be 'auto', 'gaussian' or 'redraws', got {method!r}.")
@@ -764,12 +795,20 @@ def bernoulli_max_t(coef, starts, probability, weight, statistic, *, n_draws: in
     sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     live = sd > 0
     safe_sd = np.where(live, sd, 1.0)
+    # The readings claim a direction (over- or under-confident at these x), i.e. E[o - q] != 0 there, not merely
+    # "not calibrated": a model that is off in a way that cancels along x (outcomes of rate 0.5 against
+    # predictions of 0.1 and 0.9) has residuals of mean 0 but a larger variance than q (1 - q), and its z would be
+    # inflated. So each z is divided by the larger of the calibrated-model sd and the residuals' own (sandwich)
+    # sd. Redrawn outcomes get the same statistic (exact under the null); Gaussian null draws keep the
+    # calibrated-model sd, so there the test is conservative (the sandwich estimates the same sd; Gaussian draws
+    # are used only where every neighbourhood holds many outcomes).
+    sandwich = np.sqrt(np.clip((coef * coef) @ residual_square, 0.0, None)) if residual_square is not None else sd
+    used_sd = np.where(live, np.maximum(safe_sd, sandwich), 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(live, statistic / safe_sd,
+        z = np.where(live, statistic / used_sd,
                      np.where(np.abs(statistic) > _ZERO_TOL, np.copysign(np.inf, statistic), 0.0))
     skewness = float(np.max(np.abs(np.where(live, (coef ** 3 @ k3_group) / safe_sd ** 3, 0.0)), initial=0.0))
-    if method == "auto":
-        method = "gaussian" if skewness <= GAUSSIAN_MAX_SKEWNESS else "redraws"
+    method = _use_redraws(method, skewness, q.size, n_draws)
     rng = np.random.default_rng(random_state)
     if not live.any():
         maxima = np.zeros(n_draws)
@@ -781,18 +820,76 @@ def bernoulli_max_t(coef, starts, probability, weight, statistic, *, n_draws: in
         maxima = np.concatenate([np.abs(rng.standard_normal((min(chunk, n_draws - s), root.shape[1])) @ root.T)
                                  .max(axis=1) for s in range(0, n_draws, chunk)])
     else:
-        n_draws = int(min(n_draws, max(1000, _REDRAW_BUDGET // max(q.size, 1))))
-        coef_live = coef[live] / sd[live][:, None]
+        # the redrawn statistic is computed as the observed one (its sandwich sd included): exact under the null
+        n_draws = _redraw_count(n_draws, q.size)
+        coef_live, sd_live = coef[live], sd[live]
+        square_live = (coef_live * coef_live).T
         chunk = max(1, _REDRAW_CHUNK // max(q.size, 1))
         parts = []
         for s in range(0, n_draws, chunk):
             r = (rng.random((min(chunk, n_draws - s), q.size)) < q) - q
             if weight is not None:
                 r *= weight
-            parts.append(np.abs(np.add.reduceat(r, starts, axis=1) @ coef_live.T).max(axis=1))
+            curves = np.add.reduceat(r, starts, axis=1) @ coef_live.T
+            if residual_square is not None:
+                sand = np.sqrt(np.add.reduceat(r * r, starts, axis=1) @ square_live)
+                curves /= np.maximum(sd_live, sand)
+            else:
+                curves /= sd_live
+            parts.append(np.abs(curves).max(axis=1))
         maxima = np.concatenate(parts)
-    maxima = np.sort(maxima)
-    reach = n_draws - np.searchsorted(maxima, np.abs(z), side="left")  # null maxima >= |z|
-    p_adjusted = (1.0 + reach) / (n_draws + 1.0)
-    return MaxT(sd=sd, z=z, p_adjusted=p_adjusted, p_value=float(p_adjusted.min()), n_draws=int(n_draws),
+    p_adjusted = _reach(np.sort(maxima), np.abs(z))
+    return MaxT(sd=used_sd * live, z=z, p_adjusted=p_adjusted,
+                p_value=float(p_adjusted.min()) if p_adjusted.size else float("nan"), n_draws=int(n_draws),
                 method=method, skewness=skewness)
+
+
+def bernoulli_abs_sum_p(starts, probability, weight, observed: float, *, n_draws: int = 2000,
+                        random_state=0) -> tuple[float, str]:
+    """P-value of ``sum_j |S_j| >= observed`` for group sums ``S_j = sum_i w_i (o_i - q_i)`` of Bernoulli residuals.
+
+    The null hypothesis is that the outcomes are independent Bernoulli(q) (a calibrated model); the statistic is
+    Kelly & Smyth's VECE times the total weight when the groups are a variable's bins. The groups' sums are
+    independent: from outcomes redrawn from q (exact) on small data or where a group's null skewness exceeds
+    :data:`GAUSSIAN_MAX_SKEWNESS` (the rule and caps of :func:`bernoulli_max_t`), else Gaussian with their exact
+    variances ``sum w^2 q (1 - q)``. Returns ``((1 + #{draws >= observed}) / (n_draws + 1), method)``.
+
+    Examples
+    --------
+    >>> q = np.full(1000, 0.3); starts = np.arange(0, 1000, 100)
+    >>> p, how = bernoulli_abs_sum_p(starts, q, None, 5.0)      # far below what chance gives
+    >>> bool(p > 0.9), how
+    (True, 'redraws')
+    >>> bool(bernoulli_abs_sum_p(starts, q, None, 150.0)[0] < 0.001)
+    True
+    """
+    if not (isinstance(n_draws, (int, np.integer)) and n_draws >= 1):
+        raise InputError(f"n_draws must be a positive integer, got {n_draws!r}.")
+    q = np.asarray(probability, dtype=np.float64)
+    v = q * (1.0 - q)
+    var_group = np.add.reduceat(v if weight is None else weight * weight * v, starts)
+    k3_group = np.add.reduceat(v * (1.0 - 2.0 * q) * (1.0 if weight is None else weight ** 3), starts)
+    live = var_group > 0
+    skew = np.abs(k3_group[live]) / var_group[live] ** 1.5
+    rng = np.random.default_rng(random_state)
+    if not live.any():
+        sums = np.zeros(n_draws)
+        method = "gaussian"
+    elif _use_redraws("auto", float(skew.max()), q.size, n_draws) == "gaussian":
+        method = "gaussian"
+        sd = np.sqrt(var_group[live])
+        chunk = max(1, _REDRAW_CHUNK // sd.size)
+        sums = np.concatenate([np.abs(rng.standard_normal((min(chunk, n_draws - s), sd.size)) * sd).sum(axis=1)
+                               for s in range(0, n_draws, chunk)])
+    else:
+        method = "redraws"
+        n_draws = _redraw_count(n_draws, q.size)
+        chunk = max(1, _REDRAW_CHUNK // max(q.size, 1))
+        parts = []
+        for s in range(0, n_draws, chunk):
+            r = (rng.random((min(chunk, n_draws - s), q.size)) < q) - q
+            if weight is not None:
+                r *= weight
+            parts.append(np.abs(np.add.reduceat(r, starts, axis=1)).sum(axis=1))
+        sums = np.concatenate(parts)
+    return float(_reach(np.sort(sums), observed)), method

@@ -4,7 +4,8 @@ Kelly & Smyth (2023) show that a model with near-zero ECE can be over-confident
 for some values of a feature and under-confident for others. This module
 builds the tables the dashboard and report draw (DESIGN.md §2, variable-based
 flow): the LOESS curves of actual vs predicted error (their Fig. 1) or of
-observed vs predicted rate, the x ranges where the two bands do not overlap,
+observed vs predicted rate, the x ranges where they differ beyond what a
+calibrated model shows (tested along the whole curve),
 a ranking of numeric features by VECE with bootstrap intervals and max-VCE
 (their Table 1), and per-level tables for categorical columns.
 """
@@ -20,13 +21,13 @@ from . import metrics
 from .errors import InputError
 from .metrics.resampling import bootstrap
 from .panel import p_value_words
-from .stats import bernoulli_max_t
+from .stats import bernoulli_abs_sum_p, bernoulli_max_t, holm_adjusted
 from .metrics.variable import (_check_variable, _largest_gap, _sorted_bin_starts, _vece_from_errors,
                                _vece_from_sums, top_label_errors)
 from .smoothing import _grid_points, _sort_obs, _sorted_curve, loess_bernoulli_test, loess_fit
 from .validation import check_binary, drop_zero_weight
 
-__all__ = ["variable_curves", "disagreement_ranges", "largest_disagreement", "range_sentence", "no_range_sentence", "level_test_sentence", "variable_ranking",
+__all__ = ["variable_curves", "disagreement_ranges", "largest_disagreement", "range_sentence", "no_range_sentence", "level_test_sentence", "vece_test_sentence", "variable_ranking",
            "top_variable_words",
            "level_codes", "level_tables", "subgroup_table", "readable_ranking", "readable_levels", "CURVE_MIN_VALUES",
            "MAX_RANKED_FEATURES", "MAX_LEVELS", "MIN_LEVEL_ROWS", "numeric_values"]
@@ -80,7 +81,7 @@ def _responses(y_true, y_prob, kind, sample_weight):
 
 def variable_curves(x, y_true, y_prob, *, kind: str = "error", span: float = 0.75, degree: int = 2,
                     grid=200, alpha: float = 0.05, scale: str = "probability",
-                    sample_weight=None, n_draws: int | None = None, random_state=0) -> pd.DataFrame:
+                    sample_weight=None, n_draws: int | None = None, random_state=0, family: int = 1) -> pd.DataFrame:
     """LOESS curves with pointwise bands of actual vs predicted error (or rate) along x, and where they differ.
 
     Parameters
@@ -101,9 +102,16 @@ def variable_curves(x, y_true, y_prob, *, kind: str = "error", span: float = 0.7
         Percent multiplies fit and band by 100.
     sample_weight : array-like of shape (n,), optional
     n_draws : int, optional
-        Null curves of the simultaneous test (default ``max(4000, 50 / alpha)``).
+        Null curves of the simultaneous test (default ``max(4000, 50 family / alpha)``; outcome redraws are
+        capped, :func:`calibviz.stats.bernoulli_max_t`).
     random_state : int or numpy Generator, default 0
         Seed of the test's null curves.
+    family : int, default 1
+        The number of variables this one was picked from, e.g. the numeric
+        variables of a ranking when the curves shown are those of its top
+        variable: the p-values are multiplied by it (Bonferroni), so the claim
+        keeps its level whichever variable was picked (the top of 10 noise
+        variables got a range on 19% of calibrated models without it).
 
     Returns
     -------
@@ -188,16 +196,19 @@ def variable_curves(x, y_true, y_prob, *, kind: str = "error", span: float = 0.7
         t[["fit", "se", "lower", "upper"]] *= factor
         t.insert(0, "curve", name)
         parts.append(_truncate(t, factor))
-    if n_draws is None:
-        n_draws = max(4000, int(np.ceil(50 / alpha)))
+    if n_draws is None:  # the adjusted p-values must resolve alpha / family
+        n_draws = max(4000, int(np.ceil(50 * max(int(family), 1) / alpha)))
     test = loess_bernoulli_test(v, first, second, span=span, degree=degree, grid=g, sample_weight=w,
                                 n_draws=n_draws, random_state=random_state)
+    if not (isinstance(family, (int, np.integer)) and family >= 1):
+        raise InputError(f"family must be a positive integer (the variables this one was picked from), got {family!r}.")
+    p_adjusted = np.minimum(1.0, family * test.p_adjusted)
     for t in parts:
-        t["z"], t["p_adjusted"], t["flagged"] = test.z, test.p_adjusted, test.p_adjusted <= alpha
+        t["z"], t["p_adjusted"], t["flagged"] = test.z, p_adjusted, p_adjusted <= alpha
     out = pd.concat(parts, ignore_index=True)
     out.attrs.update(kind=kind, scale=scale, span=span, degree=degree, alpha=alpha, bounds=(0.0, factor),
-                     n_truncated=int(out["truncated"].sum()), p_value=test.p_value, n_draws=test.n_draws,
-                     method=test.method)
+                     n_truncated=int(out["truncated"].sum()), p_value=float(p_adjusted.min()),
+                     n_draws=test.n_draws, method=test.method, family=int(family))
     return out
 
 
@@ -275,8 +286,10 @@ def disagreement_ranges(curves: pd.DataFrame) -> pd.DataFrame:
                          higher=higher, lower=names[1] if state[s] == 1 else names[0],
                          max_difference=float(max(diff, 0.0)), p_value=float(a["p_adjusted"].iloc[s:e].min()),
                          reading=_reading(higher)))
-    return pd.DataFrame(rows, columns=["x_start", "x_end", "n_points", "higher", "lower", "max_difference",
-                                       "p_value", "reading"])
+    out = pd.DataFrame(rows, columns=["x_start", "x_end", "n_points", "higher", "lower", "max_difference",
+                                      "p_value", "reading"])
+    out["n_draws"], out["family"] = curves.attrs.get("n_draws", 0), curves.attrs.get("family", 1)
+    return out
 
 
 def largest_disagreement(ranges: pd.DataFrame):
@@ -317,21 +330,31 @@ def range_sentence(feature, r, *, escape=str, strong=lambda t: t, percent: bool 
     """
     apart = (f"{r['max_difference']:.1f} percentage points" if percent
              else f"{r['max_difference']:.3f}")
-    # the test draws at least 4000 null curves, so its floor 1/(draws + 1) always reads "p < 0.001"
     return (f"{escape(feature)} from {r['x_start']:.4g} to {r['x_end']:.4g}: {strong(escape(r['reading']))} "
-            f"(curves up to {apart} apart; {p_value_words(r['p_value'])} along the whole curve).")
+            f"(curves up to {apart} apart; {_curve_p_words(r['p_value'], r.get('n_draws', 0), r.get('family', 1))}).")
+
+
+def _curve_p_words(p_value: float, n_draws, family) -> str:
+    """'p = 0.03 along the whole curve[, adjusted for the 6 variables it was picked from]' (a bound at the draws'
+    floor: 'p ≤ 0.005')."""
+    family = int(family or 1)
+    n = 0 if family > 1 else int(n_draws or 0)  # a Bonferroni-scaled floor is no longer the draws' own
+    words = f"{p_value_words(p_value, n)} along the whole curve"
+    return words + (f", adjusted for the {family} variables it was picked from" if family > 1 else "")
 
 
 def no_range_sentence(feature, curves: pd.DataFrame, *, escape=str) -> str:
     """What the page and the report say when :func:`disagreement_ranges` finds no range.
 
-    >>> c = pd.DataFrame({"x": [1.0]}); c.attrs.update(p_value=0.43, alpha=0.05)
+    >>> c = pd.DataFrame({"x": [1.0]}); c.attrs.update(p_value=0.43, alpha=0.05, kind="error")
     >>> no_range_sentence("age", c)
     'No range of age where the model is over- or under-confident beyond what a calibrated model shows along it (p = 0.43 along the whole curve, 5% level); the bands are pointwise.'
     """
-    return (f"No range of {escape(feature)} where the model is over- or under-confident beyond what a calibrated "
-            f"model shows along it ({p_value_words(curves.attrs['p_value'])} along the whole curve, "
-            f"{100 * curves.attrs['alpha']:g}% level); the bands are pointwise.")
+    a = curves.attrs
+    how = "over- or under-predicts" if a.get("kind") == "rate" else "is over- or under-confident"
+    return (f"No range of {escape(feature)} where the model {how} beyond what a calibrated model shows along it "
+            f"({_curve_p_words(a['p_value'], a.get('n_draws', 0), a.get('family', 1))}, {100 * a['alpha']:g}% "
+            "level); the bands are pointwise.")
 
 
 def level_test_sentence(table: pd.DataFrame, alpha: float, kind: str = "rate", *, escape=str,
@@ -357,6 +380,28 @@ def level_test_sentence(table: pd.DataFrame, alpha: float, kind: str = "rate", *
     listed = "; ".join(f"{strong(escape(str(r.level)))} ({what} {r.observed:.3f} vs predicted {r.predicted:.3f}, "
                        f"{p_value_words(r.p_adjusted)})" for r in hits.itertuples(index=False))
     return f"Beyond what a calibrated model shows (the {n} levels judged together, α = {alpha:g}): {listed}."
+
+
+def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, strong=lambda t: t) -> str | None:
+    """Which ranked variables have a VECE beyond what a calibrated model shows (:func:`variable_ranking`'s
+    ``p_adjusted``), in one sentence; None without a reference (a scan's ranking).
+
+    >>> r = pd.DataFrame({"feature": ["age", "bmi"], "p_value": [0.0004, 0.3], "p_adjusted": [0.0008, 0.3]})
+    >>> vece_test_sentence(r, 0.05)
+    'VECE beyond what a calibrated model shows (the 2 variables judged together, α = 0.05): age (p < 0.001).'
+    >>> vece_test_sentence(r.assign(p_adjusted=[0.2, 0.3]), 0.05)
+    "No variable's VECE is beyond what a calibrated model shows (the 2 variables judged together: smallest p = 0.2, α = 0.05)."
+    """
+    if "p_adjusted" not in ranking or not ranking["p_adjusted"].notna().any():
+        return None
+    n = int(ranking["p_adjusted"].notna().sum())
+    hits = ranking[ranking["p_adjusted"] <= alpha]
+    if not len(hits):
+        return (f"No variable's VECE is beyond what a calibrated model shows (the {n} variables judged together: "
+                f"smallest {p_value_words(ranking['p_adjusted'].min())}, α = {alpha:g}).")
+    listed = ", ".join(f"{strong(escape(str(r.feature)))} ({p_value_words(r.p_adjusted)})"
+                       for r in hits.itertuples(index=False))
+    return f"VECE beyond what a calibrated model shows (the {n} variables judged together, α = {alpha:g}): {listed}."
 
 
 def _reading(higher: str) -> str:
@@ -494,8 +539,15 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
         One row per ranked column, highest VECE first (equal VECEs, e.g. all at
         the overall mean gap, by their max-VCE): ``feature, type``
         ("numeric" or "categorical")``, vece, vece_low, vece_high, max_vce,
-        x_at_max_vce, level_at_max_vce, n, n_bins, ci_method``. ``n_bins`` is
+        x_at_max_vce, level_at_max_vce, n, n_bins, ci_method, p_value,
+        p_adjusted``. ``n_bins`` is
         the number of bins (numeric) or of level groups (categorical);
+        ``p_value`` is VECE's calibrated-model reference (the share of VECEs
+        of outcomes drawn from the predictions, on the same bins, at least as
+        large; :func:`calibviz.stats.bernoulli_abs_sum_p`) and ``p_adjusted``
+        its Holm adjustment over the ranked variables (a ranking is read as
+        a whole: the first of many noise variables always has the largest
+        VECE);
         ``x_at_max_vce`` is NaN for a categorical column and
         ``level_at_max_vce`` names the level where its gap is largest (None
         for a numeric column). ``attrs["mean_gap"]``: the mean of
@@ -555,6 +607,11 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
         raise InputError("features has no numeric columns to rank; categorical columns go to subgroup_table."
                          if len(features.columns) else "features has no columns to rank.")
     rng = np.random.default_rng(random_state)
+    # the calibrated-model reference draws from a stream of its own, so the intervals' resamples stay those of the
+    # same seed without it (and those of a scan's ranking, which has no reference)
+    ref_rng = rng.spawn(1)[0]
+    # Holm over k variables at 1 - confidence needs p-values well below (1 - confidence) / k: draws to resolve them
+    n_reference = max(2000, int(np.ceil(20 * (len(numeric) + len(others)) / (1 - confidence))))
     gap = predicted_error - error  # (1 - confidence) - (1 - correct) = correct - confidence; VECE reads |gap|
     rows = []
     total = len(numeric) + len(others)
@@ -569,7 +626,7 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
         if xv.size < 2:
             continue  # empty: nothing to rank
         # One sort per feature, shared by the VECE bins, their sums and the LOESS.
-        _, xs, gs, ws = _sort_obs(xv, g, wv)
+        order, xs, gs, ws = _sort_obs(xv, g, wv)
         if xs[0] == xs[-1]:
             continue  # constant: nothing to rank
         starts = _sorted_bin_starts(xs, n_bins, ws)
@@ -585,19 +642,22 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
                                              max_grid_support=5000))
         except InputError:
             mv = (float("nan"), float("nan"))  # too few distinct values for a local fit
+        p_ref, _ = bernoulli_abs_sum_p(starts, pe[order], ws, float(np.abs(sums[0]).sum()), n_draws=n_reference,
+                                       random_state=ref_rng)
         rows.append(dict(feature=col, type="numeric", vece=est, vece_low=lo, vece_high=hi,
                          max_vce=mv[0], x_at_max_vce=mv[1], level_at_max_vce=None, n=int(xv.size),
-                         n_bins=int(starts.size), ci_method=method))
+                         n_bins=int(starts.size), ci_method=method, p_value=p_ref))
         if progress is not None:
             progress(done, total)
     for done, col in enumerate(others, start=len(numeric) + 1):
         row = _categorical_row(col, features[col], error, predicted_error, gap, w, n_resamples, confidence, rng,
-                               bootstrap_max_rows, max_levels, min_level_rows)
+                               bootstrap_max_rows, max_levels, min_level_rows, ref_rng, n_reference)
         if row is not None:
             rows.append(row)
         if progress is not None:
             progress(done, total)
     out = pd.DataFrame(rows, columns=_RANKING_COLUMNS)
+    out["p_adjusted"] = holm_adjusted(out["p_value"].to_numpy(float)) if len(out) else []
     out = ranked(out)
     # VECE = sum_b |S_b| / W >= |sum_b S_b| / W, the overall mean gap, with equality iff the bins' gaps share one
     # sign: a variable at that floor shows the model's overall over- or under-confidence and nothing more
@@ -606,7 +666,7 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
 
 
 _RANKING_COLUMNS = ["feature", "type", "vece", "vece_low", "vece_high", "max_vce", "x_at_max_vce", "level_at_max_vce",
-                    "n", "n_bins", "ci_method"]
+                    "n", "n_bins", "ci_method", "p_value", "p_adjusted"]
 
 
 def level_codes(column, *, sample_weight=None, max_levels: int | None = MAX_LEVELS,
@@ -671,7 +731,7 @@ def _level_sums(codes, gs, ws, m):
 
 
 def _categorical_row(col, column, error, predicted_error, gap, w, n_resamples, confidence, rng,
-                     bootstrap_max_rows, max_levels, min_level_rows):
+                     bootstrap_max_rows, max_levels, min_level_rows, ref_rng=None, n_reference=2000):
     """The ranking row of a categorical column (VECE over levels; see variable_ranking's Notes)."""
     e, pe, g, wv, values = error, predicted_error, gap, w, pd.Series(column).reset_index(drop=True)
     if w is not None and not (w > 0).all():  # weight 0 = absent row
@@ -696,8 +756,15 @@ def _categorical_row(col, column, error, predicted_error, gap, w, n_resamples, c
         mv, at = float(level_gap[k]), names[k]
     else:
         mv, at = float("nan"), None
+    p_ref = float("nan")
+    if ref_rng is not None:
+        order = np.argsort(codes, kind="stable")
+        starts = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1]])
+        p_ref, _ = bernoulli_abs_sum_p(starts, pe[order], None if wv is None else wv[order],
+                                       float(np.abs(sums[0]).sum()), n_draws=n_reference, random_state=ref_rng)
     return dict(feature=col, type="categorical", vece=est, vece_low=lo, vece_high=hi, max_vce=mv,
-                x_at_max_vce=float("nan"), level_at_max_vce=at, n=int(e.size), n_bins=m, ci_method=method)
+                x_at_max_vce=float("nan"), level_at_max_vce=at, n=int(e.size), n_bins=m, ci_method=method,
+                p_value=p_ref)
 
 
 def subgroup_table(column, y_true, y_prob, *, kind: str = "rate", sample_weight=None,
@@ -787,6 +854,7 @@ def subgroup_table(column, y_true, y_prob, *, kind: str = "rate", sample_weight=
     lo, hi = _wilson(obs, W ** 2 / W2, 1 - confidence)
     ece_fn = getattr(metrics, "ece", None)
     rng = np.random.default_rng(random_state)
+    ref_rng = rng.spawn(1)[0]  # the level test's own stream: its p-values do not depend on the bootstraps
     rows = []
     for k, level in enumerate(uniques):
         if cnt[k] < min_rows:
@@ -812,11 +880,14 @@ def subgroup_table(column, y_true, y_prob, *, kind: str = "rate", sample_weight=
     out = pd.DataFrame(rows, columns=["level", "n", "share", "observed", "predicted", "gap",
                                       "observed_low", "observed_high", "ece", "ece_low", "ece_high"])
     shown = np.flatnonzero(cnt >= min_rows)
-    test = _level_test(codes, first, second, w, shown, rng)
-    out["z"], out["p_adjusted"] = test.z, test.p_adjusted
+    out["z"], out["p_adjusted"], test = np.nan, np.nan, None
+    if len(shown):
+        test = _level_test(codes, first, second, w, shown, ref_rng)
+        out["z"], out["p_adjusted"] = test.z, test.p_adjusted
     key = out["ece"] if out["ece"].notna().any() else out["gap"].abs()
     out = out.iloc[np.argsort(-key.to_numpy(), kind="stable")].reset_index(drop=True)
-    out.attrs.update(p_value=test.p_value if len(shown) else float("nan"), method=test.method)
+    out.attrs.update(p_value=test.p_value if test else float("nan"), method=test.method if test else None,
+                     n_draws=test.n_draws if test else 0)
     return out
 
 
@@ -828,8 +899,10 @@ def _level_test(codes, outcome, probability, w, shown, rng):
     ws = None if w is None else w[order]
     resid = outcome[order] - probability[order]
     sums = np.add.reduceat(resid if ws is None else ws * resid, starts)
+    square = np.add.reduceat(resid * resid if ws is None else ws * ws * resid * resid, starts)
     coef = np.eye(starts.size)[shown]
-    return bernoulli_max_t(coef, starts, probability[order], ws, coef @ sums, random_state=rng)
+    return bernoulli_max_t(coef, starts, probability[order], ws, coef @ sums, residual_square=square,
+                           random_state=rng)
 
 
 def _wilson(p, n_eff, alpha):
@@ -936,7 +1009,8 @@ def readable_ranking(ranking: pd.DataFrame) -> pd.DataFrame:
     return out.rename(columns={
         "feature": "Variable", "type": "Type", "vece": "VECE", "vece_low": "VECE 95% CI from",
         "vece_high": "VECE 95% CI to", "max_vce": "Largest gap (max-VCE)", "x_at_max_vce": "Largest gap at",
-        "n": "Rows", "n_bins": "Bins or levels", "ci_method": "Interval method"})
+        "n": "Rows", "n_bins": "Bins or levels", "ci_method": "Interval method",
+        "p_value": "p (against a calibrated model)", "p_adjusted": "p adjusted (Holm over the variables)"})
 
 
 def readable_levels(table: pd.DataFrame, kind: str = "rate") -> pd.DataFrame:

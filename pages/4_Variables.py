@@ -8,7 +8,7 @@ from calibviz.panel import format_value
 from calibviz.variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreement_ranges, largest_disagreement,
                                 level_tables, level_test_sentence, no_range_sentence, numeric_values, range_sentence,
                                 readable_levels, subgroup_table, top_variable_words, variable_curves,
-                                variable_ranking)
+                                variable_ranking, vece_test_sentence)
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, show_figure
 from calibviz.ui.blocks import show_dataframe
@@ -61,6 +61,8 @@ else:
            if pd.notna(top["max_vce"]) else "")
     st.markdown(f"**{md(top['feature'])}** {top_variable_words(ranking)}: VECE = "
                 f"{format_value(top['vece'], 'probability')}{gap}.")
+    if (verdict := vece_test_sentence(ranking, float(s["alpha"]), escape=md, strong=lambda t: f"**{t}**")):
+        st.markdown(verdict)
     st.caption("VECE: the row-weighted gap between actual and predicted error over 10 equal-mass bins of a numeric "
                "column, or over the levels of a categorical one (levels under 30 rows pooled), on one scale.")
     mean_gap = ranking.attrs.get("mean_gap", float("nan"))
@@ -103,10 +105,12 @@ if feature in numeric and not few_values:
     if not ok.all():
         st.caption(f"{int((~ok).sum()):,} rows without a value of {md(feature)} are left out of the curves.")
     x = x[ok]
-    key = (fp, feature, s["kind"], float(s["span"]), float(s["alpha"]))
+    # the ranking above invites picking its top variable: the curve's test is adjusted for the variables it ranks
+    family = max(1, int((ranking["type"] == "numeric").sum())) if len(ranking) else 1
+    key = (fp, feature, s["kind"], float(s["span"]), float(s["alpha"]), family)
     curves = cached(("curves",) + key, lambda: variable_curves(
         x, preds.y[ok], y_prob[ok], kind=s["kind"], span=float(s["span"]), alpha=float(s["alpha"]),
-        scale="percent", sample_weight=None if preds.weights is None else preds.weights[ok]))
+        scale="percent", sample_weight=None if preds.weights is None else preds.weights[ok], family=family))
     ranges = cached(("ranges",) + key, lambda: disagreement_ranges(curves))
     fig = figures.variable_curves(x, curves=curves, ranges=ranges, name=feature, title="")
     show_figure(fig, f"variable_{preds.name}_{feature}", key="curves")
