@@ -63,3 +63,19 @@ def test_levels_are_judged_together_on_the_page():
     texts = [m.value for m in at.markdown]
     assert expected in texts or expected.replace("_", "\\_") in texts
     assert "p (levels judged together)" in at.dataframe[0].value.columns
+
+
+def test_the_ranking_says_which_vece_is_beyond_a_calibrated_model():
+    """vece_test_sentence of variable_ranking with the page's defaults (computed here) is on the page."""
+    import calibviz as cv
+    from calibviz.ui.settings import SETTINGS
+    from calibviz.variables import variable_ranking, vece_test_sentence
+
+    d = cv.load_demo("hospital_readmission")
+    r = variable_ranking(d.features, d.y, d.y_prob, n_resamples=SETTINGS["boot"].default,
+                         random_state=SETTINGS["seed"].default)
+    expected = vece_test_sentence(r, SETTINGS["alpha"].default, strong=lambda s: f"**{s}**")
+    assert expected.startswith("VECE beyond what a calibrated model shows (the 6 variables judged together")
+    at = _open("pages/4_Variables.py", "hospital_readmission")
+    texts = [m.value for m in at.markdown]
+    assert expected in texts or expected.replace("_", "\\_") in texts
