@@ -736,6 +736,14 @@ def _redraw_count(n_draws: int, n_rows: int) -> int:
     return int(min(n_draws, max(_MIN_REDRAWS, _REDRAW_BUDGET // max(n_rows, 1))))
 
 
+def _redrawn_residuals(rng, q, weight, n_draws):
+    """Chunks of (draws, rows) residuals w (o* - q) of outcomes o* ~ Bernoulli(q) redrawn, n_draws rows in all."""
+    chunk = max(1, _REDRAW_CHUNK // max(q.size, 1))
+    for start in range(0, n_draws, chunk):
+        r = (rng.random((min(chunk, n_draws - start), q.size)) < q) - q
+        yield r if weight is None else r * weight
+
+
 def _robust_sd(model_sd, sandwich_var, sandwich_se):
     """The calibrated-model sd, or the sandwich sd where its variance exceeds the model's by > 3 null s.e."""
     if sandwich_var is None:
@@ -838,12 +846,8 @@ def bernoulli_max_t(coef, starts, probability, weight, statistic, *, residual_sq
         n_draws = _redraw_count(n_draws, q.size)
         coef_live, sd_live, se_live = coef[live], sd[live], sandwich_se[live]
         square_live = (coef_live * coef_live).T
-        chunk = max(1, _REDRAW_CHUNK // max(q.size, 1))
         parts = []
-        for s in range(0, n_draws, chunk):
-            r = (rng.random((min(chunk, n_draws - s), q.size)) < q) - q
-            if weight is not None:
-                r *= weight
+        for r in _redrawn_residuals(rng, q, weight, n_draws):
             curves = np.add.reduceat(r, starts, axis=1) @ coef_live.T
             if residual_square is not None:
                 curves /= _robust_sd(sd_live, np.add.reduceat(r * r, starts, axis=1) @ square_live, se_live)
@@ -897,12 +901,6 @@ def bernoulli_abs_sum_p(starts, probability, weight, observed: float, *, n_draws
     else:
         method = "redraws"
         n_draws = _redraw_count(n_draws, q.size)
-        chunk = max(1, _REDRAW_CHUNK // max(q.size, 1))
-        parts = []
-        for s in range(0, n_draws, chunk):
-            r = (rng.random((min(chunk, n_draws - s), q.size)) < q) - q
-            if weight is not None:
-                r *= weight
-            parts.append(np.abs(np.add.reduceat(r, starts, axis=1)).sum(axis=1))
-        sums = np.concatenate(parts)
+        sums = np.concatenate([np.abs(np.add.reduceat(r, starts, axis=1)).sum(axis=1)
+                               for r in _redrawn_residuals(rng, q, weight, n_draws)])
     return float(_reach(np.sort(sums), observed)), method
