@@ -719,8 +719,8 @@ def loess_bernoulli_test(x, outcome, probability, *, span: float = 0.75, degree:
     >>> x, p = rng.uniform(0, 1, 2000), rng.uniform(0.1, 0.9, 2000)
     >>> y = (rng.uniform(size=2000) < p).astype(float)          # calibrated
     >>> t = loess_bernoulli_test(x, y, p, grid=50)
-    >>> bool(t.p_value > 0.05), t.z.shape, t.method
-    (True, (50,), 'gaussian')
+    >>> bool(t.p_value > 0.05), t.z.shape, t.method   # 2,000 rows x 4,000 draws: small enough to redraw
+    (True, (50,), 'redraws')
     >>> y = (rng.uniform(size=2000) < np.where(x > 0.5, p + 0.1, p)).astype(float)   # off above x = 0.5
     >>> t = loess_bernoulli_test(x, y, p, grid=50)
     >>> bool(t.p_value < 0.001), bool(t.x[t.p_adjusted <= 0.05].min() > 0.4)
