@@ -765,10 +765,14 @@ def format_adjusted_p(p_adjusted: float, p_value: float, n_redraws: int = 0) -> 
 
     >>> format_adjusted_p(7 / 201, 1 / 201, 200), format_adjusted_p(0.21, 0.03, 200), format_adjusted_p(0.3, 0.1)
     ('≤ 0.035', '0.21', '0.3')
+    >>> format_adjusted_p(2 / 2401, 1 / 2401, 2400)
+    '≤ 0.00083'
     """
     if not np.isfinite(p_adjusted):
         return ""
-    return ("≤ " if at_redraw_floor(p_value, n_redraws) else "") + format_p_value(p_adjusted)
+    if at_redraw_floor(p_value, n_redraws):  # a bound keeps its digits ("≤ 0.00083", never "≤ < 0.001")
+        return f"≤ {p_adjusted:.2g}"
+    return format_p_value(p_adjusted)
 
 
 def at_redraw_floor(p_value: float, n_redraws: int) -> bool:

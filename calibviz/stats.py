@@ -862,21 +862,22 @@ def bernoulli_max_t(coef, starts, probability, weight, statistic, *, residual_sq
 
 
 def bernoulli_abs_sum_p(starts, probability, weight, observed: float, *, n_draws: int = 2000,
-                        random_state=0) -> tuple[float, str]:
+                        random_state=0) -> tuple[float, str, int]:
     """P-value of ``sum_j |S_j| >= observed`` for group sums ``S_j = sum_i w_i (o_i - q_i)`` of Bernoulli residuals.
 
     The null hypothesis is that the outcomes are independent Bernoulli(q) (a calibrated model); the statistic is
     Kelly & Smyth's VECE times the total weight when the groups are a variable's bins. The groups' sums are
     independent: from outcomes redrawn from q (exact) on small data or where a group's null skewness exceeds
     :data:`GAUSSIAN_MAX_SKEWNESS` (the rule and caps of :func:`bernoulli_max_t`), else Gaussian with their exact
-    variances ``sum w^2 q (1 - q)``. Returns ``((1 + #{draws >= observed}) / (n_draws + 1), method)``.
+    variances ``sum w^2 q (1 - q)``. Returns ``((1 + #{draws >= observed}) / (n_draws + 1), method, draws)``
+    (draws: those made, fewer than ``n_draws`` where redraws are capped).
 
     Examples
     --------
     >>> q = np.full(1000, 0.3); starts = np.arange(0, 1000, 100)
-    >>> p, how = bernoulli_abs_sum_p(starts, q, None, 5.0)      # far below what chance gives
-    >>> bool(p > 0.9), how
-    (True, 'redraws')
+    >>> p, how, draws = bernoulli_abs_sum_p(starts, q, None, 5.0)      # far below what chance gives
+    >>> bool(p > 0.9), how, draws
+    (True, 'redraws', 2000)
     >>> bool(bernoulli_abs_sum_p(starts, q, None, 150.0)[0] < 0.001)
     True
     """
@@ -903,4 +904,4 @@ def bernoulli_abs_sum_p(starts, probability, weight, observed: float, *, n_draws
         n_draws = _redraw_count(n_draws, q.size)
         sums = np.concatenate([np.abs(np.add.reduceat(r, starts, axis=1)).sum(axis=1)
                                for r in _redrawn_residuals(rng, q, weight, n_draws)])
-    return float(_reach(np.sort(sums), observed)), method
+    return float(_reach(np.sort(sums), observed)), method, int(n_draws)

@@ -20,7 +20,7 @@ from scipy import stats
 from . import metrics
 from .errors import InputError
 from .metrics.resampling import bootstrap
-from .panel import p_value_words
+from .panel import format_adjusted_p, p_value_words
 from .stats import bernoulli_abs_sum_p, bernoulli_max_t, holm_adjusted
 from .metrics.variable import (_check_variable, _largest_gap, _sorted_bin_starts, _vece_from_errors,
                                _vece_from_sums, top_label_errors)
@@ -155,9 +155,10 @@ def variable_curves(x, y_true, y_prob, *, kind: str = "error", span: float = 0.7
     0 and the known variance ``q (1 - q)`` of its predicted value q, so the
     curve's null covariance along the grid is exact;
     :func:`calibviz.smoothing.loess_bernoulli_test` refers the largest
-    standardised difference to it (single-step max-T; Gaussian null curves,
-    or redrawn outcomes where the null is skewed, as for rare events): on
-    calibrated models some grid point is flagged with probability alpha.
+    standardised difference to it (single-step max-T; redrawn outcomes on
+    small data and where the null is skewed, as for rare events, Gaussian
+    null curves otherwise): on calibrated models some grid point is flagged
+    with probability about alpha.
 
     References
     ----------
@@ -386,9 +387,10 @@ def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, stron
     """Which ranked variables have a VECE beyond what a calibrated model shows (:func:`variable_ranking`'s
     ``p_adjusted``), in one sentence; None without a reference (a scan's ranking).
 
-    >>> r = pd.DataFrame({"feature": ["age", "bmi"], "p_value": [0.0004, 0.3], "p_adjusted": [0.0008, 0.3]})
+    >>> r = pd.DataFrame({"feature": ["age", "bmi"], "p_value": [1 / 2401, 0.3], "p_adjusted": [2 / 2401, 0.3],
+    ...                   "n_reference": [2400, 2400]})
     >>> vece_test_sentence(r, 0.05)
-    'VECE beyond what a calibrated model shows (the 2 variables judged together, α = 0.05): age (p < 0.001).'
+    'VECE beyond what a calibrated model shows (the 2 variables judged together, α = 0.05): age (p ≤ 0.00083).'
     >>> vece_test_sentence(r.assign(p_adjusted=[0.2, 0.3]), 0.05)
     "No variable's VECE is beyond what a calibrated model shows (the 2 variables judged together: smallest p = 0.2, α = 0.05)."
     """
@@ -399,8 +401,11 @@ def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, stron
     if not len(hits):
         return (f"No variable's VECE is beyond what a calibrated model shows (the {n} variables judged together: "
                 f"smallest {p_value_words(ranking['p_adjusted'].min())}, α = {alpha:g}).")
-    listed = ", ".join(f"{strong(escape(str(r.feature)))} ({p_value_words(r.p_adjusted)})"
-                       for r in hits.itertuples(index=False))
+    def p_words(r) -> str:  # "p ≤ 0.0025" where the p-value is the draws' floor, a bound
+        shown = format_adjusted_p(r.p_adjusted, r.p_value, int(getattr(r, "n_reference", 0) or 0))
+        return f"p {shown}" if shown[:1] in ("≤", "<") else f"p = {shown}"
+
+    listed = ", ".join(f"{strong(escape(str(r.feature)))} ({p_words(r)})" for r in hits.itertuples(index=False))
     return f"VECE beyond what a calibrated model shows (the {n} variables judged together, α = {alpha:g}): {listed}."
 
 
@@ -540,14 +545,14 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
         the overall mean gap, by their max-VCE): ``feature, type``
         ("numeric" or "categorical")``, vece, vece_low, vece_high, max_vce,
         x_at_max_vce, level_at_max_vce, n, n_bins, ci_method, p_value,
-        p_adjusted``. ``n_bins`` is
+        p_adjusted, n_reference``. ``n_bins`` is
         the number of bins (numeric) or of level groups (categorical);
         ``p_value`` is VECE's calibrated-model reference (the share of VECEs
         of outcomes drawn from the predictions, on the same bins, at least as
         large; :func:`calibviz.stats.bernoulli_abs_sum_p`) and ``p_adjusted``
         its Holm adjustment over the ranked variables (a ranking is read as
         a whole: the first of many noise variables always has the largest
-        VECE);
+        VECE), ``n_reference`` the draws it took (0: no reference);
         ``x_at_max_vce`` is NaN for a categorical column and
         ``level_at_max_vce`` names the level where its gap is largest (None
         for a numeric column). ``attrs["mean_gap"]``: the mean of
@@ -642,11 +647,11 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
                                              max_grid_support=5000))
         except InputError:
             mv = (float("nan"), float("nan"))  # too few distinct values for a local fit
-        p_ref, _ = bernoulli_abs_sum_p(starts, pe[order], ws, float(np.abs(sums[0]).sum()), n_draws=n_reference,
-                                       random_state=ref_rng)
+        p_ref, _, draws = bernoulli_abs_sum_p(starts, pe[order], ws, float(np.abs(sums[0]).sum()),
+                                              n_draws=n_reference, random_state=ref_rng)
         rows.append(dict(feature=col, type="numeric", vece=est, vece_low=lo, vece_high=hi,
                          max_vce=mv[0], x_at_max_vce=mv[1], level_at_max_vce=None, n=int(xv.size),
-                         n_bins=int(starts.size), ci_method=method, p_value=p_ref))
+                         n_bins=int(starts.size), ci_method=method, p_value=p_ref, n_reference=draws))
         if progress is not None:
             progress(done, total)
     for done, col in enumerate(others, start=len(numeric) + 1):
@@ -666,7 +671,7 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
 
 
 _RANKING_COLUMNS = ["feature", "type", "vece", "vece_low", "vece_high", "max_vce", "x_at_max_vce", "level_at_max_vce",
-                    "n", "n_bins", "ci_method", "p_value", "p_adjusted"]
+                    "n", "n_bins", "ci_method", "p_value", "p_adjusted", "n_reference"]
 
 
 def level_codes(column, *, sample_weight=None, max_levels: int | None = MAX_LEVELS,
@@ -756,15 +761,15 @@ def _categorical_row(col, column, error, predicted_error, gap, w, n_resamples, c
         mv, at = float(level_gap[k]), names[k]
     else:
         mv, at = float("nan"), None
-    p_ref = float("nan")
+    p_ref, draws = float("nan"), 0
     if ref_rng is not None:
         order = np.argsort(codes, kind="stable")
         starts = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1]])
-        p_ref, _ = bernoulli_abs_sum_p(starts, pe[order], None if wv is None else wv[order],
-                                       float(np.abs(sums[0]).sum()), n_draws=n_reference, random_state=ref_rng)
+        p_ref, _, draws = bernoulli_abs_sum_p(starts, pe[order], None if wv is None else wv[order],
+                                              float(np.abs(sums[0]).sum()), n_draws=n_reference, random_state=ref_rng)
     return dict(feature=col, type="categorical", vece=est, vece_low=lo, vece_high=hi, max_vce=mv,
                 x_at_max_vce=float("nan"), level_at_max_vce=at, n=int(e.size), n_bins=m, ci_method=method,
-                p_value=p_ref)
+                p_value=p_ref, n_reference=draws)
 
 
 def subgroup_table(column, y_true, y_prob, *, kind: str = "rate", sample_weight=None,
@@ -1010,7 +1015,8 @@ def readable_ranking(ranking: pd.DataFrame) -> pd.DataFrame:
         "feature": "Variable", "type": "Type", "vece": "VECE", "vece_low": "VECE 95% CI from",
         "vece_high": "VECE 95% CI to", "max_vce": "Largest gap (max-VCE)", "x_at_max_vce": "Largest gap at",
         "n": "Rows", "n_bins": "Bins or levels", "ci_method": "Interval method",
-        "p_value": "p (against a calibrated model)", "p_adjusted": "p adjusted (Holm over the variables)"})
+        "p_value": "p (against a calibrated model)", "p_adjusted": "p adjusted (Holm over the variables)",
+        "n_reference": "Reference draws"})
 
 
 def readable_levels(table: pd.DataFrame, kind: str = "rate") -> pd.DataFrame:
