@@ -787,7 +787,15 @@ def p_value_words(p_value: float, n_redraws: int = 0) -> str:
     >>> p_value_words(2 / 201, 200), p_value_words(1 / 201, 200), p_value_words(1e-5)
     ('p = 0.01', 'p ≤ 0.005', 'p < 0.001')
     """
-    shown = format_p_value(p_value, n_redraws)
+    return p_words(format_p_value(p_value, n_redraws))
+
+
+def p_words(shown: str) -> str:
+    """A formatted p-value in a sentence: "p = 0.01", and "p ≤ 0.005" / "p < 0.001" for bounds.
+
+    >>> p_words("0.01"), p_words("≤ 0.005")
+    ('p = 0.01', 'p ≤ 0.005')
+    """
     return f"p {shown}" if shown[:1] in ("≤", "<") else f"p = {shown}"
 
 

@@ -681,10 +681,10 @@ def loess_bernoulli_test(x, outcome, probability, *, span: float = 0.75, degree:
     ``C(x0, x1) = sum_j l_j(x0) l_j(x1) q_j (1 - q_j)``. Each grid point is standardised by its null sd and the
     largest |z| along the grid is referred to its null distribution (single-step max-T, Westfall & Young), so on
     calibrated data the probability that any grid point has ``p_adjusted <= a`` is ``a``, however many grid points
-    there are and however they correlate. The null curves are Gaussian with covariance C while the curve's
-    null distribution is nearly symmetric at every grid point (skewness at most
-    :data:`calibviz.stats.GAUSSIAN_MAX_SKEWNESS`, from the exact third cumulants); otherwise (rare events, few
-    rows) the outcomes are redrawn from the probabilities, which is exact (:func:`calibviz.stats.bernoulli_max_t`).
+    there are and however they correlate. The outcomes are redrawn from the probabilities (exact) on small data and
+    where some grid point's null distribution is skewed (above :data:`calibviz.stats.GAUSSIAN_MAX_SKEWNESS`, from
+    the exact third cumulants: rare events); otherwise the null curves are Gaussian with covariance C
+    (:func:`calibviz.stats.bernoulli_max_t`, which also says when z divides by the residuals' own sd).
 
     Parameters
     ----------
@@ -697,7 +697,7 @@ def loess_bernoulli_test(x, outcome, probability, *, span: float = 0.75, degree:
         The curve is the one :func:`loess` draws on the same grid (same support points).
     n_draws : int, default 4000
         Null curves drawn; the smallest p-value is ``1 / (n_draws + 1)``. Redraws of the outcomes are capped at
-        2^28 rows x redraws (at least 1000 redraws).
+        2^27 rows x redraws (at least 200 redraws).
     method : {"auto", "gaussian", "redraws"}, default "auto"
     random_state : int or numpy Generator, default 0
         Seed of the null curves (fixed: the same data give the same p-values).

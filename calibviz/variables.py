@@ -20,7 +20,7 @@ from scipy import stats
 from . import metrics
 from .errors import InputError
 from .metrics.resampling import bootstrap
-from .panel import format_adjusted_p, p_value_words
+from .panel import format_adjusted_p, p_value_words, p_words
 from .stats import bernoulli_abs_sum_p, bernoulli_max_t, holm_adjusted
 from .metrics.variable import (_check_variable, _largest_gap, _sorted_bin_starts, _vece_from_errors,
                                _vece_from_sums, top_label_errors)
@@ -197,12 +197,12 @@ def variable_curves(x, y_true, y_prob, *, kind: str = "error", span: float = 0.7
         t[["fit", "se", "lower", "upper"]] *= factor
         t.insert(0, "curve", name)
         parts.append(_truncate(t, factor))
-    if n_draws is None:  # the adjusted p-values must resolve alpha / family
-        n_draws = max(4000, int(np.ceil(50 * max(int(family), 1) / alpha)))
-    test = loess_bernoulli_test(v, first, second, span=span, degree=degree, grid=g, sample_weight=w,
-                                n_draws=n_draws, random_state=random_state)
     if not (isinstance(family, (int, np.integer)) and family >= 1):
         raise InputError(f"family must be a positive integer (the variables this one was picked from), got {family!r}.")
+    if n_draws is None:  # the adjusted p-values must resolve alpha / family
+        n_draws = max(4000, int(np.ceil(50 * family / alpha)))
+    test = loess_bernoulli_test(v, first, second, span=span, degree=degree, grid=g, sample_weight=w,
+                                n_draws=n_draws, random_state=random_state)
     p_adjusted = np.minimum(1.0, family * test.p_adjusted)
     for t in parts:
         t["z"], t["p_adjusted"], t["flagged"] = test.z, p_adjusted, p_adjusted <= alpha
@@ -401,11 +401,10 @@ def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, stron
     if not len(hits):
         return (f"No variable's VECE is beyond what a calibrated model shows (the {n} variables judged together: "
                 f"smallest {p_value_words(ranking['p_adjusted'].min())}, α = {alpha:g}).")
-    def p_words(r) -> str:  # "p ≤ 0.0025" where the p-value is the draws' floor, a bound
-        shown = format_adjusted_p(r.p_adjusted, r.p_value, int(getattr(r, "n_reference", 0) or 0))
-        return f"p {shown}" if shown[:1] in ("≤", "<") else f"p = {shown}"
-
-    listed = ", ".join(f"{strong(escape(str(r.feature)))} ({p_words(r)})" for r in hits.itertuples(index=False))
+    # "p ≤ 0.0025" where the p-value is the draws' floor, a bound
+    listed = ", ".join(f"{strong(escape(str(r.feature)))} "
+                       f"({p_words(format_adjusted_p(r.p_adjusted, r.p_value, int(getattr(r, 'n_reference', 0) or 0)))})"
+                       for r in hits.itertuples(index=False))
     return f"VECE beyond what a calibrated model shows (the {n} variables judged together, α = {alpha:g}): {listed}."
 
 
@@ -763,8 +762,7 @@ def _categorical_row(col, column, error, predicted_error, gap, w, n_resamples, c
         mv, at = float("nan"), None
     p_ref, draws = float("nan"), 0
     if ref_rng is not None:
-        order = np.argsort(codes, kind="stable")
-        starts = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1]])
+        order, starts = _code_runs(codes)
         p_ref, _, draws = bernoulli_abs_sum_p(starts, pe[order], None if wv is None else wv[order],
                                               float(np.abs(sums[0]).sum()), n_draws=n_reference, random_state=ref_rng)
     return dict(feature=col, type="categorical", vece=est, vece_low=lo, vece_high=hi, max_vce=mv,
@@ -896,11 +894,16 @@ def subgroup_table(column, y_true, y_prob, *, kind: str = "rate", sample_weight=
     return out
 
 
-def _level_test(codes, outcome, probability, w, shown, rng):
-    """Max-T test of the levels ``shown`` (codes in ascending order): per level sum w (o - q) against 0."""
+def _code_runs(codes):
+    """(order, starts): the rows sorted by level code (stable) and the first sorted row of each present code."""
     order = np.argsort(codes, kind="stable")
     sorted_codes = codes[order]
-    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    return order, np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+
+
+def _level_test(codes, outcome, probability, w, shown, rng):
+    """Max-T test of the levels ``shown`` (codes in ascending order): per level sum w (o - q) against 0."""
+    order, starts = _code_runs(codes)
     ws = None if w is None else w[order]
     resid = outcome[order] - probability[order]
     sums = np.add.reduceat(resid if ws is None else ws * resid, starts)

@@ -16,11 +16,16 @@ def view_options(preds: Predictions) -> dict[str, str]:
     """{setting value: label} of the binary views a user can pick."""
     if preds.is_binary:
         return {"binary": f"P({preds.positive_label})"}
-    opts = {"confidence": "Confidence (top class correct?)"}
-    opts.update({f"classwise:{i}": f"{c} vs rest" for i, c in enumerate(preds.classes)})
-    predicted = set(reduce.predicted_class(preds.probs).tolist())  # a top-label view needs predicted rows
-    opts.update({f"top_label:{i}": f"predicted = {c}" for i, c in enumerate(preds.classes) if i in predicted})
-    return opts
+
+    def compute():
+        opts = {"confidence": "Confidence (top class correct?)"}
+        opts.update({f"classwise:{i}": f"{c} vs rest" for i, c in enumerate(preds.classes)})
+        predicted = set(reduce.predicted_class(preds.probs).tolist())  # a top-label view needs predicted rows
+        opts.update({f"top_label:{i}": f"predicted = {c}" for i, c in enumerate(preds.classes) if i in predicted})
+        return opts
+
+    # asked for several times per rerun (picker, current view, notes): the argmax over every row once per data
+    return cached(("view_options", preds.fingerprint()), compute)
 
 
 def one_view_note(preds: Predictions, alpha: float) -> str | None:
