@@ -36,7 +36,7 @@ from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_M
                     interval_caption, metric_key, resolve_metrics, PanelConfig, metric_panel, reference_range_words)
 from .compare import NO_VERDICT, compare_models, comparison_metrics, comparison_sentences, verdict_words
 from .reduce import views
-from .metrics import corp_table, decomposition_table
+from .metrics import band_resamples, corp_table, decomposition_table
 from .summary import reliability_table
 from .variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreement_ranges, largest_disagreement,
                         no_range_sentence, numeric_values, range_sentence, readable_ranking, top_variable_words,
@@ -246,7 +246,7 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
     fig = figures.reliability_diagram(v.y, v.p, binning=scheme, alpha=cfg.alpha, sample_weight=v.w,
                                       show_band=True, title=None)
     parts += _reliability_parts(anchor, p.is_binary, what, fig, table, cfg)
-    parts += _corp_parts(anchor, v, what, p.is_binary, random_state, headline)
+    parts += _corp_parts(anchor, v, what, p.is_binary, random_state, headline, cfg.alpha)
     prog.step()
     tce_bins = PAVABC(cfg.n_min, cfg.n_max)
     tce_table = reliability_table(v.y, v.p, binning=tce_bins, alpha=cfg.alpha, sample_weight=v.w)
@@ -348,7 +348,7 @@ def _reliability_parts(anchor: str, is_binary: bool, what: str, fig, table: pd.D
     return [f'<h3 id="{anchor}-reliability">Reliability diagram ({"positive class" if is_binary else "confidence"})'
             "</h3>",
             f"<p>Each point is a bin of predictions of {what}: its mean prediction (x) against the observed "
-            "rate (y), with its interval; a calibrated model stays on the diagonal, within the band.</p>",
+            f"rate (y), with its interval. {_e(figures.BAND_READING)} (α = {cfg.alpha:g}.)</p>",
             f'<div class="figure">{_figure_html(fig)}</div>',
             f"<details open><summary>Per-bin table ({_e(cfg.binning)} bins)</summary>{_table_html(table)}"
             "</details>"]
@@ -442,9 +442,12 @@ def _vece_parts(anchor: str, ranking: pd.DataFrame, headline: list) -> list[str]
             f'<div class="figure">{_figure_html(rank_fig)}</div>', _table_html(readable_ranking(ranking))]
 
 
-def _corp_parts(anchor: str, v, what: str, is_binary: bool, random_state, headline: list) -> list[str]:
+def _corp_parts(anchor: str, v, what: str, is_binary: bool, random_state, headline: list,
+                alpha: float) -> list[str]:
     """The CORP diagram of a view (PAV curve, consistency band, histogram) and its Brier decomposition."""
-    ct = corp_table(v.y, v.p, sample_weight=v.w, bands=("consistency",), n_resamples=100, random_state=random_state)
+    level = 1.0 - alpha
+    ct = corp_table(v.y, v.p, sample_weight=v.w, bands=("consistency",), level=level, coverage="simultaneous",
+                    n_resamples=band_resamples(level), random_state=random_state)
     d = ct.attrs["decomposition"]
     fig = figures.corp_diagram(v.y, v.p, sample_weight=v.w, table=ct, title=None)
     share = 100 * d["miscalibration"] / d["score"] if d["score"] > 0 else float("nan")
@@ -456,9 +459,8 @@ def _corp_parts(anchor: str, v, what: str, is_binary: bool, random_state, headli
     return [f'<h3 id="{anchor}-corp">CORP reliability diagram ({"positive class" if is_binary else "confidence"})'
             "</h3>",
             f"<p>The isotonic (PAV) recalibration of {what}: the observed rate each prediction stands for, with "
-            f"no bins to choose; the green band ({100 * ct.attrs['level']:.0f}%, {ct.attrs['n_resamples']} "
-            "resamples) is where a calibrated model's curve would fall (Dimitriadis, Gneiting &amp; Jordan "
-            f"2021).</p><p>{_e(sentence)}</p>",
+            f"no bins to choose (Dimitriadis, Gneiting &amp; Jordan 2021). {_e(figures.CORP_BAND_READING)} "
+            f"({ct.attrs['n_resamples']} resamples, α = {alpha:g}.)</p><p>{_e(sentence)}</p>",
             f'<div class="figure">{_figure_html(fig)}</div>']
 
 
@@ -471,7 +473,8 @@ def _triptych_section(vs: dict, ref: str, n_resamples: int, random_state, headli
     shown = {_e(k): val for k, val in data.items()}
     esc_table = table.assign(model=_labels(table["model"]), reading=_labels(table["reading"]))
     mcb_dsc = figures.mcb_dsc_plot(table=esc_table, title=None)
-    corp = figures.corp_diagram(shown, bands=("consistency",) if len(shown) <= 2 else None, n_resamples=50,
+    corp = figures.corp_diagram(shown, bands=("consistency",) if len(shown) <= 2 else None, level=1.0 - alpha,
+                                n_resamples=band_resamples(1.0 - alpha, 50),
                                 random_state=random_state, title=None)
     roc = figures.roc_curves(shown, title=None)
     readings = [r for m, r in zip(table["model"], table["reading"]) if m != ref]

@@ -480,7 +480,10 @@ def reliability_table(
         ``mean_pred``, ``obs_rate``, ``gap`` (= obs_rate - mean_pred;
         positive means the model under-predicts), ``ci_low``, ``ci_high``,
         ``accept_low``, ``accept_high`` (binomial acceptance band at the
-        bin's mean prediction, as a rate), ``rejected`` (TCE: predictions of
+        bin's mean prediction, as a rate: this bin alone), ``band_low``,
+        ``band_high`` (the band all bins of a calibrated model stay in
+        together with probability >= 1 - alpha, what the diagram draws:
+        :func:`calibviz.stats.joint_acceptance_band`), ``rejected`` (TCE: predictions of
         the bin rejected by the test) and ``rejected_rate``. ``df.attrs``
         holds ``scheme``, ``alpha``, ``interval``, ``test``, ``n`` and
         ``total_weight``.
@@ -520,6 +523,7 @@ def _table(edges, scheme: str, s: BinStatistics, *, alpha, interval, test, rejec
     n_eff = s.effective_n[keep]
     ci_low, ci_high = _stats.proportion_interval(obs_rate * n_eff, n_eff, alpha, interval)
     acc_low, acc_high = _stats.acceptance_band(s.count[keep], mean_pred, alpha)
+    band_low, band_high = _stats.joint_acceptance_band(s.count[keep], mean_pred, alpha)
     table = pd.DataFrame(
         {
             "bin": keep.astype(np.int64),
@@ -535,6 +539,8 @@ def _table(edges, scheme: str, s: BinStatistics, *, alpha, interval, test, rejec
             "ci_high": ci_high,
             "accept_low": acc_low,
             "accept_high": acc_high,
+            "band_low": band_low,
+            "band_high": band_high,
         }
     )
     if rejected is not None:

@@ -2,6 +2,7 @@
 import streamlit as st
 
 from calibviz import figures
+from calibviz.figures.corp import band_level_text
 from calibviz.summary import reliability_table
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import (BOOTSTRAP_ROW_BUDGET, download_table, joined_panels, panel_table, show_figure,
@@ -25,20 +26,22 @@ with mode_col:
     page_control("diagram", st.radio, label="Diagram", options=["binned", "corp"], horizontal=True,
                  format_func={"binned": "Binned", "corp": "CORP (isotonic, no bins)"}.get,
                  help="Binned: observed rate per bin. CORP: the isotonic (PAV) recalibration curve, with the band "
-                      "where a calibrated model's curve would fall and the Brier score split into "
+                      "a calibrated model's whole curve stays in (1 - α) and the Brier score split into "
                       "miscalibration, discrimination and uncertainty (Dimitriadis, Gneiting & Jordan 2021).")
 s = settings()
 corp = s["diagram"] == "corp"
 if corp:
     with conf_col:
-        page_control("corp_conf", st.checkbox, label="Confidence band of the curve",
-                     help="Where the true calibration curve lies (90%, labels redrawn from the fitted curve), "
-                          "besides the consistency band of a calibrated model.")
+        page_control("corp_conf", st.checkbox, label="Spread of the curve",
+                     help="How much the curve moves when refitted to labels drawn from it (the paper's confidence "
+                          "band, 1 - α at each point). It is not a range that holds the true curve: the bootstrap "
+                          "of an isotonic fit is inconsistent, and a calibrated model's diagonal leaves it somewhere "
+                          "on most samples. Judge calibration by the green band and the verdicts.")
     s = settings()
 st.caption("The curve is the isotonic (PAV) recalibration of the predictions: the observed rate each prediction "
-           "stands for, with no bins to choose. A calibrated model stays on the diagonal, within the green band."
+           "stands for, with no bins to choose. " + figures.CORP_BAND_READING
            if corp else "Each point is a bin of predictions: its mean prediction (x) against the observed rate (y). "
-           "A calibrated model stays on the diagonal, within the green band.")
+           + (figures.BAND_READING if s["band"] else "A calibrated model stays near the diagonal."))
 cfg = panel_config(s)
 key = (preds.fingerprint(), view.name, cfg, s["interval"], s["band"])
 
@@ -75,8 +78,10 @@ with tab_metrics:
 if corp:
     with tabs[4]:
         curve = corp_table(view, preds.fingerprint(), s)
-        st.caption("One row per distinct prediction shown: the PAV (isotonic) fit and its block, and the bands "
-                   f"({100 * curve.attrs['level']:.0f}%, {curve.attrs['n_resamples']} resamples).")
+        st.caption("One row per distinct prediction shown: the PAV (isotonic) fit and its block, the consistency "
+                   f"band ({band_level_text(curve.attrs['level'], curve.attrs['coverage'])}) and, if drawn, the "
+                   f"spread of the curve ({band_level_text(curve.attrs['level'], 'pointwise')}); "
+                   f"{curve.attrs['n_resamples']} resamples each.")
         show_dataframe(curve)
         download_table(curve, f"corp_{preds.name}_{view.name}", key="corp_table")
 with tab_bins:

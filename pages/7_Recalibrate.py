@@ -37,7 +37,7 @@ with tabs[0]:
     show_figure(before_after_figure(preds, res, cfg, key), f"recalibration_{preds.name}", key="recal_binned")
 if preds.is_binary:
     with tabs[1]:
-        show_figure(corp_figure(preds, res, key), f"recalibration_corp_{preds.name}", key="recal_corp")
+        show_figure(corp_figure(preds, res, key, cfg.alpha), f"recalibration_corp_{preds.name}", key="recal_corp")
 metrics = choice["metrics"] if preds.is_binary else choice["mc_metrics"]
 table = metric_table(preds, res, cfg, metrics, int(s["boot"]), seed, key)
 st.markdown("**In plain words**")

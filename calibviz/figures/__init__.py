@@ -11,10 +11,10 @@ from :mod:`calibviz.summary`, :mod:`calibviz.distributions`,
 :mod:`calibviz.multiclass` and :mod:`calibviz.metrics` (CORP, ROC). One theme (:mod:`calibviz.figures.theme`).
 """
 from ._base import outcome_labels
-from .corp import corp_diagram, mcb_dsc_plot, murphy_diagram, roc_curves
+from .corp import CORP_BAND_READING, corp_diagram, mcb_dsc_plot, murphy_diagram, roc_curves
 from .recalibration import recalibration_maps
 from .multiclass import bin_zoom, classwise_grid, top_label_diagram, top_label_small_multiples
-from .reliability import reliability_diagram
+from .reliability import BAND_READING, reliability_diagram
 from .sensitivity import binning_sensitivity
 from .testbased import binning_comparison, tce_diagram, violin_per_bin
 from .theme import apply_theme
@@ -22,6 +22,8 @@ from .variable import level_reliability, variable_curves, vece_ranking
 
 __all__ = [
     "reliability_diagram",
+    "BAND_READING",
+    "CORP_BAND_READING",
     "tce_diagram",
     "violin_per_bin",
     "binning_comparison",

@@ -21,7 +21,13 @@ from ..panel import format_value
 from ._base import binary_inputs, count_text, record_about, require_columns, round_list
 from .theme import AXIS, COLORS, apply_theme, model_color, with_alpha
 
-__all__ = ["corp_diagram", "mcb_dsc_plot", "roc_curves", "murphy_diagram", "decomposition_text"]
+__all__ = ["corp_diagram", "mcb_dsc_plot", "roc_curves", "murphy_diagram", "decomposition_text", "CORP_BAND_READING",
+           "band_level_text"]
+
+#: How to read the CORP diagram's consistency band as the dashboard and report draw it (simultaneous).
+CORP_BAND_READING = ("The green band is where the whole curve of a calibrated model with these predictions stays "
+                     "with probability 1 - α (labels redrawn from the predictions): a curve leaving it is evidence "
+                     "of miscalibration at level α; wiggles inside it are within chance.")
 
 _CORP_COLUMNS = ("x", "cep", "block_lower", "block_upper", "block_n", "block_weight", "block_positives")
 
@@ -63,8 +69,17 @@ def _band_trace(t, band, color, name, level_text, legendgroup):
         hoveron="fills", hoverinfo="name", name=f"{name} ({level_text})", legendgroup=legendgroup)
 
 
+def band_level_text(level: float, coverage: str) -> str:
+    """How a band's legend states its coverage.
+
+    >>> band_level_text(0.95, "simultaneous"), band_level_text(0.9, "pointwise")
+    ('95%, whole curve', '90% at each point')
+    """
+    return f"{100 * level:.0f}%, whole curve" if coverage == "simultaneous" else f"{100 * level:.0f}% at each point"
+
+
 def corp_diagram(y_true=None, y_prob=None, *, sample_weight=None, bands=("consistency",), level: float = 0.9,
-                 n_resamples: int = 100, random_state=0, resample_predictions: bool = True, table=None,
+                 coverage: str = "simultaneous", n_resamples: int = 100, random_state=0, resample_predictions: bool | None = None, table=None,
                  show_histogram: bool = True, hist_bins: int = 40, show_decomposition: bool = True,
                  outcome_labels: tuple[str, str] = ("y = 0", "y = 1"),
                  title: str | None = "CORP reliability diagram", height: int | None = None) -> go.Figure:
@@ -82,6 +97,12 @@ def corp_diagram(y_true=None, y_prob=None, *, sample_weight=None, bands=("consis
         As :func:`calibviz.metrics.corp_table`.
     level, n_resamples, random_state, resample_predictions
         As :func:`calibviz.metrics.corp_table`.
+    coverage : {"simultaneous", "pointwise"}, default "simultaneous"
+        As :func:`calibviz.metrics.corp_table`. The diagram's default is the
+        band that a calibrated model's whole curve stays in with probability
+        ``level``, so that a curve leaving it is read right at first sight;
+        the paper's pointwise band is left by the curve of almost every
+        calibrated model somewhere.
     table : DataFrame or dict of DataFrames, optional
         Precomputed :func:`calibviz.metrics.corp_table`: drawn as it is. With
         the predictions of the same model (``y_true``, ``y_prob``) the
@@ -113,7 +134,7 @@ def corp_diagram(y_true=None, y_prob=None, *, sample_weight=None, bands=("consis
     >>> rng = np.random.default_rng(0); p = rng.uniform(size=2000); y = (rng.uniform(size=2000) < p).astype(int)
     >>> fig = corp_diagram(y, p, n_resamples=50)
     >>> [t.name for t in fig.data][:3]
-    ['Perfect calibration', 'Consistency band (90%)', 'CORP curve (PAV)']
+    ['Perfect calibration', 'Consistency band (90%, whole curve)', 'CORP curve (PAV)']
     """
     if table is not None and y_true is not None:  # the curve from the table, the histogram from the predictions
         if not isinstance(table, pd.DataFrame):
@@ -126,7 +147,7 @@ def corp_diagram(y_true=None, y_prob=None, *, sample_weight=None, bands=("consis
         items = table.items() if isinstance(table, dict) else [("model", table)]
         models = [(str(k), v, None) for k, v in items]
     else:
-        models = [(m.name, corp_table(m.y, m.p, sample_weight=m.w, bands=bands, level=level,
+        models = [(m.name, corp_table(m.y, m.p, sample_weight=m.w, bands=bands, level=level, coverage=coverage,
                                       n_resamples=n_resamples, random_state=random_state,
                                       resample_predictions=resample_predictions), m)
                   for m in binary_inputs(y_true, y_prob, sample_weight, None)]
@@ -143,16 +164,18 @@ def corp_diagram(y_true=None, y_prob=None, *, sample_weight=None, bands=("consis
                   row=1, col=1)
     for i, (name, t, m) in enumerate(models):
         color = model_color(i)
-        lvl = f"{100 * t.attrs.get('level', level):.0f}%"
+        lvl_level = t.attrs.get("level", level)
         if "consistency_low" in t.columns:
             band = _band_trace(t, "consistency", COLORS["band"] if single else color,
-                               "Consistency band" if single else f"{name}: consistency band", lvl, name)
+                               "Consistency band" if single else f"{name}: consistency band",
+                               band_level_text(lvl_level, t.attrs.get("coverage", "pointwise")), name)
             if not single:  # one legend entry per model (its curve): the band toggles with it
                 band.showlegend = False
             fig.add_trace(band, row=1, col=1)
         if "confidence_low" in t.columns:
             band = _band_trace(t, "confidence", COLORS["prediction"] if single else color,
-                               "Confidence band of the curve" if single else f"{name}: confidence band", lvl, name)
+                               "Spread of the refitted curve" if single else f"{name}: spread of the curve",
+                               band_level_text(lvl_level, "pointwise"), name)
             band.showlegend = single
             fig.add_trace(band, row=1, col=1)
         fig.add_trace(go.Scatter(
@@ -183,7 +206,8 @@ def corp_diagram(y_true=None, y_prob=None, *, sample_weight=None, bands=("consis
     first = models[0][1].attrs
     record_about(fig, "CORP reliability diagram", {
         "models": ", ".join(n for n, _, _ in models) if not single else None,
-        "bands": f"{100 * first.get('level', level):.0f}%, {first.get('n_resamples', n_resamples)} resamples"
+        "bands": f"{band_level_text(first.get('level', level), first.get('coverage', 'pointwise'))}, "
+                 f"{first.get('n_resamples', n_resamples)} resamples"
         if any(c.endswith("_low") for c in models[0][1].columns) else None})
     return apply_theme(fig, title=title, height=height or (500 if with_hist else 440))
 

@@ -23,9 +23,13 @@ COLUMN_HELP = {
     "ci_low": "Lower end of the confidence interval of the observed rate.",
     "ci_high": "Upper end of the confidence interval of the observed rate.",
     "accept_low": "Lowest observed rate that a calibrated model with this bin's mean prediction shows at the "
-                  "test's level (the binomial acceptance band).",
+                  "test's level, this bin alone (the binomial acceptance band of TCE's test).",
     "accept_high": "Highest observed rate that a calibrated model with this bin's mean prediction shows at the "
-                   "test's level (the binomial acceptance band).",
+                   "test's level, this bin alone (the binomial acceptance band of TCE's test).",
+    "band_low": "Lower end of the diagram's green band: all bins of a calibrated model stay in their bands "
+                "together with probability 1 - α (each bin at 1 - (1 - α)^(1/bins), Šidák).",
+    "band_high": "Upper end of the diagram's green band: all bins of a calibrated model stay in their bands "
+                 "together with probability 1 - α (each bin at 1 - (1 - α)^(1/bins), Šidák).",
     "rejected": "Predictions of the bin that the binomial test rejects (TCE, Matsubara et al. 2023).",
     "rejected_rate": "Share of the bin's predictions that are rejected (weighted when the data has weights).",
     "frac": "Share of the total weight (rows without weights) in this bin: the grey bars.",
@@ -40,8 +44,14 @@ COLUMN_HELP = {
     "block_n": "Rows of the PAV block.",
     "block_weight": "Sum of the weights of the PAV block (= rows without weights).",
     "block_positives": "Rows of the PAV block whose outcome is positive.",
-    "consistency_low": "Lower end of the consistency band: where the fit of a calibrated model would lie.",
-    "consistency_high": "Upper end of the consistency band: where the fit of a calibrated model would lie.",
+    "consistency_low": "Lower end of the consistency band: where the fit of a calibrated model would lie (its "
+                       "whole curve inside with probability 1 - α).",
+    "consistency_high": "Upper end of the consistency band: where the fit of a calibrated model would lie (its "
+                        "whole curve inside with probability 1 - α).",
+    "confidence_low": "Lower end of the spread of the curve refitted to labels drawn from it (the paper's "
+                      "confidence band, at each point; not a range that holds the true curve).",
+    "confidence_high": "Upper end of the spread of the curve refitted to labels drawn from it (the paper's "
+                       "confidence band, at each point; not a range that holds the true curve).",
     "share": "Class-wise: prevalence of the class; top-label: share of rows predicted as the class.",
     "contribution": "The class's part of the overall metric (class-wise: value / K; top-label: share x value).",
     "vece": "Variable-based ECE (Kelly & Smyth 2023): the weighted mean over the variable's bins of |error "

@@ -31,20 +31,28 @@ def corp_bands(s: dict) -> tuple[str, ...]:
     return ("consistency", "confidence") if s.get("corp_conf") else ("consistency",)
 
 
-def _n_bands(view: BinaryView) -> int:
-    return BAND_RESAMPLES if view.n * BAND_RESAMPLES <= 10 * BOOTSTRAP_ROW_BUDGET else 50
+def _n_bands(view: BinaryView, level: float) -> int:
+    base = BAND_RESAMPLES if view.n * BAND_RESAMPLES <= 10 * BOOTSTRAP_ROW_BUDGET else 50
+    return M.band_resamples(level, base)
 
 
 def corp_table(view: BinaryView, fingerprint: str, s: dict) -> pd.DataFrame:
-    """The CORP table (PAV curve and bands) of a view, cached per data, view, bands and seed."""
-    bands, seed, n = corp_bands(s), int(s["seed"]), _n_bands(view)
-    return cached(("corp_table", fingerprint, view.name, bands, n, seed), lambda: M.corp_table(
-        view.y, view.p, sample_weight=view.w, bands=bands, n_resamples=n, random_state=seed))
+    """The CORP table (PAV curve and bands) of a view, cached per data, view, bands, level and seed.
+
+    The consistency band is simultaneous at 1 - α: a calibrated model's whole curve stays in it with that
+    probability, so a curve leaving it is evidence at the page's level (the paper's pointwise band is left
+    somewhere by every calibrated model)."""
+    level = 1.0 - float(s["alpha"])
+    bands, seed, n = corp_bands(s), int(s["seed"]), _n_bands(view, level)
+    return cached(("corp_table", fingerprint, view.name, bands, n, seed, level), lambda: M.corp_table(
+        view.y, view.p, sample_weight=view.w, bands=bands, level=level, coverage="simultaneous", n_resamples=n,
+        random_state=seed))
 
 
 def corp_figure(view: BinaryView, fingerprint: str, s: dict, *, title: str = ""):
     table = corp_table(view, fingerprint, s)
-    return cached(("corp_fig", fingerprint, view.name, corp_bands(s), int(s["seed"]), title), lambda: figures.corp_diagram(
+    return cached(("corp_fig", fingerprint, view.name, corp_bands(s), int(s["seed"]), float(s["alpha"]), title),
+                  lambda: figures.corp_diagram(
         view.y, view.p, sample_weight=view.w, table=table, title=title, outcome_labels=figures.outcome_labels(view.kind, view.name)))
 
 
@@ -95,8 +103,9 @@ def triptych(views: dict[str, BinaryView], fingerprints: tuple, s: dict, referen
     with c1:
         # consistency bands of more than two models hide each other (and cost a refit each): curves only then
         bands = ("consistency",) if len(models) <= 2 else None
-        corp = cached(("corp_overlay",) + key, lambda: figures.corp_diagram(
-            models, bands=bands, n_resamples=50, random_state=seed, title="CORP reliability diagrams"))
+        corp = cached(("corp_overlay", alpha) + key, lambda: figures.corp_diagram(
+            models, bands=bands, level=1.0 - alpha, n_resamples=M.band_resamples(1.0 - alpha, 50),
+            random_state=seed, title="CORP reliability diagrams"))
         show_figure(corp, "corp_overlay", key="corp_overlay")
     with c2:
         roc = cached(("roc_overlay",) + key, lambda: figures.roc_curves(models, title="ROC curves"))

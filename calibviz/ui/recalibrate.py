@@ -10,6 +10,7 @@ import streamlit as st
 
 from .. import figures, reduce
 from ..io import Predictions
+from ..metrics import band_resamples
 from ..panel import format_interval, format_value
 from ..recalibration import (RECALIBRATORS, cross_fit, cross_fit_by, map_curves, python_snippet,
                              recalibrated_frame, recalibrated_predictions, recalibration_table)
@@ -186,12 +187,14 @@ def before_after_figure(preds: Predictions, res: dict, cfg, key: tuple):
         views, binning=cfg.scheme(), alpha=cfg.alpha, title=None))
 
 
-def corp_figure(preds: Predictions, res: dict, key: tuple):
+def corp_figure(preds: Predictions, res: dict, key: tuple, alpha: float):
     views = _views(preds, res)
     st.caption("CORP diagrams before and after (out-of-fold rows): the isotonic (PAV) curve of each, with the band "
-               "a calibrated model's curve would stay in.")
-    return cached(("recal_corp",) + key, lambda: figures.corp_diagram(
-        views, bands=("consistency",), n_resamples=100, title=None))
+               "a calibrated model's whole curve stays in with probability 1 - α (labels redrawn from each model's "
+               "predictions).")
+    level = 1.0 - float(alpha)
+    return cached(("recal_corp", level) + key, lambda: figures.corp_diagram(
+        views, bands=("consistency",), level=level, n_resamples=band_resamples(level), title=None))
 
 
 def maps_figure(preds: Predictions, res: dict, key: tuple):

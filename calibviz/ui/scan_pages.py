@@ -175,9 +175,10 @@ def reliability(scan) -> None:
             needs_rows("The CORP diagram (an isotonic fit through every prediction)")
         st.subheader(f"Reliability diagram · {md(view.name)}")
         show_figure(fig, f"reliability_{view.name}", key="reliability")
-        st.caption("Each point is a bin: its mean prediction (x) against the observed rate (y); a calibrated model "
-                   "stays on the diagonal, within the green band. No side histogram of the predictions (it needs "
-                   "the rows): the panel below gives the rows per bin.")
+        st.caption("Each point is a bin: its mean prediction (x) against the observed rate (y). "
+                   + (figures.BAND_READING + " " if s["band"] else "")
+                   + "No side histogram of the predictions (it needs the rows): the panel below gives the rows "
+                   "per bin.")
     with right:
         st.subheader("In plain words")
         _headlines(panel)

@@ -25,7 +25,8 @@ def _library_columns() -> set[str]:
     P = rng.dirichlet([1, 1, 1], 400)
     k = (rng.random(400)[:, None] > P.cumsum(1)).sum(1).clip(0, 2)
     features = pd.DataFrame({"age": rng.uniform(20, 80, 400), "sex": rng.choice(["f", "m"], 400)})
-    tables = [cv.reliability_table(y, p), top_label_table(k, P), corp_table(y, p, n_resamples=20),
+    tables = [cv.reliability_table(y, p), top_label_table(k, P),
+              corp_table(y, p, n_resamples=20, bands=("consistency", "confidence")),
               class_ranking(k, P), variable_ranking(features, y, p, n_resamples=20)]
     return {c for t in tables for c in t.columns}
 

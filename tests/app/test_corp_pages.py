@@ -53,7 +53,9 @@ def test_reliability_corp_mode_on_the_hospital_demo():
     # the confidence band is one click away, and the URL carries the mode
     at.checkbox(key="w_corp_conf").check().run()
     assert_clean(at)
-    assert "Confidence band of the curve (90%)" in _names(figures(at)[0])
+    names = _names(figures(at)[0])
+    # the consistency band at the page's level for the whole curve; the spread of the curve only pointwise
+    assert "Consistency band (95%, whole curve)" in names and "Spread of the refitted curve (95% at each point)" in names
     assert at.query_params["diagram"] == ["corp"] or at.query_params["diagram"] == "corp"
 
 

@@ -23,15 +23,17 @@ def _close(a, b, tol=1e-6):
 def test_corp_diagram_draws_the_table(binary_data):
     y, p = binary_data
     fig = figures.corp_diagram(y, p, bands=("consistency", "confidence"), n_resamples=30, random_state=1)
-    t = corp_table(y, p, bands=("consistency", "confidence"), n_resamples=30, random_state=1)
+    t = corp_table(y, p, bands=("consistency", "confidence"), n_resamples=30, random_state=1,
+                   coverage="simultaneous")  # the figure's default: the band holds for the whole curve
+    assert t.attrs["resample_predictions"] == {"consistency": False, "confidence": True}
     curve = trace_by_name(fig, "CORP curve (PAV)")
     _close(curve.x, t["x"]); _close(curve.y, t["cep"])
     assert "PAV block [" in curve.hovertext[0] and "observed" in curve.hovertext[0]
-    band = trace_by_name(fig, "Consistency band (90%)")
+    band = trace_by_name(fig, "Consistency band (90%, whole curve)")
     assert band.fill == "toself" and band.hoveron == "fills"
     n = len(t)
     _close(band.y[:n], t["consistency_low"]); _close(band.y[n:2 * n], t["consistency_high"][::-1])
-    conf = trace_by_name(fig, "Confidence band of the curve")
+    conf = trace_by_name(fig, "Spread of the refitted curve (90% at each point)")
     _close(conf.y[:n], t["confidence_low"])
     hist = [tr for tr in fig.data if tr.type == "bar"]
     assert {tr.name for tr in hist} == {"Predictions: y = 0", "Predictions: y = 1"}

@@ -46,10 +46,10 @@ def test_reliability_points_error_bars_counts_equal_the_table(binary_data):
     _close(needles[:, 0, 1], 0); _close(needles[:, 1, 1], t["n"])
     gaps = trace_by_name(fig, "Gap")
     _close(gaps.base, t["mean_pred"]); _close(np.asarray(gaps.base) + np.asarray(gaps.y), t["obs_rate"])
-    band = trace_by_name(fig, "Calibrated range (95%)")
+    band = trace_by_name(fig, "Calibrated range (95%, all bins)")
     assert band.fill == "toself" and band.hoveron == "fills"
     corners = np.array(scatter_points(band)).reshape(-1, 5, 2)
-    _close(corners[:, 0, 1], t["accept_low"]); _close(corners[:, 2, 1], t["accept_high"])
+    _close(corners[:, 0, 1], t["band_low"]); _close(corners[:, 2, 1], t["band_high"])
     _close(corners[:, 0, 0], t["lower"]); _close(corners[:, 1, 0], t["upper"])
 
 
@@ -69,9 +69,9 @@ def test_reliability_two_kinds_of_interval_are_named_apart(binary_data):
     y, p = binary_data
     fig = figures.reliability_diagram(y, p, show_band=True)
     names = [t.name for t in fig.data]
-    assert "Observed rate (95% CI)" in names and "Calibrated range (95%)" in names
+    assert "Observed rate (95% CI)" in names and "Calibrated range (95%, all bins)" in names
     pts = trace_by_name(fig, "Observed rate")
-    assert all("95% CI" in h and "a calibrated model would show" in h for h in pts.hovertext)
+    assert all("95% CI" in h and "(all bins at once, 95%)" in h and "this bin alone:" in h for h in pts.hovertext)
 
 
 def test_reliability_histogram_split_by_outcome(binary_data):
