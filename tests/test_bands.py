@@ -133,3 +133,33 @@ def test_calibrated_curves_leave_the_simultaneous_band_at_most_alpha_of_the_time
     assert outside / reps <= 0.05 + 3 * se
     if scores != "rare":  # rare events: most scores share one PAV block at 0, the pointwise band holds more often
         assert outside_pointwise / 20 > 0.5
+
+
+# ----------------------------------------------------------------------------
+# calibration in the large (the Data page's sentence): the engine's test against scipy's binomial
+
+
+@pytest.mark.parametrize("k", [41, 52, 60, 75])
+def test_mean_gap_test_is_the_exact_binomial_test_for_equal_predictions(k):
+    from calibviz.overview import mean_gap_test
+
+    n, q = 200, 0.25   # 200 x 4000 redraws: exact redraws; |K - 50| >= |k - 50| by scipy
+    o = np.r_[np.ones(k), np.zeros(n - k)]
+    t = mean_gap_test(o, np.full(n, q), random_state=1)
+    d = abs(k - n * q)
+    exact = binom.cdf(n * q - d, n, q) + binom.sf(n * q + d - 1, n, q)
+    assert t.method == "redraws"
+    assert abs(t.p_value - min(1.0, exact)) < 4 * np.sqrt(exact * (1 - exact) / t.n_draws) + 1e-3
+    assert np.sign(t.z[0]) == np.sign(k - n * q)
+
+
+@pytest.mark.slow
+def test_calibrated_models_read_as_off_on_average_at_most_alpha():
+    from calibviz.overview import mean_gap_test
+
+    rng = np.random.default_rng(8)
+    reps, hits = 300, 0
+    for _ in range(reps):
+        p = rng.beta(2, 5, 1500)
+        hits += mean_gap_test(rng.uniform(size=1500) < p, p, random_state=int(rng.integers(1 << 31))).p_value <= 0.05
+    assert hits / reps <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / reps)

@@ -9,6 +9,8 @@ from ..io.readers import DECIMALS, DELIMITERS, ENCODINGS
 from ..errors import InputError
 from .. import reduce
 from ..overview import class_table, data_overview
+from ..panel import p_value_words
+from .settings import settings
 from .text import md
 from .blocks import _format_interval, _format_reference, _format_value, _verdict_badge, panel_table, show_headlines
 from .blocks import show_dataframe
@@ -245,37 +247,52 @@ def _digest_key(data: bytes) -> str:
     return hashlib.sha256(data[:1 << 20] + len(data).to_bytes(8, "little")).hexdigest()[:10]
 
 
-def mean_gap_reading(predicted: float, observed: float, positive_class=None) -> str:
+def mean_gap_reading(predicted: float, observed: float, positive_class=None, *, p_value: float = float("nan"),
+                     n_draws: int = 0, alpha: float = 0.05) -> str:
     """The home page's sentence on calibration in the large, in percentage points with one decimal.
 
-    Binary (``positive_class`` given): mean prediction vs prevalence;
-    multiclass: mean confidence vs accuracy. A gap that rounds to 0.0
-    points at that precision reads "matches (within 0.05 percentage
-    points)", never "under-predicts ... by 0.0 percentage points".
+    Binary (``positive_class`` given): mean prediction vs prevalence; multiclass: mean confidence vs accuracy.
+    The direction ("over-predicts", "overconfident") is claimed only where the gap is beyond what a calibrated
+    model shows (``p_value`` of :func:`calibviz.overview.mean_gap_test` at most ``alpha``, from ``n_draws`` null
+    draws): a gap is never exactly 0, and read by its sign alone it called 88-95% of calibrated models over- or
+    under-predicting. Otherwise, and without a p-value, it "matches within chance"; a gap that rounds to 0.0
+    points reads "matches (within 0.05 percentage points)".
 
     Examples
     --------
     >>> mean_gap_reading(0.1662, 0.1660, 1)
     'On average the model **matches** the rate of *1* (within 0.05 percentage points: 16.6% predicted vs 16.6% observed).'
-    >>> mean_gap_reading(0.20, 0.166, 1)
-    'On average the model **over-predicts** the rate of *1* by 3.4 percentage points (20.0% predicted vs 16.6% observed).'
-    >>> mean_gap_reading(0.95, 0.93)
-    'The model is **overconfident** on average: its mean confidence is 95.0% for an accuracy of 93.0% (2.0 percentage points apart).'
+    >>> mean_gap_reading(0.20, 0.166, 1, p_value=1 / 4001, n_draws=4000)
+    'On average the model **over-predicts** the rate of *1* by 3.4 percentage points (20.0% predicted vs 16.6% observed; p ≤ 0.00025 against a calibrated model).'
+    >>> mean_gap_reading(0.169, 0.166, 1, p_value=0.41)
+    'On average the model **matches** the rate of *1* within chance: 16.9% predicted vs 16.6% observed, 0.3 percentage points apart (p = 0.41 against a calibrated model).'
+    >>> mean_gap_reading(0.95, 0.93, p_value=0.002)
+    'The model is **overconfident** on average: its mean confidence is 95.0% for an accuracy of 93.0% (2.0 percentage points apart; p = 0.002 against a calibrated model).'
     """
     points = round(abs(predicted - observed) * 100, 1)
+    beyond = bool(p_value <= alpha)  # NaN: no test, no direction claimed
+    p_text = f"{p_value_words(p_value, n_draws)} against a calibrated model" if p_value == p_value else ""
     if positive_class is not None:
         if points == 0:
             return (f"On average the model **matches** the rate of *{positive_class}* (within 0.05 percentage "
                     f"points: {predicted:.1%} predicted vs {observed:.1%} observed).")
+        if not beyond:
+            return (f"On average the model **matches** the rate of *{positive_class}* within chance: {predicted:.1%} "
+                    f"predicted vs {observed:.1%} observed, {points:.1f} percentage points apart"
+                    + (f" ({p_text})." if p_text else "."))
         direction = "over" if predicted > observed else "under"
         return (f"On average the model **{direction}-predicts** the rate of *{positive_class}* by {points:.1f} "
-                f"percentage points ({predicted:.1%} predicted vs {observed:.1%} observed).")
+                f"percentage points ({predicted:.1%} predicted vs {observed:.1%} observed; {p_text}).")
     if points == 0:
         return (f"The model's mean confidence **matches** its accuracy on average (within 0.05 percentage points: "
                 f"{predicted:.1%} confidence for an accuracy of {observed:.1%}).")
+    if not beyond:
+        return (f"The model's mean confidence **matches** its accuracy within chance: {predicted:.1%} confidence for "
+                f"an accuracy of {observed:.1%}, {points:.1f} percentage points apart"
+                + (f" ({p_text})." if p_text else "."))
     return (f"The model is **{'over' if predicted > observed else 'under'}confident** on average: its mean "
             f"confidence is {predicted:.1%} for an accuracy of {observed:.1%} ({points:.1f} percentage points "
-            "apart).")
+            f"apart; {p_text}).")
 
 
 def data_summary() -> None:
@@ -296,10 +313,11 @@ def data_summary() -> None:
         cols[3].metric("Mean confidence", f"{o['mean_confidence']:.1%}",
                        help="Average top probability; above the accuracy means overconfidence on average.")
     cols[4].metric("Features", o["features"], help="Other columns, available on the Variables page.")
+    test = dict(p_value=o["mean_gap_p_value"], n_draws=o["mean_gap_draws"], alpha=float(settings()["alpha"]))
     if preds.is_binary:
-        st.markdown(mean_gap_reading(o["mean_prediction"], o["prevalence"], o["positive_class"]))
+        st.markdown(mean_gap_reading(o["mean_prediction"], o["prevalence"], o["positive_class"], **test))
     else:
-        st.markdown(mean_gap_reading(o["mean_confidence"], o["accuracy"]))
+        st.markdown(mean_gap_reading(o["mean_confidence"], o["accuracy"], **test))
         with st.expander("Classes"):
             show_dataframe(class_table(preds))
     if preds.weights is not None:  # every number on every page is weighted: say so where the data are described

@@ -121,7 +121,7 @@ def test_a_gap_that_rounds_to_zero_reads_matches():
 
     assert "**matches**" in mean_gap_reading(0.16604, 0.1660, 1) and "0.0 percentage" not in \
         mean_gap_reading(0.16604, 0.1660, 1)
-    assert "under-predicts" in mean_gap_reading(0.1650, 0.1660, 1)
+    assert "under-predicts" in mean_gap_reading(0.1650, 0.1660, 1, p_value=0.01)
     assert "**matches** its accuracy" in mean_gap_reading(0.9300, 0.93004)
     at = app().run()
     # 200 rows, prevalence 0.25, every prediction 0.2502: 0.02 percentage points apart
@@ -131,3 +131,23 @@ def test_a_gap_that_rounds_to_zero_reads_matches():
     text = " ".join(m.value for m in at.markdown)
     assert "On average the model **matches** the rate of *1* (within 0.05 percentage points" in text
     assert "-predicts**" not in text  # (the panel's readings are panel.py's; this is the summary sentence)
+
+
+def test_a_gap_is_read_as_a_direction_only_beyond_chance():
+    """A gap is never exactly 0: read by its sign alone it called 88-95% of calibrated models over- or
+    under-predicting (binary and multiclass)."""
+    from calibviz.ui.home import mean_gap_reading
+
+    assert "**matches** the rate of *1* within chance" in mean_gap_reading(0.169, 0.166, 1, p_value=0.4)
+    assert "**over-predicts**" in mean_gap_reading(0.169, 0.166, 1, p_value=0.04)
+    assert "**over-predicts**" not in mean_gap_reading(0.169, 0.166, 1, p_value=0.04, alpha=0.01)
+    assert "within chance" in mean_gap_reading(0.95, 0.93, p_value=0.2)
+    assert "**matches**" in mean_gap_reading(0.169, 0.166, 1)  # no test: no direction claimed
+    at = app().run()
+    rng = np.random.default_rng(4)
+    p = rng.beta(2, 5, 3000)
+    df = pd.DataFrame({"y": (rng.uniform(size=3000) < p).astype(int), "score": p})  # calibrated
+    upload(at, "calibrated.csv", df.to_csv(index=False).encode())
+    assert_clean(at)
+    text = " ".join(m.value for m in at.markdown)
+    assert "within chance" in text and "against a calibrated model" in text and "-predicts**" not in text
