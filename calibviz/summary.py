@@ -449,6 +449,7 @@ def reliability_table(
     interval="wilson",
     sample_weight=None,
     test="binomial",
+    band_alpha=None,
 ) -> pd.DataFrame:
     """The per-bin table behind every reliability diagram and binned metric.
 
@@ -464,12 +465,18 @@ def reliability_table(
     interval : {"wilson", "beta" (Clopper-Pearson), "jeffreys"}
         Interval for the observed rate (statsmodels ``proportion_confint``).
     sample_weight : array-like of shape (n,), optional
-        Weights: rates and means are weighted; the interval uses Kish's
-        effective sample size; the binomial test and the acceptance band use
-        the unweighted counts (k, n), and ``rejected_rate`` is the weighted
-        share of rejected predictions.
+        Weights: rates and means are weighted; the interval and the
+        acceptance bands use Kish's effective sample size (rounded); TCE's
+        binomial test uses the unweighted counts (k, n), and
+        ``rejected_rate`` is the weighted share of rejected predictions.
     test : {"binomial", "ttest"} or None
         Test for the TCE columns; None skips them.
+    band_alpha : float, optional
+        Level of the all-bins band (``band_low``, ``band_high``); default
+        ``alpha``. A figure of several diagrams judged by eye together
+        passes ``alpha / diagrams`` (Bonferroni over the diagrams, whose
+        bins share rows): all bins of all of them stay inside together with
+        probability at least ``1 - alpha``.
 
     Returns
     -------
@@ -509,10 +516,12 @@ def reliability_table(
         n_rej = np.bincount(bins.index, weights=rej, minlength=bins.n_bins)
         w_rej = n_rej if w is None else np.bincount(bins.index, weights=w * rej, minlength=bins.n_bins)
         rejected = (n_rej, w_rej)
-    return _table(bins.edges, bins.scheme, s, alpha=alpha, interval=interval, test=test, rejected=rejected)
+    return _table(bins.edges, bins.scheme, s, alpha=alpha, interval=interval, test=test, rejected=rejected,
+                  band_alpha=band_alpha)
 
 
-def _table(edges, scheme: str, s: BinStatistics, *, alpha, interval, test, rejected=None) -> pd.DataFrame:
+def _table(edges, scheme: str, s: BinStatistics, *, alpha, interval, test, rejected=None,
+           band_alpha=None) -> pd.DataFrame:
     """The reliability table from bin edges and per-bin sums (second moments included).
 
     ``rejected`` is (rejected rows, rejected weight) per bin, or None without TCE columns. A scan
@@ -522,8 +531,12 @@ def _table(edges, scheme: str, s: BinStatistics, *, alpha, interval, test, rejec
     mean_pred, obs_rate = s.mean_pred[keep], s.obs_rate[keep]
     n_eff = s.effective_n[keep]
     ci_low, ci_high = _stats.proportion_interval(obs_rate * n_eff, n_eff, alpha, interval)
-    acc_low, acc_high = _stats.acceptance_band(s.count[keep], mean_pred, alpha)
-    band_low, band_high = _stats.joint_acceptance_band(s.count[keep], mean_pred, alpha)
+    # the bands are ranges of the (weighted) observed rate: binomial at Kish's effective size, which is the count
+    # without weights (with weights, the unweighted count put 51-56% of calibrated logs outside the all-bins band)
+    band_n = np.maximum(np.rint(n_eff), 1.0)
+    acc_low, acc_high = _stats.acceptance_band(band_n, mean_pred, alpha)
+    band_alpha = alpha if band_alpha is None else band_alpha
+    band_low, band_high = _stats.joint_acceptance_band(band_n, mean_pred, band_alpha)
     table = pd.DataFrame(
         {
             "bin": keep.astype(np.int64),
@@ -551,6 +564,7 @@ def _table(edges, scheme: str, s: BinStatistics, *, alpha, interval, test, rejec
     table.attrs.update(
         scheme=scheme,
         alpha=float(alpha),
+        band_alpha=float(band_alpha),
         interval=str(interval),
         test=test,
         n=int(s.count.sum()),

@@ -2,7 +2,8 @@
 import streamlit as st
 
 from calibviz import figures
-from calibviz.multiclass import TOP_LABEL_READING, class_ranking, readable_class_ranking, top_label_table
+from calibviz.multiclass import (GRID_READING, TOP_LABEL_READING, class_ranking, class_reference_draws, class_test_sentence,
+                                 readable_class_ranking, top_label_table)
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, panel_table, show_figure, show_headlines, \
     show_metric_table, zoom_bin_picker
@@ -63,20 +64,27 @@ with tab_tl:
     small = cached(("tl_small", fp, scheme, offset), lambda: figures.top_label_small_multiples(
         y, P, binning=scheme, classes=classes, sample_weight=w, top_n=20, offset=int(offset), title=""))
     show_figure(small, f"top_label_per_class_{preds.name}", key="tl_small")
+    st.caption(GRID_READING)
 with tab_cw:
+    n_ref = class_reference_draws(len(classes), cfg.alpha, preds.n)
+
     def _ranking():
         with progress_bar("Ranking classes") as progress:
             return class_ranking(y, P, binning=scheme, classes=classes, sample_weight=w, n_resamples=n_boot,
-                                 random_state=seed, progress=progress)
+                                 random_state=seed, progress=progress, n_reference=n_ref)
 
-    ranking = cached(("class_ranking", fp, scheme, n_boot, seed), _ranking)
+    ranking = cached(("class_ranking", fp, scheme, n_boot, seed, n_ref), _ranking)
+    sentence = class_test_sentence(ranking, cfg.alpha, escape=md, strong=lambda t: f"**{t}**")
+    st.markdown(sentence or f"The classes are not tested one by one on {preds.n:,} rows (the class-wise ECE's "
+                            "verdict in the metric table judges them together).")
     k = len(classes)
     offset = st.number_input("First rank shown", min_value=0, max_value=max(0, k - 1), value=0, step=12,
-                             key="w_cw_offset", help="Panels are ranked by class-wise ECE, worst first; "
+                             key="w_cw_offset", help="Panels are ranked by class-wise ECE, largest first; "
                                                      "page through 12 at a time.") if k > 12 else 0
     grid = cached(("cw_grid", fp, scheme, n_boot, seed, offset), lambda: figures.classwise_grid(
         y, P, binning=scheme, classes=classes, sample_weight=w, ranking=ranking, top_n=12, offset=int(offset),
         title=""))
     show_figure(grid, f"classwise_{preds.name}", key="cw")
+    st.caption(GRID_READING)
     show_dataframe(readable_class_ranking(ranking))
     download_table(ranking, f"class_ranking_{preds.name}", label="Ranking as CSV", key="class_ranking")

@@ -54,6 +54,20 @@ def test_joint_band_of_one_bin_is_the_bins_band_and_the_table_carries_it():
 
 
 @pytest.mark.slow
+def test_weighted_calibrated_logs_leave_the_joint_band_about_alpha_of_the_time():
+    # the weighted observed rate against a band at Kish's effective size: with the unweighted count as the
+    # band's size, 51-56% of these logs (lognormal weights, sigma 1) were outside
+    rng = np.random.default_rng(6)
+    reps, outside = 300, 0
+    for _ in range(reps):
+        p = rng.beta(2, 5, 2000)
+        y = (rng.uniform(size=2000) < p).astype(int)
+        t = cv.reliability_table(y, p, binning=Uniform(15), sample_weight=rng.lognormal(0, 1, 2000), test=None)
+        outside += bool(((t.obs_rate < t.band_low) | (t.obs_rate > t.band_high)).any())
+    assert outside / reps <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / reps)
+
+
+@pytest.mark.slow
 def test_calibrated_logs_leave_the_joint_band_at_most_alpha_of_the_time():
     rng = np.random.default_rng(3)
     reps, outside, outside_each = 300, 0, 0
@@ -93,13 +107,15 @@ def test_band_limits_pointwise_and_too_few_draws_and_bad_input():
     np.testing.assert_allclose(hi, np.quantile(d, 0.9, axis=0))
     lo, hi = band_limits(d[:20], 0.95, "simultaneous")  # 10 held-out curves cannot resolve 95%
     assert (lo == 0).all() and (hi == 1).all()
-    assert band_resamples(0.95) == 100 and band_resamples(0.99) == 198 and band_resamples(0.95, 500) == 500
+    assert band_resamples(0.95) == 200 and band_resamples(0.99, 100) == 198 and band_resamples(0.95, 500) == 500
     lo, hi = band_limits(d[:band_resamples(0.99, 2)], 0.99, "simultaneous")
     assert (hi < 1).all()
     with pytest.raises(InputError, match="coverage must be"):
         band_limits(d, 0.9, "global")
     with pytest.raises(InputError, match="coverage must be"):
         corp_table([0, 1, 1], [0.2, 0.5, 0.7], coverage="everywhere")
+    with pytest.raises(InputError, match="fixed predictions"):
+        corp_table([0, 1, 1], [0.2, 0.5, 0.7], coverage="simultaneous", resample_predictions=True)
 
 
 def test_simultaneous_consistency_band_flags_a_miscalibrated_model():

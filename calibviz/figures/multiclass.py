@@ -12,7 +12,8 @@ from .. import multiclass as _mc
 from ..binning import Uniform
 from ..errors import InputError
 from ..panel import format_interval, format_value
-from ._base import bin_label, count_text, level_label, record_about, require_columns, round_list, table_about
+from ._base import (bin_label, count_text, level_label, record_about, rectangles, require_columns, round_list,
+                    table_about)
 from .reliability import reliability_hover
 from .theme import AXIS, COLORS, PALETTE, apply_theme, with_alpha
 
@@ -176,6 +177,13 @@ def _grid(tables: dict, titles: dict, order: list, cols: int, title, height, lev
         fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(color=COLORS["diagonal"], dash="dash",
                                  width=1), name="Perfect calibration", showlegend=first, legendgroup="diag",
                                  hoverinfo="skip"), row=r + 1, col=c + 1)
+        if len(t) and "band_low" in t.columns:
+            bx, by = rectangles(t["lower"], t["upper"], t["band_low"], t["band_high"])
+            fig.add_trace(go.Scatter(
+                x=bx, y=by, mode="lines", fill="toself", line=dict(width=0.5, color=with_alpha(COLORS["band"], 0.6)),
+                fillcolor=with_alpha(COLORS["band"], 0.18), hoverinfo="skip", showlegend=first,
+                name=f"Calibrated range ({level_label(level_alpha)}, all bins of all panels)",
+                legendgroup="band"), row=r + 1, col=c + 1)
         if len(t):
             fig.add_trace(go.Scatter(
                 x=round_list(t["mean_pred"]), y=round_list(t["obs_rate"]), mode="lines+markers",
@@ -264,7 +272,7 @@ def classwise_grid(y_true=None, y_prob=None, *, binning=Uniform(15), classes=Non
                    alpha: float = 0.05, tables: dict | None = None, ranking: pd.DataFrame | None = None,
                    n_resamples: int = 200, random_state=0, top_n: int | None = 12, offset: int = 0, cols: int = 4,
                    title: str | None = None, height: int | None = None) -> go.Figure:
-    """Class-wise (one-vs-rest) reliability diagrams ranked by calibration error, worst first.
+    """Class-wise (one-vs-rest) reliability diagrams ranked by calibration error, largest first.
 
     Each panel is the reliability diagram of "class l vs rest" on all rows;
     panel titles give the rank, the class's ECE with its bootstrap interval
@@ -331,7 +339,7 @@ def classwise_grid(y_true=None, y_prob=None, *, binning=Uniform(15), classes=Non
         share = f" ({100 * r['share']:.1f}% of rows)" if "share" in r and np.isfinite(r["share"]) else ""
         titles[k] = f"#{int(r['rank'])} {k}{share}<br>ECE {format_value(r['value'], 'probability')}{ci}"
     if title is None:
-        title = "Class-wise reliability, worst class first"
+        title = "Class-wise reliability, largest class-wise ECE first"
         overall = ranking.attrs.get("overall")
         if overall is not None:
             title += f" (CW-ECE {format_value(overall, 'probability')})"

@@ -424,7 +424,7 @@ class Scan:
         return self._solve(lambda atoms: self._bins(binning, atoms))[2]
 
     def reliability_table(self, binning=Uniform(15), alpha=0.05, *, interval="wilson",
-                          test="binomial") -> pd.DataFrame:
+                          test="binomial", band_alpha=None) -> pd.DataFrame:
         """The per-bin table of :func:`calibviz.reliability_table`, from the scan.
 
         Parameters
@@ -434,6 +434,8 @@ class Scan:
         interval : {"wilson", "beta", "jeffreys"}
         test : {"binomial", "ttest"} or None
             TCE columns (``rejected``, ``rejected_rate``); None skips them.
+        band_alpha : float, optional
+            As :func:`calibviz.reliability_table`.
 
         Returns
         -------
@@ -454,7 +456,8 @@ class Scan:
         def step(atoms):
             edges, index, s, name = self._bins(binning, atoms, edges=True)
             rejected = None if test is None else _ref.rejected(atoms, index, s, alpha=alpha, test=test)
-            return _table(edges, name, s, alpha=alpha, interval=interval, test=test, rejected=rejected)
+            return _table(edges, name, s, alpha=alpha, interval=interval, test=test, rejected=rejected,
+                          band_alpha=band_alpha)
 
         return self._solve(step)
 

@@ -156,7 +156,7 @@ def per_class_top_label_tables(scan, binning="uniform", alpha: float = 0.05, tes
         view = scan.top_label_view(c)
         if view.n == 0:
             continue
-        t = view.reliability_table(binning, alpha, test=test)
+        t = view.reliability_table(binning, alpha, test=test, band_alpha=alpha / len(classes))
         t.attrs.update(label=str(c), class_index=i, name=f"predicted = {c}", share=t.attrs["total_weight"] / total,
                        ece=_ece(t))
         out[str(c)] = t
@@ -174,7 +174,7 @@ def classwise_tables(scan, binning="uniform", alpha: float = 0.05, test=None) ->
     out = {}
     for i, c in enumerate(classes):
         view = scan.class_view(c)
-        t = view.reliability_table(binning, alpha, test=test)
+        t = view.reliability_table(binning, alpha, test=test, band_alpha=alpha / len(classes))
         t.attrs.update(label=str(c), class_index=i, name=f"{c} vs rest", prevalence=view.prevalence, ece=_ece(t))
         out[str(c)] = t
     return out

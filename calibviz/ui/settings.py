@@ -237,7 +237,8 @@ def uncertainty_controls() -> None:
     _widget("interval", st.selectbox, label="Interval for observed rates", options=list(INTERVAL_LABELS),
             format_func=INTERVAL_LABELS.get, help="Binomial confidence interval drawn around each bin's rate.")
     _widget("band", st.checkbox, label="Show acceptance band",
-            help="Range of rates a perfectly calibrated model would show in each bin (binomial, 1 - α).")
+            help="Range of rates that all bins of a perfectly calibrated model stay in together with probability "
+                 "1 - α (binomial, each bin at 1 - (1 - α)^(1/bins)): a point outside is evidence at level α.")
     _widget("boot", st.select_slider, label="Bootstrap resamples", options=list(RESAMPLES),
             help="Resamples for the metric intervals; 0 turns them off (faster).")
     _widget("seed", st.number_input, label="Random seed", min_value=0, step=1,
