@@ -40,7 +40,7 @@ from .metrics import band_resamples, corp_table, decomposition_table
 from .summary import reliability_table
 from .variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreement_ranges, largest_disagreement,
                         no_range_sentence, numeric_values, range_sentence, readable_ranking, top_variable_words,
-                        variable_curves, variable_ranking)
+                        variable_curves, variable_ranking, vece_test_sentence)
 
 __all__ = ["build_report", "write_report", "report_contents", "resolve_metrics", "metric_key", "format_value",
            "format_interval", "VERSION_PACKAGES"]
@@ -234,9 +234,11 @@ def _binary_view(p: Predictions):
 
 
 def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg: PanelConfig, n_resamples: int,
-                   confidence: float, random_state, prog: _Progress, headline: list, test_classes: bool = True) -> str:
-    """The HTML of one model; appends plain-language sentences to ``headline``. ``test_classes``: test each
-    class against a calibrated model (off with the references, ``n_reference=0``)."""
+                   confidence: float, random_state, prog: _Progress, headline: list,
+                   n_reference: int | None = None) -> str:
+    """The HTML of one model; appends plain-language sentences to ``headline``. ``n_reference``: as
+    :func:`build_report` (0: no calibrated-model reference, for the classes' test and MCB's either)."""
+    test_classes = n_reference != 0
     anchor = f"model-{idx}"
     v = _binary_view(p)
     what = (f"P({_e(p.positive_label)}), the probability of the positive class" if p.is_binary else
@@ -247,7 +249,8 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
     fig = figures.reliability_diagram(v.y, v.p, binning=scheme, alpha=cfg.alpha, sample_weight=v.w,
                                       show_band=True, title=None)
     parts += _reliability_parts(anchor, p.is_binary, what, fig, table, cfg)
-    parts += _corp_parts(anchor, v, what, p.is_binary, random_state, headline, cfg.alpha)
+    parts += _corp_parts(anchor, v, what, p.is_binary, random_state, headline, cfg,
+                         200 if n_reference is None else n_reference)
     prog.step()
     tce_bins = PAVABC(cfg.n_min, cfg.n_max)
     tce_table = reliability_table(v.y, v.p, binning=tce_bins, alpha=cfg.alpha, sample_weight=v.w)
@@ -290,7 +293,7 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
         top = ranking.iloc[0]
         top_curve = ranking[ranking["feature"].isin(numeric)]
         strong = lambda t: f"<b>{t}</b>"  # noqa: E731
-        parts += _vece_parts(anchor, ranking, headline)
+        parts += _vece_parts(anchor, ranking, headline, cfg.alpha)
         if len(numeric) > MAX_RANKED_FEATURES:
             parts.append(f"<p>The first {MAX_RANKED_FEATURES} of {len(numeric):,} numeric columns are ranked.</p>")
         if not len(top_curve):  # categorical columns only: no curves
@@ -431,17 +434,25 @@ def _document(title: str, n_models: int, toc: list[str], body: str) -> str:
             + "".join(toc) + body + "</body></html>\n")
 
 
-def _vece_parts(anchor: str, ranking: pd.DataFrame, headline: list) -> list[str]:
-    """The VECE ranking (figure and table); a categorical top variable's sentence goes to ``headline``."""
+def _vece_parts(anchor: str, ranking: pd.DataFrame, headline: list, alpha: float) -> list[str]:
+    """The VECE ranking (figure and table); which variables are beyond a calibrated model's VECE goes to
+    ``headline`` (a scan's ranking has no reference: then a categorical top variable's sentence, as the
+    largest)."""
     rank_fig = figures.vece_ranking(ranking=ranking.assign(feature=_labels(ranking["feature"])), title=None)
     top = ranking.iloc[0]
-    if top["type"] == "categorical":
-        level = top["level_at_max_vce"]
+    tested = vece_test_sentence(ranking, alpha, escape=_e, strong=lambda t: f"<b>{t}</b>")
+    level = top["level_at_max_vce"] if top["type"] == "categorical" else None
+    # the level with the largest gap is named only where its variable is beyond chance (or untested: as the largest)
+    flagged = tested is None or bool(top["p_adjusted"] <= alpha)
+    level_words = (f"; in {_e(top['feature'])}, level <b>{_e(level)}</b> has the largest gap "
+                   f"({100 * top['max_vce']:.1f} percentage points between error and predicted error)"
+                   if flagged and level is not None and pd.notna(level) else "")
+    if tested is not None:
+        headline.append(tested[:-1] + level_words + "." if level_words else tested)
+    elif top["type"] == "categorical":
         headline.append(f"Of the variables, <b>{_e(top['feature'])}</b> {top_variable_words(ranking)} "
-                        f"(VECE {format_value(top['vece'], 'probability')} over its levels)"
-                        + (f"; its level <b>{_e(level)}</b> is the furthest from calibrated ("
-                           f"{100 * top['max_vce']:.1f} percentage points between error and predicted error)."
-                           if level is not None and pd.notna(level) else "."))
+                        f"(VECE {format_value(top['vece'], 'probability')} over its levels; not tested against a "
+                        f"calibrated model){level_words}.")
     return [f'<h3 id="{anchor}-variables">Variables ranked by VECE</h3>',
             "<p>A model can be calibrated on average and miscalibrated along a variable (Kelly &amp; Smyth "
             "2023): VECE is the row-weighted gap between actual and predicted error in equal-mass bins of "
@@ -451,18 +462,21 @@ def _vece_parts(anchor: str, ranking: pd.DataFrame, headline: list) -> list[str]
 
 
 def _corp_parts(anchor: str, v, what: str, is_binary: bool, random_state, headline: list,
-                alpha: float) -> list[str]:
-    """The CORP diagram of a view (PAV curve, consistency band, histogram) and its Brier decomposition."""
+                cfg: PanelConfig, n_reference: int) -> list[str]:
+    """The CORP diagram of a view (PAV curve, consistency band, histogram) and its Brier decomposition, with MCB
+    read against a calibrated model's (MCB is above 0 for every model: the PAV fit follows the noise)."""
+    alpha = cfg.alpha
     level = 1.0 - alpha
     ct = corp_table(v.y, v.p, sample_weight=v.w, bands=("consistency",), level=level, coverage="simultaneous",
                     n_resamples=band_resamples(level), random_state=random_state)
     d = ct.attrs["decomposition"]
     fig = figures.corp_diagram(v.y, v.p, sample_weight=v.w, table=ct, title=None)
-    share = 100 * d["miscalibration"] / d["score"] if d["score"] > 0 else float("nan")
+    mcb = metric_panel(v.y, v.p, metrics=("mcb",), config=cfg, sample_weight=v.w, n_resamples=0,
+                       random_state=random_state, n_reference=n_reference).iloc[0]
     sentence = (f"CORP decomposition: Brier score {format_value(d['score'], 'score')} = MCB "
                 f"{format_value(d['miscalibration'], 'score')} − DSC {format_value(d['discrimination'], 'score')} + "
-                f"UNC {format_value(d['uncertainty'], 'score')}; miscalibration costs {share:.1f}% of the Brier "
-                "score (what isotonic recalibration would save).")
+                f"UNC {format_value(d['uncertainty'], 'score')}. " + mcb["reading"]
+                + ("" if n_reference else " (MCB not tested against a calibrated model: references off.)"))
     headline.append(_e(sentence))
     return [f'<h3 id="{anchor}-corp">CORP reliability diagram ({"positive class" if is_binary else "confidence"})'
             "</h3>",
@@ -864,7 +878,7 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
         prog.step()
         headline[name] = _panel_headline(panel)
         sections.append(_model_section(i, name, p, panel, config, n_resamples, confidence, random_state, prog,
-                                       headline[name], test_classes=n_reference != 0))
+                                       headline[name], n_reference=n_reference))
     compare_html, compare_lines = "", []
     fixed = 200 if n_reference is None else n_reference  # comparisons and recalibration: one test per metric
     if len(models) > 1:

@@ -151,7 +151,7 @@ def _model_section(idx: int, name: str, s: Scan, panel: pd.DataFrame, cfg: Panel
         ranking = s.variable_ranking(ranked, n_resamples=n_resamples, confidence=confidence,
                                      random_state=random_state, progress=prog.inner())
         if len(ranking):
-            parts += _vece_parts(anchor, ranking, headline)
+            parts += _vece_parts(anchor, ranking, headline, cfg.alpha)
             if len(features) > MAX_RANKED_FEATURES:
                 parts.append(f"<p>The first {MAX_RANKED_FEATURES} of {len(features):,} feature columns are "
                              "ranked.</p>")
