@@ -365,7 +365,7 @@ def _tce_parts(anchor: str, fig, table: pd.DataFrame, cfg: PanelConfig, violins:
              if violins is None else "per bin, its mean prediction (black tick) and its observed rate (red segment)")
     return [f'<h3 id="{anchor}-tce">Test-based reliability diagram (TCE)</h3>',
             f"<p>PAVA-BC bins: {shown}; the bars below count the predictions a binomial test at level "
-            f"{cfg.alpha:g} rejects against the bin's observed rate.</p>",
+            f"{cfg.alpha:g} rejects against the bin's observed rate. {_e(figures.TCE_BARS_READING)}</p>",
             (f'<p class="unavailable">{violins}</p>' if violins else ""),
             f'<div class="figure">{_figure_html(fig)}</div>',
             f"<details><summary>Per-bin table (PAVA-BC bins)</summary>{_table_html(table)}</details>"]

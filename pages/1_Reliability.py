@@ -88,8 +88,10 @@ with tab_bins:
     show_dataframe(table)
     download_table(table, f"bins_{preds.name}_{view.name}", key="bins")
 with tab_sens:
-    st.caption("How each metric moves with the number of bins, per binning scheme: a stable conclusion "
-               "should not hinge on one choice.")
+    st.caption("How each metric moves with the number of bins, per binning scheme: a stable conclusion should not "
+               "hinge on one choice. The bands are bootstrap intervals of the value, not tests: a calibrated "
+               "model's ECE and MCE are above 0 too and grow with the number of bins (fewer rows per bin, noisier "
+               "gaps); what a calibrated model would show at the chosen binning is in the Metrics tab.")
     # Bands from 100 resamples per point while that stays cheap; on large data the curves alone.
     n_sens = 100 if view.n * 100 <= BOOTSTRAP_ROW_BUDGET else 0
     if not n_sens:

@@ -37,6 +37,7 @@ fig = cached(("tce_fig", s["tce_axis"]) + key, lambda: figures.tce_diagram(
     view.y, view.p, binning=scheme, alpha=alpha, sample_weight=view.w, x_axis=s["tce_axis"],
     title=f"Test-based reliability diagram · {view.name}"))
 show_figure(fig, f"tce_{preds.name}_{view.name}", key="tce")
+st.caption(figures.TCE_BARS_READING)
 
 tab_cmp, tab_violin, tab_table = st.tabs(["Binning comparison", "Predictions per bin", "Per-bin table"])
 with tab_cmp:
@@ -49,6 +50,7 @@ with tab_violin:
     violin = cached(("violin",) + key, lambda: figures.violin_per_bin(view.y, view.p, binning=scheme, alpha=alpha,
                                                                        sample_weight=view.w))
     show_figure(violin, f"violins_{preds.name}", key="violin")
+    st.caption(figures.VIOLIN_READING)
 with tab_table:
     show_dataframe(table)
     download_table(table, f"tce_bins_{preds.name}_{view.name}", key="tce_bins")

@@ -11,6 +11,7 @@ from calibviz.ui.blocks import show_dataframe
 from calibviz.ui.source import scan_dispatch
 from calibviz.ui.compute import cached, progress_bar
 from calibviz.ui.settings import panel_config, settings
+from calibviz.ui.text import md
 
 page_setup("Multiclass", controls=("binning", "uncertainty"))
 scan_dispatch("Multiclass")  # an opened large file analysed on every page: its binned views (ui.scan_pages)

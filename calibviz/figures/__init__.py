@@ -16,13 +16,15 @@ from .recalibration import recalibration_maps
 from .multiclass import bin_zoom, classwise_grid, top_label_diagram, top_label_small_multiples
 from .reliability import BAND_READING, reliability_diagram
 from .sensitivity import binning_sensitivity
-from .testbased import binning_comparison, tce_diagram, violin_per_bin
+from .testbased import TCE_BARS_READING, VIOLIN_READING, binning_comparison, tce_diagram, violin_per_bin
 from .theme import apply_theme
 from .variable import level_reliability, variable_curves, vece_ranking
 
 __all__ = [
     "reliability_diagram",
     "BAND_READING",
+    "TCE_BARS_READING",
+    "VIOLIN_READING",
     "CORP_BAND_READING",
     "tce_diagram",
     "violin_per_bin",

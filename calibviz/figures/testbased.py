@@ -12,11 +12,21 @@ from ..errors import InputError
 from ..panel import format_value
 from ..summary import reliability_table
 from ._base import (FittedBins, binary_inputs, bin_label, count_text, level_label, require_columns,
-                    record_about, round_list, round_list_obj, segments, table_about)
+                    record_about, rectangles, round_list, round_list_obj, segments, table_about)
 from .reliability import reliability_hover
 from .theme import AXIS, COLORS, apply_theme, with_alpha
 
-__all__ = ["tce_diagram", "violin_per_bin", "binning_comparison"]
+__all__ = ["tce_diagram", "violin_per_bin", "binning_comparison", "TCE_BARS_READING", "VIOLIN_READING"]
+
+#: How to read the TCE diagram's bars: a calibrated model's predictions are rejected too.
+TCE_BARS_READING = ("The red part of each bin's bar counts the predictions that the binomial test rejects there. A "
+                    "calibrated model's predictions are rejected too, more so in large bins (its TCE's range is in the "
+                    "sentence above): a red bar is no verdict on its own bin; the TCE against that range is the test.")
+#: How to read the violins: the observed rate against the band for all bins, not a violin against the diagonal.
+VIOLIN_READING = ("Each violin is the spread of a bin's predictions, drawn at the bin's observed rate. A bin is "
+                  "beyond chance where its observed rate (the marker) lies outside the green band, which all bins "
+                  "of a calibrated model stay in together with probability 1 - α; a narrow violin off the diagonal "
+                  "but inside the band is within chance.")
 
 
 def _single(y_true, y_prob, sample_weight, table, what):
@@ -250,9 +260,12 @@ def violin_per_bin(y_true=None, y_prob=None, *, binning=Uniform(10), alpha: floa
     Each bin's predictions are drawn as a horizontal violin along the
     predicted-probability axis, placed at the height of the bin's observed
     rate; a marker at (mean prediction, observed rate) carries the interval
-    of the observed rate. A bin is calibrated where its violin straddles the
-    diagonal; a violin that lies wholly off the diagonal holds predictions
-    that all disagree with what was observed.
+    of the observed rate, and the green band is the range all bins of a
+    calibrated model stay in together (the table's ``band_low``,
+    ``band_high``). A violin wholly off the diagonal is not evidence on its
+    own: on calibrated logs of 2,000-20,000 rows some PAVA-BC bin's violin
+    missed the diagonal on 89-99% of them (narrow bins, noisy rates); a
+    marker outside the band is (:data:`VIOLIN_READING`).
 
     Parameters
     ----------
@@ -288,8 +301,8 @@ def violin_per_bin(y_true=None, y_prob=None, *, binning=Uniform(10), alpha: floa
     >>> rng = np.random.default_rng(1)
     >>> p = rng.uniform(size=2000); y = (rng.uniform(size=2000) < p).astype(int)
     >>> fig = violin_per_bin(y, p)
-    >>> fig.data[1].fill
-    'toself'
+    >>> fig.data[1].name, fig.data[2].fill
+    ('Calibrated range (95%, all bins)', 'toself')
     """
     m = _single(y_true, y_prob, sample_weight, table, "violin_per_bin")
     if m.table is None:
@@ -307,6 +320,11 @@ def violin_per_bin(y_true=None, y_prob=None, *, binning=Uniform(10), alpha: floa
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="Perfect calibration",
                              line=dict(color=COLORS["diagonal"], dash="dash", width=1.5), hoverinfo="skip"))
+    if "band_low" in table.columns:
+        bx, by = rectangles(table["lower"], table["upper"], table["band_low"], table["band_high"])
+        fig.add_trace(go.Scatter(x=bx, y=by, mode="lines", fill="toself", hoveron="fills", hoverinfo="name",
+                                 line=dict(width=0.5, color=with_alpha(COLORS["band"], 0.6)),
+                                 fillcolor=with_alpha(COLORS["band"], 0.18), name=f"Calibrated range ({level}, all bins)"))
     blue = COLORS["prediction"]
     fig.add_trace(go.Scatter(x=vx, y=vy, mode="lines", fill="toself", fillcolor=with_alpha(blue, 0.35),
                              line=dict(color=blue, width=1), name="Predictions in the bin (density)",

@@ -341,7 +341,8 @@ def open_in_compare(preds: Predictions, res: dict) -> str:
 
 
 def variable_figures(preds: Predictions, res: dict, method: str, feature: str, alpha: float, key: tuple):
-    """(before figure, after figure, VECE before, VECE after) along ``feature`` for one method (evaluated rows)."""
+    """(before figure, after figure, VECE before, VECE after, the after curve's p-value along the whole curve)
+    along ``feature`` for one method (evaluated rows)."""
     from ..metrics import vece
     from ..variables import disagreement_ranges, variable_curves
 
@@ -355,11 +356,11 @@ def variable_figures(preds: Predictions, res: dict, method: str, feature: str, a
         curves = variable_curves(x, y, P, kind="error", alpha=alpha, scale="percent", sample_weight=w)
         ranges = disagreement_ranges(curves)
         return (figures.variable_curves(x, curves=curves, ranges=ranges, name=feature, title=title),
-                float(vece(x, y, P, sample_weight=w)))
+                float(vece(x, y, P, sample_weight=w)), float(curves.attrs["p_value"]), int(curves.attrs["n_draws"]))
 
     def compute():
-        before, v_before = one(_y_prob(preds)[rows], f"Before: error along {feature}")
-        after, v_after = one(cf.y_prob[rows], f"After {METHOD_LABELS[method]}: error along {feature}")
-        return before, after, v_before, v_after
+        before, v_before, _, _ = one(_y_prob(preds)[rows], f"Before: error along {feature}")
+        after, v_after, p_after, n_draws = one(cf.y_prob[rows], f"After {METHOD_LABELS[method]}: error along {feature}")
+        return before, after, v_before, v_after, p_after, n_draws
 
     return cached(("recal_var", method, feature, alpha) + key, compute)

@@ -225,6 +225,7 @@ def test_based(scan) -> None:
     fig = cached(("tce_fig", s["tce_axis"]) + key, lambda: figures.tce_diagram(
         table=table, alpha=alpha, x_axis=s["tce_axis"], title=f"Test-based reliability diagram · {view.name}"))
     show_figure(fig, f"tce_{view.name}", key="tce")
+    st.caption(figures.TCE_BARS_READING)
     tab_cmp, tab_violin, tab_table = st.tabs(["Binning comparison", "Predictions per bin", "Per-bin table"])
     with tab_cmp:
         blocks = (f"on a view of more than {EXACT_BLOCK_ROWS:,} rows PAVA and PAVA-BC blocks start on the 2⁻¹⁶ "
