@@ -74,10 +74,14 @@ s = settings()
 triptych(views, fps, s, ref, n_boot=int(table.attrs.get("n_resamples", 0)))
 
 st.subheader("Side by side")
+if s["band"]:
+    st.caption(f"The green bands hold for all bins of the {len(views)} diagrams together (probability 1 - α; each "
+               f"at α / {len(views)}): a point outside is evidence at level α that its model is miscalibrated.")
 cols = st.columns(min(len(views), 3))
 for i, (name, v) in enumerate(views.items()):
     with cols[i % len(cols)]:
         fig = cached(("compare_single", name) + key, lambda v=v, name=name: figures.reliability_diagram(
             v.y, v.p, binning=cfg.scheme(), alpha=cfg.alpha, interval=s["interval"], sample_weight=v.w,
-            show_band=bool(s["band"]), show_histogram=False, title=name))
+            show_band=bool(s["band"]), show_histogram=False, title=name,
+            band_alpha=cfg.alpha / len(views)))  # the models' diagrams are read together: all bins of all of them
         show_figure(fig, f"reliability_{name}", key=f"single_{i}")

@@ -67,6 +67,7 @@ def reliability_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), alpha:
                         interval: str = "wilson", sample_weight=None, table=None,
                         show_ci: bool = True, show_band: bool = False, show_gaps: bool = False,
                         show_counts: bool = True, show_histogram: bool = True, hist_bins: int = 30,
+                        band_alpha: float | None = None,
                         outcome_labels: tuple[str, str] = ("y = 0", "y = 1"),
                         title: str | None = "Reliability diagram", height: int | None = None) -> go.Figure:
     """Standard reliability diagram: (mean prediction, observed rate) per bin, one or several models.
@@ -102,6 +103,10 @@ def reliability_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), alpha:
         test, ``accept_low``, ``accept_high``) is left by some bin of a
         calibrated model far more often (27-45% of calibrated logs with 10-15
         bins), so the hover shows it as "this bin alone".
+    band_alpha : float, optional
+        Level of the band (default ``alpha``): several diagrams read
+        together pass ``alpha / diagrams`` (the Compare page's side by
+        side), as :func:`calibviz.summary.reliability_table`.
     show_gaps : bool, default False
         Bars from the diagonal to the observed rate (the gap of each bin).
     show_counts : bool, default True
@@ -145,7 +150,8 @@ def reliability_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), alpha:
     models = binary_inputs(y_true, y_prob, sample_weight, table)
     for m in models:
         if m.table is None:
-            m.table = m.reliability_table(binning=binning, alpha=alpha, interval=interval, test=None)
+            m.table = m.reliability_table(binning=binning, alpha=alpha, interval=interval, test=None,
+                                          band_alpha=band_alpha)
         require_columns(m.table, _TABLE_COLUMNS, f"reliability table of {m.name!r}")
     with_hist = show_histogram and any(m.p is not None for m in models)
     rows = 2 if show_counts else 1

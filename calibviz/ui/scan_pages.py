@@ -357,7 +357,7 @@ def compare(scan) -> None:
         with cols[i % len(cols)]:
             fig = cached(("compare_single", name) + key, lambda v=v, name=name: figures.reliability_diagram(
                 v, binning=cfg.scheme(), alpha=cfg.alpha, interval=s["interval"], show_band=bool(s["band"]),
-                show_histogram=False, title=name))
+                show_histogram=False, title=name, band_alpha=cfg.alpha / len(views)))  # read together
             show_figure(fig, f"reliability_{name}", key=f"single_{i}")
 
 
