@@ -9,7 +9,11 @@ binning.
 
 Intervals come from :func:`calibviz.metrics.bootstrap` with the same seed for
 every (scheme, B): the resamples are shared (common random numbers), so the
-curves of one metric are comparable across B and schemes.
+curves of one metric are comparable across B and schemes. A bootstrap
+interval of a binned error never contains 0 and the error of a calibrated
+model grows with B too, so each point can also carry what a calibrated model
+with these predictions shows at that binning (``n_reference``: labels
+redrawn from the predictions, :func:`calibviz.metrics.consistency_test`).
 """
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ import pandas as pd
 from . import metrics as _metrics
 from .binning import get_scheme
 from .errors import InputError
+from .metrics.consistency import consistency_test
 from .metrics.resampling import bootstrap
 from .validation import check_binary
 
@@ -59,8 +64,9 @@ _SCHEME_LABELS = {"uniform": "equal width", "equal_mass": "equal mass", "quantil
 
 def binning_sensitivity(y_true, y_prob, *, metrics=("ece",), schemes=("uniform", "equal_mass"),
                         n_bins=(5, 10, 15, 20, 25, 30), n_resamples: int = 200, confidence: float = 0.95,
-                        sample_weight=None, alpha: float = 0.05, random_state=0, progress=None) -> pd.DataFrame:
-    """Metric value and bootstrap interval for every (metric, scheme, number of bins).
+                        sample_weight=None, alpha: float = 0.05, random_state=0, progress=None,
+                        n_reference: int = 0) -> pd.DataFrame:
+    """Metric value, bootstrap interval and a calibrated model's range for every (metric, scheme, number of bins).
 
     Parameters
     ----------
@@ -84,18 +90,25 @@ def binning_sensitivity(y_true, y_prob, *, metrics=("ece",), schemes=("uniform",
     confidence : float, default 0.95
     sample_weight : array-like of shape (n,), optional
     alpha : float, default 0.05
-        Significance level of TCE's test.
+        Significance level of TCE's test, and of the reference: its range
+        is the central 1 - 2 alpha of the redraws, the range beside a
+        one-sided verdict at alpha (a value above it is beyond what a
+        calibrated model shows at that binning, one point at a time).
     random_state : int, default 0
         One seed for all points (shared resamples).
     progress : callable ``progress(done, total)``, optional
         Called after each point.
+    n_reference : int, default 0
+        Labels redrawn from the predictions per point (the same seed at
+        every point); 0 skips the reference (NaN).
 
     Returns
     -------
     pandas.DataFrame
         One row per (metric, scheme, n_bins): ``metric, label, scheme,
-        scheme_label, n_bins, value, low, high``. ``attrs``: confidence,
-        n_resamples, n.
+        scheme_label, n_bins, value, low, high, reference_low,
+        reference_high``. ``attrs``: confidence, n_resamples, n,
+        n_reference, alpha.
 
     References
     ----------
@@ -125,6 +138,8 @@ def binning_sensitivity(y_true, y_prob, *, metrics=("ece",), schemes=("uniform",
     if int(n_resamples) < 0:
         raise InputError(f"n_resamples must be >= 0, got {n_resamples!r}.")
     total = len(metrics) * len(schemes) * len(sizes)
+    if int(n_reference) < 0:
+        raise InputError(f"n_reference must be >= 0, got {n_reference!r}.")
     rows, done = [], 0
     order = None  # the scores' sort order, computed once for the schemes that sort
     for metric in metrics:
@@ -143,12 +158,23 @@ def binning_sensitivity(y_true, y_prob, *, metrics=("ece",), schemes=("uniform",
                                     random_state=random_state, binning=scheme,
                                     row_order=order if scheme.sorts_scores else None, **extra)
                     lo, hi = res.low, res.high
+                ref_low = ref_high = float("nan")
+                if n_reference:
+                    # the same redraws (seed) at every (scheme, B): the reference curves are comparable like the
+                    # intervals; central 1 - 2 alpha, the range beside a one-sided verdict at alpha
+                    ref = consistency_test(y, p, metric=metric, n_resamples=int(n_reference), sample_weight=w,
+                                           random_state=random_state, level=1.0 - 2.0 * alpha, binning=scheme,
+                                           **extra)
+                    ref_low, ref_high = ref.null_low, ref.null_high
                 rows.append(dict(metric=metric, label=label, scheme=str(scheme_name),
                                  scheme_label=_SCHEME_LABELS.get(str(scheme_name), str(scheme_name)),
-                                 n_bins=b, value=float(value), low=float(lo), high=float(hi)))
+                                 n_bins=b, value=float(value), low=float(lo), high=float(hi),
+                                 reference_low=float(ref_low), reference_high=float(ref_high)))
                 done += 1
                 if progress is not None:
                     progress(done, total)
-    out = pd.DataFrame(rows, columns=["metric", "label", "scheme", "scheme_label", "n_bins", "value", "low", "high"])
-    out.attrs.update(confidence=float(confidence), n_resamples=int(n_resamples), n=int(p.shape[0]))
+    out = pd.DataFrame(rows, columns=["metric", "label", "scheme", "scheme_label", "n_bins", "value", "low", "high",
+                                      "reference_low", "reference_high"])
+    out.attrs.update(confidence=float(confidence), n_resamples=int(n_resamples), n=int(p.shape[0]),
+                     n_reference=int(n_reference), alpha=float(alpha))
     return out

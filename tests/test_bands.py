@@ -179,3 +179,31 @@ def test_calibrated_models_read_as_off_on_average_at_most_alpha():
         p = rng.beta(2, 5, 1500)
         hits += mean_gap_test(rng.uniform(size=1500) < p, p, random_state=int(rng.integers(1 << 31))).p_value <= 0.05
     assert hits / reps <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / reps)
+
+
+# ----------------------------------------------------------------------------
+# binning sensitivity: each point against what a calibrated model shows at that binning
+
+
+def test_sensitivity_reads_each_binning_against_a_calibrated_model():
+    from calibviz.sensitivity import binning_sensitivity
+    from calibviz import figures
+
+    rng = np.random.default_rng(12)
+    p = rng.beta(2, 5, 6000)
+    y = (rng.uniform(size=6000) < p).astype(int)
+    calibrated = binning_sensitivity(y, p, metrics=("ece",), n_resamples=0, n_reference=200, random_state=1)
+    # a calibrated model's ECE is above 0 and grows with the bins, as its reference does
+    assert (calibrated["value"] > 0).all()
+    assert calibrated["reference_high"].iloc[-1] > calibrated["reference_high"].iloc[0]
+    inside = (calibrated["value"] <= calibrated["reference_high"]).mean()
+    assert inside >= 0.8
+    y_off = (rng.uniform(size=6000) < np.clip(1.25 * p, 0, 1)).astype(int)   # under-predicts
+    off = binning_sensitivity(y_off, p, metrics=("ece",), n_resamples=0, n_reference=200, random_state=1)
+    assert (off["value"] > off["reference_high"]).all()
+    plain = binning_sensitivity(y, p, metrics=("ece",), n_resamples=0)
+    assert plain["reference_high"].isna().all() and plain.attrs["n_reference"] == 0
+    fig = figures.binning_sensitivity(table=calibrated)
+    assert any((t.name or "").endswith("a calibrated model shows") for t in fig.data)
+    with pytest.raises(InputError, match="n_reference"):
+        binning_sensitivity(y, p, n_reference=-1)

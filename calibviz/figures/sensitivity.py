@@ -10,7 +10,7 @@ from .. import sensitivity as _sensitivity
 from ..errors import InputError
 from ..panel import BINARY_METRICS, format_interval, format_value
 from ._base import require_columns, round_list
-from .theme import apply_theme, model_color, with_alpha
+from .theme import COLORS, apply_theme, model_color, with_alpha
 
 __all__ = ["binning_sensitivity"]
 
@@ -25,7 +25,8 @@ def _unit(metric: str) -> str:
 
 def binning_sensitivity(y_true=None, y_prob=None, *, metrics=("ece",), schemes=("uniform", "equal_mass"),
                         n_bins=(5, 10, 15, 20, 25, 30), n_resamples: int = 200, confidence: float = 0.95,
-                        sample_weight=None, alpha: float = 0.05, random_state=0, table: pd.DataFrame | None = None,
+                        sample_weight=None, alpha: float = 0.05, random_state=0, n_reference: int = 0,
+                        table: pd.DataFrame | None = None,
                         title: str | None = "Sensitivity to the number of bins",
                         height: int | None = None) -> go.Figure:
     """Metric value against the number of bins, one line per scheme, with bootstrap bands.
@@ -36,8 +37,12 @@ def binning_sensitivity(y_true=None, y_prob=None, *, metrics=("ece",), schemes=(
     ----------
     y_true, y_prob : array-like of shape (n,)
         Outcomes in {0, 1} and predicted P(y = 1).
-    metrics, schemes, n_bins, n_resamples, confidence, sample_weight, alpha, random_state :
-        As :func:`calibviz.sensitivity.binning_sensitivity`.
+    metrics, schemes, n_bins, n_resamples, confidence, sample_weight, alpha, random_state, n_reference :
+        As :func:`calibviz.sensitivity.binning_sensitivity`. With a
+        reference, each scheme's calibrated-model range is drawn as a dotted
+        band: a bootstrap interval of a binned error never contains 0, and a
+        calibrated model's error grows with the number of bins too, so the
+        value is read against that band, not against 0.
     table : DataFrame, optional
         Precomputed :func:`calibviz.sensitivity.binning_sensitivity` output.
     title : str, optional
@@ -67,7 +72,8 @@ def binning_sensitivity(y_true=None, y_prob=None, *, metrics=("ece",), schemes=(
             raise InputError("pass y_true and y_prob (or table=calibviz.sensitivity.binning_sensitivity(...)).")
         table = _sensitivity.binning_sensitivity(y_true, y_prob, metrics=metrics, schemes=schemes, n_bins=n_bins,
                                                  n_resamples=n_resamples, confidence=confidence,
-                                                 sample_weight=sample_weight, alpha=alpha, random_state=random_state)
+                                                 sample_weight=sample_weight, alpha=alpha, random_state=random_state,
+                                                 n_reference=n_reference)
     require_columns(table, ("metric", "scheme", "n_bins", "value", "low", "high"), "the sensitivity table")
     metric_names = list(dict.fromkeys(table["metric"]))
     labels = {m: (table.loc[table["metric"] == m, "label"].iloc[0] if "label" in table else m) for m in metric_names}
@@ -83,6 +89,13 @@ def binning_sensitivity(y_true=None, y_prob=None, *, metrics=("ece",), schemes=(
             color = model_color(i)
             slabel = g["scheme_label"].iloc[0] if "scheme_label" in g else scheme
             x = [int(v) for v in g["n_bins"]]
+            if "reference_high" in g and np.isfinite(g["reference_high"]).any():
+                fig.add_trace(go.Scatter(
+                    x=x + x[::-1], y=round_list(g["reference_high"]) + round_list(g["reference_low"])[::-1],
+                    fill="toself", fillcolor=with_alpha(COLORS["band"], 0.15),
+                    line=dict(width=1, color=with_alpha(color, 0.7), dash="dot"), mode="lines",
+                    legendgroup=scheme, showlegend=c == 1, hoverinfo="name",
+                    name=f"{slabel}: a calibrated model shows"), row=1, col=c)
             if np.isfinite(g["low"]).any():
                 fig.add_trace(go.Scatter(x=x + x[::-1], y=round_list(g["high"]) + round_list(g["low"])[::-1],
                                          fill="toself", fillcolor=with_alpha(color, 0.18), line=dict(width=0),
