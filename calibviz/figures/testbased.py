@@ -19,9 +19,9 @@ from .theme import AXIS, COLORS, apply_theme, with_alpha
 __all__ = ["tce_diagram", "violin_per_bin", "binning_comparison", "TCE_BARS_READING", "VIOLIN_READING"]
 
 #: How to read the TCE diagram's bars: a calibrated model's predictions are rejected too.
-TCE_BARS_READING = ("The red part of each bin's bar counts the predictions that the binomial test rejects there. A "
+TCE_BARS_READING = ("The coloured part of each bin's bar counts the predictions the binomial test rejects there. A "
                     "calibrated model's predictions are rejected too, more so in large bins (its TCE's range is in the "
-                    "sentence above): a red bar is no verdict on its own bin; the TCE against that range is the test.")
+                    "sentence above): a bar is no verdict on its own bin; the TCE against that range is the test.")
 #: How to read the violins: the observed rate against the band for all bins, not a violin against the diagonal.
 VIOLIN_READING = ("Each violin is the spread of a bin's predictions, drawn at the bin's observed rate. A bin is "
                   "beyond chance where its observed rate (the marker) lies outside the green band, which all bins "
