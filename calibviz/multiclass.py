@@ -334,7 +334,8 @@ def readable_class_ranking(ranking: pd.DataFrame) -> pd.DataFrame:
     """
     return ranking.drop(columns=[c for c in ("class_index",) if c in ranking]).rename(columns={
         "rank": "Rank", "label": "Class", "value": "Calibration error", "low": "95% CI from", "high": "95% CI to",
-        "share": "Share of rows", "n": "Rows", "contribution": "Contribution to the overall error"})
+        "share": "Share of rows", "n": "Rows", "contribution": "Contribution to the overall error",
+        "p_value": "p-value (this class)", "p_adjusted": "p-value (classes judged together)"})
 
 
 def class_ranking(
@@ -581,15 +582,18 @@ def _categorical_by_bisection(cum: np.ndarray, u: np.ndarray) -> np.ndarray:
 def _redrawn_values(metric, P, w, scheme, per_class):
     """``f(rng) -> per-class values`` of labels redrawn from P (a calibrated model).
 
-    With edge-based bins a row's cells do not depend on its label, so a redraw only moves counts: class-wise, the
-    row adds its weight to its drawn class's cell (one bincount of n entries); top-label, to its predicted class's
-    cell when the draw is that class (probability = the confidence). Other schemes refit on every redraw.
+    With bins that do not look at the labels (equal width, equal mass, custom edges) a row's cells do not depend on
+    its label, so a redraw only moves counts: class-wise, the row adds its weight to its drawn class's cell (one
+    bincount of n entries); top-label, to its predicted class's cell when the draw is that class (probability =
+    the confidence). Label-driven schemes (PAVA, PAVA-BC) refit on every redraw.
     """
     n, K = P.shape
     ones = np.ones(n) if w is None else w
+    # bins that do not look at the labels (equal width, equal mass, custom edges) stay put under redraws
+    fixed_cells = not getattr(scheme, "needs_labels", True)
     if metric == "top_label_ece":
         cells = _top_label_cells(np.zeros(n, dtype=np.int64), P, w, scheme)
-        if _is_edge_based(scheme):
+        if fixed_cells:
             KB = K * cells.n_bins
             pred = np.bincount(cells.index, weights=ones * cells.h, minlength=KB)
             den = np.bincount(cells.c, weights=ones, minlength=K)
@@ -608,7 +612,7 @@ def _redrawn_values(metric, P, w, scheme, per_class):
 
         return draw
     cum = np.cumsum(P, axis=1)
-    if _is_edge_based(scheme):
+    if fixed_cells:
         cols = [scheme._fit(np.ascontiguousarray(P[:, k]), None, None).index for k in range(K)]
         B = max(int(c.max()) for c in cols) + 1
         cell = np.stack(cols, axis=1) + np.arange(K) * B  # (n, K): class k's cell of each row
@@ -641,7 +645,8 @@ def _class_reference(redraw, values, K, n_reference, random_state):
     for r in range(n_reference):  # one redraw of every row per pass (vectorised numpy), no per-row loop
         null[r] = redraw(rng)
     null = np.where(np.isfinite(null), null, -np.inf)  # a class never predicted in a redraw reaches nothing
-    tol = 1e-12 * np.maximum(1.0, np.abs(values))     # round-off ties count as reaching
+    tested = np.isfinite(values)  # a class never predicted (top-label) has no value: not among the classes judged
+    tol = 1e-12 * np.maximum(1.0, np.abs(np.nan_to_num(values)))  # round-off ties count as reaching
     reach = (null >= values - tol).sum(axis=0)
     p_value = np.where(np.isfinite(values), (1.0 + reach) / (n_reference + 1.0), np.nan)
     # each redraw's own per-class p-values, read as the observed one is: 1 + the other redraws reaching it, over
@@ -650,6 +655,7 @@ def _class_reference(redraw, values, K, n_reference, random_state):
     own = np.empty_like(null)
     for k in range(K):  # K searches of R values: loops over classes, not rows
         own[:, k] = (n_reference - np.searchsorted(ranks[:, k], null[:, k] - tol[k], side="left")) / (n_reference + 1.0)
+    own[:, ~tested] = np.inf
     smallest = own.min(axis=1)
     p_adjusted = (1.0 + (smallest[None, :] <= p_value[:, None] + 1e-12).sum(axis=1)) / (n_reference + 1.0)
     return p_value, np.where(np.isfinite(values), np.minimum(p_adjusted, 1.0), np.nan)

@@ -94,8 +94,9 @@ with tab_sens:
                "hinge on one choice. A calibrated model's ECE and MCE are above 0 too and grow with the number of "
                "bins (fewer rows per bin, noisier gaps): the dotted bands are what a calibrated model with these "
                "predictions shows at each binning (central 1 - 2α of label redraws), the shaded ones bootstrap "
-               "intervals of the value. One point above its dotted band is one test; the verdicts at the chosen "
-               "binning, judged together, are in the Metrics tab.")
+               "intervals of the value. Each point above its dotted band is one test at α: with 24 points some "
+               "point is above on about a quarter of calibrated models; the verdicts at the chosen binning, "
+               "judged together, are in the Metrics tab.")
     # Bands from 100 resamples / redraws per point while that stays cheap; on large data the curves alone.
     n_sens = 100 if view.n * 100 <= BOOTSTRAP_ROW_BUDGET else 0
     n_ref = 100 if view.n * 100 <= 4 * BOOTSTRAP_ROW_BUDGET else 0  # batched ECE / MCE redraws: ~4x cheaper

@@ -62,8 +62,9 @@ with tab_tl:
     offset = st.number_input("First class (by share of predictions)", min_value=0, max_value=max(0, k - 1),
                              value=0, step=20, key="w_tl_offset",
                              help="With many classes the panels are paged, 20 at a time.") if k > 20 else 0
-    small = cached(("tl_small", fp, scheme, offset), lambda: figures.top_label_small_multiples(
-        y, P, binning=scheme, classes=classes, sample_weight=w, top_n=20, offset=int(offset), title=""))
+    small = cached(("tl_small", fp, scheme, offset, cfg.alpha), lambda: figures.top_label_small_multiples(
+        y, P, binning=scheme, classes=classes, sample_weight=w, alpha=cfg.alpha, top_n=20, offset=int(offset),
+        title=""))
     show_figure(small, f"top_label_per_class_{preds.name}", key="tl_small")
     st.caption(GRID_READING)
 with tab_cw:
@@ -82,9 +83,9 @@ with tab_cw:
     offset = st.number_input("First rank shown", min_value=0, max_value=max(0, k - 1), value=0, step=12,
                              key="w_cw_offset", help="Panels are ranked by class-wise ECE, largest first; "
                                                      "page through 12 at a time.") if k > 12 else 0
-    grid = cached(("cw_grid", fp, scheme, n_boot, seed, offset), lambda: figures.classwise_grid(
-        y, P, binning=scheme, classes=classes, sample_weight=w, ranking=ranking, top_n=12, offset=int(offset),
-        title=""))
+    grid = cached(("cw_grid", fp, scheme, n_boot, seed, offset, cfg.alpha), lambda: figures.classwise_grid(
+        y, P, binning=scheme, classes=classes, sample_weight=w, alpha=cfg.alpha, ranking=ranking, top_n=12,
+        offset=int(offset), title=""))
     show_figure(grid, f"classwise_{preds.name}", key="cw")
     st.caption(GRID_READING)
     show_dataframe(readable_class_ranking(ranking))

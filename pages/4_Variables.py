@@ -68,9 +68,9 @@ else:
     mean_gap = ranking.attrs.get("mean_gap", float("nan"))
     floor = ranking.loc[np.isclose(ranking["vece"], abs(mean_gap), rtol=1e-9, atol=0), "feature"].tolist()
     if floor:
-        way = "over" if mean_gap > 0 else "under"
-        st.caption(f"No variable's VECE can fall below the overall gap, {format_value(abs(mean_gap), 'probability')} "
-                   "here (the model is on average " + way + "-confident); a variable whose gap keeps that one sign "
+        st.caption(f"No variable's VECE can fall below the overall gap between error and predicted error, "
+                   f"{format_value(abs(mean_gap), 'probability')} here (whether it is beyond chance: the Data page); "
+                   "a variable whose gap keeps that one sign "
                    f"in every bin sits exactly there: {', '.join(md(f) for f in floor)} show nothing beyond the "
                    "overall gap.")
     download_table(ranking, f"vece_ranking_{preds.name}", label="Ranking as CSV", key="ranking")

@@ -100,3 +100,29 @@ def test_calibrated_models_get_a_class_flagged_at_most_alpha(metric, K, n):
                           n_reference=class_reference_draws(K), random_state=r)
         hits += bool((t["p_adjusted"] <= 0.05).any())
     assert hits / reps <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / reps)
+
+
+def test_a_class_never_predicted_is_left_out_not_every_class_unflagged():
+    # top-label: a class that is never the top label has no value; it once made every class's p_adjusted 1
+    rng = np.random.default_rng(9)
+    n = 3000
+    P = np.column_stack([rng.uniform(0.4, 0.9, n), np.zeros(n), np.zeros(n)])
+    P[:, 1] = (1 - P[:, 0]) * 0.8
+    P[:, 2] = 1 - P[:, 0] - P[:, 1]   # class 2 is never the largest
+    P[: n // 2, [0, 1]] = P[: n // 2, [1, 0]]
+    y = np.where(rng.uniform(size=n) < 0.5, P.argmax(axis=1), 2)  # the top class right half of the time
+    r = class_ranking(y, P, metric="top_label_ece", n_resamples=0, n_reference=320, random_state=0)
+    never = r[r["value"].isna()]
+    assert len(never) == 1 and never["p_adjusted"].isna().all()
+    assert (r.dropna(subset=["value"])["p_adjusted"] <= 0.05).all()
+    assert class_test_sentence(r, 0.05).startswith("Beyond what a calibrated model shows (the 2 classes")
+
+
+def test_equal_mass_bins_take_the_fixed_cell_redraws():
+    rng = np.random.default_rng(10)
+    P = _softmax(rng, 3000, 5, 1.5)
+    scheme = EqualMass(10)
+    f = _redrawn_values("classwise_ece", P, None, scheme, None)   # no per_class: the fast path or a TypeError
+    ystar = _categorical_by_bisection(np.cumsum(P, axis=1), np.random.default_rng(4).random(3000))
+    np.testing.assert_allclose(f(np.random.default_rng(4)), _classwise_values(ystar, P, None, scheme, "l1"),
+                               atol=1e-12)

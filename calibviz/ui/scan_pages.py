@@ -27,7 +27,7 @@ from ..panel import PanelConfig, config_key, family_size, format_value, judged_t
 from ..scan import interval_caption
 from ..scan import tables as scan_tables
 from ..scan.refine import EXACT_BLOCK_ROWS
-from ..multiclass import readable_class_ranking
+from ..multiclass import GRID_READING, readable_class_ranking
 from ..variables import top_variable_words
 from .blocks import (BOOTSTRAP_ROW_BUDGET, download_table, reference_redraws, not_applicable, show_figure,
                      show_headlines, show_metric_table, slug, tce_headline, tce_tiles, zoom_bin_picker)
@@ -281,8 +281,9 @@ def multiclass(scan) -> None:
         k = len(tables)
         offset = st.number_input("First class (by share of predictions)", min_value=0, max_value=max(0, k - 1),
                                  value=0, step=20, key="w_tl_offset") if k > 20 else 0
-        show_figure(figures.top_label_small_multiples(tables=tables, top_n=20, offset=int(offset), title=""),
-                    f"top_label_per_class_{scan.name}", key="tl_small")
+        show_figure(figures.top_label_small_multiples(tables=tables, alpha=cfg.alpha, top_n=20, offset=int(offset),
+                                                      title=""), f"top_label_per_class_{scan.name}", key="tl_small")
+        st.caption(GRID_READING)
     with tab_cw:
         tables = cached(("cw_tables", cid, scan.name, scheme, cfg.alpha),
                         lambda: scan_tables.classwise_tables(scan, scheme, cfg.alpha))
@@ -290,10 +291,11 @@ def multiclass(scan) -> None:
         k = len(ranking)
         offset = st.number_input("First rank shown", min_value=0, max_value=max(0, k - 1), value=0, step=12,
                                  key="w_cw_offset") if k > 12 else 0
-        show_figure(figures.classwise_grid(tables=tables, ranking=ranking, top_n=12, offset=int(offset), title=""),
-                    f"classwise_{scan.name}", key="cw")
-        st.caption("Ranked by class-wise ECE, worst first; no per-class bootstrap intervals on an opened file (they "
-                   "resample rows). Class-wise ECE itself gets one in the Metrics tab on uniform or custom bins.")
+        show_figure(figures.classwise_grid(tables=tables, ranking=ranking, alpha=cfg.alpha, top_n=12,
+                                           offset=int(offset), title=""), f"classwise_{scan.name}", key="cw")
+        st.caption(GRID_READING + " Ranked by class-wise ECE, largest first (the classes are not tested one by one "
+                   "on an opened file: the class-wise ECE's verdict in the Metrics tab judges them together); no "
+                   "per-class bootstrap intervals on an opened file (they resample rows).")
         show_dataframe(readable_class_ranking(ranking))
         download_table(ranking, f"class_ranking_{scan.name}", label="Ranking as CSV", key="class_ranking")
 
