@@ -518,7 +518,7 @@ def class_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, stro
     ...                   "p_adjusted": [3 / 881, 0.6]})
     >>> r.attrs.update(metric="classwise_ece", n_reference=880, p_value=3 / 881)
     >>> class_test_sentence(r, 0.05)
-    'Beyond what a calibrated model shows (the 2 classes judged together, α = 0.05): cat (one-vs-rest ECE 0.031, p ≤ 0.0034).'
+    'One-vs-rest ECE beyond what a calibrated model shows (the 2 classes judged together, α = 0.05): cat (0.031, p ≤ 0.0034).'
     >>> r2 = r.assign(p_value=[0.1, 0.3], p_adjusted=[0.2, 0.6]); r2.attrs.update(r.attrs, p_value=0.2)
     >>> class_test_sentence(r2, 0.05)
     "No class's one-vs-rest ECE is beyond what a calibrated model shows (the 2 classes judged together: smallest p = 0.2, α = 0.05); the largest is cat's (0.031)."
@@ -535,10 +535,11 @@ def class_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, stro
         return (f"No class's {what} is beyond what a calibrated model shows (the {k} classes judged together: "
                 f"smallest {p_words(format_adjusted_p(tested['p_adjusted'].min(), tested['p_value'].min(), n_ref))}"
                 f", α = {alpha:g}); the largest is {strong(escape(str(top['label'])))}'s ({top['value']:.3f}).")
-    listed = "; ".join(f"{strong(escape(str(r.label)))} ({what} {r.value:.3f}, "
+    listed = "; ".join(f"{strong(escape(str(r.label)))} ({r.value:.3f}, "
                        f"{p_words(format_adjusted_p(r.p_adjusted, r.p_value, n_ref))})"
                        for r in hits.itertuples(index=False))
-    return f"Beyond what a calibrated model shows (the {k} classes judged together, α = {alpha:g}): {listed}."
+    return (f"{what[0].upper()}{what[1:]} beyond what a calibrated model shows (the {k} classes judged together, "
+            f"α = {alpha:g}): {listed}.")
 
 
 #: Rows x redraws the per-class test draws at most by default (~15 s at 6e-8 s per row and redraw, measured on

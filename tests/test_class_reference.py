@@ -76,7 +76,8 @@ def test_p_values_recount_and_sentence():
     assert (r["p_adjusted"] >= r["p_value"] - 1e-12).all()
     assert set(r.loc[r["p_adjusted"] <= 0.05, "label"]) >= {"a", "b"}
     s = class_test_sentence(r, 0.05)
-    assert s.startswith("Beyond what a calibrated model shows (the 4 classes judged together, α = 0.05): ")
+    assert s.startswith("One-vs-rest ECE beyond what a calibrated model shows "
+                        "(the 4 classes judged together, α = 0.05): ")
     plain = class_ranking(y, Q, n_resamples=0, classes=list("abcd"))
     assert plain["p_value"].isna().all() and class_test_sentence(plain, 0.05) is None
     # the bootstrap intervals of the same seed do not move with the reference (its own random stream)
@@ -115,7 +116,7 @@ def test_a_class_never_predicted_is_left_out_not_every_class_unflagged():
     never = r[r["value"].isna()]
     assert len(never) == 1 and never["p_adjusted"].isna().all()
     assert (r.dropna(subset=["value"])["p_adjusted"] <= 0.05).all()
-    assert class_test_sentence(r, 0.05).startswith("Beyond what a calibrated model shows (the 2 classes")
+    assert class_test_sentence(r, 0.05).startswith("Top-label ECE beyond what a calibrated model shows (the 2 classes")
 
 
 def test_equal_mass_bins_take_the_fixed_cell_redraws():

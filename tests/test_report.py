@@ -65,7 +65,8 @@ def test_multiclass_report_sections(reports):
     for text in ("Reliability diagram (confidence)", "Top-label diagram", "Class ranking",
                  "Per-bin top-label table", "Confidence ECE", "Top-label ECE", "Class-wise ECE",
                  # the classes are tested against a calibrated model (the first of a ranking is always "worst")
-                 "Beyond what a calibrated model shows (the 10 classes judged together, α = 0.05): <b>cat</b>"):
+                 "One-vs-rest ECE beyond what a calibrated model shows (the 10 classes judged together, α = 0.05): "
+                 "<b>cat</b>"):
         assert text in page, text
     assert "Variables ranked by VECE" not in page  # the CIFAR demo has no feature columns
     assert page.count('class="plotly-graph-div"') == 5  # reliability, CORP, TCE, top-label, class-wise grid
