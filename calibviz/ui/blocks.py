@@ -488,8 +488,10 @@ def tce_headline(tce: float, alpha: float, reference=None, *, n_rows: int | None
     """
     from ..panel import BINARY_METRICS, _reference_sentence
 
-    head = (f"**{format_value(tce, 'percent')} of predictions deviate significantly from their bin's observed "
-            f"rate** (exact two-sided binomial test, α = {alpha:g}).")
+    # "rejected", not "deviate significantly": each prediction's test is at alpha, so a calibrated model's are
+    # rejected too; the reference right after says how many
+    head = (f"**{format_value(tce, 'percent')} of predictions are rejected by the binomial test against their bin's "
+            f"observed rate** (exact, two-sided, α = {alpha:g}).")
     if reference is not None and np.isfinite(reference.p_value):
         if n_redraws is None:  # a consistency test knows its redraws; a panel row is given them
             n_redraws = reference.n_resamples - reference.n_failed

@@ -362,7 +362,7 @@ def next_steps() -> None:
     models = current_models()
     st.page_link("pages/1_Reliability.py", label="Reliability: the diagram, all metrics, bin by bin",
                  icon=":material/show_chart:")
-    st.page_link("pages/2_Test_based.py", label="Test-based: which predictions deviate significantly (TCE)",
+    st.page_link("pages/2_Test_based.py", label="Test-based: which predictions the binomial test rejects (TCE)",
                  icon=":material/rule:")
     if not preds.is_binary:
         st.page_link("pages/3_Multiclass.py", label="Multiclass: confidence vs top-label, class by class",

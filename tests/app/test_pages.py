@@ -75,7 +75,7 @@ def test_tce_page_reacts_to_alpha_and_reads_the_url():
     ref = cv.metrics.consistency_test(y, p, metric="tce", n_resamples=n_ref, binning=PAVABC(), alpha=0.05,
                                       random_state=int(at.session_state["cv_settings"]["seed"]),
                                       level=cv.metrics.reference_level(0.05))
-    headline = next(m.value for m in at.markdown if "deviate significantly" in m.value)
+    headline = next(m.value for m in at.markdown if "rejected by the binomial test" in m.value)
     assert (f"would show {format_value(ref.null_low, 'percent')} to {format_value(ref.null_high, 'percent')}"
             in headline), headline
     at.sidebar.select_slider[0].set_value(0.001).run()
@@ -181,4 +181,4 @@ def test_tce_reads_the_same_on_the_data_page_and_the_test_based_page(demo):
     assert home == page and home.endswith("%") and len(home.split(".")[1]) == 3  # "4.82%"
     d = next(iter(cv.load_demo_models(demo).values()))
     assert page == format_value(cv.metrics.tce(d.y, d.y_prob), "percent")
-    assert any(m.value.startswith(f"**{page} of predictions deviate") for m in at.markdown)
+    assert any(m.value.startswith(f"**{page} of predictions are rejected") for m in at.markdown)

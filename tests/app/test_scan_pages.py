@@ -132,7 +132,7 @@ def test_test_based_page_shows_the_scan_tce(files):
     assert metric_values(at)["TCE"] == format_value(scan.tce(PAVABC(), 0.05), "percent")
     assert metric_values(at)["Rejected predictions"] == f"{int(table['rejected'].sum()):,} of {scan.n:,}"
     assert at.dataframe[0].value["rejected"].tolist() == table["rejected"].tolist()
-    headline = next(m.value for m in at.markdown if "deviate significantly" in m.value)
+    headline = next(m.value for m in at.markdown if "rejected by the binomial test" in m.value)
     assert "A perfectly calibrated model with these predictions would show" in headline, headline
     bars = next(t for t in figures(at)[0]["data"] if str(t.get("name", "")).startswith("Rejected"))
     assert bars["y"] == table["rejected"].tolist()
@@ -162,7 +162,7 @@ def test_tce_reference_is_computed_once_for_reliability_and_test_based(files, mo
     at.switch_page("pages/2_Test_based.py").run()
     assert not at.error, [e.value for e in at.error]
     assert len(calls) == 1, "the Test-based page redrew TCE's reference"
-    headline = next(m.value for m in at.markdown if "deviate significantly" in m.value)
+    headline = next(m.value for m in at.markdown if "rejected by the binomial test" in m.value)
     assert "A perfectly calibrated model with these predictions would show" in headline, headline
 
 
