@@ -35,7 +35,7 @@ from .metrics.multiclass import (
 )
 from .metrics.resampling import bootstrap
 from .panel import format_adjusted_p, p_words
-from .reduce import _class_names, _classwise, _top_label
+from .reduce import _class_names, _classwise, _top, _top_label
 from .summary import reliability_table
 from .validation import check_multiclass
 
@@ -590,11 +590,10 @@ def _redrawn_values(metric, P, w, scheme, per_class):
     """
     n, K = P.shape
     ones = np.ones(n) if w is None else w
-    # bins that do not look at the labels (equal width, equal mass, custom edges) stay put under redraws
     fixed_cells = not getattr(scheme, "needs_labels", True)
     if metric == "top_label_ece":
-        cells = _top_label_cells(np.zeros(n, dtype=np.int64), P, w, scheme)
         if fixed_cells:
+            cells = _top_label_cells(np.zeros(n, dtype=np.int64), P, w, scheme)  # cells from P alone
             KB = K * cells.n_bins
             pred = np.bincount(cells.index, weights=ones * cells.h, minlength=KB)
             den = np.bincount(cells.c, weights=ones, minlength=K)
@@ -606,10 +605,11 @@ def _redrawn_values(metric, P, w, scheme, per_class):
                     return np.where(den > 0, num.reshape(K, -1).sum(axis=1) / den, np.nan)
 
             return draw
-        other = (cells.c + 1) % K
+        c, h = _top(P)
+        other = (c + 1) % K
 
         def draw(rng):  # only whether y* is the predicted class matters
-            return per_class(np.where(rng.random(n) < cells.h, cells.c, other), P, w, redrawn=True)[0]
+            return per_class(np.where(rng.random(n) < h, c, other), P, w, redrawn=True)[0]
 
         return draw
     cum = np.cumsum(P, axis=1)
@@ -649,7 +649,7 @@ def _class_reference(redraw, values, K, n_reference, random_state):
     tested = np.isfinite(values)  # a class never predicted (top-label) has no value: not among the classes judged
     tol = 1e-12 * np.maximum(1.0, np.abs(np.nan_to_num(values)))  # round-off ties count as reaching
     reach = (null >= values - tol).sum(axis=0)
-    p_value = np.where(np.isfinite(values), (1.0 + reach) / (n_reference + 1.0), np.nan)
+    p_value = np.where(tested, (1.0 + reach) / (n_reference + 1.0), np.nan)
     # each redraw's own per-class p-values, read as the observed one is: 1 + the other redraws reaching it, over
     # R + 1; then its smallest over the classes
     ranks = np.sort(null, axis=0)
@@ -659,7 +659,7 @@ def _class_reference(redraw, values, K, n_reference, random_state):
     own[:, ~tested] = np.inf
     smallest = own.min(axis=1)
     p_adjusted = (1.0 + (smallest[None, :] <= p_value[:, None] + 1e-12).sum(axis=1)) / (n_reference + 1.0)
-    return p_value, np.where(np.isfinite(values), np.minimum(p_adjusted, 1.0), np.nan)
+    return p_value, np.where(tested, np.minimum(p_adjusted, 1.0), np.nan)
 
 
 def bin_zoom(y_true, y_prob, bin_id, *, binning=Uniform(15), classes=None, sample_weight=None) -> pd.DataFrame:

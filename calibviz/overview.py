@@ -7,17 +7,15 @@ import pandas as pd
 from .io import Predictions
 from .stats import MaxT, bernoulli_max_t
 
-__all__ = ["data_overview", "class_table", "mean_gap_test"]
+__all__ = ["data_overview", "class_table", "mean_gap", "mean_gap_test"]
 
 
 def data_overview(preds: Predictions) -> dict:
     """Rows, classes, prevalence, accuracy and mean confidence of ``preds``.
 
     Weighted where the data has sample weights. Headline calibration metrics
-    live in :mod:`calibviz.metrics`; this is the description of the data,
-    with the test of its mean gap (:func:`mean_gap_test`: ``mean_gap_z``,
-    ``mean_gap_p_value``, ``mean_gap_draws``, ``mean_gap_method``) so that a sentence about the
-    gap says whether it is beyond chance.
+    live in :mod:`calibviz.metrics`; this is the description of the data
+    (whether its mean gap is beyond chance: :func:`mean_gap`).
 
     Examples
     --------
@@ -45,12 +43,15 @@ def data_overview(preds: Predictions) -> dict:
         out["positive_class"] = preds.positive_label
         out["prevalence"] = float(np.average(preds.y == 1, weights=w))
         out["mean_prediction"] = float(np.average(preds.y_prob, weights=w))
-        test = mean_gap_test(preds.y == 1, preds.y_prob, w)
-    else:
-        test = mean_gap_test(preds.predicted == preds.y, conf, w)
-    out.update(mean_gap_z=float(test.z[0]), mean_gap_p_value=float(test.p_value), mean_gap_draws=int(test.n_draws),
-               mean_gap_method=test.method)
     return out
+
+
+def mean_gap(preds: Predictions) -> MaxT:
+    """:func:`mean_gap_test` of the gap :func:`data_overview` describes: prevalence against mean prediction
+    (binary), accuracy against mean confidence (multiclass)."""
+    if preds.is_binary:
+        return mean_gap_test(preds.y == 1, preds.y_prob, preds.weights)
+    return mean_gap_test(preds.predicted == preds.y, preds.probs.max(axis=1), preds.weights)
 
 
 def mean_gap_test(outcome, probability, sample_weight=None, *, random_state=0) -> MaxT:

@@ -12,9 +12,8 @@ from .. import multiclass as _mc
 from ..binning import Uniform
 from ..errors import InputError
 from ..panel import format_interval, format_value
-from ._base import (bin_label, count_text, level_label, record_about, rectangles, require_columns, round_list,
-                    table_about)
-from .reliability import reliability_hover
+from ._base import bin_label, count_text, level_label, record_about, require_columns, round_list, table_about
+from .reliability import band_trace, reliability_hover
 from .theme import AXIS, COLORS, PALETTE, apply_theme, with_alpha
 
 __all__ = ["top_label_diagram", "top_label_small_multiples", "classwise_grid", "bin_zoom"]
@@ -178,12 +177,8 @@ def _grid(tables: dict, titles: dict, order: list, cols: int, title, height, lev
                                  width=1), name="Perfect calibration", showlegend=first, legendgroup="diag",
                                  hoverinfo="skip"), row=r + 1, col=c + 1)
         if len(t) and "band_low" in t.columns:
-            bx, by = rectangles(t["lower"], t["upper"], t["band_low"], t["band_high"])
-            fig.add_trace(go.Scatter(
-                x=bx, y=by, mode="lines", fill="toself", line=dict(width=0.5, color=with_alpha(COLORS["band"], 0.6)),
-                fillcolor=with_alpha(COLORS["band"], 0.18), hoverinfo="skip", showlegend=first,
-                name=f"Calibrated range ({level_label(level_alpha)}, all bins of all panels)",
-                legendgroup="band"), row=r + 1, col=c + 1)
+            fig.add_trace(band_trace(t, f"Calibrated range ({level_label(level_alpha)}, all bins of all panels)",
+                                     hoverinfo="skip", showlegend=first, legendgroup="band"), row=r + 1, col=c + 1)
         if len(t):
             fig.add_trace(go.Scatter(
                 x=round_list(t["mean_pred"]), y=round_list(t["obs_rate"]), mode="lines+markers",

@@ -63,6 +63,15 @@ def reliability_hover(table: pd.DataFrame) -> list[str]:
     return out
 
 
+def band_trace(table: pd.DataFrame, name: str, color: str = COLORS["band"], **trace) -> go.Scatter:
+    """The all-bins band of a reliability table (``band_low``, ``band_high``) as one filled trace of rectangles
+    over the bins' extents; ``trace``: further Scatter options (legend group, hover)."""
+    bx, by = rectangles(table["lower"], table["upper"], table["band_low"], table["band_high"])
+    trace = {"hoveron": "fills", "hoverinfo": "name", **trace}
+    return go.Scatter(x=bx, y=by, mode="lines", fill="toself", line=dict(width=0.5, color=with_alpha(color, 0.6)),
+                      fillcolor=with_alpha(color, 0.18), name=name, **trace)
+
+
 def reliability_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), alpha: float = 0.05,
                         interval: str = "wilson", sample_weight=None, table=None,
                         show_ci: bool = True, show_band: bool = False, show_gaps: bool = False,
@@ -174,13 +183,9 @@ def reliability_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), alpha:
         hover = reliability_hover(t)
         if show_band:
             require_columns(t, ("band_low", "band_high"), f"reliability table of {m.name!r}")
-            bx, by = rectangles(t["lower"], t["upper"], t["band_low"], t["band_high"])
-            band_color = COLORS["band"] if single else color
-            fig.add_trace(go.Scatter(
-                x=bx, y=by, mode="lines", fill="toself", line=dict(width=0.5, color=with_alpha(band_color, 0.6)),
-                fillcolor=with_alpha(band_color, 0.18), hoveron="fills", hoverinfo="name",
-                name=f"Calibrated range ({level}, all bins)" if single else f"{m.name}: calibrated range",
-                legendgroup=m.name), row=1, col=1)
+            fig.add_trace(band_trace(t, f"Calibrated range ({level}, all bins)" if single else
+                                     f"{m.name}: calibrated range", COLORS["band"] if single else color,
+                                     legendgroup=m.name), row=1, col=1)
         if show_gaps:
             width = np.asarray(t["upper"] - t["lower"], float) * 0.8
             fig.add_trace(go.Bar(

@@ -12,8 +12,8 @@ from ..errors import InputError
 from ..panel import format_value
 from ..summary import reliability_table
 from ._base import (FittedBins, binary_inputs, bin_label, count_text, level_label, require_columns,
-                    record_about, rectangles, round_list, round_list_obj, segments, table_about)
-from .reliability import reliability_hover
+                    record_about, round_list, round_list_obj, segments, table_about)
+from .reliability import band_trace, reliability_hover
 from .theme import AXIS, COLORS, apply_theme, with_alpha
 
 __all__ = ["tce_diagram", "violin_per_bin", "binning_comparison", "TCE_BARS_READING", "VIOLIN_READING"]
@@ -321,10 +321,7 @@ def violin_per_bin(y_true=None, y_prob=None, *, binning=Uniform(10), alpha: floa
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="Perfect calibration",
                              line=dict(color=COLORS["diagonal"], dash="dash", width=1.5), hoverinfo="skip"))
     if "band_low" in table.columns:
-        bx, by = rectangles(table["lower"], table["upper"], table["band_low"], table["band_high"])
-        fig.add_trace(go.Scatter(x=bx, y=by, mode="lines", fill="toself", hoveron="fills", hoverinfo="name",
-                                 line=dict(width=0.5, color=with_alpha(COLORS["band"], 0.6)),
-                                 fillcolor=with_alpha(COLORS["band"], 0.18), name=f"Calibrated range ({level}, all bins)"))
+        fig.add_trace(band_trace(table, f"Calibrated range ({level}, all bins)"))
     blue = COLORS["prediction"]
     fig.add_trace(go.Scatter(x=vx, y=vy, mode="lines", fill="toself", fillcolor=with_alpha(blue, 0.35),
                              line=dict(color=blue, width=1), name="Predictions in the bin (density)",

@@ -8,8 +8,9 @@ from ..io.mapping import guess_label, model_names
 from ..io.readers import DECIMALS, DELIMITERS, ENCODINGS
 from ..errors import InputError
 from .. import reduce
-from ..overview import class_table, data_overview
+from ..overview import class_table, data_overview, mean_gap
 from ..panel import p_value_words
+from .compute import cached
 from .settings import settings
 from .text import md
 from .blocks import _format_interval, _format_reference, _format_value, _verdict_badge, panel_table, show_headlines
@@ -313,7 +314,8 @@ def data_summary() -> None:
         cols[3].metric("Mean confidence", f"{o['mean_confidence']:.1%}",
                        help="Average top probability; above the accuracy means overconfidence on average.")
     cols[4].metric("Features", o["features"], help="Other columns, available on the Variables page.")
-    test = dict(p_value=o["mean_gap_p_value"], n_draws=o["mean_gap_draws"], alpha=float(settings()["alpha"]))
+    gap = cached(("mean_gap", preds.fingerprint()), lambda: mean_gap(preds))  # redraws on small data: once per data
+    test = dict(p_value=gap.p_value, n_draws=gap.n_draws, alpha=float(settings()["alpha"]))
     if preds.is_binary:
         st.markdown(mean_gap_reading(o["mean_prediction"], o["prevalence"], o["positive_class"], **test))
     else:
