@@ -436,23 +436,18 @@ def _document(title: str, n_models: int, toc: list[str], body: str) -> str:
 
 def _vece_parts(anchor: str, ranking: pd.DataFrame, headline: list, alpha: float) -> list[str]:
     """The VECE ranking (figure and table); which variables are beyond a calibrated model's VECE goes to
-    ``headline`` (a scan's ranking has no reference: then a categorical top variable's sentence, as the
-    largest)."""
+    ``headline`` (nothing without a reference: the largest VECE of calibrated models' rankings is noise)."""
     rank_fig = figures.vece_ranking(ranking=ranking.assign(feature=_labels(ranking["feature"])), title=None)
     top = ranking.iloc[0]
     tested = vece_test_sentence(ranking, alpha, escape=_e, strong=lambda t: f"<b>{t}</b>")
     level = top["level_at_max_vce"] if top["type"] == "categorical" else None
-    # the level with the largest gap is named only where its variable is beyond chance (or untested: as the largest)
-    flagged = tested is None or bool(top["p_adjusted"] <= alpha)
+    # the level with the largest gap is named only where its variable is beyond chance
+    flagged = tested is not None and bool(top["p_adjusted"] <= alpha)
     level_words = (f"; in {_e(top['feature'])}, level <b>{_e(level)}</b> has the largest gap "
                    f"({100 * top['max_vce']:.1f} percentage points between error and predicted error)"
                    if flagged and level is not None and pd.notna(level) else "")
     if tested is not None:
         headline.append(tested[:-1] + level_words + "." if level_words else tested)
-    elif top["type"] == "categorical":
-        headline.append(f"Of the variables, <b>{_e(top['feature'])}</b> {top_variable_words(ranking)} "
-                        f"(VECE {format_value(top['vece'], 'probability')} over its levels; not tested against a "
-                        f"calibrated model){level_words}.")
     return [f'<h3 id="{anchor}-variables">Variables ranked by VECE</h3>',
             "<p>A model can be calibrated on average and miscalibrated along a variable (Kelly &amp; Smyth "
             "2023): VECE is the row-weighted gap between actual and predicted error in equal-mass bins of "

@@ -110,7 +110,7 @@ def _model_section(idx: int, name: str, s: Scan, panel: pd.DataFrame, cfg: Panel
                    confidence: float, random_state, prog: _Progress, headline: list) -> str:
     """The HTML of one model of a scan (the sections of :func:`calibviz.report._model_section` buckets support)."""
     from .scan import tables
-    from .variables import MAX_RANKED_FEATURES, top_variable_words
+    from .variables import MAX_RANKED_FEATURES
 
     anchor = f"model-{idx}"
     what = (f"P({_e(s.classes[1])}), the probability of the positive class" if s.is_binary else
@@ -155,10 +155,6 @@ def _model_section(idx: int, name: str, s: Scan, panel: pd.DataFrame, cfg: Panel
             if len(features) > MAX_RANKED_FEATURES:
                 parts.append(f"<p>The first {MAX_RANKED_FEATURES} of {len(features):,} feature columns are "
                              "ranked.</p>")
-            top = ranking.iloc[0]
-            if top["type"] != "categorical":
-                headline.append(f"Of the variables, <b>{_e(top['feature'])}</b> {top_variable_words(ranking)} "
-                                f"(VECE {format_value(top['vece'], 'probability')}).")
             numeric = ranking.loc[ranking["type"] != "categorical", "feature"]
             if len(numeric):
                 parts += [f'<h3 id="{anchor}-curves">Curves of the top variable: {_e(numeric.iloc[0])}</h3>',

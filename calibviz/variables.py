@@ -385,7 +385,7 @@ def level_test_sentence(table: pd.DataFrame, alpha: float, kind: str = "rate", *
 
 def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, strong=lambda t: t) -> str | None:
     """Which ranked variables have a VECE beyond what a calibrated model shows (:func:`variable_ranking`'s
-    ``p_adjusted``), in one sentence; None without a reference (a scan's ranking).
+    ``p_adjusted``), in one sentence; None without a reference (a ranking table without p-values).
 
     >>> r = pd.DataFrame({"feature": ["age", "bmi"], "p_value": [1 / 2401, 0.3], "p_adjusted": [2 / 2401, 0.3],
     ...                   "n_reference": [2400, 2400]})
@@ -466,6 +466,12 @@ def _sorted_bin_sums(gs, ws, starts):
     wg = ws * gs
     return (np.add.reduceat(wg, starts), np.add.reduceat(ws, starts), np.add.reduceat(wg * wg, starts),
             np.add.reduceat(ws * wg, starts), np.add.reduceat(ws * ws, starts))
+
+
+def reference_draws(n_variables: int, confidence: float) -> int:
+    """Draws of VECE's calibrated-model reference when ``n_variables`` are ranked: Holm over k variables at
+    1 - confidence needs p-values well below (1 - confidence) / k, and draws to resolve them."""
+    return max(2000, int(np.ceil(20 * n_variables / (1 - confidence))))
 
 
 def ranked(table: pd.DataFrame) -> pd.DataFrame:
@@ -612,10 +618,9 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
                          if len(features.columns) else "features has no columns to rank.")
     rng = np.random.default_rng(random_state)
     # the calibrated-model reference draws from a stream of its own, so the intervals' resamples stay those of the
-    # same seed without it (and those of a scan's ranking, which has no reference)
+    # same seed without it (a scan's ranking draws the same streams)
     ref_rng = rng.spawn(1)[0]
-    # Holm over k variables at 1 - confidence needs p-values well below (1 - confidence) / k: draws to resolve them
-    n_reference = max(2000, int(np.ceil(20 * (len(numeric) + len(others)) / (1 - confidence))))
+    n_reference = reference_draws(len(numeric) + len(others), confidence)
     gap = predicted_error - error  # (1 - confidence) - (1 - correct) = correct - confidence; VECE reads |gap|
     rows = []
     total = len(numeric) + len(others)

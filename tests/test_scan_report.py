@@ -187,3 +187,15 @@ def test_cli_report_engine_bad_input_is_one_line(binary, tmp_path, capsys, case,
     assert err.startswith("calibviz: error: ") and err.count("\n") == 1, err
     assert re.search(message, err)
     assert not (tmp_path / "r.html").exists()
+
+
+def test_the_variables_headline_is_the_in_memory_test(binary):
+    """The summary names variables only by VECE's calibrated-model test, as the in-memory report does (20,000 rows:
+    both draw the Gaussian reference from one seed, so the sentence is the same); no untested 'largest' line."""
+    path, memory = binary
+    page = build_scan_report(cv.scan(path), n_resamples=0, n_reference=0, source=path)
+    pattern = r"(?:VECE beyond what a calibrated model shows|No variable's VECE is beyond)[^<]*(?:<b>[^<]*</b>[^<]*)*"
+    got, want = re.search(pattern, page), re.search(pattern, memory)
+    assert got is not None and want is not None
+    assert got.group(0) == want.group(0)
+    assert "not tested against a calibrated model" not in page

@@ -707,8 +707,10 @@ def _exact_sums(out: pd.DataFrame, weighted: bool) -> pd.DataFrame:
 
 #: The sums of a feature group (:mod:`calibviz.scan.variables`): rows, weight, and with the top-label gap
 #: ``g = (1 - confidence) - error`` of each row (as :func:`calibviz.metrics.variable.top_label_errors` forms it) the
-#: sums of w g, (w g)^2, w (w g) and w^2 that VECE and its fixed-bin interval need; the x range and smallest weight.
-VARIABLE_SUMS = ("n", "sw", "sd", "sdd", "sdw", "sww", "xmin", "xmax", "wmin")
+#: sums of w g, (w g)^2, w (w g) and w^2 that VECE and its fixed-bin interval need; the x range and smallest weight;
+#: with the predicted error q = 1 - confidence, the null cumulants of the group's sum of w (error - q) that VECE's
+#: calibrated-model reference needs: ``sv = sum w^2 q (1 - q)``, ``sk = sum w^3 q (1 - q) (1 - 2q)``.
+VARIABLE_SUMS = ("n", "sw", "sd", "sdd", "sdw", "sww", "sv", "sk", "xmin", "xmax", "wmin")
 
 
 def _variable_rows(frame: nw.LazyFrame, roles: Roles, features: dict) -> nw.LazyFrame:
@@ -727,7 +729,7 @@ def _variable_rows(frame: nw.LazyFrame, roles: Roles, features: dict) -> nw.Lazy
         conf = nw.when(pred).then(p).otherwise(1.0 - p)
         correct = pred == (y == 1)
     error = nw.when(correct).then(nw.lit(0.0)).otherwise(nw.lit(1.0))
-    return rows.with_columns(_d=(1.0 - conf) - error)
+    return rows.with_columns(_d=(1.0 - conf) - error, _q=1.0 - conf)
 
 
 def variable_ranges(frame: nw.LazyFrame, roles: Roles, columns) -> pd.DataFrame:
@@ -775,13 +777,16 @@ def variable_groups(frame: nw.LazyFrame, roles: Roles, column: str, *, kind: str
             key = nw.when(inside[0]).then(_bucket_of(x, *ranges[0]))
             for r, (c, (lo, hi)) in enumerate(zip(inside[1:], ranges[1:]), start=1):
                 key = key.when(c).then(_bucket_of(x, lo, hi) + float(r * FINE_BUCKETS))
-    d, w = nw.col("_d"), nw.col("_w")
+    d, w, q = nw.col("_d"), nw.col("_w"), nw.col("_q")
+    v = q * (1.0 - q)
     if weighted:
-        wd = w * d
+        wd, wwv = w * d, w * w * v
         sums = [w.sum().alias("sw"), wd.sum().alias("sd"), (wd * wd).sum().alias("sdd"), (w * wd).sum().alias("sdw"),
-                (w * w).sum().alias("sww"), w.min().alias("wmin")]
+                (w * w).sum().alias("sww"), w.min().alias("wmin"), wwv.sum().alias("sv"),
+                (wwv * w * (1.0 - 2.0 * q)).sum().alias("sk")]
     else:
-        sums = [d.sum().alias("sd"), (d * d).sum().alias("sdd")]
+        sums = [d.sum().alias("sd"), (d * d).sum().alias("sdd"), v.sum().alias("sv"),
+                (v * (1.0 - 2.0 * q)).sum().alias("sk")]
     if kind != "level":
         sums += [nw.col("_x").cast(nw.Float64).min().alias("xmin"), nw.col("_x").cast(nw.Float64).max().alias("xmax")]
     out = rows.with_columns(_k=key).group_by("_k").agg(nw.len().alias("n"), *sums)

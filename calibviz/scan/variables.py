@@ -49,8 +49,9 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..stats import cumulant_abs_sum_p, holm_adjusted
 from ..variables import (MAX_LEVELS, MIN_LEVEL_ROWS, MISSING_LEVEL, OTHER_LEVELS, _RANKING_COLUMNS, _fixed_bin_interval,
-                         ranked)
+                         ranked, reference_draws)
 from . import aggregate as _agg
 from .source import IN_MEMORY
 
@@ -63,7 +64,7 @@ EXACT_ROWS = 1 << 16
 #: Refining passes of one numeric feature; each narrows a split's range 2^16-fold (4 suffice for 10^12 rows of
 #: floats spread over 12 orders of magnitude); more means values spread over hundreds of orders of magnitude.
 MAX_ROUNDS = 12
-_SUMS = ("n", "sw", "sd", "sdd", "sdw", "sww")
+_SUMS = ("n", "sw", "sd", "sdd", "sdw", "sww", "sv", "sk")
 _CI_METHOD = "poisson-normal, fixed bins"
 MAX_VCE_NOTE = (f"max-VCE of a numeric feature is the largest gap between two LOESS curves, which need {IN_MEMORY}: "
                 "a scan leaves it empty. A categorical feature's max-VCE is its largest per-level gap.")
@@ -119,7 +120,8 @@ def _splits(g: dict, n_bins: int, weighted: bool):
 
 
 def _numeric_sums(scan, column: str, lo: float, hi: float, n_bins: int):
-    """Per-bin sums (d, W, qdd, qdw, qww) and the bin count of a numeric feature's equal-mass bins."""
+    """Per-bin sums (d, W, qdd, qdw, qww), null cumulants (sv, sk), bin count and rows of a numeric feature's
+    equal-mass bins."""
     frame, roles = scan._frame, scan._roles
     weighted = roles.weight is not None
     g = _sorted_groups(_agg.variable_groups(frame, roles, column, kind="bucket", ranges=[(lo, hi)]))
@@ -146,7 +148,8 @@ def _numeric_sums(scan, column: str, lo: float, hi: float, n_bins: int):
     def total(c):
         return np.bincount(index, weights=g[c], minlength=m)
 
-    return (total("sd"), total("sw"), total("sdd"), total("sdw"), total("sww")), m, int(round(g["n"].sum()))
+    return ((total("sd"), total("sw"), total("sdd"), total("sdw"), total("sww")), (total("sv"), total("sk")), m,
+            int(round(g["n"].sum())))
 
 
 def _level_groups(names: list, count: np.ndarray, weight: np.ndarray, max_levels, min_level_rows):
@@ -166,7 +169,8 @@ def _level_groups(names: list, count: np.ndarray, weight: np.ndarray, max_levels
 
 
 def _categorical_sums(scan, column: str, max_levels, min_level_rows, max_distinct: int):
-    """Per-group sums, group names, rows per group and total rows of a categorical feature; None if < 2 groups."""
+    """Per-group sums, null cumulants, group names, rows per group and total rows of a categorical feature; None if
+    < 2 groups."""
     t = _agg.variable_groups(scan._frame, scan._roles, column, kind="level", limit=max_distinct + 1)
     if len(t) > max_distinct:
         raise InputError(f"feature {column!r} has more than {max_distinct} distinct values; a scan ranks a "
@@ -190,7 +194,7 @@ def _categorical_sums(scan, column: str, max_levels, min_level_rows, max_distinc
         return np.bincount(group, weights=t[c].to_numpy(np.float64), minlength=m)
 
     sums = (total("sd"), total("sw"), total("sdd"), total("sdw"), total("sww"))
-    return sums, gnames, total("n"), n
+    return sums, (total("sv"), total("sk")), gnames, total("n"), n
 
 
 def variable_ranking(scan, features=None, *, n_bins: int = 10, n_resamples: int = 200, confidence: float = 0.95,
@@ -220,6 +224,8 @@ def variable_ranking(scan, features=None, *, n_bins: int = 10, n_resamples: int 
         raise InputError("features has no numeric columns to rank; pass categorical=True to rank the others.")
     scan._fine()  # validates the rows (bad rows are reported, never dropped); cached for every other result
     rng = np.random.default_rng(random_state)
+    ref_rng = rng.spawn(1)[0]  # the in-memory ranking's stream: on Gaussian groups the same seed gives its p-values
+    n_reference = reference_draws(len(numeric) + len(others), confidence)
     nan = float("nan")
 
     def interval(sums):
@@ -227,23 +233,29 @@ def variable_ranking(scan, features=None, *, n_bins: int = 10, n_resamples: int 
             return nan, nan, "none"
         return (*_fixed_bin_interval(*sums, n_resamples, confidence, rng), _CI_METHOD)
 
+    def reference(sums, cumulants):
+        p_value, _, draws = cumulant_abs_sum_p(*cumulants, float(np.abs(sums[0]).sum()), n_draws=n_reference,
+                                               random_state=ref_rng)
+        return dict(p_value=p_value, n_reference=draws)
+
     rows, total, done = [], len(numeric) + len(others), 0
     ranges = _agg.variable_ranges(scan._frame, scan._roles, numeric).iloc[0] if numeric else None
     for i, col in enumerate(numeric):
         lo, hi, n_finite = float(ranges[f"lo{i}"]), float(ranges[f"hi{i}"]), int(ranges[f"n{i}"])
         if n_finite >= 2 and lo < hi:  # else empty or constant: nothing to rank (as in memory)
-            sums, m, n = _numeric_sums(scan, col, lo, hi, n_bins)
+            sums, cumulants, m, n = _numeric_sums(scan, col, lo, hi, n_bins)
             vece = float(np.abs(sums[0]).sum() / sums[1].sum())
             low, high, method = interval(sums)
             rows.append(dict(feature=col, type="numeric", vece=vece, vece_low=low, vece_high=high, max_vce=nan,
-                             x_at_max_vce=nan, level_at_max_vce=None, n=n, n_bins=m, ci_method=method))
+                             x_at_max_vce=nan, level_at_max_vce=None, n=n, n_bins=m, ci_method=method,
+                             **reference(sums, cumulants)))
         done += 1
         if progress is not None:
             progress(done, total)
     for col in others:
         res = _categorical_sums(scan, col, max_levels, min_level_rows, max_distinct)
         if res is not None:
-            sums, gnames, counts, n = res
+            sums, cumulants, gnames, counts, n = res
             vece = float(np.abs(sums[0]).sum() / sums[1].sum())
             low, high, method = interval(sums)
             gap = np.abs(np.divide(sums[0], sums[1], out=np.zeros(len(gnames)), where=sums[1] > 0))
@@ -252,11 +264,12 @@ def variable_ranking(scan, features=None, *, n_bins: int = 10, n_resamples: int 
             rows.append(dict(feature=col, type="categorical", vece=vece, vece_low=low, vece_high=high,
                              max_vce=nan if k is None else float(gap[k]), x_at_max_vce=nan,
                              level_at_max_vce=None if k is None else gnames[k], n=n, n_bins=len(gnames),
-                             ci_method=method))
+                             ci_method=method, **reference(sums, cumulants)))
         done += 1
         if progress is not None:
             progress(done, total)
     out = pd.DataFrame(rows, columns=_RANKING_COLUMNS)
+    out["p_adjusted"] = holm_adjusted(out["p_value"].to_numpy(float)) if len(out) else []
     out = ranked(out)
     out.attrs.update(engine=scan.engine, n_bins=n_bins, note=MAX_VCE_NOTE if numeric else "")
     return out

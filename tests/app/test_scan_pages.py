@@ -11,6 +11,7 @@ import calibviz as cv
 from calibviz.binning import PAVA, PAVABC, EqualMass, Uniform
 from calibviz.panel import PanelConfig, format_interval, format_value
 from calibviz.scan import tables as T
+from calibviz.variables import vece_test_sentence
 from tests.app.helpers import app, assert_clean, figures, metric_values, shown, upload
 
 pytestmark = pytest.mark.apptest
@@ -235,6 +236,9 @@ def test_variables_page_on_an_opened_file(files):
     scan = cv.scan(str(files / "two_models.parquet"))
     want = scan.variable_ranking(["age"], n_resamples=100, random_state=0)
     assert any(f"VECE = {format_value(want['vece'].iloc[0], 'probability')}" in shown(m) for m in at.markdown)
+    # the ranking is read against a calibrated model (drawn from the scan's sums), as on the in-memory page
+    verdict = vece_test_sentence(want, 0.05)
+    assert verdict is not None and any(shown(m) == verdict for m in at.markdown)
     assert any("LOESS curves" in i and NEEDS_ROWS in i for i in _infos(at))
 
 
