@@ -5,6 +5,7 @@ Run: nice -n 10 python benchmarks/bench_scan_classwise.py [--reps 200] [--sizes 
      python benchmarks/bench_scan_classwise.py --timing [--rows 1000000] [--classes 10] [--engine duckdb]
      python benchmarks/bench_scan_classwise.py --reference-size [--reps 200] [--sizes 5000] [--classes 4]
      [--redraws 200] [--compare 20]
+     python benchmarks/bench_scan_classwise.py --class-test [--reps 200] [--sizes 3000] [--classes 4] [--compare 20]
 
 Coverage: ``--reps`` logs of each size from the model of tests/test_scan_classwise.py (truth T ~ Dirichlet(1)
 over K classes, y ~ T, predictions T^power renormalised: overconfident for power > 1; a calibrated model's
@@ -18,6 +19,12 @@ Dirichlet(0.7), y ~ P) per weight law, lognormal(0, 1.5) and ``exp(3 max P) x Ex
 confident rows), scanned with weights; prints the share of p-values at most 0.05 and 0.01 (a false alarm rate:
 nominal 5% and 1%, lower is conservative), the mean p-value, and for the first ``--compare`` logs the mean
 difference to ``consistency_test``'s per-row weighted redraws of the same rows.
+
+Size of the per-class test of the class ranking (``--class-test``): ``--reps`` calibrated logs per size (P ~
+Dirichlet(0.7), y ~ P; unweighted and lognormal(0, 1.5) weights), ranked with
+``calibviz.scan.tables.class_ranking(scan, n_reference=class_reference_draws(K))``: the share of logs with some
+class's adjusted p-value at most 0.05 (the sentence "One-vs-rest ECE beyond what a calibrated model shows"), and
+the same for the in-memory ranking's per-row redraws of the first ``--compare`` logs.
 
 Timing (``--timing``): writes a Parquet log of ``--rows`` rows and K classes (Dirichlet(0.5) truth: many
 distinct cell tuples), then times the first pass, the extra cell-tuple pass and 200 resamples of the draw.
@@ -115,6 +122,32 @@ def reference_size(args) -> None:
                   f"range {min(diffs):+.3f} to {max(diffs):+.3f}; {time.perf_counter() - t0:.0f} s", flush=True)
 
 
+def class_test_size(args) -> None:
+    from calibviz.multiclass import class_ranking, class_reference_draws
+    from calibviz.scan import tables
+
+    K = args.classes
+    R = class_reference_draws(K)
+    print("| rows | K | weights | logs | some class flagged (scan) | in memory (first logs) | time |")
+    print("|---|---|---|---|---|---|---|", flush=True)
+    for n in [int(v) for v in args.sizes.split(",")]:
+        for law in ("none", "lognormal"):
+            t0 = time.perf_counter()
+            hits, mem = 0, []
+            for r in range(args.reps):
+                y, P, w = weighted_calibrated(n, K, args.seed_base + r, "lognormal")
+                w = None if law == "none" else w
+                df = frame(y, P) if w is None else frame(y, P).assign(w=w)
+                s = cv.scan(df, weight=None if w is None else "w")
+                ranking = tables.class_ranking(s, Uniform(15), n_reference=R, random_state=r)
+                hits += bool((ranking["p_adjusted"] <= 0.05).any())
+                if r < args.compare:
+                    m = class_ranking(y, P, sample_weight=w, n_resamples=0, n_reference=R, random_state=r)
+                    mem.append(bool((m["p_adjusted"] <= 0.05).any()))
+            print(f"| {n:,} | {K} | {law} | {args.reps} | {hits}/{args.reps} = {100 * hits / args.reps:.1f}% | "
+                  f"{sum(mem)}/{len(mem)} | {time.perf_counter() - t0:.0f} s |", flush=True)
+
+
 def timing(args) -> None:
     y, P, _ = model(args.rows, args.classes, 0, 1.3, alpha=0.5)
     with tempfile.TemporaryDirectory() as tmp:
@@ -136,6 +169,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--timing", action="store_true")
     ap.add_argument("--reference-size", action="store_true", help="false-alarm rate of the weighted reference")
+    ap.add_argument("--class-test", action="store_true", help="false-alarm rate of the class ranking's test")
     ap.add_argument("--redraws", type=int, default=200)
     ap.add_argument("--compare", type=int, default=20)
     ap.add_argument("--reps", type=int, default=200)
@@ -150,6 +184,10 @@ def main() -> None:
     if args.timing:
         args.classes = args.classes or 10
         timing(args)
+    elif args.class_test:
+        args.classes = args.classes or 4
+        args.sizes = args.sizes if args.sizes != "5000,50000" else "3000"
+        class_test_size(args)
     elif args.reference_size:
         args.classes = args.classes or 4
         args.sizes = args.sizes if args.sizes != "5000,50000" else "5000"

@@ -509,7 +509,8 @@ def class_ranking(
 
 def class_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, strong=lambda t: t) -> str | None:
     """Which classes of a :func:`class_ranking` are beyond what a calibrated model shows, in one sentence; None
-    without a reference (``n_reference=0``, or a scan's ranking).
+    without a reference (``n_reference=0``, or classes left untested: over the redraw budget, or a scan's ranking
+    without fixed-edge bins).
 
     The first class of a ranking always has the largest value, noise or not: on calibrated 10-class models every
     class's bootstrap interval lay above 0 and the report called one "the worst calibrated class" on all of them.
@@ -645,6 +646,14 @@ def _class_reference(redraw, values, K, n_reference, random_state):
     null = np.empty((n_reference, K))
     for r in range(n_reference):  # one redraw of every row per pass (vectorised numpy), no per-row loop
         null[r] = redraw(rng)
+    return class_p_values(null, values)
+
+
+def class_p_values(null: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-class p-values of ``values`` (K,) against R redraws ``null`` (R, K) of a calibrated model, and their
+    single-step minP adjustment (Westfall & Young 1993: each redraw's smallest per-class p-value is the null law of
+    the smallest observed one; see :func:`class_ranking`). A class with a NaN value is not judged (NaN)."""
+    n_reference, K = null.shape
     null = np.where(np.isfinite(null), null, -np.inf)  # a class never predicted in a redraw reaches nothing
     tested = np.isfinite(values)  # a class never predicted (top-label) has no value: not among the classes judged
     tol = 1e-12 * np.maximum(1.0, np.abs(np.nan_to_num(values)))  # round-off ties count as reaching

@@ -22,6 +22,7 @@ from . import figures
 from .binning import PAVABC, Uniform
 from .errors import InputError
 from .panel import PanelConfig, format_value, redraws_for
+from .multiclass import class_reference_draws
 from .report import (_Progress, _check_report_args, _compare_shown, _document, _e, _figure_html, _labels,
                      _metrics_parts, _multiclass_parts, _overview_sentence, _panel_headline, _reliability_parts,
                      _repro_section, _summary_html, _table_html, _tce_parts, _vece_parts, metric_key, resolve_metrics)
@@ -107,8 +108,10 @@ def scan_report_contents(scans) -> list[str]:
 
 
 def _model_section(idx: int, name: str, s: Scan, panel: pd.DataFrame, cfg: PanelConfig, n_resamples: int,
-                   confidence: float, random_state, prog: _Progress, headline: list) -> str:
-    """The HTML of one model of a scan (the sections of :func:`calibviz.report._model_section` buckets support)."""
+                   confidence: float, random_state, prog: _Progress, headline: list,
+                   n_reference: int | None = None) -> str:
+    """The HTML of one model of a scan (the sections of :func:`calibviz.report._model_section` buckets support);
+    ``n_reference`` 0: no per-class test, as in memory."""
     from .scan import tables
     from .variables import MAX_RANKED_FEATURES
 
@@ -135,7 +138,9 @@ def _model_section(idx: int, name: str, s: Scan, panel: pd.DataFrame, cfg: Panel
         tl_table = tables.top_label_table(s, scheme, cfg.alpha)
         tl_fig = figures.top_label_diagram(table=tl_table, title=None)
         cw_tables = tables.classwise_tables(s, scheme, cfg.alpha)
-        ranking = tables.class_ranking(s, scheme, tables=cw_tables)
+        n_class_ref = class_reference_draws(len(cw_tables), cfg.alpha) if n_reference != 0 else 0
+        ranking = tables.class_ranking(s, scheme, tables=cw_tables, n_reference=n_class_ref,
+                                       random_state=random_state)
         shown_tables = {_e(k): t for k, t in cw_tables.items()}
         shown_ranking = ranking.assign(label=_labels(ranking["label"]))
         grid = figures.classwise_grid(tables=shown_tables, ranking=shown_ranking, alpha=cfg.alpha, top_n=12,
@@ -272,7 +277,7 @@ def build_scan_report(scans, *, config: PanelConfig = PanelConfig(), metrics=Non
         prog.step()
         headline[name] = _panel_headline(panel)
         sections.append(_model_section(i, name, s, panel, config, int(n_resamples), confidence, random_state, prog,
-                                       headline[name]))
+                                       headline[name], n_reference))
     compare_html, compare_keys = "", ()
     if len(scans) > 1:
         from .compare import comparison_metrics

@@ -241,3 +241,67 @@ def test_equal_weights_draw_the_unweighted_multinomial():
     t = cw.cell_table(cv.scan(_frame(y, P, np.full(y.size, 2.5)), weight="w"), "uniform")
     mean = t.swp / t.sw[:, None]
     np.testing.assert_allclose(cw._effective_rows(t, mean / mean.sum(axis=1, keepdims=True)), t.n, rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- per-class test of a scan's ranking
+
+def test_class_ranking_tests_classes_as_the_in_memory_ranking_does():
+    """One class made overconfident, the others calibrated: the scan's per-class p-values (label redraws per cell
+    tuple, read class by class) agree with the in-memory per-row redraws within Monte Carlo error, the shifted
+    class is flagged and the calibrated ones are not; the redraws are classwise_reference's."""
+    from calibviz.multiclass import class_ranking, class_test_sentence
+    from calibviz.scan import tables as T
+
+    rng = np.random.default_rng(12)
+    n, K = 20_000, 4
+    P = rng.dirichlet(np.full(K, 2.0), n)
+    truth = P.copy()
+    truth[:, 0] = 0.5 * P[:, 0]  # class c0 happens half as often as predicted
+    truth /= truth.sum(axis=1, keepdims=True)
+    y = (truth.cumsum(axis=1) < rng.uniform(size=(n, 1))).sum(axis=1)
+    s = cv.scan(_frame(y, P))
+    got = T.class_ranking(s, "uniform", n_reference=400, random_state=3).set_index("label")
+    want = class_ranking(y, P, classes=[f"c{k}" for k in range(K)], n_resamples=0, n_reference=400,
+                         random_state=3).set_index("label")
+    np.testing.assert_allclose(got["value"], want.loc[got.index, "value"], rtol=1e-9)
+    assert got.loc["c0", "p_value"] == pytest.approx(1 / 401)  # beyond every redraw
+    assert got.loc["c0", "p_adjusted"] <= (K + 1) / 401  # minP's floor: each class's largest redraw reaches it
+    calibrated = ["c1", "c2", "c3"]
+    np.testing.assert_allclose(got.loc[calibrated, "p_value"], want.loc[calibrated, "p_value"], atol=0.1)
+    ranking = T.class_ranking(s, "uniform", n_reference=400, random_state=3)
+    assert ranking.attrs["n_reference"] == 400 and ranking.attrs["p_value"] == got.loc["c0", "p_adjusted"]
+    assert class_test_sentence(ranking, 0.05).startswith(
+        "One-vs-rest ECE beyond what a calibrated model shows (the 4 classes judged together, α = 0.05): c0 (")
+
+
+def test_class_ranking_without_fixed_edges_or_over_budget_is_not_tested(monkeypatch):
+    from calibviz import multiclass
+    from calibviz.scan import tables as T
+
+    y, P, _, _ = _model(3_000, 3, seed=5, power=1.0)
+    s = cv.scan(_frame(y, P))
+    r = T.class_ranking(s, "equal_mass", n_reference=200)
+    assert r["p_value"].isna().all() and r.attrs["n_reference"] == 0
+    assert "bins with fixed edges (uniform or custom)" in r.attrs["no_test"]
+    monkeypatch.setattr(multiclass, "CLASS_REFERENCE_BUDGET", 1000)
+    r = T.class_ranking(s, "uniform", n_reference=200)
+    assert r["p_adjusted"].isna().all() and "exceed the budget" in r.attrs["no_test"]
+    assert T.class_ranking(s, "uniform")["p_value"].isna().all()  # no reference asked
+    with pytest.raises(cv.InputError, match="n_reference must be a non-negative integer"):
+        T.class_ranking(s, "uniform", n_reference=-3)
+
+
+@pytest.mark.slow
+def test_calibrated_scans_rarely_get_a_class_flagged():
+    """60 calibrated logs (K = 3, 3,000 rows), the report's redraws (320): some class's adjusted p <= 0.05 on 3
+    expected (minP is exact up to the conservative per-tuple draw); P(>= 8) < 0.02 at 5%."""
+    from calibviz.multiclass import class_reference_draws
+    from calibviz.scan import tables as T
+
+    hits = 0
+    for r in range(60):
+        y, P, _, _ = _model(3_000, 3, seed=3_000 + r, power=1.0)
+        ranking = T.class_ranking(cv.scan(_frame(y, P)), "uniform", n_reference=class_reference_draws(3),
+                                  random_state=r)
+        hits += bool((ranking["p_adjusted"] <= 0.05).any())
+    assert hits <= 7, hits

@@ -457,31 +457,46 @@ def classwise_reference(table: CellTable, n_resamples: int, random_state=None, l
     the intervals; read as :func:`calibviz.scan.reference.reference` reads its
     null values.
     """
-    from scipy import sparse
-
     from ..metrics.consistency import null_summary
 
     nan = float("nan")
     if not n_resamples:
         return nan, nan, nan, nan
+    null = np.concatenate([ece_from_sums(sums) for sums in _redrawn_cell_sums(table, n_resamples, random_state)])
+    return null_summary(table.value(), null, level)
+
+
+def class_null(table: CellTable, n_resamples: int, random_state=None) -> np.ndarray:
+    """Each class's one-vs-rest ECE on ``n_resamples`` label redraws of a calibrated model, shape (R, K): the
+    redraws of :func:`classwise_reference` read class by class (the classes of one redraw move together, as the
+    in-memory per-class test's do), for :func:`calibviz.scan.tables.class_ranking`'s per-class test."""
+    K, B = table.n_classes, table.n_bins
+    total = table.sw.sum()
+    return np.concatenate([np.abs(sums[:, 1] - sums[:, 2]).reshape(-1, K, B).sum(axis=2) / total
+                           for sums in _redrawn_cell_sums(table, n_resamples, random_state)])
+
+
+def _redrawn_cell_sums(table: CellTable, n_resamples: int, random_state):
+    """Chunks (m, 3, cells) of per-cell (weight, positives, predicted sum) with every group's labels redrawn from
+    its mean prediction (:func:`classwise_reference`); weights and predicted sums stay."""
+    from scipy import sparse
+
     rng = np.random.default_rng(random_state)
     G, K, cells = table.n_groups, table.n_classes, table.cells
-    base = table.cell_sums(table.sw[None, :])  # (1, 3, cells): weights and predicted sums stay; positives redrawn
+    base = table.cell_sums(table.sw[None, :])  # (1, 3, cells)
     mean = np.clip(table.swp / table.sw[:, None], 0.0, 1.0)
     mean /= mean.sum(axis=1, keepdims=True)
     draw = (_weighted_draw if table.weighted else _unweighted_draw)(table, mean, rng)
     # (cells, G K): the redrawn positives of class k in group g add to the cell of class k's bin in g
     to_cells = sparse.csr_matrix((np.ones(G * K), (table.cell_of().ravel(), np.arange(G * K))), shape=(cells, G * K))
-    null = np.empty(int(n_resamples))
     chunk = max(1, min(int(n_resamples), _CHUNK_ELEMENTS // max(G * K, 1)))
     done = 0
     while done < n_resamples:
         m = min(chunk, int(n_resamples) - done)
         sums = np.repeat(base, m, axis=0)
         sums[:, 1] = (to_cells @ draw(m).reshape(m, G * K).T).T
-        null[done:done + m] = ece_from_sums(sums)
+        yield sums
         done += m
-    return null_summary(table.value(), null, level)
 
 
 def _unweighted_draw(table: CellTable, mean: np.ndarray, rng):

@@ -180,32 +180,76 @@ def classwise_tables(scan, binning="uniform", alpha: float = 0.05, test=None) ->
     return out
 
 
-def class_ranking(scan, binning="uniform", *, tables: dict | None = None) -> pd.DataFrame:
+def class_ranking(scan, binning="uniform", *, tables: dict | None = None, n_reference: int = 0,
+                  random_state=0) -> pd.DataFrame:
     """:func:`calibviz.multiclass.class_ranking` (metric "classwise_ece") of a scan, without intervals.
 
     The bootstrap intervals of the in-memory ranking resample rows: on a scan
     ``low`` and ``high`` are NaN and ``attrs["n_resamples"]`` is 0. ``tables``:
     :func:`classwise_tables` already computed (saves the K passes).
 
+    ``n_reference`` > 0 tests each class's one-vs-rest ECE against labels
+    redrawn from the predictions, the classes together by single-step minP, as
+    the in-memory ranking does (:func:`calibviz.multiclass.class_p_values`):
+    the redraws are those of the class-wise ECE's scan reference
+    (:func:`calibviz.scan.classwise.classwise_reference`: per cell tuple of the
+    bins of every class and the label, the group's labels redrawn jointly from
+    its mean prediction; the null is at most slightly wider than the per-row
+    one, so p-values err towards no alarm), read class by class. That needs
+    bins with fixed edges (uniform, custom) and at most
+    :data:`~calibviz.scan.classwise.MAX_GROUPS` cell tuples; otherwise the
+    classes are not tested (``p_value`` NaN, ``attrs["n_reference"]`` 0,
+    ``attrs["no_test"]`` says why), as where redraws x cell tuples x classes
+    exceed :data:`~calibviz.multiclass.CLASS_REFERENCE_BUDGET` (the in-memory
+    ranking's budget of rows x redraws).
+
     Returns
     -------
     pandas.DataFrame
         One row per class, worst first: ``rank``, ``class_index``, ``label``,
         ``value`` (one-vs-rest ECE), ``low``, ``high``, ``share`` (prevalence),
-        ``n`` (rows of the class) and ``contribution`` (value / K); ``attrs``
-        ``metric``, ``overall`` (CW-ECE), ``overall_low``, ``overall_high``,
-        ``n_resamples``, ``confidence``, ``scheme``.
+        ``n`` (rows of the class), ``contribution`` (value / K), ``p_value``
+        and ``p_adjusted``; ``attrs`` ``metric``, ``overall`` (CW-ECE),
+        ``overall_low``, ``overall_high``, ``n_resamples``, ``confidence``,
+        ``scheme``, ``n_reference``, ``p_value`` (the smallest ``p_adjusted``).
     """
+    from ..multiclass import CLASS_REFERENCE_BUDGET, class_p_values
+    from .classwise import MAX_GROUPS, NoInterval, cell_table, class_null
+
     tables = classwise_tables(scan, binning) if tables is None else tables
     K = len(tables)
+    values = np.array([t.attrs["ece"] for t in tables.values()], dtype=np.float64)
+    p_value = p_adjusted = np.full(K, _NAN)
+    no_test = ""
+    if n_reference:
+        if not (isinstance(n_reference, (int, np.integer)) and n_reference > 0):
+            raise InputError(f"n_reference must be a non-negative integer, got {n_reference!r}.")
+        try:
+            cells = cell_table(scan, binning)
+        except NoInterval:
+            no_test, n_reference = ("their label redraws are drawn per cell tuple (the bin of every class and the "
+                                    "label), which needs bins with fixed edges (uniform or custom) and at most "
+                                    f"{MAX_GROUPS:,} distinct tuples"), 0
+        else:
+            if cells.n_groups * cells.n_classes * int(n_reference) > CLASS_REFERENCE_BUDGET:
+                no_test, n_reference = (f"{n_reference:,} redraws of its {cells.n_groups:,} cell tuples x "
+                                        f"{cells.n_classes} classes exceed the budget of {CLASS_REFERENCE_BUDGET:,} "
+                                        "draws"), 0
+            else:
+                # its own stream, as in memory: the seed's other draws do not depend on whether classes are tested
+                rng = np.random.default_rng(random_state).spawn(1)[0]
+                p_value, p_adjusted = class_p_values(class_null(cells, int(n_reference), rng), values)
     rows = [{"class_index": t.attrs["class_index"], "label": t.attrs["label"], "value": t.attrs["ece"],
              "low": _NAN, "high": _NAN, "share": t.attrs["prevalence"], "n": int(t["positives"].sum()),
-             "contribution": t.attrs["ece"] / K} for t in tables.values()]
+             "contribution": t.attrs["ece"] / K, "p_value": p_value[k], "p_adjusted": p_adjusted[k]}
+            for k, t in enumerate(tables.values())]
     out = pd.DataFrame(rows).sort_values("value", ascending=False, kind="stable", na_position="last")
     out.insert(0, "rank", np.arange(1, K + 1))
     out = out.reset_index(drop=True)
     out.attrs.update(metric="classwise_ece", overall=float(out["value"].mean()), overall_low=_NAN,
-                     overall_high=_NAN, n_resamples=0, confidence=0.95, scheme=repr(get_scheme(binning)))
+                     overall_high=_NAN, n_resamples=0, confidence=0.95, scheme=repr(get_scheme(binning)),
+                     n_reference=int(n_reference), no_test=no_test,
+                     p_value=float(np.nanmin(p_adjusted)) if n_reference else _NAN)
     return out
 
 

@@ -27,7 +27,7 @@ from ..panel import PanelConfig, config_key, family_size, format_value, judged_t
 from ..scan import interval_caption
 from ..scan import tables as scan_tables
 from ..scan.refine import EXACT_BLOCK_ROWS
-from ..multiclass import GRID_READING, readable_class_ranking
+from ..multiclass import GRID_READING, class_reference_draws, class_test_sentence, readable_class_ranking
 from ..variables import top_variable_words, vece_test_sentence
 from .blocks import (BOOTSTRAP_ROW_BUDGET, download_table, reference_redraws, not_applicable, show_figure,
                      show_headlines, show_metric_table, slug, tce_headline, tce_tiles, zoom_bin_picker)
@@ -287,15 +287,20 @@ def multiclass(scan) -> None:
     with tab_cw:
         tables = cached(("cw_tables", cid, scan.name, scheme, cfg.alpha),
                         lambda: scan_tables.classwise_tables(scan, scheme, cfg.alpha))
-        ranking = scan_tables.class_ranking(scan, scheme, tables=tables)
+        n_ref, seed = class_reference_draws(len(tables), cfg.alpha), int(s["seed"])
+        ranking = cached(("cw_ranking", cid, scan.name, scheme, cfg.alpha, n_ref, seed),
+                         lambda: scan_tables.class_ranking(scan, scheme, tables=tables, n_reference=n_ref,
+                                                           random_state=seed))
+        sentence = class_test_sentence(ranking, cfg.alpha, escape=md, strong=lambda t: f"**{t}**")
+        st.markdown(sentence or f"The classes are not tested one by one on this file: {ranking.attrs['no_test']} "
+                                "(the class-wise ECE's verdict in the Metrics tab judges them together).")
         k = len(ranking)
         offset = st.number_input("First rank shown", min_value=0, max_value=max(0, k - 1), value=0, step=12,
                                  key="w_cw_offset") if k > 12 else 0
         show_figure(figures.classwise_grid(tables=tables, ranking=ranking, alpha=cfg.alpha, top_n=12,
                                            offset=int(offset), title=""), f"classwise_{scan.name}", key="cw")
-        st.caption(GRID_READING + " Ranked by class-wise ECE, largest first (the classes are not tested one by one "
-                   "on an opened file: the class-wise ECE's verdict in the Metrics tab judges them together); no "
-                   "per-class bootstrap intervals on an opened file (they resample rows).")
+        st.caption(GRID_READING + " Ranked by class-wise ECE, largest first; no per-class bootstrap intervals on an "
+                   "opened file (they resample rows).")
         show_dataframe(readable_class_ranking(ranking))
         download_table(ranking, f"class_ranking_{scan.name}", label="Ranking as CSV", key="class_ranking")
 

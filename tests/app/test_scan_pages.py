@@ -11,6 +11,7 @@ import calibviz as cv
 from calibviz.binning import PAVA, PAVABC, EqualMass, Uniform
 from calibviz.panel import PanelConfig, format_interval, format_value
 from calibviz.scan import tables as T
+from calibviz.multiclass import class_reference_draws, class_test_sentence
 from calibviz.variables import vece_test_sentence
 from tests.app.helpers import app, assert_clean, figures, metric_values, shown, upload
 
@@ -188,6 +189,10 @@ def test_multiclass_page_and_views_of_a_multiclass_file(files):
     # the calibrated-model reference: confidence, top-label and class-wise metrics have one
     assert "class-wise ECE redraws the labels jointly per tuple" in " ".join(c.value for c in at.caption)
     assert np.isfinite(panel.loc[panel["metric"] == "classwise_ece", "value"]).all()
+    # the classes are tested one by one, as on an uploaded file (the page's default seed 0, alpha 0.05)
+    tested = T.class_ranking(scan, Uniform(15), n_reference=class_reference_draws(len(ranking)), random_state=0)
+    verdict = class_test_sentence(tested, 0.05, strong=lambda t: f"**{t}**")
+    assert verdict is not None and any(shown(m) == verdict for m in at.markdown)
     busiest = int(want.loc[(want["deviation"] * want["frac"]).idxmax(), "bin"])  # the bin adding most to TL-ECE
     assert at.selectbox(key="w_zoom_bin").value == busiest
     assert json_numbers(zoom) >= set(np.round(T.bin_zoom(scan, busiest, Uniform(15))["accuracy"], 6))
