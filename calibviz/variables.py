@@ -20,7 +20,7 @@ from scipy import stats
 from . import metrics
 from .errors import InputError
 from .metrics.resampling import bootstrap
-from .panel import format_adjusted_p, p_value_words, p_words
+from .panel import format_adjusted_p, format_value, p_value_words, p_words
 from .stats import bernoulli_abs_sum_p, bernoulli_max_t, holm_adjusted
 from .metrics.variable import (_check_variable, _largest_gap, _sorted_bin_starts, _vece_from_errors,
                                _vece_from_sums, top_label_errors)
@@ -406,6 +406,28 @@ def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, stron
                        f"({p_words(format_adjusted_p(r.p_adjusted, r.p_value, int(getattr(r, 'n_reference', 0) or 0)))})"
                        for r in hits.itertuples(index=False))
     return f"VECE beyond what a calibrated model shows (the {n} variables judged together, α = {alpha:g}): {listed}."
+
+
+def vece_floor_caption(ranking: pd.DataFrame, *, escape=str) -> str | None:
+    """The variables of a :func:`variable_ranking` whose VECE is the overall gap between error and predicted error
+    (``attrs["mean_gap"]``), in one sentence; None when there are none.
+
+    VECE = sum_b |S_b| / W >= |sum_b S_b| / W, the overall mean gap, with equality iff the bins' gaps share one
+    sign: such a variable shows the model's overall over- or under-confidence and nothing more (several equal bars
+    are that gap, not a bug).
+
+    >>> r = pd.DataFrame({"feature": ["age", "bmi"], "vece": [0.05, 0.02]}); r.attrs["mean_gap"] = -0.02
+    >>> vece_floor_caption(r)
+    "No variable's VECE can fall below the overall gap between error and predicted error, 0.0200 here (whether it is beyond chance: the Data page); a variable whose gap keeps that one sign in every bin sits exactly there: bmi show nothing beyond the overall gap."
+    """
+    mean_gap = ranking.attrs.get("mean_gap", float("nan"))
+    floor = ranking.loc[np.isclose(ranking["vece"], abs(mean_gap), rtol=1e-9, atol=0), "feature"].tolist()
+    if not floor:
+        return None
+    return (f"No variable's VECE can fall below the overall gap between error and predicted error, "
+            f"{format_value(abs(mean_gap), 'probability')} here (whether it is beyond chance: the Data page); a "
+            f"variable whose gap keeps that one sign in every bin sits exactly there: "
+            f"{', '.join(escape(str(f)) for f in floor)} show nothing beyond the overall gap.")
 
 
 def _reading(higher: str) -> str:

@@ -1,5 +1,4 @@
 """Variables: LOESS calibration curves along any column, VECE ranking, categorical subgroups (Kelly & Smyth 2023)."""
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -8,7 +7,7 @@ from calibviz.panel import format_value
 from calibviz.variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreement_ranges, largest_disagreement,
                                 level_tables, level_test_sentence, no_range_sentence, numeric_values, range_sentence,
                                 readable_levels, subgroup_table, top_variable_words, variable_curves,
-                                variable_ranking, vece_test_sentence)
+                                variable_ranking, vece_floor_caption, vece_test_sentence)
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, show_figure
 from calibviz.ui.blocks import show_dataframe
@@ -65,14 +64,8 @@ else:
         st.markdown(verdict)
     st.caption("VECE: the row-weighted gap between actual and predicted error over 10 equal-mass bins of a numeric "
                "column, or over the levels of a categorical one (levels under 30 rows pooled), on one scale.")
-    mean_gap = ranking.attrs.get("mean_gap", float("nan"))
-    floor = ranking.loc[np.isclose(ranking["vece"], abs(mean_gap), rtol=1e-9, atol=0), "feature"].tolist()
-    if floor:
-        st.caption(f"No variable's VECE can fall below the overall gap between error and predicted error, "
-                   f"{format_value(abs(mean_gap), 'probability')} here (whether it is beyond chance: the Data page); "
-                   "a variable whose gap keeps that one sign "
-                   f"in every bin sits exactly there: {', '.join(md(f) for f in floor)} show nothing beyond the "
-                   "overall gap.")
+    if (floor := vece_floor_caption(ranking, escape=md)):
+        st.caption(floor)
     download_table(ranking, f"vece_ranking_{preds.name}", label="Ranking as CSV", key="ranking")
 
 st.subheader("Look at one variable")

@@ -77,6 +77,7 @@ def test_ranking_equals_in_memory(binary, engine, weighted):
     assert got.set_index("feature").loc["income", "n"] == (present & df.income.notna()).sum()  # no value: left out
     assert got.set_index("feature").loc["city", "n_bins"] == 6  # a-d, "<missing>", e and f pooled
     assert "LOESS" in got.attrs["note"]
+    assert got.attrs["mean_gap"] == pytest.approx(want.attrs["mean_gap"], rel=RTOL)  # VECE's floor
     _same(got, want)
 
 
@@ -237,6 +238,9 @@ def test_signed_zeros_are_one_value(engine):
     x[:20] = np.repeat([1e6, -1e6], 10)  # the values near 0 share one of 2^16 buckets: refined to exact values
     p = rng.uniform(size=n)
     df = pd.DataFrame({"y": (rng.uniform(size=n) < p).astype(int), "p": p, "x": x})
+    only_levels = cv.scan(df.assign(c=np.where(x > 0, "pos", "other")), engine=engine)
+    assert only_levels.variable_ranking(["c"]).attrs["mean_gap"] == pytest.approx(
+        variable_ranking(df.assign(c=np.where(x > 0, "pos", "other"))[["c"]], df.y, df.p).attrs["mean_gap"], rel=RTOL)
     for n_bins in (3, 7):
         got = cv.scan(df, engine=engine).variable_ranking(["x"], n_bins=n_bins, n_resamples=0)
         want = variable_ranking(df[["x"]], df.y, df.p, n_bins=n_bins, n_resamples=0)
@@ -339,3 +343,20 @@ def test_calibrated_scans_rarely_get_a_vece_verdict():
         r = cv.scan(df).variable_ranking(["age", "visits", "city"], n_resamples=0, random_state=seed)
         hits += bool((r["p_adjusted"] <= 0.05).any())
     assert hits <= 11
+
+
+def test_a_variable_at_the_overall_gap_is_named_as_the_floor():
+    """Over-confident everywhere (errors 0.1 above their prediction in every row): a noise variable's bins all
+    share the gap's sign, so its VECE is the overall gap, VECE's floor, and the caption names it (as in memory)."""
+    from calibviz.variables import vece_floor_caption
+
+    rng = np.random.default_rng(9)
+    n = 20_000
+    p = rng.uniform(0.1, 0.4, n)
+    df = pd.DataFrame({"p": p, "noise": rng.normal(size=n), "y": (rng.uniform(size=n) < p + 0.1).astype(int)})
+    got = cv.scan(df).variable_ranking(["noise"], n_resamples=0)
+    want = variable_ranking(df[["noise"]], df.y, df.p, n_resamples=0)
+    assert got.attrs["mean_gap"] == pytest.approx(want.attrs["mean_gap"], rel=RTOL)
+    assert got.loc[0, "vece"] == pytest.approx(abs(got.attrs["mean_gap"]), rel=RTOL)
+    assert vece_floor_caption(got) == vece_floor_caption(want) is not None
+    assert "noise show nothing beyond the overall gap" in vece_floor_caption(got)

@@ -733,9 +733,11 @@ def _variable_rows(frame: nw.LazyFrame, roles: Roles, features: dict) -> nw.Lazy
 
 
 def variable_ranges(frame: nw.LazyFrame, roles: Roles, columns) -> pd.DataFrame:
-    """One row: valid rows ``n``; per numeric column i, ``lo{i}``, ``hi{i}`` and ``n{i}`` of its finite values."""
+    """One row: valid rows ``n``, their sums of ``w g`` (``sd``) and ``w`` (``sw``), the top-label gap's numerator
+    and denominator over all rows; per numeric column i, ``lo{i}``, ``hi{i}`` and ``n{i}`` of its finite values."""
     rows = _variable_rows(frame, roles, {f"_x{i}": c for i, c in enumerate(columns)})
-    aggs = [nw.len().alias("n")]
+    w = nw.col("_w")
+    aggs = [nw.len().alias("n"), (w * nw.col("_d")).sum().alias("sd"), w.sum().alias("sw")]
     for i in range(len(columns)):
         x = nw.col(f"_x{i}").cast(nw.Float64)
         fin = x.is_finite()

@@ -239,7 +239,8 @@ def variable_ranking(scan, features=None, *, n_bins: int = 10, n_resamples: int 
         return dict(p_value=p_value, n_reference=draws)
 
     rows, total, done = [], len(numeric) + len(others), 0
-    ranges = _agg.variable_ranges(scan._frame, scan._roles, numeric).iloc[0] if numeric else None
+    # one cheap pass: each numeric feature's range, and the overall gap (VECE's floor, the in-memory attrs["mean_gap"])
+    ranges = _agg.variable_ranges(scan._frame, scan._roles, numeric).iloc[0]
     for i, col in enumerate(numeric):
         lo, hi, n_finite = float(ranges[f"lo{i}"]), float(ranges[f"hi{i}"]), int(ranges[f"n{i}"])
         if n_finite >= 2 and lo < hi:  # else empty or constant: nothing to rank (as in memory)
@@ -271,5 +272,6 @@ def variable_ranking(scan, features=None, *, n_bins: int = 10, n_resamples: int 
     out = pd.DataFrame(rows, columns=_RANKING_COLUMNS)
     out["p_adjusted"] = holm_adjusted(out["p_value"].to_numpy(float)) if len(out) else []
     out = ranked(out)
-    out.attrs.update(engine=scan.engine, n_bins=n_bins, note=MAX_VCE_NOTE if numeric else "")
+    out.attrs.update(engine=scan.engine, n_bins=n_bins, note=MAX_VCE_NOTE if numeric else "",
+                     mean_gap=-float(ranges["sd"]) / float(ranges["sw"]) if float(ranges["sw"]) > 0 else float("nan"))
     return out
