@@ -28,7 +28,7 @@ from .smoothing import _grid_points, _sort_obs, _sorted_curve, loess_bernoulli_t
 from .validation import check_binary, drop_zero_weight
 
 __all__ = ["variable_curves", "disagreement_ranges", "largest_disagreement", "range_sentence", "no_range_sentence", "level_test_sentence", "vece_test_sentence", "variable_ranking",
-           "top_variable_words",
+           "top_variable_words", "vece_floor_caption", "reference_draws",
            "level_codes", "level_tables", "subgroup_table", "readable_ranking", "readable_levels", "CURVE_MIN_VALUES",
            "MAX_RANKED_FEATURES", "MAX_LEVELS", "MIN_LEVEL_ROWS", "numeric_values"]
 
@@ -408,9 +408,10 @@ def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, stron
     return f"VECE beyond what a calibrated model shows (the {n} variables judged together, α = {alpha:g}): {listed}."
 
 
-def vece_floor_caption(ranking: pd.DataFrame, *, escape=str) -> str | None:
+def vece_floor_caption(ranking: pd.DataFrame, *, escape=str, tested_on: str | None = "the Data page") -> str | None:
     """The variables of a :func:`variable_ranking` whose VECE is the overall gap between error and predicted error
-    (``attrs["mean_gap"]``), in one sentence; None when there are none.
+    (``attrs["mean_gap"]``), in one sentence; None when there are none. ``tested_on``: where the overall gap is
+    tested against a calibrated model (None: nowhere, as for an opened file).
 
     VECE = sum_b |S_b| / W >= |sum_b S_b| / W, the overall mean gap, with equality iff the bins' gaps share one
     sign: such a variable shows the model's overall over- or under-confidence and nothing more (several equal bars
@@ -418,16 +419,17 @@ def vece_floor_caption(ranking: pd.DataFrame, *, escape=str) -> str | None:
 
     >>> r = pd.DataFrame({"feature": ["age", "bmi"], "vece": [0.05, 0.02]}); r.attrs["mean_gap"] = -0.02
     >>> vece_floor_caption(r)
-    "No variable's VECE can fall below the overall gap between error and predicted error, 0.0200 here (whether it is beyond chance: the Data page); a variable whose gap keeps that one sign in every bin sits exactly there: bmi show nothing beyond the overall gap."
+    "No variable's VECE can fall below the overall gap between error and predicted error, 0.0200 here (whether it is beyond chance: the Data page); a variable whose gap keeps that one sign in every bin sits exactly there: bmi shows nothing beyond the overall gap."
     """
     mean_gap = ranking.attrs.get("mean_gap", float("nan"))
     floor = ranking.loc[np.isclose(ranking["vece"], abs(mean_gap), rtol=1e-9, atol=0), "feature"].tolist()
     if not floor:
         return None
+    tested = f" (whether it is beyond chance: {tested_on})" if tested_on else ""
     return (f"No variable's VECE can fall below the overall gap between error and predicted error, "
-            f"{format_value(abs(mean_gap), 'probability')} here (whether it is beyond chance: the Data page); a "
-            f"variable whose gap keeps that one sign in every bin sits exactly there: "
-            f"{', '.join(escape(str(f)) for f in floor)} show nothing beyond the overall gap.")
+            f"{format_value(abs(mean_gap), 'probability')} here{tested}; a variable whose gap keeps that one sign in "
+            f"every bin sits exactly there: {', '.join(escape(str(f)) for f in floor)} "
+            f"{'shows' if len(floor) == 1 else 'show'} nothing beyond the overall gap.")
 
 
 def _reading(higher: str) -> str:
@@ -639,9 +641,11 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
         raise InputError("features has no numeric columns to rank; categorical columns go to subgroup_table."
                          if len(features.columns) else "features has no columns to rank.")
     rng = np.random.default_rng(random_state)
-    # the calibrated-model reference draws from a stream of its own, so the intervals' resamples stay those of the
-    # same seed without it (a scan's ranking draws the same streams)
-    ref_rng = rng.spawn(1)[0]
+    # the calibrated-model reference draws from streams of its own, so the intervals' resamples stay those of the
+    # same seed without it; one stream per variable (by its place among the numeric, then the other columns), so
+    # a variable's draws do not depend on how many an earlier one took: a scan's ranking draws the same streams
+    # and gives the same p-values wherever both draw Gaussian bins
+    ref_streams = rng.spawn(1)[0].spawn(len(numeric) + len(others))
     n_reference = reference_draws(len(numeric) + len(others), confidence)
     gap = predicted_error - error  # (1 - confidence) - (1 - correct) = correct - confidence; VECE reads |gap|
     rows = []
@@ -674,7 +678,7 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
         except InputError:
             mv = (float("nan"), float("nan"))  # too few distinct values for a local fit
         p_ref, _, draws = bernoulli_abs_sum_p(starts, pe[order], ws, float(np.abs(sums[0]).sum()),
-                                              n_draws=n_reference, random_state=ref_rng)
+                                              n_draws=n_reference, random_state=ref_streams[done - 1])
         rows.append(dict(feature=col, type="numeric", vece=est, vece_low=lo, vece_high=hi,
                          max_vce=mv[0], x_at_max_vce=mv[1], level_at_max_vce=None, n=int(xv.size),
                          n_bins=int(starts.size), ci_method=method, p_value=p_ref, n_reference=draws))
@@ -682,7 +686,7 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
             progress(done, total)
     for done, col in enumerate(others, start=len(numeric) + 1):
         row = _categorical_row(col, features[col], error, predicted_error, gap, w, n_resamples, confidence, rng,
-                               bootstrap_max_rows, max_levels, min_level_rows, ref_rng, n_reference)
+                               bootstrap_max_rows, max_levels, min_level_rows, ref_streams[done - 1], n_reference)
         if row is not None:
             rows.append(row)
         if progress is not None:

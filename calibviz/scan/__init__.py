@@ -552,7 +552,12 @@ class Scan:
             bounds are the in-memory ones there. ``max_vce`` and
             ``x_at_max_vce`` of a **numeric** feature are NaN: they are the
             largest gap of two LOESS curves, which need the rows
-            (``.attrs["note"]`` says so).
+            (``.attrs["note"]`` says so). ``p_value``, ``p_adjusted`` (Holm)
+            and ``n_reference``: VECE against a calibrated model, from each
+            bin's null variance and third cumulant
+            (:func:`calibviz.stats.cumulant_abs_sum_p`); where no bin is
+            skewed, the in-memory law and random numbers, hence its p-values.
+            ``attrs["mean_gap"]``: the overall gap (VECE's floor).
 
         Raises
         ------

@@ -132,7 +132,7 @@ from ..metrics.intervals import ece_from_sums
 from . import aggregate as _agg
 from .source import IN_MEMORY
 
-__all__ = ["MAX_GROUPS", "CellTable", "NoInterval", "cell_table", "class_rows", "classwise_distribution",
+__all__ = ["MAX_GROUPS", "CellTable", "NoInterval", "cell_table", "class_null", "class_rows", "classwise_distribution",
            "no_interval_reason"]
 
 #: Most distinct cell tuples (bin of every class, label) a scan draws from; above, no interval and a note.

@@ -216,6 +216,7 @@ def class_ranking(scan, binning="uniform", *, tables: dict | None = None, n_refe
     from ..multiclass import CLASS_REFERENCE_BUDGET, class_p_values
     from .classwise import MAX_GROUPS, NoInterval, cell_table, class_null
 
+    _multiclass(scan, "class_ranking")
     tables = classwise_tables(scan, binning) if tables is None else tables
     K = len(tables)
     values = np.array([t.attrs["ece"] for t in tables.values()], dtype=np.float64)

@@ -224,7 +224,8 @@ def variable_ranking(scan, features=None, *, n_bins: int = 10, n_resamples: int 
         raise InputError("features has no numeric columns to rank; pass categorical=True to rank the others.")
     scan._fine()  # validates the rows (bad rows are reported, never dropped); cached for every other result
     rng = np.random.default_rng(random_state)
-    ref_rng = rng.spawn(1)[0]  # the in-memory ranking's stream: on Gaussian groups the same seed gives its p-values
+    # the in-memory ranking's streams, one per feature: wherever both draw Gaussian bins, its p-values
+    ref_streams = rng.spawn(1)[0].spawn(len(numeric) + len(others))
     n_reference = reference_draws(len(numeric) + len(others), confidence)
     nan = float("nan")
 
@@ -233,9 +234,9 @@ def variable_ranking(scan, features=None, *, n_bins: int = 10, n_resamples: int 
             return nan, nan, "none"
         return (*_fixed_bin_interval(*sums, n_resamples, confidence, rng), _CI_METHOD)
 
-    def reference(sums, cumulants):
+    def reference(sums, cumulants, stream):
         p_value, _, draws = cumulant_abs_sum_p(*cumulants, float(np.abs(sums[0]).sum()), n_draws=n_reference,
-                                               random_state=ref_rng)
+                                               random_state=stream)
         return dict(p_value=p_value, n_reference=draws)
 
     rows, total, done = [], len(numeric) + len(others), 0
@@ -249,7 +250,7 @@ def variable_ranking(scan, features=None, *, n_bins: int = 10, n_resamples: int 
             low, high, method = interval(sums)
             rows.append(dict(feature=col, type="numeric", vece=vece, vece_low=low, vece_high=high, max_vce=nan,
                              x_at_max_vce=nan, level_at_max_vce=None, n=n, n_bins=m, ci_method=method,
-                             **reference(sums, cumulants)))
+                             **reference(sums, cumulants, ref_streams[i])))
         done += 1
         if progress is not None:
             progress(done, total)
@@ -265,7 +266,7 @@ def variable_ranking(scan, features=None, *, n_bins: int = 10, n_resamples: int 
             rows.append(dict(feature=col, type="categorical", vece=vece, vece_low=low, vece_high=high,
                              max_vce=nan if k is None else float(gap[k]), x_at_max_vce=nan,
                              level_at_max_vce=None if k is None else gnames[k], n=n, n_bins=len(gnames),
-                             ci_method=method, **reference(sums, cumulants)))
+                             ci_method=method, **reference(sums, cumulants, ref_streams[done])))
         done += 1
         if progress is not None:
             progress(done, total)

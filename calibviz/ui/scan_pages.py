@@ -396,7 +396,7 @@ def variables(scan) -> None:
                     f"{format_value(top['vece'], 'probability')}.")
         if (verdict := vece_test_sentence(ranking, float(s["alpha"]), escape=md, strong=lambda t: f"**{t}**")):
             st.markdown(verdict)
-        if (floor := vece_floor_caption(ranking, escape=md)):
+        if (floor := vece_floor_caption(ranking, escape=md, tested_on=None)):  # no mean-gap test on a scan
             st.caption(floor)
         if ranking.attrs.get("note"):
             st.caption(ranking.attrs["note"])
