@@ -39,7 +39,8 @@ from .reduce import views
 from .metrics import band_resamples, corp_table, decomposition_table
 from .summary import reliability_table
 from .variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreement_ranges, largest_disagreement,
-                        no_range_sentence, numeric_values, range_sentence, readable_ranking, top_variable_words,
+                        no_range_sentence, numeric_values, range_sentence, readable_ranking, top_is_finding,
+                        top_variable_words,
                         variable_curves, variable_ranking, vece_test_sentence)
 
 __all__ = ["build_report", "write_report", "report_contents", "resolve_metrics", "metric_key", "format_value",
@@ -308,7 +309,12 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
         curve_fig = figures.variable_curves(curves=curves, ranges=ranges, name=_e(feature), title=None)
         sentences = [range_sentence(feature, r, escape=_e, strong=strong) for _, r in ranges.iterrows()]
         largest = largest_disagreement(ranges)  # the summary quotes the largest range, as the Variables page
-        if top["type"] != "categorical":
+        if top["type"] != "categorical" and not top_is_finding(ranking, cfg.alpha):
+            # its VECE is within chance (the test's sentence says so); a range its curves' own test found still is one
+            if largest is not None:
+                headline.append(f"Along <b>{_e(feature)}</b>, the top-ranked variable, the largest disagreement: "
+                                f"{range_sentence(feature, largest, escape=_e, strong=strong)}")
+        elif top["type"] != "categorical":
             headline.append(f"Of the variables, <b>{_e(feature)}</b> {top_variable_words(ranking)} "
                             f"(VECE {format_value(top['vece'], 'probability')})"
                             + (f"; the largest disagreement: {range_sentence(feature, largest, escape=_e, strong=strong)}"

@@ -28,7 +28,7 @@ from .smoothing import _grid_points, _sort_obs, _sorted_curve, loess_bernoulli_t
 from .validation import check_binary, drop_zero_weight
 
 __all__ = ["variable_curves", "disagreement_ranges", "largest_disagreement", "range_sentence", "no_range_sentence", "level_test_sentence", "vece_test_sentence", "variable_ranking",
-           "top_variable_words", "vece_floor_caption", "reference_draws",
+           "top_variable_words", "top_is_finding", "vece_floor_caption", "reference_draws", "x_words",
            "level_codes", "level_tables", "subgroup_table", "readable_ranking", "readable_levels", "CURVE_MIN_VALUES",
            "MAX_RANKED_FEATURES", "MAX_LEVELS", "MIN_LEVEL_ROWS", "numeric_values"]
 
@@ -331,8 +331,19 @@ def range_sentence(feature, r, *, escape=str, strong=lambda t: t, percent: bool 
     """
     apart = (f"{r['max_difference']:.1f} percentage points" if percent
              else f"{r['max_difference']:.3f}")
-    return (f"{escape(feature)} from {r['x_start']:.4g} to {r['x_end']:.4g}: {strong(escape(r['reading']))} "
+    return (f"{escape(feature)} from {x_words(r['x_start'])} to {x_words(r['x_end'])}: {strong(escape(r['reading']))} "
             f"(curves up to {apart} apart; {_curve_p_words(r['p_value'], r.get('n_draws', 0), r.get('family', 1))}).")
+
+
+def x_words(value) -> str:
+    """A value of a variable for a sentence: 4 significant digits, thousands written out (a loan amount of 37,450
+    reads so, not 3.745e+04).
+
+    >>> x_words(62.877), x_words(37450.2), x_words(1.5e-5), x_words(3e13)
+    ('62.88', '37,450', '1.5e-05', '3e+13')
+    """
+    v = float(value)
+    return f"{v:,.0f}" if np.isfinite(v) and 1e4 <= abs(v) < 1e12 else f"{v:.4g}"
 
 
 def _curve_p_words(p_value: float, n_draws, family) -> str:
@@ -408,10 +419,14 @@ def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, stron
     return f"VECE beyond what a calibrated model shows (the {n} variables judged together, α = {alpha:g}): {listed}."
 
 
-def vece_floor_caption(ranking: pd.DataFrame, *, escape=str, tested_on: str | None = "the Data page") -> str | None:
+def vece_floor_caption(ranking: pd.DataFrame, *, escape=str) -> str | None:
     """The variables of a :func:`variable_ranking` whose VECE is the overall gap between error and predicted error
-    (``attrs["mean_gap"]``), in one sentence; None when there are none. ``tested_on``: where the overall gap is
-    tested against a calibrated model (None: nowhere, as for an opened file).
+    (``attrs["mean_gap"]``), in one sentence; None when there are none.
+
+    Such a variable can be beyond what a calibrated model shows (:func:`vece_test_sentence`) through the overall
+    gap alone: the sentence says that a verdict on it is a verdict on that gap (a browser review read the two as
+    contradicting each other). The gap is the top label's (confidence against accuracy), not the Data page's
+    prevalence against mean prediction of a binary model.
 
     VECE = sum_b |S_b| / W >= |sum_b S_b| / W, the overall mean gap, with equality iff the bins' gaps share one
     sign: such a variable shows the model's overall over- or under-confidence and nothing more (several equal bars
@@ -419,17 +434,18 @@ def vece_floor_caption(ranking: pd.DataFrame, *, escape=str, tested_on: str | No
 
     >>> r = pd.DataFrame({"feature": ["age", "bmi"], "vece": [0.05, 0.02]}); r.attrs["mean_gap"] = -0.02
     >>> vece_floor_caption(r)
-    "No variable's VECE can fall below the overall gap between error and predicted error, 0.0200 here (whether it is beyond chance: the Data page); a variable whose gap keeps that one sign in every bin sits exactly there: bmi shows nothing beyond the overall gap."
+    "No variable's VECE can fall below the overall gap between error and predicted error (confidence against accuracy), 0.0200 here; a variable whose gap keeps that one sign in every bin sits exactly there: bmi shows nothing beyond the overall gap (a verdict on it is a verdict on that gap, not on a variation along it)."
     """
     mean_gap = ranking.attrs.get("mean_gap", float("nan"))
     floor = ranking.loc[np.isclose(ranking["vece"], abs(mean_gap), rtol=1e-9, atol=0), "feature"].tolist()
     if not floor:
         return None
-    tested = f" (whether it is beyond chance: {tested_on})" if tested_on else ""
-    return (f"No variable's VECE can fall below the overall gap between error and predicted error, "
-            f"{format_value(abs(mean_gap), 'probability')} here{tested}; a variable whose gap keeps that one sign in "
-            f"every bin sits exactly there: {', '.join(escape(str(f)) for f in floor)} "
-            f"{'shows' if len(floor) == 1 else 'show'} nothing beyond the overall gap.")
+    one = len(floor) == 1
+    return (f"No variable's VECE can fall below the overall gap between error and predicted error (confidence "
+            f"against accuracy), {format_value(abs(mean_gap), 'probability')} here; a variable whose gap keeps that "
+            f"one sign in every bin sits exactly there: {', '.join(escape(str(f)) for f in floor)} "
+            f"{'shows' if one else 'show'} nothing beyond the overall gap (a verdict on {'it' if one else 'them'} "
+            "is a verdict on that gap, not on a variation along " + ("it)." if one else "them)."))
 
 
 def _reading(higher: str) -> str:
@@ -510,6 +526,22 @@ def ranked(table: pd.DataFrame) -> pd.DataFrame:
 def _tie_key(vece) -> np.ndarray:
     """VECE rounded where float sums of the same gaps in another order differ: equal keys are a tie."""
     return np.round(np.asarray(vece, dtype=np.float64), 12)
+
+
+def top_is_finding(ranking: pd.DataFrame, alpha: float) -> bool:
+    """Whether the first variable of a ranking may be named as the largest: it is beyond what a calibrated model
+    shows (``p_adjusted <= alpha``), or the ranking has no reference. The first bar of a ranking is always the
+    largest, noise or not: on calibrated models "age shows the largest variable-based calibration error" read as
+    a finding above "No variable's VECE is beyond what a calibrated model shows" (a browser review).
+
+    >>> r = pd.DataFrame({"feature": ["age"], "vece": [0.01], "p_adjusted": [0.4]})
+    >>> top_is_finding(r, 0.05), top_is_finding(r.assign(p_adjusted=0.01), 0.05)
+    (False, True)
+    """
+    if not len(ranking):
+        return False
+    p = ranking["p_adjusted"].iloc[0] if "p_adjusted" in ranking else float("nan")
+    return bool(pd.isna(p) or p <= alpha)
 
 
 def top_variable_words(ranking: pd.DataFrame) -> str:
@@ -1039,7 +1071,7 @@ def readable_ranking(ranking: pd.DataFrame) -> pd.DataFrame:
     '86'
     """
     out = ranking.copy()
-    at = [(f"{x:.4g}" if pd.notna(x) else "") if t != "categorical" else ("" if lvl is None or pd.isna(lvl)
+    at = [(x_words(x) if pd.notna(x) else "") if t != "categorical" else ("" if lvl is None or pd.isna(lvl)
                                                                              else str(lvl))
           for x, lvl, t in zip(out["x_at_max_vce"], out.get("level_at_max_vce", [None] * len(out)),
                                out.get("type", ["numeric"] * len(out)))]

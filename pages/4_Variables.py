@@ -7,7 +7,8 @@ from calibviz.panel import format_value
 from calibviz.variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreement_ranges, largest_disagreement,
                                 level_tables, level_test_sentence, no_range_sentence, numeric_values, range_sentence,
                                 readable_levels, subgroup_table, top_variable_words, variable_curves,
-                                variable_ranking, vece_floor_caption, vece_test_sentence)
+                                top_is_finding, variable_ranking, vece_floor_caption, vece_test_sentence,
+                                x_words)
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, show_figure
 from calibviz.ui.blocks import show_dataframe
@@ -55,11 +56,12 @@ else:
     show_figure(figures.vece_ranking(ranking=ranking), f"vece_ranking_{preds.name}", key="ranking")
     top = ranking.iloc[0]
     where = (f"in level **{md(top['level_at_max_vce'])}**" if top["type"] == "categorical"
-             else f"at {md(top['feature'])} ≈ {top['x_at_max_vce']:.4g}")
+             else f"at {md(top['feature'])} ≈ {x_words(top['x_at_max_vce'])}")
     gap = (f", with the largest local gap ({100 * top['max_vce']:.1f} percentage points) {where}"
            if pd.notna(top["max_vce"]) else "")
-    st.markdown(f"**{md(top['feature'])}** {top_variable_words(ranking)}: VECE = "
-                f"{format_value(top['vece'], 'probability')}{gap}.")
+    if top_is_finding(ranking, float(s["alpha"])):  # the top bar is always the largest: named only beyond chance
+        st.markdown(f"**{md(top['feature'])}** {top_variable_words(ranking)}: VECE = "
+                    f"{format_value(top['vece'], 'probability')}{gap}.")
     if (verdict := vece_test_sentence(ranking, float(s["alpha"]), escape=md, strong=lambda t: f"**{t}**")):
         st.markdown(verdict)
     st.caption("VECE: the row-weighted gap between actual and predicted error over 10 equal-mass bins of a numeric "

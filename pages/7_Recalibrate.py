@@ -53,7 +53,7 @@ st.caption("Prediction in, recalibrated prediction out: the line is the map fitt
            "rows it saw). A map off the diagonal is what the method fits, not evidence that the model needs it: a "
            "calibrated model's maps leave the diagonal too (the band shows how much the map moves with the rows, "
            "not what a calibrated model would fit); whether recalibration helps is the out-of-fold metrics' verdict "
-           "below." + ("" if preds.is_binary else " Multiclass: the recalibrated probability of the predicted "
+           "above." + ("" if preds.is_binary else " Multiclass: the recalibrated probability of the predicted "
                                "class, averaged over rows of similar confidence."))
 show_figure(maps_figure(preds, res, key), f"recalibration_maps_{preds.name}", key="recal_maps")
 

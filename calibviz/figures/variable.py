@@ -234,7 +234,9 @@ def vece_ranking(features=None, y_true=None, y_prob=None, *, n_bins: int = 10, n
                                               confidence=confidence, random_state=random_state,
                                               sample_weight=sample_weight)
     require_columns(ranking, ("feature", "vece", "vece_low", "vece_high"), "ranking")
-    r = ranking.sort_values("vece", ascending=False, kind="stable")
+    # the ranking's own order: equal VECEs by their largest local gap, as the pages' sentence names the first
+    r = _variables.ranked(ranking) if "max_vce" in ranking else ranking.sort_values("vece", ascending=False,
+                                                                                    kind="stable")
     if top_n is not None:
         r = r.head(int(top_n))
     r = r.iloc[::-1]  # highest at the top of a horizontal bar chart
@@ -243,15 +245,15 @@ def vece_ranking(features=None, y_true=None, y_prob=None, *, n_bins: int = 10, n
     for row in r.itertuples(index=False):
         ci = format_interval(row.vece_low, row.vece_high, "probability")
         text = f"{row.feature}: VECE {format_value(row.vece, 'probability')}" + (f" ({level} {ci})" if ci else "")
-        level = getattr(row, "level_at_max_vce", None)
+        at_level = getattr(row, "level_at_max_vce", None)
         if getattr(row, "type", "numeric") == "categorical":
             text += " over its levels"
             if hasattr(row, "max_vce") and np.isfinite(row.max_vce):
                 text += f"<br>largest level gap {format_value(row.max_vce, 'probability')}" + (
-                    f" in level {level}" if level is not None and not pd.isna(level) else "")
+                    f" in level {at_level}" if at_level is not None and not pd.isna(at_level) else "")
         elif hasattr(row, "max_vce") and np.isfinite(row.max_vce):
             text += f"<br>max-VCE {format_value(row.max_vce, 'probability')}" + (
-                f" at {row.x_at_max_vce:.4g}" if hasattr(row, "x_at_max_vce") else "")
+                f" at {_variables.x_words(row.x_at_max_vce)}" if hasattr(row, "x_at_max_vce") else "")
         if hasattr(row, "n"):
             text += f"<br>{int(row.n):,} rows"
         hover.append(text)

@@ -735,6 +735,10 @@ def _round_off(uncertainty: float) -> float:
     return 1e-12 * max(1.0, abs(uncertainty))
 
 
+#: A label's form after "not clearly".
+_ADJECTIVE = {"discriminates less": "less discriminating", "discriminates more": "more discriminating"}
+
+
 def _reading(row, ref, score_label: str, paired: bool, alpha: float = 0.05, n_tests: int = 0) -> str:
     if row["model"] == ref["model"]:
         return f"{row['model']} is the reference."
@@ -769,9 +773,13 @@ def _reading(row, ref, score_label: str, paired: bool, alpha: float = 0.05, n_te
             elif np.isfinite(adjusted) and adjusted <= alpha:
                 text += ", clear"
             elif row.get(f"d_{col}_p", math.nan) <= alpha:  # beyond the noise alone, not among all read
+                text = f"not clearly {_ADJECTIVE.get(label, label)}" + text[len(label):]
                 text += f", not clear among the {n_tests} differences read together"
             elif np.isfinite(row.get(f"d_{col}_p", math.nan)):
-                text += ", within resampling noise"
+                # no direction for a difference within the noise (it read "discriminates less (DSC -1.2e-06, within
+                # resampling noise)": a browser review)
+                text = ("not clearly better or worse calibrated" if col == "mcb" else "discriminates about equally") + \
+                    text[len(label):] + ", within resampling noise"
         parts.append(text + ")")
     if d_score > 0:
         loses = [("calibration", d_mcb), ("discrimination", -d_dsc if abs(d_dsc) > tiny else 0.0)]

@@ -28,7 +28,7 @@ from ..scan import interval_caption
 from ..scan import tables as scan_tables
 from ..scan.refine import EXACT_BLOCK_ROWS
 from ..multiclass import GRID_READING, class_reference_draws, class_test_sentence, readable_class_ranking
-from ..variables import top_variable_words, vece_floor_caption, vece_test_sentence
+from ..variables import top_is_finding, top_variable_words, vece_floor_caption, vece_test_sentence
 from .blocks import (BOOTSTRAP_ROW_BUDGET, download_table, reference_redraws, not_applicable, show_figure,
                      show_headlines, show_metric_table, slug, tce_headline, tce_tiles, zoom_bin_picker)
 from .blocks import TCE_PAGE_CAPTION, show_dataframe
@@ -392,11 +392,12 @@ def variables(scan) -> None:
     else:
         show_figure(figures.vece_ranking(ranking=ranking), f"vece_ranking_{scan.name}", key="ranking")
         top = ranking.iloc[0]
-        st.markdown(f"**{md(top['feature'])}** {top_variable_words(ranking)}: VECE = "
-                    f"{format_value(top['vece'], 'probability')}.")
+        if top_is_finding(ranking, float(s["alpha"])):  # the top bar is always the largest: named beyond chance
+            st.markdown(f"**{md(top['feature'])}** {top_variable_words(ranking)}: VECE = "
+                        f"{format_value(top['vece'], 'probability')}.")
         if (verdict := vece_test_sentence(ranking, float(s["alpha"]), escape=md, strong=lambda t: f"**{t}**")):
             st.markdown(verdict)
-        if (floor := vece_floor_caption(ranking, escape=md, tested_on=None)):  # no mean-gap test on a scan
+        if (floor := vece_floor_caption(ranking, escape=md)):
             st.caption(floor)
         if ranking.attrs.get("note"):
             st.caption(ranking.attrs["note"])

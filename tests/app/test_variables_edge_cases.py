@@ -100,3 +100,24 @@ def test_worst_level_sentence_names_the_level_with_the_largest_overall_gap_too()
     assert any(t.startswith("Largest ECE within a level: **B**") and "vs predicted 0.500" in t for t in text)
     assert any(t.startswith("Largest gap over a whole level: **A**") and "observed 0.450 vs predicted 0.300" in t
                for t in text)
+
+
+def test_a_calibrated_models_top_variable_is_not_named_the_largest():
+    """The top bar of a ranking is always the largest: on a calibrated model the page gives the test's sentence
+    ("No variable's VECE is beyond ...") and no longer leads with "x shows the largest variable-based calibration
+    error" above it (a browser review read that as a finding)."""
+    rng = np.random.default_rng(3)
+    n = 3000
+    p = rng.uniform(0.05, 0.45, n)  # every row predicts 0: its error is the label, its predicted error p
+    frame = pd.DataFrame({"label": (rng.random(n) < p).astype(int), "p": p, "age": rng.uniform(20, 80, n),
+                          "visits": rng.poisson(2, n)})
+    at = _variables_page(frame)
+    texts = [m.value for m in at.markdown]
+    assert any(t.startswith("No variable's VECE is beyond what a calibrated model shows") for t in texts)
+    assert not any("shows the largest variable-based calibration error" in t for t in texts)
+    # a model off along age: named, with its test
+    frame["label"] = (rng.random(n) < np.clip(p + np.where(frame.age > 50, 0.1, -0.1), 0, 1)).astype(int)
+    at = _variables_page(frame)
+    texts = [m.value for m in at.markdown]
+    assert any("**age** shows the largest variable-based calibration error" in t for t in texts)
+    assert any(t.startswith("VECE beyond what a calibrated model shows") for t in texts)

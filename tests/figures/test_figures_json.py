@@ -422,6 +422,21 @@ def test_vece_ranking_bars_sorted_with_intervals():
     _close(bar.error_x.array, [0.02, 0.02]); _close(bar.error_x.arrayminus, [0.02, 0.02])
 
 
+def test_vece_ranking_keeps_the_rankings_tie_order_and_labels_every_interval():
+    """Equal VECEs (the overall gap) in the ranking's order, by their largest local gap, as the page's sentence
+    names the first; every bar's hover names its interval's level (a loop variable once overwrote it with a
+    categorical row's level: "(nan 0.05 - 0.06)"); large x values written out."""
+    r = pd.DataFrame({"feature": ["amount", "grade", "term"], "type": ["numeric", "categorical", "numeric"],
+                      "vece": [0.02, 0.02, 0.02], "vece_low": [0.01] * 3, "vece_high": [0.03] * 3,
+                      "max_vce": [0.03, 0.09, 0.04], "x_at_max_vce": [37450.2, np.nan, 36.0],
+                      "level_at_max_vce": [None, "C", None], "n": [100] * 3})
+    bar = figures.vece_ranking(ranking=r).data[0]
+    assert list(bar.y) == ["amount", "term", "grade"]  # grade first (top of the chart, last drawn)
+    hover = list(bar.hovertext if bar.hovertext is not None else bar.customdata)
+    assert all("95% CI" in h for h in hover) and not any("nan" in h for h in hover)
+    assert any("at 37,450" in h for h in hover)
+
+
 def test_binning_sensitivity_lines_and_bands_equal_the_table(binary_data):
     y, p = binary_data
     t = binning_sensitivity(y, p, metrics=("ece", "mce"), n_bins=(5, 10), n_resamples=20)
