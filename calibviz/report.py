@@ -29,7 +29,8 @@ from . import figures
 from .binning import PAVABC
 from .errors import InputError
 from .io import Predictions
-from .multiclass import TOP_LABEL_READING, class_ranking, class_reference_draws, class_test_sentence, top_label_table
+from .multiclass import (CLASS_INTERVAL_READING, TOP_LABEL_READING, class_ranking, class_reference_draws,
+                         class_test_sentence, top_label_table)
 from .overview import data_overview
 from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS,
                     format_adjusted_p, format_difference, format_interval, format_p_value, format_value,
@@ -398,7 +399,8 @@ def _multiclass_parts(anchor: str, tl_fig, tl_table: pd.DataFrame, grid, ranking
             f"<details><summary>Per-bin top-label table</summary>{_table_html(tl_table)}</details>",
             f'<h3 id="{anchor}-classes">Class ranking</h3>',
             "<p>Classes ranked by their one-vs-rest (class-wise) ECE, largest first (a calibrated model's classes "
-            f"have ECEs above 0 too, and one of them is the largest); the panels show the first 12. {tested}</p>",
+            f"have ECEs above 0 too, and one of them is the largest); the panels show the first 12. {tested}"
+            + (f" {_e(CLASS_INTERVAL_READING)}" if np.isfinite(ranking["low"]).any() else "") + "</p>",
             f'<div class="figure">{_figure_html(grid)}</div>',
             _table_html(ranking, max_rows=100)]
 

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from calibviz import figures
-from calibviz.multiclass import (GRID_READING, TOP_LABEL_READING, class_ranking, class_reference_draws, class_test_sentence,
+from calibviz.multiclass import (CLASS_INTERVAL_READING, GRID_READING, TOP_LABEL_READING, class_ranking, class_reference_draws, class_test_sentence,
                                  readable_class_ranking, top_label_table)
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, panel_table, show_figure, show_headlines, \
@@ -87,6 +87,6 @@ with tab_cw:
         y, P, binning=scheme, classes=classes, sample_weight=w, alpha=cfg.alpha, ranking=ranking, top_n=12,
         offset=int(offset), title=""))
     show_figure(grid, f"classwise_{preds.name}", key="cw")
-    st.caption(GRID_READING)
+    st.caption(GRID_READING + (" " + CLASS_INTERVAL_READING if n_boot else ""))
     show_dataframe(readable_class_ranking(ranking))
     download_table(ranking, f"class_ranking_{preds.name}", label="Ranking as CSV", key="class_ranking")

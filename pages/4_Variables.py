@@ -142,13 +142,14 @@ else:
         worst, what = table.iloc[0], "observed" if kind == "rate" else "error"
         off = table.loc[table["gap"].abs().idxmax()]
         overall = lambda r: f"{what} {r['observed']:.3f} vs predicted {r['predicted']:.3f}"  # noqa: E731
-        # descriptive: which level is furthest off, not whether that is beyond chance (the test's sentence below)
+        # the test's verdict first; then, descriptive, which level is furthest off (a walk-through read a level
+        # named "largest" above a verdict that did not flag it as a finding)
+        st.markdown(level_test_sentence(table, float(s["alpha"]), kind, escape=md, strong=lambda t: f"**{t}**"))
         st.markdown(f"Largest ECE within a level: **{md(worst['level'])}** ({worst['n']:,} rows, ECE "
                     f"{worst['ece']:.3f}); over the level, {overall(worst)}.")
         if off["level"] != worst["level"]:
             st.markdown(f"Largest gap over a whole level: **{md(off['level'])}** ({off['n']:,} rows), "
                         f"{overall(off)}.")
-        st.markdown(level_test_sentence(table, float(s["alpha"]), kind, escape=md, strong=lambda t: f"**{t}**"))
     download_table(table, f"subgroups_{preds.name}_{feature}", label="Levels as CSV", key="subgroups")
     cfg = panel_config(s)
     tables = cached(("level_tables", fp, feature, cfg, float(s["alpha"])), lambda: level_tables(

@@ -161,9 +161,11 @@ def test_class_ranking_intervals_match_per_class_bootstrap():
     for k in range(3):
         one = bootstrap(
             lambda yy, PP, sample_weight=None: classwise_ece_per_class(yy, PP, sample_weight=sample_weight)[k],
-            y, P, n_resamples=60, random_state=7, resample="weights",
+            y, P, n_resamples=60, random_state=7, resample="weights", method="bias_corrected", bounds=(0, 1),
         )
         assert (r.loc[k, "low"], r.loc[k, "high"]) == pytest.approx((one.low, one.high), abs=1e-12)
+        # the basic interval removes the upward bias: it does not lie above the value, as the percentile one did
+        assert r.loc[k, "low"] <= r.loc[k, "value"]
 
 
 def test_class_ranking_with_rank_based_bins_resamples_rows():
@@ -221,3 +223,30 @@ def test_bin_zoom_agrees_with_top_label_table():
         assert z.attrs["confidence"] == pytest.approx(r.mean_pred) and z.attrs["accuracy"] == pytest.approx(r.obs_rate)
         assert z.attrs["plus"] == pytest.approx(r.plus) and len(z) == r.n_classes
         assert np.dot(z["share"], z["gap"].abs()) == pytest.approx(r.deviation)
+
+
+@pytest.mark.slow
+def test_class_ranking_intervals_cover_each_classes_population_value():
+    """Overconfident 3-class model (truth T ~ Dirichlet(1), P = T^1.4 renormalised; population one-vs-rest ECE
+    0.0458 per class from 10^6 draws of T): the per-class basic intervals cover it. Measured (150 logs): 89-91% at
+    500 rows, 91-93% at 5,000; the percentile intervals used before covered 4-8% and 83-89%. 80 logs of 500 rows
+    here: at least 70% per class (a percentile interval's 8% fails it by far)."""
+    K, power = 3, 1.4
+
+    def model(n, seed):
+        rng = np.random.default_rng(seed)
+        T = rng.dirichlet(np.ones(K), n)
+        y = (T.cumsum(axis=1) < rng.uniform(size=(n, 1))).sum(axis=1)
+        P = T ** power
+        return y, P / P.sum(axis=1, keepdims=True), T
+
+    _, P, T = model(1_000_000, 99)
+    bins = np.minimum((P * 15).astype(int), 14)
+    population = np.array([np.abs(np.bincount(bins[:, k], weights=T[:, k] - P[:, k], minlength=15)).sum()
+                           for k in range(K)]) / len(P)
+    covered = np.zeros(K)
+    for r in range(80):
+        y, Q, _ = model(500, r)
+        rk = class_ranking(y, Q, n_resamples=200, random_state=r).sort_values("class_index")
+        covered += (rk["low"].to_numpy() <= population) & (population <= rk["high"].to_numpy())
+    assert (covered / 80 >= 0.7).all(), covered / 80
