@@ -1265,8 +1265,12 @@ def crowded_bins_note(spec: MetricSpec, config: PanelConfig, bin_weights) -> str
     share = float(weight.max() / weight.sum()) if weight.size and weight.sum() > 0 else 0.0
     if share < CROWDED_SHARE:
         return ""
-    return (f"{share:.0%} of the predictions fall in one of the {weight.size} bins: these bins cannot resolve them "
-            "(rare events?); equal-mass bins (ACE, or the sidebar's binning) or PAVA-BC can.")
+    crowded = int(np.argmax(weight))
+    # where they crowd says why: the first bin holds rare events, the last a confident classifier's top labels
+    why = (" (predictions near 0, as with rare events)" if crowded == 0 else
+           " (predictions near 1, as with a confident classifier)" if crowded == weight.size - 1 else "")
+    return (f"{share:.0%} of the predictions fall in one of the {weight.size} bins{why}: these bins cannot resolve "
+            "them; equal-mass bins (ACE, or the sidebar's binning) or PAVA-BC can.")
 
 
 def __getattr__(name):

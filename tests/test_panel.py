@@ -290,8 +290,12 @@ def test_a_bin_holding_most_predictions_is_noted():
     y = (rng.random(2000) < p).astype(int)
     t = metric_panel(y, p, metrics=("ece", "mce", "ace", "brier"), n_resamples=0, n_reference=0).set_index("metric")
     for key in ("ece", "mce"):
-        assert "100% of the predictions fall in one of the 15 bins" in t.loc[key, "note"]
+        assert "100% of the predictions fall in one of the 15 bins (predictions near 0, as with rare events)" in \
+            t.loc[key, "note"]
     assert "fall in one of" not in t.loc["ace", "note"] + t.loc["brier", "note"]
+    q = 1 - p  # a confident classifier's scores crowd the last bin: the note says so, not "rare events"
+    note = metric_panel(y, q, metrics=("ece",), n_resamples=0, n_reference=0)["note"][0]
+    assert "(predictions near 1, as with a confident classifier)" in note and "rare events" not in note
     p = rng.beta(2, 5, 2000)
     y = (rng.random(2000) < p).astype(int)
     assert "fall in one of" not in metric_panel(y, p, metrics=("ece",), n_resamples=0, n_reference=0)["note"][0]
