@@ -39,8 +39,8 @@ from .summary import reliability_table
 from .validation import check_multiclass
 
 __all__ = ["top_label_table", "per_class_top_label_tables", "classwise_tables", "class_ranking",
-           "class_reference_draws", "class_p_values", "class_test_sentence", "CLASS_INTERVAL_READING", "readable_class_ranking", "GRID_READING",
-           "TOP_LABEL_READING", "bin_zoom"]
+           "class_reference_draws", "class_p_values", "class_test_sentence", "CLASS_INTERVAL_READING",
+           "readable_class_ranking", "GRID_READING", "TOP_LABEL_READING", "bin_zoom"]
 
 _RANKING_METRICS = ("classwise_ece", "top_label_ece")
 

@@ -310,18 +310,18 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
         curve_fig = figures.variable_curves(curves=curves, ranges=ranges, name=_e(feature), title=None)
         sentences = [range_sentence(feature, r, escape=_e, strong=strong) for _, r in ranges.iterrows()]
         largest = largest_disagreement(ranges)  # the summary quotes the largest range, as the Variables page
-        if top["type"] != "categorical" and not top_is_finding(ranking, cfg.alpha):
-            # its VECE is within chance (the test's sentence says so); a range its curves' own test found still is one
-            if largest is not None:
-                headline.append(f"Along <b>{_e(feature)}</b>, the top-ranked variable, the largest disagreement: "
-                                f"{range_sentence(feature, largest, escape=_e, strong=strong)}")
-        elif top["type"] != "categorical":
+        # a categorical top variable's sentence comes with the VECE test's (_vece_parts)
+        if top["type"] != "categorical" and top_is_finding(ranking, cfg.alpha):
             headline.append(f"Of the variables, <b>{_e(feature)}</b> {top_variable_words(ranking)} "
                             f"(VECE {format_value(top['vece'], 'probability')})"
                             + (f"; the largest disagreement: {range_sentence(feature, largest, escape=_e, strong=strong)}"
                                if largest is not None else
                                "; no range of it where the model is over- or under-confident beyond what a calibrated "
                                "model shows."))
+        elif top["type"] != "categorical" and largest is not None:
+            # its VECE is within chance (the test's sentence says so); a range its curves' own test found still is one
+            headline.append(f"Along <b>{_e(feature)}</b>, the top-ranked variable, the largest disagreement: "
+                            f"{range_sentence(feature, largest, escape=_e, strong=strong)}")
         parts += [f'<h3 id="{anchor}-curves">Curves of the top variable: {_e(feature)}</h3>',
                   (f"<p>{int((~ok).sum()):,} rows without a value of {_e(feature)} are left out of the curves.</p>"
                    if not ok.all() else ""),

@@ -957,18 +957,18 @@ def _abs_sum_draws(rng, var_group, k3_group, n_draws: int) -> np.ndarray:
     gamma with its three cumulants (Pearson type III: shape 4 / skewness^2, mirrored where the skewness is
     negative); a symmetric one is Gaussian."""
     sd = np.sqrt(var_group)
-    skew = None if k3_group is None else k3_group / var_group / sd  # not var ** 1.5: it underflows first
-    gamma = None if skew is None else np.abs(skew) > 1e-9
-    if gamma is not None and gamma.any():
+    gamma = None
+    if k3_group is not None:
+        skew = k3_group / var_group / sd  # not var ** 1.5: it underflows first
+        gamma = np.flatnonzero(np.abs(skew) > 1e-9)
         shape = 4.0 / skew[gamma] ** 2
-        scale = sd[gamma] / np.sqrt(shape)
-        sign = np.sign(skew[gamma])
+        scale, sign = sd[gamma] / np.sqrt(shape), np.sign(skew[gamma])
     chunk = max(1, _REDRAW_CHUNK // sd.size)
     out = []
     for start in range(0, n_draws, chunk):
         z = rng.standard_normal((min(chunk, n_draws - start), sd.size)) * sd
-        if gamma is not None and gamma.any():
-            z[:, gamma] = sign * (rng.standard_gamma(shape, size=(z.shape[0], shape.size)) - shape) * scale
+        if gamma is not None and gamma.size:
+            z[:, gamma] = sign * (rng.standard_gamma(shape, size=(z.shape[0], gamma.size)) - shape) * scale
         out.append(np.abs(z).sum(axis=1))
     return np.concatenate(out)
 

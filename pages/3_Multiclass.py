@@ -2,8 +2,8 @@
 import streamlit as st
 
 from calibviz import figures
-from calibviz.multiclass import (CLASS_INTERVAL_READING, GRID_READING, TOP_LABEL_READING, class_ranking, class_reference_draws, class_test_sentence,
-                                 readable_class_ranking, top_label_table)
+from calibviz.multiclass import (CLASS_INTERVAL_READING, GRID_READING, TOP_LABEL_READING, class_ranking,
+                                 class_reference_draws, class_test_sentence, readable_class_ranking, top_label_table)
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, panel_table, show_figure, show_headlines, \
     show_metric_table, zoom_bin_picker

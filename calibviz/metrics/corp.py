@@ -762,24 +762,26 @@ def _reading(row, ref, score_label: str, paired: bool, alpha: float = 0.05, n_te
         if abs(d) <= tiny:
             parts.append(label)
             continue
-        text = f"{label} ({name} {d:+.4f}" if abs(d) >= 5e-5 else f"{label} ({name} {d:+.1e}"
+        suffix = ""
         if paired and lo is not None and np.isfinite(lo):
             adjusted = row.get(f"d_{col}_p_adjusted", math.nan)
             if col == "mcb" and held:
                 whose = "its" if held == row["model"] else f"{held}'s"
-                text += (f", beyond the resampling noise, but {whose} MCB is within what a perfectly calibrated "
-                         f"model with {'its' if held == row['model'] else 'those'} predictions shows: "
-                         f"p = {row['mcb_reference_p']:.2g}")
+                suffix = (f", beyond the resampling noise, but {whose} MCB is within what a perfectly calibrated "
+                          f"model with {'its' if held == row['model'] else 'those'} predictions shows: "
+                          f"p = {row['mcb_reference_p']:.2g}")
             elif np.isfinite(adjusted) and adjusted <= alpha:
-                text += ", clear"
+                suffix = ", clear"
             elif row.get(f"d_{col}_p", math.nan) <= alpha:  # beyond the noise alone, not among all read
-                text = f"not clearly {_ADJECTIVE.get(label, label)}" + text[len(label):]
-                text += f", not clear among the {n_tests} differences read together"
+                label = f"not clearly {_ADJECTIVE.get(label, label)}"
+                suffix = f", not clear among the {n_tests} differences read together"
             elif np.isfinite(row.get(f"d_{col}_p", math.nan)):
                 # no direction for a difference within the noise (it read "discriminates less (DSC -1.2e-06, within
                 # resampling noise)": a browser review)
-                text = ("not clearly better or worse calibrated" if col == "mcb" else "discriminates about equally") + \
-                    text[len(label):] + ", within resampling noise"
+                label = "not clearly better or worse calibrated" if col == "mcb" else "discriminates about equally"
+                suffix = ", within resampling noise"
+        text = f"{label} ({name} {d:+.4f}" if abs(d) >= 5e-5 else f"{label} ({name} {d:+.1e}"
+        text += suffix
         parts.append(text + ")")
     if d_score > 0:
         loses = [("calibration", d_mcb), ("discrimination", -d_dsc if abs(d_dsc) > tiny else 0.0)]

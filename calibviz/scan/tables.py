@@ -180,6 +180,31 @@ def classwise_tables(scan, binning="uniform", alpha: float = 0.05, test=None) ->
     return out
 
 
+def _class_test(scan, binning, values: np.ndarray, n_reference, random_state):
+    """(p_value, p_adjusted, redraws made, why not tested) of :func:`class_ranking`'s per-class test."""
+    from ..multiclass import CLASS_REFERENCE_BUDGET, class_p_values
+    from .classwise import MAX_GROUPS, NoInterval, cell_table, class_null
+
+    untested = np.full(values.size, _NAN)
+    if not n_reference:
+        return untested, untested, 0, ""
+    if not (isinstance(n_reference, (int, np.integer)) and n_reference > 0):
+        raise InputError(f"n_reference must be a non-negative integer, got {n_reference!r}.")
+    try:
+        cells = cell_table(scan, binning)
+    except NoInterval:
+        return untested, untested, 0, ("their label redraws are drawn per cell tuple (the bin of every class and the "
+                                       "label), which needs bins with fixed edges (uniform or custom) and at most "
+                                       f"{MAX_GROUPS:,} distinct tuples")
+    if cells.n_groups * cells.n_classes * int(n_reference) > CLASS_REFERENCE_BUDGET:
+        return untested, untested, 0, (f"{n_reference:,} redraws of its {cells.n_groups:,} cell tuples x "
+                                       f"{cells.n_classes} classes exceed the budget of {CLASS_REFERENCE_BUDGET:,} "
+                                       "draws")
+    # its own stream, as in memory: the seed's other draws do not depend on whether the classes are tested
+    rng = np.random.default_rng(random_state).spawn(1)[0]
+    return (*class_p_values(class_null(cells, int(n_reference), rng), values), int(n_reference), "")
+
+
 def class_ranking(scan, binning="uniform", *, tables: dict | None = None, n_reference: int = 0,
                   random_state=0) -> pd.DataFrame:
     """:func:`calibviz.multiclass.class_ranking` (metric "classwise_ece") of a scan, without intervals.
@@ -213,33 +238,11 @@ def class_ranking(scan, binning="uniform", *, tables: dict | None = None, n_refe
         ``overall_low``, ``overall_high``, ``n_resamples``, ``confidence``,
         ``scheme``, ``n_reference``, ``p_value`` (the smallest ``p_adjusted``).
     """
-    from ..multiclass import CLASS_REFERENCE_BUDGET, class_p_values
-    from .classwise import MAX_GROUPS, NoInterval, cell_table, class_null
-
     _multiclass(scan, "class_ranking")
     tables = classwise_tables(scan, binning) if tables is None else tables
     K = len(tables)
     values = np.array([t.attrs["ece"] for t in tables.values()], dtype=np.float64)
-    p_value = p_adjusted = np.full(K, _NAN)
-    no_test = ""
-    if n_reference:
-        if not (isinstance(n_reference, (int, np.integer)) and n_reference > 0):
-            raise InputError(f"n_reference must be a non-negative integer, got {n_reference!r}.")
-        try:
-            cells = cell_table(scan, binning)
-        except NoInterval:
-            no_test, n_reference = ("their label redraws are drawn per cell tuple (the bin of every class and the "
-                                    "label), which needs bins with fixed edges (uniform or custom) and at most "
-                                    f"{MAX_GROUPS:,} distinct tuples"), 0
-        else:
-            if cells.n_groups * cells.n_classes * int(n_reference) > CLASS_REFERENCE_BUDGET:
-                no_test, n_reference = (f"{n_reference:,} redraws of its {cells.n_groups:,} cell tuples x "
-                                        f"{cells.n_classes} classes exceed the budget of {CLASS_REFERENCE_BUDGET:,} "
-                                        "draws"), 0
-            else:
-                # its own stream, as in memory: the seed's other draws do not depend on whether classes are tested
-                rng = np.random.default_rng(random_state).spawn(1)[0]
-                p_value, p_adjusted = class_p_values(class_null(cells, int(n_reference), rng), values)
+    p_value, p_adjusted, n_reference, no_test = _class_test(scan, binning, values, n_reference, random_state)
     rows = [{"class_index": t.attrs["class_index"], "label": t.attrs["label"], "value": t.attrs["ece"],
              "low": _NAN, "high": _NAN, "share": t.attrs["prevalence"], "n": int(t["positives"].sum()),
              "contribution": t.attrs["ece"] / K, "p_value": p_value[k], "p_adjusted": p_adjusted[k]}
