@@ -982,7 +982,9 @@ class PAVABC(Scheme):
         n_min = n // 20 if self.n_min is None else self.n_min
         n_max = max(n // 5, 1) if self.n_max is None else self.n_max
         if n_max < n_min:
-            raise InputError(f"PAVABC for {n} rows: n_max={n_max} is below n_min={n_min}; pass both explicitly.")
+            given = "n_min" if self.n_min is not None else "n_min (by default rows / 20)"
+            raise InputError(f"PAVA-BC on {n:,} rows: the largest bin size n_max = {n_max:,} is below the smallest "
+                             f"bin size {given} = {n_min:,}; raise n_max to at least {n_min:,} or lower n_min.")
         return n_min, n_max
 
     def _fit(self, p, y, w) -> Bins:

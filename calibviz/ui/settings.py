@@ -26,7 +26,8 @@ from ..panel import BINARY_METRICS, DEFAULT_BINARY_METRICS, PanelConfig
 from .compute import guarded
 
 __all__ = ["Setting", "SETTINGS", "settings", "init_from_url", "sync_url", "binning_controls", "metric_controls",
-           "uncertainty_controls", "set_setting", "panel_config", "page_control", "tce_scheme", "tce_axis_control",
+           "uncertainty_controls", "set_setting", "panel_config", "pavabc_conflict", "page_control", "tce_scheme",
+           "tce_axis_control",
            "SCHEME_LABELS", "url_params", "url_values", "replace_settings"]
 
 _STORE = "cv_settings"
@@ -220,12 +221,33 @@ def binning_controls(n_rows: int, *, setting: str = "scheme") -> None:
     if scheme in ("uniform", "equal_mass"):
         _widget("bins", st.slider, label="Number of bins", min_value=2, max_value=50,
                 help="More bins show more detail but each bin's rate is noisier.")
-    if scheme == "pavabc":
+    conflict = pavabc_conflict(n_rows)
+    # TCE on every page bins by PAVA-BC with these sizes: a conflict keeps them in view under any scheme, or the
+    # control that fixes it would be hidden
+    if scheme == "pavabc" or conflict:
         auto_min, auto_max = max(1, n_rows // 20), max(1, n_rows // 5)
         _widget("n_min", st.number_input, label=f"Smallest bin (0: rows / 20 = {auto_min:,})", min_value=0, step=50,
-                help=f"PAVA-BC minimum bin size; 0 uses N/20 = {auto_min:,} as the TCE paper recommends.")
+                help=f"PAVA-BC minimum bin size; 0 uses N/20 = {auto_min:,} as the TCE paper recommends. TCE "
+                     "uses it on every page.")
         _widget("n_max", st.number_input, label=f"Largest bin (0: rows / 5 = {auto_max:,})", min_value=0, step=50,
-                help=f"PAVA-BC maximum bin size; 0 uses N/5 = {auto_max:,}.")
+                help=f"PAVA-BC maximum bin size; 0 uses N/5 = {auto_max:,}. TCE uses it on every page.")
+        conflict = pavabc_conflict(n_rows)
+        if conflict:
+            st.error(conflict, icon=":material/error:")
+
+
+def pavabc_conflict(n_rows: int) -> str | None:
+    """Why the PAVA-BC bin sizes of the settings cannot bin ``n_rows`` rows (the largest below the smallest, one
+    of them by default a share of the rows), in the controls' words; None when they can."""
+    s = _store()
+    n_min = int(s["n_min"]) or n_rows // 20
+    n_max = int(s["n_max"]) or max(n_rows // 5, 1)
+    if n_max >= n_min:
+        return None
+    smallest = f"{n_min:,}" if int(s["n_min"]) else f"{n_min:,} (rows / 20)"
+    largest = f"{n_max:,}" if int(s["n_max"]) else f"{n_max:,} (rows / 5)"
+    return (f"Largest bin {largest} is below Smallest bin {smallest}: TCE cannot be computed on any page. Raise "
+            f"Largest bin to at least {n_min:,}, lower Smallest bin, or set both to 0 (rows / 20 and rows / 5).")
 
 
 def uncertainty_controls() -> None:

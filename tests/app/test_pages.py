@@ -155,6 +155,19 @@ def test_inconsistent_pavabc_sizes_are_a_message(page):
         assert at.error and "n_min" in shown(at.error[0])
 
 
+def test_a_largest_bin_below_the_default_smallest_stays_in_view_until_fixed():
+    """A walk-through set Largest bin to 10 on the Test-based page, then picked uniform bins there: the controls
+    vanished while TCE read n/a on every page. They stay in view, with the fix, until the sizes agree."""
+    at = _open("pages/2_Test_based.py", tce_scheme="uniform", n_max="10")
+    assert at.number_input(key="w_n_max").value == 10  # shown although the page bins uniformly
+    message = " ".join(shown(e) for e in at.sidebar.error)
+    assert "Largest bin 10 is below Smallest bin" in message and "(rows / 20)" in message, message
+    at.number_input(key="w_n_max").set_value(0).run()
+    assert_clean(at)
+    assert not at.sidebar.error
+    assert not [w for w in at.sidebar.number_input if w.key in ("w_n_min", "w_n_max")]  # uniform: hidden again
+
+
 def test_out_of_range_url_values_are_ignored():
     at = app()
     at.query_params["bins"] = "80"
