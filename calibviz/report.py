@@ -34,7 +34,8 @@ from .multiclass import (CLASS_INTERVAL_READING, TOP_LABEL_READING, class_rankin
 from .overview import data_overview
 from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS,
                     format_adjusted_p, format_difference, format_interval, format_p_value, format_value,
-                    interval_caption, metric_key, resolve_metrics, PanelConfig, metric_panel, reference_range_words)
+                    interval_caption, judged_together, metric_key, redraws_for, resolve_metrics, PanelConfig,
+                    metric_panel, reference_range_words)
 from .compare import NO_VERDICT, compare_models, comparison_metrics, comparison_sentences, verdict_words
 from .reduce import views
 from .metrics import band_resamples, corp_table, decomposition_table
@@ -235,11 +236,38 @@ def _binary_view(p: Predictions):
     return views(p, "binary" if p.is_binary else "confidence")[0]
 
 
-def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg: PanelConfig, n_resamples: int,
-                   confidence: float, random_state, prog: _Progress, headline: list,
+def _model_panel(p: Predictions, keys, cfg: PanelConfig, n_resamples: int, confidence: float, random_state,
+                 prog: _Progress, n_reference: int | None) -> tuple[pd.DataFrame, pd.Series]:
+    """The model's metric panel and the row of MCB, the CORP section's test, their verdicts judged together.
+
+    Both are shown in the model's section, as on the Reliability page with the CORP diagram, so they form one
+    family (:func:`calibviz.panel.judged_together`): read alone, MCB called a calibrated model with tied scores
+    miscalibrated (p = 0.03) where the page, judging its 8 tests together, did not (a walk-through, 29 Nov
+    2026). MCB is that of the binary view the CORP diagram draws (the confidence for multiclass data); a binary
+    panel that holds it already is its own family. ``n_reference`` None: what the joint family needs."""
+    mcb_in_panel = p.is_binary and "mcb" in keys
+    if n_reference is None:
+        n_reference = redraws_for(list(keys) + ([] if mcb_in_panel else ["mcb"]), cfg.alpha)
+    panel = metric_panel(p.y, p.y_prob if p.is_binary else p.probs, metrics=keys, config=cfg,
+                         sample_weight=p.weights, n_resamples=n_resamples, confidence=confidence,
+                         random_state=random_state, progress=prog.inner(), n_reference=n_reference)
+    if mcb_in_panel:
+        return panel, panel[panel["metric"] == "mcb"].iloc[0]
+    v = _binary_view(p)
+    mcb = metric_panel(v.y, v.p, metrics=("mcb",), config=cfg, sample_weight=v.w, n_resamples=0,
+                       random_state=random_state, n_reference=n_reference)
+    joint = judged_together(panel, mcb, alpha=cfg.alpha)
+    shown = joint.iloc[:-1].copy()
+    shown.attrs = dict(panel.attrs)
+    return shown, joint.iloc[-1]
+
+
+def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, mcb: pd.Series, cfg: PanelConfig,
+                   n_resamples: int, confidence: float, random_state, prog: _Progress, headline: list,
                    n_reference: int | None = None) -> str:
-    """The HTML of one model; appends plain-language sentences to ``headline``. ``n_reference``: as
-    :func:`build_report` (0: no calibrated-model reference, for the classes' test and MCB's either)."""
+    """The HTML of one model; appends plain-language sentences to ``headline``. ``mcb``: the CORP section's MCB
+    row, judged with ``panel`` (:func:`_model_panel`). ``n_reference``: as :func:`build_report` (0: no
+    calibrated-model reference, for the classes' test and MCB's either)."""
     test_classes = n_reference != 0
     anchor = f"model-{idx}"
     v = _binary_view(p)
@@ -251,8 +279,7 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, cfg
     fig = figures.reliability_diagram(v.y, v.p, binning=scheme, alpha=cfg.alpha, sample_weight=v.w,
                                       show_band=True, title=None)
     parts += _reliability_parts(anchor, p.is_binary, what, fig, table, cfg)
-    parts += _corp_parts(anchor, v, what, p.is_binary, random_state, headline, cfg,
-                         200 if n_reference is None else n_reference)
+    parts += _corp_parts(anchor, v, what, p.is_binary, random_state, headline, cfg, mcb, n_reference != 0)
     prog.step()
     tce_bins = PAVABC(cfg.n_min, cfg.n_max)
     tce_table = reliability_table(v.y, v.p, binning=tce_bins, alpha=cfg.alpha, sample_weight=v.w)
@@ -465,21 +492,20 @@ def _vece_parts(anchor: str, ranking: pd.DataFrame, headline: list, alpha: float
 
 
 def _corp_parts(anchor: str, v, what: str, is_binary: bool, random_state, headline: list,
-                cfg: PanelConfig, n_reference: int) -> list[str]:
+                cfg: PanelConfig, mcb: pd.Series, tested: bool) -> list[str]:
     """The CORP diagram of a view (PAV curve, consistency band, histogram) and its Brier decomposition, with MCB
-    read against a calibrated model's (MCB is above 0 for every model: the PAV fit follows the noise)."""
+    read against a calibrated model's (MCB is above 0 for every model: the PAV fit follows the noise); ``mcb``:
+    its row, judged with the model's panel (:func:`_model_panel`)."""
     alpha = cfg.alpha
     level = 1.0 - alpha
     ct = corp_table(v.y, v.p, sample_weight=v.w, bands=("consistency",), level=level, coverage="simultaneous",
                     n_resamples=band_resamples(level), random_state=random_state)
     d = ct.attrs["decomposition"]
     fig = figures.corp_diagram(v.y, v.p, sample_weight=v.w, table=ct, title=None)
-    mcb = metric_panel(v.y, v.p, metrics=("mcb",), config=cfg, sample_weight=v.w, n_resamples=0,
-                       random_state=random_state, n_reference=n_reference).iloc[0]
     sentence = (f"CORP decomposition: Brier score {format_value(d['score'], 'score')} = MCB "
                 f"{format_value(d['miscalibration'], 'score')} − DSC {format_value(d['discrimination'], 'score')} + "
                 f"UNC {format_value(d['uncertainty'], 'score')}. " + mcb["reading"]
-                + ("" if n_reference else " (MCB not tested against a calibrated model: references off.)"))
+                + ("" if tested else " (MCB not tested against a calibrated model: references off.)"))
     headline.append(_e(sentence))
     return [f'<h3 id="{anchor}-corp">CORP reliability diagram ({"positive class" if is_binary else "confidence"})'
             "</h3>",
@@ -875,13 +901,11 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
     sections, skipped = [], {}
     for i, (name, p) in enumerate(models.items()):
         keys, skipped[name] = resolve_metrics(metrics, p.is_binary)
-        panel = metric_panel(p.y, p.y_prob if p.is_binary else p.probs, metrics=keys, config=config,
-                             sample_weight=p.weights, n_resamples=n_resamples, confidence=confidence,
-                             random_state=random_state, progress=prog.inner(), n_reference=n_reference)
+        panel, mcb = _model_panel(p, keys, config, n_resamples, confidence, random_state, prog, n_reference)
         prog.step()
         headline[name] = _panel_headline(panel)
-        sections.append(_model_section(i, name, p, panel, config, n_resamples, confidence, random_state, prog,
-                                       headline[name], n_reference=n_reference))
+        sections.append(_model_section(i, name, p, panel, mcb, config, n_resamples, confidence, random_state,
+                                       prog, headline[name], n_reference=n_reference))
     compare_html, compare_lines = "", []
     fixed = 200 if n_reference is None else n_reference  # comparisons and recalibration: one test per metric
     if len(models) > 1:

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import calibviz as cv
-from calibviz.panel import PanelConfig, metric_panel
+from calibviz.panel import PanelConfig, judged_together, metric_panel, redraws_for
 from calibviz.report import (build_report, format_interval, format_value, metric_key,
                              report_contents, resolve_metrics, write_report)
 
@@ -93,7 +93,11 @@ def test_report_contents_matches_the_report(reports):
 def test_summary_reads_the_headline_metrics():
     p = cv.load_demo("hospital_readmission")
     page = build_report(p, n_resamples=20, metrics=("ece", "tce", "brier"))
-    panel = metric_panel(p.y, p.y_prob, metrics=("ece", "tce", "brier"), n_resamples=20)
+    # judged with MCB, the CORP section's test (the model's section shows both)
+    n_ref = redraws_for(("ece", "tce", "brier", "mcb"), 0.05)
+    panel = judged_together(metric_panel(p.y, p.y_prob, metrics=("ece", "tce", "brier"), n_resamples=20,
+                                         n_reference=n_ref),
+                            metric_panel(p.y, p.y_prob, metrics=("mcb",), n_resamples=0, n_reference=n_ref)).head(3)
     summary = page.split('id="summary"')[1].split("</section>")[0]
     for r in panel.itertuples():
         assert html.escape(r.reading) in summary
