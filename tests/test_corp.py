@@ -272,6 +272,31 @@ def test_decomposition_readings_judge_the_differences_together():
         decomposition_table(models, alpha=1.5)
 
 
+def test_a_score_difference_within_the_noise_is_no_better_and_has_no_main_share():
+    """Two calibrated models of equal skill: a walk-through read "b scores 0.0026 better than a: it gains mainly
+    on discrimination; ... discriminates about equally (within resampling noise)" beside the Compare page's "do
+    not differ beyond the bootstrap noise". A score difference whose paired percentile interval at 1 - alpha
+    holds 0 (d_score_p > alpha) reads "about the same" and names no share; a clear one keeps both."""
+    from calibviz.metrics.resampling import percentile_p_value
+
+    rng = np.random.default_rng(11)
+    truth = rng.uniform(0.05, 0.95, 1500)
+    y = (rng.uniform(size=1500) < truth).astype(float)
+    a = np.clip(truth + rng.normal(0, 0.08, 1500), 0.01, 0.99)
+    b = np.clip(truth + rng.normal(0, 0.08, 1500), 0.01, 0.99)
+    t = decomposition_table({"a": (y, a), "b": (y, b)}, n_resamples=200, random_state=0)
+    assert 0.05 < t.loc[1, "d_score_p"] < 1 and np.isnan(t.loc[0, "d_score_p"])
+    reading = t.loc[1, "reading"]
+    assert reading.startswith("b and a score about the same (Brier score ") and "within resampling noise)" in reading
+    assert "mainly" not in reading and "better" not in reading.split(";")[0], reading
+    # the p-value is the paired percentile one of the score's difference, as MCB's and DSC's
+    clear = decomposition_table({"good": (y, truth), "blurred": (y, np.clip(0.5 + 1.8 * (truth - 0.5), 0.01,
+                                                                            0.99))}, n_resamples=200, random_state=0)
+    assert clear.loc[1, "d_score_p"] <= 0.05
+    assert "blurred scores " in clear.loc[1, "reading"] and "loses mainly on calibration" in clear.loc[1, "reading"]
+    assert percentile_p_value(np.array([0.1, 0.2, 0.3])) < 0.05
+
+
 def test_a_calibrated_sharp_model_is_not_read_worse_calibrated():
     """Two perfectly calibrated models, a sharp and a coarse one: the sharp one's MCB is biased upward (PAV follows
     the noise of many distinct scores), beyond the resampling noise of the difference; "worse calibrated" also

@@ -746,9 +746,18 @@ def _reading(row, ref, score_label: str, paired: bool, alpha: float = 0.05, n_te
     d_mcb = row["miscalibration"] - ref["miscalibration"]
     d_dsc = row["discrimination"] - ref["discrimination"]
     verdict = "worse" if d_score > 0 else "better" if d_score < 0 else "the same"
-    head = (f"{row['model']} scores {_fmt(abs(d_score))} {verdict} than {ref['model']} ({score_label} "
-            f"{_fmt(row['score'])} vs {_fmt(ref['score'])})" if d_score else
-            f"{row['model']} scores the same as {ref['model']} ({score_label} {_fmt(row['score'])})")
+    # a score difference within the resampling noise is no "better" and has no "gains mainly on" (it read "b scores
+    # 0.0026 better than a: it gains mainly on discrimination; ... discriminates about equally (within resampling
+    # noise)" beside the Compare page's "do not differ beyond the bootstrap noise": a browser review)
+    score_noise = paired and row.get("d_score_p", math.nan) > alpha
+    if score_noise and d_score:
+        head = (f"{row['model']} and {ref['model']} score about the same ({score_label} {_fmt(row['score'])} vs "
+                f"{_fmt(ref['score'])}, a difference within resampling noise)")
+    elif d_score:
+        head = (f"{row['model']} scores {_fmt(abs(d_score))} {verdict} than {ref['model']} ({score_label} "
+                f"{_fmt(row['score'])} vs {_fmt(ref['score'])})")
+    else:
+        head = f"{row['model']} scores the same as {ref['model']} ({score_label} {_fmt(row['score'])})"
     tiny = _round_off(ref["uncertainty"])
     calib = ("equally calibrated" if abs(d_mcb) <= tiny else "worse calibrated" if d_mcb > 0 else "better calibrated")
     held = row.get("mcb_held_back") or ""
@@ -756,7 +765,7 @@ def _reading(row, ref, score_label: str, paired: bool, alpha: float = 0.05, n_te
         calib = f"not clearly {calib}"
     discr = ("discriminates equally (the same ranking of the cases)" if abs(d_dsc) <= tiny else
              "discriminates less" if d_dsc < 0 else "discriminates more")
-    parts = []
+    parts, unclear = [], set()
     for label, d, lo, hi, name, col in ((calib, d_mcb, row.get("d_mcb_low"), row.get("d_mcb_high"), "MCB", "mcb"),
                                         (discr, d_dsc, row.get("d_dsc_low"), row.get("d_dsc_high"), "DSC", "dsc")):
         if abs(d) <= tiny:
@@ -775,24 +784,24 @@ def _reading(row, ref, score_label: str, paired: bool, alpha: float = 0.05, n_te
             elif row.get(f"d_{col}_p", math.nan) <= alpha:  # beyond the noise alone, not among all read
                 label = f"not clearly {_ADJECTIVE.get(label, label)}"
                 suffix = f", not clear among the {n_tests} differences read together"
+                unclear.add(col)
             elif np.isfinite(row.get(f"d_{col}_p", math.nan)):
                 # no direction for a difference within the noise (it read "discriminates less (DSC -1.2e-06, within
                 # resampling noise)": a browser review)
                 label = "not clearly better or worse calibrated" if col == "mcb" else "discriminates about equally"
                 suffix = ", within resampling noise"
+                unclear.add(col)
         text = f"{label} ({name} {d:+.4f}" if abs(d) >= 5e-5 else f"{label} ({name} {d:+.1e}"
         text += suffix
         parts.append(text + ")")
-    if d_score > 0:
-        loses = [("calibration", d_mcb), ("discrimination", -d_dsc if abs(d_dsc) > tiny else 0.0)]
-        main = max(loses, key=lambda t: t[1])
-        why = f": it loses mainly on {main[0]}" if main[1] > 0 else ""
-    elif d_score < 0:
-        gains = [("calibration", -d_mcb), ("discrimination", d_dsc if abs(d_dsc) > tiny else 0.0)]
-        main = max(gains, key=lambda t: t[1])
-        why = f": it gains mainly on {main[0]}" if main[1] > 0 else ""
-    else:
-        why = ""
+    why = ""
+    if d_score and not score_noise:  # the larger share of the difference, named only when read beyond the noise
+        sign = 1.0 if d_score > 0 else -1.0
+        shares = [("calibration", "mcb", sign * d_mcb),
+                  ("discrimination", "dsc", -sign * d_dsc if abs(d_dsc) > tiny else 0.0)]
+        what, col, share = max(shares, key=lambda t: t[2])
+        if share > 0 and col not in unclear:
+            why = f": it {'loses' if d_score > 0 else 'gains'} mainly on {what}"
     return f"{head}{why}; it is {parts[0]} and {parts[1]}."
 
 
@@ -885,7 +894,9 @@ def decomposition_table(
         the p-values of the MCB and DSC differences and their Holm
         adjustment (``d_mcb_p``, ``d_mcb_p_adjusted``, ``d_dsc_p``,
         ``d_dsc_p_adjusted``; paired bootstrap only, NaN for the reference and
-        for a difference 0 in every resample), ``mcb_held_back`` (the model whose MCB held a clear
+        for a difference 0 in every resample), ``d_score_p`` (the score
+        difference's own p-value, read alone: above ``alpha`` the reading says
+        the two score about the same and names no main share), ``mcb_held_back`` (the model whose MCB held a clear
         difference back, see ``n_reference``; "" otherwise) with
         ``mcb_reference_p`` (its p-value), ``note`` (why an estimate lies outside its interval, if it does) and
         ``reading`` (one sentence: does the model lose on calibration or on
@@ -984,10 +995,10 @@ def decomposition_table(
                 res = interval_from_distribution(diff, point - ref_point, method="percentile",
                                                  confidence=confidence)
                 row[f"d_{col}_low"], row[f"d_{col}_high"] = res.low, res.high
-                if col != "score":
-                    # a difference 0 in every resample (a monotone map keeps DSC) is no test: out of the family
-                    same = np.all(np.abs(np.r_[diff[np.isfinite(diff)], point - ref_point]) <= tiny)
-                    row[f"d_{col}_p"] = math.nan if j == ref_j or same else percentile_p_value(diff)
+                # a difference 0 in every resample (a monotone map keeps DSC) is no test: out of the family; the
+                # score's difference is read on its own (d_score_p, not in the MCB / DSC family)
+                same = np.all(np.abs(np.r_[diff[np.isfinite(diff)], point - ref_point]) <= tiny)
+                row[f"d_{col}_p"] = math.nan if j == ref_j or same else percentile_p_value(diff)
         row["note"] = "; ".join(notes)
         rows.append(row)
     table = pd.DataFrame(rows)
