@@ -643,11 +643,13 @@ def comparison_sentences(table: pd.DataFrame, *, name: Callable[[str], str] = st
     level = f"{100 * table.attrs.get('confidence', 0.95):g}%"
     out = []
     others = [m for m in dict.fromkeys(table["model"]) if m != ref]
+    # the reference's value as its own row shows it: value - diff can round the other way (8.08% beside 8.07%)
+    ref_values = dict(zip(table.loc[table["model"] == ref, "metric"], table.loc[table["model"] == ref, "value"]))
     for verdict in ("worse", "better"):
         for model in others:
             for r in table[(table["model"] == model) & (table["verdict"] == verdict)].itertuples():
                 u = r.unit
-                ref_value = r.value - r.diff
+                ref_value = ref_values.get(r.metric, r.value - r.diff)
                 way = {"lower": f"{'lower' if verdict == 'better' else 'higher'} is {verdict}",
                        "higher": f"{'higher' if verdict == 'better' else 'lower'} is {verdict}",
                        "ideal": f"{'closer to' if verdict == 'better' else 'farther from'} the ideal "

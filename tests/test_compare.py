@@ -4,6 +4,7 @@ from __future__ import annotations
 import html
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import calibviz as cv
@@ -448,3 +449,16 @@ def test_report_says_how_verdicts_were_reached_for_its_number_of_differences():
     assert _compare_rule(pd.DataFrame({"n_tests": [0, 0]})) == "without bootstrap intervals there are no verdicts."
     assert "Holm" not in _compare_rule(pd.DataFrame({"n_tests": [0, 1]}))
     assert "Holm's method for the 6 differences" in _compare_rule(pd.DataFrame({"n_tests": [0, 6]}))
+
+
+def test_sentences_quote_the_reference_value_its_row_shows():
+    """value - diff can round the other way: "84.50% vs 8.08%" beside a table showing the reference's 8.07%."""
+    from calibviz.compare import comparison_sentences
+
+    t = pd.DataFrame({"metric": ["tce", "tce"], "label": ["TCE", "TCE"], "unit": ["percent"] * 2,
+                      "model": ["logreg", "rf"], "is_reference": [True, False], "value": [8.075, 84.5],
+                      "diff": [0.0, 84.5 - 8.075], "diff_low": [0.0, 51.7], "diff_high": [0.0, 100.0],
+                      "direction": ["lower"] * 2, "verdict": ["reference", "worse"]})
+    t.attrs.update(reference="logreg", confidence=0.95)
+    assert f"{t['value'][1] - t['diff'][1]:.2f}" == "8.08"  # the rounding the sentence met
+    assert "TCE: 84.50% vs 8.07% (" in comparison_sentences(t)[0]
