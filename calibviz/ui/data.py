@@ -192,7 +192,9 @@ def on_upload(widget_key: str = "cv_upload") -> None:
     Several files are several models, one per file (:func:`load_files_into_state`).
     """
     uploaded = st.session_state.get(widget_key)
-    if not uploaded:
+    if not uploaded:  # every file removed: its error and pending mapping go with it, the shown data stays
+        for key in (_ERROR, _HINT, _PENDING):
+            st.session_state.pop(key, None)
         return
     files = []
     for up in (uploaded if isinstance(uploaded, (list, tuple)) else [uploaded]):

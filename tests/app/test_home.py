@@ -151,3 +151,16 @@ def test_a_gap_is_read_as_a_direction_only_beyond_chance():
     assert_clean(at)
     text = " ".join(m.value for m in at.markdown)
     assert "within chance" in text and "against a calibrated model" in text and "-predicts**" not in text
+
+
+def test_removing_a_failed_upload_clears_its_error_and_mapping():
+    """A walk-through removed the files whose upload failed; the error and "Column mapping of ... (needs your
+    input)" stayed on every page. Removing them clears both; the data shown before stay."""
+    at = app().run()
+    before = metric_values(at)
+    upload(at, "bad.csv", b"y,p\n1,0.2\n0,nan\n1,0.7\n")
+    assert at.error and any("needs your input" in e.label for e in at.expander)
+    at.file_uploader(key="cv_upload").set_value([]).run()
+    assert_clean(at)
+    assert not at.error and not any("needs your input" in e.label for e in at.expander)
+    assert metric_values(at) == before
