@@ -80,7 +80,7 @@ def _fail(name: str, exc: InputError) -> None:
     """Store a load error in the dashboard's words (its hint preselects the mapping panel's fix)."""
     message = exc.ui_message
     # the file's name once: readers' messages often start with it already
-    st.session_state[_ERROR] = message if message.startswith(f"{name} ") else f"{name}: {message}"
+    st.session_state[_ERROR] = message if message.startswith((f"{name} ", f"{name}:")) else f"{name}: {message}"
     st.session_state[_HINT] = dict(exc.hint)
 
 

@@ -172,8 +172,12 @@ def mapping_editor() -> None:
             mapping = None
         if mapping is not None:
             groups = ", ".join(f"{md(m)}: {', '.join(map(md, c))}" for m, c in mapping.probs.items())
+            seen = _label_classes(frame, mapping.label)
+            # a binary probability column implies two classes: say when the labels hold one (the error above
+            # says "only one class occurs"; "classes 0, 1" alone read as a contradiction)
+            only = f" (only {md(seen[0])} occurs in the labels)" if len(seen) == 1 else ""
             st.caption(f"Detected: label **{md(mapping.label)}**, probabilities {groups}, classes "
-                       f"{', '.join(map(md, mapping.classes[:12]))}"
+                       f"{', '.join(map(md, mapping.classes[:12]))}{only}"
                        + (f", model column **{md(mapping.model)}**" if mapping.model else "")
                        + (f", weight **{md(mapping.weight)}**" if mapping.weight else "") + ".")
         c1, c2, c3 = st.columns(3)

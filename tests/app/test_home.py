@@ -164,3 +164,14 @@ def test_removing_a_failed_upload_clears_its_error_and_mapping():
     assert_clean(at)
     assert not at.error and not any("needs your input" in e.label for e in at.expander)
     assert metric_values(at) == before
+
+
+def test_a_one_class_upload_names_its_file_once_and_the_mapping_says_which_class_occurs():
+    """Walk-through: "d_allones.csv: d_allones.csv: only one class (1) occurs" above "Detected: ... classes 0,
+    1." (a contradiction to a reader)."""
+    at = app().run()
+    upload(at, "allones.csv", b"y,p\n" + b"".join(b"1,0.%d\n" % (40 + i) for i in range(20)))
+    message = shown(at.error[0])
+    assert "only one class (1) occurs" in message and message.count("allones.csv:") == 1, message
+    captions = " ".join(shown(c) for c in at.caption)
+    assert "classes 0, 1 (only 1 occurs in the labels)" in captions, captions
