@@ -404,3 +404,11 @@ def test_signed_labels_with_p_minus_one_columns(sep):
     single = cv.predictions_from_frame(df[["label", f"p{sep}-1"]])["model"]  # P(-1) alone: -1 is positive
     assert single.positive_label == -1
     np.testing.assert_allclose(single.y_prob, 1 - p1)
+
+
+def test_nan_and_out_of_range_probabilities_are_named_in_one_message():
+    """A walk-through met the rows with 1.2 only after fixing the NaN rows: both kinds are named at once."""
+    csv = b"y,p\n1,0.2\n0,nan\n1,1.2\n0,0.3\n1,0.8\n" + b"0,0.4\n" * 10
+    with pytest.raises(cv.InputError, match=r"NaN or infinite values in 1 row \(0-based: 1\), and values outside "
+                                            r"\[0, 1\] in 1 row \(0-based: 2\); fix, fill or drop those rows"):
+        cv.load_predictions(csv)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 import pandas as pd
@@ -353,6 +354,9 @@ def test_string_labels_and_two_class_columns():
 @pytest.mark.parametrize("change, message", [
     (lambda d: d.assign(p=d.p.where(d.index % 97 != 0)), "missing, NaN or infinite values in 104 rows"),
     (lambda d: d.assign(p=d.p.where(d.index != 5, 1.5)), "values outside it in 1 row (min 1.5, max 1.5)"),
+    # every kind at once, as in memory (a walk-through met the 1.2s only after fixing the NaNs)
+    (lambda d: d.assign(p=d.p.where(d.index % 97 != 0).where(d.index != 5, 1.2)),
+     "NaN or infinite values in 104 rows, and values outside [0, 1] in 1 row (min 1.2, max 1.2); fix, fill or drop"),
     (lambda d: d.assign(weight=np.where(d.index == 3, -1.0, 1.0)), "negative in 1 row"),
     (lambda d: d.assign(y=d.y.astype("float").where(d.index != 8)), "empty in 1 row"),
 ])
@@ -360,7 +364,7 @@ def test_bad_rows_are_reported(tmp_path, engine, change, message):
     df = change(_data(10_000, seed=8))
     path = tmp_path / "bad.parquet"
     df.to_parquet(path)
-    with pytest.raises(cv.InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(cv.InputError, match=re.escape(message)):
         cv.scan(str(path), engine=engine).metrics(["ece"])
 
 

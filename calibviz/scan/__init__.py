@@ -279,10 +279,13 @@ class Scan:
         n_of = lambda mask: int(table.loc[mask, "n"].sum())  # noqa: E731
         probs = ", ".join(map(repr, r.probs))
         bad = n_of(table["_b"] == _agg.BAD_SCORE)
-        if bad:
-            raise InputError(f"{src}: probability column(s) {probs} hold missing, NaN or infinite values in "
-                             f"{_rows(bad)}; drop or fill those rows." + several_files_note(src, probs))
         out = table["_b"] == _agg.OUT_OF_RANGE
+        if bad:  # with the rows outside [0, 1] too, as in memory: one round trip fixes both
+            lo, hi = (float(table.loc[out, "pmin"].min()), float(table.loc[out, "pmax"].max())) if out.any() else (0, 0)
+            also = f", and values outside [0, 1] in {_rows(n_of(out))} {probability_range(lo, hi)}" if out.any() else ""
+            raise InputError(f"{src}: probability column(s) {probs} hold missing, NaN or infinite values in "
+                             f"{_rows(bad)}{also}; {'fix, fill' if also else 'fill'} or drop those rows."
+                             + several_files_note(src, probs))
         if out.any():
             lo, hi = float(table.loc[out, "pmin"].min()), float(table.loc[out, "pmax"].max())
             raise InputError(f"{src}: probabilities must lie in [0, 1]; values outside it in {_rows(n_of(out))} "
