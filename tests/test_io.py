@@ -412,3 +412,12 @@ def test_nan_and_out_of_range_probabilities_are_named_in_one_message():
     with pytest.raises(cv.InputError, match=r"NaN or infinite values in 1 row \(0-based: 1\), and values outside "
                                             r"\[0, 1\] in 1 row \(0-based: 2\); fix, fill or drop those rows"):
         cv.load_predictions(csv)
+
+
+def test_a_codec_that_refuses_the_file_is_an_input_error():
+    """UTF-8 text read as 'utf-16' (offered by the dashboard's Encoding control): the codec raises UnicodeError
+    without a position, which reached the page as a traceback and the CLI as an internal error."""
+    csv = b"y,p\n" + b"1,0.7\n0,0.2\n" * 10
+    with pytest.raises(cv.InputError, match=r"cannot be read as utf-16 text \(UTF-16 stream does not start with "
+                                            r"BOM\); pass the file's encoding"):
+        cv.load_predictions(csv, encoding="utf-16")

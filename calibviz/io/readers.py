@@ -296,6 +296,17 @@ def _blank(data) -> bool:
     return len(data) <= _HEAD or not bytes(data).strip()
 
 
+def _codec_refusal(name: str, encoding: str | None, exc: UnicodeError) -> InputError:
+    """A codec's own refusal, without a byte position ("UTF-16 stream does not start with BOM": a UTF-8 file read
+    as UTF-16), as an input error that names the fix."""
+    return InputError(
+        f"{name} cannot be read as {encoding} text ({exc}); pass the file's encoding (encoding='utf-8', "
+        "'utf-16-le', 'cp1252', ...; command line: --encoding) or leave it to auto-detection.",
+        ui_message=f"{name} cannot be read as {encoding} text ({exc}); choose another Encoding in the column "
+                   "mapping, or Auto-detect.",
+    )
+
+
 def _read_csv(data, name: str, delimiter: str | None, encoding: str | None, limits: ReadLimits,
               decimal: str | None = None) -> pd.DataFrame:
     import pyarrow as pa
@@ -335,6 +346,8 @@ def _read_csv(data, name: str, delimiter: str | None, encoding: str | None, limi
                 hint={"encoding": "cp1252"},
             ) from None
         head = head_bytes[: exc.start].decode(encoding or "utf-8")
+    except UnicodeError as exc:
+        raise _codec_refusal(name, encoding, exc) from None
     except LookupError:
         raise InputError(f"unknown encoding {encoding!r}; use a Python codec name such as 'utf-8' or 'latin-1'.") from None
     sep = delimiter or _sniff_delimiter(head)
@@ -368,6 +381,8 @@ def _read_csv(data, name: str, delimiter: str | None, encoding: str | None, limi
     try:
         table = pacsv.read_csv(pa.BufferReader(pa.py_buffer(view)), read_options=read_opts,
                                parse_options=parse_opts, convert_options=convert_opts)
+    except UnicodeError as exc:  # pyarrow's transcoder runs the codec incrementally: its refusal comes here
+        raise _codec_refusal(name, encoding, exc) from None
     except pa.ArrowException as exc:
         msg = str(exc)
         if "Empty CSV" in msg:

@@ -175,3 +175,15 @@ def test_a_one_class_upload_names_its_file_once_and_the_mapping_says_which_class
     assert "only one class (1) occurs" in message and message.count("allones.csv:") == 1, message
     captions = " ".join(shown(c) for c in at.caption)
     assert "classes 0, 1 (only 1 occurs in the labels)" in captions, captions
+
+
+def test_choosing_an_encoding_that_refuses_the_file_is_a_message():
+    """The Encoding control offers utf-16: on a UTF-8 file its codec raised UnicodeError, a traceback on the page
+    (a robustness review)."""
+    at = app().run()
+    upload(at, "ok.csv", b"y,p\n" + b"1,0.7\n0,0.2\n" * 10)
+    before = metric_values(at)
+    next(s for s in at.selectbox if s.label == "Encoding").set_value("utf-16").run()
+    assert_clean(at)
+    assert any("cannot be read as utf-16 text" in shown(w) for w in at.warning)
+    assert metric_values(at) == before
