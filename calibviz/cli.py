@@ -31,6 +31,7 @@ import argparse
 import gc
 import json
 import os
+import socket
 import subprocess
 import sys
 import warnings
@@ -109,8 +110,16 @@ def _add_metric_options(p: argparse.ArgumentParser, *, ci_default: int) -> None:
     g.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap and the reference (default: 0)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a usage error on one line (argparse prints the whole usage first: 13-16 lines for a
+    subcommand), pointing to --help; exit status 2 as before. Subcommands' parsers are of this class too."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="calibviz", description="Diagnose the calibration of probabilistic classifiers.",
         epilog="examples:\n  calibviz demos\n  calibviz info preds.csv --label y --probs p\n"
                "  calibviz metrics hospital_readmission --ci 200 --format json\n"
@@ -615,6 +624,13 @@ def _cmd_app(args) -> int:
     if args.file:
         _load(args.file)  # validate first: a bad file fails here with one line, not inside the app
         env[APP_ENV] = str(Path(args.file).resolve()) if Path(args.file).exists() else args.file
+    if not 1 <= args.port <= 65535:
+        raise InputError(f"--port {args.port} is not a TCP port; use one from 1 to 65535 (default 8501).")
+    try:  # Streamlit would print a traceback for an address it cannot bind
+        socket.getaddrinfo(args.address, args.port)
+    except (socket.gaierror, UnicodeError):
+        raise InputError(f"--address {args.address!r} is not a valid address or host name; use 127.0.0.1 (this "
+                         "machine only) or 0.0.0.0 (every network interface).") from None
     cmd = [sys.executable, "-m", "streamlit", "run", str(script), f"--server.port={args.port}",
            f"--server.address={args.address}"]
     print(f"calibviz dashboard on http://{args.address}:{args.port}", file=sys.stderr)

@@ -418,3 +418,26 @@ def test_a_reader_that_leaves_early_ends_the_command_quietly():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["metrics", "hospital_readmission", "--bins", "abc"], "argument --bins: invalid int value: 'abc'"),
+    (["metrics", "hospital_readmission", "--engine", "nope"], "argument --engine: invalid choice: 'nope'"),
+    (["recalibrate", "hospital_readmission"], "the following arguments are required"),
+])
+def test_usage_errors_are_one_line(capsys, argv, says):
+    """argparse printed the whole usage before its error (13-16 lines); the CLI's rule is one line, exit 2."""
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and err.count("\n") == 1 and err.endswith("--help)\n"), err
+    assert says.split(":")[0] in err
+
+
+@pytest.mark.parametrize("option, value, says", [("--port", "99999", "is not a TCP port"),
+                                                 ("--port", "-1", "is not a TCP port"),
+                                                 ("--address", "999.1.1.1", "is not a valid address")])
+def test_app_refuses_a_port_or_address_streamlit_cannot_bind(capsys, option, value, says):
+    """They reached Streamlit, which printed a traceback (OverflowError, socket.gaierror)."""
+    code, _, err = run(["app", option, value], capsys)
+    assert code == 2 and says in err and err.count("\n") == 1
