@@ -23,6 +23,7 @@ from .binning import PAVABC, Custom, EqualMass, Uniform, get_scheme
 from .errors import InputError
 from .metrics.consistency import redraws_needed  # noqa: F401 (re-exported: the panel's rule for its redraws)
 from .metrics.intervals import bootstrap_metric, coverage_note
+from .metrics.scores import LOG_LOSS_EPS
 from .stats import holm_adjusted
 from .validation import check_binary, check_multiclass
 
@@ -302,7 +303,8 @@ BINARY_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
     MetricSpec(
         "log_loss", "Log loss", lambda y, p, w, c: M.log_loss(y, p, sample_weight=w),
         "Mean negative log-likelihood of the outcomes (probabilities clipped away from 0 and 1).",
-        lambda v, ctx: f"Log loss {format_value(v, 'score')} (lower is better).", unit="score",
+        lambda v, ctx: f"Log loss {format_value(v, 'score')} (lower is better)." + _certain_mistakes(ctx),
+        unit="score",
     ),
     MetricSpec(
         "hosmer_lemeshow", "Hosmer-Lemeshow",
@@ -968,6 +970,17 @@ def _outside_note(spec: MetricSpec, value: float, low: float, high: float, metho
             "where the model is nearly calibrated (a small bin or a value near 0 dominates).")
 
 
+def _certain_mistakes(ctx: dict) -> str:
+    """What the log loss of predictions of exactly 0 or 1 that turned out wrong is (infinite; clipped)."""
+    n = ctx.get("certain_mistakes", 0)
+    if not n:
+        return ""
+    rows, its = ("1 row was", "its") if n == 1 else (f"{n:,} rows were", "their")
+    return (f" {rows} predicted with certainty (probability 0 or 1) and turned out otherwise: {its} log loss is "
+            f"infinite, counted here as {-np.log(LOG_LOSS_EPS):.2f} each (probabilities clipped at "
+            f"{LOG_LOSS_EPS:.2g}, as scikit-learn does), so the value is a lower bound of the model's loss.")
+
+
 def _context(spec: MetricSpec, y, p, w, config: PanelConfig, prevalence: float) -> dict:
     ctx = {"prevalence": prevalence, "uncertainty": prevalence * (1 - prevalence), "p_value": float("nan")}
     if spec.key == "hosmer_lemeshow":  # one test gives the reading both its p-value and its degrees of freedom
@@ -977,6 +990,9 @@ def _context(spec: MetricSpec, y, p, w, config: PanelConfig, prevalence: float) 
         ctx["p_value"] = float(spec.p_value(y, p, w, config))
     if spec.key in ("mcb", "dsc", "unc"):
         ctx["corp"] = M.corp_decomposition(y, p, sample_weight=w)
+    if spec.key == "log_loss":
+        wrong = ((p == 0.0) & (y == 1)) | ((p == 1.0) & (y == 0))
+        ctx["certain_mistakes"] = int(np.count_nonzero(wrong if w is None else wrong & (w > 0)))
     if spec.key == "mce":
         from .summary import bin_statistics
 

@@ -299,3 +299,21 @@ def test_a_bin_holding_most_predictions_is_noted():
     p = rng.beta(2, 5, 2000)
     y = (rng.random(2000) < p).astype(int)
     assert "fall in one of" not in metric_panel(y, p, metrics=("ece",), n_resamples=0, n_reference=0)["note"][0]
+
+
+def test_log_loss_reading_says_when_certain_mistakes_were_clipped():
+    """A prediction of exactly 0 or 1 that turns out wrong has infinite log loss; the value clips it at 2.2e-16
+    (36.04 each, as scikit-learn), which a robustness review found said nowhere but in the docstring."""
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0.1, 0.9, 200)
+    y = (rng.uniform(size=200) < p).astype(int)
+    p[[3, 7]] = np.where(y[[3, 7]] == 1, 0.0, 1.0)  # certain, and wrong
+    row = metric_panel(y, p, metrics=("log_loss",), n_resamples=0, n_reference=0).iloc[0]
+    assert "2 rows were predicted with certainty (probability 0 or 1) and turned out otherwise" in row["reading"]
+    assert "counted here as 36.04 each" in row["reading"] and "lower bound" in row["reading"]
+    w = np.ones(200)
+    w[3] = 0.0  # a row of weight 0 is not in the loss
+    row = metric_panel(y, p, metrics=("log_loss",), sample_weight=w, n_resamples=0, n_reference=0).iloc[0]
+    assert "1 row was predicted with certainty" in row["reading"] and "its log loss is infinite" in row["reading"]
+    p[[3, 7]] = y[[3, 7]]  # certain and right: nothing to say
+    assert "certainty" not in metric_panel(y, p, metrics=("log_loss",), n_resamples=0, n_reference=0)["reading"][0]
