@@ -421,3 +421,26 @@ def test_a_codec_that_refuses_the_file_is_an_input_error():
     with pytest.raises(cv.InputError, match=r"cannot be read as utf-16 text \(UTF-16 stream does not start with "
                                             r"BOM\); pass the file's encoding"):
         cv.load_predictions(csv, encoding="utf-16")
+
+
+def test_a_workbook_read_on_its_first_of_several_sheets_says_so():
+    """Without sheet=..., the first sheet is read: a missing label names the other sheets and the option; a
+    successful load notes which sheet was read (a robustness review: nothing mentioned --sheet)."""
+    import io as _io
+
+    buf = _io.BytesIO()
+    with pd.ExcelWriter(buf) as w:
+        pd.DataFrame({"a": [1, 2]}).to_excel(w, sheet_name="notes", index=False)
+        pd.DataFrame({"y": [0, 1] * 15, "p": [0.2, 0.7] * 15}).to_excel(w, sheet_name="data", index=False)
+        pd.DataFrame({"y": [1, 0] * 15, "p": [0.6, 0.1] * 15}).to_excel(w, sheet_name="old", index=False)
+    data = buf.getvalue()
+    with pytest.raises(cv.InputError, match=r"first sheet, 'notes'; if the predictions are on another \('data', "
+                                            r"'old'\), pass sheet=<name> \(command line: --sheet NAME\)"):
+        cv.load_predictions(data, name="book.xlsx")
+    assert cv.load_predictions(data, name="book.xlsx", sheet="data").notes == ()  # named: nothing to note
+    buf2 = _io.BytesIO()
+    with pd.ExcelWriter(buf2) as w:
+        pd.DataFrame({"y": [0, 1] * 15, "p": [0.2, 0.7] * 15}).to_excel(w, sheet_name="data", index=False)
+        pd.DataFrame({"a": [1, 2]}).to_excel(w, sheet_name="notes", index=False)
+    notes = cv.load_predictions(buf2.getvalue(), name="book.xlsx").notes
+    assert any("book.xlsx has 2 sheets ('data', 'notes'); the first, 'data', was read" in n for n in notes), notes

@@ -51,6 +51,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from .readers import SHEETS_ATTR
 
 __all__ = ["ColumnMapping", "detect_mapping", "guess_label", "model_names", "unsupported_columns", "LABEL_NAMES", "WEIGHT_NAMES", "MODEL_NAMES", "ID_NAMES"]
 
@@ -584,11 +585,17 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
     notes: list[str] = [str(n) for n in df.attrs.get("calibviz_notes") or ()]
     label_col = _find(columns, LABEL_NAMES, label, "label")
     if label_col is None:
+        read, titles = df.attrs.get(SHEETS_ATTR) or ("", ())
+        others = ", ".join(repr(t) for t in titles if t != read)
+        sheets = (f" This is the workbook's first sheet, {read!r}; if the predictions are on another ({others}), "
+                  "pass sheet=<name> (command line: --sheet NAME)." if others else "")
         raise InputError(
             f"no label column found; name the true-class column one of {', '.join(LABEL_NAMES[:5])} "
-            f"or pass label=<column>. Columns are: {_list(columns)}.",
+            f"or pass label=<column>. Columns are: {_list(columns)}.{sheets}",
             ui_message=f"no label column found; choose the Label column in the column mapping, or name the "
-                       f"true-class column one of {', '.join(LABEL_NAMES[:5])}.",
+                       f"true-class column one of {', '.join(LABEL_NAMES[:5])}."
+                       + (f" This is the workbook's first sheet, {read!r}; if the predictions are on another "
+                          f"({others}), choose the Sheet in the column mapping." if others else ""),
         )
     twins = [c for c in columns if c != label_col and str(c).lower() == str(label_col).lower()]
     if twins and label is None:

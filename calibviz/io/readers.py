@@ -29,7 +29,11 @@ from ..errors import InputError
 from .limits import ReadLimits, _size, refuse, resolve_limits
 
 __all__ = ["read_table", "RawTable", "is_sql", "DEFAULT_MAX_BYTES", "SUPPORTED_SUFFIXES", "UNSUPPORTED_ATTR", "ENCODINGS",
-           "DELIMITERS", "DECIMALS"]
+           "DELIMITERS", "DECIMALS", "SHEETS_ATTR", "excel_sheet_names"]
+
+#: ``DataFrame.attrs`` key of a workbook read without a sheet named: (the sheet read, every sheet's title), for
+#: messages that point to the other sheets (:func:`calibviz.io.mapping.detect_mapping`).
+SHEETS_ATTR = "calibviz_sheets"
 
 #: Largest file accepted by default (2 GiB); the dashboard's upload limit is
 #: set in .streamlit/config.toml and re-checked here because AppTest and the
@@ -787,8 +791,26 @@ def _pick_sheet(wb, name, sheet):
                      "Pass sheet=<name or index> for the sheet with the predictions.")
 
 
+def excel_sheet_names(data: bytes) -> list[str]:
+    """The worksheet titles of an .xlsx workbook, in order ([] when ``data`` is no readable workbook); for the
+    dashboard's Sheet control. Only the workbook part is parsed (openpyxl's read-only mode reads sheets lazily)."""
+    if bytes(data[:2]) != b"PK":
+        return []
+    try:
+        from openpyxl import load_workbook
+
+        wb = load_workbook(io.BytesIO(data), read_only=True, data_only=True, keep_links=False)
+    except Exception:  # noqa: BLE001 - not a workbook: the reader's own message says why when it is read
+        return []
+    try:
+        return [ws.title for ws in wb.worksheets if hasattr(ws, "iter_rows")]
+    finally:
+        wb.close()
+
+
 def _excel_frame(wb, name: str, sheet, limits: ReadLimits) -> pd.DataFrame:
     ws = _pick_sheet(wb, name, sheet)
+    titles = [w.title for w in wb.worksheets if hasattr(w, "iter_rows")]
     ws.reset_dimensions()  # a declared size can be wrong: let the rows say
     max_rows = min(limits.max_rows + 1, _EXCEL_MAX_ROWS)
     rows: list[tuple] = []
@@ -838,6 +860,10 @@ def _excel_frame(wb, name: str, sheet, limits: ReadLimits) -> pd.DataFrame:
         if converted.notna().sum() == s.notna().sum():
             s = converted
         frame[col] = s
+    if sheet is None and len(titles) > 1:  # the first of several sheets: messages and notes name the others
+        frame.attrs[SHEETS_ATTR] = (ws.title, tuple(titles))
+        frame.attrs.setdefault("calibviz_notes", []).append(
+            f"{name} has {len(titles)} sheets ({', '.join(map(repr, titles))}); the first, {ws.title!r}, was read")
     return frame
 
 

@@ -18,7 +18,7 @@ from ..demo import demo_datasets, demo_info, demo_path
 from ..errors import InputError
 from ..io import (ColumnMapping, Predictions, detect_mapping, load_models_from_files, models_to_frame,
                   predictions_from_frame, read_table)
-from ..io.readers import RawTable
+from ..io.readers import RawTable, excel_sheet_names
 from .links import keep_upload
 
 _LOG = logging.getLogger(__name__)
@@ -26,7 +26,7 @@ _LOG = logging.getLogger(__name__)
 __all__ = [
     "DEFAULT_DEMO", "MAX_UPLOAD_BYTES", "ensure_data", "current_models", "current_predictions", "current_source",
     "load_demo_into_state", "load_bytes_into_state", "on_upload", "pending_file", "take_error", "raw_table",
-    "detected_mapping", "load_files_into_state", "current_files", "error_hint", "READING_OPTIONS",
+    "detected_mapping", "load_files_into_state", "current_files", "error_hint", "READING_OPTIONS", "sheet_names",
 ]
 
 DEFAULT_DEMO = "hospital_readmission"
@@ -37,7 +37,7 @@ MAX_UPLOAD_BYTES = 1024 * 1024**2
 _MODELS, _SOURCE, _ERROR, _PENDING, _MODEL_PICK = "cv_models", "cv_source", "cv_error", "cv_pending", "cv_model"
 _HINT, _FILES = "cv_error_hint", "cv_files"
 #: Options of read_table (the mapping panel's encoding, delimiter and decimal choices); the rest map columns.
-READING_OPTIONS = ("encoding", "delimiter", "decimal")
+READING_OPTIONS = ("encoding", "delimiter", "decimal", "sheet")
 
 
 def _digest(data: bytes) -> str:
@@ -65,8 +65,18 @@ def _parse(digest: str, _data: bytes, name: str, options: tuple) -> dict[str, Pr
     return predictions_from_frame(raw.frame, source=name, **mapping)
 
 
+@st.cache_data(show_spinner=False, max_entries=4, ttl=1800)
+def _sheet_names(digest: str, _data: bytes) -> list[str]:
+    return excel_sheet_names(_data)
+
+
+def sheet_names(data: bytes) -> list[str]:
+    """The worksheet titles of an uploaded .xlsx workbook (cached; [] for other files)."""
+    return _sheet_names(_digest(data), data) if bytes(data[:2]) == b"PK" else []
+
+
 def raw_table(data: bytes, name: str, **reading) -> RawTable:
-    """The parsed (cached) table of a file, before mapping; ``reading``: encoding, delimiter, decimal."""
+    """The parsed (cached) table of a file, before mapping; ``reading``: encoding, delimiter, decimal, sheet."""
     return _read(_digest(data), data, name, _split(reading)[0])
 
 

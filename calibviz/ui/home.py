@@ -17,7 +17,7 @@ from .blocks import _format_interval, _format_reference, _format_value, _verdict
 from .blocks import show_dataframe
 from .data import (current_files, current_models, current_predictions, current_source, detected_mapping,
                    error_hint, load_bytes_into_state, load_demo_into_state, load_files_into_state, on_upload,
-                   pending_file, raw_table, take_error)
+                   pending_file, raw_table, sheet_names, take_error)
 
 __all__ = ["source_picker", "load_messages", "mapping_editor", "data_summary", "headline_metrics", "next_steps",
            "mean_gap_reading"]
@@ -124,6 +124,16 @@ def _reading_controls(key: str, preset: dict) -> dict:
     return {"encoding": encoding, "delimiter": delimiter, "decimal": decimal}
 
 
+def _sheet_control(key: str, data: bytes, preset: dict) -> dict:
+    """The Sheet of a workbook with several (the first by default); {} for other binary files."""
+    sheets = sheet_names(data)
+    if len(sheets) < 2:
+        return {}
+    sheet = st.selectbox("Sheet", sheets, index=_index(sheets, preset.get("sheet")), key=f"cv_map_sheet_{key}",
+                         help="The worksheet that holds the predictions; the first one is read by default.")
+    return {"sheet": None if sheet == sheets[0] else sheet}
+
+
 def _label_classes(frame, label: str) -> list:
     values = frame[label].dropna().unique()
     if len(values) > _MAX_POSITIVE_CHOICES:
@@ -154,7 +164,7 @@ def mapping_editor() -> None:
         title += f" (applies to each of the {len(files)} files)"
     text_file = not data[:4] == b"PAR1" and not data[:2] == b"PK"
     with st.expander(title, expanded=is_pending):
-        reading = _reading_controls(key, preset) if text_file else {}
+        reading = _reading_controls(key, preset) if text_file else _sheet_control(key, data, preset)
         chosen_reading = {k: v for k, v in reading.items() if v is not None}
         try:
             frame = raw_table(data, name, **chosen_reading).frame

@@ -187,3 +187,20 @@ def test_choosing_an_encoding_that_refuses_the_file_is_a_message():
     assert_clean(at)
     assert any("cannot be read as utf-16 text" in shown(w) for w in at.warning)
     assert metric_values(at) == before
+
+
+def test_a_workbook_with_the_predictions_on_its_second_sheet_can_be_loaded():
+    """The mapping panel had no sheet control: a workbook whose first sheet holds notes could not be loaded from
+    the dashboard (its message said to choose the Label column among the first sheet's columns)."""
+    buf = io.BytesIO()
+    with pd.ExcelWriter(buf) as w:
+        pd.DataFrame({"a": [1, 2]}).to_excel(w, sheet_name="notes", index=False)
+        pd.DataFrame({"y": [0, 1] * 15, "p": [0.2, 0.7] * 15}).to_excel(w, sheet_name="data", index=False)
+    at = app().run()
+    upload(at, "book.xlsx", buf.getvalue(), "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
+    assert "choose the Sheet in the column mapping" in shown(at.error[0]) and "('data')" in shown(at.error[0])
+    at.selectbox(key=next(s.key for s in at.selectbox if s.label == "Sheet")).set_value("data").run()
+    assert_clean(at)
+    at.button(key=next(b.key for b in at.button if b.label == "Apply mapping")).click().run()
+    assert_clean(at)
+    assert not at.error and metric_values(at)["Rows"] == "30"
