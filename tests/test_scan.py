@@ -1552,3 +1552,33 @@ def test_a_crowded_bin_is_noted_on_a_scan_as_in_memory(tmp_path):
     for key in ("ece", "mce"):
         assert "fall in one of the 15 bins" in got.loc[key, "note"] and want.loc[key, "note"] in got.loc[key, "note"]
     assert "fall in one of" not in got.loc["ace", "note"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("kind", ["latin-1", "utf-16", "gzip named .csv", "zip named .csv"])
+def test_a_csv_that_is_no_utf8_text_names_the_fix(tmp_path, engine, kind):
+    """DuckDB said "CSV Error on Line: 2" or "Error when sniffing file" for these (Polars named the fix): every
+    engine says the file is no UTF-8 text and what to do (a robustness review)."""
+    import gzip
+    import zipfile
+
+    text = "y,p,town\n" + "".join(f"{i % 2},0.{3 + i % 5},Zürich\n" for i in range(40))
+    path = tmp_path / "preds.csv"
+    if kind in ("latin-1", "utf-16"):
+        path.write_bytes(text.encode(kind))
+    elif kind == "gzip named .csv":
+        path.write_bytes(gzip.compress(text.encode()))
+    else:
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("preds.csv", text)
+    with pytest.raises(cv.InputError, match="is not UTF-8 text .*Save it as UTF-8 CSV or Parquet"):
+        cv.scan(str(path), engine=engine).metrics(["ece"])
+
+
+def test_a_csv_read_as_one_column_says_why(tmp_path):
+    """Rows with more fields than the header: DuckDB's sniffer reads the file as one column 'y,p', and the roles
+    said only "no label column found ... Columns are: 'y,p'"."""
+    path = tmp_path / "ragged.csv"
+    path.write_text("y,p\n1,0.6,x\n" + "0,0.2\n1,0.7\n" * 20)
+    with pytest.raises(cv.InputError, match="the header was read as one column, 'y,p'.*as many fields as the header"):
+        cv.scan(str(path), engine="duckdb").metrics(["ece"])

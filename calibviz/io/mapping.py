@@ -585,6 +585,11 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
     notes: list[str] = [str(n) for n in df.attrs.get("calibviz_notes") or ()]
     label_col = _find(columns, LABEL_NAMES, label, "label")
     if label_col is None:
+        if len(columns) == 1 and re.search(r"[,;\t|]", str(columns[0])):
+            # DuckDB's sniffer reads a file as one column when its rows have unequal numbers of fields
+            raise InputError(f"the header was read as one column, {str(columns[0])!r}: the delimiter could not be "
+                             "detected, most often because some rows have more or fewer fields than the header; "
+                             "check that every row has as many fields as the header.")
         read, titles = df.attrs.get(SHEETS_ATTR) or ("", ())
         others = ", ".join(repr(t) for t in titles if t != read)
         sheets = (f" This is the workbook's first sheet, {read!r}; if the predictions are on another ({others}), "

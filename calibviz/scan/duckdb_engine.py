@@ -94,6 +94,11 @@ def read_files(files, fmt: str, display: str):
         fractional = {c: "DOUBLE" for c, k in zip(ints, counts) if k}
         return con.read_csv(files, header=True, union_by_name=True, dtype=fractional) if fractional else rel
     except duckdb.Error as exc:
+        if fmt != "parquet":  # a file that is no UTF-8 text: say so and how to fix it, not "CSV Error on Line: 2"
+            from .source import check_csv_text
+
+            for f in (files if isinstance(files, (list, tuple)) else [files]):
+                check_csv_text(f, "DuckDB")
         raise InputError(f"DuckDB cannot read {display!r}: {str(exc).splitlines()[0]}") from None
 
 

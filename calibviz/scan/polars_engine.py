@@ -41,16 +41,9 @@ def _check_text(path: str) -> str:
     """The separator of a CSV file's header line (:func:`calibviz.scan.source.header_separator`); refuses a file
     whose start is not UTF-8 text: Polars' reader panics on a NUL byte in the header (UTF-16 text, a binary file
     named .csv) with a Rust backtrace on stderr, which no handler can keep from a user."""
-    from .source import csv_header, header_separator
+    from .source import check_csv_text, header_separator
 
-    try:
-        header = csv_header(path)
-    except OSError as exc:
-        raise InputError(f"Polars cannot read {path!r}: {exc}.") from None
-    if header is None:
-        raise InputError(f"{path!r} is not UTF-8 text (UTF-16, a spreadsheet or a binary file?): the engines read "
-                         "UTF-8 CSV and Parquet. Save it as UTF-8 CSV or Parquet.")
-    return header_separator(header)
+    return header_separator(check_csv_text(path, "Polars"))
 
 
 def query(sql: str, *, database=None):

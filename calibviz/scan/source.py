@@ -145,6 +145,21 @@ def csv_header(path: str) -> str | None:
     return text.split("\n", 1)[0].strip("\r\ufeff")
 
 
+def check_csv_text(path: str, engine: str) -> str:
+    """The header line of a CSV file an engine reads; refuses, with the fix, a file whose start is not UTF-8 text
+    (UTF-16 or latin-1 text, a spreadsheet or a zip, gzip or pickle named .csv), which the engines report in their
+    own words ("CSV Error on Line: 2", "Error when sniffing file") or, Polars, with a panic."""
+    try:
+        header = csv_header(path)
+    except OSError as exc:
+        raise InputError(f"{engine} cannot read {path!r}: {exc}.") from None
+    if header is None:
+        raise InputError(f"{path!r} is not UTF-8 text (latin-1 or UTF-16 text, a spreadsheet or a binary file?): "
+                         "the engines read UTF-8 CSV and Parquet. Save it as UTF-8 CSV or Parquet, or load it in "
+                         "memory (without --engine / engine=), which reads other encodings.")
+    return header
+
+
 def header_separator(header: str) -> str:
     r"""The separator of a CSV header line: the most frequent of comma, semicolon, tab and pipe (comma when none),
     as DuckDB detects it.
