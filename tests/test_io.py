@@ -444,3 +444,14 @@ def test_a_workbook_read_on_its_first_of_several_sheets_says_so():
         pd.DataFrame({"a": [1, 2]}).to_excel(w, sheet_name="notes", index=False)
     notes = cv.load_predictions(buf2.getvalue(), name="book.xlsx").notes
     assert any("book.xlsx has 2 sheets ('data', 'notes'); the first, 'data', was read" in n for n in notes), notes
+
+
+def test_frames_with_integer_or_multi_level_column_names():
+    """label=0 for a column named 0 was 'not in the file; columns are: '0', '1''; a MultiIndex of columns raised
+    AttributeError (a robustness review)."""
+    df = pd.DataFrame({0: [0, 1] * 10, 1: [0.3, 0.7] * 10, 2: range(20)})
+    p = cv.predictions_from_frame(df, label=0, probs=[1], features=[2])
+    assert p["model"].n == 20 and list(p["model"].features.columns) == ["2"]
+    df.columns = pd.MultiIndex.from_tuples([("a", "label"), ("a", "p"), ("a", "x")])
+    with pytest.raises(cv.InputError, match=r"column names have 2 levels \(a MultiIndex\); flatten them first"):
+        cv.predictions_from_frame(df)

@@ -90,6 +90,7 @@ def test_resealed_but_invalid_content_is_refused(mutate, message):
     (b"label,p\n1,0.9\n", "not JSON"),
     (b"[1, 2]", "not a session saved by calibviz"),
     (json.dumps({"format": "other"}).encode(), "not a session saved by calibviz"),
+    (b"[" * 100_000 + b"]" * 100_000, "nested thousands of levels deep"),  # RecursionError: "a bug in calibviz"
 ])
 def test_files_that_are_not_sessions(raw, message):
     with pytest.raises(SessionError, match=message):

@@ -242,6 +242,10 @@ def _model_name_from_source(source: str) -> str:
     return stem if stem and stem not in ("data", "uploaded data", "uploaded file") else "model"
 
 
+def _column_name(name) -> str:
+    return str(name).strip()
+
+
 def predictions_from_frame(df: pd.DataFrame, *, label=None, probs=None, weight=None, logits: bool = False,
                            positive=None, model=None, features=None, renormalize: bool = False,
                            min_rows: int = MIN_ROWS, source: str = "data") -> dict[str, Predictions]:
@@ -260,7 +264,18 @@ def predictions_from_frame(df: pd.DataFrame, *, label=None, probs=None, weight=N
     """
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"expected a pandas DataFrame, got {type(df).__name__}.")
-    df = df.rename(columns=lambda c: str(c).strip())  # "label " and "label" are the same column to a person
+    if isinstance(df.columns, pd.MultiIndex):
+        raise InputError(f"the table's column names have {df.columns.nlevels} levels (a MultiIndex); flatten them "
+                         "first, e.g. df.columns = ['_'.join(map(str, c)) for c in df.columns].")
+    df = df.rename(columns=_column_name)  # "label " and "label" are the same column to a person
+    # the names given for columns as the columns now are (label=0 for a column named 0)
+    label, weight, model = (None if v is None else _column_name(v) for v in (label, weight, model))
+    if isinstance(probs, dict):
+        probs = {k: _column_name(v) if isinstance(v, str) else [_column_name(c) for c in v] for k, v in probs.items()}
+    elif probs is not None:
+        probs = _column_name(probs) if isinstance(probs, (str, int, np.integer)) else [_column_name(c) for c in probs]
+    if features is not None and not isinstance(features, str):
+        features = [_column_name(c) for c in features]
     if df.columns.duplicated().any():
         dups = sorted(set(df.columns[df.columns.duplicated()].astype(str)))
         raise InputError(f"duplicated column names: {', '.join(map(repr, dups))}; rename them so each is unique.")

@@ -175,6 +175,8 @@ def parse_session(raw: bytes, *, max_bytes: int | None = None) -> Session:
         body = json.loads(bytes(raw).decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise _fail("it is not JSON text (a session file is saved by calibviz's 'Save session').") from None
+    except RecursionError:  # the parser's recursion limit: arrays nested thousands deep
+        raise _fail("it is JSON nested thousands of levels deep, not a session saved by calibviz.") from None
     if not isinstance(body, dict) or body.get("format") != FORMAT:
         raise _fail("it is JSON, but not a session saved by calibviz.")
     if body.get("version") != VERSION:
