@@ -185,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     met.add_argument("--recalibrate", metavar="METHOD", choices=RECALIBRATION_METHODS,
                      help="report each metric before and after recalibration with METHOD (cross-fitted, "
                           f"out of fold): one of {', '.join(RECALIBRATION_METHODS)}")
-    met.add_argument("--cross-fit", dest="cross_fit", type=int, default=5, metavar="K",
+    met.add_argument("--cross-fit", dest="cross_fit", type=int, default=None, metavar="K",
                      help="with --recalibrate: folds of the cross-fitting (default: 5)")
     _add_recalibrate_parser(sub)
     rep = sub.add_parser(
@@ -373,12 +373,22 @@ def _json_number(v):
     return None if v is None or not np.isfinite(v) else float(v)
 
 
+def _check_companions(args) -> None:
+    """Options that only act with another one are refused without it (they were ignored in silence)."""
+    if getattr(args, "database", None) and not args.engine:
+        raise InputError("--database is the DuckDB database a query runs on: add --engine duckdb (or spark), or "
+                         "drop --database.")
+
+
 def _cmd_metrics(args) -> int:
     if args.list:
         return _list_metrics()
     if not args.file:
         raise InputError("FILE is missing: give a predictions file or a demo name, e.g. calibviz metrics "
                          "hospital_readmission.")
+    _check_companions(args)
+    if args.cross_fit is not None and not args.recalibrate:
+        raise InputError("--cross-fit sets the folds of --recalibrate; add --recalibrate METHOD or drop --cross-fit.")
     thresholds = [parse_threshold(t) for t in args.fail_above]
     p_thresholds = [parse_threshold(t, "--fail-p-below") for t in args.fail_p_below]
     from .panel import has_calibration_test
@@ -567,6 +577,7 @@ def _print_table(records, n_resamples, format_value, format_interval) -> None:
 def _cmd_report(args) -> int:
     from .report import metric_key, write_report
 
+    _check_companions(args)
     cfg = _config(args)
     metrics = _metric_list(args)
     if metrics is not None:
@@ -836,6 +847,7 @@ def _metrics_recalibrated(args, models, cfg, requested, bar) -> int:
     from .panel import format_difference, format_interval, format_value, resolve_metrics
     from .recalibration import cross_fit, recalibration_table
 
+    args.cross_fit = 5 if args.cross_fit is None else args.cross_fit
     if args.cross_fit < 2:
         raise InputError(f"--cross-fit must be at least 2 folds, got {args.cross_fit}.")
     records = []

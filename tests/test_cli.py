@@ -441,3 +441,14 @@ def test_app_refuses_a_port_or_address_streamlit_cannot_bind(capsys, option, val
     """They reached Streamlit, which printed a traceback (OverflowError, socket.gaierror)."""
     code, _, err = run(["app", option, value], capsys)
     assert code == 2 and says in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["metrics", "hospital_readmission", "--cross-fit", "3"], "--cross-fit sets the folds of --recalibrate"),
+    (["metrics", "hospital_readmission", "--database", "x.duckdb"], "--database is the DuckDB database"),
+    (["report", "hospital_readmission", "-o", "r.html", "--database", "x.duckdb"], "add --engine duckdb"),
+])
+def test_options_that_act_only_with_another_are_refused_without_it(capsys, argv, says):
+    """They were ignored in silence (a robustness review)."""
+    code, _, err = run(argv, capsys)
+    assert code == 2 and says in err and err.count("\n") == 1

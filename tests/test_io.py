@@ -455,3 +455,11 @@ def test_frames_with_integer_or_multi_level_column_names():
     df.columns = pd.MultiIndex.from_tuples([("a", "label"), ("a", "p"), ("a", "x")])
     with pytest.raises(cv.InputError, match=r"column names have 2 levels \(a MultiIndex\); flatten them first"):
         cv.predictions_from_frame(df)
+
+
+def test_a_second_column_named_like_a_label_is_noted():
+    """'y' and 'target' both present: 'y' became the label and 'target' a feature, unnoticed (robustness review)."""
+    df = pd.DataFrame({"y": [0, 1] * 10, "target": [1, 0] * 10, "p": [0.3, 0.7] * 10})
+    notes = cv.predictions_from_frame(df)["model"].notes
+    assert "'y' is the label; 'target' is named like one too: choose another label column to change it" in notes
+    assert cv.predictions_from_frame(df, label="target")["model"].notes == ()  # chosen: nothing to note

@@ -606,6 +606,13 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
     if twins and label is None:
         notes.append(f"{label_col!r} is the label (the first of {', '.join(map(repr, [label_col, *twins]))}); "
                      "choose another label column to change it")
+    # other columns named like a label ('y' and 'target'): the first name of LABEL_NAMES wins, the others would
+    # become features unnoticed
+    rivals = [c for c in columns if c != label_col and c not in twins and str(c).lower() in LABEL_NAMES]
+    if rivals and label is None:
+        notes.append(f"{label_col!r} is the label; {', '.join(map(repr, rivals))} "
+                     f"{'is' if len(rivals) == 1 else 'are'} named like one too: choose another label column to "
+                     "change it")
     model_col = _find(columns, MODEL_NAMES, model, "model")
     weight_col = _find(columns, WEIGHT_NAMES, weight, "weight")
     for role, col in (("label", label_col), ("model", model_col), ("weight", weight_col)):
