@@ -33,7 +33,7 @@ from .metrics.multiclass import (
     _top_label_cells,
 )
 from .metrics.resampling import bootstrap, interval_from_distribution
-from .panel import format_adjusted_p, p_words
+from .panel import family_words, format_adjusted_p, p_words
 from .reduce import _class_names, _classwise, _top, _top_label
 from .summary import reliability_table
 from .validation import check_multiclass
@@ -533,7 +533,7 @@ def class_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, stro
     'One-vs-rest ECE beyond what a calibrated model shows (the 2 classes judged together, α = 0.05): cat (0.031, p ≤ 0.0034).'
     >>> r2 = r.assign(p_value=[0.1, 0.3], p_adjusted=[0.2, 0.6]); r2.attrs.update(r.attrs, p_value=0.2)
     >>> class_test_sentence(r2, 0.05)
-    "No class's one-vs-rest ECE is beyond what a calibrated model shows (the 2 classes judged together: smallest p = 0.2, α = 0.05); the largest is cat's (0.031)."
+    "No class's one-vs-rest ECE is beyond what a calibrated model shows (the 2 classes judged together: smallest adjusted p = 0.2, α = 0.05); the largest is cat's (0.031)."
     """
     if "p_adjusted" not in ranking or not ranking["p_adjusted"].notna().any():
         return None
@@ -544,13 +544,15 @@ def class_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, stro
     k = len(tested)
     if not len(hits):
         top = tested.iloc[0]
-        return (f"No class's {what} is beyond what a calibrated model shows (the {k} classes judged together: "
-                f"smallest {p_words(format_adjusted_p(tested['p_adjusted'].min(), tested['p_value'].min(), n_ref))}"
+        smallest = "smallest adjusted " if k > 1 else ""  # the table beside it shows each class's own p-value
+        return (f"No class's {what} is beyond what a calibrated model shows ({family_words(k, 'class')}: "
+                f"{smallest}"
+                f"{p_words(format_adjusted_p(tested['p_adjusted'].min(), tested['p_value'].min(), n_ref))}"
                 f", α = {alpha:g}); the largest is {strong(escape(str(top['label'])))}'s ({top['value']:.3f}).")
     listed = "; ".join(f"{strong(escape(str(r.label)))} ({r.value:.3f}, "
                        f"{p_words(format_adjusted_p(r.p_adjusted, r.p_value, n_ref))})"
                        for r in hits.itertuples(index=False))
-    return (f"{what[0].upper()}{what[1:]} beyond what a calibrated model shows (the {k} classes judged together, "
+    return (f"{what[0].upper()}{what[1:]} beyond what a calibrated model shows ({family_words(k, 'class')}, "
             f"α = {alpha:g}): {listed}.")
 
 

@@ -783,6 +783,18 @@ def at_redraw_floor(p_value: float, n_redraws: int) -> bool:
     return bool(n_redraws) and p_value * (n_redraws + 1) <= 1.0 + 1e-9
 
 
+def family_words(n: int, noun: str) -> str:
+    """'the 3 variables judged together', or 'one variable, tested alone' (it read 'the 1 variables judged
+    together').
+
+    >>> family_words(3, "variable"), family_words(1, "class")
+    ('the 3 variables judged together', 'one class, tested alone')
+    """
+    if n == 1:
+        return f"one {noun}, tested alone"
+    return f"the {n} {noun}{'es' if noun.endswith('s') else 's'} judged together"
+
+
 def p_value_words(p_value: float, n_redraws: int = 0) -> str:
     """The p-value in a sentence: "p = 0.01", "p ≤ 0.005" (a bound, :func:`format_p_value`) or "p < 0.001".
 

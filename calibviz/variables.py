@@ -20,7 +20,7 @@ from scipy import stats
 from . import metrics
 from .errors import InputError
 from .metrics.resampling import bootstrap
-from .panel import format_adjusted_p, format_value, p_value_words, p_words
+from .panel import family_words, format_adjusted_p, format_value, p_value_words, p_words
 from .stats import bernoulli_abs_sum_p, bernoulli_max_t, holm_adjusted
 from .metrics.variable import (_check_variable, _largest_gap, _sorted_bin_starts, _vece_from_errors,
                                _vece_from_sums, top_label_errors)
@@ -387,11 +387,11 @@ def level_test_sentence(table: pd.DataFrame, alpha: float, kind: str = "rate", *
     n = len(table)
     hits = table[table["p_adjusted"] <= alpha]
     if not len(hits):
-        return (f"No level is beyond what a calibrated model shows (the {n} levels judged together: smallest "
-                f"{p_value_words(table.attrs['p_value'])}, α = {alpha:g}).")
+        return (f"No level is beyond what a calibrated model shows ({family_words(n, 'level')}: "
+                f"{'smallest ' if n > 1 else ''}{p_value_words(table.attrs['p_value'])}, α = {alpha:g}).")
     listed = "; ".join(f"{strong(escape(str(r.level)))} ({what} {r.observed:.3f} vs predicted {r.predicted:.3f}, "
                        f"{p_value_words(r.p_adjusted)})" for r in hits.itertuples(index=False))
-    return f"Beyond what a calibrated model shows (the {n} levels judged together, α = {alpha:g}): {listed}."
+    return f"Beyond what a calibrated model shows ({family_words(n, 'level')}, α = {alpha:g}): {listed}."
 
 
 def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, strong=lambda t: t) -> str | None:
@@ -403,20 +403,21 @@ def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, stron
     >>> vece_test_sentence(r, 0.05)
     'VECE beyond what a calibrated model shows (the 2 variables judged together, α = 0.05): age (p ≤ 0.00083).'
     >>> vece_test_sentence(r.assign(p_adjusted=[0.2, 0.3]), 0.05)
-    "No variable's VECE is beyond what a calibrated model shows (the 2 variables judged together: smallest p = 0.2, α = 0.05)."
+    "No variable's VECE is beyond what a calibrated model shows (the 2 variables judged together: smallest adjusted p = 0.2, α = 0.05)."
     """
     if "p_adjusted" not in ranking or not ranking["p_adjusted"].notna().any():
         return None
     n = int(ranking["p_adjusted"].notna().sum())
     hits = ranking[ranking["p_adjusted"] <= alpha]
     if not len(hits):
-        return (f"No variable's VECE is beyond what a calibrated model shows (the {n} variables judged together: "
-                f"smallest {p_value_words(ranking['p_adjusted'].min())}, α = {alpha:g}).")
+        smallest = "smallest adjusted " if n > 1 else ""
+        return (f"No variable's VECE is beyond what a calibrated model shows ({family_words(n, 'variable')}: "
+                f"{smallest}{p_value_words(ranking['p_adjusted'].min())}, α = {alpha:g}).")
     # "p ≤ 0.0025" where the p-value is the draws' floor, a bound
     listed = ", ".join(f"{strong(escape(str(r.feature)))} "
                        f"({p_words(format_adjusted_p(r.p_adjusted, r.p_value, int(getattr(r, 'n_reference', 0) or 0)))})"
                        for r in hits.itertuples(index=False))
-    return f"VECE beyond what a calibrated model shows (the {n} variables judged together, α = {alpha:g}): {listed}."
+    return f"VECE beyond what a calibrated model shows ({family_words(n, 'variable')}, α = {alpha:g}): {listed}."
 
 
 def vece_floor_caption(ranking: pd.DataFrame, *, escape=str) -> str | None:

@@ -310,3 +310,16 @@ def test_a_model_off_in_a_way_that_cancels_along_x_gets_no_direction():
     assert disagreement_ranges(variable_curves(x, y, p, kind="rate", grid=50)).empty
     over = disagreement_ranges(variable_curves(x, y, p, kind="error", grid=50))
     assert len(over) == 1 and over["higher"].iloc[0] == "actual error" and over["n_points"].iloc[0] == 50
+
+
+def test_one_tested_variable_reads_as_one():
+    """'the 1 variables judged together' (a walk-through); with several, the smallest p-value is the adjusted one
+    (the class grid read 'smallest p = 1' beside a table of p-values 0.67 to 0.87)."""
+    from calibviz.variables import vece_test_sentence
+
+    r = pd.DataFrame({"feature": ["age"], "p_value": [0.3], "p_adjusted": [0.3], "n_reference": [200]})
+    assert vece_test_sentence(r, 0.05) == ("No variable's VECE is beyond what a calibrated model shows (one "
+                                           "variable, tested alone: p = 0.3, α = 0.05).")
+    two = pd.DataFrame({"feature": ["age", "bmi"], "p_value": [0.3, 0.6], "p_adjusted": [0.6, 0.6],
+                        "n_reference": [200, 200]})
+    assert "(the 2 variables judged together: smallest adjusted p = 0.6" in vece_test_sentence(two, 0.05)

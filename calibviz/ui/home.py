@@ -384,7 +384,8 @@ def next_steps() -> None:
         st.page_link("pages/3_Multiclass.py", label="Multiclass: confidence vs top-label, class by class",
                      icon=":material/category:")
     if len(preds.features.columns):
-        st.page_link("pages/4_Variables.py", label=f"Variables: calibration along {len(preds.features.columns)} "
-                     "feature columns", icon=":material/tune:")
+        n_features = len(preds.features.columns)
+        st.page_link("pages/4_Variables.py", label=f"Variables: calibration along {n_features} feature column"
+                     + ("s" if n_features > 1 else ""), icon=":material/tune:")
     if len(models) > 1:
         st.page_link("pages/5_Compare.py", label=f"Compare the {len(models)} models", icon=":material/compare_arrows:")
