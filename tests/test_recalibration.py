@@ -357,8 +357,10 @@ def test_bad_input_raises_input_error():
         get_recalibrator("platt").fit(p, y).predict(np.column_stack([1 - p, p]))
     with pytest.raises(cv.InputError, match="multiclass must be one of"):
         get_recalibrator("isotonic", multiclass="pairs")
-    with pytest.raises(cv.InputError, match="separate the labels"):
+    with pytest.raises(cv.InputError, match="separate the labels") as info:
         get_recalibrator("platt").fit([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1])
+    # the dashboard has no targets option: its message names what it offers (it showed "targets='platt'")
+    assert "--option targets=platt" in str(info.value) and "targets" not in info.value.ui_message
     with pytest.raises(cv.InputError, match="not a calibviz recalibration map"):
         from_dict({"method": "platt"})
     with pytest.raises(cv.InputError, match="y_prob must lie in"):

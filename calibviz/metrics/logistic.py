@@ -131,6 +131,8 @@ def logistic_fit(X: np.ndarray, t: np.ndarray, w: np.ndarray | None = None, *, o
         beta, current = cand, value
         if np.abs(beta).max() > 1e6:
             break
-    raise InputError("the log-likelihood has no maximum: the predictions separate the labels perfectly (or "
-                     "nearly), so the fitted slope grows without bound. Use more (or noisier) calibration rows, "
-                     "Platt's smoothed targets (targets='platt'), or a non-parametric map (isotonic).")
+    what = ("the log-likelihood has no maximum: the predictions separate the labels perfectly (or nearly), so the "
+            "fitted slope grows without bound. Use more (or noisier) calibration rows, ")
+    raise InputError(what + "Platt's smoothed targets (targets='platt'; command line: --option targets=platt), or "
+                     "a non-parametric map (isotonic).",
+                     ui_message=what + "or a non-parametric map (isotonic regression).")

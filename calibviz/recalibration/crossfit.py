@@ -229,7 +229,8 @@ def cross_fit(method, y_true, y_prob, *, n_splits: int = 5, random_state=0, samp
     if isinstance(n_splits, bool) or not isinstance(n_splits, numbers.Integral) or n_splits < 2:
         raise InputError(f"n_splits must be an integer >= 2, got {n_splits!r}.")
     if n_splits > n:
-        raise InputError(f"n_splits = {n_splits} exceeds the {n} rows; lower it.")
+        raise InputError(f"n_splits = {n_splits} folds exceed the {n} rows; lower it (command line: --cross-fit).",
+                         ui_message=f"{n_splits} cross-fitting folds exceed the {n} rows; choose fewer folds.")
     fold = fold_indices(y, int(n_splits), groups=groups, random_state=random_state)
     if multi and proto.name == "temperature" and proto.options.get("scaling") == "temperature":
         return _cross_fit_temperature(proto, P, y, w, fold, int(n_splits))
