@@ -1294,7 +1294,9 @@ def crowded_bins_note(spec: MetricSpec, config: PanelConfig, bin_weights) -> str
     if "binning" not in spec.depends or not isinstance(config.scheme(), (Uniform, Custom)):
         return ""  # bins that follow the data never crowd
     weight = np.asarray(bin_weights(), dtype=np.float64)
-    share = float(weight.max() / weight.sum()) if weight.size and weight.sum() > 0 else 0.0
+    if weight.size < 2:  # one bin holds everything by choice ('--bins 1'), not because the predictions crowd
+        return ""
+    share = float(weight.max() / weight.sum()) if weight.sum() > 0 else 0.0
     if share < CROWDED_SHARE:
         return ""
     crowded = int(np.argmax(weight))

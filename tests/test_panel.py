@@ -317,3 +317,17 @@ def test_log_loss_reading_says_when_certain_mistakes_were_clipped():
     assert "1 row was predicted with certainty" in row["reading"] and "its log loss is infinite" in row["reading"]
     p[[3, 7]] = y[[3, 7]]  # certain and right: nothing to say
     assert "certainty" not in metric_panel(y, p, metrics=("log_loss",), n_resamples=0, n_reference=0)["reading"][0]
+
+
+def test_a_single_bin_is_no_crowded_bin():
+    """'--bins 1' read '100% of the predictions fall in one of the 1 bins (predictions near 0, as with rare
+    events)' for predictions spread over 0.05-0.95 (a robustness review); 15 bins of rare events still say it."""
+    rng = np.random.default_rng(1)
+    p = rng.uniform(0.05, 0.95, 500)
+    y = (rng.uniform(size=500) < p).astype(int)
+    one = metric_panel(y, p, metrics=("ece",), config=PanelConfig(n_bins=1), n_resamples=0, n_reference=0)
+    assert "bins" not in one["note"][0]
+    rare = rng.uniform(0, 0.03, 500)
+    crowded = metric_panel((rng.uniform(size=500) < rare).astype(int), rare, metrics=("ece",), n_resamples=0,
+                           n_reference=0)
+    assert "fall in one of the 15 bins (predictions near 0, as with rare events)" in crowded["note"][0]

@@ -1582,3 +1582,19 @@ def test_a_csv_read_as_one_column_says_why(tmp_path):
     path.write_text("y,p\n1,0.6,x\n" + "0,0.2\n1,0.7\n" * 20)
     with pytest.raises(cv.InputError, match="the header was read as one column, 'y,p'.*as many fields as the header"):
         cv.scan(str(path), engine="duckdb").metrics(["ece"])
+
+
+@pytest.mark.parametrize("values, says", [
+    ((30.0, 70.0), "They look like percentages: divide them by 100"),
+    ((0.3, 1.2), "So few rows (1.0%) are errors in the data"),
+    ((-2.0, 3.0), "If these are logits or scores, convert them first"),
+])
+def test_scores_outside_0_1_get_the_fix_their_values_call_for(tmp_path, values, says):
+    """A scan called percentages 'logits or scores' (a robustness review); the fixes are the in-memory ones."""
+    p = np.tile(values, 50)
+    if values == (0.3, 1.2):
+        p = np.where(np.arange(100) == 7, 1.2, 0.3)
+    path = tmp_path / "p.parquet"
+    pd.DataFrame({"y": [0, 1] * 50, "p": p}).to_parquet(path)
+    with pytest.raises(cv.InputError, match=re.escape(says)):
+        cv.scan(str(path)).metrics(["ece"])
