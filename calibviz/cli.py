@@ -356,7 +356,13 @@ def _config(args):
 
 
 def _metric_list(args):
-    return None if args.metrics is None else [m for m in args.metrics.split(",") if m.strip()]
+    if args.metrics is None:
+        return None
+    names = [m for m in args.metrics.split(",") if m.strip()]
+    if not names:
+        raise InputError("--metrics is empty; give metric names separated by commas (calibviz metrics --list), or "
+                         "drop --metrics for the default panel.")
+    return names
 
 
 def _list_metrics() -> int:

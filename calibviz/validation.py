@@ -142,7 +142,15 @@ def check_binary(y_true, y_prob, sample_weight=None, *, min_samples: int = 1, dr
     if y is not None and p.size and p.min() >= 0.0 and p.max() <= 1.0:
         # fast path: two reductions prove every check below (NaN fails both comparisons)
         return _rows(y, p, check_weights(sample_weight, p.shape[0]), drop_zero_weight)
-    y = _as_1d_float(y_arr, "y_true")
+    try:
+        y = _as_1d_float(y_arr, "y_true")
+    except InputError:
+        if y_arr.dtype.kind not in "OUS":
+            raise
+        values = ", ".join(repr(str(v)) for v in list(dict.fromkeys(y_arr.tolist()))[:4])
+        raise InputError(f"y_true holds text labels ({values}); a binary view needs 0 and 1: map the positive class "
+                         "to 1 first, e.g. y = (labels == 'yes').astype(int), or load the table with "
+                         "calibviz.load_predictions, which maps labels (positive=...).") from None
     bad_y = ~((y == 0) | (y == 1))
     if bad_y.any():
         raise InputError(

@@ -131,3 +131,14 @@ def test_fuzz_damaged_zip_parquet_gzip(name, edits, cut):
         cv.load_predictions(bytes(data), name=name)
     except cv.InputError as exc:
         assert str(exc)
+
+
+def test_text_labels_in_a_binary_view_name_the_fix():
+    """metric_panel with labels 'no'/'yes' said "could not convert string to float: np.str_('no')"."""
+    from calibviz.panel import metric_panel
+
+    with pytest.raises(cv.InputError, match=r"y_true holds text labels \('no', 'yes'\); a binary view needs 0 and 1"):
+        metric_panel(np.array(["no", "yes"] * 20), np.tile([0.3, 0.7], 20), metrics=("ece",), n_resamples=0)
+    # numbers held as objects or text are numbers
+    assert len(metric_panel(np.array([0, 1] * 20, dtype=object), np.tile([0.3, 0.7], 20), metrics=("ece",),
+                            n_resamples=0, n_reference=0)) == 1

@@ -452,3 +452,8 @@ def test_options_that_act_only_with_another_are_refused_without_it(capsys, argv,
     """They were ignored in silence (a robustness review)."""
     code, _, err = run(argv, capsys)
     assert code == 2 and says in err and err.count("\n") == 1
+
+
+def test_an_empty_metrics_list_says_so(capsys):
+    code, _, err = run(["metrics", "hospital_readmission", "--metrics", ""], capsys)
+    assert code == 2 and "--metrics is empty" in err
