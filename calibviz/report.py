@@ -374,11 +374,15 @@ def _metrics_parts(anchor: str, name: str, panel: pd.DataFrame, confidence: floa
 
 
 def _panel_headline(panel: pd.DataFrame) -> list[str]:
-    """The summary's sentences of a model: its first four metrics with interval and reading."""
+    """The summary's sentences of a model: its first four metrics with interval and reading, and every other
+    metric whose verdict finds evidence of miscalibration (the summary missed a smECE verdict that the table below
+    it showed: a review)."""
+    flagged = panel["verdict"].astype(str).str.startswith("evidence")
+    shown = panel[(np.arange(len(panel)) < 4) | flagged.to_numpy()]
     return [f"<b>{_e(r.label)} = {_e(format_value(r.value, r.unit))}</b>"
             + (f" ({_e(format_interval(r.low, r.high, r.unit))})" if np.isfinite(r.low) else "")
             + f". {_e(r.reading)}" + (f" <i>{_e(r.note)}</i>" if r.note else "")
-            for r in panel.head(4).itertuples()]
+            for r in shown.itertuples()]
 
 
 def _reliability_parts(anchor: str, is_binary: bool, what: str, fig, table: pd.DataFrame,

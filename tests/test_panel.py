@@ -331,3 +331,23 @@ def test_a_single_bin_is_no_crowded_bin():
     crowded = metric_panel((rng.uniform(size=500) < rare).astype(int), rare, metrics=("ece",), n_resamples=0,
                            n_reference=0)
     assert "fall in one of the 15 bins (predictions near 0, as with rare events)" in crowded["note"][0]
+
+
+def test_an_interval_above_zero_beside_no_evidence_is_explained():
+    """A review read 'ECE 0.0229 (95% interval 0.0092-0.0270)' beside 'no evidence of miscalibration' on 45 of
+    100 calibrated logs with nothing said: calibration errors get a note; scores (Brier) do not; judging the
+    panel again with others does not repeat it."""
+    from calibviz.panel import ABOVE_ZERO_NOTE, judged_together
+
+    rng = np.random.default_rng(2)
+    p = rng.beta(2, 5, 5000)
+    y = (rng.random(5000) < p).astype(int)
+    t = metric_panel(y, p, metrics=("ece", "brier"), n_resamples=100, random_state=0)
+    ece, brier = t.iloc[0], t.iloc[1]
+    assert ece["verdict"].startswith("no evidence") and ece["low"] > 0 and ABOVE_ZERO_NOTE in ece["note"]
+    assert brier["low"] > 0 and ABOVE_ZERO_NOTE not in brier["note"]
+    again = judged_together(t, metric_panel(y, p, metrics=("tce",), n_resamples=0, random_state=0))
+    assert again["note"][0].count(ABOVE_ZERO_NOTE) == 1
+    miscalibrated = metric_panel((rng.random(5000) < p ** 0.6).astype(int), p, metrics=("ece",), n_resamples=50,
+                                 random_state=0).iloc[0]
+    assert miscalibrated["verdict"].startswith("evidence") and ABOVE_ZERO_NOTE not in miscalibrated["note"]

@@ -269,3 +269,18 @@ def test_hostile_names_are_text_multiclass():
     page = build_report(p, n_resamples=5)
     _assert_escaped(page)
     assert "a&amp;b" in page
+
+
+def test_the_summary_names_every_metric_with_evidence():
+    """The summary showed the first four metrics only: a smECE verdict of evidence in the table was missing from
+    it (a review: 3 of 30 reports of a mildly miscalibrated model)."""
+    from calibviz.report import _panel_headline
+
+    p = cv.load_demo("hospital_readmission")
+    panel = metric_panel(p.y, p.y_prob, metrics=("brier", "log_loss", "auc", "dsc", "ece"), n_resamples=0,
+                         n_reference=200)
+    assert panel["verdict"].iloc[4].startswith("evidence")  # the demo over-predicts
+    lines = _panel_headline(panel)
+    assert len(lines) == 5 and lines[-1].startswith("<b>ECE = ")
+    calm = panel.assign(verdict="no evidence of miscalibration")
+    assert len(_panel_headline(calm)) == 4

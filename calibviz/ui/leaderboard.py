@@ -75,8 +75,10 @@ def show_leaderboard() -> None:
     st.subheader("All models")
     st.caption(f"{len(models)} models on their {'positive-class' if kind == 'binary' else 'confidence'} view, "
                "the sidebar's metrics; click a column header to sort. The verdict is against a perfectly "
-               "calibrated model with the same predictions (labels redrawn from them); the Compare page says "
-               "which model is better than which.")
+               "calibrated model with the same predictions (labels redrawn from them), each model's tests judged "
+               f"together as on its own pages, not across the models: among {len(models)} calibrated models some "
+               "model shows evidence more often than α (5 equally calibrated models: 15% of simulated boards), so "
+               "read a lone verdict among many with care. The Compare page says which model is better than which.")
     columns = {"Model": board["model"]}
     config = {}
     for key, label, unit, way in board.attrs["metrics"]:
