@@ -129,3 +129,29 @@ def test_report_page_offers_the_recalibration_section():
     box = at.checkbox(key="report_recal")
     assert box.value and "Platt" in box.label or "platt" in box.label
     assert any("Recalibration (out-of-fold before/after)" in m.value for m in at.markdown)
+
+
+def test_an_after_value_outside_its_interval_is_explained():
+    """A walk-through read 'Isotonic ... 0.0071 (0.0000 – 0.0034)' with nothing said (tied, calibrated scores):
+    the row's explanation carries the note of why the value lies outside its interval."""
+    import re
+
+    rng = np.random.default_rng(4)
+    p = rng.integers(1, 13, 3000) / 13
+    csv = pd.DataFrame({"y": (rng.random(3000) < p).astype(int), "p": p}).to_csv(index=False).encode()
+    at = app()
+    at.query_params["boot"] = "50"
+    at.run()
+    upload(at, "tied.csv", csv)
+    at.switch_page(PAGE).run()
+    assert_clean(at)
+    table = _table(at)
+    outside = []
+    for i, text in enumerate(table["After"]):
+        m = re.fullmatch(r"(\S+) \((\S+) – (\S+)\)", str(text))
+        if m and not float(m[2]) <= float(m[1]) <= float(m[3]):
+            outside.append(i)
+    assert outside, "the data no longer give a value outside its interval: pick others"
+    rows = [m.value for m in at.markdown if m.value.startswith("**") and ".** " in m.value]
+    rows = rows[-len(table):]  # the expander's one line per row, in the table's order
+    assert all("*After:" in rows[i] and "lies" in rows[i] for i in outside), rows
