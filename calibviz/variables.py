@@ -420,6 +420,12 @@ def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, stron
     return f"VECE beyond what a calibrated model shows ({family_words(n, 'variable')}, α = {alpha:g}): {listed}."
 
 
+#: What the whiskers of the VECE ranking chart are (a walk-through met a whisker wholly above its bar, unexplained).
+VECE_WHISKERS = ("Whiskers: 95% intervals of each VECE (bootstrap of the rows; on large data the bins' sums). Like "
+                 "any calibration error VECE is biased upward by noise, so a whisker can lie above its bar; whether a "
+                 "variable's VECE is beyond what a calibrated model shows is the test's verdict.")
+
+
 def vece_floor_caption(ranking: pd.DataFrame, *, escape=str) -> str | None:
     """The variables of a :func:`variable_ranking` whose VECE is the overall gap between error and predicted error
     (``attrs["mean_gap"]``), in one sentence; None when there are none.

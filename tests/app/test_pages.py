@@ -195,3 +195,11 @@ def test_tce_reads_the_same_on_the_data_page_and_the_test_based_page(demo):
     d = next(iter(cv.load_demo_models(demo).values()))
     assert page == format_value(cv.metrics.tce(d.y, d.y_prob), "percent")
     assert any(m.value.startswith(f"**{page} of predictions are rejected") for m in at.markdown)
+
+
+def test_the_vece_chart_says_what_its_whiskers_are():
+    """A walk-through met a whisker wholly above its bar (VECE 0.0093, whisker 0.011-0.026) with no legend."""
+    from calibviz.variables import VECE_WHISKERS
+
+    at = _open("pages/4_Variables.py")
+    assert any(VECE_WHISKERS in shown(c) for c in at.caption)
