@@ -463,3 +463,18 @@ def test_a_second_column_named_like_a_label_is_noted():
     notes = cv.predictions_from_frame(df)["model"].notes
     assert "'y' is the label; 'target' is named like one too: choose another label column to change it" in notes
     assert cv.predictions_from_frame(df, label="target")["model"].notes == ()  # chosen: nothing to note
+
+
+@pytest.mark.parametrize("data, kind", [(b"<!DOCTYPE html><html><body>model card</body></html>", "HTML"),
+                                        (b'{"label": [0, 1], "p": [0.2, 0.7]}', "JSON"),
+                                        (b'[\n  {"label": 0, "p": 0.2}\n]\n', "JSON"),
+                                        (b'<?xml version="1.0"?><rows/>', "XML")])
+def test_markup_documents_are_no_tables(data, kind):
+    """A one-line HTML or JSON file read as a header without rows was called 'empty' (a robustness review)."""
+    with pytest.raises(cv.InputError, match=f"preds.csv is {kind}, not a table of rows and columns; export"):
+        cv.load_predictions(data, name="preds.csv")
+
+
+def test_a_header_in_brackets_is_still_a_header():
+    with pytest.raises(cv.InputError, match="no label column found"):
+        cv.load_predictions(b"[label],p\n" + b"1,0.5\n0,0.2\n" * 10, name="preds.csv")

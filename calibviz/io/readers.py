@@ -300,6 +300,32 @@ def _blank(data) -> bool:
     return len(data) <= _HEAD or not bytes(data).strip()
 
 
+def _refuse_markup(head: str, name: str) -> None:
+    """An HTML, XML or JSON document is no delimited table: say so (a one-line page read as a header without rows
+    was called "empty"). JSON: a first line that parses as JSON, or opens an object or array ('{', '[', '{"',
+    '[{', '["'); a CSV header such as "[label],p" stays a header."""
+    start = head.lstrip().lower()
+    first = head.lstrip().split("\n", 1)[0].strip()
+    if start.startswith(("<!doctype html", "<html", "<?xml", "<table", "<head", "<body")):
+        kind = "XML" if start.startswith("<?xml") else "HTML"
+    elif first in ("{", "[") or first.startswith(('{"', "[{", '["')) or (first[:1] in "{[" and _is_json(first)):
+        kind = "JSON"
+    else:
+        return
+    raise InputError(f"{name} is {kind}, not a table of rows and columns; export the predictions as CSV, Parquet or "
+                     "Excel (one row per example: a label column and probability columns).")
+
+
+def _is_json(text: str) -> bool:
+    import json
+
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _codec_refusal(name: str, encoding: str | None, exc: UnicodeError) -> InputError:
     """A codec's own refusal, without a byte position ("UTF-16 stream does not start with BOM": a UTF-8 file read
     as UTF-16), as an input error that names the fix."""
@@ -354,6 +380,7 @@ def _read_csv(data, name: str, delimiter: str | None, encoding: str | None, limi
         raise _codec_refusal(name, encoding, exc) from None
     except LookupError:
         raise InputError(f"unknown encoding {encoding!r}; use a Python codec name such as 'utf-8' or 'latin-1'.") from None
+    _refuse_markup(head, name)
     sep = delimiter or _sniff_delimiter(head)
     if decimal is None:
         decimal = _sniff_decimal(head, sep)
