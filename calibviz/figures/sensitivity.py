@@ -15,6 +15,7 @@ from .theme import COLORS, apply_theme, model_color, with_alpha
 __all__ = ["binning_sensitivity"]
 
 _DASH = ("solid", "dash", "dot", "dashdot")
+_SYMBOLS = ("circle", "diamond", "square", "triangle-up")
 
 
 def _unit(metric: str) -> str:
@@ -92,22 +93,28 @@ def binning_sensitivity(y_true=None, y_prob=None, *, metrics=("ece",), schemes=(
             if "reference_high" in g and np.isfinite(g["reference_high"]).any():
                 fig.add_trace(go.Scatter(
                     x=x + x[::-1], y=round_list(g["reference_high"]) + round_list(g["reference_low"])[::-1],
-                    fill="toself", fillcolor=with_alpha(COLORS["band"], 0.15),
-                    line=dict(width=1, color=with_alpha(color, 0.7), dash="dot"), mode="lines",
+                    # an outline in the scheme's colour, unfilled: the shaded band is the bootstrap's, and two
+                    # schemes' references filled alike had swatches a walk-through could not tell apart
+                    fill="toself", fillcolor="rgba(0,0,0,0)",
+                    line=dict(width=1.5, color=with_alpha(color, 0.9), dash="dot"), mode="lines",
                     legendgroup=scheme, showlegend=c == 1, hoverinfo="name",
                     name=f"{slabel}: a calibrated model shows"), row=1, col=c)
             if np.isfinite(g["low"]).any():
                 fig.add_trace(go.Scatter(x=x + x[::-1], y=round_list(g["high"]) + round_list(g["low"])[::-1],
                                          fill="toself", fillcolor=with_alpha(color, 0.18), line=dict(width=0),
-                                         mode="lines", showlegend=False, legendgroup=scheme, hoverinfo="skip",
-                                         name=f"{slabel}: {100 * conf:g}% CI"), row=1, col=c)
+                                         mode="lines", showlegend=c == 1, legendgroup=scheme, hoverinfo="skip",
+                                         name=f"{slabel}: {100 * conf:g}% bootstrap interval"), row=1, col=c)
             unit = _unit(metric)
             hover = [f"{labels[metric]}, {slabel} bins, B = {b}: {format_value(v, unit)}"
                      + (f" ({100 * conf:g}% CI {format_interval(lo, hi, unit)})" if np.isfinite(lo) else "")
                      for b, v, lo, hi in zip(x, g["value"], g["low"], g["high"])]
             fig.add_trace(go.Scatter(x=x, y=round_list(g["value"]), mode="lines+markers", name=f"{slabel} bins",
                                      line=dict(color=color, width=2.5, dash=_DASH[i % len(_DASH)]),
-                                     marker=dict(size=8, color=color), legendgroup=scheme, showlegend=c == 1,
+                                     # later schemes' markers smaller and of another shape: where two schemes
+                                     # give the same values (tied scores) both stay visible
+                                     marker=dict(size=max(9 - 3 * i, 5), color=color,
+                                                 symbol=_SYMBOLS[i % len(_SYMBOLS)]),
+                                     legendgroup=scheme, showlegend=c == 1,
                                      hovertext=hover, hovertemplate="%{hovertext}<extra></extra>"), row=1, col=c)
         fig.update_yaxes(rangemode="tozero", row=1, col=c)
         fig.update_xaxes(title_text="Number of bins B", row=1, col=c)
