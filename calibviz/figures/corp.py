@@ -178,25 +178,22 @@ def corp_diagram(y_true=None, y_prob=None, *, sample_weight=None, bands=("consis
                                band_level_text(lvl_level, "pointwise"), name)
             band.showlegend = single
             fig.add_trace(band, row=1, col=1)
+        # several models: each one's decomposition is its legend entry, above the plot; one box of their lines
+        # inside the plot lay across the curves (a walk-through: three models' lines over their top steps)
+        legend_name = (f"{name}: {decomposition_text(t.attrs['decomposition'])}"
+                       if show_decomposition and "decomposition" in t.attrs else name)
         fig.add_trace(go.Scatter(
             x=round_list(t["x"]), y=round_list(t["cep"]), mode="lines",
-            name="CORP curve (PAV)" if single else name,
+            name="CORP curve (PAV)" if single else legend_name,
             line=dict(color=COLORS["observed"] if single else color, width=2.5),
             hovertext=_corp_hover(t), hovertemplate="%{hovertext}<extra>" + name + "</extra>", legendgroup=name),
             row=1, col=1)
         if with_hist and m is not None:
             _histogram(fig, m, hist_bins, color, single, outcome_labels)
-    annotations = []
-    if show_decomposition:
-        lines = [(decomposition_text(t.attrs["decomposition"]) if single else
-                  f"{name}: {decomposition_text(t.attrs['decomposition'])}")
-                 for name, t, _ in models if "decomposition" in t.attrs]
-        if lines:
-            annotations.append(dict(xref="x domain", yref="y domain", x=0.01, y=0.99, xanchor="left",
-                                    yanchor="top", align="left", showarrow=False, text="<br>".join(lines),
-                                    bgcolor="rgba(255,255,255,0.8)", font=dict(size=13 if single else 11)))
-    for a in annotations:
-        fig.add_annotation(**a)
+    if show_decomposition and single and "decomposition" in models[0][1].attrs:
+        fig.add_annotation(xref="x domain", yref="y domain", x=0.01, y=0.99, xanchor="left", yanchor="top",
+                           align="left", showarrow=False, text=decomposition_text(models[0][1].attrs["decomposition"]),
+                           bgcolor="rgba(255,255,255,0.8)", font=dict(size=13))
     fig.update_layout(barmode="overlay", bargap=0)
     fig.update_xaxes(range=[-0.01, 1.01])
     fig.update_yaxes(range=[-0.02, 1.02], title_text="Event rate (PAV fit)", row=1, col=1)

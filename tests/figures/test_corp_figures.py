@@ -47,7 +47,11 @@ def test_corp_diagram_from_tables_and_several_models(binary_data):
     y, p = binary_data
     tables = {"a": corp_table(y, p, bands=None), "b": corp_table(y, p ** 2, bands=None)}
     fig = figures.corp_diagram(table=tables)
-    assert [t.name for t in fig.data if t.mode == "lines" and t.name != "Perfect calibration"] == ["a", "b"]
+    # several models: each decomposition is its curve's legend entry (a box of them inside the plot lay across
+    # the curves)
+    names = [t.name for t in fig.data if t.mode == "lines" and t.name != "Perfect calibration"]
+    assert [n.split(": Brier ")[0] for n in names] == ["a", "b"] and all(" = MCB " in n for n in names)
+    assert not fig.layout.annotations
     assert not [t for t in fig.data if t.type == "bar"]  # no predictions, no histogram
     fig2 = figures.corp_diagram({"a": (y, p), "b": (y, p ** 2)}, n_resamples=10)
     assert [t.name for t in fig2.data if t.type == "bar"] == ["Predictions: a", "Predictions: b"]
