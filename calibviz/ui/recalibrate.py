@@ -19,7 +19,6 @@ from .blocks import BOOTSTRAP_ROW_BUDGET, slug
 from .blocks import show_dataframe
 from .compute import cached, progress_bar
 from .data import current_source
-from .text import md
 
 __all__ = ["METHOD_LABELS", "controls", "results", "before_after_figure", "corp_figure", "maps_figure",
            "metric_table", "show_metric_table", "downloads", "open_in_compare", "split_columns", "group_columns",
@@ -242,11 +241,9 @@ def show_metric_table(table: pd.DataFrame) -> None:
     })
     show_dataframe(shown,
                  column_config={"Reading": st.column_config.TextColumn(width="large")})
-    notes = table["after_note"] if "after_note" in table else [""] * len(table)
     with st.expander("What each row means"):  # the table cuts its Reading column after a few words
-        # with why an 'after' value lies outside its own interval ("0.0071 (0.0000 – 0.0034)" said nothing)
-        for method, label, reading, note in zip(shown["Method"], shown["Metric"], shown["Reading"], notes):
-            st.markdown(f"**{method}, {label}.** {reading}" + (f" *After: {md(note)}*" if note else ""))
+        for method, label, reading in zip(shown["Method"], shown["Metric"], shown["Reading"]):
+            st.markdown(f"**{method}, {label}.** {reading}")
     n_boot, n_ref = table.attrs.get("n_resamples", 0), table.attrs.get("n_reference", 0)
     st.caption(f"Evaluated on {int(table['n_evaluated'].iloc[0]):,} rows, {table['scheme'].iloc[0]}: every 'after' "
                "comes from a map that did not see its row. Before − after > 0 is an improvement; Brier score and "

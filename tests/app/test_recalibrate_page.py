@@ -132,8 +132,8 @@ def test_report_page_offers_the_recalibration_section():
 
 
 def test_an_after_value_outside_its_interval_is_explained():
-    """A walk-through read 'Isotonic ... 0.0071 (0.0000 – 0.0034)' with nothing said (tied, calibrated scores):
-    the row's explanation carries the note of why the value lies outside its interval."""
+    """A walk-through met 'Isotonic ... 0.0071 (0.0000 – 0.0034)' (tied, calibrated scores): the row's reading
+    carries the note of why the value lies outside its interval."""
     import re
 
     rng = np.random.default_rng(4)
@@ -154,4 +154,4 @@ def test_an_after_value_outside_its_interval_is_explained():
     assert outside, "the data no longer give a value outside its interval: pick others"
     rows = [m.value for m in at.markdown if m.value.startswith("**") and ".** " in m.value]
     rows = rows[-len(table):]  # the expander's one line per row, in the table's order
-    assert all("*After:" in rows[i] and "lies" in rows[i] for i in outside), rows
+    assert all("After: The value lies" in rows[i] for i in outside), rows
