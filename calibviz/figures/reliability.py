@@ -260,8 +260,19 @@ def _side_histogram(fig, m, hist_bins, color, single, outcome_labels=("y = 0", "
         series = [("count_neg", f"Predictions: {outcome_labels[0]}", COLORS["negative"]),
                   ("count_pos", f"Predictions: {outcome_labels[1]}", COLORS["positive"])]
     else:
+        # several models: each histogram an outline in the model's colour that toggles with its curve; filled bars
+        # overlaid were unreadable from the fourth model on (six recalibration methods: a walk-through) and took a
+        # legend entry each
         h = histogram(m.p, bins=hist_bins, range=(0, 1), sample_weight=m.w)
-        series = [("count", f"Predictions: {m.name}", color)]
+        edges = np.append(h["lower"].to_numpy(), h["upper"].iloc[-1])
+        counts = h["count"].to_numpy(dtype=np.float64)
+        fig.add_trace(go.Scatter(
+            x=round_list(np.append(counts, counts[-1])), y=round_list(edges), mode="lines", line_shape="vh",
+            line=dict(color=color, width=1.5), name=f"Predictions: {m.name}", legendgroup=m.name, showlegend=False,
+            hovertext=[f"predictions in [{a:.2f}, {b:.2f}): {v}" for a, b, v in
+                       zip(h["lower"], h["upper"], count_text(h["count"]))] + [""],
+            hovertemplate="%{hovertext}<extra>" + m.name + "</extra>"), row=1, col=2)
+        return
     centers = round_list((h["lower"] + h["upper"]) / 2)
     for col, name, c in series:
         fig.add_trace(go.Bar(

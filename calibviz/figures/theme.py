@@ -21,8 +21,10 @@ import plotly.io as pio
 __all__ = ["PALETTE", "COLORS", "AXIS", "FONT", "DEFAULT_HEIGHT", "DEFAULT_WIDTH", "TEMPLATE_NAME",
            "apply_theme", "legend_rows", "model_color", "with_alpha", "inert_links", "scale_fonts"]
 
-#: Okabe-Ito palette, in the order models are coloured (black is kept for lines).
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+#: Okabe-Ito palette, in the order models are coloured (black is kept for lines); its yellow (#F0E442) is darkened
+#: to goldenrod for lines and markers: on white it barely showed (the seventh model, e.g. Venn-Abers among six
+#: recalibration methods: a walk-through). The flagged ranges keep the yellow as a fill.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#A6761D", "#000000")
 
 #: Colours with one meaning across all figures.
 COLORS = {
