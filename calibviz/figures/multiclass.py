@@ -419,6 +419,8 @@ def bin_zoom(y_true=None, y_prob=None, bin_id: int | None = None, *, binning=Uni
                         subplot_titles=["Confidence vs accuracy by predicted class", "Rows per predicted class"])
     xs = np.r_[table["confidence"], a.get("confidence", np.nan)]
     ys = np.r_[table["accuracy"], a.get("accuracy", np.nan)]
+    if {"accuracy_low", "accuracy_high"} <= set(table.columns):  # the axes hold the accuracies' whiskers
+        ys = np.r_[ys, table["accuracy_low"], table["accuracy_high"]]
     lo = float(np.nanmin(np.r_[xs, ys])); hi = float(np.nanmax(np.r_[xs, ys]))
     pad = max(0.02, 0.08 * (hi - lo))
     rng = [max(lo - pad, 0.0), min(hi + pad, 1.0)]  # probabilities: never an axis below 0 or above 1
@@ -436,14 +438,23 @@ def bin_zoom(y_true=None, y_prob=None, bin_id: int | None = None, *, binning=Uni
     # the largest bubbles first, so that a small class is drawn over them, not hidden; labels placed apart
     order = np.argsort(-table["share"].to_numpy(float), kind="stable")
     cx, cy = table["confidence"].to_numpy(float)[order], table["accuracy"].to_numpy(float)[order]
-    fig.add_trace(go.Scatter(x=round_list(cx), y=round_list(cy), mode="markers+text",
+    err = None
+    if {"accuracy_low", "accuracy_high"} <= set(table.columns):  # how far chance moves each class's accuracy
+        lo_, hi_ = table["accuracy_low"].to_numpy(float)[order], table["accuracy_high"].to_numpy(float)[order]
+        err = dict(type="data", symmetric=False, array=round_list(hi_ - cy), arrayminus=round_list(cy - lo_),
+                   color=COLORS["text"], thickness=1, width=3)
+        hover = [h + f", 95% interval {a:.3f}–{b:.3f}" for h, a, b in
+                 zip(hover, table["accuracy_low"], table["accuracy_high"])]
+    fig.add_trace(go.Scatter(x=round_list(cx), y=round_list(cy), mode="markers+text", error_y=err,
                              text=[str(table["label"].iloc[i]) for i in order],
                              textposition=_label_positions(cx, cy, rng[1] - rng[0]),
                              cliponaxis=False,  # a class at accuracy 1 or 0 sits on the axis edge, whole
                              textfont=dict(size=13), marker=dict(size=round_list(size[order], 2),
                                                                  color=[colors[i] for i in order],
                                                                  line=dict(color="white", width=1), opacity=0.85),
-                             name="Predicted class (area ~ rows)", hovertext=[hover[i] for i in order],
+                             name="Predicted class (area ~ rows" + ("; bar: 95% interval of its accuracy)"
+                                                                    if err else ")"),
+                             hovertext=[hover[i] for i in order],
                              hovertemplate="%{hovertext}<extra></extra>"), row=1, col=1)
     if "confidence" in a:
         fig.add_trace(go.Scatter(x=[round(a["confidence"], 6)], y=[round(a["accuracy"], 6)], mode="markers",

@@ -534,3 +534,23 @@ def test_metric_values_in_figures_use_the_panel_formatter(binary_data, multiclas
     assert (f"ECE {format_value(first['value'], 'probability')} "
             f"({format_interval(first['low'], first['high'], 'probability')})") in grid.layout.annotations[0].text
     assert f"CW-ECE {format_value(ranking.attrs['overall'], 'probability')}" in grid.layout.title.text
+
+
+def test_bin_zoom_gives_each_class_its_accuracy_interval():
+    """A walk-through read 'bird 0.35 against confidence 0.435' from ~100 rows with nothing to judge it by: each
+    class's accuracy has Wilson's 95% interval on its rows (statsmodels), drawn as a bar."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    from calibviz.multiclass import bin_zoom
+
+    rng = np.random.default_rng(5)
+    P = rng.dirichlet([1, 1, 1], 3000)
+    y = (rng.random(3000)[:, None] > np.cumsum(P, 1)).sum(1)
+    t = bin_zoom(y, P, 7, classes=["a", "b", "c"])
+    lo, hi = proportion_confint(np.round(t["accuracy"] * t["n"]), t["n"], alpha=0.05, method="wilson")
+    np.testing.assert_allclose(t["accuracy_low"], lo, atol=1e-12)
+    np.testing.assert_allclose(t["accuracy_high"], hi, atol=1e-12)
+    fig = figures.bin_zoom(table=t)
+    dots = next(tr for tr in fig.data if tr.name.startswith("Predicted class"))
+    assert dots.error_y.array is not None and "95% interval of its accuracy" in dots.name
+    assert fig.layout.yaxis.range[0] <= float(t["accuracy_low"].min())
