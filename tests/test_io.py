@@ -478,3 +478,9 @@ def test_markup_documents_are_no_tables(data, kind):
 def test_a_header_in_brackets_is_still_a_header():
     with pytest.raises(cv.InputError, match="no label column found"):
         cv.load_predictions(b"[label],p\n" + b"1,0.5\n0,0.2\n" * 10, name="preds.csv")
+
+
+def test_percent_strings_name_the_fix():
+    with pytest.raises(cv.InputError, match=r"e.g. '30%'; it must hold numbers. They look like percentages written "
+                                            r"with '%'"):
+        cv.load_predictions(b"y,p\n" + b"1,30%\n0,70%\n" * 10)

@@ -38,13 +38,16 @@ def _numeric_block(df: pd.DataFrame, cols, what: str) -> np.ndarray:
                 i = int(np.flatnonzero(bad.to_numpy())[0])
                 example = s.iloc[i]
                 comma = isinstance(example, str) and re.fullmatch(r"\s*-?\d+,\d+\s*", example) is not None
+                percent = isinstance(example, str) and re.fullmatch(r"\s*\d+([.,]\d+)?\s*%\s*", example) is not None
                 what_ = (f"{what} column {c!r} holds non-numeric values in {describe_rows(bad.to_numpy())}, "
                          f"e.g. {example!r}; it must hold numbers.")
+                pct = (" They look like percentages written with '%': save the probabilities as numbers in [0, 1] "
+                       "('0.30', not '30%')." if percent else "")
                 raise InputError(
                     what_ + (" It looks like a decimal comma: pass decimal=',' (command line: --decimal ,) or save "
-                             "the file with a decimal point ('0.25')." if comma else ""),
+                             "the file with a decimal point ('0.25')." if comma else pct),
                     ui_message=what_ + (" It looks like a decimal comma: choose Decimal: comma in the column "
-                                        "mapping." if comma else ""),
+                                        "mapping." if comma else pct),
                     hint={"decimal": ","} if comma else None,
                 )
             s = num
