@@ -687,7 +687,7 @@ def _add_recalibrate_parser(sub) -> None:
     rec.add_argument("-o", "--output", required=True, metavar="OUT",
                      help="where to write the rows with the new columns (.parquet, .csv or .tsv)")
     rec.add_argument("--map", dest="map_file", metavar="MAP.json", help="also write the fitted map as JSON")
-    rec.add_argument("--cross-fit", dest="cross_fit", type=int, default=5, metavar="K",
+    rec.add_argument("--cross-fit", dest="cross_fit", type=int, default=None, metavar="K",
                      help="folds of the cross-fitting (default: 5)")
     rec.add_argument("--split-column", dest="split_column", metavar="COL",
                      help="a column marking calibration rows (true/1/'calibration') and test rows "
@@ -769,6 +769,10 @@ def _cmd_recalibrate(args) -> int:
         if target is not None and Path(args.file).exists() and target.resolve() == Path(args.file).resolve():
             raise InputError(f"{target} is the input file; write the recalibrated predictions to another file "
                              "(-o), so the original stays.")
+    if args.split_column and args.cross_fit is not None:  # it was ignored in silence
+        raise InputError("--cross-fit and --split-column are two ways to choose the rows each map is fitted on; "
+                         "give one of them.")
+    args.cross_fit = 5 if args.cross_fit is None else args.cross_fit
     if args.cross_fit < 2 and not args.split_column:
         raise InputError(f"--cross-fit must be at least 2 folds, got {args.cross_fit}.")
     options = _recalibration_options(args)

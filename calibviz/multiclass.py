@@ -685,6 +685,25 @@ def class_p_values(null: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np
     return p_value, np.where(tested, np.minimum(p_adjusted, 1.0), np.nan)
 
 
+def zoom_rows(labels, cnt, wt, sp, st) -> pd.DataFrame:
+    """The rows of :func:`bin_zoom` from one bin's per-class sums (count, weight, sums of the confidence and of
+    'top label correct', shape (K,)); shared with a scan's zoom (:func:`calibviz.scan.tables.bin_zoom`).
+
+    Each class's accuracy gets Wilson's 95% interval on its row count (weighted: the rate with the rows as
+    trials, an approximation), to show how far chance alone moves it: a walk-through read 'bird 0.35 against
+    confidence 0.435' from ~100 rows with nothing to judge it by.
+    """
+    keep = np.flatnonzero(wt > 0)
+    conf, acc = sp[keep] / wt[keep], st[keep] / wt[keep]
+    n_rows = np.maximum(cnt[keep], 1).astype(np.float64)
+    acc_low, acc_high = proportion_interval(acc * n_rows, n_rows, alpha=0.05)
+    W = wt.sum()
+    return pd.DataFrame({"class_index": keep, "label": [str(labels[i]) for i in keep],
+                         "n": cnt[keep].astype(np.int64), "weight": wt[keep],
+                         "share": wt[keep] / W if W > 0 else wt[keep], "confidence": conf, "accuracy": acc,
+                         "accuracy_low": acc_low, "accuracy_high": acc_high, "gap": acc - conf})
+
+
 def bin_zoom(y_true, y_prob, bin_id, *, binning=Uniform(15), classes=None, sample_weight=None) -> pd.DataFrame:
     """Inside one confidence bin: n, confidence and accuracy per predicted class.
 
@@ -733,27 +752,7 @@ def bin_zoom(y_true, y_prob, bin_id, *, binning=Uniform(15), classes=None, sampl
     s = cells.stats
     col = lambda a: cells.grid(a)[:, bin_id]  # noqa: E731 - column of a (K, B) grid
     cnt, wt, sp, st = col(s.count), col(s.weight), col(s.sum_pred), col(s.sum_true)
-    keep = np.flatnonzero(wt > 0)
-    conf, acc = sp[keep] / wt[keep], st[keep] / wt[keep]
-    # how far chance alone moves a class's accuracy at its rows (a walk-through read 'bird 0.35 against confidence
-    # 0.435' from ~100 rows with nothing to judge it by): Wilson's interval on the row count (weighted: the rate
-    # with the rows as trials, an approximation)
-    n_rows = np.maximum(cnt[keep], 1).astype(np.float64)
-    acc_low, acc_high = proportion_interval(acc * n_rows, n_rows, alpha=0.05)
-    table = pd.DataFrame(
-        {
-            "class_index": keep,
-            "label": [labels[i] for i in keep],
-            "n": cnt[keep].astype(np.int64),
-            "weight": wt[keep],
-            "share": wt[keep] / wt.sum() if wt.sum() > 0 else wt[keep],
-            "confidence": conf,
-            "accuracy": acc,
-            "accuracy_low": acc_low,
-            "accuracy_high": acc_high,
-            "gap": acc - conf,
-        }
-    )
+    table = zoom_rows(labels, cnt, wt, sp, st)
     W = wt.sum()
     star_c = sp.sum() / W if W > 0 else np.nan
     star_a = st.sum() / W if W > 0 else np.nan

@@ -887,7 +887,8 @@ def family_verdicts(rows: list[dict], alpha: float, specs: dict) -> list[dict]:
 #: Errors that are 0 exactly when the model is calibrated: an interval of theirs above 0 beside "no evidence" gets
 #: :data:`ABOVE_ZERO_NOTE` (a review read "ECE 0.0229 (95% interval 0.0092-0.0270)" next to "no evidence of
 #: miscalibration" on 45 of 100 calibrated logs: noise keeps the error above 0, so no interval reaches 0 there).
-_ZERO_WHEN_CALIBRATED = frozenset({"ece", "ace", "mce", "rmsce", "debiased_ece", "tce", "smooth_ece", "ici",
+# (not debiased_ece: its bias is removed, it is not held above 0 by noise)
+_ZERO_WHEN_CALIBRATED = frozenset({"ece", "ace", "mce", "rmsce", "tce", "smooth_ece", "ici",
                                    "brier_reliability", "mcb", "confidence_ece", "top_label_ece", "top_label_mce",
                                    "classwise_ece", "classwise_tce"})
 ABOVE_ZERO_NOTE = ("No evidence, yet the interval lies above 0: noise alone keeps a calibration error above 0, so "

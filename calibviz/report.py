@@ -273,6 +273,9 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, mcb
     what = (f"P({_e(p.positive_label)}), the probability of the positive class" if p.is_binary else
             "the confidence (top-class probability) against 'the top class is correct'")
     parts = _metrics_parts(anchor, name, panel, confidence)
+    if "mcb" not in set(panel["metric"]) and np.isfinite(mcb["p_value"]):  # the table's counts include it
+        parts.append(f'<p class="note">The verdicts judge these tests together with the MCB test of the CORP '
+                     f"section below ({int(mcb['n_tests'])} tests in all, Holm's method).</p>")
     scheme = cfg.scheme()
     table = reliability_table(v.y, v.p, binning=scheme, alpha=cfg.alpha, sample_weight=v.w)
     fig = figures.reliability_diagram(v.y, v.p, binning=scheme, alpha=cfg.alpha, sample_weight=v.w,
@@ -490,7 +493,8 @@ def _vece_parts(anchor: str, ranking: pd.DataFrame, headline: list, alpha: float
             "<p>A model can be calibrated on average and miscalibrated along a variable (Kelly &amp; Smyth "
             "2023): VECE is the row-weighted gap between actual and predicted error in equal-mass bins of "
             "each numeric column, or over the levels of a categorical column (levels under 30 rows "
-            f"pooled), on one scale. {_e(VECE_WHISKERS)}</p>",
+            "pooled), on one scale." + (f" {_e(VECE_WHISKERS)}" if ranking["vece_low"].notna().any() else "")
+            + "</p>",
             f'<div class="figure">{_figure_html(rank_fig)}</div>', _table_html(readable_ranking(ranking))]
 
 

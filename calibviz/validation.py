@@ -147,10 +147,18 @@ def check_binary(y_true, y_prob, sample_weight=None, *, min_samples: int = 1, dr
     except InputError:
         if y_arr.dtype.kind not in "OUS":
             raise
-        values = ", ".join(repr(str(v)) for v in list(dict.fromkeys(y_arr.tolist()))[:4])
-        raise InputError(f"y_true holds text labels ({values}); a binary view needs 0 and 1: map the positive class "
-                         "to 1 first, e.g. y = (labels == 'yes').astype(int), or load the table with "
-                         "calibviz.load_predictions, which maps labels (positive=...).") from None
+        import pandas as pd
+
+        numbers = pd.to_numeric(pd.Series(y_arr), errors="coerce").to_numpy()
+        text = np.isnan(numbers)
+        if text.mean() > 0.5:  # labels written as words
+            values = ", ".join(repr(str(v)) for v in list(dict.fromkeys(y_arr.tolist()))[:4])
+            raise InputError(f"y_true holds text labels ({values}); a binary view needs 0 and 1: map the positive "
+                             "class to 1 first, e.g. y = (labels == 'yes').astype(int), or load the table with "
+                             "calibviz.load_predictions, which maps labels (positive=...).") from None
+        # a few entries that are no numbers among numeric labels: name them, not the whole column
+        raise InputError(f"y_true holds entries that are not numbers in {describe_rows(text)} "
+                         f"(e.g. {y_arr[np.flatnonzero(text)[0]]!r}); fill or drop those rows.") from None
     bad_y = ~((y == 0) | (y == 1))
     if bad_y.any():
         raise InputError(

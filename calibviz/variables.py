@@ -421,7 +421,7 @@ def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, stron
 
 
 #: What the whiskers of the VECE ranking chart are (a walk-through met a whisker wholly above its bar, unexplained).
-VECE_WHISKERS = ("Whiskers: 95% intervals of each VECE (bootstrap of the rows; on large data the bins' sums). Like "
+VECE_WHISKERS = ("Whiskers: intervals of each VECE (bootstrap of the rows; on large data the bins' sums). Like "
                  "any calibration error VECE is biased upward by noise, so a whisker can lie above its bar; whether a "
                  "variable's VECE is beyond what a calibrated model shows is the test's verdict.")
 

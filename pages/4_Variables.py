@@ -65,8 +65,8 @@ else:
     if (verdict := vece_test_sentence(ranking, float(s["alpha"]), escape=md, strong=lambda t: f"**{t}**")):
         st.markdown(verdict)
     st.caption("VECE: the row-weighted gap between actual and predicted error over 10 equal-mass bins of a numeric "
-               "column, or over the levels of a categorical one (levels under 30 rows pooled), on one scale. "
-               + VECE_WHISKERS)
+               "column, or over the levels of a categorical one (levels under 30 rows pooled), on one scale."
+               + (" " + VECE_WHISKERS if ranking["vece_low"].notna().any() else ""))
     if (floor := vece_floor_caption(ranking, escape=md)):
         st.caption(floor)
     download_table(ranking, f"vece_ranking_{preds.name}", label="Ranking as CSV", key="ranking")

@@ -139,6 +139,10 @@ def test_text_labels_in_a_binary_view_name_the_fix():
 
     with pytest.raises(cv.InputError, match=r"y_true holds text labels \('no', 'yes'\); a binary view needs 0 and 1"):
         metric_panel(np.array(["no", "yes"] * 20), np.tile([0.3, 0.7], 20), metrics=("ece",), n_resamples=0)
+    # a few blanks among numeric labels are named as rows, not as text labels (a review)
+    with pytest.raises(cv.InputError, match=r"y_true holds entries that are not numbers in 10 rows \(0-based: 2, "):
+        metric_panel(np.array([0, 1, "", 0] * 10, dtype=object), np.tile([0.3, 0.7], 20), metrics=("ece",),
+                     n_resamples=0)
     # numbers held as objects or text are numbers
     assert len(metric_panel(np.array([0, 1] * 20, dtype=object), np.tile([0.3, 0.7], 20), metrics=("ece",),
                             n_resamples=0, n_reference=0)) == 1

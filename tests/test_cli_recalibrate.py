@@ -71,6 +71,9 @@ def test_recalibrate_multiclass_csv_options_and_split(tmp_path, capsys):
     assert va["venn_abers__p"].iloc[:400].isna().all() and va["venn_abers__p"].iloc[400:].notna().all()
     assert (va["venn_abers__p0"].iloc[400:] <= va["venn_abers__p1"].iloc[400:]).all()
     assert (va["venn_abers__fold"].iloc[:400] == -1).all()
+    code, _, err = run(["recalibrate", str(src), "--method", "platt", "-o", str(tmp_path / "x.csv"),
+                        "--split-column", "split", "--cross-fit", "3"], capsys)  # it was ignored in silence
+    assert code == 2 and "give one of them" in err
     code, _, err = run(["recalibrate", str(src), "--method", "histogram_binning", "--option", "n_bins=7",
                         "-o", str(tmp_path / "hb.csv"), "--map", str(tmp_path / "hb.json")], capsys)
     assert code == 0, err

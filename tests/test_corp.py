@@ -295,6 +295,12 @@ def test_a_score_difference_within_the_noise_is_no_better_and_has_no_main_share(
     assert clear.loc[1, "d_score_p"] <= 0.05
     assert "blurred scores " in clear.loc[1, "reading"] and "loses mainly on calibration" in clear.loc[1, "reading"]
     assert percentile_p_value(np.array([0.1, 0.2, 0.3])) < 0.05
+    # several models: the score differences are read together (Holm, statsmodels)
+    from statsmodels.stats.multitest import multipletests
+
+    c = np.clip(truth + rng.normal(0, 0.08, 1500), 0.01, 0.99)
+    three = decomposition_table({"a": (y, a), "b": (y, b), "c": (y, c)}, n_resamples=200, random_state=0)
+    np.testing.assert_allclose(three["d_score_p_adjusted"][1:], multipletests(three["d_score_p"][1:], method="holm")[1])
 
 
 def test_a_calibrated_sharp_model_is_not_read_worse_calibrated():

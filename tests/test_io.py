@@ -452,6 +452,7 @@ def test_frames_with_integer_or_multi_level_column_names():
     df = pd.DataFrame({0: [0, 1] * 10, 1: [0.3, 0.7] * 10, 2: range(20)})
     p = cv.predictions_from_frame(df, label=0, probs=[1], features=[2])
     assert p["model"].n == 20 and list(p["model"].features.columns) == ["2"]
+    assert cv.predictions_from_frame(df, label=0, probs={1: 1})["model"].n == 20  # one name of any type
     df.columns = pd.MultiIndex.from_tuples([("a", "label"), ("a", "p"), ("a", "x")])
     with pytest.raises(cv.InputError, match=r"column names have 2 levels \(a MultiIndex\); flatten them first"):
         cv.predictions_from_frame(df)
@@ -461,8 +462,14 @@ def test_a_second_column_named_like_a_label_is_noted():
     """'y' and 'target' both present: 'y' became the label and 'target' a feature, unnoticed (robustness review)."""
     df = pd.DataFrame({"y": [0, 1] * 10, "target": [1, 0] * 10, "p": [0.3, 0.7] * 10})
     notes = cv.predictions_from_frame(df)["model"].notes
-    assert "'y' is the label; 'target' is named like one too: choose another label column to change it" in notes
+    assert ("'y' is the label; 'target' is named like one too and read as a feature: choose another label column "
+            "to change it") in notes
     assert cv.predictions_from_frame(df, label="target")["model"].notes == ()  # chosen: nothing to note
+    # common columns that are no rival: a 'class' feature, a boolean label's class columns
+    titanic = pd.DataFrame({"target": [0, 1] * 10, "p": [0.3, 0.7] * 10, "class": [1, 2, 3, 1, 2] * 4})
+    assert not any("named like one" in n for n in cv.predictions_from_frame(titanic)["model"].notes)
+    boolean = pd.DataFrame({"label": [False, True] * 10, "False": [0.7, 0.3] * 10, "True": [0.3, 0.7] * 10})
+    assert not any("named like one" in n for n in cv.predictions_from_frame(boolean)["model"].notes)
 
 
 @pytest.mark.parametrize("data, kind", [(b"<!DOCTYPE html><html><body>model card</body></html>", "HTML"),

@@ -79,3 +79,4 @@ def test_mcb_of_the_corp_section_is_judged_with_the_models_panel(multiclass):
     assert expected["reading"].iloc[-1] in corp
     assert f"the {n_tests} tests shown together" in expected["reading"].iloc[0]
     assert expected["reading"].iloc[0].replace("'", "&#x27;") in html  # the panel's readings count MCB too
+    assert f"together with the MCB test of the CORP section below ({n_tests} tests in all" in html

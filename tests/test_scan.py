@@ -1587,7 +1587,7 @@ def test_a_csv_read_as_one_column_says_why(tmp_path):
 @pytest.mark.parametrize("values, says", [
     ((30.0, 70.0), "They look like percentages: divide them by 100"),
     ((0.3, 1.2), "So few rows (1.0%) are errors in the data"),
-    ((-2.0, 3.0), "If these are logits or scores, convert them first"),
+    ((-2.0, 3.0), "If they are logits (log-odds), convert them to probabilities first (scans take probabilities)"),
 ])
 def test_scores_outside_0_1_get_the_fix_their_values_call_for(tmp_path, values, says):
     """A scan called percentages 'logits or scores' (a robustness review); the fixes are the in-memory ones."""

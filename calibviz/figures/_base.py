@@ -155,6 +155,23 @@ def rectangles(x0, x1, y0, y1) -> tuple[np.ndarray, np.ndarray]:
     return xs, ys
 
 
+def histogram_outline(h: pd.DataFrame, color: str, name: str, group: str, *, horizontal: bool = False):
+    """A histogram (:func:`calibviz.summary.histogram`'s ``lower``, ``upper``, ``count``) as a step outline in one
+    model's colour that toggles with the model's curve (``legendgroup=group``, no legend entry of its own): the
+    overlay of several models, where filled bars hide each other. ``horizontal``: counts along x (a side panel)."""
+    import plotly.graph_objects as go
+
+    edges = np.append(h["lower"].to_numpy(dtype=np.float64), float(h["upper"].iloc[-1]))
+    counts = h["count"].to_numpy(dtype=np.float64)
+    counts = np.append(counts, counts[-1])
+    hover = [f"predictions in [{a:.3f}, {b:.3f}): {v}" for a, b, v in
+             zip(h["lower"], h["upper"], count_text(h["count"]))] + [""]
+    x, y = (counts, edges) if horizontal else (edges, counts)
+    return go.Scatter(x=round_list(x), y=round_list(y), mode="lines", line_shape="vh" if horizontal else "hv",
+                      line=dict(color=color, width=1.5), name=name, legendgroup=group, showlegend=False,
+                      hovertext=hover, hovertemplate="%{hovertext}<extra>" + group + "</extra>")
+
+
 def round_list(a, digits: int = 6) -> list:
     """Rounded floats for the JSON (keeps 10^6-row figures small; NaN -> None)."""
     a = np.round(np.asarray(a, dtype=float), digits)

@@ -18,7 +18,7 @@ from ..errors import InputError
 from ..metrics.corp import corp_table, decomposition_table, murphy_table
 from ..metrics.discrimination import auc_delong, roc_curve
 from ..panel import format_value
-from ._base import binary_inputs, count_text, record_about, require_columns, round_list
+from ._base import binary_inputs, count_text, histogram_outline, record_about, require_columns, round_list
 from .theme import AXIS, COLORS, apply_theme, model_color, with_alpha
 
 __all__ = ["corp_diagram", "mcb_dsc_plot", "roc_curves", "murphy_diagram", "decomposition_text", "CORP_BAND_READING",
@@ -180,7 +180,8 @@ def corp_diagram(y_true=None, y_prob=None, *, sample_weight=None, bands=("consis
             fig.add_trace(band, row=1, col=1)
         # several models: each one's decomposition is its legend entry, above the plot; one box of their lines
         # inside the plot lay across the curves (a walk-through: three models' lines over their top steps)
-        legend_name = (f"{name}: {decomposition_text(t.attrs['decomposition'])}"
+        # (on a line of its own under the name: a half-width column's legend had no room for both on one line)
+        legend_name = (f"{name}<br>{decomposition_text(t.attrs['decomposition'])}"
                        if show_decomposition and "decomposition" in t.attrs else name)
         fig.add_trace(go.Scatter(
             x=round_list(t["x"]), y=round_list(t["cep"]), mode="lines",
@@ -215,8 +216,11 @@ def _histogram(fig, m, hist_bins, color, single, outcome_labels=("y = 0", "y = 1
         series = [("count_neg", f"Predictions: {outcome_labels[0]}", COLORS["negative"]),
                   ("count_pos", f"Predictions: {outcome_labels[1]}", COLORS["positive"])]
     else:
+        # several models: an outline in the model's colour that toggles with its curve (filled bars overlaid hide
+        # each other; the reliability diagram draws its side histograms so too)
         h = histogram(m.p, bins=hist_bins, range=(0, 1), sample_weight=m.w)
-        series = [("count", f"Predictions: {m.name}", color)]
+        fig.add_trace(histogram_outline(h, color, f"Predictions: {m.name}", m.name), row=2, col=1)
+        return
     width = float(h["upper"].iloc[0] - h["lower"].iloc[0])
     for col, name, c in series:
         fig.add_trace(go.Bar(

@@ -8,7 +8,7 @@ from plotly.subplots import make_subplots
 
 from ..binning import Uniform
 from ..distributions import histogram
-from ._base import (binary_inputs, bin_label, count_text, level_label, rectangles, require_columns,
+from ._base import (binary_inputs, bin_label, count_text, histogram_outline, level_label, rectangles, require_columns,
                     record_about, round_list, round_list_obj, segments, table_about)
 from .theme import AXIS, COLORS, apply_theme, model_color, with_alpha
 
@@ -264,14 +264,7 @@ def _side_histogram(fig, m, hist_bins, color, single, outcome_labels=("y = 0", "
         # overlaid were unreadable from the fourth model on (six recalibration methods: a walk-through) and took a
         # legend entry each
         h = histogram(m.p, bins=hist_bins, range=(0, 1), sample_weight=m.w)
-        edges = np.append(h["lower"].to_numpy(), h["upper"].iloc[-1])
-        counts = h["count"].to_numpy(dtype=np.float64)
-        fig.add_trace(go.Scatter(
-            x=round_list(np.append(counts, counts[-1])), y=round_list(edges), mode="lines", line_shape="vh",
-            line=dict(color=color, width=1.5), name=f"Predictions: {m.name}", legendgroup=m.name, showlegend=False,
-            hovertext=[f"predictions in [{a:.2f}, {b:.2f}): {v}" for a, b, v in
-                       zip(h["lower"], h["upper"], count_text(h["count"]))] + [""],
-            hovertemplate="%{hovertext}<extra>" + m.name + "</extra>"), row=1, col=2)
+        fig.add_trace(histogram_outline(h, color, f"Predictions: {m.name}", m.name, horizontal=True), row=1, col=2)
         return
     centers = round_list((h["lower"] + h["upper"]) / 2)
     for col, name, c in series:

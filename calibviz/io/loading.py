@@ -38,7 +38,8 @@ def _numeric_block(df: pd.DataFrame, cols, what: str) -> np.ndarray:
                 i = int(np.flatnonzero(bad.to_numpy())[0])
                 example = s.iloc[i]
                 comma = isinstance(example, str) and re.fullmatch(r"\s*-?\d+,\d+\s*", example) is not None
-                percent = isinstance(example, str) and re.fullmatch(r"\s*\d+([.,]\d+)?\s*%\s*", example) is not None
+                percent = (what == "probability" and isinstance(example, str)
+                           and re.fullmatch(r"\s*\d+([.,]\d+)?\s*%\s*", example) is not None)
                 what_ = (f"{what} column {c!r} holds non-numeric values in {describe_rows(bad.to_numpy())}, "
                          f"e.g. {example!r}; it must hold numbers.")
                 pct = (" They look like percentages written with '%': save the probabilities as numbers in [0, 1] "
@@ -95,6 +96,40 @@ def _one_model_per_column(cols, classes=()) -> tuple[str, str]:
             "the column mapping")
 
 
+def out_of_range_fix(share_out: float, low: float, high: float, share_above_one: float,
+                     logits_option: bool = True) -> tuple[str, str, dict | None]:
+    """(fix, the dashboard's fix, mapping hint) for probabilities outside [0, 1], from what their values call for:
+    a few stray rows, logits (negative values), percentages, an overshooting score, counts. Shared by the loader
+    and scans (``logits_option`` False: a scan takes probabilities only)."""
+    if share_out < STRAY_SHARE:
+        fix = f"So few rows ({share_out:.1%}) are errors in the data, not another scale: fix or drop those rows."
+        return fix, fix, None
+    if low < 0:
+        if not logits_option:
+            fix = ("If they are logits (log-odds), convert them to probabilities first (scans take probabilities); "
+                   "other scores (SVM decision values, ranks) are no probabilities: calibrate them first.")
+            return fix, fix, None
+        return ("If they are logits (log-odds, the model's outputs before the sigmoid or softmax), pass "
+                "logits=True (command line: --logits); other scores (SVM decision values, ranks) are no "
+                "probabilities: calibrate them first.",
+                "If they are logits (log-odds, the model's outputs before the sigmoid or softmax), tick "
+                "'Columns hold logits' in the column mapping; other scores (SVM decision values, ranks) are "
+                "no probabilities: calibrate them first.", {"logits": True})
+    if high <= 100 and share_above_one >= 0.5:
+        fix = "They look like percentages: divide them by 100 and load the file again."
+        return fix, fix, None
+    if high <= 100:
+        # most values are inside [0, 1]: percentages would put most of them above 1 (dividing these by 100
+        # would squeeze them towards 0), so this is a score that overshoots (a regression's output?)
+        fix = (f"Most values lie in [0, 1] and {share_above_one:.1%} exceed 1, which is not how percentages look: "
+               "these are scores, not probabilities (a regression's output?); map them to [0, 1] with a calibrator "
+               "first.")
+        return fix, fix, None
+    return ("These are no probabilities (counts or scores?); map the columns with P(class) (probs=...).",
+            "These are no probabilities (counts or scores?); choose the Probability columns in the column mapping.",
+            None)
+
+
 def _probabilities(block: np.ndarray, cols, logits: bool, renormalize: bool, classes: tuple = (),
                    notes: list | None = None, class_named: bool = False) -> np.ndarray:
     """Probability rows from the mapped columns; every error names the fix that is right for *these* values.
@@ -131,33 +166,7 @@ def _probabilities(block: np.ndarray, cols, logits: bool, renormalize: bool, cla
                 "cannot be one of them; check the probability columns (probs=...).",
                 ui_message=f"{what} The other probability columns do hold probabilities: check the Probability "
                            "columns in the column mapping.")
-        if out.mean() < STRAY_SHARE:
-            fix = ui_fix = (f"So few rows ({out.mean():.1%}) are errors in the data, not another scale: fix or drop "
-                            "those rows.")
-            hint = None
-        elif low < 0:
-            fix = ("If they are logits (log-odds, the model's outputs before the sigmoid or softmax), pass "
-                   "logits=True (command line: --logits); other scores (SVM decision values, ranks) are no "
-                   "probabilities: calibrate them first.")
-            ui_fix = ("If they are logits (log-odds, the model's outputs before the sigmoid or softmax), tick "
-                      "'Columns hold logits' in the column mapping; other scores (SVM decision values, ranks) are "
-                      "no probabilities: calibrate them first.")
-            hint = {"logits": True}
-        elif high <= 100 and (block > 1).mean() >= 0.5:
-            fix = ui_fix = "They look like percentages: divide them by 100 and load the file again."
-            hint = None
-        elif high <= 100:
-            # most values are inside [0, 1]: percentages would put most of them above 1 (dividing these by 100
-            # would squeeze them towards 0), so this is a score that overshoots (a regression's output?)
-            share = float((block > 1).mean())
-            fix = ui_fix = (f"Most values lie in [0, 1] and {share:.1%} exceed 1, which is not how percentages "
-                            "look: these are scores, not probabilities (a regression's output?); map them to [0, 1] "
-                            "with a calibrator first.")
-            hint = None
-        else:
-            fix = "These are no probabilities (counts or scores?); map the columns with P(class) (probs=...)."
-            ui_fix = "These are no probabilities (counts or scores?); choose the Probability columns in the column mapping."
-            hint = None
+        fix, ui_fix, hint = out_of_range_fix(float(out.mean()), low, high, float((block > 1).mean()))
         raise InputError(f"{what} {fix}", ui_message=f"{what} {ui_fix}", hint=hint)
     if block.shape[1] == 1:
         return np.column_stack([1.0 - block[:, 0], block[:, 0]])
@@ -273,10 +282,13 @@ def predictions_from_frame(df: pd.DataFrame, *, label=None, probs=None, weight=N
     df = df.rename(columns=_column_name)  # "label " and "label" are the same column to a person
     # the names given for columns as the columns now are (label=0 for a column named 0)
     label, weight, model = (None if v is None else _column_name(v) for v in (label, weight, model))
+    def names(v):  # one column name, or several
+        return [_column_name(c) for c in v] if isinstance(v, (list, tuple)) else _column_name(v)
+
     if isinstance(probs, dict):
-        probs = {k: _column_name(v) if isinstance(v, str) else [_column_name(c) for c in v] for k, v in probs.items()}
+        probs = {k: names(v) for k, v in probs.items()}
     elif probs is not None:
-        probs = _column_name(probs) if isinstance(probs, (str, int, np.integer)) else [_column_name(c) for c in probs]
+        probs = names(probs)
     if features is not None and not isinstance(features, str):
         features = [_column_name(c) for c in features]
     if df.columns.duplicated().any():

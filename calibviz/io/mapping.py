@@ -58,6 +58,8 @@ __all__ = ["ColumnMapping", "detect_mapping", "guess_label", "model_names", "uns
 LABEL_NAMES = ("label", "y", "y_true", "target", "true", "truth", "true_label", "ground_truth",
                "outcome", "actual", "class", "labels")
 WEIGHT_NAMES = ("weight", "weights", "sample_weight", "sample_weights")
+#: Label names that hardly ever name anything else (a second one of them read as a feature is noted).
+_RIVAL_LABEL_NAMES = frozenset({"label", "y", "y_true", "target", "truth", "true_label", "ground_truth", "outcome"})
 MODEL_NAMES = ("model", "model_name", "classifier")
 ID_NAMES = ("id", "row_id", "index", "unnamed: 0", "")
 _ID_PATTERN = re.compile(r"^(?:.*[_\- ])?id$|^unnamed: \d+$", re.IGNORECASE)
@@ -606,13 +608,6 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
     if twins and label is None:
         notes.append(f"{label_col!r} is the label (the first of {', '.join(map(repr, [label_col, *twins]))}); "
                      "choose another label column to change it")
-    # other columns named like a label ('y' and 'target'): the first name of LABEL_NAMES wins, the others would
-    # become features unnoticed
-    rivals = [c for c in columns if c != label_col and c not in twins and str(c).lower() in LABEL_NAMES]
-    if rivals and label is None:
-        notes.append(f"{label_col!r} is the label; {', '.join(map(repr, rivals))} "
-                     f"{'is' if len(rivals) == 1 else 'are'} named like one too: choose another label column to "
-                     "change it")
     model_col = _find(columns, MODEL_NAMES, model, "model")
     weight_col = _find(columns, WEIGHT_NAMES, weight, "weight")
     for role, col in (("label", label_col), ("model", model_col), ("weight", weight_col)):
@@ -723,5 +718,13 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
             raise InputError(f"feature column(s) {missing!r} not in the file; columns are: {_list(columns)}.",
                              ui_message=f"feature column(s) {_plain(missing)} not in the file.")
         feats = tuple(features)
+    # a feature named like a label ('y' and 'target'): the first name of LABEL_NAMES won, the other would be read
+    # as a feature unnoticed. Only unambiguous label names: 'class', 'true' or 'actual' are common features
+    # (a passenger class) or class columns (a boolean label's 'True')
+    rivals = [c for c in feats if str(c).lower() in _RIVAL_LABEL_NAMES]
+    if rivals and label is None:
+        notes.append(f"{label_col!r} is the label; {', '.join(map(repr, rivals))} "
+                     f"{'is' if len(rivals) == 1 else 'are'} named like one too and read as a feature: choose "
+                     "another label column to change it")
     return ColumnMapping(label=label_col, probs=model_probs, classes=tuple(classes), model=model_col,
                          weight=weight_col, features=feats, notes=tuple(notes), label_positions=positional)

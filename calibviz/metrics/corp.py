@@ -749,7 +749,7 @@ def _reading(row, ref, score_label: str, paired: bool, alpha: float = 0.05, n_te
     # a score difference within the resampling noise is no "better" and has no "gains mainly on" (it read "b scores
     # 0.0026 better than a: it gains mainly on discrimination; ... discriminates about equally (within resampling
     # noise)" beside the Compare page's "do not differ beyond the bootstrap noise": a browser review)
-    score_noise = paired and row.get("d_score_p", math.nan) > alpha
+    score_noise = paired and row.get("d_score_p_adjusted", row.get("d_score_p", math.nan)) > alpha
     if score_noise and d_score:
         head = (f"{row['model']} and {ref['model']} score about the same ({score_label} {_fmt(row['score'])} vs "
                 f"{_fmt(ref['score'])}, a difference within resampling noise)")
@@ -895,8 +895,9 @@ def decomposition_table(
         adjustment (``d_mcb_p``, ``d_mcb_p_adjusted``, ``d_dsc_p``,
         ``d_dsc_p_adjusted``; paired bootstrap only, NaN for the reference and
         for a difference 0 in every resample), ``d_score_p`` (the score
-        difference's own p-value, read alone: above ``alpha`` the reading says
-        the two score about the same and names no main share), ``mcb_held_back`` (the model whose MCB held a clear
+        difference's p-value, and ``d_score_p_adjusted``, Holm's adjustment over
+        the models' score differences: above ``alpha`` the reading says the
+        two score about the same and names no main share), ``mcb_held_back`` (the model whose MCB held a clear
         difference back, see ``n_reference``; "" otherwise) with
         ``mcb_reference_p`` (its p-value), ``note`` (why an estimate lies outside its interval, if it does) and
         ``reading`` (one sentence: does the model lose on calibration or on
@@ -1012,6 +1013,12 @@ def decomposition_table(
         adjusted[tested] = holm_adjusted(p[tested]) if tested.any() else []
         table["d_mcb_p_adjusted"], table["d_dsc_p_adjusted"] = adjusted[:, 0], adjusted[:, 1]
         n_tests = int(tested.sum())
+        # the score differences of the models to the reference, read together too (Holm): with several models
+        # one of them read "better" beyond the noise by chance otherwise
+        ps = table["d_score_p"].to_numpy(dtype=np.float64)
+        score_adjusted = np.full(ps.shape, np.nan)
+        score_adjusted[np.isfinite(ps)] = holm_adjusted(ps[np.isfinite(ps)]) if np.isfinite(ps).any() else []
+        table["d_score_p_adjusted"] = score_adjusted
     table["mcb_held_back"], table["mcb_reference_p"] = "", math.nan
     if paired and n_resamples and n_reference:
         _calibration_gate(table, arrays, key, ref_j, alpha, int(n_reference), rng)

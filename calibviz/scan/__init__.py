@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..binning import PAVA, PAVABC, EqualMass, Uniform, get_scheme
 from ..errors import InputError
-from ..io.loading import MIN_ROWS, STRAY_SHARE, SUM_TOLERANCE
+from ..io.loading import MIN_ROWS, SUM_TOLERANCE, out_of_range_fix
 from ..metrics.consistency import reference_level
 from ..summary import BinStatistics, _table
 from ..validation import check_weight_scale, probability_range
@@ -288,12 +288,9 @@ class Scan:
                              + several_files_note(src, probs))
         if out.any():
             lo, hi = float(table.loc[out, "pmin"].min()), float(table.loc[out, "pmax"].max())
-            share = n_of(out) / max(int(table["n"].sum()), 1)  # as in memory: a few stray rows are errors
-            fix = ("They look like percentages: divide them by 100 (scans take probabilities)."
-                   if share >= 0.5 and 0 <= lo and hi <= 100 else
-                   f"So few rows ({share:.1%}) are errors in the data, not another scale: fix or drop those rows."
-                   if share < STRAY_SHARE else
-                   "If these are logits or scores, convert them first (scans take probabilities).")
+            share = n_of(out) / max(int(table["n"].sum()), 1)
+            # the in-memory rule; without negative values every row outside [0, 1] is above 1
+            fix = out_of_range_fix(share, lo, hi, share, logits_option=False)[0]
             raise InputError(f"{src}: probabilities must lie in [0, 1]; values outside it in {_rows(n_of(out))} "
                              f"{probability_range(lo, hi)}. {fix}")
         off = n_of(table["_b"] == _agg.BAD_SUM)

@@ -6,6 +6,8 @@ row groups without materialising the rows.
 """
 from __future__ import annotations
 
+import os
+
 from ..errors import InputError
 
 __all__ = ["connection", "close", "read_files", "query", "from_object"]
@@ -98,7 +100,8 @@ def read_files(files, fmt: str, display: str):
             from .source import check_csv_text
 
             for f in (files if isinstance(files, (list, tuple)) else [files]):
-                check_csv_text(f, "DuckDB")
+                if os.path.isfile(f):  # local files only: a URL or s3:// path keeps DuckDB's own words
+                    check_csv_text(f, "DuckDB")
         raise InputError(f"DuckDB cannot read {display!r}: {str(exc).splitlines()[0]}") from None
 
 

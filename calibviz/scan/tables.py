@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..binning import Custom, get_scheme
 from ..errors import InputError
-from ..multiclass import _plus
+from ..multiclass import _plus, zoom_rows
 from ..panel import PanelConfig
 
 __all__ = ["top_label_table", "bin_zoom", "per_class_top_label_tables", "classwise_tables", "class_ranking",
@@ -127,13 +127,8 @@ def bin_zoom(scan, bin_id: int, binning="uniform") -> pd.DataFrame:
         raise InputError(f"bin_id must be an integer between 0 and {B - 1} (the 'bin' column of top_label_table), "
                          f"got {bin_id!r}.")
     cnt, wt, sp, st = (grid[k][:, bin_id] for k in ("count", "weight", "sum_pred", "sum_true"))
-    keep = np.flatnonzero(wt > 0)
-    conf, acc = sp[keep] / wt[keep], st[keep] / wt[keep]
+    table = zoom_rows(classes, cnt, wt, sp, st)
     W = wt.sum()
-    table = pd.DataFrame({"class_index": keep, "label": [str(classes[i]) for i in keep],
-                          "n": cnt[keep].astype(np.int64), "weight": wt[keep],
-                          "share": wt[keep] / W if W > 0 else wt[keep], "confidence": conf, "accuracy": acc,
-                          "gap": acc - conf})
     star_c, star_a = (sp.sum() / W, st.sum() / W) if W > 0 else (_NAN, _NAN)
     dev = float(np.abs(st - sp).sum() / W) if W > 0 else _NAN
     table.attrs.update(bin=int(bin_id), lower=float(edges[bin_id]), upper=float(edges[bin_id + 1]),

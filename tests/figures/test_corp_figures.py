@@ -50,11 +50,14 @@ def test_corp_diagram_from_tables_and_several_models(binary_data):
     # several models: each decomposition is its curve's legend entry (a box of them inside the plot lay across
     # the curves)
     names = [t.name for t in fig.data if t.mode == "lines" and t.name != "Perfect calibration"]
-    assert [n.split(": Brier ")[0] for n in names] == ["a", "b"] and all(" = MCB " in n for n in names)
+    assert [n.split("<br>Brier ")[0] for n in names] == ["a", "b"] and all(" = MCB " in n for n in names)
     assert not fig.layout.annotations
     assert not [t for t in fig.data if t.type == "bar"]  # no predictions, no histogram
     fig2 = figures.corp_diagram({"a": (y, p), "b": (y, p ** 2)}, n_resamples=10)
-    assert [t.name for t in fig2.data if t.type == "bar"] == ["Predictions: a", "Predictions: b"]
+    # several models' histograms: outlines that toggle with their curves
+    outlines = [t for t in fig2.data if t.name.startswith("Predictions: ")]
+    assert [(t.name, t.type, t.legendgroup) for t in outlines] == [("Predictions: a", "scatter", "a"),
+                                                                     ("Predictions: b", "scatter", "b")]
     with pytest.raises(InputError, match="lacks the columns"):
         figures.corp_diagram(table={"a": tables["a"].drop(columns="cep")})
 
