@@ -45,6 +45,7 @@ __all__ = [
     "EqualMass",
     "PAVA",
     "PAVABC",
+    "pavabc_sizes",
     "MedianVariance",
     "Custom",
     "Auto",
@@ -914,6 +915,16 @@ def _pavabc_sizes_unweighted(y, n_min: int, n_max: int, tail_rule: str):
     return _attach_tail(C, N - stop, n_min, n_max, tail_rule)
 
 
+def pavabc_sizes(n: int, n_min: int | None = None, n_max: int | None = None) -> tuple[int, int]:
+    """PAVA-BC's (n_min, n_max) for n samples with the TCE paper's defaults filled in (N/20, N/5), unchecked
+    (:meth:`PAVABC.constraints` checks them).
+
+    >>> pavabc_sizes(4000), pavabc_sizes(4000, n_max=10)
+    ((200, 800), (200, 10))
+    """
+    return (n // 20 if n_min is None else n_min, max(n // 5, 1) if n_max is None else n_max)
+
+
 @dataclass(frozen=True)
 class PAVABC(Scheme):
     """PAVA with block-size constraints (TCE paper, Algorithm 2 and 3).
@@ -979,8 +990,7 @@ class PAVABC(Scheme):
 
     def constraints(self, n: int) -> tuple[int, int]:
         """(n_min, n_max) used for n samples."""
-        n_min = n // 20 if self.n_min is None else self.n_min
-        n_max = max(n // 5, 1) if self.n_max is None else self.n_max
+        n_min, n_max = pavabc_sizes(n, self.n_min, self.n_max)
         if n_max < n_min:
             given = "n_min" if self.n_min is not None else "n_min (by default rows / 20)"
             raise InputError(f"PAVA-BC on {n:,} rows: the largest bin size n_max = {n_max:,} is below the smallest "

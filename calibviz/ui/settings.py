@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ..binning import PAVABC, SCHEME_NAMES, get_scheme
+from ..binning import PAVABC, SCHEME_NAMES, get_scheme, pavabc_sizes
 from ..panel import BINARY_METRICS, DEFAULT_BINARY_METRICS, PanelConfig
 from .compute import guarded
 
@@ -240,8 +240,7 @@ def pavabc_conflict(n_rows: int) -> str | None:
     """Why the PAVA-BC bin sizes of the settings cannot bin ``n_rows`` rows (the largest below the smallest, one
     of them by default a share of the rows), in the controls' words; None when they can."""
     s = _store()
-    n_min = int(s["n_min"]) or n_rows // 20
-    n_max = int(s["n_max"]) or max(n_rows // 5, 1)
+    n_min, n_max = pavabc_sizes(n_rows, int(s["n_min"]) or None, int(s["n_max"]) or None)
     if n_max >= n_min:
         return None
     smallest = f"{n_min:,}" if int(s["n_min"]) else f"{n_min:,} (rows / 20)"
