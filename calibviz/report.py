@@ -42,7 +42,8 @@ from .metrics import band_resamples, corp_table, decomposition_table
 from .summary import reliability_table
 from .variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreement_ranges, largest_disagreement,
                         no_range_sentence, numeric_values, range_sentence, readable_ranking, top_is_finding,
-                        top_variable_words, variable_curves, variable_ranking, vece_test_sentence, VECE_WHISKERS)
+                        top_variable_words, two_tests_note, variable_curves, variable_ranking, vece_test_sentence,
+                        VECE_WHISKERS)
 
 __all__ = ["build_report", "write_report", "report_contents", "resolve_metrics", "metric_key", "format_value",
            "format_interval", "VERSION_PACKAGES"]
@@ -350,7 +351,8 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, mcb
         elif top["type"] != "categorical" and largest is not None:
             # its VECE is within chance (the test's sentence says so); a range its curves' own test found still is one
             headline.append(f"Along <b>{_e(feature)}</b>, the top-ranked variable, the largest disagreement: "
-                            f"{range_sentence(feature, largest, escape=_e, strong=strong)}")
+                            f"{range_sentence(feature, largest, escape=_e, strong=strong)}"
+                            + (f" {_e(note)}" if (note := two_tests_note(ranking, cfg.alpha)) else ""))
         parts += [f'<h3 id="{anchor}-curves">Curves of the top variable: {_e(feature)}</h3>',
                   (f"<p>{int((~ok).sum()):,} rows without a value of {_e(feature)} are left out of the curves.</p>"
                    if not ok.all() else ""),

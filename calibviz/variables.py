@@ -335,6 +335,25 @@ def range_sentence(feature, r, *, escape=str, strong=lambda t: t, percent: bool 
             f"(curves up to {apart} apart; {_curve_p_words(r['p_value'], r.get('n_draws', 0), r.get('family', 1))}).")
 
 
+def two_tests_note(ranking: pd.DataFrame, alpha: float) -> str:
+    """What a range flagged along a variable means when the ranking's VECE test finds no variable beyond chance:
+    the two tests read different things (the gap averaged over the variable, the largest local gap), each at
+    ``alpha`` on its own. A walk-through met both on one page of a calibrated model: "no variable's VECE is beyond
+    what a calibrated model shows" above "age from 56.66 to 58.79: under-confident (p = 0.041 ...)". "" when the
+    ranking has no test or finds a variable.
+
+    >>> r = pd.DataFrame({"feature": ["age"], "p_value": [0.4], "p_adjusted": [0.4]})
+    >>> two_tests_note(r, 0.05)[:59]
+    'The ranking above finds no variable beyond chance: its test '
+    """
+    if "p_adjusted" not in ranking or not ranking["p_adjusted"].notna().any() \
+            or (ranking["p_adjusted"] <= alpha).any():
+        return ""
+    return ("The ranking above finds no variable beyond chance: its test reads the gap averaged over each "
+            "variable, this one the largest local gap. Each holds its level on its own, so on a calibrated model "
+            "one of the two flags something up to twice as often as α: read a range alone with care.")
+
+
 def x_words(value) -> str:
     """A value of a variable for a sentence: 4 significant digits, thousands written out (a loan amount of 37,450
     reads so, not 3.745e+04).

@@ -7,7 +7,8 @@ from calibviz.panel import format_value
 from calibviz.variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreement_ranges, largest_disagreement,
                                 level_tables, level_test_sentence, no_range_sentence, numeric_values, range_sentence,
                                 readable_levels, subgroup_table, top_variable_words, variable_curves,
-                                top_is_finding, variable_ranking, vece_floor_caption, vece_test_sentence, VECE_WHISKERS,
+                                top_is_finding, two_tests_note, variable_ranking, vece_floor_caption, vece_test_sentence,
+                                VECE_WHISKERS,
                                 x_words)
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, show_figure
@@ -113,6 +114,8 @@ if feature in numeric and not few_values:
     largest = largest_disagreement(ranges)
     if largest is not None:
         st.markdown("Largest disagreement: " + range_sentence(feature, largest, escape=md, strong=lambda t: f"**{t}**"))
+        if (note := two_tests_note(ranking, float(s["alpha"]))):
+            st.caption(note)
         if len(ranges) > 1:
             st.markdown("\n".join(f"- {range_sentence(feature, r, escape=md, strong=lambda t: f'**{t}**')}"
                                    for _, r in ranges.iterrows()))

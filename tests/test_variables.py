@@ -257,3 +257,14 @@ def test_variables_tied_at_the_overall_gap_are_ordered_by_their_largest_local_ga
     assert np.isclose(ranking["vece"].iloc[0], ranking["vece"].iloc[1], rtol=1e-9)
     assert ranking["feature"].iloc[0] == "age" and ranking["max_vce"].iloc[0] > ranking["max_vce"].iloc[1]
     assert top_variable_words(ranking).startswith("leads 2 variables tied")
+
+
+def test_a_range_beside_a_ranking_without_finding_is_read_with_its_size():
+    """Both tests on one page of a calibrated model: the ranking found nothing, the curves' test flagged a range
+    (p = 0.041): a note says each holds its level alone; none where the ranking finds a variable or has no test."""
+    from calibviz.variables import two_tests_note
+
+    calm = pd.DataFrame({"feature": ["age", "bmi"], "p_value": [0.3, 0.5], "p_adjusted": [0.6, 0.6]})
+    assert "up to twice as often as α" in two_tests_note(calm, 0.05)
+    assert two_tests_note(calm.assign(p_adjusted=[0.01, 0.6]), 0.05) == ""
+    assert two_tests_note(calm.drop(columns="p_adjusted"), 0.05) == ""

@@ -791,7 +791,10 @@ def _reading(row, ref, score_label: str, paired: bool, alpha: float = 0.05, n_te
                 label = "not clearly better or worse calibrated" if col == "mcb" else "discriminates about equally"
                 suffix = ", within resampling noise"
                 unclear.add(col)
-        text = f"{label} ({name} {d:+.4f}" if abs(d) >= 5e-5 else f"{label} ({name} {d:+.1e}"
+        # tiny differences positional too, as the values beside them ('-0.00000034', not '-3.4e-07')
+        text = (f"{label} ({name} {d:+.4f}" if abs(d) >= 5e-5 else
+                f"{label} ({name} {'+' if d > 0 else ''}"
+                f"{np.format_float_positional(d, precision=2, unique=False, fractional=False, trim='-')}")
         text += suffix
         parts.append(text + ")")
     why = ""

@@ -164,7 +164,12 @@ def mapping_editor() -> None:
         title += f" (applies to each of the {len(files)} files)"
     text_file = not data[:4] == b"PAR1" and not data[:2] == b"PK"
     with st.expander(title, expanded=is_pending):
-        reading = _reading_controls(key, preset) if text_file else _sheet_control(key, data, preset)
+        reading = _reading_controls(key, preset) if text_file else {}
+        # the Sheet of the first workbook among the files (several files: the options apply to each; a CSV
+        # ignores it), also beside a text file's reading options
+        workbook = next((d for d in ([f[1] for f in files] if files else [data]) if bytes(d[:2]) == b"PK"), None)
+        if workbook is not None:
+            reading.update(_sheet_control(key, workbook, preset))
         chosen_reading = {k: v for k, v in reading.items() if v is not None}
         try:
             frame = raw_table(data, name, **chosen_reading).frame

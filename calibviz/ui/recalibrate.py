@@ -189,12 +189,17 @@ def before_after_figure(preds: Predictions, res: dict, cfg, key: tuple):
 
 def corp_figure(preds: Predictions, res: dict, key: tuple, alpha: float):
     views = _views(preds, res)
-    st.caption("CORP diagrams before and after (out-of-fold rows): the isotonic (PAV) curve of each, with the band "
-               "a calibrated model's whole curve stays in with probability 1 - α (labels redrawn from each model's "
-               "predictions).")
+    # bands for three curves at most (before and the two default methods): seven bands overlaid piled up into one
+    # block that hid the curves (six methods and 'before': a walk-through)
+    with_bands = len(views) <= 3
+    st.caption("CORP diagrams before and after (out-of-fold rows): the isotonic (PAV) curve of each"
+               + (", with the band a calibrated model's whole curve stays in with probability 1 - α (labels redrawn "
+                  "from each model's predictions)." if with_bands else
+                  "; the bands a calibrated model stays in are drawn for up to two methods (choose fewer to see them)."))
     level = 1.0 - float(alpha)
-    return cached(("recal_corp", level) + key, lambda: figures.corp_diagram(
-        views, bands=("consistency",), level=level, n_resamples=band_resamples(level), title=None))
+    return cached(("recal_corp", level, with_bands) + key, lambda: figures.corp_diagram(
+        views, bands=("consistency",) if with_bands else None, level=level, n_resamples=band_resamples(level),
+        title=None))
 
 
 def maps_figure(preds: Predictions, res: dict, key: tuple):

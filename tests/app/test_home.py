@@ -204,3 +204,23 @@ def test_a_workbook_with_the_predictions_on_its_second_sheet_can_be_loaded():
     at.button(key=next(b.key for b in at.button if b.label == "Apply mapping")).click().run()
     assert_clean(at)
     assert not at.error and metric_values(at)["Rows"] == "30"
+
+
+def test_a_workbook_among_several_files_gets_its_sheet_control():
+    """Added to a CSV already in the uploader, a workbook whose first sheet holds notes said "choose the Sheet in
+    the column mapping" while the mapping showed only the CSV's reading options (a walk-through)."""
+    buf = io.BytesIO()
+    with pd.ExcelWriter(buf) as w:
+        pd.DataFrame({"a": [1, 2]}).to_excel(w, sheet_name="notes", index=False)
+        pd.DataFrame({"y": [0, 1] * 15, "p": [0.2, 0.7] * 15}).to_excel(w, sheet_name="data", index=False)
+    csv = pd.DataFrame({"y": [0, 1] * 15, "p": [0.3, 0.6] * 15}).to_csv(index=False).encode()
+    at = app().run()
+    at.file_uploader(key="cv_upload").set_value([
+        ("first.csv", csv, "text/csv"),
+        ("book.xlsx", buf.getvalue(), "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")]).run()
+    assert at.error and "choose the Sheet in the column mapping" in shown(at.error[0])
+    at.selectbox(key=next(s.key for s in at.selectbox if s.label == "Sheet")).set_value("data").run()
+    at.button(key=next(b.key for b in at.button if b.label == "Apply mapping")).click().run()
+    assert_clean(at)
+    assert not at.error, [shown(e) for e in at.error]
+    assert at.session_state["cv_source"].get("files")
