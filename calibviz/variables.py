@@ -344,7 +344,7 @@ def two_tests_note(ranking: pd.DataFrame, alpha: float) -> str:
 
     >>> r = pd.DataFrame({"feature": ["age"], "p_value": [0.4], "p_adjusted": [0.4]})
     >>> two_tests_note(r, 0.05)[:59]
-    'The ranking above finds no variable beyond chance: its test '
+    'The ranking above finds no variable beyond chance: its test'
     """
     if "p_adjusted" not in ranking or not ranking["p_adjusted"].notna().any() \
             or (ranking["p_adjusted"] <= alpha).any():
