@@ -83,8 +83,8 @@ def format_value(value: float, unit: str) -> str:
     --------
     >>> format_value(0.01234, "probability"), format_value(3.14159, "percent"), format_value(float("nan"), "z")
     ('0.0123', '3.14%', 'n/a')
-    >>> format_value(-4.673e-05, "score"), format_value(0.1215, "score"), format_value(2e-9, "score")
-    ('-0.00004673', '0.1215', '2e-09')
+    >>> format_value(-4.673e-05, "score"), format_value(0.114, "score"), format_value(2e-9, "score")
+    ('-0.00004673', '0.1140', '2e-09')
     """
     if value is None or not np.isfinite(value):
         return "n/a"
@@ -96,6 +96,9 @@ def format_value(value: float, unit: str) -> str:
         return f"{value:.4f}"
     if 1e-6 <= abs(value) < 1e-4:  # positional, as the values beside it ('-0.00004673', not '-4.673e-05')
         return np.format_float_positional(value, precision=4, unique=False, fractional=False, trim="-")
+    if unit == "score" and 1e-4 <= abs(value) < 1e4:
+        # four significant digits kept: 'Brier score 0.1140 vs 0.1215' (it read '0.114 vs 0.1215')
+        return f"{value:#.4g}".rstrip(".")
     return f"{value:.4g}"
 
 
