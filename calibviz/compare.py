@@ -89,7 +89,7 @@ from .metrics.resampling import (_row_resamples, beyond_resamples_p, interval_fr
 from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, MULTICLASS_METRICS, PanelConfig, _outside_note,
                     _reference, _spec, _wald_interval, format_difference, format_p_value, format_value,
                     interval_binning, resample_order)
-from .stats import holm_adjusted
+from .stats import holm_adjusted_finite
 from .validation import check_binary
 
 __all__ = ["compare_models", "family_verdicts", "verdict_words", "COMPARISON_COLUMNS", "difference_verdict",
@@ -530,10 +530,7 @@ def family_verdicts(table: pd.DataFrame) -> pd.DataFrame:
     alpha = 1.0 - float(table.attrs.get("confidence", 0.95))
     tested = (out["verdict_alone"].isin(["better", "worse", "no clear difference"]) & ~out["is_reference"]
               & np.isfinite(out["p_value"].astype(float)))
-    adjusted = np.full(len(out), math.nan)
-    if tested.any():
-        adjusted[tested.to_numpy()] = holm_adjusted(out.loc[tested, "p_value"].astype(float).to_numpy())
-    out["p_adjusted"] = adjusted
+    out["p_adjusted"] = holm_adjusted_finite(out["p_value"].astype(float).where(tested).to_numpy())
     out["n_tests"] = np.where(tested, int(tested.sum()), 0)
     called = out["verdict_alone"].isin(["better", "worse"])
     # a lone difference is not adjusted: its interval decides, as shown alone

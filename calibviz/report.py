@@ -43,7 +43,7 @@ from .summary import reliability_table
 from .variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreement_ranges, largest_disagreement,
                         no_range_sentence, numeric_values, range_sentence, readable_ranking, top_is_finding,
                         top_variable_words, two_tests_note, variable_curves, variable_ranking, vece_test_sentence,
-                        VECE_WHISKERS)
+                        vece_whiskers_caption)
 
 __all__ = ["build_report", "write_report", "report_contents", "resolve_metrics", "metric_key", "format_value",
            "format_interval", "VERSION_PACKAGES"]
@@ -495,7 +495,7 @@ def _vece_parts(anchor: str, ranking: pd.DataFrame, headline: list, alpha: float
             "<p>A model can be calibrated on average and miscalibrated along a variable (Kelly &amp; Smyth "
             "2023): VECE is the row-weighted gap between actual and predicted error in equal-mass bins of "
             "each numeric column, or over the levels of a categorical column (levels under 30 rows "
-            "pooled), on one scale." + (f" {_e(VECE_WHISKERS)}" if ranking["vece_low"].notna().any() else "")
+            "pooled), on one scale." + (f" {_e(whiskers)}" if (whiskers := vece_whiskers_caption(ranking)) else "")
             + "</p>",
             f'<div class="figure">{_figure_html(rank_fig)}</div>', _table_html(readable_ranking(ranking))]
 

@@ -38,6 +38,7 @@ __all__ = [
     "proportion_interval",
     "acceptance_band",
     "holm_adjusted",
+    "holm_adjusted_finite",
     "bernoulli_max_t",
     "bernoulli_abs_sum_p",
     "cumulant_abs_sum_p",
@@ -724,6 +725,21 @@ def holm_adjusted(p_values) -> np.ndarray:
     adjusted = np.empty(m)
     adjusted[order] = np.minimum(np.maximum.accumulate(p[order] * (m - np.arange(m))), 1.0)
     return adjusted
+
+
+def holm_adjusted_finite(p_values) -> np.ndarray:
+    """:func:`holm_adjusted` over the finite entries of ``p_values`` (any shape); NaN entries are no tests and stay
+    NaN.
+
+    >>> holm_adjusted_finite([0.01, np.nan, 0.03]).round(3).tolist()
+    [0.02, nan, 0.03]
+    """
+    p = np.asarray(p_values, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
+    tested = np.isfinite(p)
+    if tested.any():
+        out[tested] = holm_adjusted(p[tested])
+    return out
 
 
 @dataclass(frozen=True)

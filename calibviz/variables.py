@@ -28,7 +28,8 @@ from .smoothing import _grid_points, _sort_obs, _sorted_curve, loess_bernoulli_t
 from .validation import check_binary, drop_zero_weight
 
 __all__ = ["variable_curves", "disagreement_ranges", "largest_disagreement", "range_sentence", "no_range_sentence", "level_test_sentence", "vece_test_sentence", "variable_ranking",
-           "top_variable_words", "top_is_finding", "vece_floor_caption", "reference_draws", "x_words",
+           "top_variable_words", "top_is_finding", "vece_floor_caption", "vece_whiskers_caption", "two_tests_note",
+           "VECE_WHISKERS", "reference_draws", "x_words",
            "level_codes", "level_tables", "subgroup_table", "readable_ranking", "readable_levels", "CURVE_MIN_VALUES",
            "MAX_RANKED_FEATURES", "MAX_LEVELS", "MIN_LEVEL_ROWS", "numeric_values"]
 
@@ -443,6 +444,11 @@ def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, stron
 VECE_WHISKERS = ("Whiskers: intervals of each VECE (bootstrap of the rows; on large data the bins' sums). Like "
                  "any calibration error VECE is biased upward by noise, so a whisker can lie above its bar; whether a "
                  "variable's VECE is beyond what a calibrated model shows is the test's verdict.")
+
+
+def vece_whiskers_caption(ranking: pd.DataFrame) -> str:
+    """:data:`VECE_WHISKERS` where the ranking has intervals (its chart draws whiskers), "" otherwise."""
+    return VECE_WHISKERS if "vece_low" in ranking and ranking["vece_low"].notna().any() else ""
 
 
 def vece_floor_caption(ranking: pd.DataFrame, *, escape=str) -> str | None:

@@ -8,8 +8,7 @@ from calibviz.variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreem
                                 level_tables, level_test_sentence, no_range_sentence, numeric_values, range_sentence,
                                 readable_levels, subgroup_table, top_variable_words, variable_curves,
                                 top_is_finding, two_tests_note, variable_ranking, vece_floor_caption, vece_test_sentence,
-                                VECE_WHISKERS,
-                                x_words)
+                                vece_whiskers_caption, x_words)
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, show_figure
 from calibviz.ui.blocks import show_dataframe
@@ -67,7 +66,7 @@ else:
         st.markdown(verdict)
     st.caption("VECE: the row-weighted gap between actual and predicted error over 10 equal-mass bins of a numeric "
                "column, or over the levels of a categorical one (levels under 30 rows pooled), on one scale."
-               + (" " + VECE_WHISKERS if ranking["vece_low"].notna().any() else ""))
+               + (" " + whiskers if (whiskers := vece_whiskers_caption(ranking)) else ""))
     if (floor := vece_floor_caption(ranking, escape=md)):
         st.caption(floor)
     download_table(ranking, f"vece_ranking_{preds.name}", label="Ranking as CSV", key="ranking")

@@ -419,7 +419,8 @@ def bin_zoom(y_true=None, y_prob=None, bin_id: int | None = None, *, binning=Uni
                         subplot_titles=["Confidence vs accuracy by predicted class", "Rows per predicted class"])
     xs = np.r_[table["confidence"], a.get("confidence", np.nan)]
     ys = np.r_[table["accuracy"], a.get("accuracy", np.nan)]
-    if {"accuracy_low", "accuracy_high"} <= set(table.columns):  # the axes hold the accuracies' whiskers
+    with_ci = {"accuracy_low", "accuracy_high"} <= set(table.columns)  # how far chance moves each class's accuracy
+    if with_ci:  # the axes hold the accuracies' whiskers
         ys = np.r_[ys, table["accuracy_low"], table["accuracy_high"]]
     lo = float(np.nanmin(np.r_[xs, ys])); hi = float(np.nanmax(np.r_[xs, ys]))
     pad = max(0.02, 0.08 * (hi - lo))
@@ -439,7 +440,7 @@ def bin_zoom(y_true=None, y_prob=None, bin_id: int | None = None, *, binning=Uni
     order = np.argsort(-table["share"].to_numpy(float), kind="stable")
     cx, cy = table["confidence"].to_numpy(float)[order], table["accuracy"].to_numpy(float)[order]
     err = None
-    if {"accuracy_low", "accuracy_high"} <= set(table.columns):  # how far chance moves each class's accuracy
+    if with_ci:
         lo_, hi_ = table["accuracy_low"].to_numpy(float)[order], table["accuracy_high"].to_numpy(float)[order]
         err = dict(type="data", symmetric=False, array=round_list(hi_ - cy), arrayminus=round_list(cy - lo_),
                    color=COLORS["text"], thickness=1, width=3)

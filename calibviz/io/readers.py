@@ -801,8 +801,13 @@ def _read_excel(data, name: str, sheet, limits: ReadLimits) -> pd.DataFrame:
         wb.close()
 
 
+def _worksheets(wb) -> list:
+    """A workbook's worksheets (chart sheets have no rows)."""
+    return [ws for ws in wb.worksheets if hasattr(ws, "iter_rows")]
+
+
 def _pick_sheet(wb, name, sheet):
-    sheets = [ws for ws in wb.worksheets if hasattr(ws, "iter_rows")]
+    sheets = _worksheets(wb)
     titles = [ws.title for ws in sheets]
     if not sheets:
         raise InputError(f"{name} has no worksheet; put the predictions table on the first sheet.")
@@ -830,14 +835,14 @@ def excel_sheet_names(data: bytes) -> list[str]:
     except Exception:  # noqa: BLE001 - not a workbook: the reader's own message says why when it is read
         return []
     try:
-        return [ws.title for ws in wb.worksheets if hasattr(ws, "iter_rows")]
+        return [ws.title for ws in _worksheets(wb)]
     finally:
         wb.close()
 
 
 def _excel_frame(wb, name: str, sheet, limits: ReadLimits) -> pd.DataFrame:
     ws = _pick_sheet(wb, name, sheet)
-    titles = [w.title for w in wb.worksheets if hasattr(w, "iter_rows")]
+    titles = [w.title for w in _worksheets(wb)]
     ws.reset_dimensions()  # a declared size can be wrong: let the rows say
     max_rows = min(limits.max_rows + 1, _EXCEL_MAX_ROWS)
     rows: list[tuple] = []

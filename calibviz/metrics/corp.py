@@ -37,7 +37,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..validation import check_binary
-from ..stats import holm_adjusted
+from ..stats import holm_adjusted_finite
 from .resampling import interval_from_distribution, percentile_p_value
 from .scores import LOG_LOSS_EPS
 from .._lazy import lazy
@@ -1011,17 +1011,12 @@ def decomposition_table(
     n_tests = 0
     if paired and n_resamples:
         p = table[["d_mcb_p", "d_dsc_p"]].to_numpy(dtype=np.float64)
-        tested = np.isfinite(p)
-        adjusted = np.full(p.shape, np.nan)
-        adjusted[tested] = holm_adjusted(p[tested]) if tested.any() else []
+        adjusted = holm_adjusted_finite(p)
         table["d_mcb_p_adjusted"], table["d_dsc_p_adjusted"] = adjusted[:, 0], adjusted[:, 1]
-        n_tests = int(tested.sum())
+        n_tests = int(np.isfinite(p).sum())
         # the score differences of the models to the reference, read together too (Holm): with several models
         # one of them read "better" beyond the noise by chance otherwise
-        ps = table["d_score_p"].to_numpy(dtype=np.float64)
-        score_adjusted = np.full(ps.shape, np.nan)
-        score_adjusted[np.isfinite(ps)] = holm_adjusted(ps[np.isfinite(ps)]) if np.isfinite(ps).any() else []
-        table["d_score_p_adjusted"] = score_adjusted
+        table["d_score_p_adjusted"] = holm_adjusted_finite(table["d_score_p"].to_numpy(dtype=np.float64))
     table["mcb_held_back"], table["mcb_reference_p"] = "", math.nan
     if paired and n_resamples and n_reference:
         _calibration_gate(table, arrays, key, ref_j, alpha, int(n_reference), rng)

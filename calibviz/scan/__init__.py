@@ -280,14 +280,14 @@ class Scan:
         probs = ", ".join(map(repr, r.probs))
         bad = n_of(table["_b"] == _agg.BAD_SCORE)
         out = table["_b"] == _agg.OUT_OF_RANGE
+        if out.any():
+            lo, hi = float(table.loc[out, "pmin"].min()), float(table.loc[out, "pmax"].max())
         if bad:  # with the rows outside [0, 1] too, as in memory: one round trip fixes both
-            lo, hi = (float(table.loc[out, "pmin"].min()), float(table.loc[out, "pmax"].max())) if out.any() else (0, 0)
             also = f", and values outside [0, 1] in {_rows(n_of(out))} {probability_range(lo, hi)}" if out.any() else ""
             raise InputError(f"{src}: probability column(s) {probs} hold missing, NaN or infinite values in "
                              f"{_rows(bad)}{also}; {'fix, fill' if also else 'fill'} or drop those rows."
                              + several_files_note(src, probs))
         if out.any():
-            lo, hi = float(table.loc[out, "pmin"].min()), float(table.loc[out, "pmax"].max())
             share = n_of(out) / max(int(table["n"].sum()), 1)
             # the in-memory rule; without negative values every row outside [0, 1] is above 1
             fix = out_of_range_fix(share, lo, hi, share, logits_option=False)[0]

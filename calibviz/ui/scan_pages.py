@@ -28,7 +28,8 @@ from ..scan import interval_caption
 from ..scan import tables as scan_tables
 from ..scan.refine import EXACT_BLOCK_ROWS
 from ..multiclass import GRID_READING, class_reference_draws, class_test_sentence, readable_class_ranking
-from ..variables import VECE_WHISKERS, top_is_finding, top_variable_words, vece_floor_caption, vece_test_sentence
+from ..variables import (top_is_finding, top_variable_words, vece_floor_caption, vece_test_sentence,
+                         vece_whiskers_caption)
 from .blocks import (BOOTSTRAP_ROW_BUDGET, download_table, reference_redraws, not_applicable, show_figure,
                      show_headlines, show_metric_table, slug, tce_headline, tce_tiles, zoom_bin_picker)
 from .blocks import TCE_PAGE_CAPTION, show_dataframe
@@ -399,8 +400,8 @@ def variables(scan) -> None:
             st.markdown(verdict)
         if (floor := vece_floor_caption(ranking, escape=md)):
             st.caption(floor)
-        if ranking["vece_low"].notna().any():
-            st.caption(VECE_WHISKERS)
+        if (whiskers := vece_whiskers_caption(ranking)):
+            st.caption(whiskers)
         if ranking.attrs.get("note"):
             st.caption(ranking.attrs["note"])
         download_table(ranking, f"vece_ranking_{scan.name}", label="Ranking as CSV", key="ranking")

@@ -231,8 +231,7 @@ def binning_controls(n_rows: int, *, setting: str = "scheme") -> None:
                      "uses it on every page.")
         _widget("n_max", st.number_input, label=f"Largest bin (0: rows / 5 = {auto_max:,})", min_value=0, step=50,
                 help=f"PAVA-BC maximum bin size; 0 uses N/5 = {auto_max:,}. TCE uses it on every page.")
-        conflict = pavabc_conflict(n_rows)
-        if conflict:
+        if conflict:  # the inputs' on_change ran before this rerun: the store already holds what they show
             st.error(conflict, icon=":material/error:")
 
 
