@@ -1598,3 +1598,29 @@ def test_scores_outside_0_1_get_the_fix_their_values_call_for(tmp_path, values, 
     pd.DataFrame({"y": [0, 1] * 50, "p": p}).to_parquet(path)
     with pytest.raises(cv.InputError, match=re.escape(says)):
         cv.scan(str(path)).metrics(["ece"])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_log_loss_reading_counts_certain_mistakes_as_in_memory(tmp_path, engine):
+    """Rows predicted with certainty (score exactly 0 or 1) and wrong: the scan's reading counts them as
+    metric_panel's does (rows of weight 0 left out), and says nothing where the extreme scores are right."""
+    rng = np.random.default_rng(3)
+    p = rng.beta(2, 5, 3000)
+    y = (rng.random(3000) < p).astype(int)
+    p[:3], y[:3] = 0.0, 1  # certain and wrong
+    p[3], y[3] = 1.0, 0
+    p[4:6], y[4:6] = 1.0, 1  # certain and right
+    p[6], y[6] = 1e-300, 1  # nearly certain: clipped too, but no certain mistake (as in memory)
+    w = np.ones(3000)
+    w[0] = 0.0
+    path = tmp_path / "certain.parquet"
+    pd.DataFrame({"p": p, "y": y, "w": w}).to_parquet(path)
+    for weight, expected in ((None, "4 rows were"), ("w", "3 rows were")):
+        reading = cv.scan(str(path), label="y", probs="p", weight=weight, engine=engine).metrics(
+            ["log_loss"])["reading"].iloc[0]
+        memory = metric_panel(y, p, metrics=("log_loss",), sample_weight=None if weight is None else w,
+                              n_resamples=0, n_reference=0)["reading"].iloc[0]
+        assert reading == memory and f"{expected} predicted with certainty" in reading
+    p[:4] = y[:4]
+    pd.DataFrame({"p": p, "y": y}).to_parquet(path)
+    assert "certainty" not in cv.scan(str(path), engine=engine).metrics(["log_loss"])["reading"].iloc[0]

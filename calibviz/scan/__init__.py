@@ -838,6 +838,8 @@ class Scan:
                 ctx = {"prevalence": prevalence, "uncertainty": prevalence * (1 - prevalence), "p_value": p_value}
                 if spec.key == "mce":
                     ctx["worst_bin"] = self.bin_statistics(config.scheme()).worst_bin()
+                if spec.key == "log_loss":
+                    ctx["certain_mistakes"] = _agg.certain_mistakes(self._frame, self._roles, self._fine())
                 if hl is not None:
                     ctx.update(dof=hl.dof, min_expected=hl.min_expected)
                     if hl.min_expected < HL_MIN_EXPECTED:  # no redraws of this statistic on a scan: no verdict

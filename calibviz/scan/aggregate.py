@@ -52,7 +52,8 @@ import pandas as pd
 from ..errors import InputError
 from ..metrics.scores import LOG_LOSS_EPS
 
-__all__ = ["FINE_BUCKETS", "Roles", "fine_table", "tail_losses", "with_tail_losses", "exact_atoms", "SUMS", "collect"]
+__all__ = ["FINE_BUCKETS", "Roles", "fine_table", "tail_losses", "with_tail_losses", "certain_mistakes", "exact_atoms",
+           "SUMS", "collect"]
 
 #: Fine score buckets of the first pass (2**16; a multiple of smECE's 2**14 grid).
 FINE_BUCKETS = 1 << 16
@@ -616,6 +617,24 @@ def tail_losses(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame:
     out = collect(_prepared(frame, roles).group_by("_b", "_y").agg(total.alias("sll")))
     out = out.dropna(subset=["_b"]).astype({"_b": np.int64, "_y": np.int64})
     return out[_tail_groups(out["_b"].to_numpy(), out["_y"].to_numpy())].reset_index(drop=True)
+
+
+def certain_mistakes(frame: nw.LazyFrame, roles: Roles, fine: pd.DataFrame) -> int:
+    """Rows (of positive weight) predicted with certainty and turned out otherwise: score exactly 0 with the
+    positive label or exactly 1 with the negative one, whose log loss is infinite (clipped, as in memory:
+    :func:`calibviz.panel._certain_mistakes`).
+
+    Such rows can only sit in the first bucket with label 1 or the last with label 0; the pass that counts them
+    runs only when the first-pass table ``fine`` has rows there (filtered on the raw score, as
+    :func:`tail_losses`), so a log without confident mistakes pays nothing.
+    """
+    b, y, n = (fine[c].to_numpy() for c in ("_b", "_y", "n"))
+    if not (((b == 0) & (y == 1) & (n > 0)).any() or ((b == FINE_BUCKETS - 1) & (y == 0) & (n > 0)).any()):
+        return 0
+    rows = _prepared(frame, roles).filter(((nw.col("_y") == 1) & (nw.col("_p") == 0.0))
+                                          | ((nw.col("_y") == 0) & (nw.col("_p") == 1.0)))
+    out = collect(rows.filter(nw.col("_b") >= 0).select(nw.len().alias("n")))
+    return int(out["n"].iloc[0]) if len(out) else 0
 
 
 def group_positions(source: pd.DataFrame, table: pd.DataFrame) -> np.ndarray:
