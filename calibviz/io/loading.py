@@ -10,7 +10,7 @@ import pandas as pd
 
 from .._lazy import lazy
 from ..errors import InputError
-from ..validation import check_weights, describe_rows, probability_range
+from ..validation import check_weights, describe_rows, probability_range, row_sums
 from .mapping import ID_NAMES, _ID_PATTERN, ColumnMapping, _key, _named_part, detect_mapping, model_names
 from .predictions import Predictions
 from .readers import DEFAULT_MAX_BYTES, read_table
@@ -170,7 +170,7 @@ def _probabilities(block: np.ndarray, cols, logits: bool, renormalize: bool, cla
         raise InputError(f"{what} {fix}", ui_message=f"{what} {ui_fix}", hint=hint)
     if block.shape[1] == 1:
         return np.column_stack([1.0 - block[:, 0], block[:, 0]])
-    sums = block.sum(axis=1)
+    sums = row_sums(block)  # the engines' order of addition: a scan and memory divide alike
     off = np.abs(sums - 1.0) > SUM_TOLERANCE
     if off.any():
         deviation = float(np.max(np.abs(sums - 1.0)))
