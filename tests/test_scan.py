@@ -1624,3 +1624,27 @@ def test_log_loss_reading_counts_certain_mistakes_as_in_memory(tmp_path, engine)
     p[:4] = y[:4]
     pd.DataFrame({"p": p, "y": y}).to_parquet(path)
     assert "certainty" not in cv.scan(str(path), engine=engine).metrics(["log_loss"])["reading"].iloc[0]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_csv_padded_with_spaces_is_read_as_in_memory(tmp_path, engine):
+    """'y, p, segment' with ' 0.298' and ' true': pandas and DuckDB strip the spaces; Polars read ' p' as a text
+    column (no probability column found) until the scan stripped them."""
+    rng = np.random.default_rng(8)
+    p = rng.uniform(size=400).round(4)
+    y = (rng.uniform(size=400) < p).astype(int)
+    seg = np.where(rng.uniform(size=400) < 0.5, "north", "south")
+    flag = np.where(rng.uniform(size=400) < 0.5, "true", "false")
+    path = tmp_path / "padded.csv"
+    path.write_text("y, p, segment, flag\n" + "".join(f"{a}, {b}, {c}, {d}\n" for a, b, c, d in zip(y, p, seg, flag)))
+    s = cv.scan(str(path), engine=engine)
+    assert s.classes == (0, 1)
+    got = s.metrics(["ece", "brier", "log_loss"])["value"].to_numpy()
+    want = metric_panel(y, p, metrics=("ece", "brier", "log_loss"), n_resamples=0, n_reference=0)["value"].to_numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-9)
+    from calibviz.variables import variable_ranking
+
+    got = s.variable_ranking(["segment", "flag"], n_resamples=0).set_index("feature")["vece"]
+    want = variable_ranking(pd.DataFrame({"segment": seg, "flag": flag == "true"}), y, p,
+                            n_resamples=0).set_index("feature")["vece"]
+    np.testing.assert_allclose(got.loc[["segment", "flag"]], want.loc[["segment", "flag"]], rtol=1e-9)

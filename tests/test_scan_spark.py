@@ -179,3 +179,15 @@ def test_spark_widens_narrower_integer_and_float_columns_of_some_files(spark, tm
     got = cv.scan(str(tmp_path), engine="spark").metrics(keys, n_reference=0)["value"]
     want = cv.scan(str(tmp_path), engine="duckdb").metrics(keys, n_reference=0)["value"]
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_spark_reads_a_csv_padded_with_spaces_as_in_memory(spark, tmp_path):
+    """'y, p' with ' 0.298': Spark's CSV reader kept the spaces (a column named ' p' of text) unless told."""
+    rng = np.random.default_rng(5)
+    p = rng.uniform(size=300).round(4)
+    y = (rng.uniform(size=300) < p).astype(int)
+    path = tmp_path / "padded.csv"
+    path.write_text("y, p\n" + "".join(f"{a}, {b}\n" for a, b in zip(y, p)))
+    got = cv.scan(str(path), engine="spark").metrics(["ece", "brier"])["value"].to_numpy()
+    want = cv.scan(str(path), engine="duckdb").metrics(["ece", "brier"])["value"].to_numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-9)

@@ -30,20 +30,57 @@ def read_files(files, fmt: str, display: str):
                                    cast_options=pl.ScanCastOptions(integer_cast="upcast", float_cast="upcast"))
         # Polars reads commas unless told: the separator of each file's header line (as DuckDB detects it), so
         # a TSV or semicolon file is not one column named 'y\tp' or "more fields than the schema"
-        return pl.concat([pl.scan_csv(f, separator=_check_text(f)) for f in files], how="diagonal_relaxed")
+        return pl.concat([_scan_csv(pl, f) for f in files], how="diagonal_relaxed")
     except InputError:
         raise
     except Exception as exc:  # polars raises several error types for unreadable files
         raise InputError(f"Polars cannot read {display!r}: {str(exc).splitlines()[0]}") from None
 
 
-def _check_text(path: str) -> str:
-    """The separator of a CSV file's header line (:func:`calibviz.scan.source.header_separator`); refuses a file
-    whose start is not UTF-8 text: Polars' reader panics on a NUL byte in the header (UTF-16 text, a binary file
-    named .csv) with a Rust backtrace on stderr, which no handler can keep from a user."""
+#: Rows of a CSV with padded fields from which the column types are told (Polars infers from its first 100).
+PADDED_SAMPLE_ROWS = 1000
+
+
+def _scan_csv(pl, path: str):
+    """One CSV file, its separator that of its header line (:func:`calibviz.scan.source.header_separator`).
+
+    The header is checked first (:func:`calibviz.scan.source.check_csv_text`): Polars' reader panics on a NUL
+    byte in the header (UTF-16 text, a binary file named .csv) with a Rust backtrace on stderr, which no handler
+    can keep from a user. A file written with spaces after its separators (``y, p``) is read as pandas and
+    DuckDB read it (:func:`_unpadded`); Polars has no option for it and read ``' p'`` and ``' 0.298'`` as text.
+    """
     from .source import check_csv_text, header_separator
 
-    return header_separator(check_csv_text(path, "Polars"))
+    header = check_csv_text(path, "Polars")
+    sep = header_separator(header)
+    if all(field == field.strip() for field in header.rstrip("\r\n").split(sep)):
+        return pl.scan_csv(path, separator=sep)
+    return _unpadded(pl, pl.scan_csv(path, separator=sep, infer_schema=False))
+
+
+def _unpadded(pl, raw):
+    """Every field of an all-text scan stripped of its spaces, blanks missing, names stripped, and each column
+    cast to the type its first :data:`PADDED_SAMPLE_ROWS` values take (integers, floats, booleans, else text),
+    as Polars types an unpadded file."""
+    names = raw.collect_schema().names()
+    text = raw.select([pl.when(pl.col(c).str.strip_chars() != "").then(pl.col(c).str.strip_chars())
+                       .alias(c.strip()) for c in names])
+    sample = text.head(PADDED_SAMPLE_ROWS).collect()
+    casts = []
+    for name in sample.columns:
+        values = sample.get_column(name).drop_nulls()
+        if values.len() and values.str.to_integer(strict=False).null_count() == 0:
+            dtype = pl.Int64
+        elif values.len() and values.cast(pl.Float64, strict=False).null_count() == 0:
+            dtype = pl.Float64
+        elif values.len() and values.str.to_lowercase().is_in(["true", "false"]).all():
+            dtype = pl.Boolean
+        else:
+            casts.append(pl.col(name))
+            continue
+        column = pl.col(name).str.to_lowercase() == "true" if dtype == pl.Boolean else pl.col(name).cast(dtype)
+        casts.append(column.alias(name))
+    return text.select(casts)
 
 
 def query(sql: str, *, database=None):

@@ -74,7 +74,9 @@ def read_files(files, fmt: str, display: str):
         reader = spark.read.option("basePath", base) if base else spark.read
         if fmt == "parquet":
             return reader.parquet(*files)
-        return reader.option("header", True).option("inferSchema", True).csv(list(files))
+        # fields padded with spaces (``y, p``) are read as pandas and DuckDB read them, not as text named ' p'
+        return (reader.option("header", True).option("inferSchema", True).option("ignoreLeadingWhiteSpace", True)
+                .option("ignoreTrailingWhiteSpace", True).csv(list(files)))
     except Exception as exc:  # Spark raises AnalysisException and Py4J errors
         raise InputError(f"Spark cannot read {display!r}: {str(exc).splitlines()[0]}") from None
 
