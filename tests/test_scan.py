@@ -1648,3 +1648,38 @@ def test_csv_padded_with_spaces_is_read_as_in_memory(tmp_path, engine):
     want = variable_ranking(pd.DataFrame({"segment": seg, "flag": flag == "true"}), y, p,
                             n_resamples=0).set_index("feature")["vece"]
     np.testing.assert_allclose(got.loc[["segment", "flag"]], want.loc[["segment", "flag"]], rtol=1e-9)
+
+
+def test_csv_yes_no_labels_keep_their_words_true_false_stays_boolean(tmp_path):
+    """DuckDB's CSV sniffer reads yes/no (and t/f) as booleans: a label column of 'yes' and 'no' had classes
+    (False, True) on a scan and ('no', 'yes') in memory. Only true/false is boolean now, as pandas reads it."""
+    rng = np.random.default_rng(4)
+    p = rng.uniform(size=200).round(4)
+    y = np.where(rng.uniform(size=200) < p, "yes", "no")
+    flag = np.where(np.arange(200) % 3 == 0, "true", "false")
+    path = tmp_path / "words.csv"
+    pd.DataFrame({"y": y, "p": p, "t": np.where(np.arange(200) % 2 == 0, "T", "F"), "flag": flag}).to_csv(
+        path, index=False)
+    s = cv.scan(str(path), label="y", probs="p", positive="yes")
+    memory = cv.load_predictions(str(path), label="y", probs="p", positive="yes")
+    assert s.classes == memory.classes == ("no", "yes")
+    schema = dict(s._frame.collect_schema())
+    assert str(schema["flag"]) == "Boolean" and str(schema["t"]) == "String"
+    assert s.metrics(["ece"])["value"].iloc[0] == pytest.approx(
+        metric_panel((y == "yes").astype(int), p, metrics=("ece",), n_resamples=0, n_reference=0)["value"].iloc[0],
+        rel=1e-9)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_csv_na_texts_are_missing_values_as_in_memory(tmp_path, engine):
+    """'NA' and 'N/A' in a score column: the in-memory reader (pyarrow) reads them as missing; the engines called
+    them non-numeric values. Now both count the rows as missing, with the same fix."""
+    rng = np.random.default_rng(6)
+    p = rng.uniform(size=100).round(4).astype(str)
+    p[[4, 8]] = ["NA", "N/A"]
+    path = tmp_path / "na.csv"
+    pd.DataFrame({"y": rng.integers(0, 2, 100), "p": p}).to_csv(path, index=False)
+    with pytest.raises(cv.InputError, match=r"'p' hold NaN or infinite values in 2 rows .* fill or drop those rows"):
+        cv.load_predictions(str(path))
+    with pytest.raises(cv.InputError, match=r"'p' hold missing, NaN or infinite values in 2 rows; fill or drop"):
+        cv.scan(str(path), engine=engine).metrics(["ece"])

@@ -81,20 +81,29 @@ def read_files(files, fmt: str, display: str):
     try:
         if fmt == "parquet":
             return con.read_parquet(files, hive_partitioning=True, union_by_name=True)
-        rel = con.read_csv(files, header=True, union_by_name=True)
+        from .source import csv_null_values
+
+        csv = {"header": True, "union_by_name": True, "na_values": csv_null_values()}
+        rel = con.read_csv(files, **csv)
         # DuckDB guesses a column's type from a sample of rows and then rounds what does not fit: a label or
         # score column of integers in the sample turned a later -0.3 into 0 and 1.4 into 1, so bad rows passed
         # and values changed. One pass reads the integer columns as DOUBLE and counts fractional values; columns
         # that hold any are read as DOUBLE (every value as written, for the checks to see), the others stay
         # integers (labels keep their integer classes, as in memory). Guessing from the whole file was 15x slower.
+        # The same pass reads the columns sniffed as BOOLEAN as text: DuckDB takes yes/no, y/n and t/f for
+        # booleans, pandas only true/false; a label column of 'yes' and 'no' keeps its words (classes ('no',
+        # 'yes'), as in memory, not (False, True)).
         ints = [c for c, t in zip(rel.columns, rel.types) if str(t) in _INTEGER_TYPES]
-        if not ints:
+        bools = [c for c, t in zip(rel.columns, rel.types) if str(t) == "BOOLEAN"]
+        if not ints and not bools:
             return rel
-        dbl = con.read_csv(files, header=True, union_by_name=True, dtype={c: "DOUBLE" for c in ints})
-        counts = dbl.aggregate(", ".join(f"count(*) FILTER (WHERE {_quoted(c)} <> trunc({_quoted(c)}))"
-                                         for c in ints)).fetchall()[0]
-        fractional = {c: "DOUBLE" for c, k in zip(ints, counts) if k}
-        return con.read_csv(files, header=True, union_by_name=True, dtype=fractional) if fractional else rel
+        dbl = con.read_csv(files, **csv, dtype={**{c: "DOUBLE" for c in ints}, **{c: "VARCHAR" for c in bools}})
+        checks = ([f"count(*) FILTER (WHERE {_quoted(c)} <> trunc({_quoted(c)}))" for c in ints]
+                  + [f"count(*) FILTER (WHERE lower(trim({_quoted(c)})) NOT IN ('true', 'false'))" for c in bools])
+        counts = dbl.aggregate(", ".join(checks)).fetchall()[0]
+        changed = {c: "DOUBLE" for c, k in zip(ints, counts) if k}
+        changed.update({c: "VARCHAR" for c, k in zip(bools, counts[len(ints):]) if k})
+        return con.read_csv(files, **csv, dtype=changed) if changed else rel
     except duckdb.Error as exc:
         if fmt != "parquet":  # a file that is no UTF-8 text: say so and how to fix it, not "CSV Error on Line: 2"
             from .source import check_csv_text

@@ -49,13 +49,13 @@ def _scan_csv(pl, path: str):
     can keep from a user. A file written with spaces after its separators (``y, p``) is read as pandas and
     DuckDB read it (:func:`_unpadded`); Polars has no option for it and read ``' p'`` and ``' 0.298'`` as text.
     """
-    from .source import check_csv_text, header_separator
+    from .source import check_csv_text, csv_null_values, header_separator
 
     header = check_csv_text(path, "Polars")
     sep = header_separator(header)
     if all(field == field.strip() for field in header.rstrip("\r\n").split(sep)):
-        return pl.scan_csv(path, separator=sep)
-    return _unpadded(pl, pl.scan_csv(path, separator=sep, infer_schema=False))
+        return pl.scan_csv(path, separator=sep, null_values=csv_null_values())
+    return _unpadded(pl, pl.scan_csv(path, separator=sep, infer_schema=False, null_values=csv_null_values()))
 
 
 def _unpadded(pl, raw):

@@ -160,6 +160,19 @@ def check_csv_text(path: str, engine: str) -> str:
     return header
 
 
+def csv_null_values() -> list:
+    """The texts a CSV cell reads as missing ('NA', 'N/A', 'NULL', 'nan', blank, ...): pyarrow's, which the
+    in-memory reader uses (:mod:`calibviz.io.readers`), so that a scan counts the same rows as missing instead of
+    calling 'NA' a non-numeric value.
+
+    >>> {"NA", "N/A", ""} <= set(csv_null_values())
+    True
+    """
+    import pyarrow.csv as pacsv
+
+    return list(pacsv.ConvertOptions().null_values)
+
+
 def header_separator(header: str) -> str:
     r"""The separator of a CSV header line: the most frequent of comma, semicolon, tab and pipe (comma when none),
     as DuckDB detects it.
