@@ -1683,3 +1683,33 @@ def test_csv_na_texts_are_missing_values_as_in_memory(tmp_path, engine):
         cv.load_predictions(str(path))
     with pytest.raises(cv.InputError, match=r"'p' hold missing, NaN or infinite values in 2 rows; fill or drop"):
         cv.scan(str(path), engine=engine).metrics(["ece"])
+
+
+def test_two_scans_compute_at_once_on_duckdb(tmp_path):
+    """Two dashboard sessions computing on their scans at the same time: scans shared one DuckDB connection, which
+    runs one query at a time ("connection is busy", shown as a bug in calibviz). Each source has its own cursor."""
+    import threading
+
+    rng = np.random.default_rng(12)
+    p = rng.uniform(size=400_000)
+    path = tmp_path / "shared.parquet"
+    pd.DataFrame({"y": (rng.uniform(size=p.size) < p).astype(int), "p": p}).to_parquet(path)
+    scans = [cv.scan(str(path)) for _ in range(4)]
+    results, errors = [None] * 4, []
+    start = threading.Barrier(4)
+
+    def work(i):
+        try:
+            start.wait()
+            results[i] = scans[i].metrics(["ece", "ace"])["value"].to_numpy()
+        except Exception as exc:  # noqa: BLE001 - the test reports whatever a thread raised
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for r in results[1:]:
+        np.testing.assert_array_equal(r, results[0])

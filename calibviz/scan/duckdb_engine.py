@@ -51,7 +51,14 @@ def _configured(con):
 
 
 def connection(database=None):
-    """The process-wide in-memory connection, or a read-only connection to a database file."""
+    """A connection of its own for one source: a cursor of the process-wide in-memory database, or a read-only
+    connection to a database file.
+
+    Each source gets its own cursor because a DuckDB connection runs one query at a time: two dashboard sessions
+    whose scans shared the process-wide connection failed with "connection is busy" when both computed at once.
+    Cursors share the database (its memory limit and threads), and each is configured as the database is
+    (``perfect_ht_threshold`` is a setting of the connection, not of the database).
+    """
     import duckdb
 
     global _CON
@@ -62,7 +69,7 @@ def connection(database=None):
             raise InputError(f"cannot open the DuckDB database {str(database)!r}: {exc}") from None
     if _CON is None:
         _CON = _configured(duckdb.connect())
-    return _CON
+    return _configured(_CON.cursor())
 
 
 def close() -> None:
