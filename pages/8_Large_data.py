@@ -8,7 +8,7 @@ from calibviz.ui import page_setup
 from calibviz.ui.blocks import download_table, show_dataframe, show_figure, show_headlines
 from calibviz.ui.scan import current_scan, source_form
 from calibviz.ui.settings import panel_config, settings
-from calibviz.ui.source import active_scan, scan_active, use_controls
+from calibviz.ui.source import active_scan, checked_model, scan_active, use_controls
 from calibviz.ui.text import md
 
 page_setup("Large data", controls=("binning",))
@@ -25,7 +25,10 @@ if scan is not None:
     if scan_active():  # the sidebar's model picker chooses, as on every page (one picker, not two)
         scan = active_scan()
     elif len(scan.models) > 1:
-        scan = scan.models[st.selectbox("Model", list(scan.models), key="w_scan_model")]
+        scan = checked_model(scan, st.selectbox("Model", list(scan.models), key="w_scan_model"))
+        if isinstance(scan, InputError):  # opening checks the first model; another one's bad rows show here
+            st.error(md(f"This model cannot be analysed: {scan.ui_message}"), icon=":material/error:")
+            st.stop()
     rate = "prevalence" if scan.is_binary else "accuracy (the predicted class is right)"
     st.markdown(f"**{md(scan.source)}** · model {md(scan.name)} · {scan.n:,} rows · {rate} "
                 f"{100 * scan.prevalence:.1f}% · engine {scan.engine}")

@@ -71,6 +71,7 @@ class Scan:
         self.mapping = mapping
         self.models = {name: self}
         self._fine_cache = None
+        self._fine_error = None  # the InputError of the first pass's rows, kept (see :meth:`_fine`)
         #: whether the first pass sums every bucket's score range (see :meth:`_ensure_ranges`)
         self._ranges_wanted = False
         self._exact_cache = None
@@ -194,8 +195,14 @@ class Scan:
 
     def _fine(self) -> pd.DataFrame:
         """The validated bucket table (first pass, cached)."""
+        if self._fine_error is not None:  # bad rows: said again without another pass (a dashboard redraws often)
+            raise self._fine_error
         if self._fine_cache is None:
-            valid = self._validate(_agg.fine_table(self._frame, self._roles, ranges=self._ranges_wanted))
+            try:
+                valid = self._validate(_agg.fine_table(self._frame, self._roles, ranges=self._ranges_wanted))
+            except InputError as err:
+                self._fine_error = err
+                raise
             self._fine_cache = _agg.with_tail_losses(valid, self._frame, self._roles)
         return self._fine_cache
 

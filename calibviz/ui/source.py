@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ..errors import InputError
 from .scan import current_scan, current_scan_id
 from .text import md
 
 __all__ = ["SCAN_PAGES", "active_scan", "scan_active", "use_scan", "use_memory", "scan_sidebar", "scan_dispatch",
-           "needs_rows", "use_controls", "memory_only_notice", "scan_view_options", "scan_view", "cache_id"]
+           "needs_rows", "use_controls", "checked_model", "memory_only_notice", "scan_view_options", "scan_view",
+           "cache_id"]
 
-_ACTIVE, _MODEL = "cv_scan_active", "cv_scan_model"
+_ACTIVE, _MODEL, _PICK_ERROR = "cv_scan_active", "cv_scan_model", "cv_scan_pick_error"
 #: Page titles (as given to page_setup) that have a scan version in :mod:`calibviz.ui.scan_pages`.
 SCAN_PAGES = ("Reliability", "Test-based", "Multiclass", "Variables", "Compare")
 
@@ -71,10 +73,38 @@ def use_controls() -> None:
                        "memory.")
 
 
+def checked_model(scan, name: str):
+    """The model ``name`` of an opened file once its rows are read and checked (its first pass), or the
+    :class:`~calibviz.InputError` that says what is wrong with them. Opening a file checks its first model only
+    (one pass per model), so another model's bad rows are found when it is picked."""
+    model = scan.models[name]
+    try:
+        model.n  # noqa: B018 - the model's one pass, with the validation of every row
+    except InputError as err:
+        return err
+    return model
+
+
+def _pick_model() -> None:
+    """The sidebar picker's callback: analyse the picked model, or keep the previous one and say why not."""
+    name = st.session_state["w_scan_pick"]
+    checked = checked_model(current_scan(), name)
+    if isinstance(checked, InputError):
+        st.session_state[_PICK_ERROR] = f"Model {name} cannot be analysed: {checked.ui_message}"
+        return
+    st.session_state.pop(_PICK_ERROR, None)
+    st.session_state[_MODEL] = name
+
+
 def scan_sidebar(model_picker: bool = True) -> int:
     """The sidebar's data box for an opened file: its path, rows, model picker and the way back; its rows."""
     scan = current_scan()
     shown = active_scan()
+    checked = checked_model(scan, shown.name)
+    if isinstance(checked, InputError):  # a model whose rows fail (a link named it): the first model instead
+        st.session_state[_PICK_ERROR] = f"Model {shown.name} cannot be analysed: {checked.ui_message}"
+        st.session_state[_MODEL] = next(iter(scan.models))  # checked when the file was opened
+        shown = active_scan()
     kind = "binary" if scan.is_binary else f"{len(scan.mapping.classes)} classes"
     st.caption(f"**Data (opened file):** {md(scan.source)}  \n{shown.n:,} rows · {kind} · read in place by "
                f"{scan.engine}")
@@ -83,9 +113,10 @@ def scan_sidebar(model_picker: bool = True) -> int:
         if st.session_state.get(_MODEL) not in names:
             st.session_state[_MODEL] = names[0]
         st.session_state["w_scan_pick"] = st.session_state[_MODEL]
-        st.selectbox("Model", names, key="w_scan_pick",
-                     on_change=lambda: st.session_state.update({_MODEL: st.session_state["w_scan_pick"]}),
+        st.selectbox("Model", names, key="w_scan_pick", on_change=_pick_model,
                      help="Which model of the file the pages analyse; the Compare page shows all.")
+        if st.session_state.get(_PICK_ERROR):
+            st.error(md(st.session_state[_PICK_ERROR]), icon=":material/error:")
     st.button("Back to the data in memory", key="scan_leave", on_click=use_memory, icon=":material/undo:",
               help="The pages analyse the uploaded or demo data again; the file stays open on the Large data page.")
     st.caption("A link to this view opens the file again on this server (it carries the path, not the rows). A "

@@ -286,3 +286,32 @@ def test_median_variance_bins_on_an_opened_file(files):
     bars = [t for f in figures(at) for t in f["data"] if t.get("type") == "bar" or t.get("mode") == "markers"]
     assert bars, "no diagram"
     assert any(len(t.get("x") or []) == len(want) for t in bars), (len(want), [len(t.get("x") or []) for t in bars])
+
+
+def test_a_model_with_bad_rows_picked_later_keeps_the_previous_one(files):
+    """Opening a file checks its first model; a browser walk-through picked a second model whose scores lie outside
+    [0, 1] and got Streamlit's redacted error on every page until a reload. Now the sidebar says why, and the pages
+    keep analysing the previous model; the Large data page's own picker says so too."""
+    rng = np.random.default_rng(2)
+    p = rng.uniform(size=300)
+    y = (rng.uniform(size=300) < p).astype(int)
+    bad = p.copy()
+    bad[:10] = 1.7
+    path = files / "one_bad_model.parquet"
+    pd.DataFrame({"y": np.r_[y, y], "p": np.r_[p, bad], "model": ["good"] * 300 + ["zbad"] * 300}).to_parquet(path)
+    at = _opened(path, "pages/1_Reliability.py")
+    assert_clean(at)
+    at.sidebar.selectbox(key="w_scan_pick").set_value("zbad")
+    at.run()
+    assert not at.exception
+    errors = [e.value for e in at.sidebar.error]
+    assert any("Model zbad cannot be analysed" in e and "outside" in e for e in errors), errors
+    assert at.sidebar.selectbox(key="w_scan_pick").value == "good"
+    assert at.session_state["cv_scan_model"] == "good"
+    assert not at.main.error and figures(at)  # the page still shows the good model's diagram
+    at.session_state["cv_scan_active"] = False
+    at.switch_page("pages/8_Large_data.py").run()
+    at.selectbox(key="w_scan_model").set_value("zbad")
+    at.run()
+    assert not at.exception
+    assert any("This model cannot be analysed" in e.value for e in at.error)
