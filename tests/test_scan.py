@@ -353,7 +353,7 @@ def test_string_labels_and_two_class_columns():
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("change, message", [
     (lambda d: d.assign(p=d.p.where(d.index % 97 != 0)), "missing, NaN or infinite values in 104 rows"),
-    (lambda d: d.assign(p=d.p.where(d.index != 5, 1.5)), "values outside it in 1 row (min 1.5, max 1.5)"),
+    (lambda d: d.assign(p=d.p.where(d.index != 5, 1.5)), "column(s) 'p' hold values outside it in 1 row (min 0, max 1.5)"),
     # every kind at once, as in memory (a walk-through met the 1.2s only after fixing the NaNs)
     (lambda d: d.assign(p=d.p.where(d.index % 97 != 0).where(d.index != 5, 1.2)),
      "NaN or infinite values in 104 rows, and values outside [0, 1] in 1 row (min 1.2, max 1.2); fix, fill or drop"),
@@ -1223,7 +1223,8 @@ def test_polars_labels_read_as_numbers_against_padded_class_names(tmp_path):
     path.write_text("label,p_01,p_02,p_03\n" + "".join(f"0{1 + i % 3},0.2,0.3,0.5\n" for i in range(300)))
     with pytest.raises(cv.InputError, match=r"not among the classes of the probability columns \['01', '02', '03'\]"):
         cv.load_predictions(path)
-    with pytest.raises(cv.InputError, match=r"300 rows hold labels that are not among the classes \['01', '02', "):
+    with pytest.raises(cv.InputError, match=r"labels '1', '2', '3' in 300 rows are not among the classes of the "
+                                            r"probability columns \['01', '02', '03'\]"):
         cv.scan(str(path), engine="polars").metrics(["confidence_ece"], n_reference=0)
 
 
@@ -1713,3 +1714,28 @@ def test_two_scans_compute_at_once_on_duckdb(tmp_path):
     assert not errors
     for r in results[1:]:
         np.testing.assert_array_equal(r, results[0])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_column_that_holds_no_probabilities_is_named_as_in_memory(tmp_path, engine):
+    """Probability columns 'p, age' (a browser walk-through): the scan said "values outside it in 2000000 rows (min
+    0.9485, max 1). They look like percentages" (the renormalised score's range); in memory names 'age', its values
+    and that it cannot be a probability column. And labels of classes without a column are named, as in memory."""
+    rng = np.random.default_rng(9)
+    p = rng.uniform(size=300)
+    y = (rng.uniform(size=300) < p).astype(int)
+    path = tmp_path / "age.parquet"
+    pd.DataFrame({"y": y, "p": p, "age": rng.uniform(18, 89, 300)}).to_parquet(path)
+    with pytest.raises(cv.InputError) as memory:
+        cv.load_predictions(str(path), label="y", probs=["p", "age"])
+    with pytest.raises(cv.InputError) as scanned:
+        cv.scan(str(path), label="y", probs=["p", "age"], engine=engine).n
+    said = str(memory.value).replace(re.search(r" \(0-based[^)]*\)", str(memory.value)).group(0), "")
+    assert str(scanned.value) == f"{path}: {said}"
+    assert "'age' cannot be one of them" in str(scanned.value)
+    P = rng.dirichlet([1, 1, 1, 1], 300)
+    labels = np.array(list("abcd"))[(rng.random(300)[:, None] > P.cumsum(1)).sum(1).clip(0, 3)]
+    pd.DataFrame({"y": labels, **{f"p_{c}": P[:, i] for i, c in enumerate("abcd")}}).to_parquet(path)
+    with pytest.raises(cv.InputError, match=r"labels 'c', 'd' in \d+ rows are not among the classes of the "
+                                            r"probability columns \['a', 'b'\]"):
+        cv.scan(str(path), probs=["p_a", "p_b"], engine=engine).n

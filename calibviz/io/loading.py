@@ -68,14 +68,39 @@ def _labels_to_index(series: pd.Series, classes: tuple, label_col: str, position
     y = codes[inverse]
     unknown = y < 0
     if unknown.any():
-        bad = sorted({str(u) for u, c in zip(uniques, codes) if c < 0})
-        what = f"labels {', '.join(map(repr, bad[:5]))} in {describe_rows(unknown)} are not among the classes of the "
-        raise InputError(
-            f"{what}probability columns {list(classes)[:10]!r}; add their probability columns or drop those rows.",
-            ui_message=f"{what}probability columns ({', '.join(map(str, list(classes)[:10]))}); add their "
-                       "probability columns, choose another Label column, or drop those rows.",
-        )
+        raise unknown_labels_error(sorted({str(u) for u, c in zip(uniques, codes) if c < 0}), describe_rows(unknown),
+                                   classes)
     return y
+
+
+def unknown_labels_error(labels, rows: str, classes) -> InputError:
+    """The error of labels outside the classes of the probability columns (in memory and on scans): ``labels`` the
+    offending values as text, ``rows`` where they are (e.g. "245 rows (0-based: 3, 4, ...)")."""
+    shown = f"labels {', '.join(map(repr, list(labels)[:5]))} " if len(labels) else "labels "
+    what = f"{shown}in {rows} are not among the classes of the "
+    return InputError(
+        f"{what}probability columns {list(classes)[:10]!r}; add their probability columns or drop those rows.",
+        ui_message=f"{what}probability columns ({', '.join(map(str, list(classes)[:10]))}); add their "
+                   "probability columns, choose another Label column, or drop those rows.",
+    )
+
+
+def out_of_range_error(outside, cols, rows: str, low: float, high: float, share_out: float, share_above_one: float,
+                       logits_option: bool = True) -> InputError:
+    """The error of probability columns with values outside [0, 1] (in memory and on scans): ``outside`` the
+    columns that hold such values, ``cols`` all probability columns, ``rows`` where (as :func:`describe_rows`
+    says it), ``low`` and ``high`` the columns' smallest and largest values; the fix from
+    :func:`out_of_range_fix`, or, when other columns hold probabilities, that these columns are none."""
+    what = (f"probabilities must lie in [0, 1]; column(s) {', '.join(map(repr, outside))} hold values outside "
+            f"it in {rows} {probability_range(low, high)}.")
+    if len(outside) < len(cols):
+        return InputError(
+            f"{what} The other probability columns do hold probabilities: {', '.join(map(repr, outside))} "
+            "cannot be one of them; check the probability columns (probs=...).",
+            ui_message=f"{what} The other probability columns do hold probabilities: check the Probability "
+                       "columns in the column mapping.")
+    fix, ui_fix, hint = out_of_range_fix(share_out, low, high, share_above_one, logits_option)
+    return InputError(f"{what} {fix}", ui_message=f"{what} {ui_fix}", hint=hint)
 
 
 #: Below this share of rows outside [0, 1], the values are stray errors, not logits or percentages (which put
@@ -157,17 +182,8 @@ def _probabilities(block: np.ndarray, cols, logits: bool, renormalize: bool, cla
     out = ((block < 0) | (block > 1)).any(axis=1)
     if out.any():
         outside = [c for j, c in enumerate(cols) if ((block[:, j] < 0) | (block[:, j] > 1)).any()]
-        low, high = float(block.min()), float(block.max())
-        what = (f"probabilities must lie in [0, 1]; column(s) {', '.join(map(repr, outside))} hold values outside "
-                f"it in {describe_rows(out)} {probability_range(low, high)}.")
-        if len(outside) < len(cols):
-            raise InputError(
-                f"{what} The other probability columns do hold probabilities: {', '.join(map(repr, outside))} "
-                "cannot be one of them; check the probability columns (probs=...).",
-                ui_message=f"{what} The other probability columns do hold probabilities: check the Probability "
-                           "columns in the column mapping.")
-        fix, ui_fix, hint = out_of_range_fix(float(out.mean()), low, high, float((block > 1).mean()))
-        raise InputError(f"{what} {fix}", ui_message=f"{what} {ui_fix}", hint=hint)
+        raise out_of_range_error(outside, cols, describe_rows(out), float(block.min()), float(block.max()),
+                                 float(out.mean()), float((block > 1).mean()))
     if block.shape[1] == 1:
         return np.column_stack([1.0 - block[:, 0], block[:, 0]])
     sums = row_sums(block)  # the engines' order of addition: a scan and memory divide alike

@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..binning import PAVA, PAVABC, EqualMass, Uniform, get_scheme
 from ..errors import InputError
-from ..io.loading import MIN_ROWS, SUM_TOLERANCE, out_of_range_fix
+from ..io.loading import MIN_ROWS, SUM_TOLERANCE, out_of_range_error, unknown_labels_error
 from ..metrics.consistency import reference_level
 from ..summary import BinStatistics, _table
 from ..validation import check_weight_scale, probability_range
@@ -294,12 +294,23 @@ class Scan:
             raise InputError(f"{src}: probability column(s) {probs} hold missing, NaN or infinite values in "
                              f"{_rows(bad)}{also}; {'fix, fill' if also else 'fill'} or drop those rows."
                              + several_files_note(src, probs))
-        if out.any():
-            share = n_of(out) / max(int(table["n"].sum()), 1)
-            # the in-memory rule; without negative values every row outside [0, 1] is above 1
-            fix = out_of_range_fix(share, lo, hi, share, logits_option=False)[0]
-            raise InputError(f"{src}: probabilities must lie in [0, 1]; values outside it in {_rows(n_of(out))} "
-                             f"{probability_range(lo, hi)}. {fix}")
+        if out.any():  # a pass for the message, as the in-memory loader words it: which columns, their values
+            cols = _agg.column_ranges(self._frame, r)
+            total = max(int(table["n"].sum()), 1)
+            err = out_of_range_error([c for c, k in zip(cols["column"], cols["outside"]) if k], list(r.probs),
+                                     _rows(n_of(out)), float(cols["low"].min()), float(cols["high"].max()),
+                                     n_of(out) / total, float(cols["above"].sum()) / (total * len(r.probs)),
+                                     logits_option=False)
+            raise InputError(f"{src}: {err}", ui_message=f"{src}: {err.ui_message}", hint=err.hint)
+        missing = n_of(table["_y"] == _agg.MISSING_LABEL)
+        if missing:
+            raise InputError(f"{src}: the label column {r.label!r} is empty in {_rows(missing)}; fill or drop "
+                             "those rows." + several_files_note(src, repr(r.label)))
+        unknown = n_of(table["_y"] == _agg.UNKNOWN_LABEL)
+        if unknown:  # before the sums: a label of another class explains rows of two columns that do not sum to 1
+            classes = list(r.classes) if r.view != "binary" else [r.negative, r.positive]
+            err = unknown_labels_error(_agg.unknown_labels(self._frame, r, classes), _rows(unknown), classes)
+            raise InputError(f"{src}: {err}", ui_message=f"{src}: {err.ui_message}")
         off = n_of(table["_b"] == _agg.BAD_SUM)
         if off:
             what = (f"{src}: probability rows must sum to 1 (tolerance {SUM_TOLERANCE:g}); they do not in "
@@ -307,22 +318,14 @@ class Scan:
             if len(r.probs) == 2 and r.view == "binary":  # two columns of a binary label: two models, as in memory
                 from ..io.loading import _one_model_per_column
 
-                raise InputError(f"{what}. Two columns of a binary label that do not sum to 1 are not one model's "
-                                 f"class probabilities; {_one_model_per_column(r.probs, (r.negative, r.positive))[0]}.")
+                lib, ui = _one_model_per_column(r.probs, (r.negative, r.positive))
+                why = f"{what}. Two columns of a binary label that do not sum to 1 are not one model's class probabilities"
+                raise InputError(f"{why}; {lib}.", ui_message=f"{why}; {ui}.")
             raise InputError(f"{what}; check that every class has a column.")
         badw = n_of(table["_b"] == _agg.BAD_WEIGHT)
         if badw:
             raise InputError(f"{src}: weight column {r.weight!r} is missing, NaN, infinite or negative in "
                              f"{_rows(badw)}; weights must be finite numbers >= 0: fill or drop those rows.")
-        missing = n_of(table["_y"] == _agg.MISSING_LABEL)
-        if missing:
-            raise InputError(f"{src}: the label column {r.label!r} is empty in {_rows(missing)}; fill or drop "
-                             "those rows." + several_files_note(src, repr(r.label)))
-        unknown = n_of(table["_y"] == _agg.UNKNOWN_LABEL)
-        if unknown:
-            classes = list(r.classes) if r.view != "binary" else [r.negative, r.positive]
-            raise InputError(f"{src}: {_rows(unknown)} hold labels that are not among the classes "
-                             f"{classes!r}; drop those rows or give one probability column per class.")
         valid = table[(table["_b"] >= 0) & (table["_y"] >= 0)].reset_index(drop=True)
         if r.weight is not None and "sww" in valid:
             check_weight_scale(float(valid["sww"].sum()), f"{src}: weight column {r.weight!r}")

@@ -52,7 +52,8 @@ import pandas as pd
 from ..errors import InputError
 from ..metrics.scores import LOG_LOSS_EPS
 
-__all__ = ["FINE_BUCKETS", "Roles", "fine_table", "tail_losses", "with_tail_losses", "certain_mistakes", "exact_atoms",
+__all__ = ["FINE_BUCKETS", "Roles", "fine_table", "tail_losses", "with_tail_losses", "certain_mistakes", "column_ranges",
+           "unknown_labels", "exact_atoms",
            "SUMS", "collect"]
 
 #: Fine score buckets of the first pass (2**16; a multiple of smECE's 2**14 grid).
@@ -617,6 +618,40 @@ def tail_losses(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame:
     out = collect(_prepared(frame, roles).group_by("_b", "_y").agg(total.alias("sll")))
     out = out.dropna(subset=["_b"]).astype({"_b": np.int64, "_y": np.int64})
     return out[_tail_groups(out["_b"].to_numpy(), out["_y"].to_numpy())].reset_index(drop=True)
+
+
+def column_ranges(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame:
+    """Per probability column (rows, in the order of ``roles.probs``): its finite values' ``low`` and ``high``,
+    how many lie ``outside`` [0, 1] and how many ``above`` 1. A pass for the message of a source about to be
+    refused: which columns hold no probabilities, and their values (:func:`calibviz.io.loading.out_of_range_error`).
+    """
+    frame, roles = _one_model(frame, roles)
+    schema = dict(frame.collect_schema())
+    aggs = []
+    for i, c in enumerate(roles.probs):
+        x = _float(schema, c)
+        fin = x.is_finite()
+        aggs += [nw.when(fin).then(x).min().alias(f"lo{i}"), nw.when(fin).then(x).max().alias(f"hi{i}"),
+                 nw.when(fin & ((x < 0) | (x > 1))).then(nw.lit(1)).otherwise(nw.lit(0)).sum().alias(f"out{i}"),
+                 nw.when(fin & (x > 1)).then(nw.lit(1)).otherwise(nw.lit(0)).sum().alias(f"up{i}")]
+    row = collect(frame.select(*aggs)).iloc[0]
+    return pd.DataFrame({"column": list(roles.probs),
+                         "low": [float(row[f"lo{i}"]) for i in range(len(roles.probs))],
+                         "high": [float(row[f"hi{i}"]) for i in range(len(roles.probs))],
+                         "outside": [int(row[f"out{i}"]) for i in range(len(roles.probs))],
+                         "above": [int(row[f"up{i}"]) for i in range(len(roles.probs))]})
+
+
+def unknown_labels(frame: nw.LazyFrame, roles: Roles, classes, limit: int = 6) -> list:
+    """Up to ``limit`` distinct labels outside ``classes``, as text (sorted): for the message of a source about to
+    be refused, which names them as the in-memory loader does."""
+    frame, roles = _one_model(frame, roles)
+    label = nw.col(roles.label)
+    if any(isinstance(c, str) for c in classes) and frame.collect_schema()[roles.label] != nw.String:
+        label = label.cast(nw.String)  # as the views compare them (:func:`_confidence`)
+    out = collect(frame.filter(~label.is_null() & ~label.is_in(list(classes))).select(_l=label).unique()
+                  .head(limit))
+    return sorted(str(v) for v in out["_l"])
 
 
 def certain_mistakes(frame: nw.LazyFrame, roles: Roles, fine: pd.DataFrame) -> int:

@@ -229,7 +229,10 @@ def check_allowed(path: str, roots) -> None:
                 break
             fixed_parts.append(q)
         fixed = str(Path(*fixed_parts)) if fixed_parts else "."
-    if ".." in Path(text).parts or not os.path.isabs(text) or not inside(fixed):
+    if not os.path.isabs(text):  # relative to the server's working directory, which the person does not see
+        raise InputError(f"{text!r} is a relative path; give the absolute path of a file under the directories this "
+                         f"server may read ({', '.join(roots)}), e.g. {os.path.join(roots[0], Path(text).name)!r}.")
+    if ".." in Path(text).parts or not inside(fixed):
         raise InputError(f"{text!r} is outside the directories this server may read ({', '.join(roots)}); ask "
                          "whoever runs the server to add its directory to CALIBVIZ_SCAN_ROOTS.")
     try:
@@ -369,7 +372,10 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
     seen_labels = sample[label_col].nunique() if label_col is not None else 0
     if seen_labels > MAX_LABELS:
         raise InputError(f"the label column {label_col!r} holds more than {MAX_LABELS} distinct values in its first "
-                         f"{len(sample):,} rows; is it a score? Pass label=<column> with the true classes.")
+                         f"{len(sample):,} rows; is it a score? Pass label=<column> with the true classes.",
+                         ui_message=f"the label column {label_col!r} holds more than {MAX_LABELS} distinct values in "
+                                    f"its first {len(sample):,} rows; is it a score? Type the column of the true "
+                                    "classes as the Label column.")
     if label_col is not None and seen_labels < 2:
         # the sample alone cannot tell the classes: read the label column's distinct values (one column, one pass)
         distinct = collect(frame.select(nw.col(label_col)).unique().head(MAX_LABELS + 1))[label_col]
@@ -381,7 +387,10 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
                              "calibration needs examples of at least two classes.")
         if len(distinct) > MAX_LABELS:
             raise InputError(f"the label column {label_col!r} holds more than {MAX_LABELS} distinct values; is it a "
-                             "score? Pass label=<column> with the true classes.")
+                             "score? Pass label=<column> with the true classes.",
+                             ui_message=f"the label column {label_col!r} holds more than {MAX_LABELS} distinct "
+                                        "values; is it a score? Type the column of the true classes as the Label "
+                                        "column.")
         seen = {_key(v) for v in sample[label_col].dropna()}
         extra = [v for v in distinct if _key(v) not in seen]
         if extra and len(sample):

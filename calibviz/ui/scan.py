@@ -183,6 +183,9 @@ def probs_role(text: str, per_model: bool):
     names = [c.strip() for c in text.split(",") if c.strip()]
     if not names:
         return None
+    twice = sorted({c for c in names if names.count(c) > 1})
+    if twice:
+        raise InputError(f"Probability columns names {', '.join(map(repr, twice))} twice; type each column once.")
     if per_model:
         return {c: [c] for c in names}
     return names[0] if len(names) == 1 else names
@@ -200,4 +203,6 @@ def _in_form_words(err: InputError | OSError) -> str:
         return (f"The probability columns are ambiguous: {', '.join(map(repr, cols))}. Type {cols[0]} in "
                 f"Probability columns to read one model, or {', '.join(cols)} with 'One model per column' "
                 "ticked to read one model per column.")
-    return err.ui_message
+    # the upload page's panel is the column mapping; here the same fields are this form's
+    return err.ui_message.replace("in the column mapping", "in this form").replace("one model per column",
+                                                                                  "One model per column")

@@ -109,3 +109,28 @@ def test_an_empty_path_says_what_to_type_and_a_glob_names_its_directory(logs):
     assert_clean(at)
     text = " ".join(m.value for m in at.markdown)
     assert "model model" not in text and "logs" in text
+
+
+def test_form_errors_are_in_the_forms_words(logs):
+    """A browser walk-through met API words on this form: a relative path was 'outside the directories', 'p, p' was
+    read as two models named p, and messages pointed at the upload page's column mapping."""
+    root, df = logs
+    at = _open("logs/day=1.parquet")
+    assert_clean(at)
+    said = at.error[0].value.replace("\\", "")  # markdown escapes
+    assert "is a relative path; give the absolute path" in said and str(root) in said
+    at = _page()
+    at.text_input(key="w_scan_path").set_value(str(root / "day=1.parquet"))
+    at.text_input(key="w_scan_probs").set_value("p, p")
+    at.button[0].click()
+    at.run()
+    assert_clean(at)
+    assert "Probability columns names 'p' twice" in at.error[0].value.replace("\\", "")
+    df.assign(q=df.p.clip(0.2, 0.9)).to_parquet(root / "two.parquet")
+    at = _page()
+    at.text_input(key="w_scan_path").set_value(str(root / "two.parquet"))
+    at.text_input(key="w_scan_probs").set_value("p, q")
+    at.button[0].click()
+    at.run()
+    said = at.error[0].value.replace("\\", "")
+    assert "One model per column' in this form" in said and "probs=" not in said and "column mapping" not in said
