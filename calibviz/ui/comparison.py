@@ -17,6 +17,7 @@ from ..reduce import BinaryView
 from .blocks import BOOTSTRAP_ROW_BUDGET, download_table, metric_redraws, slug
 from .blocks import show_dataframe
 from .compute import cached, progress_bar
+from .settings import pavabc_conflict
 from .text import md
 
 __all__ = ["NUMBER_FORMATS", "number_column", "table_height", "comparison_table", "show_comparison"]
@@ -75,6 +76,11 @@ def comparison_table(views: dict[str, BinaryView], fingerprints: tuple, s: dict,
         return cached(("compare_metric", tuple(views), fingerprints, tuple(v.name for v in views.values()), key,
                        config_key(key, cfg), reference, n_run, n_ref, seed, confidence), compute)
 
+    conflict = next((c for c in (pavabc_conflict(v.n) for v in views.values()) if c), None)
+    if conflict and "tce" in metrics and len(metrics) > 1:  # TCE needs PAVA-BC bins; the other metrics do not
+        st.warning("TCE is left out of the comparison: the PAVA-BC bin sizes of the sidebar conflict (see its "
+                   "message there).", icon=":material/warning:")
+        metrics = tuple(k for k in metrics if k != "tce")
     parts = [one(k) for k in metrics]
     table = pd.concat(parts, ignore_index=True)
     table.attrs.update(parts[0].attrs)

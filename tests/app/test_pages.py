@@ -152,7 +152,18 @@ def test_inconsistent_pavabc_sizes_are_a_message(page):
     at = _open(page, scheme="pavabc", n_min="5000", n_max="100")
     assert not at.exception
     if page in ("pages/1_Reliability.py", "pages/2_Test_based.py"):  # they bin the binary demo with PAVA-BC
-        assert at.error and "n_min" in shown(at.error[0])
+        assert at.error and "Largest bin 100 is below Smallest bin 5,000" in shown(at.error[0])
+
+
+@pytest.mark.parametrize("page", ["pages/1_Reliability.py", "pages/5_Compare.py"])
+def test_inconsistent_pavabc_sizes_cost_only_tce_on_pages_of_other_bins(page):
+    """A walk-through set the Test-based page's sizes to 50,000 and 1,000 and found Reliability and Compare
+    replaced by the error, although they bin uniformly: only TCE needs PAVA-BC, and only TCE is lost."""
+    at = _open(page, "loan_recalibration", scheme="uniform", n_min="50000", n_max="1000")
+    assert not at.exception
+    assert not at.main.error, [shown(e) for e in at.main.error]
+    assert figures(at)
+    assert "Largest bin 1,000 is below Smallest bin 50,000" in " ".join(shown(e) for e in at.sidebar.error)
 
 
 def test_a_largest_bin_below_the_default_smallest_stays_in_view_until_fixed():

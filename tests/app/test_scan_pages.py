@@ -315,3 +315,13 @@ def test_a_model_with_bad_rows_picked_later_keeps_the_previous_one(files):
     at.run()
     assert not at.exception
     assert any("This model cannot be analysed" in e.value for e in at.error)
+
+
+@pytest.mark.parametrize("page", ["pages/1_Reliability.py", "pages/5_Compare.py"])
+def test_conflicting_pavabc_sizes_cost_only_tce_on_an_opened_file(files, page):
+    """Sizes set on the Test-based page (smallest 50,000 above largest 1,000) blanked Reliability and Compare of
+    an opened file, which bin uniformly; only TCE needs PAVA-BC."""
+    at = _opened(files / "two_models.parquet", page, scheme="uniform", n_min=50000, n_max=1000)
+    assert not at.exception
+    assert not at.main.error, [e.value for e in at.main.error]
+    assert figures(at)
