@@ -342,7 +342,8 @@ def compare_scans(scans: dict, metrics, config: PanelConfig | None = None, refer
                          "paired": None, "direction": direction(key), "p_value": _NAN, "p_adjusted": _NAN,
                          "n_tests": 0, "verdict": "reference" if is_ref else "",
                          "verdict_alone": "reference" if is_ref else "", "held_back": "", "held_back_p": _NAN,
-                         "note": ""})
+                         # the panel's note: why a value lies outside its own interval, a grid's bound, ...
+                         "note": str(r["note"]) if isinstance(r["note"], str) else ""})
     out = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
     out.attrs.update(reference=reference, confidence=0.95, n_resamples=int(n_resamples), config=config)
     return out
