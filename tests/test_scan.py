@@ -1739,3 +1739,61 @@ def test_a_column_that_holds_no_probabilities_is_named_as_in_memory(tmp_path, en
     with pytest.raises(cv.InputError, match=r"labels 'c', 'd' in \d+ rows are not among the classes of the "
                                             r"probability columns \['a', 'b'\]"):
         cv.scan(str(path), probs=["p_a", "p_b"], engine=engine).n
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_padded_csv_variants_read_as_in_memory(tmp_path, engine):
+    """A review of the padded reader: a score column of integers in its first 1,000 rows and decimals later failed
+    on Polars (typed from the sample, cast strictly); a file padded in its rows but not its header was not seen
+    as padded. Both read as in memory now."""
+    rng = np.random.default_rng(13)
+    p = rng.uniform(size=3000)
+    y = (rng.uniform(size=3000) < p).astype(int)
+    shown = [f"{int(round(b))}" if i < 1200 else f"{b:.4f}" for i, b in enumerate(p)]
+    late = tmp_path / "late_decimals.csv"
+    late.write_text("y, p\n" + "".join(f"{a}, {b}\n" for a, b in zip(y, shown)))
+    rows = tmp_path / "rows_only.csv"
+    rows.write_text("y,p\n" + "".join(f"{a}, {b:.4f}\n" for a, b in zip(y, p)))
+    for path in (late, rows):
+        preds = cv.load_predictions(str(path))
+        got = cv.scan(str(path), engine=engine).metrics(["ece", "brier"])["value"].to_numpy()
+        want = metric_panel(preds.y, preds.y_prob, metrics=("ece", "brier"), n_resamples=0,
+                            n_reference=0)["value"].to_numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-9)
+
+
+def test_hive_partitioned_csv_with_an_integer_partition(tmp_path):
+    """dir/yr=2023/x.csv: the CSV reader's integer check named the partition column 'yr' in its dtype, which the
+    CSV files do not hold (a binder error)."""
+    rng = np.random.default_rng(14)
+    frames = []
+    for year in (2023, 2024):
+        (tmp_path / f"yr={year}").mkdir()
+        p = rng.uniform(size=300)
+        part = pd.DataFrame({"y": (rng.uniform(size=300) < p).astype(int), "p": p})
+        part.to_csv(tmp_path / f"yr={year}" / "x.csv", index=False)
+        frames.append(part)
+    whole = pd.concat(frames)
+    s = cv.scan(str(tmp_path))
+    assert s.n == 600
+    assert s.metrics(["ece"])["value"].iloc[0] == pytest.approx(
+        metric_panel(whole.y.to_numpy(), whole.p.to_numpy(), metrics=("ece",), n_resamples=0,
+                     n_reference=0)["value"].iloc[0], rel=1e-9)
+
+
+def test_certain_mistakes_are_counted_once_per_scan(tmp_path, monkeypatch):
+    """A review: the count's pass ran on every metrics() call (a dashboard redraw)."""
+    from calibviz.scan import aggregate
+
+    calls = []
+    real = aggregate.certain_mistakes
+    monkeypatch.setattr(aggregate, "certain_mistakes", lambda *a: calls.append(1) or real(*a))
+    p = np.linspace(0.0, 1.0, 500)
+    y = (np.arange(500) % 2).astype(int)
+    y[0] = 1  # p = 0 and positive: certain and wrong
+    path = tmp_path / "edges.parquet"
+    pd.DataFrame({"y": y, "p": p}).to_parquet(path)
+    s = cv.scan(str(path))
+    first = s.metrics(["log_loss"])["reading"].iloc[0]
+    assert s.metrics(["log_loss", "ece"])["reading"].iloc[0] == first
+    assert len(calls) == 1 and "1 row was predicted with certainty" in first

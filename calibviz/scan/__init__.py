@@ -72,6 +72,7 @@ class Scan:
         self.models = {name: self}
         self._fine_cache = None
         self._fine_error = None  # the InputError of the first pass's rows, kept (see :meth:`_fine`)
+        self._certain_cache = None  # rows predicted with certainty and wrong (:meth:`_certain_mistakes`)
         #: whether the first pass sums every bucket's score range (see :meth:`_ensure_ranges`)
         self._ranges_wanted = False
         self._exact_cache = None
@@ -198,13 +199,20 @@ class Scan:
         if self._fine_error is not None:  # bad rows: said again without another pass (a dashboard redraws often)
             raise self._fine_error
         if self._fine_cache is None:
+            table = _agg.fine_table(self._frame, self._roles, ranges=self._ranges_wanted)
             try:
-                valid = self._validate(_agg.fine_table(self._frame, self._roles, ranges=self._ranges_wanted))
-            except InputError as err:
+                valid = self._validate(table)
+            except InputError as err:  # the rows' own errors only: an engine's passing failure is tried again
                 self._fine_error = err
                 raise
             self._fine_cache = _agg.with_tail_losses(valid, self._frame, self._roles)
         return self._fine_cache
+
+    def _certain_mistakes(self) -> int:
+        """Rows predicted with certainty and wrong (:func:`calibviz.scan.aggregate.certain_mistakes`), counted once."""
+        if self._certain_cache is None:
+            self._certain_cache = _agg.certain_mistakes(self._frame, self._roles, self._fine())
+        return self._certain_cache
 
     def _fine_atoms(self) -> _ref.Atoms:
         """The atoms of the first pass alone (sorted once per first-pass table)."""
@@ -849,7 +857,7 @@ class Scan:
                 if spec.key == "mce":
                     ctx["worst_bin"] = self.bin_statistics(config.scheme()).worst_bin()
                 if spec.key == "log_loss":
-                    ctx["certain_mistakes"] = _agg.certain_mistakes(self._frame, self._roles, self._fine())
+                    ctx["certain_mistakes"] = self._certain_mistakes()
                 if hl is not None:
                     ctx.update(dof=hl.dof, min_expected=hl.min_expected)
                     if hl.min_expected < HL_MIN_EXPECTED:  # no redraws of this statistic on a scan: no verdict

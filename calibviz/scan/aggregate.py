@@ -649,9 +649,10 @@ def unknown_labels(frame: nw.LazyFrame, roles: Roles, classes, limit: int = 6) -
     label = nw.col(roles.label)
     if any(isinstance(c, str) for c in classes) and frame.collect_schema()[roles.label] != nw.String:
         label = label.cast(nw.String)  # as the views compare them (:func:`_confidence`)
+    # the first ``limit`` in sorted order, as the in-memory message names them (up to 1,000 distinct to sort)
     out = collect(frame.filter(~label.is_null() & ~label.is_in(list(classes))).select(_l=label).unique()
-                  .head(limit))
-    return sorted(str(v) for v in out["_l"])
+                  .head(1000))
+    return sorted(str(v) for v in out["_l"])[:limit]
 
 
 def certain_mistakes(frame: nw.LazyFrame, roles: Roles, fine: pd.DataFrame) -> int:
@@ -660,12 +661,20 @@ def certain_mistakes(frame: nw.LazyFrame, roles: Roles, fine: pd.DataFrame) -> i
     :func:`calibviz.panel._certain_mistakes`).
 
     Such rows can only sit in the first bucket with label 1 or the last with label 0; the pass that counts them
-    runs only when the first-pass table ``fine`` has rows there (filtered on the raw score, as
-    :func:`tail_losses`), so a log without confident mistakes pays nothing.
+    runs only when the first-pass table ``fine`` may hold one there (a group whose exact score range is known
+    and excludes 0 or 1 holds none), filtered on the raw label and score where the view has them (as
+    :func:`tail_losses`), so a log without confident mistakes pays nothing. Callers cache the count.
     """
     b, y, n = (fine[c].to_numpy() for c in ("_b", "_y", "n"))
-    if not (((b == 0) & (y == 1) & (n > 0)).any() or ((b == FINE_BUCKETS - 1) & (y == 0) & (n > 0)).any()):
+    ranged = fine["ranged"].to_numpy(bool)
+    low = (b == 0) & (y == 1) & (n > 0) & ~(ranged & (fine["pmin"].to_numpy(np.float64) > 0.0))
+    high = (b == FINE_BUCKETS - 1) & (y == 0) & (n > 0) & ~(ranged & (fine["pmax"].to_numpy(np.float64) < 1.0))
+    if not (low.any() or high.any()):
         return 0
+    if roles.view == "binary" and len(roles.probs) == 1:
+        frame, roles = _one_model(frame, roles)
+        score, label = _raw_score(frame, roles), nw.col(roles.label)
+        frame = frame.filter(((label == roles.positive) & (score == 0.0)) | ((label == roles.negative) & (score == 1.0)))
     rows = _prepared(frame, roles).filter(((nw.col("_y") == 1) & (nw.col("_p") == 0.0))
                                           | ((nw.col("_y") == 0) & (nw.col("_p") == 1.0)))
     out = collect(rows.filter(nw.col("_b") >= 0).select(nw.len().alias("n")))

@@ -7,12 +7,14 @@ row groups without materialising the rows.
 from __future__ import annotations
 
 import os
+import threading
 
 from ..errors import InputError
 
 __all__ = ["connection", "close", "read_files", "query", "from_object"]
 
 _CON = None
+_CON_LOCK = threading.Lock()
 #: Bits of group keys up to which DuckDB aggregates into an array indexed by the key instead of a hash
 #: table (its default is 12). The plain first pass groups by ``floor(p 2^16)`` (17 bits with p = 1, plus one for
 #: null) and a 0/1 label (2 bits): 20 bits let DuckDB use the array where the source has column statistics
@@ -67,9 +69,10 @@ def connection(database=None):
             return _configured(duckdb.connect(str(database), read_only=True))
         except duckdb.Error as exc:
             raise InputError(f"cannot open the DuckDB database {str(database)!r}: {exc}") from None
-    if _CON is None:
-        _CON = _configured(duckdb.connect())
-    return _configured(_CON.cursor())
+    with _CON_LOCK:  # two sessions opening their first files at once: one database, not two
+        if _CON is None:
+            _CON = _configured(duckdb.connect())
+        return _configured(_CON.cursor())
 
 
 def close() -> None:
@@ -97,17 +100,19 @@ def read_files(files, fmt: str, display: str):
         # and values changed. One pass reads the integer columns as DOUBLE and counts fractional values; columns
         # that hold any are read as DOUBLE (every value as written, for the checks to see), the others stay
         # integers (labels keep their integer classes, as in memory). Guessing from the whole file was 15x slower.
-        # The same pass reads the columns sniffed as BOOLEAN as text: DuckDB takes yes/no, y/n and t/f for
-        # booleans, pandas only true/false; a label column of 'yes' and 'no' keeps its words (classes ('no',
-        # 'yes'), as in memory, not (False, True)).
-        ints = [c for c, t in zip(rel.columns, rel.types) if str(t) in _INTEGER_TYPES]
-        bools = [c for c, t in zip(rel.columns, rel.types) if str(t) == "BOOLEAN"]
+        # Columns sniffed as BOOLEAN are read as text where they hold other words than true/false: DuckDB takes
+        # yes/no, y/n and t/f for booleans, pandas only true/false, so a label column of 'yes' and 'no' keeps its
+        # words (classes ('no', 'yes'), as in memory, not (False, True)). The sniffer decided from its sample,
+        # so the first SNIFF_ROWS rows tell (in the integer pass where there is one, else a pass over them alone).
+        hive = _partition_columns(files)  # typed by DuckDB from the paths: no dtype of the CSV's own can name them
+        ints = [c for c, t in zip(rel.columns, rel.types) if str(t) in _INTEGER_TYPES and c not in hive]
+        bools = [c for c, t in zip(rel.columns, rel.types) if str(t) == "BOOLEAN" and c not in hive]
         if not ints and not bools:
             return rel
         dbl = con.read_csv(files, **csv, dtype={**{c: "DOUBLE" for c in ints}, **{c: "VARCHAR" for c in bools}})
         checks = ([f"count(*) FILTER (WHERE {_quoted(c)} <> trunc({_quoted(c)}))" for c in ints]
                   + [f"count(*) FILTER (WHERE lower(trim({_quoted(c)})) NOT IN ('true', 'false'))" for c in bools])
-        counts = dbl.aggregate(", ".join(checks)).fetchall()[0]
+        counts = (dbl if ints else dbl.limit(SNIFF_ROWS)).aggregate(", ".join(checks)).fetchall()[0]
         changed = {c: "DOUBLE" for c, k in zip(ints, counts) if k}
         changed.update({c: "VARCHAR" for c, k in zip(bools, counts[len(ints):]) if k})
         return con.read_csv(files, **csv, dtype=changed) if changed else rel
@@ -119,6 +124,22 @@ def read_files(files, fmt: str, display: str):
                 if os.path.isfile(f):  # local files only: a URL or s3:// path keeps DuckDB's own words
                     check_csv_text(f, "DuckDB")
         raise InputError(f"DuckDB cannot read {display!r}: {str(exc).splitlines()[0]}") from None
+
+
+#: Rows DuckDB's CSV sniffer reads to type the columns (its default ``sample_size``).
+SNIFF_ROWS = 20_480
+
+
+def _partition_columns(files) -> set:
+    """Names of the hive partitions in the files' paths (``.../year=2024/part.csv``), which DuckDB adds as columns.
+
+    >>> sorted(_partition_columns(["/logs/year=2024/month=1/a.csv", "/logs/year=2025/month=2/b.csv"]))
+    ['month', 'year']
+    """
+    names = set()
+    for f in (files if isinstance(files, (list, tuple)) else [files]):
+        names.update(part.split("=", 1)[0] for part in str(f).replace("\\", "/").split("/")[:-1] if "=" in part)
+    return names
 
 
 def _quoted(name: str) -> str:

@@ -37,7 +37,8 @@ def read_files(files, fmt: str, display: str):
         raise InputError(f"Polars cannot read {display!r}: {str(exc).splitlines()[0]}") from None
 
 
-#: Rows of a CSV with padded fields from which the column types are told (Polars infers from its first 100).
+#: Rows of a CSV with padded fields from which the column types are told (Polars infers from its first 100), and
+#: lines read to tell whether a file is padded.
 PADDED_SAMPLE_ROWS = 1000
 
 
@@ -46,40 +47,61 @@ def _scan_csv(pl, path: str):
 
     The header is checked first (:func:`calibviz.scan.source.check_csv_text`): Polars' reader panics on a NUL
     byte in the header (UTF-16 text, a binary file named .csv) with a Rust backtrace on stderr, which no handler
-    can keep from a user. A file written with spaces after its separators (``y, p``) is read as pandas and
-    DuckDB read it (:func:`_unpadded`); Polars has no option for it and read ``' p'`` and ``' 0.298'`` as text.
+    can keep from a user. A file written with spaces beside its separators (``y, p`` or ``1, 0.298``) is read as
+    pandas and DuckDB read it (:func:`_unpadded`); Polars has no option for it and read ``' 0.298'`` as text.
     """
     from .source import check_csv_text, csv_null_values, header_separator
 
-    header = check_csv_text(path, "Polars")
-    sep = header_separator(header)
-    if all(field == field.strip() for field in header.rstrip("\r\n").split(sep)):
+    sep = header_separator(check_csv_text(path, "Polars"))
+    if not _padded(path, sep):
         return pl.scan_csv(path, separator=sep, null_values=csv_null_values())
     return _unpadded(pl, pl.scan_csv(path, separator=sep, infer_schema=False, null_values=csv_null_values()))
 
 
+def _padded(path: str, sep: str) -> bool:
+    """Whether a field of the file's first :data:`PADDED_SAMPLE_ROWS` lines starts or ends with a space."""
+    with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+        for i, line in enumerate(fh):
+            if any(field != field.strip(" \t") for field in line.rstrip("\r\n").split(sep)):
+                return True
+            if i >= PADDED_SAMPLE_ROWS:
+                return False
+    return False
+
+
 def _unpadded(pl, raw):
     """Every field of an all-text scan stripped of its spaces, blanks missing, names stripped, and each column
-    cast to the type its first :data:`PADDED_SAMPLE_ROWS` values take (integers, floats, booleans, else text),
-    as Polars types an unpadded file."""
+    cast to the type its values take (integers, floats, booleans, else text), as Polars types an unpadded file:
+    told from the first :data:`PADDED_SAMPLE_ROWS` rows, except that a column of integers there is checked on
+    every row (one pass), so that a later 0.5 makes it a float column instead of an error (DuckDB's reader
+    guards the same way, :mod:`calibviz.scan.duckdb_engine`)."""
     names = raw.collect_schema().names()
     text = raw.select([pl.when(pl.col(c).str.strip_chars() != "").then(pl.col(c).str.strip_chars())
                        .alias(c.strip()) for c in names])
     sample = text.head(PADDED_SAMPLE_ROWS).collect()
-    casts = []
+    types = {}
     for name in sample.columns:
         values = sample.get_column(name).drop_nulls()
         if values.len() and values.str.to_integer(strict=False).null_count() == 0:
-            dtype = pl.Int64
+            types[name] = pl.Int64
         elif values.len() and values.cast(pl.Float64, strict=False).null_count() == 0:
-            dtype = pl.Float64
+            types[name] = pl.Float64
         elif values.len() and values.str.to_lowercase().is_in(["true", "false"]).all():
-            dtype = pl.Boolean
-        else:
+            types[name] = pl.Boolean
+    ints = [c for c, t in types.items() if t == pl.Int64]
+    if ints:
+        later = text.select([(pl.col(c).is_not_null() & pl.col(c).str.to_integer(strict=False).is_null()).any()
+                             .alias(c) for c in ints]).collect(engine="streaming").row(0, named=True)
+        types.update({c: pl.Float64 for c in ints if later[c]})
+    casts = []
+    for name in sample.columns:
+        dtype = types.get(name)
+        if dtype is None:
             casts.append(pl.col(name))
-            continue
-        column = pl.col(name).str.to_lowercase() == "true" if dtype == pl.Boolean else pl.col(name).cast(dtype)
-        casts.append(column.alias(name))
+        elif dtype == pl.Boolean:
+            casts.append((pl.col(name).str.to_lowercase() == "true").alias(name))
+        else:
+            casts.append(pl.col(name).cast(dtype).alias(name))
     return text.select(casts)
 
 

@@ -140,6 +140,7 @@ def _open_into_state(how: dict) -> None:
         ident = scan_identity(how["open"], how["engine"], roles)
     st.session_state[_KEY], st.session_state[_KEY + "_id"], st.session_state[_HOW] = opened, ident, how
     st.session_state.pop("cv_scan_model", None)  # a new file: its first model
+    st.session_state.pop("cv_scan_pick_error", None)  # and no word of the previous file's models
 
 
 def link_params(analysed: bool) -> dict[str, str]:
@@ -185,7 +186,8 @@ def probs_role(text: str, per_model: bool):
         return None
     twice = sorted({c for c in names if names.count(c) > 1})
     if twice:
-        raise InputError(f"Probability columns names {', '.join(map(repr, twice))} twice; type each column once.")
+        raise InputError(f"Probability columns: {', '.join(map(repr, twice))} "
+                         f"{'is' if len(twice) == 1 else 'are'} typed twice; type each column once.")
     if per_model:
         return {c: [c] for c in names}
     return names[0] if len(names) == 1 else names

@@ -54,6 +54,7 @@ def use_scan() -> None:
 
 def use_memory() -> None:
     st.session_state[_ACTIVE] = False
+    st.session_state.pop(_PICK_ERROR, None)
 
 
 def use_controls() -> None:

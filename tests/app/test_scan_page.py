@@ -125,7 +125,7 @@ def test_form_errors_are_in_the_forms_words(logs):
     at.button[0].click()
     at.run()
     assert_clean(at)
-    assert "Probability columns names 'p' twice" in at.error[0].value.replace("\\", "")
+    assert "Probability columns: 'p' is typed twice; type each column once" in at.error[0].value.replace("\\", "")
     df.assign(q=df.p.clip(0.2, 0.9)).to_parquet(root / "two.parquet")
     at = _page()
     at.text_input(key="w_scan_path").set_value(str(root / "two.parquet"))

@@ -309,7 +309,9 @@ def test_a_model_with_bad_rows_picked_later_keeps_the_previous_one(files):
     assert at.sidebar.selectbox(key="w_scan_pick").value == "good"
     assert at.session_state["cv_scan_model"] == "good"
     assert not at.main.error and figures(at)  # the page still shows the good model's diagram
-    at.session_state["cv_scan_active"] = False
+    at.sidebar.button(key="scan_leave").click()
+    at.run()
+    assert "cv_scan_pick_error" not in at.session_state  # back to memory: the message goes with the file's view
     at.switch_page("pages/8_Large_data.py").run()
     at.selectbox(key="w_scan_model").set_value("zbad")
     at.run()
