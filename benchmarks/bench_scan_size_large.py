@@ -34,8 +34,9 @@ REGIMES = ("beta", "ties", "narrow", "narrow_ties", "rare", "weighted", "weighte
            "multiclass")
 
 
-def calibrated_log(regime: str, n: int, rng) -> pd.DataFrame:
-    """A calibrated log of ``n`` rows: scores of the regime, labels drawn from them, weights where it has them."""
+def calibrated_log(regime: str, n: int, rng, weights: str = "lognormal") -> pd.DataFrame:
+    """A calibrated log of ``n`` rows: scores of the regime, labels drawn from them, weights (log-normal(0, 1.5)
+    or exponential) where the regime has them."""
     if regime == "multiclass":
         P = rng.dirichlet(np.full(4, 0.7), n)
         y = (P.cumsum(axis=1) > rng.uniform(size=(n, 1))).argmax(axis=1)
@@ -53,12 +54,16 @@ def calibrated_log(regime: str, n: int, rng) -> pd.DataFrame:
         p = rng.choice(np.array([0.30, 0.3025, 0.305, 0.3075, 0.31]), n)
     else:  # rare events: scores from 1e-5 (weighted) or 1e-4 to 1e-1.5
         p = 10.0 ** rng.uniform(-5.0 if regime == "rare_weighted" else -4.0, -1.5, n)
-    if regime.startswith("weighted") or regime == "rare_weighted":
-        w = rng.lognormal(0.0, 1.5, n)
+    if _weighted(regime):
+        w = rng.lognormal(0.0, 1.5, n) if weights == "lognormal" else rng.exponential(size=n)
     out = pd.DataFrame({"y": (rng.uniform(size=n) < p).astype(np.int8), "p": p})
     if w is not None:
         out["w"] = w
     return out
+
+
+def _weighted(regime: str) -> bool:
+    return regime.startswith("weighted") or regime == "rare_weighted"
 
 
 def clopper_pearson(k: int, n: int) -> tuple[float, float]:
@@ -75,6 +80,8 @@ def main() -> None:
     ap.add_argument("--seed-base", type=int, default=0)
     ap.add_argument("--metrics", default="", help="comma-separated metrics (default: the default panel)")
     ap.add_argument("--redraws", type=int, default=0, help="calibrated-model redraws (default: the panel's)")
+    ap.add_argument("--weights", choices=("lognormal", "exponential"), default="lognormal",
+                    help="the weights of the weighted regimes")
     args = ap.parse_args()
     n = int(args.rows)
     keys = (tuple(args.metrics.split(",")) if args.metrics else
@@ -85,9 +92,9 @@ def main() -> None:
         path = os.path.join(tmp, "log.parquet")
         for r in range(args.reps):
             seed = args.seed_base + r
-            calibrated_log(args.regime, n, np.random.default_rng(seed)).to_parquet(path)
+            calibrated_log(args.regime, n, np.random.default_rng(seed), args.weights).to_parquet(path)
             start = time.perf_counter()
-            weight = "w" if args.regime.startswith("weighted") or args.regime == "rare_weighted" else None
+            weight = "w" if _weighted(args.regime) else None
             panel = cv.scan(path, weight=weight).metrics(list(keys) if args.metrics else None, n_reference=redraws,
                                                          random_state=seed)
             said = panel["verdict"].astype(str).str.startswith("evidence")  # not "no evidence of ..."
