@@ -31,7 +31,7 @@ from calibviz.panel import DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, r
 #: Tied scores, some on uniform bin edges (1/15, 0.2, 1/3, 0.8) and at exactly 0 and 1 (labels then certain).
 TIES = np.array([0.0, 1 / 15, 0.1, 0.2, 0.25, 0.3, 1 / 3, 0.4, 0.45, 0.5, 0.6, 2 / 3, 0.75, 0.8, 0.9, 1.0])
 REGIMES = ("beta", "ties", "narrow", "narrow_ties", "rare", "weighted", "weighted_ties", "rare_weighted",
-           "multiclass")
+           "rare_mix_weighted", "multiclass")
 
 
 def calibrated_log(regime: str, n: int, rng, weights: str = "lognormal") -> pd.DataFrame:
@@ -52,8 +52,10 @@ def calibrated_log(regime: str, n: int, rng, weights: str = "lognormal") -> pd.D
         p = rng.uniform(0.30, 0.31, n)
     elif regime == "narrow_ties":
         p = rng.choice(np.array([0.30, 0.3025, 0.305, 0.3075, 0.31]), n)
+    elif regime == "rare_mix_weighted":  # half rare events, half Beta(2, 5)
+        p = np.where(rng.uniform(size=n) < 0.5, 10.0 ** rng.uniform(-5.0, -1.0, n), rng.beta(2, 5, n))
     else:  # rare events: scores from 1e-5 (weighted) or 1e-4 to 1e-1.5
-        p = 10.0 ** rng.uniform(-5.0 if regime == "rare_weighted" else -4.0, -1.5, n)
+        p = 10.0 ** (rng.uniform(-5.0, -1.0, n) if regime == "rare_weighted" else rng.uniform(-4.0, -1.5, n))
     if _weighted(regime):
         w = rng.lognormal(0.0, 1.5, n) if weights == "lognormal" else rng.exponential(size=n)
     out = pd.DataFrame({"y": (rng.uniform(size=n) < p).astype(np.int8), "p": p})
@@ -63,7 +65,7 @@ def calibrated_log(regime: str, n: int, rng, weights: str = "lognormal") -> pd.D
 
 
 def _weighted(regime: str) -> bool:
-    return regime.startswith("weighted") or regime == "rare_weighted"
+    return regime.startswith("weighted") or regime.endswith("_weighted")
 
 
 def clopper_pearson(k: int, n: int) -> tuple[float, float]:
