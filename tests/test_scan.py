@@ -1733,6 +1733,7 @@ def test_a_column_that_holds_no_probabilities_is_named_as_in_memory(tmp_path, en
     said = str(memory.value).replace(re.search(r" \(0-based[^)]*\)", str(memory.value)).group(0), "")
     assert str(scanned.value) == f"{path}: {said}"
     assert "'age' cannot be one of them" in str(scanned.value)
+    assert re.search(r"in 300 rows \(min 18\.\d*, max 8\d\.\d*\)", str(scanned.value))  # age's range, not p's
     P = rng.dirichlet([1, 1, 1, 1], 300)
     labels = np.array(list("abcd"))[(rng.random(300)[:, None] > P.cumsum(1)).sum(1).clip(0, 3)]
     pd.DataFrame({"y": labels, **{f"p_{c}": P[:, i] for i, c in enumerate("abcd")}}).to_parquet(path)

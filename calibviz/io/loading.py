@@ -89,7 +89,8 @@ def out_of_range_error(outside, cols, rows: str, low: float, high: float, share_
                        logits_option: bool = True) -> InputError:
     """The error of probability columns with values outside [0, 1] (in memory and on scans): ``outside`` the
     columns that hold such values, ``cols`` all probability columns, ``rows`` where (as :func:`describe_rows`
-    says it), ``low`` and ``high`` the columns' smallest and largest values; the fix from
+    says it), ``low`` and ``high`` the smallest and largest values of the ``outside`` columns (a walk-through read
+    'age' given "min 0.0004944", the other column's); the fix from
     :func:`out_of_range_fix`, or, when other columns hold probabilities, that these columns are none."""
     what = (f"probabilities must lie in [0, 1]; column(s) {', '.join(map(repr, outside))} hold values outside "
             f"it in {rows} {probability_range(low, high)}.")
@@ -181,9 +182,10 @@ def _probabilities(block: np.ndarray, cols, logits: bool, renormalize: bool, cla
             else softmax(block, axis=1)
     out = ((block < 0) | (block > 1)).any(axis=1)
     if out.any():
-        outside = [c for j, c in enumerate(cols) if ((block[:, j] < 0) | (block[:, j] > 1)).any()]
-        raise out_of_range_error(outside, cols, describe_rows(out), float(block.min()), float(block.max()),
-                                 float(out.mean()), float((block > 1).mean()))
+        bad = ((block < 0) | (block > 1)).any(axis=0)
+        outside = [c for j, c in enumerate(cols) if bad[j]]
+        raise out_of_range_error(outside, cols, describe_rows(out), float(block[:, bad].min()),
+                                 float(block[:, bad].max()), float(out.mean()), float((block > 1).mean()))
     if block.shape[1] == 1:
         return np.column_stack([1.0 - block[:, 0], block[:, 0]])
     sums = row_sums(block)  # the engines' order of addition: a scan and memory divide alike

@@ -305,8 +305,9 @@ class Scan:
         if out.any():  # a pass for the message, as the in-memory loader words it: which columns, their values
             cols = _agg.column_ranges(self._frame, r)
             total = max(int(table["n"].sum()), 1)
-            err = out_of_range_error([c for c, k in zip(cols["column"], cols["outside"]) if k], list(r.probs),
-                                     _rows(n_of(out)), float(cols["low"].min()), float(cols["high"].max()),
+            bad = cols[cols["outside"] > 0]
+            err = out_of_range_error(list(bad["column"]), list(r.probs),
+                                     _rows(n_of(out)), float(bad["low"].min()), float(bad["high"].max()),
                                      n_of(out) / total, float(cols["above"].sum()) / (total * len(r.probs)),
                                      logits_option=False)
             raise InputError(f"{src}: {err}", ui_message=f"{src}: {err.ui_message}", hint=err.hint)

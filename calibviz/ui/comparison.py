@@ -42,6 +42,16 @@ def table_height(n_rows: int, max_rows: int = 25) -> int:
     return _HEADER_PX + _ROW_PX * max(1, min(n_rows, max_rows))
 
 
+def without_conflicting_tce(metrics: tuple, sizes) -> tuple:
+    """The metrics to compare, without TCE (and a note saying so) while the sidebar's PAVA-BC bin sizes conflict for
+    a model of ``sizes`` rows: TCE needs PAVA-BC bins, the other metrics do not (the page stays)."""
+    if "tce" not in metrics or len(metrics) < 2 or not any(pavabc_conflict(int(n)) for n in sizes):
+        return metrics
+    st.warning("TCE is left out of the comparison: the PAVA-BC bin sizes of the sidebar conflict (see its message "
+               "there).", icon=":material/warning:")
+    return tuple(k for k in metrics if k != "tce")
+
+
 def comparison_table(views: dict[str, BinaryView], fingerprints: tuple, s: dict, cfg, reference: str,
                      metrics: tuple) -> pd.DataFrame:
     """:func:`calibviz.compare.compare_models` of the views, cached per metric (on the settings that metric
@@ -76,11 +86,7 @@ def comparison_table(views: dict[str, BinaryView], fingerprints: tuple, s: dict,
         return cached(("compare_metric", tuple(views), fingerprints, tuple(v.name for v in views.values()), key,
                        config_key(key, cfg), reference, n_run, n_ref, seed, confidence), compute)
 
-    conflict = next((c for c in (pavabc_conflict(v.n) for v in views.values()) if c), None)
-    if conflict and "tce" in metrics and len(metrics) > 1:  # TCE needs PAVA-BC bins; the other metrics do not
-        st.warning("TCE is left out of the comparison: the PAVA-BC bin sizes of the sidebar conflict (see its "
-                   "message there).", icon=":material/warning:")
-        metrics = tuple(k for k in metrics if k != "tce")
+    metrics = without_conflicting_tce(metrics, [v.n for v in views.values()])
     parts = [one(k) for k in metrics]
     table = pd.concat(parts, ignore_index=True)
     table.attrs.update(parts[0].attrs)

@@ -143,10 +143,20 @@ def cached(key: tuple, compute: Callable[[], object], *, label: str | None = Non
     if key in store.values:
         value = store.get(key)
     else:
+        failure = None
         with st.spinner(label or work_label(key), show_time=True):
-            value = guarded(compute)
+            try:
+                value = compute()
+            except Exception as exc:  # noqa: BLE001 - shown by guarded below, once the spinner is gone
+                failure = exc
+        if failure is not None:  # st.stop() inside the spinner left its timer counting beside the message
+            guarded(lambda: _reraise(failure))
         store.put(key, value)
     return value.copy() if isinstance(value, pd.DataFrame) else value
+
+
+def _reraise(exc: BaseException):
+    raise exc
 
 
 def guarded(compute: Callable[[], object]):

@@ -33,7 +33,7 @@ from ..variables import (top_is_finding, top_variable_words, vece_floor_caption,
 from .blocks import (BOOTSTRAP_ROW_BUDGET, download_table, reference_redraws, not_applicable, show_figure,
                      show_headlines, show_metric_table, slug, tce_headline, tce_tiles, zoom_bin_picker)
 from .blocks import TCE_PAGE_CAPTION, show_dataframe
-from .comparison import show_comparison
+from .comparison import show_comparison, without_conflicting_tce
 from .compute import cached, guarded, in_cache, progress_bar
 from .settings import page_control, panel_config, set_setting, settings, tce_axis_control, tce_scheme
 from .source import cache_id, needs_rows, scan_view, scan_view_options
@@ -331,6 +331,7 @@ def compare(scan) -> None:
                    f"{'positive-class probability' if binary else 'confidence'} view; differences against "
                    f"**{md(ref)}**.")
     metrics = guarded(lambda: comparison_metrics(tuple(s["metrics"]), binary))[0]
+    metrics = without_conflicting_tce(metrics, [v.n for v in views.values()])
     key = (cache_id(), tuple(names), cfg, s["interval"], s["band"])
     st.subheader(f"Better or worse than {md(ref)}")
     needs_rows("Better or worse (the interval of a difference, a paired bootstrap over the rows of both models)")
