@@ -1798,3 +1798,31 @@ def test_certain_mistakes_are_counted_once_per_scan(tmp_path, monkeypatch):
     first = s.metrics(["log_loss"])["reading"].iloc[0]
     assert s.metrics(["log_loss", "ece"])["reading"].iloc[0] == first
     assert len(calls) == 1 and "1 row was predicted with certainty" in first
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_padded_csv_with_na_numbers_keeps_a_numeric_feature(tmp_path, engine):
+    """'y, p, segment, income' with ' NA' among the incomes (a walk-through): in memory and on every engine income
+    was a category of 526 levels (' NA' is no null text, ' c' kept its space), which changed the ranking. Now the
+    padded cells are stripped everywhere: income is numeric with missing values, segment's levels are a, b, c."""
+    rng = np.random.default_rng(15)
+    n = 2000
+    p = rng.uniform(size=n)
+    y = np.where(rng.uniform(size=n) < p, "yes", "no")
+    income = np.round(rng.uniform(1000, 9000, n), 1).astype(str)
+    income[::20] = "NA"
+    segment = rng.choice(list("abc"), n)
+    path = tmp_path / "spaces.csv"
+    path.write_text("y, p, segment, income\n" + "".join(f"{a}, {b:.4f}, {c}, {d}\n"
+                                                         for a, b, c, d in zip(y, p, segment, income)))
+    preds = cv.load_predictions(str(path), positive="yes")
+    assert preds.features["income"].dtype == np.float64 and preds.features["income"].isna().sum() == n // 20
+    assert set(preds.features["segment"]) == {"a", "b", "c"}
+    from calibviz.variables import variable_ranking
+
+    want = variable_ranking(preds.features, preds.y, preds.y_prob, n_resamples=0).set_index("feature")
+    got = cv.scan(str(path), positive="yes", engine=engine).variable_ranking(
+        ["segment", "income"], n_resamples=0).set_index("feature")
+    assert got.loc["income", "type"] == want.loc["income", "type"] == "numeric"
+    np.testing.assert_allclose(got.loc[["segment", "income"], "vece"], want.loc[["segment", "income"], "vece"],
+                               rtol=1e-9)

@@ -451,7 +451,54 @@ def _read_csv(data, name: str, delimiter: str | None, encoding: str | None, limi
         raise InputError(f"{what}; {how}.", ui_message=f"{what}; {ui_how}.",
                          hint={"delimiter": hint} if hint in DELIMITERS else None)
     _check_table_size(table.num_rows, table.num_columns, name, limits)
+    if padded_fields(head.splitlines()[:PADDED_LINES], sep):
+        table = _unpadded(table, convert_opts.null_values)
     return _to_pandas(table, name)
+
+
+#: Lines of a CSV file's start read to tell whether its fields are padded with spaces (:func:`padded_fields`).
+PADDED_LINES = 1000
+
+
+def padded_fields(lines, sep: str) -> bool:
+    """Whether a field of these CSV lines starts or ends with a space (``y, p`` / ``1, 0.298``): a file written
+    with spaces after its separators, which pandas reads with ``skipinitialspace``. One rule for the in-memory
+    reader and the scans' engines (:mod:`calibviz.scan.polars_engine`, :mod:`calibviz.scan.duckdb_engine`).
+
+    >>> padded_fields(["y, p", "1, 0.3"], ","), padded_fields(["y,p", "1,0.3"], ","), padded_fields(["y,p", "1, 0.3"], ",")
+    (True, False, True)
+    """
+    return any(field != field.strip(" \t") for line in lines for field in line.rstrip("\r\n").split(sep))
+
+
+def _unpadded(table, null_values):
+    """A table read from a padded CSV as pandas' ``skipinitialspace`` reads it: names and text cells stripped,
+    the null texts (' NA') missing, and a text column whose stripped cells are all numbers (or true/false) typed
+    as such (pyarrow, which has no such option, read ' NA' among numbers as text: a numeric feature became a
+    category of 526 levels, a walk-through found)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    columns = []
+    for col in table.columns:
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            text = pc.utf8_trim(col, characters=" \t")
+            text = pc.if_else(pc.is_in(text, value_set=pa.array(list(null_values), pa.string())),
+                              pa.scalar(None, pa.string()), text)
+            for target in (pa.int64(), pa.float64()):
+                try:
+                    text = pc.cast(text, target)
+                    break
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                    continue
+            else:
+                lowered = pc.utf8_lower(text)
+                if pc.all(pc.is_in(pc.drop_null(lowered), value_set=pa.array(["true", "false"]))).as_py() and \
+                        len(pc.drop_null(lowered)):
+                    text = pc.equal(lowered, "true")
+            col = text
+        columns.append(col)
+    return pa.table(columns, names=[n.strip(" \t") for n in table.column_names])
 
 
 def _check_duplicate_names(names, name: str) -> None:

@@ -37,8 +37,7 @@ def read_files(files, fmt: str, display: str):
         raise InputError(f"Polars cannot read {display!r}: {str(exc).splitlines()[0]}") from None
 
 
-#: Rows of a CSV with padded fields from which the column types are told (Polars infers from its first 100), and
-#: lines read to tell whether a file is padded.
+#: Rows of a CSV with padded fields from which the column types are told (Polars infers from its first 100).
 PADDED_SAMPLE_ROWS = 1000
 
 
@@ -50,23 +49,12 @@ def _scan_csv(pl, path: str):
     can keep from a user. A file written with spaces beside its separators (``y, p`` or ``1, 0.298``) is read as
     pandas and DuckDB read it (:func:`_unpadded`); Polars has no option for it and read ``' 0.298'`` as text.
     """
-    from .source import check_csv_text, csv_null_values, header_separator
+    from .source import check_csv_text, csv_null_values, csv_padded, header_separator
 
     sep = header_separator(check_csv_text(path, "Polars"))
-    if not _padded(path, sep):
+    if not csv_padded(path, sep):
         return pl.scan_csv(path, separator=sep, null_values=csv_null_values())
     return _unpadded(pl, pl.scan_csv(path, separator=sep, infer_schema=False, null_values=csv_null_values()))
-
-
-def _padded(path: str, sep: str) -> bool:
-    """Whether a field of the file's first :data:`PADDED_SAMPLE_ROWS` lines starts or ends with a space."""
-    with open(path, encoding="utf-8", errors="replace", newline="") as fh:
-        for i, line in enumerate(fh):
-            if any(field != field.strip(" \t") for field in line.rstrip("\r\n").split(sep)):
-                return True
-            if i >= PADDED_SAMPLE_ROWS:
-                return False
-    return False
 
 
 def _unpadded(pl, raw):

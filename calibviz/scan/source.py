@@ -170,7 +170,19 @@ def csv_null_values() -> list:
     """
     import pyarrow.csv as pacsv
 
-    return list(pacsv.ConvertOptions().null_values)
+    texts = [t for t in pacsv.ConvertOptions().null_values if t]
+    # with the spaces of a padded file (' NA'), which the engines compare before any stripping
+    return ["", *texts, *(f" {t}" for t in texts), *(f"{t} " for t in texts), *(f" {t} " for t in texts)]
+
+
+def csv_padded(path: str, sep: str) -> bool:
+    """Whether a local CSV file's first lines have fields padded with spaces
+    (:func:`calibviz.io.readers.padded_fields`, the in-memory reader's rule)."""
+    from ..io.readers import PADDED_LINES, padded_fields
+
+    with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+        lines = [line for _, line in zip(range(PADDED_LINES), fh)]
+    return padded_fields(lines, sep)
 
 
 def header_separator(header: str) -> str:
