@@ -370,3 +370,17 @@ def test_ui_messages_have_no_python_syntax():
     with pytest.raises(cv.InputError) as err:
         cv.predictions_from_frame(cases[2])
     assert err.value.hint == {"positive": "M"}
+
+
+def test_a_long_format_error_names_its_model(tmp_path):
+    """Ten scores of 1.7 in the third model of a long-format file read "in 10 rows (0-based: 0, 1, 2, ...)", rows of
+    the first model in file terms (a walk-through). The message names the model and how its rows are counted."""
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=900)
+    p[600:610] = 1.7
+    path = tmp_path / "long3.parquet"
+    pd.DataFrame({"y": (rng.uniform(size=900) < 0.5).astype(int), "p": p,
+                  "model": ["alpha"] * 300 + ["beta"] * 300 + ["zbad"] * 300}).to_parquet(path)
+    with pytest.raises(cv.InputError, match=r"^model 'zbad' \(rows counted among that model's rows, in file order\): "
+                                            r"probabilities must lie in \[0, 1\]"):
+        cv.load_models(str(path))

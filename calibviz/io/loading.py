@@ -325,7 +325,13 @@ def predictions_from_frame(df: pd.DataFrame, *, label=None, probs=None, weight=N
                              "name the model of every row or drop those rows.")
         key = df[mapping.model].astype(str)
         for name in pd.unique(key):
-            out[str(name)] = _build(df[key == name], mapping, cols, str(name), source, logits, renormalize, min_rows)
+            try:
+                out[str(name)] = _build(df[key == name], mapping, cols, str(name), source, logits, renormalize,
+                                        min_rows)
+            except InputError as err:  # which model, and that its rows are counted among its own (a walk-through
+                # read "0-based: 0, 1, 2" for rows 600000-600009 of the file, in the third model)
+                where = f"model {str(name)!r} (rows counted among that model's rows, in file order): "
+                raise InputError(where + str(err), ui_message=where + err.ui_message, hint=err.hint) from None
     else:
         single = len(mapping.probs) == 1
         for name, cols in mapping.probs.items():
