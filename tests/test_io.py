@@ -491,3 +491,11 @@ def test_percent_strings_name_the_fix():
     with pytest.raises(cv.InputError, match=r"e.g. '30%'; it must hold numbers. They look like percentages written "
                                             r"with '%'"):
         cv.load_predictions(b"y,p\n" + b"1,30%\n0,70%\n" * 10)
+
+
+def test_a_tiny_share_of_bad_rows_is_not_called_zero_percent():
+    """10 bad rows of 300,000 read "So few rows (0.0%)" (a walk-through)."""
+    from calibviz.io.loading import out_of_range_fix
+
+    assert "So few rows (under 0.1%)" in out_of_range_fix(10 / 300_000, 0.0, 1.7, 10 / 300_000)[0]
+    assert "So few rows (3.3%)" in out_of_range_fix(0.033, 0.0, 1.7, 0.033)[0]

@@ -128,7 +128,8 @@ def out_of_range_fix(share_out: float, low: float, high: float, share_above_one:
     a few stray rows, logits (negative values), percentages, an overshooting score, counts. Shared by the loader
     and scans (``logits_option`` False: a scan takes probabilities only)."""
     if share_out < STRAY_SHARE:
-        fix = f"So few rows ({share_out:.1%}) are errors in the data, not another scale: fix or drop those rows."
+        share = f"{share_out:.1%}" if share_out >= 0.001 else "under 0.1%"  # not "0.0%" for 10 of 300,000
+        fix = f"So few rows ({share}) are errors in the data, not another scale: fix or drop those rows."
         return fix, fix, None
     if low < 0:
         if not logits_option:
