@@ -499,3 +499,20 @@ def test_a_tiny_share_of_bad_rows_is_not_called_zero_percent():
 
     assert "So few rows (under 0.1%)" in out_of_range_fix(10 / 300_000, 0.0, 1.7, 10 / 300_000)[0]
     assert "So few rows (3.3%)" in out_of_range_fix(0.033, 0.0, 1.7, 0.033)[0]
+
+
+def test_class_columns_off_by_rounding_are_called_rounding(tmp_path):
+    """Ten classes given to 2 decimals, the last as 1 minus the others' rounded sum: a few -0.01 cells were answered
+    "The other probability columns do hold probabilities: check the probability columns" (a walk-through). Values
+    this close to [0, 1] are rounding; the fix says so, in memory and on a scan."""
+    rng = np.random.default_rng(1)
+    P = np.round(rng.dirichlet(np.full(10, 0.7), 400), 2)
+    P[:, -1] = np.round(1 - P[:, :-1].sum(axis=1), 2)
+    assert (P < 0).any()
+    y = rng.integers(0, 10, 400)
+    path = tmp_path / "rounded.parquet"
+    pd.DataFrame({"label": y, **{f"p_{k}": P[:, k] for k in range(10)}}).to_parquet(path)
+    for load in (lambda: cv.load_predictions(str(path)), lambda: cv.scan(str(path)).n):
+        with pytest.raises(cv.InputError, match=r"column\(s\) 'p_9' hold values outside it .* are rounding, e\.g\. "
+                                                r"a last column written as 1 minus"):
+            load()

@@ -94,6 +94,12 @@ def out_of_range_error(outside, cols, rows: str, low: float, high: float, share_
     :func:`out_of_range_fix`, or, when other columns hold probabilities, that these columns are none."""
     what = (f"probabilities must lie in [0, 1]; column(s) {', '.join(map(repr, outside))} hold values outside "
             f"it in {rows} {probability_range(low, high)}.")
+    if len(cols) > 1 and low >= -RENORMALIZE_ADVICE_MAX and high <= 1.0 + RENORMALIZE_ADVICE_MAX:
+        # a class column off by rounding (the last one written as 1 minus the others' rounded sum: -0.02), not a
+        # column of something else (a walk-through was told to check its column choice)
+        fix = ("Values this close to [0, 1] are rounding, e.g. a last column written as 1 minus the rounded sum of "
+               "the others: clip them to [0, 1] in the file and divide each row by its sum.")
+        return InputError(f"{what} {fix}", ui_message=f"{what} {fix}")
     if len(outside) < len(cols):
         return InputError(
             f"{what} The other probability columns do hold probabilities: {', '.join(map(repr, outside))} "
