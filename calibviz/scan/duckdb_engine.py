@@ -107,16 +107,16 @@ def read_files(files, fmt: str, display: str):
         hive = _partition_columns(files)  # typed by DuckDB from the paths: no dtype of the CSV's own can name them
         ints = [c for c, t in zip(rel.columns, rel.types) if str(t) in _INTEGER_TYPES and c not in hive]
         bools = [c for c, t in zip(rel.columns, rel.types) if str(t) == "BOOLEAN" and c not in hive]
-        rel = _trimmed(con, rel, files)
+        finish = _trimmed if _padded(files) else (lambda r: r)  # the file's start read once
         if not ints and not bools:
-            return rel
+            return finish(rel)
         dbl = con.read_csv(files, **csv, dtype={**{c: "DOUBLE" for c in ints}, **{c: "VARCHAR" for c in bools}})
         checks = ([f"count(*) FILTER (WHERE {_quoted(c)} <> trunc({_quoted(c)}))" for c in ints]
                   + [f"count(*) FILTER (WHERE lower(trim({_quoted(c)})) NOT IN ('true', 'false'))" for c in bools])
         counts = (dbl if ints else dbl.limit(SNIFF_ROWS)).aggregate(", ".join(checks)).fetchall()[0]
         changed = {c: "DOUBLE" for c, k in zip(ints, counts) if k}
         changed.update({c: "VARCHAR" for c, k in zip(bools, counts[len(ints):]) if k})
-        return _trimmed(con, con.read_csv(files, **csv, dtype=changed), files) if changed else rel
+        return finish(con.read_csv(files, **csv, dtype=changed) if changed else rel)
     except duckdb.Error as exc:
         if fmt != "parquet":  # a file that is no UTF-8 text: say so and how to fix it, not "CSV Error on Line: 2"
             from .source import check_csv_text
@@ -127,18 +127,20 @@ def read_files(files, fmt: str, display: str):
         raise InputError(f"DuckDB cannot read {display!r}: {str(exc).splitlines()[0]}") from None
 
 
-def _trimmed(con, rel, files):
-    """The text columns of a padded CSV (``y, p, segment``: ' north') stripped of their spaces, as the in-memory
-    reader strips them (:func:`calibviz.io.readers.padded_fields`); numbers and null texts DuckDB reads padded."""
-    from .source import csv_padded, header_separator
+def _padded(files) -> bool:
+    """Whether the first of ``files`` (a local CSV file) has fields padded with spaces
+    (:func:`calibviz.io.readers.padded_fields`, the in-memory reader's rule)."""
+    from .source import csv_padded
 
     first = (files if isinstance(files, (list, tuple)) else [files])[0]
-    if not os.path.isfile(first):
-        return rel
-    with open(first, encoding="utf-8", errors="replace") as fh:
-        sep = header_separator(fh.readline())
+    return os.path.isfile(first) and csv_padded(first)
+
+
+def _trimmed(rel):
+    """The text columns of a padded CSV (``y, p, segment``: ' north') stripped of their spaces, as the in-memory
+    reader strips them; DuckDB reads padded numbers and null texts itself."""
     text = [c for c, t in zip(rel.columns, rel.types) if str(t) == "VARCHAR"]
-    if not text or not csv_padded(first, sep):
+    if not text:
         return rel
     return rel.project(", ".join(f"trim({_quoted(c)}) AS {_quoted(c)}" if c in text else _quoted(c)
                                  for c in rel.columns))

@@ -175,14 +175,15 @@ def csv_null_values() -> list:
     return ["", *texts, *(f" {t}" for t in texts), *(f"{t} " for t in texts), *(f" {t} " for t in texts)]
 
 
-def csv_padded(path: str, sep: str) -> bool:
+def csv_padded(path: str, sep: str | None = None) -> bool:
     """Whether a local CSV file's first lines have fields padded with spaces
-    (:func:`calibviz.io.readers.padded_fields`, the in-memory reader's rule)."""
+    (:func:`calibviz.io.readers.padded_fields`, the in-memory reader's rule); ``sep`` by default that of the
+    header line (:func:`header_separator`)."""
     from ..io.readers import PADDED_LINES, padded_fields
 
     with open(path, encoding="utf-8", errors="replace", newline="") as fh:
         lines = [line for _, line in zip(range(PADDED_LINES), fh)]
-    return padded_fields(lines, sep)
+    return bool(lines) and padded_fields(lines, sep or header_separator(lines[0]))
 
 
 def header_separator(header: str) -> str:

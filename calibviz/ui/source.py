@@ -86,12 +86,16 @@ def checked_model(scan, name: str):
     return model
 
 
+def _cannot(name: str, err: InputError) -> str:
+    return f"Model {name} cannot be analysed: {err.ui_message}"
+
+
 def _pick_model() -> None:
     """The sidebar picker's callback: analyse the picked model, or keep the previous one and say why not."""
     name = st.session_state["w_scan_pick"]
     checked = checked_model(current_scan(), name)
     if isinstance(checked, InputError):
-        st.session_state[_PICK_ERROR] = f"Model {name} cannot be analysed: {checked.ui_message}"
+        st.session_state[_PICK_ERROR] = _cannot(name, checked)
         return
     st.session_state.pop(_PICK_ERROR, None)
     st.session_state[_MODEL] = name
@@ -103,7 +107,7 @@ def scan_sidebar(model_picker: bool = True) -> int:
     shown = active_scan()
     checked = checked_model(scan, shown.name)
     if isinstance(checked, InputError):  # a model whose rows fail (a link named it): the first model instead
-        st.session_state[_PICK_ERROR] = f"Model {shown.name} cannot be analysed: {checked.ui_message}"
+        st.session_state[_PICK_ERROR] = _cannot(shown.name, checked)
         st.session_state[_MODEL] = next(iter(scan.models))  # checked when the file was opened
         shown = active_scan()
     kind = "binary" if scan.is_binary else f"{len(scan.mapping.classes)} classes"
