@@ -237,8 +237,8 @@ def _scan(args) -> dict:
     """``{model: Scan}`` of FILE streamed through ``--engine`` (cv.scan); nothing is loaded whole."""
     from .scan import scan
 
-    if args.logits or args.renormalize:
-        raise InputError("--logits and --renormalize are not available with --engine; give probabilities.")
+    if args.logits:
+        raise InputError("--logits is not available with --engine; give probabilities.")
     reading = [f"--{k}" for k in ("delimiter", "decimal", "encoding", "sheet") if getattr(args, k, None) is not None]
     if reading:  # the engine reads the file itself; ignoring them would read another table than the user meant
         raise InputError(f"{', '.join(reading)}: reading options of the in-memory path, not available with --engine "
@@ -247,7 +247,7 @@ def _scan(args) -> dict:
     kw = {k: getattr(args, k) for k in ("label", "positive", "weight", "model") if getattr(args, k, None) is not None}
     if args.probs:
         kw["probs"] = args.probs[0] if len(args.probs) == 1 else args.probs
-    return scan(args.file, engine=args.engine, database=args.database, **kw).models
+    return scan(args.file, engine=args.engine, database=args.database, renormalize=args.renormalize, **kw).models
 
 
 def _cmd_demos(args) -> int:

@@ -32,6 +32,8 @@ if scan is not None:
     rate = "prevalence" if scan.is_binary else "accuracy (the predicted class is right)"
     st.markdown(f"**{md(scan.source)}** · model {md(scan.name)} · {scan.n:,} rows · {rate} "
                 f"{100 * scan.prevalence:.1f}% · engine {scan.engine}")
+    for note in scan.notes:  # as the Data page shows the in-memory loader's notes
+        st.info(f"Note: {md(note)}.", icon=":material/info:")
     use_controls()  # make it the data of every binned page, or go back to the data in memory
     try:
         table = scan.reliability_table(cfg.scheme(), cfg.alpha)

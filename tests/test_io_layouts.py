@@ -277,6 +277,10 @@ def test_files_without_ids_must_hold_the_same_labels_in_order(breast_cancer):
     assert not PYTHON_SYNTAX.search(err.value.ui_message)
     with pytest.raises(cv.InputError, match="has 284 rows but lr.csv has 285"):
         load_models_from_files([("lr.csv", _csv(a)), ("rf.csv", _csv(b.iloc[1:]))])
+    # two files of one name (from two folders) are told apart in messages and model names
+    with pytest.raises(cv.InputError, match=r"^x.csv \(2\) and x.csv have different labels"):
+        load_models_from_files([("x.csv", _csv(a)), ("x.csv", _csv(b.iloc[::-1]))])
+    assert list(load_models_from_files([("x.csv", _csv(a)), ("x.csv", _csv(b))])) == ["x", "x (2)"]
 
 
 def test_files_name_the_failing_file_and_agree_on_classes():

@@ -1,6 +1,7 @@
 """Scans (calibviz.scan): the same numbers as the in-memory path, on every engine, from every kind of source."""
 from __future__ import annotations
 
+import io
 import os
 import re
 
@@ -495,6 +496,27 @@ def test_cli_engine_bad_input_is_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "outside it in 1 row" in err[0]
     assert main(["metrics", str(tmp_path / "bad.parquet"), "--engine", "duckdb", "--ci", "10"]) == 2
+
+
+def test_cli_engine_renormalizes_rounded_class_columns(tmp_path, capsys):
+    """--renormalize with --engine (it was refused): rounded class columns read as in memory; without it the one
+    line gives the sums' range and the fix."""
+    from calibviz.cli import main
+
+    rng = np.random.default_rng(4)
+    P = np.round(rng.dirichlet(np.full(5, 0.8), 4000), 2)
+    y = (P.cumsum(axis=1) < rng.uniform(size=(4000, 1))).sum(axis=1).clip(0, 4)
+    path = tmp_path / "rounded.parquet"
+    pd.DataFrame({"label": y, **{f"p_{k}": P[:, k] for k in range(5)}}).to_parquet(path)
+    assert main(["metrics", str(path), "--engine", "duckdb"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "sums from" in err[0] and "--renormalize" in err[0]
+    outs = []
+    for extra in ([], ["--engine", "duckdb"]):
+        assert main(["metrics", str(path), "--renormalize", "--metrics", "confidence_ece,classwise_ece",
+                     "--format", "csv", *extra]) == 0
+        outs.append(pd.read_csv(io.StringIO(capsys.readouterr().out)).set_index("metric")["value"])
+    np.testing.assert_allclose(outs[1].to_numpy(float), outs[0].to_numpy(float), rtol=1e-9)
 
 
 # -- figures -----------------------------------------------------------------------------------------------------
@@ -1298,7 +1320,8 @@ def test_scan_messages_of_a_score_as_label_and_two_columns_that_are_two_models(t
     with pytest.raises(cv.InputError, match="holds more than 1000 distinct values in its first 2,000 rows; is it a "
                                             "score"):
         cv.scan(str(tmp_path / "ab.parquet"), label="score_b", probs="score_a")
-    with pytest.raises(cv.InputError, match=r"not one model's class probabilities; .*read one model per column: "
+    with pytest.raises(cv.InputError, match=r"not one model's class probabilities \(dividing by the sums would make "
+                                            r"up numbers\); .*read one model per column: "
                                             r"probs=\{'score_a': \['score_a'\], 'score_b': \['score_b'\]\}"):
         cv.scan(str(tmp_path / "ab.parquet"), label="y", probs=["score_a", "score_b"]).metrics(["ece"],
                                                                                              n_reference=0)

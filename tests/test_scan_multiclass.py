@@ -7,6 +7,8 @@ without, uniform and equal-mass bins, on DuckDB and Polars.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -147,3 +149,74 @@ def test_many_rounded_classes_fall_in_the_same_bins(tmp_path, engine):
     got = s.class_view(s.classes[c]).reliability_table()
     want = cv.reliability_table((preds.y == c).astype(int), preds.probs[:, c])
     np.testing.assert_array_equal(got["n"].to_numpy(), want["n"].to_numpy())
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_renormalize_divides_rows_as_in_memory(tmp_path, engine):
+    """Class probabilities rounded to 2 decimals independently (rows sum to 0.97-1.03): a scan refused them with
+    no way round, although load_predictions(renormalize=True) reads them. Now scan(renormalize=True) divides each
+    row by its sum as memory does (same metrics and tables); without it the refusal gives the sums' range and the
+    fix, in the in-memory words; rows summing to 0 are refused either way; far sums get the in-memory note."""
+    rng = np.random.default_rng(5)
+    P = rng.dirichlet(np.full(6, 0.8), 8000)
+    y = (P.cumsum(axis=1) < rng.uniform(size=(len(P), 1))).sum(axis=1).clip(0, 5)
+    R = np.round(P, 2)
+    frame = pd.DataFrame({"label": y, **{f"p_{k}": R[:, k] for k in range(6)}})
+    path = str(tmp_path / "r.parquet")
+    frame.to_parquet(path)
+    sums = cv.validation.row_sums(R)
+    off = np.abs(sums - 1) > 1e-3
+    with pytest.raises(cv.InputError) as mem:
+        cv.load_predictions(path)
+    with pytest.raises(cv.InputError) as scanned:
+        cv.scan(path, engine=engine).metrics(["confidence_ece"])
+    # the same words, without the row positions (an engine gives the rows no order)
+    assert str(scanned.value) == f"{path}: {re.sub(r' [(]0-based: [^)]*[)]', '', str(mem.value))}"
+    assert f"in {off.sum()} rows (sums from {sums.min():.4g} to {sums.max():.4g})" in str(scanned.value)
+    assert "renormalize=True" in str(scanned.value)
+    preds = cv.load_predictions(path, renormalize=True)
+    s = cv.scan(path, renormalize=True, engine=engine)
+    assert s.notes == preds.notes == ()  # rounding: no note
+    cfg = PanelConfig(binning="equal_mass", n_bins=10)
+    got = s.metrics(["confidence_ece", "classwise_ece"], config=cfg).set_index("metric")["value"]
+    assert got["confidence_ece"] == pytest.approx(cv.metrics.confidence_ece(preds.y, preds.probs,
+                                                                             binning=EqualMass(10)), rel=RTOL)
+    assert got["classwise_ece"] == pytest.approx(cv.metrics.classwise_ece(preds.y, preds.probs,
+                                                                           binning=EqualMass(10)), rel=RTOL)
+    conf, correct = preds.probs.max(axis=1), (preds.probs.argmax(axis=1) == preds.y).astype(int)
+    _close(s.reliability_table(Uniform(15), test=None), cv.reliability_table(correct, conf, binning=Uniform(15),
+                                                                              test=None))
+    # sums far from 1: renormalised with the in-memory note; a row of zeros refused
+    far = frame.copy()
+    far.loc[:99, "p_0"] = np.minimum(far.loc[:99, "p_0"] + 0.5, 1.0)
+    far.to_parquet(path)
+    preds = cv.load_predictions(path, renormalize=True)
+    assert cv.scan(path, renormalize=True, engine=engine).notes == preds.notes
+    assert "more than rounding" in preds.notes[0]
+    far.loc[7, [f"p_{k}" for k in range(6)]] = 0.0
+    far.to_parquet(path)
+    with pytest.raises(cv.InputError, match=r"rows sum to 0 in 1 row; they cannot be renormalised"):
+        cv.scan(path, renormalize=True, engine=engine).metrics(["confidence_ece"])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_two_class_columns_that_do_not_sum_to_one(tmp_path, engine):
+    """Two columns of a binary label: the scan's refusal gives the sums' range as memory does; columns named by
+    the classes are renormalised with renormalize=True, other names stay two models' columns."""
+    rng = np.random.default_rng(2)
+    p = rng.uniform(0.05, 0.95, 3000)
+    y = (rng.random(3000) < p).astype(int)
+    frame = pd.DataFrame({"y": y, "p_0": np.round(1 - p, 2), "p_1": np.round(p, 2) + 0.1 * (np.arange(3000) < 10)})
+    frame["p_1"] = frame["p_1"].clip(upper=1.0)
+    path = str(tmp_path / "two.parquet")
+    frame.to_parquet(path)
+    with pytest.raises(cv.InputError) as mem:
+        cv.load_predictions(path)
+    with pytest.raises(cv.InputError) as scanned:
+        cv.scan(path, engine=engine).metrics(["ece"])
+    assert str(scanned.value) == f"{path}: {re.sub(r' [(]0-based: [^)]*[)]', '', str(mem.value))}"
+    assert "sums from" in str(scanned.value)
+    preds = cv.load_predictions(path, renormalize=True)
+    s = cv.scan(path, renormalize=True, engine=engine)
+    assert s.metric("brier")[0] == pytest.approx(cv.metrics.brier_score(preds.y, preds.y_prob), rel=RTOL)
+    assert s.notes == preds.notes and "more than rounding" in s.notes[0]

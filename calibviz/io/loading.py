@@ -164,7 +164,7 @@ def out_of_range_fix(share_out: float, low: float, high: float, share_above_one:
 
 
 def _probabilities(block: np.ndarray, cols, logits: bool, renormalize: bool, classes: tuple = (),
-                   notes: list | None = None, class_named: bool = False) -> np.ndarray:
+                   notes: list | None = None) -> np.ndarray:
     """Probability rows from the mapped columns; every error names the fix that is right for *these* values.
 
     ``renormalize=True`` is advised only for rows whose sums are off by rounding (at most
@@ -198,43 +198,67 @@ def _probabilities(block: np.ndarray, cols, logits: bool, renormalize: bool, cla
     sums = row_sums(block)  # the engines' order of addition: a scan and memory divide alike
     off = np.abs(sums - 1.0) > SUM_TOLERANCE
     if off.any():
-        deviation = float(np.max(np.abs(sums - 1.0)))
-        what = (f"probability rows must sum to 1 (tolerance {SUM_TOLERANCE:g}); they do not in {describe_rows(off)} "
-                f"(sums from {sums.min():.4g} to {sums.max():.4g}).")
-        two_models = (block.shape[1] == 2 and len(classes) <= 2 and deviation > RENORMALIZE_ADVICE_MAX
-                      and not (class_named and renormalize))
-        if two_models:
-            lib, ui = _one_model_per_column(cols, classes)
-            raise InputError(
-                f"{what} Two columns of a binary label that do not sum to 1 are not one model's class "
-                f"probabilities (dividing by the sums would make up numbers); {lib}.",
-                ui_message=f"{what} Two columns of a binary label that do not sum to 1 are not one model's class "
-                           f"probabilities; {ui}.",
-                hint={"probs": list(cols), "per_model": True},
-            )
-        if not renormalize:
-            if deviation <= RENORMALIZE_ADVICE_MAX:
-                raise InputError(
-                    f"{what} The sums are off by rounding (at most {deviation:.3g}): pass renormalize=True "
-                    "(command line: --renormalize) to divide each row by its sum.",
-                    ui_message=f"{what} The sums are off by rounding (at most {deviation:.3g}): tick 'Renormalise "
-                               "rows' in the column mapping to divide each row by its sum.",
-                    hint={"renormalize": True},
-                )
-            why = ("rows summing to less than 1 mean a class has no column" if sums.max() < 1 else
-                   "sums far from 1 mean the columns are not the class probabilities of one model")
-            raise InputError(
-                f"{what} {why.capitalize()}: give one column per class of one model (probs=...).",
-                ui_message=f"{what} {why.capitalize()}: choose one Probability column per class of one model in the "
-                           "column mapping.",
-            )
+        lo, hi = float(sums.min()), float(sums.max())
+        err = bad_sums_error(cols, classes, describe_rows(off), lo, hi, renormalize=renormalize)
+        if err is not None:
+            raise err
         if (sums <= 0).any():
             raise InputError(f"probability rows sum to 0 in {describe_rows(sums <= 0)}; they cannot be renormalised.")
-        if notes is not None and deviation > RENORMALIZE_ADVICE_MAX:
-            notes.append(f"rows renormalised although their sums ranged from {sums.min():.4g} to {sums.max():.4g} "
-                         f"({int(off.sum()):,} rows off by more than {SUM_TOLERANCE:g}): more than rounding")
+        if notes is not None and (note := renormalized_note(lo, hi, int(off.sum()))):
+            notes.append(note)
     # Exact renormalisation either way: within-tolerance rounding is removed too.
     return block / sums[:, None]
+
+
+def bad_sums_error(cols, classes, rows: str, low: float, high: float, *, renormalize: bool) -> InputError | None:
+    """The error of class columns whose rows do not sum to 1 (``rows``: how many, as :func:`describe_rows` says;
+    ``low``, ``high``: the range of the sums), or None where ``renormalize`` divides them. One wording for the
+    loaders in memory and for scans (:class:`calibviz.scan.Scan`).
+
+    ``renormalize`` is advised only for sums off by rounding (at most ``RENORMALIZE_ADVICE_MAX``). Two columns of
+    a binary label are two models unless their names say they are the label's classes (``p_benign``,
+    ``p_malignant``) and ``renormalize`` is set.
+    """
+    keys = {_key(c) for c in classes}
+    class_named = all(_key(_named_part(c, keys) or c) in keys for c in cols)
+    deviation = max(abs(low - 1.0), abs(high - 1.0))
+    what = (f"probability rows must sum to 1 (tolerance {SUM_TOLERANCE:g}); they do not in {rows} "
+            f"(sums from {low:.4g} to {high:.4g}).")
+    if len(cols) == 2 and len(classes) <= 2 and deviation > RENORMALIZE_ADVICE_MAX and not (class_named and renormalize):
+        lib, ui = _one_model_per_column(cols, classes)
+        return InputError(
+            f"{what} Two columns of a binary label that do not sum to 1 are not one model's class "
+            f"probabilities (dividing by the sums would make up numbers); {lib}.",
+            ui_message=f"{what} Two columns of a binary label that do not sum to 1 are not one model's class "
+                       f"probabilities; {ui}.",
+            hint={"probs": list(cols), "per_model": True},
+        )
+    if renormalize:
+        return None
+    if deviation <= RENORMALIZE_ADVICE_MAX:
+        return InputError(
+            f"{what} The sums are off by rounding (at most {deviation:.3g}): pass renormalize=True "
+            "(command line: --renormalize) to divide each row by its sum.",
+            ui_message=f"{what} The sums are off by rounding (at most {deviation:.3g}): tick 'Renormalise "
+                       "rows' in the column mapping to divide each row by its sum.",
+            hint={"renormalize": True},
+        )
+    why = ("rows summing to less than 1 mean a class has no column" if high < 1 else
+           "sums far from 1 mean the columns are not the class probabilities of one model")
+    return InputError(
+        f"{what} {why.capitalize()}: give one column per class of one model (probs=...).",
+        ui_message=f"{what} {why.capitalize()}: choose one Probability column per class of one model in the "
+                   "column mapping.",
+    )
+
+
+def renormalized_note(low: float, high: float, n_off: int) -> str | None:
+    """The note of rows renormalised although their sums (``low`` to ``high``) are further from 1 than rounding
+    explains, or None."""
+    if max(abs(low - 1.0), abs(high - 1.0)) <= RENORMALIZE_ADVICE_MAX:
+        return None
+    return (f"rows renormalised although their sums ranged from {low:.4g} to {high:.4g} ({n_off:,} rows off by "
+            f"more than {SUM_TOLERANCE:g}): more than rounding")
 
 
 def _weights(df: pd.DataFrame, col: str | None):
@@ -251,10 +275,8 @@ def _build(df: pd.DataFrame, mapping: ColumnMapping, cols, name: str, source: st
         )
     y = _labels_to_index(df[mapping.label], mapping.classes, mapping.label, mapping.label_positions)
     notes = list(mapping.notes)
-    label_keys = {_key(c) for c in mapping.classes}
-    class_named = all(_key(_named_part(c, label_keys) or c) in label_keys for c in cols)
-    probs = _probabilities(_numeric_block(df, cols, "probability"), cols, logits, renormalize,
-                           mapping.classes, notes, class_named)
+    probs = _probabilities(_numeric_block(df, cols, "probability"), cols, logits, renormalize, mapping.classes,
+                           notes)
     w = _weights(df, mapping.weight)
     # a row of weight 0 is an absent row (DESIGN.md section 4): rows and classes are counted without them, as the
     # scans count them (a file whose negatives all weigh 0 holds one class; 5 rows of weight > 0 are 5 rows)
@@ -557,7 +579,7 @@ def load_models_from_files(sources, *, id=None, label=None, probs=None, weight=N
         else:
             raws.append(read_table(src, delimiter=delimiter, encoding=encoding, sheet=sheet, max_bytes=max_bytes,
                                    limits=limits, decimal=decimal))
-    file_names = [r.name for r in raws]
+    file_names = _unique_names([r.name for r in raws])  # two uploads named x.csv read "x.csv" and "x.csv (2)"
     frames = [r.frame.rename(columns=lambda c: str(c).strip()) for r in raws]
     id_col = _id_column(frames, file_names, id) if len(frames) > 1 else id
     stems = list(names) if names is not None else _unique_names(

@@ -16,12 +16,14 @@ aggregation), :mod:`.refine` (bins from buckets, second passes),
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
 from ..binning import PAVA, PAVABC, EqualMass, Uniform, get_scheme
 from ..errors import InputError
-from ..io.loading import MIN_ROWS, SUM_TOLERANCE, out_of_range_error, unknown_labels_error
+from ..io.loading import MIN_ROWS, bad_sums_error, out_of_range_error, renormalized_note, unknown_labels_error
 from ..metrics.consistency import reference_level
 from ..summary import BinStatistics, _table
 from ..validation import check_weight_scale, probability_range
@@ -80,6 +82,19 @@ class Scan:
         self._fine_atoms_cache = (None, None)  # (fine table, its atoms): the first pass sorted once
         self._bins_cache = {}  # repr(scheme): (atoms, bins), valid while the atoms are those atoms
         self._reference_draws = {}  # (scheme, redraws, seed): calibrated-model draws (scan.reference)
+        self._notes = None
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the reading of the rows changed that a reader should know, as :attr:`Predictions.notes` says it:
+        rows renormalised although their sums lie further from 1 than rounding explains (``renormalize=True``;
+        one pass, on first access)."""
+        if self._notes is None:
+            note = None
+            if self._roles.renormalize and len(self._roles.probs) > 1:
+                note = renormalized_note(*_agg.row_sums(self._frame, self._roles))
+            self._notes = (note,) if note else ()
+        return self._notes
 
     @property
     def is_binary(self) -> bool:
@@ -321,16 +336,14 @@ class Scan:
             err = unknown_labels_error(_agg.unknown_labels(self._frame, r, classes), _rows(unknown), classes)
             raise InputError(f"{src}: {err}", ui_message=f"{src}: {err.ui_message}")
         off = n_of(table["_b"] == _agg.BAD_SUM)
-        if off:
-            what = (f"{src}: probability rows must sum to 1 (tolerance {SUM_TOLERANCE:g}); they do not in "
-                    f"{_rows(off)}")
-            if len(r.probs) == 2 and r.view == "binary":  # two columns of a binary label: two models, as in memory
-                from ..io.loading import _one_model_per_column
-
-                lib, ui = _one_model_per_column(r.probs, (r.negative, r.positive))
-                why = f"{what}. Two columns of a binary label that do not sum to 1 are not one model's class probabilities"
-                raise InputError(f"{why}; {lib}.", ui_message=f"{why}; {ui}.")
-            raise InputError(f"{what}; check that every class has a column.")
+        if off:  # a pass for the message, as the in-memory loader words it: the range of the sums
+            if r.renormalize:
+                raise InputError(f"{src}: probability rows sum to 0 in {_rows(off)}; they cannot be renormalised.")
+            lo, hi, _ = _agg.row_sums(self._frame, r)
+            classes = list(r.classes) if r.view != "binary" else [r.negative, r.positive]
+            err = bad_sums_error(list(r.probs), classes, _rows(off), lo, hi, renormalize=False)
+            # no hint: the form's words for the fix come from the message (ui.scan._in_form_words)
+            raise InputError(f"{src}: {err}", ui_message=f"{src}: {err.ui_message}")
         badw = n_of(table["_b"] == _agg.BAD_WEIGHT)
         if badw:
             raise InputError(f"{src}: weight column {r.weight!r} is missing, NaN, infinite or negative in "
@@ -945,8 +958,8 @@ def interval_caption(panel: pd.DataFrame, multiclass: bool, weighted: bool = Fal
     return boot + ref + " Metrics that need the rows (ICI, slope, intercept, CORP, AUC) show n/a and say so."
 
 
-def scan(source, *, label=None, probs=None, weight=None, positive=None, model=None, features=None, engine=None,
-         database=None) -> Scan:
+def scan(source, *, label=None, probs=None, weight=None, positive=None, model=None, features=None,
+         renormalize: bool = False, engine=None, database=None) -> Scan:
     """A lazy scan of predictions too large for memory; nothing is read until a result is asked for.
 
     Parameters
@@ -962,6 +975,13 @@ def scan(source, *, label=None, probs=None, weight=None, positive=None, model=No
         them (same names, same messages). ``probs`` is one column with
         P(positive), the class columns of one model (two or more), or
         ``{model: [column]}`` for one model per column.
+    renormalize : bool, default False
+        Divide each row of class columns by its sum, as
+        ``load_predictions(renormalize=True)``: for probabilities rounded
+        (to 2 decimals, say) so that rows sum to 0.99 or 1.01. Without it,
+        rows off by more than 1e-3 are refused with their sums' range.
+        Rows summing to 0 are refused either way; sums further from 1 than
+        rounding explains get a note (:attr:`Scan.notes`).
     engine : {"duckdb", "polars", "spark"}, optional
         Where the aggregation runs; default DuckDB for paths and queries and
         the frame's own engine for frames.
@@ -991,6 +1011,8 @@ def scan(source, *, label=None, probs=None, weight=None, positive=None, model=No
     frame, engine, display = open_source(source, engine, database=database)
     mapping, roles = resolve_roles(frame, display, label=label, probs=probs, weight=weight, positive=positive,
                                    model=model, features=features)
+    if renormalize:
+        roles = {name: replace(r, renormalize=True) for name, r in roles.items()}
     scans = {name: Scan(frame, r, name=name, engine=engine, source=display, classes=mapping.classes,
                         mapping=mapping) for name, r in roles.items()}
     for s in scans.values():

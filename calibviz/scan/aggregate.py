@@ -53,7 +53,7 @@ from ..errors import InputError
 from ..metrics.scores import LOG_LOSS_EPS
 
 __all__ = ["FINE_BUCKETS", "Roles", "fine_table", "tail_losses", "with_tail_losses", "certain_mistakes", "column_ranges",
-           "unknown_labels", "exact_atoms",
+           "row_sums", "unknown_labels", "exact_atoms",
            "SUMS", "collect"]
 
 #: Fine score buckets of the first pass (2**16; a multiple of smECE's 2**14 grid).
@@ -63,7 +63,7 @@ BAD_SCORE = -1  # probability missing, NaN or infinite
 OUT_OF_RANGE = -2  # probability outside [0, 1]
 BAD_WEIGHT = -3  # weight missing, NaN, infinite or negative
 ZERO_WEIGHT = -4  # weight 0: an absent row (DESIGN.md §4), counted, never summed
-BAD_SUM = -5  # two class columns that do not sum to 1 (tolerance as load_predictions)
+BAD_SUM = -5  # class columns that do not sum to 1 (tolerance as load_predictions), or to 0 when renormalising
 #: Label codes of rows whose label is no class (-1) or missing (-2).
 UNKNOWN_LABEL, MISSING_LABEL = -1, -2
 
@@ -88,6 +88,8 @@ class Roles:
     weight: str | None = None
     model: tuple | None = None
     sum_tolerance: float = 1e-3
+    #: divide every row by its sum, as ``load_predictions(renormalize=True)``: only rows summing to 0 are refused
+    renormalize: bool = False
     #: "binary", or "confidence": the top-class view of K >= 3 class columns (``probs``, in ``classes`` order):
     #: p = max_k P_k (rows renormalised), y = 1 iff the label is the argmax class (ties to the first class)
     view: str = "binary"
@@ -135,9 +137,15 @@ def _confidence(frame: nw.LazyFrame, roles: Roles, extra=()) -> nw.LazyFrame:
     lowest, highest = nw.min_horizontal(*cols), nw.max_horizontal(*cols)
     outside = nw.when(lowest < 0).then(lowest).otherwise(highest)
     score = (nw.when(bad).then(nw.lit(float("nan"))).when(out).then(outside)
-             .when((total - 1.0).abs() > roles.sum_tolerance).then(nw.lit(BAD_SUM_SCORE)).otherwise(top))
+             .when(~_sums_ok(total, roles)).then(nw.lit(BAD_SUM_SCORE)).otherwise(top))
     keep = ([roles.weight] if roles.weight else []) + [c for c in extra if c != roles.weight]
     return frame.select(*keep, _conf=score, _correct=correct.cast(nw.Int64))
+
+
+def _sums_ok(total, roles: Roles):
+    """Whether rows of class columns summing to ``total`` are valid: within the tolerance of 1, or, renormalising,
+    above 0 (a row of zeros cannot be divided by its sum)."""
+    return total > 0 if roles.renormalize else (total - 1.0).abs() <= roles.sum_tolerance
 
 
 def _float(schema, name: str):
@@ -205,7 +213,7 @@ def _prepared(frame: nw.LazyFrame, roles: Roles, extra=None) -> nw.LazyFrame:
         p = cols[1] / total
         finite = cols[0].is_finite() & cols[1].is_finite()
         in_range = finite & (cols[0] >= 0) & (cols[0] <= 1) & (cols[1] >= 0) & (cols[1] <= 1)
-        ok = in_range & ((total - 1.0).abs() <= roles.sum_tolerance)
+        ok = in_range & _sums_ok(total, roles)
     # least(), not clip(): clip adds a null check per row, and a valid row's score is never null
     bucket = _bucket(p)
     if roles.weight:
@@ -640,6 +648,23 @@ def column_ranges(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame:
                          "high": [float(row[f"hi{i}"]) for i in range(len(roles.probs))],
                          "outside": [int(row[f"out{i}"]) for i in range(len(roles.probs))],
                          "above": [int(row[f"up{i}"]) for i in range(len(roles.probs))]})
+
+
+def row_sums(frame: nw.LazyFrame, roles: Roles) -> tuple[float, float, int]:
+    """(lowest, highest) sum of the class columns (added left to right, as the views add them) over the rows whose
+    cells are finite and in [0, 1], and how many of those differ from 1 by more than the tolerance. A pass for
+    the message of rows that do not sum to 1, or the note of rows renormalised although their sums are far from 1,
+    as :func:`calibviz.load_predictions` words them.
+    """
+    frame, roles = _one_model(frame, roles)
+    schema = dict(frame.collect_schema())
+    cols = [_float(schema, c) for c in roles.probs]
+    total, ok = cols[0], cols[0].is_finite() & (cols[0] >= 0) & (cols[0] <= 1)
+    for c in cols[1:]:
+        total, ok = total + c, ok & c.is_finite() & (c >= 0) & (c <= 1)
+    off = nw.when((total - 1.0).abs() > roles.sum_tolerance).then(nw.lit(1)).otherwise(nw.lit(0))
+    row = collect(frame.filter(ok).select(lo=total.min(), hi=total.max(), off=off.sum())).iloc[0]
+    return float(row["lo"]), float(row["hi"]), int(row["off"] or 0)
 
 
 def unknown_labels(frame: nw.LazyFrame, roles: Roles, classes, limit: int = 6) -> list:

@@ -25,7 +25,7 @@ _KEY = "cv_scan"
 #: How the session's file was opened (the form's fields as typed): what a link carries to open it again.
 _HOW = _KEY + "_how"
 #: The URL parameters of an opened file (:func:`link_params`).
-LINK_KEYS = ("open", "engine", "label", "probs", "weight", "per_model", "analyse")
+LINK_KEYS = ("open", "engine", "label", "probs", "weight", "per_model", "renormalize", "analyse")
 
 
 def allowed_roots() -> list[str]:
@@ -40,7 +40,7 @@ def open_scan(path: str, engine: str = "duckdb", **roles):
 
     path = path.strip()
     check_allowed(path, allowed_roots())
-    s = scan(path, engine=engine, **{k: v for k, v in roles.items() if v})
+    s = scan(path, engine=engine, **{k: v for k, v in roles.items() if v})  # renormalize=False: the default
     s.n  # noqa: B018 - the one pass over the data, with the validation of every row
     return s
 
@@ -101,8 +101,13 @@ def source_form() -> None:
                                    help="Detected when empty. Several, comma-separated: the class columns of one "
                                         "model, or one model per column with the box below ticked.")
         weight = cols[3].text_input("Weight column", key="w_scan_weight", help="Optional.")
-        per_model = st.checkbox("One model per column", key="w_scan_per_model",
-                                help="Each probability column is one model's P(positive class).")
+        ticks = st.columns(2)
+        per_model = ticks[0].checkbox("One model per column", key="w_scan_per_model",
+                                      help="Each probability column is one model's P(positive class).")
+        renormalize = ticks[1].checkbox("Renormalise rows", key="w_scan_renormalize",
+                                        help="Divide each row of class columns by its sum: for probabilities "
+                                             "rounded so that rows sum to 0.99 or 1.01. Rows summing to 0 are "
+                                             "refused; sums far from 1 get a note.")
         submitted = st.form_submit_button("Open")
     if submitted and not path.strip():
         st.warning("Type the path of a Parquet or CSV file, a glob or a directory under the allowed directories, "
@@ -110,7 +115,7 @@ def source_form() -> None:
     if submitted and path.strip():
         try:
             _open_into_state(dict(open=path, engine=engine, label=label, probs=probs, weight=weight,
-                                  per_model=per_model))
+                                  per_model=per_model, renormalize=renormalize))
         except (InputError, OSError) as err:
             st.error(md(_in_form_words(err)), icon=":material/error:")
         else:
@@ -125,16 +130,17 @@ def _show_opened_fields() -> None:
     if not how or current_scan() is None or "w_scan_path" in st.session_state:
         return
     for field, key in (("open", "path"), ("engine", "engine"), ("label", "label"), ("probs", "probs"),
-                       ("weight", "weight"), ("per_model", "per_model")):
-        st.session_state[f"w_scan_{key}"] = how[field]
+                       ("weight", "weight"), ("per_model", "per_model"), ("renormalize", "renormalize")):
+        st.session_state[f"w_scan_{key}"] = how.get(field, False)
 
 
 def _open_into_state(how: dict) -> None:
     """Open the file of the form's fields ``how`` (path ``open``, ``engine``, ``label``, ``probs``, ``weight``,
-    ``per_model``) and make it the session's; raises :class:`~calibviz.InputError` and keeps the previous file."""
+    ``per_model``, ``renormalize``) and make it the session's; raises :class:`~calibviz.InputError` and keeps the
+    previous file."""
     how = {k: v.strip() if isinstance(v, str) else v for k, v in how.items()}
     roles = dict(label=how["label"] or None, probs=probs_role(how["probs"], how["per_model"]),
-                 weight=how["weight"] or None)
+                 weight=how["weight"] or None, renormalize=bool(how.get("renormalize")))
     with st.spinner("Aggregating the file (one pass)..."):
         opened = open_scan(how["open"], how["engine"], **roles)
         ident = scan_identity(how["open"], how["engine"], roles)
@@ -153,7 +159,8 @@ def link_params(analysed: bool) -> dict[str, str]:
         return {}
     return {"open": how["open"], "engine": how["engine"] if how["engine"] != ENGINES[0] else "",
             "label": how["label"], "probs": how["probs"], "weight": how["weight"],
-            "per_model": "1" if how["per_model"] else "", "analyse": "1" if analysed else ""}
+            "per_model": "1" if how["per_model"] else "", "renormalize": "1" if how.get("renormalize") else "",
+            "analyse": "1" if analysed else ""}
 
 
 def open_from_link(params) -> str | None:
@@ -163,7 +170,8 @@ def open_from_link(params) -> str | None:
     if engine not in ENGINES:
         return f"its engine {engine!r} is none of {', '.join(ENGINES)}."
     how = dict(open=params.get("open", ""), engine=engine, label=params.get("label", ""),
-               probs=params.get("probs", ""), weight=params.get("weight", ""), per_model=params.get("per_model") == "1")
+               probs=params.get("probs", ""), weight=params.get("weight", ""), per_model=params.get("per_model") == "1",
+               renormalize=params.get("renormalize") == "1")
     try:
         _open_into_state(how)
     except (InputError, OSError) as err:

@@ -159,8 +159,9 @@ def reliability(scan) -> None:
     mode_col, _ = st.columns([2, 3])
     with mode_col:
         page_control("diagram", st.radio, label="Diagram", options=["binned", "corp"], horizontal=True,
-                     format_func={"binned": "Binned", "corp": "CORP (isotonic, no bins)"}.get,
-                     help="Binned: observed rate per bin. CORP needs every prediction: data in memory.")
+                     format_func={"binned": "Binned", "corp": "CORP (isotonic, no bins)"}.get, disabled=True,
+                     help="Binned: observed rate per bin. CORP needs every prediction: data in memory (upload a "
+                          "sample on the Data page). The choice is kept for uploaded data.")
     s = settings()
     cfg = panel_config(s)
     key = (cache_id(), view.name, cfg, s["interval"], s["band"])

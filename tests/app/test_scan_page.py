@@ -134,3 +134,30 @@ def test_form_errors_are_in_the_forms_words(logs):
     at.run()
     said = at.error[0].value.replace("\\", "")
     assert "One model per column' in this form" in said and "probs=" not in said and "column mapping" not in said
+
+
+def test_rounded_class_columns_are_renormalised_from_the_form(logs):
+    """Class probabilities rounded to 2 decimals (rows sum to 0.98-1.02): the error says to tick 'Renormalise
+    rows' in this form (the upload page's column mapping is not here); ticked, the file opens, the link carries it,
+    and sums far from 1 get the loader's note."""
+    root, _ = logs
+    rng = np.random.default_rng(3)
+    P = np.round(rng.dirichlet(np.full(4, 0.8), 3000), 2)
+    y = (P.cumsum(axis=1) < rng.uniform(size=(3000, 1))).sum(axis=1).clip(0, 3)
+    frame = pd.DataFrame({"label": y, **{f"p_{k}": P[:, k] for k in range(4)}})
+    frame.to_parquet(root / "rounded.parquet")
+    at = _open(str(root / "rounded.parquet"))
+    assert_clean(at)
+    message = at.error[0].value.replace("\\", "")
+    assert "sums from" in message and "tick 'Renormalise rows' in this form" in message
+    at.checkbox(key="w_scan_renormalize").check()
+    at.button[0].click()
+    at = at.run()
+    assert not at.error, [e.value for e in at.error]
+    assert at.query_params.get("renormalize") == "1" and not at.info
+    frame.loc[:49, "p_0"] = np.minimum(frame.loc[:49, "p_0"] + 0.4, 1.0)
+    frame.to_parquet(root / "far.parquet")
+    at.text_input(key="w_scan_path").set_value(str(root / "far.parquet"))
+    at.button[0].click()
+    at = at.run()
+    assert not at.error and any("more than rounding" in i.value for i in at.info)
