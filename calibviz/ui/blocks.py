@@ -429,6 +429,8 @@ def show_metric_table(table: pd.DataFrame, name: str, caption: str | None = None
     })
     show_dataframe(shown,
                  column_config={"What it means": st.column_config.TextColumn(width="large"),
+                                # auto width cut "Hosmer-Lemeshow" (a walk-through)
+                                "Metric": st.column_config.TextColumn(width="medium"),
                                 "Calibrated model would show": st.column_config.TextColumn(
                                     help="What a perfectly calibrated model with these predictions would show "
                                          "when the labels are redrawn from them (y* ~ Bernoulli(p)): "
