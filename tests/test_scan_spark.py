@@ -191,3 +191,46 @@ def test_spark_reads_a_csv_padded_with_spaces_as_in_memory(spark, tmp_path):
     got = cv.scan(str(path), engine="spark").metrics(["ece", "brier"])["value"].to_numpy()
     want = cv.scan(str(path), engine="duckdb").metrics(["ece", "brier"])["value"].to_numpy()
     np.testing.assert_allclose(got, want, rtol=1e-9)
+
+
+def test_spark_reads_csv_null_texts_as_missing_as_in_memory(spark, tmp_path):
+    """'NA', 'N/A', 'NULL' in a CSV: Spark's reader takes one null text, so 'NA' made a score column text ("a
+    non-numeric value") and a numeric feature a category, where memory, DuckDB and Polars read missing values.
+    Spark now types the text it reads as the in-memory reader does: the same error, the same variable ranking."""
+    rng = np.random.default_rng(8)
+    n = 3000
+    p = rng.uniform(size=n)
+    y = np.where(rng.uniform(size=n) < p, "yes", "no")
+    income = np.round(rng.uniform(1000, 9000, n), 1).astype(str)
+    income[::25] = "NA"
+    income[1::50] = "NULL"
+    visits = rng.integers(0, 9, n).astype(str)
+    visits[3::40] = "N/A"
+    segment = rng.choice(list("abc"), n)
+    frame = pd.DataFrame({"y": y, "p": p.round(5), "segment": segment, "income": income, "visits": visits,
+                          "flag": rng.choice(["true", "false"], n)})
+    path = tmp_path / "na.csv"
+    frame.to_csv(path, index=False)
+    from calibviz.variables import variable_ranking
+
+    preds = cv.load_predictions(str(path), positive="yes")
+    assert preds.features["income"].dtype == np.float64 and preds.features["visits"].isna().sum() == len(range(3, n, 40))
+    want = variable_ranking(preds.features, preds.y, preds.y_prob, n_resamples=0).set_index("feature")
+    s = cv.scan(str(path), positive="yes", engine="spark")
+    got = s.variable_ranking(["segment", "income", "visits"], n_resamples=0).set_index("feature")
+    assert got.loc["income", "type"] == want.loc["income", "type"] == "numeric"
+    np.testing.assert_allclose(got.loc[["segment", "income", "visits"], "vece"],
+                               want.loc[["segment", "income", "visits"], "vece"], rtol=1e-9)
+    np.testing.assert_allclose(s.metrics(["ece", "brier"])["value"].to_numpy(),
+                               cv.scan(str(path), positive="yes").metrics(["ece", "brier"])["value"].to_numpy(),
+                               rtol=1e-9)
+    scores = frame.assign(p=frame.p.astype(str))
+    scores.loc[[4, 8], "p"] = ["NA", "N/A"]
+    scores.to_csv(path, index=False)
+    with pytest.raises(cv.InputError, match=r"'p' hold missing, NaN or infinite values in 2 rows; fill or drop"):
+        cv.scan(str(path), positive="yes", engine="spark").metrics(["ece"])
+    scores.loc[9, "p"] = "high"  # a word stays text: the scan names it
+    scores.to_csv(path, index=False)
+    with pytest.raises(cv.InputError, match=r"probability column 'p' of .* holds non-numeric values in 1 row, e.g. "
+                                            r"'high'"):
+        cv.scan(str(path), positive="yes", engine="spark").metrics(["ece"])

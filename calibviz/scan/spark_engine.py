@@ -75,10 +75,61 @@ def read_files(files, fmt: str, display: str):
         if fmt == "parquet":
             return reader.parquet(*files)
         # fields padded with spaces (``y, p``) are read as pandas and DuckDB read them, not as text named ' p'
-        return (reader.option("header", True).option("inferSchema", True).option("ignoreLeadingWhiteSpace", True)
-                .option("ignoreTrailingWhiteSpace", True).csv(list(files)))
+        raw = (reader.option("header", True).option("inferSchema", False).option("ignoreLeadingWhiteSpace", True)
+               .option("ignoreTrailingWhiteSpace", True).csv(list(files)))
+        return _typed(raw)
     except Exception as exc:  # Spark raises AnalysisException and Py4J errors
         raise InputError(f"Spark cannot read {display!r}: {str(exc).splitlines()[0]}") from None
+
+
+#: A text Spark casts to a 64-bit integer without overflow (longer digit strings are read as floats)
+_INTEGER = r"^[-+]?\d{1,18}$"
+
+
+def _typed(raw):
+    """A CSV read as text, typed as the in-memory reader (pyarrow) types it: the null texts of
+    :func:`calibviz.scan.source.csv_null_values` ('NA', 'N/A', 'NULL', 'nan', blank) are missing in every column,
+    and a column whose other cells are all integers, all numbers or all true/false becomes one of those types;
+    any other column stays text.
+
+    Why not Spark's ``inferSchema``: its reader takes a single null text, so 'NA' made a score column text ("a
+    non-numeric value") where memory, DuckDB and Polars read a missing value. The types come from one pass over
+    every row, as ``inferSchema``'s own pass did, so a late 0.5 makes an integer column a float column.
+    """
+    from pyspark.sql import functions as F
+
+    from .source import _NUMBER, csv_null_values
+
+    nulls = sorted({t.strip() for t in csv_null_values()} - {""})
+    text = [c for c, t in raw.dtypes if t == "string"]
+    if not text:
+        return raw
+    quoted = {c: F.col("`" + c.replace("`", "``") + "`") for c in raw.columns}
+    cleaned = {c: F.when(quoted[c].isin(nulls), F.lit(None)).otherwise(quoted[c]) for c in text}
+    counts = []
+    for i, c in enumerate(text):
+        v = cleaned[c]
+        counts += [F.count(v).alias(f"n{i}"),
+                   F.count(F.when(v.rlike(_INTEGER), 1)).alias(f"i{i}"),
+                   F.count(F.when(v.rlike(_NUMBER), 1)).alias(f"f{i}"),
+                   F.count(F.when(v.isin("true", "True", "TRUE", "false", "False", "FALSE"), 1)).alias(f"b{i}")]
+    row = raw.agg(*counts).first()
+    columns = []
+    for c in raw.columns:
+        if c not in cleaned:  # a hive partition column, typed by Spark's partition inference
+            columns.append(quoted[c])
+            continue
+        i = text.index(c)
+        n = row[f"n{i}"]
+        v = cleaned[c]
+        if n and row[f"i{i}"] == n:
+            v = v.cast("long")
+        elif n and row[f"f{i}"] == n:
+            v = F.trim(v).cast("double")
+        elif n and row[f"b{i}"] == n:
+            v = F.lower(v) == F.lit("true")
+        columns.append(v.alias(c))
+    return raw.select(*columns)
 
 
 def query(sql: str, *, database=None):
