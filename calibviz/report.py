@@ -40,10 +40,10 @@ from .compare import NO_VERDICT, compare_models, comparison_metrics, comparison_
 from .reduce import views
 from .metrics import band_resamples, corp_table, decomposition_table
 from .summary import reliability_table
-from .variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreement_ranges, largest_disagreement,
-                        no_range_sentence, numeric_values, range_sentence, readable_ranking, top_is_finding,
-                        top_variable_words, two_tests_note, variable_curves, variable_ranking, vece_test_sentence,
-                        vece_whiskers_caption)
+from .variables import (MAX_RANKED_FEATURES, curve_family, disagreement_ranges, draws_curve, largest_disagreement,
+                        no_range_sentence, numeric_values, range_sentence, ranked_columns, readable_ranking,
+                        top_is_finding, top_variable_words, two_tests_note, variable_curves, variable_ranking,
+                        vece_test_sentence, vece_whiskers_caption)
 
 __all__ = ["build_report", "write_report", "report_contents", "resolve_metrics", "metric_key", "format_value",
            "format_interval", "VERSION_PACKAGES"]
@@ -123,7 +123,7 @@ def report_contents(models, recalibration=None) -> list[str]:
                  "Test-based reliability diagram (TCE)", "Per-bin table"]
         if not p.is_binary:
             items += ["Top-label diagram", "Class ranking"]
-        if _curve_features(p) or p.categorical_features:
+        if p.numeric_features or p.categorical_features:
             items += ["Variables ranked by VECE"]
         if _curve_features(p):
             items += ["Curves of the top variable"]
@@ -228,8 +228,9 @@ class _Progress:
 
 
 def _curve_features(p: Predictions) -> list:
-    """Numeric features drawn as curves; as on the Variables page, few distinct values make a category."""
-    return [c for c in p.numeric_features if p.features[c].nunique(dropna=True) >= CURVE_MIN_VALUES]
+    """Numeric features drawn as curves (:func:`calibviz.variables.draws_curve`); those of few values are ranked
+    too, as on the Variables page, but not drawn."""
+    return [c for c in p.numeric_features if draws_curve(p.features[c])]
 
 
 def _binary_view(p: Predictions):
@@ -304,11 +305,10 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, mcb
                                       alpha=cfg.alpha, ranking=shown_ranking, top_n=12, title=None)
         parts += _multiclass_parts(anchor, tl_fig, tl_table, grid, ranking, headline, cfg.alpha)
         prog.step()
-    numeric = _curve_features(p)
-    categorical = p.categorical_features[:MAX_RANKED_FEATURES]
+    numeric, categorical = p.numeric_features, p.categorical_features
     y_prob = p.y_prob if p.is_binary else p.probs
     if numeric or categorical:
-        ranked = numeric[:MAX_RANKED_FEATURES] + categorical
+        ranked = ranked_columns(numeric, categorical)  # as the Variables page ranks them
         ranking = variable_ranking(p.features[ranked], p.y, y_prob, sample_weight=p.weights,
                                    n_resamples=n_resamples or 1, confidence=confidence,
                                    random_state=random_state, progress=prog.inner(),
@@ -323,19 +323,22 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, mcb
         prog.step()
     elif numeric or categorical:
         top = ranking.iloc[0]
-        top_curve = ranking[ranking["feature"].isin(numeric)]
+        # the curves of the top-ranked numeric variable drawn as curves (few values: shown per value on the page)
+        top_curve = ranking[ranking["feature"].isin(_curve_features(p))]
         strong = lambda t: f"<b>{t}</b>"  # noqa: E731
         parts += _vece_parts(anchor, ranking, headline, cfg.alpha)
-        if len(numeric) > MAX_RANKED_FEATURES:
-            parts.append(f"<p>The first {MAX_RANKED_FEATURES} of {len(numeric):,} numeric columns are ranked.</p>")
-        if not len(top_curve):  # categorical columns only: no curves
+        for kind, cols in (("numeric", numeric), ("categorical", categorical)):
+            if len(cols) > MAX_RANKED_FEATURES:
+                parts.append(f"<p>The first {MAX_RANKED_FEATURES} of {len(cols):,} {kind} columns are ranked.</p>")
+        if not len(top_curve):  # no numeric column to draw as curves
             prog.step()
     if (numeric or categorical) and len(ranking) and len(top_curve):
         feature = str(top_curve.iloc[0]["feature"])
         x, ok = numeric_values(p.features[feature])  # rows without a value: left out of the curves, counted
         # the curves of the top-ranked variable: their test is adjusted for the numeric variables it was picked from
         curves = variable_curves(x[ok], p.y[ok], y_prob[ok], kind="error", alpha=cfg.alpha, scale="percent",
-                                 sample_weight=None if p.weights is None else p.weights[ok], family=len(top_curve))
+                                 sample_weight=None if p.weights is None else p.weights[ok],
+                                 family=curve_family(ranking))
         ranges = disagreement_ranges(curves)
         curve_fig = figures.variable_curves(curves=curves, ranges=ranges, name=_e(feature), title=None)
         sentences = [range_sentence(feature, r, escape=_e, strong=strong) for _, r in ranges.iterrows()]
@@ -900,7 +903,8 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
     else:
         compare_metrics, reference = (), None
     recalibration = _recalibration_methods(recalibration)
-    stages = sum(2 + (not p.is_binary) + bool(_curve_features(p) or p.categorical_features) + 1 + bool(recalibration) for p in models.values()) \
+    stages = sum(2 + (not p.is_binary) + bool(p.numeric_features or p.categorical_features) + 1 + bool(recalibration)
+                 for p in models.values()) \
         + (len(models) > 1)
     prog = _Progress(progress, stages)
     source_name = source if source is not None else (first.source or first.name)

@@ -31,7 +31,8 @@ __all__ = ["variable_curves", "disagreement_ranges", "largest_disagreement", "ra
            "top_variable_words", "top_is_finding", "vece_floor_caption", "vece_whiskers_caption", "two_tests_note",
            "VECE_WHISKERS", "reference_draws", "x_words",
            "level_codes", "level_tables", "subgroup_table", "readable_ranking", "readable_levels", "CURVE_MIN_VALUES",
-           "MAX_RANKED_FEATURES", "MAX_LEVELS", "MIN_LEVEL_ROWS", "numeric_values"]
+           "MAX_RANKED_FEATURES", "MAX_LEVELS", "MIN_LEVEL_ROWS", "numeric_values", "ranked_columns", "draws_curve",
+           "curve_family"]
 
 _CURVE_NAMES = {"error": ("actual error", "predicted error"),
                 "rate": ("observed rate", "predicted rate")}
@@ -50,6 +51,34 @@ MIN_LEVEL_ROWS = 30
 #: Name of the pooled group of small (or surplus) levels.
 OTHER_LEVELS = "(other levels)"
 MISSING_LEVEL = "<missing>"
+
+
+def ranked_columns(numeric, categorical) -> list:
+    """The columns the Variables page and the report rank: the first :data:`MAX_RANKED_FEATURES` numeric and
+    the first as many categorical columns, in column order. A numeric column of few values is ranked too (and
+    shown per value, :func:`draws_curve`): one list for both, which a review found differing (the report left
+    such a column out of its ranking and adjusted the curves' test for fewer variables than the page).
+
+    >>> ranked_columns(["age", "visits"], ["sex"])
+    ['age', 'visits', 'sex']
+    """
+    return list(numeric)[:MAX_RANKED_FEATURES] + list(categorical)[:MAX_RANKED_FEATURES]
+
+
+def draws_curve(column) -> bool:
+    """Whether a numeric column is drawn as LOESS curves: :data:`CURVE_MIN_VALUES` distinct values or more (a
+    36/60-month term reads better per value).
+
+    >>> draws_curve(pd.Series([36, 60] * 50)), draws_curve(pd.Series(range(100)))
+    (False, True)
+    """
+    return int(pd.Series(column).nunique(dropna=True)) >= CURVE_MIN_VALUES
+
+
+def curve_family(ranking: pd.DataFrame) -> int:
+    """How many variables the curves' test of one variable is adjusted for: the numeric variables of the
+    ranking, among which the ranking invites picking the top one (at least 1)."""
+    return max(1, int((ranking["type"] == "numeric").sum())) if len(ranking) else 1
 
 
 def numeric_values(column) -> tuple[np.ndarray, np.ndarray]:

@@ -4,11 +4,12 @@ import streamlit as st
 
 from calibviz import figures
 from calibviz.panel import format_value
-from calibviz.variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, disagreement_ranges, largest_disagreement,
-                                level_tables, level_test_sentence, no_range_sentence, numeric_values, range_sentence,
-                                readable_levels, subgroup_table, top_variable_words, variable_curves,
-                                top_is_finding, two_tests_note, variable_ranking, vece_floor_caption, vece_test_sentence,
-                                vece_whiskers_caption, x_words)
+from calibviz.variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, curve_family, disagreement_ranges,
+                                draws_curve, largest_disagreement, level_tables, level_test_sentence,
+                                no_range_sentence, numeric_values, range_sentence, ranked_columns, readable_levels,
+                                subgroup_table, top_variable_words, variable_curves, top_is_finding, two_tests_note,
+                                variable_ranking, vece_floor_caption, vece_test_sentence, vece_whiskers_caption,
+                                x_words)
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, show_figure
 from calibviz.ui.blocks import show_dataframe
@@ -36,7 +37,7 @@ y_prob = preds.y_prob if preds.is_binary else preds.probs
 n_boot, seed = int(s["boot"]), int(s["seed"])
 
 st.subheader("Which variables hide miscalibration?")
-ranked = numeric[:MAX_RANKED_FEATURES] + categorical[:MAX_RANKED_FEATURES]
+ranked = ranked_columns(numeric, categorical)
 for kind, cols in (("numeric", numeric), ("categorical", categorical)):
     if len(cols) > MAX_RANKED_FEATURES:
         st.caption(f"Ranking the first {MAX_RANKED_FEATURES} of {len(cols):,} {kind} columns; the other "
@@ -81,7 +82,7 @@ with c1:
                  help="Any column of the data; numeric ones get LOESS curves, categorical ones a per-level table.")
 feature = settings()["feature"]
 # A numeric column with a handful of values (a 36/60-month term) reads better as groups than as a curve.
-few_values = feature in numeric and preds.features[feature].nunique() < CURVE_MIN_VALUES
+few_values = feature in numeric and not draws_curve(preds.features[feature])
 if few_values:
     st.caption(f"{md(feature)} takes fewer than {CURVE_MIN_VALUES} distinct values: shown per value instead of as a "
                "curve.")
@@ -102,7 +103,7 @@ if feature in numeric and not few_values:
         st.caption(f"{int((~ok).sum()):,} rows without a value of {md(feature)} are left out of the curves.")
     x = x[ok]
     # the ranking above invites picking its top variable: the curve's test is adjusted for the variables it ranks
-    family = max(1, int((ranking["type"] == "numeric").sum())) if len(ranking) else 1
+    family = curve_family(ranking)
     key = (fp, feature, s["kind"], float(s["span"]), float(s["alpha"]), family)
     curves = cached(("curves",) + key, lambda: variable_curves(
         x, preds.y[ok], y_prob[ok], kind=s["kind"], span=float(s["span"]), alpha=float(s["alpha"]),

@@ -284,3 +284,26 @@ def test_the_summary_names_every_metric_with_evidence():
     assert len(lines) == 5 and lines[-1].startswith("<b>ECE = ")
     calm = panel.assign(verdict="no evidence of miscalibration")
     assert len(_panel_headline(calm)) == 4
+
+
+def test_report_ranks_the_variables_the_variables_page_ranks():
+    """A numeric column of few values (visits 0-4) is ranked on the Variables page and shown per value; the report
+    left it out of its ranking (5 of 6 variables in the hospital demo) and adjusted the top curve's test for fewer
+    variables than the page, so its ranges differed (a walk-through). Both rank calibviz.variables.ranked_columns
+    now, and the curve's test is adjusted for the ranking's numeric variables (curve_family)."""
+    from calibviz.io.loading import predictions_from_frame
+    from calibviz.variables import curve_family, ranked_columns, variable_ranking
+
+    rng = np.random.default_rng(0)
+    n = 4000
+    visits, x = rng.integers(0, 5, n), rng.normal(size=n)
+    p = rng.uniform(0.1, 0.9, n)
+    y = (rng.uniform(size=n) < np.clip(p + 0.08 * (visits - 2), 0, 1)).astype(int)
+    preds = next(iter(predictions_from_frame(pd.DataFrame({"y": y, "p": p, "visits": visits, "x": x})).values()))
+    text = re.sub("<[^>]+>", " ", build_report(preds, n_resamples=0))
+    ranking = variable_ranking(preds.features[ranked_columns(preds.numeric_features, preds.categorical_features)],
+                               preds.y, preds.y_prob, n_resamples=0)
+    assert set(ranking["feature"]) == {"visits", "x"}
+    assert f"the {len(ranking)} variables judged together" in text
+    assert f"adjusted for the {curve_family(ranking)} variables" in text
+    assert "visits" in text
