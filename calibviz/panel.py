@@ -707,8 +707,7 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
         adj_text = format_adjusted_p(adjusted, p_value, n_redraws)
         if held:  # Holm stopped at a p-value that is its redraws' floor: more redraws could reject it
             verdict = (f"no verdict among the {family} tests shown together ({p_text}{'' if at_floor else ' on its own'}"
-                       f"; Holm's adjustment stops at a p-value that is its redraws' floor, so at least {held} "
-                       "redraws, or fewer tests, would decide it)")
+                       f"; {_HELD_MARK}, so at least {held} redraws, or fewer tests, would decide it)")
         elif verdict == "evidence of miscalibration":
             verdict += f" ({p_text}; {adj_text} adjusted for the {family} tests shown together)"
         else:
@@ -737,6 +736,7 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
 _WOULD_SHOW = " A perfectly calibrated model with these predictions would show "
 _AGAINST = " Against a calibrated model: "
 _CANNOT_TEST = " redraws cannot test at α = "
+_HELD_MARK = "Holm's adjustment stops at a p-value that is its redraws' floor"
 
 
 #: Proper scores whose calibrated-model reference is one-sided (a value above it is evidence) although a value
@@ -952,10 +952,12 @@ def judged_together(*tables: pd.DataFrame, alpha: float | None = None) -> pd.Dat
     specs = {**MULTICLASS_METRICS, **BINARY_METRICS}
     rows = []
     for r in table.to_dict("records"):
-        if np.isfinite(r["p_value"]):  # its verdict sentence, the last of the reading (_reference_sentence)
-            starts = [m.start() for m in _SENTENCE_START.finditer(r["reading"])]
-            if starts:
-                r["reading"] = r["reading"][:starts[-1]]
+        if np.isfinite(r["p_value"]):  # its verdict sentence ends the reading (_reference_sentence): cut where
+            # it starts, at its first mark ("... would show a-b; 200 redraws cannot test ..." has two: cut at the
+            # second, the range was said twice)
+            start = _SENTENCE_START.search(r["reading"])
+            if start:
+                r["reading"] = r["reading"][:start.start()]
         rows.append(r)
     out = pd.DataFrame(family_verdicts(rows, alpha, specs))
     out.attrs.update(tables[0].attrs)
@@ -1065,7 +1067,9 @@ def interval_caption(table: pd.DataFrame) -> str:
         methods = "; ".join(f"{m} for {', '.join(labels)}" for m, labels in by_method.items())
         parts.append(f"Intervals: bootstrap, {n_boot} resamples, seed {table.attrs.get('random_state')} (rows "
                      f"resampled, bins refitted), {methods} (each metric's method chosen by a coverage study, "
-                     "docs/intervals.md); calibration slope and intercept: Wald intervals"
+                     "docs/intervals.md)"
+                     + ("; calibration slope and intercept: Wald intervals" if "wald" in set(table.get("interval", []))
+                        else "")
                      + ("; AUC: DeLong's interval." if "delong" in set(table.get("interval", [])) else "."))
     elif table.attrs.get("intervals_wait"):  # the dashboard's large data: the bootstrap waits for its button
         parts.append("95% intervals: press 'Compute 95% intervals' (bootstrap resamples of the rows; on data this "
@@ -1079,13 +1083,41 @@ def interval_caption(table: pd.DataFrame) -> str:
             fewer = ("; " + ", ".join(f"{r.label}: {int(r.n_redraws)}" for r in other.itertuples())
                      + " (on data this large each of their redraws refits bins or draws every row's class)")
     if n_ref:
+        keys = set(table["metric"])
+        # the multiclass panel redraws each row's class; its caption named the binary draw and tests it lacks
+        multiclass = bool(keys & (set(MULTICLASS_METRICS) - set(BINARY_METRICS)))
+        own = [words for key, words in _OWN_TESTS if key in keys]
         parts.append(f"Calibrated-model reference: {n_ref} redraws of the labels from the predictions "
-                     f"(y* ~ Bernoulli(p), consistency resampling{fewer}); the range is "
+                     + ("(each row's class drawn from its predicted probabilities" if multiclass
+                        else "(y* ~ Bernoulli(p)")
+                     + f", consistency resampling{fewer}); the range is "
                      f"{reference_range_words(table.attrs.get('config', PanelConfig()).alpha)}, and the p-value is "
-                     "against the redraws (Hosmer-Lemeshow: its chi-square test where every group expects 10 or "
-                     "more events and non-events; Spiegelhalter: its own test; the intercept: its score statistic "
-                     "against the redraws; the slope: a Wald test).")
+                     "against the redraws" + (f" ({'; '.join(own)})." if own else "."))
+    if (held := no_verdict_words(table)):
+        parts.append(held)
     return " ".join(parts)
+
+
+def no_verdict_words(table: pd.DataFrame) -> str:
+    """What to do where a panel's redraws cannot reach its level (a dashboard caps them to stay fast: 7 tests at
+    α = 0.001 need 5,999 each), or '': fewer metrics, a larger α, or the command line, which draws as many as
+    the level needs. For the captions of :func:`interval_caption` and of scans'
+    (:func:`calibviz.scan.interval_caption`)."""
+    held = [r.label for r in table.itertuples() if _HELD_MARK in r.reading or _CANNOT_TEST in r.reading]
+    if not held:
+        return ""
+    return (f"No verdict for {', '.join(held)} at α = {table.attrs.get('config', PanelConfig()).alpha:g}: their "
+            "redraws cannot reach the p-values this level needs among the tests shown together. Fewer metrics "
+            "(fewer tests) or a larger α decide them here; the command line (calibviz metrics FILE --alpha ...) draws "
+            "as many redraws as the level needs.")
+
+
+#: The metrics whose p-value is a test of their own (not the redraws'), as the reference caption words them.
+_OWN_TESTS = (("hosmer_lemeshow", "Hosmer-Lemeshow: its chi-square test where every group expects 10 or more events "
+                                  "and non-events"),
+              ("spiegelhalter_z", "Spiegelhalter: its own test"),
+              ("calibration_intercept", "the intercept: its score statistic against the redraws"),
+              ("calibration_slope", "the slope: a Wald test"))
 
 
 def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: PanelConfig = PanelConfig(),

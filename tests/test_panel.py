@@ -351,3 +351,20 @@ def test_an_interval_above_zero_beside_no_evidence_is_explained():
     miscalibrated = metric_panel((rng.random(5000) < p ** 0.6).astype(int), p, metrics=("ece",), n_resamples=50,
                                  random_state=0).iloc[0]
     assert miscalibrated["verdict"].startswith("evidence") and ABOVE_ZERO_NOTE not in miscalibrated["note"]
+
+
+def test_judged_together_says_a_range_once_where_redraws_cannot_test():
+    """At alpha = 0.001 a TCE reference of 200 redraws cannot test: its reading "... would show a to b; 200
+    redraws cannot test ..." was cut at its second mark when panels computed apart were judged together, and the
+    range was said twice (a walk-through, Reliability page)."""
+    from calibviz.panel import judged_together
+
+    rng = np.random.default_rng(3)
+    p = rng.beta(2, 5, 2000)
+    y = (rng.random(2000) < p).astype(int)
+    cfg = PanelConfig(alpha=0.001)
+    tce = metric_panel(y, p, metrics=("tce",), config=cfg, n_resamples=0, n_reference=200, random_state=0)
+    ece = metric_panel(y, p, metrics=("ece",), config=cfg, n_resamples=0, n_reference=999, random_state=0)
+    reading = judged_together(ece, tce).set_index("metric").loc["tce", "reading"]
+    assert reading.count("would show") == 1 and "200 redraws cannot test at α = 0.001" in reading
+    assert reading == tce["reading"][0]

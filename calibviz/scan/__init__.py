@@ -25,6 +25,7 @@ from ..binning import PAVA, PAVABC, EqualMass, Uniform, get_scheme
 from ..errors import InputError
 from ..io.loading import MIN_ROWS, bad_sums_error, out_of_range_error, renormalized_note, unknown_labels_error
 from ..metrics.consistency import reference_level
+from ..panel import no_verdict_words
 from ..summary import BinStatistics, _table
 from ..validation import check_weight_scale, probability_range
 from . import aggregate as _agg
@@ -955,7 +956,8 @@ def interval_caption(panel: pd.DataFrame, multiclass: bool, weighted: bool = Fal
                + (f" with {', '.join(map(str, sorted(own)))} redraws, a PAVA-BC refit each" if own else "") + ")."
                + (" With sample weights, the redrawn positives of a bucket weigh what a random draw of that many of "
                   "its rows would weigh on average, with the same spread." if weighted else ""))
-    return boot + ref + " Metrics that need the rows (ICI, slope, intercept, CORP, AUC) show n/a and say so."
+    return (boot + ref + " Metrics that need the rows (ICI, slope, intercept, CORP, AUC) show n/a and say so."
+            + (f" {held}" if (held := no_verdict_words(panel)) else ""))
 
 
 def scan(source, *, label=None, probs=None, weight=None, positive=None, model=None, features=None,
