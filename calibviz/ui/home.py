@@ -366,8 +366,11 @@ def headline_metrics() -> None:
     for col, (_, row) in zip(cols, table.iterrows()):
         interval = _format_interval(row)
         col.metric(row["label"], _format_value(row), help=row["description"])
-        if interval:
-            col.caption(f"95% interval {interval}")
+        if interval:  # a value outside its interval is pointed to the note that says why (shown below)
+            outside = (" (it lies " + ("above" if row["low"] > row["value"] else "below")
+                       + " the value: see the note below)") if row.get("note") and not (
+                row["low"] <= row["value"] <= row["high"]) else ""
+            col.caption(f"95% interval {interval}{outside}")
         reference = _format_reference(row)
         if reference:
             col.caption(f"a calibrated model would show {reference}")

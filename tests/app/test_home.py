@@ -224,3 +224,29 @@ def test_a_workbook_among_several_files_gets_its_sheet_control():
     assert_clean(at)
     assert not at.error, [shown(e) for e in at.error]
     assert at.session_state["cv_source"].get("files")
+
+
+def test_a_tile_whose_value_lies_outside_its_interval_points_to_the_note():
+    """A calibrated upload showed 'TCE 11.09%' over '95% interval 14.36% - 32.25%' with nothing beside it (a
+    walk-through): the headline tiles now say where the interval lies and point to the note below, which says why;
+    a value inside its interval gets no remark."""
+    rng = np.random.default_rng(0)
+    p = rng.beta(2, 5, 20_000)
+    y = (rng.random(20_000) < p).astype(int)
+    buf = io.StringIO()
+    pd.DataFrame({"y": y, "p": p.round(6)}).to_csv(buf, index=False)
+    at = upload(app().run(), "calibrated.csv", buf.getvalue().encode())
+    assert_clean(at)
+    captions = [c.value for c in at.caption if c.value.startswith("95% interval")]
+    values = {m.label: m.value for m in at.metric if m.label in ("ECE", "TCE", "smECE")}
+    assert len(captions) == len(values) == 3
+    for (label, value), caption in zip(values.items(), captions):
+        low, high = (float(v.rstrip("%")) for v in caption.split()[2:5:2])
+        v = float(value.rstrip("%"))
+        outside = not (low <= v <= high)
+        assert ("see the note below" in caption) == outside, (label, value, caption)
+        if outside:
+            assert ("lies above the value" in caption) == (low > v)
+    assert any("see the note below" in c for c in captions)
+    notes = " ".join(shown(m) for m in at.markdown)
+    assert "The value lies" in notes
