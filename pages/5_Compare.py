@@ -23,9 +23,12 @@ if added:  # arrived from the Recalibrate page's button
     st.success(f"Added the recalibrated predictions as models: {md(added)}.", icon=":material/check:")
 models = current_models()
 if len(models) < 2:
-    not_applicable("This page does not apply to a single model: comparing needs several models in one file: a `model` column (one row per example and model) "
-                   "or column groups such as `raw__p` and `calibrated__p`. The *Loan default before and after "
-                   "recalibration* demo on the Data page has two.")
+    not_applicable("This page does not apply to a single model: comparing needs several models of the same "
+                   "examples. On the Data page, upload several files at once (one model per file), or one file with "
+                   "one probability column per model (`logreg_proba`, `rf_proba`), a `model` column (one row per "
+                   "example and model) or column groups such as `raw__p` and `calibrated__p`; the Recalibrate page "
+                   "adds its recalibrated predictions here. The *Loan default before and after recalibration* demo "
+                   "has two models.")
     st.stop()
 
 names = list(models)

@@ -159,7 +159,8 @@ def mapping_editor() -> None:
     hint = error_hint() if is_pending else {}
     preset = {**found.get("options", {}), **hint}
     key = _digest_key(data)
-    title = f"Column mapping of {md(found['title'])}" + (" (needs your input)" if is_pending else "")
+    # "needs your input" read as if a mapping could fix any error, also values outside [0, 1] (a walk-through)
+    title = f"Column mapping of {md(found['title'])}" + (" (not loaded: check the columns)" if is_pending else "")
     if files:
         title += f" (applies to each of the {len(files)} files)"
     text_file = not data[:4] == b"PAR1" and not data[:2] == b"PK"
@@ -186,7 +187,8 @@ def mapping_editor() -> None:
         except InputError:
             mapping = None
         if mapping is not None:
-            groups = ", ".join(f"{md(m)}: {', '.join(map(md, c))}" for m, c in mapping.probs.items())
+            groups = (", ".join(map(md, next(iter(mapping.probs.values())))) if len(mapping.probs) == 1 else
+                      ", ".join(f"{md(m)}: {', '.join(map(md, c))}" for m, c in mapping.probs.items()))
             seen = _label_classes(frame, mapping.label)
             # a binary probability column implies two classes: say when the labels hold one (the error above
             # says "only one class occurs"; "classes 0, 1" alone read as a contradiction)

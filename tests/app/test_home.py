@@ -159,10 +159,10 @@ def test_removing_a_failed_upload_clears_its_error_and_mapping():
     at = app().run()
     before = metric_values(at)
     upload(at, "bad.csv", b"y,p\n1,0.2\n0,nan\n1,0.7\n")
-    assert at.error and any("needs your input" in e.label for e in at.expander)
+    assert at.error and any("not loaded: check the columns" in e.label for e in at.expander)
     at.file_uploader(key="cv_upload").set_value([]).run()
     assert_clean(at)
-    assert not at.error and not any("needs your input" in e.label for e in at.expander)
+    assert not at.error and not any("not loaded: check the columns" in e.label for e in at.expander)
     assert metric_values(at) == before
 
 
@@ -250,3 +250,19 @@ def test_a_tile_whose_value_lies_outside_its_interval_points_to_the_note():
     assert any("see the note below" in c for c in captions)
     notes = " ".join(shown(m) for m in at.markdown)
     assert "The value lies" in notes
+
+
+def test_a_file_refused_for_its_values_names_its_columns_plainly():
+    """A file with a probability of 1.3: the mapping panel read 'needs your input' (no mapping fixes a value) and
+    'probabilities model: p' (the default model name); it now says the file is not loaded and names the column."""
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=200).round(3)
+    p[5] = 1.3
+    buf = io.StringIO()
+    pd.DataFrame({"y": (rng.random(200) < p).astype(int), "p": p}).to_csv(buf, index=False)
+    at = upload(app().run(), "bad13.csv", buf.getvalue().encode())
+    assert_clean(at)
+    assert "hold values outside it in 1 row" in shown(at.error[0])
+    assert any("not loaded: check the columns" in e.label for e in at.expander)
+    detected = [shown(c) for c in at.caption if shown(c).startswith("Detected:")]
+    assert detected and "probabilities p, classes" in detected[0] and "model:" not in detected[0]
