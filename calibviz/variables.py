@@ -463,10 +463,21 @@ def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, stron
         return (f"No variable's VECE is beyond what a calibrated model shows ({family_words(n, 'variable')}: "
                 f"{smallest}{p_value_words(ranking['p_adjusted'].min())}, α = {alpha:g}).")
     # "p ≤ 0.0025" where the p-value is the draws' floor, a bound
-    listed = ", ".join(f"{strong(escape(str(r.feature)))} "
-                       f"({p_words(format_adjusted_p(r.p_adjusted, r.p_value, int(getattr(r, 'n_reference', 0) or 0)))})"
-                       for r in hits.itertuples(index=False))
-    return f"VECE beyond what a calibrated model shows ({family_words(n, 'variable')}, α = {alpha:g}): {listed}."
+    def words(r) -> str:
+        return f"({p_words(format_adjusted_p(r.p_adjusted, r.p_value, int(getattr(r, 'n_reference', 0) or 0)))})"
+
+    floor = set(at_overall_gap(ranking))
+    along = [r for r in hits.itertuples(index=False) if r.feature not in floor]
+    gap_only = [r for r in hits.itertuples(index=False) if r.feature in floor]
+    # variables whose VECE is the overall gap are listed apart: shown in bold beside the others, they read as
+    # findings along them, which the caption below then contradicted (a walk-through)
+    listed = ", ".join(f"{strong(escape(str(r.feature)))} {words(r)}" for r in along)
+    through = ", ".join(f"{escape(str(r.feature))} {words(r)}" for r in gap_only)
+    head = f"VECE beyond what a calibrated model shows ({family_words(n, 'variable')}, α = {alpha:g}): "
+    if not along:
+        return head + f"{through}, through the overall gap alone ({'their' if len(gap_only) > 1 else 'its'} VECE " \
+            "is that gap)."
+    return head + listed + (f"; through the overall gap alone (VECE equal to it): {through}." if gap_only else ".")
 
 
 #: What the whiskers of the VECE ranking chart are (a walk-through met a whisker wholly above its bar, unexplained).
@@ -478,6 +489,15 @@ VECE_WHISKERS = ("Whiskers: intervals of each VECE (bootstrap of the rows; on la
 def vece_whiskers_caption(ranking: pd.DataFrame) -> str:
     """:data:`VECE_WHISKERS` where the ranking has intervals (its chart draws whiskers), "" otherwise."""
     return VECE_WHISKERS if "vece_low" in ranking and ranking["vece_low"].notna().any() else ""
+
+
+def at_overall_gap(ranking: pd.DataFrame) -> list:
+    """The ranked variables whose VECE equals the overall gap between error and predicted error
+    (``attrs["mean_gap"]``, :func:`vece_floor_caption`): their gaps keep one sign in every bin."""
+    if "vece" not in ranking:
+        return []
+    mean_gap = ranking.attrs.get("mean_gap", float("nan"))
+    return ranking.loc[np.isclose(ranking["vece"], abs(mean_gap), rtol=1e-9, atol=0), "feature"].tolist()
 
 
 def vece_floor_caption(ranking: pd.DataFrame, *, escape=str) -> str | None:
@@ -498,7 +518,7 @@ def vece_floor_caption(ranking: pd.DataFrame, *, escape=str) -> str | None:
     "No variable's VECE can fall below the overall gap between error and predicted error (confidence against accuracy), 0.0200 here; a variable whose gap keeps that one sign in every bin sits exactly there: bmi shows nothing beyond the overall gap (a verdict on it is a verdict on that gap, not on a variation along it)."
     """
     mean_gap = ranking.attrs.get("mean_gap", float("nan"))
-    floor = ranking.loc[np.isclose(ranking["vece"], abs(mean_gap), rtol=1e-9, atol=0), "feature"].tolist()
+    floor = at_overall_gap(ranking)
     if not floor:
         return None
     one = len(floor) == 1

@@ -268,3 +268,23 @@ def test_a_range_beside_a_ranking_without_finding_is_read_with_its_size():
     assert "up to twice as often as α" in two_tests_note(calm, 0.05)
     assert two_tests_note(calm.assign(p_adjusted=[0.01, 0.6]), 0.05) == ""
     assert two_tests_note(calm.drop(columns="p_adjusted"), 0.05) == ""
+
+
+def test_vece_verdict_lists_apart_the_variables_at_the_overall_gap():
+    """Hospital demo: all 6 variables were listed in bold as beyond a calibrated model, and the caption below then
+    said 5 show nothing beyond the overall gap (a presenter read a contradiction). Those at the gap are listed
+    apart, as reaching the verdict through the overall gap alone."""
+    from calibviz.variables import vece_test_sentence
+
+    r = pd.DataFrame({"feature": ["age", "bmi", "sex"], "vece": [0.05, 0.02, 0.02], "p_value": [0.001] * 3,
+                      "p_adjusted": [0.003, 0.003, 0.003], "n_reference": [0, 0, 0]})
+    r.attrs["mean_gap"] = -0.02
+    said = vece_test_sentence(r, 0.05, strong=lambda t: f"**{t}**")
+    assert said.startswith("VECE beyond what a calibrated model shows (the 3 variables judged together")
+    assert "**age** (p = 0.003); through the overall gap alone (VECE equal to it): bmi (p = 0.003), sex" in said
+    gap_only = r.iloc[1:].reset_index(drop=True)
+    gap_only.attrs["mean_gap"] = -0.02
+    assert vece_test_sentence(gap_only, 0.05).endswith("bmi (p = 0.003), sex (p = 0.003), through the overall gap "
+                                                       "alone (their VECE is that gap).")
+    r.attrs["mean_gap"] = 0.001  # no variable at the gap: one list
+    assert vece_test_sentence(r, 0.05).endswith("age (p = 0.003), bmi (p = 0.003), sex (p = 0.003).")
