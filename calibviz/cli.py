@@ -817,6 +817,8 @@ def _cmd_recalibrate(args) -> int:
         parts.append(recalibrated_frame(rows, p, cf, prefix_model=len(models) > 1 and not long_format))
         maps[name] = cf.final.to_dict()
         _print_recalibration_summary(name, p, cf)
+        for note in cf.warnings():
+            print(f"calibviz: note: model {_printable(name)}: {note}", file=sys.stderr)
     import pandas as pd
 
     if long_format:
@@ -867,6 +869,8 @@ def _metrics_recalibrated(args, models, cfg, requested, bar) -> int:
         with bar.step(f"model {_printable(name)}: {args.recalibrate}, {args.cross_fit}-fold cross-fit"):
             cf = cross_fit(args.recalibrate, p.y, y_prob, n_splits=args.cross_fit, random_state=args.seed,
                            sample_weight=p.weights)
+        for note in cf.warnings():
+            print(f"calibviz: note: model {_printable(name)}: {note}", file=sys.stderr)
         with bar.step(f"model {_printable(name)}: metrics before and after") as progress:
             table = recalibration_table(p.y, y_prob, {args.recalibrate: cf}, metrics=keys, config=cfg,
                                         sample_weight=p.weights, n_resamples=args.ci,

@@ -17,7 +17,7 @@ How a difference is tested
     small-sample methods apply here too (the double bootstrap, the
     debiased-basic interval, one-sided bounds; they resample on their own,
     as in the panel). The difference interval is two-sided, the hull of
-    its percentile and basic intervals (:func:`_interval`): the basic one
+    its percentile and basic intervals (:func:`calibviz.metrics.resampling.difference_interval`): the basic one
     removes each model's bootstrap bias, which differs between models (a
     sharp, calibrated model has a larger binning bias than a coarse one: the
     percentile interval of their difference would call them different), the
@@ -83,8 +83,9 @@ from scipy import stats
 
 from . import metrics as M
 from .errors import InputError
-from .metrics.intervals import bootstrap_metric
-from .metrics.resampling import (_row_resamples, beyond_resamples_p, interval_from_distribution, quantile_level_at_least,
+from .metrics.intervals import bootstrap_metric, difference_span
+from .metrics.resampling import (_row_resamples, beyond_resamples_p, difference_interval,
+                                 interval_from_distribution, quantile_level_at_least,
                                  quantile_level_at_most)
 from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, MULTICLASS_METRICS, PanelConfig, _outside_note,
                     _reference, _spec, _wald_interval, format_difference, format_p_value, format_value,
@@ -447,13 +448,14 @@ def compare_models(models: dict, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
                 if name == ref or spec.key in NO_VERDICT:
                     continue
                 other = dists[ref] if paired[name] else shuffle(dists[ref])
-                diff = _interval(dists[name] - other, values[name] - values[ref], confidence, _span(spec.key))
+                diff = difference_interval(dists[name] - other, values[name] - values[ref], confidence,
+                                           difference_span(spec.key))
                 d_low[name], d_high[name] = diff
                 if way == "ideal":  # the verdict, and so its p-value, reads the distances to the ideal
                     t = IDEAL[spec.key]
                     distance = np.abs(dists[name] - t) - np.abs(other - t)
                     closer = abs(values[name] - t) - abs(values[ref] - t)
-                    v_low[name], v_high[name] = _interval(distance, closer, confidence)
+                    v_low[name], v_high[name] = difference_interval(distance, closer, confidence)
                     p_diff[name] = _difference_p(distance, closer)
                 else:
                     p_diff[name] = _difference_p(dists[name] - other, values[name] - values[ref])
@@ -567,40 +569,6 @@ def _difference_p(dist: np.ndarray, estimate: float) -> float:
         return float(p)
     m = float(d.mean())
     return beyond_resamples_p(d, min(abs(m), abs(twice - m)))
-
-
-def _span(key: str) -> float | None:
-    """The width of a metric's range (a difference lies within plus or minus it), or None when unbounded."""
-    from .metrics.intervals import metric_bounds
-
-    try:
-        lo, hi = metric_bounds(key)
-    except InputError:  # a metric without an interval choice (AUC: DeLong)
-        return None
-    return None if lo is None or hi is None else float(hi - lo)
-
-
-def _interval(dist: np.ndarray, estimate: float, confidence: float, span: float | None = None) -> tuple[float, float]:
-    """Two-sided interval of a difference from its resampled values (NaN when fewer than two are finite): the
-    hull of its percentile and basic intervals.
-
-    A difference of two biased calibration errors: the basic interval removes each model's bootstrap bias
-    (needed when the biases differ: a sharp and a coarse calibrated model), but when both models are near
-    calibrated their noise-driven biases partly cancel and it over-rejects; the percentile interval errs the
-    other way. The verdict needs both to exclude 0: the hull of the two (bench_compare_null.py). The two are
-    mirror images about the observed difference, so the hull always contains it: TCE, whose resamples inflate
-    a near-calibrated model's value far more than a miscalibrated one's, had percentile intervals of a
-    difference that missed the difference shown beside them (-79.6 points with an interval of -76.9 to -44.3).
-    For a nearly unbiased metric (Brier score, log loss) the two nearly coincide.
-    """
-    if np.isfinite(dist).sum() < 2 or not np.isfinite(estimate):
-        return math.nan, math.nan
-    pct = interval_from_distribution(dist, estimate, method="percentile", confidence=confidence)
-    basic = interval_from_distribution(dist, estimate, method="basic", confidence=confidence)
-    low, high = min(basic.low, pct.low), max(basic.high, pct.high)
-    if span is not None:  # a difference of two values in [a, b] lies in [-(b - a), b - a] (TCE: -100 to 100 points)
-        low, high = max(low, -span), min(high, span)
-    return low, high
 
 
 def comparison_sentences(table: pd.DataFrame, *, name: Callable[[str], str] = str) -> list[str]:

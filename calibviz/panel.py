@@ -894,9 +894,9 @@ def family_verdicts(rows: list[dict], alpha: float, specs: dict) -> list[dict]:
 _ZERO_WHEN_CALIBRATED = frozenset({"ece", "ace", "mce", "rmsce", "tce", "smooth_ece", "ici",
                                    "brier_reliability", "mcb", "confidence_ece", "top_label_ece", "top_label_mce",
                                    "classwise_ece", "classwise_tce"})
-ABOVE_ZERO_NOTE = ("No evidence, yet the interval lies above 0: noise alone keeps a calibration error above 0, so "
-                   "its interval does not reach 0 even for a perfectly calibrated model; the verdict says whether "
-                   "this one is.")
+ABOVE_ZERO_NOTE = ("No evidence of miscalibration, yet the interval lies above 0: noise alone keeps a calibration "
+                   "error above 0, so its interval does not reach 0 even for a perfectly calibrated model; the "
+                   "verdict says whether this one is.")
 
 #: The columns of :func:`metric_panel` (and of :meth:`calibviz.scan.Scan.metrics`), in order.
 PANEL_COLUMNS = ("metric", "label", "value", "low", "high", "interval", "null_mean", "null_low", "null_high",

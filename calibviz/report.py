@@ -733,7 +733,9 @@ def _recalibration_section(idx: int, name: str, p: Predictions, methods, cfg: Pa
     described = "".join(f"<li><b>{_e(m)}</b>: {_e(cf.final.describe())}</li>" for m, cf in results.items())
     prog.step()
     scheme = next(iter(results.values())).scheme
-    return (f'<section id="recalibration-{idx}"><h2>Recalibration: {_e(name)}</h2>'
+    notes = "".join(f'<p class="note">{_e(n)}</p>'
+                    for n in dict.fromkeys(n for cf in results.values() for n in cf.warnings()))
+    return (f'<section id="recalibration-{idx}"><h2>Recalibration: {_e(name)}</h2>{notes}'
             f"<p>Each method's map was fitted and evaluated by {_e(scheme)}: every 'after' prediction comes from "
             "a map that did not see its row, so the numbers are what the map would do on new data. Before − after "
             "&gt; 0 is an improvement; the Brier score and log loss rows are the loss gained by recalibration "

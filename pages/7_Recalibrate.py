@@ -26,10 +26,10 @@ seed = int(s["seed"])
 res = results(preds, choice, seed)
 key = (preds.fingerprint(), tuple(choice["methods"]), choice["split"], int(choice["folds"]), choice["by"],
        choice["multiclass"], seed, cfg)
-for cf in res.values():
-    for message in getattr(cf, "warnings", lambda: [])():
-        st.warning(md(message), icon=":material/warning:")  # the column's name and levels are the user's text
-    break
+# each method's warnings once (levels left out are the same for every method; zero probabilities concern the
+# methods fitted on log-probabilities)
+for message in dict.fromkeys(m for cf in res.values() for m in cf.warnings()):
+    st.warning(md(message), icon=":material/warning:")  # the column's name and levels are the user's text
 
 st.subheader("Before and after")
 tabs = st.tabs(["Binned", "CORP (isotonic, no bins)"] if preds.is_binary else ["Binned (confidence)"])

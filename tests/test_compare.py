@@ -320,7 +320,7 @@ from calibviz.compare import COMPARISON_COLUMNS, _difference_p, family_verdicts 
 def test_difference_p_is_the_level_at_which_the_verdicts_interval_reaches_zero(values, shift, estimate):
     """p <= a exactly when the verdict's interval (the hull of percentile and basic, compare._interval) at level
     1 - a excludes 0; where it excludes 0 at every level, p is at most 1 / resamples."""
-    from calibviz.compare import _interval
+    from calibviz.metrics.resampling import difference_interval as _interval
 
     dist = np.asarray(values) + shift
     p = _difference_p(dist, estimate)

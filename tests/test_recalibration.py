@@ -11,7 +11,7 @@ from scipy import optimize
 from scipy.special import expit, logit, softmax
 
 import calibviz as cv
-from calibviz.recalibration import (RECALIBRATORS, cross_fit, from_dict, get_recalibrator, loss_gained,
+from calibviz.recalibration import (RECALIBRATORS, cross_fit, cross_fit_by, from_dict, get_recalibrator, loss_gained,
                                     recalibration_table)
 from calibviz.recalibration.crossfit import fold_indices, split_mask
 from calibviz.recalibration.venn_abers import venn_abers_values
@@ -681,3 +681,59 @@ def test_platt_fits_scores_of_exactly_zero_and_one():
     lr = LogisticRegression(C=np.inf, tol=1e-12, max_iter=10_000).fit(x[:, None], y)
     np.testing.assert_allclose(got, [lr.intercept_[0], lr.coef_[0, 0]], rtol=1e-5)
     assert got[1] < 0.1  # far from the identity map's slope 1
+
+
+def test_difference_interval_covers_the_maps_population_difference():
+    """The before-minus-after ECE interval was a percentile interval of the paired bootstrap: both errors are
+    biased upward by noise, the recalibrated one's more, and it missed the difference 32-74% of the time with the
+    truth above it (an audit, 200 logs per case). It is now the hull of the percentile and basic intervals, as
+    Compare's: it holds its own value, and over 16 logs (modest replication; the percentile interval covered 8
+    of them) it covers the difference of the fold maps held fixed, computed on 400,000 fresh rows (the
+    truth the docstring defines), at least 13 times."""
+    from calibviz.metrics import ece
+
+    rng = np.random.default_rng(1)
+    big = 400_000
+    pp = rng.beta(2, 5, big)
+    ss, yy = pp ** 1.5, (rng.random(big) < pp).astype(int)
+    before = ece(yy, ss)
+    covered = 0
+    for rep in range(16):
+        p = rng.beta(2, 5, 3000)
+        s_, y = p ** 1.5, (rng.random(3000) < p).astype(int)
+        cf = cross_fit("platt", y, s_, random_state=rep)
+        t = recalibration_table(y, s_, cf, metrics=("ece",), n_resamples=100, n_reference=0, scores=(),
+                                random_state=rep).iloc[0]
+        assert t["diff_low"] <= t["diff"] <= t["diff_high"]
+        fold = rng.integers(0, len(cf.maps), big)  # each fresh row scored by one fold's map, as evaluated rows are
+        after = np.empty(big)
+        for k, m in enumerate(cf.maps):
+            after[fold == k] = m.predict(ss[fold == k])
+        covered += t["diff_low"] <= before - ece(yy, after) <= t["diff_high"]
+    assert covered >= 13, covered
+    assert "95% interval" in t["reading"]
+    assert "90% interval" in recalibration_table(y, s_, cf, metrics=("ece",), n_resamples=20, n_reference=0,
+                                                 scores=(), confidence=0.9).iloc[0]["reading"]
+
+
+def test_zero_probabilities_of_the_observed_class_are_said():
+    """A calibrated 10-class model given to 2 decimals: rows whose observed class reads 0.00 each weigh as a loss of
+    36 in temperature scaling's fit and moved the temperature from 1.00 to 1.24, worsening the confidence ECE
+    with no word (an audit). The cross-fit now carries a note (for the methods fitted on log-probabilities),
+    which the page, the report and the command line show."""
+    rng = np.random.default_rng(0)
+    n, K = 5000, 10
+    P = softmax(rng.normal(scale=2.0, size=(n, K)), axis=1)
+    y = (P.cumsum(axis=1) < rng.uniform(size=(n, 1))).sum(axis=1).clip(0, K - 1)
+    R = np.round(P, 2)
+    R /= R.sum(axis=1, keepdims=True)
+    zero = int((R[np.arange(n), y] == 0).sum())
+    assert zero > 0
+    cf = cross_fit("temperature", y, R)
+    assert len(cf.warnings()) == 1 and cf.warnings()[0].startswith(f"{zero:,} rows give the observed class")
+    assert cross_fit("temperature", y, P).warnings() == []
+    assert cross_fit("isotonic", (R.argmax(axis=1) == y).astype(int), R.max(axis=1)).warnings() == []
+    binary = cross_fit("platt", np.array([1, 0] * 50), np.r_[0.0, np.linspace(0.1, 0.9, 99)])
+    assert binary.warnings()[0].startswith("1 row gives the observed class a probability of exactly 0")
+    grouped = cross_fit_by("temperature", y, R, np.repeat(["a", "b"], n // 2), name="site")
+    assert any(w.startswith("site = a: ") and "probability of exactly 0" in w for w in grouped.warnings())

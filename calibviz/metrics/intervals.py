@@ -104,6 +104,7 @@ from ..errors import InputError
 from .resampling import BootstrapResult
 
 __all__ = ["IntervalChoice", "INTERVALS", "METHOD_BY_METRIC", "interval_method", "interval_options", "metric_bounds",
+           "difference_span",
            "debiased_l2_bootstrap", "debiased_l2_from_distribution", "double_bootstrap_ece", "bootstrap_metric",
            "chosen_method", "rows_per_bin", "coverage_note", "STUDY_COVERAGE",
            "SMALL_SAMPLE_ROWS_PER_BIN", "double_bootstrap", "resampled_values", "method_alternative",
@@ -304,6 +305,21 @@ def metric_bounds(key: str) -> tuple:
     ((0.0, 100.0), (0.0, None))
     """
     return _choice(key).bounds
+
+
+def difference_span(key: str) -> float | None:
+    """The width of a metric's range: a difference of two of its values lies within plus or minus it (TCE: 100
+    points), the ``span`` of :func:`calibviz.metrics.resampling.difference_interval`; None when unbounded or
+    without an interval choice.
+
+    >>> difference_span("tce"), difference_span("log_loss")
+    (100.0, None)
+    """
+    try:
+        lo, hi = metric_bounds(key)
+    except InputError:
+        return None
+    return None if lo is None or hi is None else float(hi - lo)
 
 
 def interval_options(key: str) -> dict:

@@ -215,9 +215,10 @@ def metric_table(preds: Predictions, res: dict, cfg, metrics, n_boot: int, seed:
 
     def compute():
         with progress_bar("Before and after, with intervals") as progress:
+            # intervals at 1 - alpha: the better/worse calls come from the difference's, as Compare's do
             return recalibration_table(preds.y, _y_prob(preds), res, metrics=metrics, config=cfg,
                                        sample_weight=preds.weights, n_resamples=n_run, n_reference=n_ref,
-                                       random_state=seed, progress=progress)
+                                       confidence=1.0 - cfg.alpha, random_state=seed, progress=progress)
 
     table = cached(("recal_table", tuple(metrics or ()), n_run, n_ref) + key, compute)
     table.attrs.update(n_resamples=n_run, n_reference=n_ref, requested=n_boot)
@@ -227,6 +228,8 @@ def metric_table(preds: Predictions, res: dict, cfg, metrics, n_boot: int, seed:
 def show_metric_table(table: pd.DataFrame) -> None:
     def fmt(v, u):
         return format_value(v, u)
+
+    level = float(table.attrs.get("confidence", 0.95))
 
     shown = pd.DataFrame({
         "Method": table["method"].map(METHOD_LABELS).fillna(table["method"]),
@@ -240,7 +243,7 @@ def show_metric_table(table: pd.DataFrame) -> None:
         "After: calibrated model would show": [format_interval(a, b, u) for a, b, u in
                                                zip(table["after_null_low"], table["after_null_high"], table["unit"])],
         "Before − after": [("+" if d > 0 else "") + fmt(d, u) for d, u in zip(table["diff"], table["unit"])],
-        "95% interval of the difference": [format_interval(a, b, u) for a, b, u in
+        f"{100 * level:g}% interval of the difference": [format_interval(a, b, u) for a, b, u in
                                            zip(table["diff_low"], table["diff_high"], table["unit"])],
         "Reading": table["reading"],
     })
@@ -253,8 +256,9 @@ def show_metric_table(table: pd.DataFrame) -> None:
     st.caption(f"Evaluated on {int(table['n_evaluated'].iloc[0]):,} rows, {table['scheme'].iloc[0]}: every 'after' "
                "comes from a map that did not see its row. Before − after > 0 is an improvement; Brier score and "
                "log loss rows are the loss gained by recalibration (Berta et al. 2025). "
-               + (f"Intervals: {n_boot} bootstrap resamples, the difference's paired (rows resampled jointly for "
-                  "before and after, maps held fixed). " if n_boot else
+               + (f"Intervals ({100 * level:g}%: 1 - α, as the better/worse calls read them): {n_boot} bootstrap "
+                  "resamples, the difference's paired (rows resampled jointly for before and after, maps held "
+                  "fixed; the hull of its percentile and basic intervals, as Compare's). " if n_boot else
                   "Bootstrap intervals are off (0 resamples in the sidebar). " if not table.attrs.get("requested") else
                   "Bootstrap intervals are left out on this many rows to keep the page fast (calibviz metrics "
                   "FILE --recalibrate METHOD --ci 200 computes them). ")

@@ -154,4 +154,4 @@ def test_an_after_value_outside_its_interval_is_explained():
     assert outside, "the data no longer give a value outside its interval: pick others"
     rows = [m.value for m in at.markdown if m.value.startswith("**") and ".** " in m.value]
     rows = rows[-len(table):]  # the expander's one line per row, in the table's order
-    assert all("After: The value lies" in rows[i] for i in outside), rows
+    assert all("After recalibration: the value lies" in rows[i] for i in outside), rows
