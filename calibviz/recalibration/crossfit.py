@@ -23,7 +23,7 @@ from .. import metrics as M
 from ..errors import InputError
 from ..metrics.intervals import difference_span
 from ..metrics.resampling import difference_interval
-from ..panel import BINARY_METRICS, MULTICLASS_METRICS, PanelConfig, format_value, metric_panel
+from ..panel import BINARY_METRICS, MULTICLASS_METRICS, PanelConfig, format_value, judged_together, metric_panel
 from ..validation import check_binary, check_multiclass, check_weights
 from ._base import Recalibrator
 
@@ -589,8 +589,10 @@ def recalibration_table(y_true, y_prob, results, *, metrics=None, config: PanelC
     n_resamples : int, default 200
         Bootstrap resamples of the intervals (before, after, and the paired
         difference); 0 skips them.
-    n_reference : int, default 200
-        Label redraws of the calibrated-model reference of before and after.
+    n_reference : int or dict, default 200
+        Label redraws of the calibrated-model reference of before and after;
+        ``{metric: redraws}`` gives each metric its own (a dashboard's, so
+        that "before" equals its other pages' panels).
     confidence : float, default 0.95
     random_state : int, default 0
     scores : sequence of {"brier", "log_loss"}
@@ -655,6 +657,22 @@ def recalibration_table(y_true, y_prob, results, *, metrics=None, config: PanelC
     else:  # binary: the scores go through the panel too, with their interval and calibrated reference
         metrics = tuple(metrics) + tuple(k for k in scores if k not in metrics)
         scores = ()
+    if isinstance(n_reference, dict):  # redraws per metric (a dashboard's, so that "before" equals its panels)
+        missing = [k for k in metrics if k not in n_reference]
+        if missing:
+            raise InputError(f"n_reference has no redraws for {', '.join(missing)}; give one per metric.")
+
+    def panel(P_):
+        """The metric panel of ``P_`` on the evaluated rows (``ym``, ``wm``); with redraws per metric, one panel
+        per metric judged together (each metric's reference draws on its own seed, whatever else is computed)."""
+        if not isinstance(n_reference, dict):
+            return metric_panel(ym, P_, metrics=metrics, config=config, sample_weight=wm, n_resamples=n_resamples,
+                                confidence=confidence, random_state=random_state, n_reference=n_reference)
+        return judged_together(*(metric_panel(ym, P_, metrics=(k,), config=config, sample_weight=wm,
+                                              n_resamples=n_resamples, confidence=confidence,
+                                              random_state=random_state, n_reference=int(n_reference[k]))
+                                 for k in metrics), alpha=config.alpha)
+
     total = len(results) * (len(metrics) + len(scores))
     done = 0
     rows = []
@@ -668,14 +686,9 @@ def recalibration_table(y_true, y_prob, results, *, metrics=None, config: PanelC
         wm = None if w is None else w[mask]
         key = mask.tobytes()
         if key not in before_cache:
-            before_cache[key] = (metric_panel(ym, Pb, metrics=metrics, config=config, sample_weight=wm,
-                                              n_resamples=n_resamples, confidence=confidence,
-                                              random_state=random_state, n_reference=n_reference)
-                                 if metrics else None)
+            before_cache[key] = panel(Pb) if metrics else None
         before = before_cache[key]
-        after = (metric_panel(ym, Pa, metrics=metrics, config=config, sample_weight=wm, n_resamples=n_resamples,
-                              confidence=confidence, random_state=random_state, n_reference=n_reference)
-                 if metrics else None)
+        after = panel(Pa) if metrics else None
         for i, key_m in enumerate(metrics):
             spec = registry[key_m]
             b, a = before.iloc[i], after.iloc[i]

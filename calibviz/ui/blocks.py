@@ -287,6 +287,25 @@ def metric_redraws(key: str, cfg, n_cells: int, family: int = 1) -> int:
     return reference_redraws(n_cells if costly_reference(key, cfg) else 0, cfg.alpha, family)
 
 
+def page_redraws(keys, n_cells: int, multiclass: bool = False) -> dict:
+    """``{metric: redraws}`` of a page's panel of ``keys`` on data of ``n_cells`` values (rows x classes): the
+    number every page gives the metric (:func:`metric_redraws` for the largest family, :func:`pages_family`), so
+    that one metric shows one reference on every page (the Recalibrate page's "before" drew 100 against the
+    Reliability page's 200)."""
+    cfg = panel_config(settings())
+    family = pages_family(keys, multiclass=multiclass)
+    return {k: metric_redraws(k, cfg, n_cells, family) for k in dict.fromkeys(keys)}
+
+
+def redraws_words(redraws: dict, labels, keys) -> str:
+    """'200', or '200 (TCE: 50)': the redraws of :func:`page_redraws`, the most common number first."""
+    names = dict(zip(keys, labels))
+    counts = pd.Series(list(redraws.values())).value_counts()
+    usual = int(counts.index[0])
+    other = ", ".join(f"{names.get(k, k)}: {v}" for k, v in redraws.items() if v != usual)
+    return f"{usual}" + (f" ({other})" if other else "")
+
+
 def pages_family(keys, multiclass: bool = False) -> int:
     """The number of tests that sets the redraws of a panel of ``keys`` (:func:`metric_redraws`): the largest
     family any page shows, the sidebar's metrics with the CORP panel's and these (multiclass data: the Multiclass
@@ -334,10 +353,10 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, reference
     # 1 / (redraws + 1)); the others get as many as on small data, as an opened file's pages give them.
     cells = n * (np.shape(p)[1] if np.ndim(p) == 2 else 1)  # class-wise metrics redo every class
 
-    family = pages_family(keys, multiclass=np.ndim(p) == 2)  # the Data page's headlines share Reliability's
+    per_metric = page_redraws(keys, cells, multiclass=np.ndim(p) == 2)  # the Data page's headlines: Reliability's
 
     def redraws(key):
-        return metric_redraws(key, cfg, cells, family)
+        return per_metric[key]
 
     def cache_key(key, resamples, n_ref=None):
         # Per metric, on the settings it depends on: changing the bins does not recompute TCE.

@@ -15,7 +15,7 @@ from ..panel import format_interval, format_value
 from ..recalibration import (RECALIBRATORS, cross_fit, cross_fit_by, map_curves, python_snippet,
                              recalibrated_frame, recalibrated_predictions, recalibration_table)
 from ..recalibration.crossfit import GroupedCrossFit
-from .blocks import BOOTSTRAP_ROW_BUDGET, slug
+from .blocks import BOOTSTRAP_ROW_BUDGET, page_redraws, redraws_words, slug
 from .blocks import show_dataframe
 from .compute import cached, progress_bar
 from .data import current_source
@@ -211,7 +211,11 @@ def maps_figure(preds: Predictions, res: dict, key: tuple):
 def metric_table(preds: Predictions, res: dict, cfg, metrics, n_boot: int, seed: int, key: tuple) -> pd.DataFrame:
     n = preds.n
     n_run = n_boot if n * n_boot * max(1, len(res)) <= BOOTSTRAP_ROW_BUDGET else 0
-    n_ref = 100 if n * 100 <= BOOTSTRAP_ROW_BUDGET else 30
+    # the redraws of the other pages' panels, metric by metric: "before" equals the Reliability page's reference
+    # (it drew 100 here against 200 there: two ranges for one number, a walk-through)
+    keys = tuple(metrics or ()) + (("brier", "log_loss") if preds.is_binary else ())
+    n_ref = page_redraws(keys, preds.n * (1 if preds.is_binary else len(preds.classes)),
+                         multiclass=not preds.is_binary)
 
     def compute():
         with progress_bar("Before and after, with intervals") as progress:
@@ -220,7 +224,7 @@ def metric_table(preds: Predictions, res: dict, cfg, metrics, n_boot: int, seed:
                                        sample_weight=preds.weights, n_resamples=n_run, n_reference=n_ref,
                                        confidence=1.0 - cfg.alpha, random_state=seed, progress=progress)
 
-    table = cached(("recal_table", tuple(metrics or ()), n_run, n_ref) + key, compute)
+    table = cached(("recal_table", tuple(metrics or ()), n_run, tuple(sorted(n_ref.items()))) + key, compute)
     table.attrs.update(n_resamples=n_run, n_reference=n_ref, requested=n_boot)
     return table
 
@@ -262,7 +266,8 @@ def show_metric_table(table: pd.DataFrame) -> None:
                   "Bootstrap intervals are off (0 resamples in the sidebar). " if not table.attrs.get("requested") else
                   "Bootstrap intervals are left out on this many rows to keep the page fast (calibviz metrics "
                   "FILE --recalibrate METHOD --ci 200 computes them). ")
-               + f"Calibrated-model reference: {n_ref} label redraws from the predictions.")
+               + "Calibrated-model reference: " + redraws_words(n_ref, table["label"], table["metric"])
+               + " label redraws from the predictions, as on the other pages.")
 
 
 def downloads(preds: Predictions, res: dict, method: str) -> None:

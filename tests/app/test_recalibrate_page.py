@@ -155,3 +155,21 @@ def test_an_after_value_outside_its_interval_is_explained():
     rows = [m.value for m in at.markdown if m.value.startswith("**") and ".** " in m.value]
     rows = rows[-len(table):]  # the expander's one line per row, in the table's order
     assert all("After recalibration: the value lies" in rows[i] for i in outside), rows
+
+
+def test_before_shows_the_reference_of_the_reliability_page():
+    """The hospital demo's 'Before: calibrated model would show' read ECE 0.0031-0.0075 on this page and
+    0.0031-0.0079 on Reliability (100 redraws here, 200 there; a walk-through). Both draw what every page draws
+    for the metric now (ui.blocks.page_redraws), so one metric has one reference."""
+    at = _open()
+    before = _table(at).drop_duplicates("Metric").set_index("Metric")["Before: calibrated model would show"]
+    caption = " ".join(c.value for c in at.caption)
+    assert "as on the other pages" in caption
+    at.switch_page("pages/1_Reliability.py").run()
+    assert_clean(at)
+    reliability = next(d.value for d in at.dataframe if "Calibrated model would show" in d.value.columns)
+    reliability = reliability.set_index("Metric")["Calibrated model would show"]
+    shared = [m for m in before.index if m in reliability.index]
+    assert {"ECE", "Brier score", "Log loss"} <= set(shared)
+    for m in shared:
+        assert before[m] == reliability[m], (m, before[m], reliability[m])
