@@ -688,7 +688,7 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
     '200 redraws cannot test at α = 0.001: the smallest p-value they give is 0.005 (at least 999 are needed).'
     >>> print(_reference_sentence(BINARY_METRICS["ece"], 0.01, 0.02, 0.03, 0.05, n_redraws=200, family=7,
     ...                           p_adjusted=0.21).split(": ", 1)[1])
-    no evidence of miscalibration among the 7 tests shown together (p = 0.03 on its own, 0.21 adjusted by Holm's method: among 7 tests of a calibrated model, one p-value this small is common).
+    no evidence of miscalibration among the 7 tests shown together (p = 0.03 on its own, p = 0.21 adjusted by Holm's method: among 7 tests of a calibrated model, one p-value this small is common).
     """
     if not np.isfinite(p_value):
         return ""
@@ -709,14 +709,15 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
             verdict = (f"no verdict among the {family} tests shown together ({p_text}{'' if at_floor else ' on its own'}"
                        f"; {_HELD_MARK}, so at least {held} redraws, or fewer tests, would decide it)")
         elif verdict == "evidence of miscalibration":
-            verdict += f" ({p_text}; {adj_text} adjusted for the {family} tests shown together)"
+            verdict += f" ({p_text}; adjusted for the {family} tests shown together: {p_words(adj_text)})"
         else:
             verdict += (f" among the {family} tests shown together ({p_text} on its own, "
-                        f"{adj_text} adjusted by Holm's method: among {family} tests of a calibrated model, one "
-                        "p-value this small is common)")
+                        f"{p_words(adj_text)} adjusted by Holm's method: among {family} tests of a calibrated model, "
+                        "one p-value this small is common)")
     elif family > 1:
-        verdict += (f" ({p_text}; {format_adjusted_p(adjusted, p_value, n_redraws)} adjusted for the {family} "
-                    "tests shown together)")
+        # "adjusted for the 3 tests shown together: p = 1" (it read "1 adjusted for ...", as if a count)
+        verdict += (f" ({p_text}; adjusted for the {family} tests shown together: "
+                    f"{p_words(format_adjusted_p(adjusted, p_value, n_redraws))})")
     else:
         verdict += f" ({p_text})"
     below = ""
@@ -1065,12 +1066,15 @@ def interval_caption(table: pd.DataFrame) -> str:
             if method and method not in ("wald", "delong"):
                 by_method.setdefault(method.replace("_", "-"), []).append(label)
         methods = "; ".join(f"{m} for {', '.join(labels)}" for m, labels in by_method.items())
+        wald = [label for label, method in zip(table["label"], table.get("interval", [""] * len(table)))
+                if method == "wald"]
+        own = ([f"{' and '.join(wald)}: Wald intervals"] if wald else []) + (
+            ["AUC: DeLong's interval"] if "delong" in set(table.get("interval", [])) else [])
         parts.append(f"Intervals: bootstrap, {n_boot} resamples, seed {table.attrs.get('random_state')} (rows "
-                     f"resampled, bins refitted), {methods} (each metric's method chosen by a coverage study, "
-                     "docs/intervals.md)"
-                     + ("; calibration slope and intercept: Wald intervals" if "wald" in set(table.get("interval", []))
-                        else "")
-                     + ("; AUC: DeLong's interval." if "delong" in set(table.get("interval", [])) else "."))
+                     "resampled, bins refitted)"
+                     + (f", {methods} (each metric's method chosen by a coverage study, docs/intervals.md)"
+                        if methods else "")
+                     + "".join(f"; {o}" for o in own) + ".")
     elif table.attrs.get("intervals_wait"):  # the dashboard's large data: the bootstrap waits for its button
         parts.append("95% intervals: press 'Compute 95% intervals' (bootstrap resamples of the rows; on data this "
                      "large it takes a while, so it starts on request).")
@@ -1100,16 +1104,42 @@ def interval_caption(table: pd.DataFrame) -> str:
 
 def no_verdict_words(table: pd.DataFrame) -> str:
     """What to do where a panel's redraws cannot reach its level (a dashboard caps them to stay fast: 7 tests at
-    α = 0.001 need 5,999 each), or '': fewer metrics, a larger α, or the command line, which draws as many as
-    the level needs. For the captions of :func:`interval_caption` and of scans'
-    (:func:`calibviz.scan.interval_caption`)."""
-    held = [r.label for r in table.itertuples() if _HELD_MARK in r.reading or _CANNOT_TEST in r.reading]
-    if not held:
+    α = 0.001 need 5,999 each), or '', with the numbers that decide it. For the captions of
+    :func:`interval_caption` and of scans' (:func:`calibviz.scan.interval_caption`).
+
+    A test whose R redraws cannot give p <= α at all needs α >= 1/(R + 1). Tests held by Holm's procedure (its
+    first step needs p <= α/m among m tests, below the redraws' floor 1/(R + 1)) are decided with at most
+    floor(α (R + 1)) tests shown together, or at α >= m/(R + 1). A walk-through followed "fewer metrics" from 7
+    to 2 with no verdict: the caption now says how many.
+
+    >>> t = pd.DataFrame({"label": ["ECE", "TCE"], "n_redraws": [999, 200], "n_tests": [6, 0],
+    ...                   "reading": [_HELD_MARK, "200" + _CANNOT_TEST + "0.001"]})
+    >>> t.attrs["config"] = PanelConfig(alpha=0.001)
+    >>> print(no_verdict_words(t))
+    No verdict at α = 0.001 for TCE: its 200 redraws cannot give a p-value that small; choose α ≥ 0.005. For ECE: with 999 redraws only 1 test shown together can be decided at this α (6 are): keep 1 metric with a test, or choose α ≥ 0.006. The command line (calibviz metrics ... --alpha) draws as many redraws as the level needs.
+    """
+    alpha = table.attrs.get("config", PanelConfig()).alpha
+    cannot = table[table["reading"].str.contains(_CANNOT_TEST, regex=False)]
+    held = table[table["reading"].str.contains(_HELD_MARK, regex=False)]
+    if not len(cannot) and not len(held):
         return ""
-    return (f"No verdict for {', '.join(held)} at α = {table.attrs.get('config', PanelConfig()).alpha:g}: their "
-            "redraws cannot reach the p-values this level needs among the tests shown together. Fewer metrics "
-            "(fewer tests) or a larger α decide them here; the command line (calibviz metrics FILE --alpha ...) draws "
-            "as many redraws as the level needs.")
+    parts = []
+    if len(cannot):
+        r = int(cannot["n_redraws"].min())
+        one = len(cannot) == 1
+        parts.append(f"for {', '.join(cannot['label'])}: {'its' if one else 'their'} {r} redraws cannot give a "
+                     f"p-value that small; choose α ≥ {1 / (r + 1):.2g}.")
+    if len(held):
+        redrawn = table.loc[(table["n_redraws"] > 0) & (table["n_tests"] > 0), "n_redraws"]  # the family's
+        r = int(redrawn.min()) if len(redrawn) else 0
+        m = int(held["n_tests"].max())
+        k = int(np.floor(alpha * (r + 1) + 1e-9))
+        keep = (f"keep {k} metric{'s' if k != 1 else ''} with a test, or choose" if k >= 1 else "choose")
+        parts.append(f"for {', '.join(held['label'])}: with {r} redraws only {k} "
+                     f"test{'s' if k != 1 else ''} shown together can be decided at this α ({m} are): {keep} "
+                     f"α ≥ {m / (r + 1):.2g}.")
+    text = f"No verdict at α = {alpha:g} " + " ".join([parts[0]] + [p[0].upper() + p[1:] for p in parts[1:]])
+    return text + (" The command line (calibviz metrics ... --alpha) draws as many redraws as the level needs.")
 
 
 #: The metrics whose p-value is a test of their own (not the redraws'), as the reference caption words them.

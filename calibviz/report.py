@@ -40,10 +40,10 @@ from .compare import NO_VERDICT, compare_models, comparison_metrics, comparison_
 from .reduce import views
 from .metrics import band_resamples, corp_table, decomposition_table
 from .summary import reliability_table
-from .variables import (MAX_RANKED_FEATURES, curve_family, disagreement_ranges, draws_curve, largest_disagreement,
-                        no_range_sentence, numeric_values, range_sentence, ranked_columns, readable_ranking,
-                        top_is_finding, top_variable_words, two_tests_note, variable_curves, variable_ranking,
-                        vece_test_sentence, vece_whiskers_caption)
+from .variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, curve_family, disagreement_ranges, draws_curve,
+                        largest_disagreement, no_range_sentence, numeric_values, range_sentence, ranked_columns,
+                        readable_ranking, top_is_finding, top_variable_words, two_tests_note, variable_curves,
+                        variable_ranking, vece_floor_caption, vece_test_sentence, vece_whiskers_caption)
 
 __all__ = ["build_report", "write_report", "report_contents", "resolve_metrics", "metric_key", "format_value",
            "format_interval", "VERSION_PACKAGES"]
@@ -343,20 +343,30 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, mcb
         curve_fig = figures.variable_curves(curves=curves, ranges=ranges, name=_e(feature), title=None)
         sentences = [range_sentence(feature, r, escape=_e, strong=strong) for _, r in ranges.iterrows()]
         largest = largest_disagreement(ranges)  # the summary quotes the largest range, as the Variables page
+        # the top-ranked variable may take few values (ranked, not drawn): the headline names it with its own VECE,
+        # and the curves are those of the first variable drawn as curves (a review: the report gave term's VECE to
+        # age, "Of the variables, age ... (VECE 0.1133)")
+        is_top = feature == str(top["feature"])
         # a categorical top variable's sentence comes with the VECE test's (_vece_parts)
-        if top["type"] != "categorical" and top_is_finding(ranking, cfg.alpha):
+        if top["type"] != "categorical" and top_is_finding(ranking, cfg.alpha) and not is_top:
+            headline.append(f"Of the variables, <b>{_e(top['feature'])}</b> {top_variable_words(ranking)} "
+                            f"(VECE {format_value(top['vece'], 'probability')}); it takes fewer than "
+                            f"{CURVE_MIN_VALUES} values, so it has no curves: the Variables page shows it per value.")
+        elif top["type"] != "categorical" and top_is_finding(ranking, cfg.alpha):
             headline.append(f"Of the variables, <b>{_e(feature)}</b> {top_variable_words(ranking)} "
                             f"(VECE {format_value(top['vece'], 'probability')})"
                             + (f"; the largest disagreement: {range_sentence(feature, largest, escape=_e, strong=strong)}"
                                if largest is not None else
                                "; no range of it where the model is over- or under-confident beyond what a calibrated "
                                "model shows."))
-        elif top["type"] != "categorical" and largest is not None:
+        elif top["type"] != "categorical" and largest is not None and is_top:
             # its VECE is within chance (the test's sentence says so); a range its curves' own test found still is one
             headline.append(f"Along <b>{_e(feature)}</b>, the top-ranked variable, the largest disagreement: "
                             f"{range_sentence(feature, largest, escape=_e, strong=strong)}"
                             + (f" {_e(note)}" if (note := two_tests_note(ranking, cfg.alpha)) else ""))
-        parts += [f'<h3 id="{anchor}-curves">Curves of the top variable: {_e(feature)}</h3>',
+        heading = ("Curves of the top variable" if is_top else
+                   f"Curves of the top variable with {CURVE_MIN_VALUES} or more values")
+        parts += [f'<h3 id="{anchor}-curves">{heading}: {_e(feature)}</h3>',
                   (f"<p>{int((~ok).sum()):,} rows without a value of {_e(feature)} are left out of the curves.</p>"
                    if not ok.all() else ""),
                   "<p>LOESS curves of actual and predicted error (percent) along the variable, with "
@@ -499,6 +509,7 @@ def _vece_parts(anchor: str, ranking: pd.DataFrame, headline: list, alpha: float
             "2023): VECE is the row-weighted gap between actual and predicted error in equal-mass bins of "
             "each numeric column, or over the levels of a categorical column (levels under 30 rows "
             "pooled), on one scale." + (f" {_e(whiskers)}" if (whiskers := vece_whiskers_caption(ranking)) else "")
+            + (f" {floor}" if (floor := vece_floor_caption(ranking, escape=_e)) else "")  # "the overall gap"
             + "</p>",
             f'<div class="figure">{_figure_html(rank_fig)}</div>', _table_html(readable_ranking(ranking))]
 

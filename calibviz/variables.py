@@ -396,12 +396,12 @@ def x_words(value) -> str:
 
 
 def _curve_p_words(p_value: float, n_draws, family) -> str:
-    """'p = 0.03 along the whole curve[, adjusted for the 6 variables it was picked from]' (a bound at the draws'
+    """'p = 0.03 along the whole curve[, adjusted for the 6 numeric variables it was picked from]' (a bound at the draws'
     floor: 'p ≤ 0.005')."""
     family = int(family or 1)
     n = 0 if family > 1 else int(n_draws or 0)  # a Bonferroni-scaled floor is no longer the draws' own
     words = f"{p_value_words(p_value, n)} along the whole curve"
-    return words + (f", adjusted for the {family} variables it was picked from" if family > 1 else "")
+    return words + (f", adjusted for the {family} numeric variables it was picked from" if family > 1 else "")
 
 
 def no_range_sentence(feature, curves: pd.DataFrame, *, escape=str) -> str:

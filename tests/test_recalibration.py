@@ -730,10 +730,17 @@ def test_zero_probabilities_of_the_observed_class_are_said():
     zero = int((R[np.arange(n), y] == 0).sum())
     assert zero > 0
     cf = cross_fit("temperature", y, R)
-    assert len(cf.warnings()) == 1 and cf.warnings()[0].startswith(f"{zero:,} rows give the observed class")
+    assert len(cf.warnings()) == 1 and cf.warnings()[0].startswith(f"{zero:,} rows give the observed outcome")
+    assert "Temperature scaling is fitted on log-probabilities" in cf.warnings()[0]
     assert cross_fit("temperature", y, P).warnings() == []
     assert cross_fit("isotonic", (R.argmax(axis=1) == y).astype(int), R.max(axis=1)).warnings() == []
     binary = cross_fit("platt", np.array([1, 0] * 50), np.r_[0.0, np.linspace(0.1, 0.9, 99)])
-    assert binary.warnings()[0].startswith("1 row gives the observed class a probability of exactly 0")
+    assert binary.warnings()[0].startswith("1 row gives the observed outcome a probability of exactly 0")
+    # the top-label reduction fits the top probability against "right": only a wrong top probability of 1 counts
+    top = np.zeros((n, K))
+    top[np.arange(n), R.argmax(axis=1)] = 1.0
+    wrong = int((top.argmax(axis=1) != y).sum())
+    assert cross_fit("platt", y, top).warnings()[0].startswith(f"{wrong:,} rows give")
+    assert cross_fit("platt", y, R).warnings() == []  # no top probability of 1 in R
     grouped = cross_fit_by("temperature", y, R, np.repeat(["a", "b"], n // 2), name="site")
     assert any(w.startswith("site = a: ") and "probability of exactly 0" in w for w in grouped.warnings())

@@ -58,6 +58,8 @@ def test_binary_report_sections(reports):
         assert text in page, text
     assert "Top-label diagram" not in page and "Model comparison" not in page
     assert page.count('class="plotly-graph-div"') == 5  # reliability, CORP, TCE, VECE ranking, curves
+    # the summary's "through the overall gap alone" is defined in the variables section (a walk-through)
+    assert "through the overall gap alone" in page and "No variable's VECE can fall below the overall gap" in page
 
 
 def test_multiclass_report_sections(reports):
@@ -305,5 +307,29 @@ def test_report_ranks_the_variables_the_variables_page_ranks():
                                preds.y, preds.y_prob, n_resamples=0)
     assert set(ranking["feature"]) == {"visits", "x"}
     assert f"the {len(ranking)} variables judged together" in text
-    assert f"adjusted for the {curve_family(ranking)} variables" in text
+    assert f"adjusted for the {curve_family(ranking)} numeric variables" in text
     assert "visits" in text
+
+
+def test_a_top_variable_of_few_values_keeps_its_own_vece_in_the_summary():
+    """A review: with few-valued numeric columns ranked, the top variable can be one without curves (term, 36 or
+    60 months); the summary read "Of the variables, age ... (VECE 0.1133)", term's VECE under age's name, and
+    the curves of age were "of the top variable". The summary names term with its own VECE; age's curves are
+    those of the top variable with 10 or more values."""
+    from calibviz.io.loading import predictions_from_frame
+    from calibviz.variables import ranked_columns, variable_ranking
+
+    rng = np.random.default_rng(6)
+    n = 3000
+    p = rng.uniform(0.05, 0.95, n)
+    term, age = rng.choice([36, 60], n), rng.uniform(20, 80, n)
+    y = (rng.uniform(size=n) < np.where(term == 60, 0.5, p)).astype(int)
+    preds = next(iter(predictions_from_frame(pd.DataFrame({"y": y, "p": p, "term": term, "age": age})).values()))
+    ranking = variable_ranking(preds.features[ranked_columns(preds.numeric_features, preds.categorical_features)],
+                               preds.y, preds.y_prob, n_resamples=0)
+    assert ranking.iloc[0]["feature"] == "term"
+    text = re.sub("<[^>]+>", "", build_report(preds, n_resamples=0))
+    vece = format_value(ranking.iloc[0]["vece"], "probability")
+    assert f"Of the variables, term" in text and f"(VECE {vece}); it takes fewer than 10 values" in text
+    assert "Curves of the top variable with 10 or more values: age" in text
+    assert f"Of the variables, age" not in text

@@ -220,3 +220,24 @@ def test_two_class_columns_that_do_not_sum_to_one(tmp_path, engine):
     s = cv.scan(path, renormalize=True, engine=engine)
     assert s.metric("brier")[0] == pytest.approx(cv.metrics.brier_score(preds.y, preds.y_prob), rel=RTOL)
     assert s.notes == preds.notes and "more than rounding" in s.notes[0]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_renormalize_keeps_two_models_columns_apart_as_in_memory(tmp_path, engine):
+    """A review: two columns of a binary label that are two models' (m1, m2; sums 0.09-1.61) were divided by their
+    sums by scan(renormalize=True), which memory refuses ("dividing by the sums would make up numbers"). The scan
+    refuses them in the same words; an opened file without valid rows gets no note of 'nan' sums."""
+    rng = np.random.default_rng(1)
+    p = rng.uniform(0.05, 0.95, 400)
+    frame = pd.DataFrame({"y": (rng.random(400) < p).astype(int), "m1": p.round(2), "m2": (0.7 * p).round(2)})
+    path = str(tmp_path / "two_models.parquet")
+    frame.to_parquet(path)
+    with pytest.raises(cv.InputError) as mem:
+        cv.load_predictions(path, label="y", probs=["m1", "m2"], renormalize=True)
+    with pytest.raises(cv.InputError) as scanned:
+        cv.scan(path, label="y", probs=["m1", "m2"], renormalize=True, engine=engine).metrics(["ece"])
+    assert str(scanned.value) == f"{path}: {re.sub(r' [(]0-based: [^)]*[)]', '', str(mem.value))}"
+    assert "dividing by the sums would make up numbers" in str(scanned.value)
+    empty = frame.assign(m1=np.nan)
+    empty.to_parquet(path)
+    assert cv.scan(path, label="y", probs=["m1", "m2"], renormalize=True, engine=engine).notes == ()

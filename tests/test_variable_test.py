@@ -287,7 +287,7 @@ def test_a_curve_picked_among_variables_is_adjusted_for_them():
     assert six.attrs["n_draws"] == 6000 and six.attrs["family"] == 6
     np.testing.assert_allclose(six["p_adjusted"], np.minimum(1, 6 * one["p_adjusted"]))
     r = disagreement_ranges(six)
-    assert len(r) and "adjusted for the 6 variables it was picked from" in range_sentence("x", r.iloc[0])
+    assert len(r) and "adjusted for the 6 numeric variables it was picked from" in range_sentence("x", r.iloc[0])
     with pytest.raises(InputError, match="family must be a positive integer"):
         variable_curves(x, y, p, family=0)
 

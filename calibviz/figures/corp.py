@@ -181,7 +181,7 @@ def corp_diagram(y_true=None, y_prob=None, *, sample_weight=None, bands=("consis
         # several models: each one's decomposition is its legend entry, above the plot; one box of their lines
         # inside the plot lay across the curves (a walk-through: three models' lines over their top steps)
         # (on a line of its own under the name: a half-width column's legend had no room for both on one line)
-        legend_name = (f"{name}<br>{decomposition_text(t.attrs['decomposition'])}"
+        legend_name = (f"{name}<br>{decomposition_text(t.attrs['decomposition']).replace(' − DSC', '<br>− DSC')}"
                        if show_decomposition and "decomposition" in t.attrs else name)
         fig.add_trace(go.Scatter(
             x=round_list(t["x"]), y=round_list(t["cep"]), mode="lines",
@@ -342,7 +342,9 @@ def mcb_dsc_plot(models=None, *, table: pd.DataFrame | None = None, score: str =
     fig.update_xaxes(range=[0, x_max], title_text="Miscalibration MCB (lower is better)")
     fig.update_yaxes(range=[y_min, y_max], title_text="Discrimination DSC (higher is better)")
     fig.add_annotation(xref="paper", yref="paper", x=1.0, y=0.0, xanchor="right", yanchor="bottom", showarrow=False,
-                       text=f"grey lines: equal {label} (UNC {format_value(unc, 'probability')})<br>better = up and left",
+                       # three short lines: one line was wider than a half-width column's plot (a walk-through)
+                       text=f"grey lines: equal {label}<br>(UNC {format_value(unc, 'probability')})<br>"
+                            "better = up and left",
                        font=dict(size=12, color="#555555"), bgcolor="rgba(255,255,255,0.85)", align="right")
     return apply_theme(fig, title=title, height=height or 560)
 
@@ -401,14 +403,16 @@ def roc_curves(y_true=None, y_prob=None, *, sample_weight=None, confidence: floa
         t = roc_curve(m.y, m.p, sample_weight=m.w, max_points=max_points)
         a = auc_delong(m.y, m.p, sample_weight=m.w, confidence=confidence)
         ci = (f" [{100 * confidence:.0f}% CI {a.low:.3f}–{a.high:.3f}]" if np.isfinite(a.low) else "")
-        name = f"AUC {a.auc:.3f}{ci}" if single and m.name == "model" else f"{m.name}: AUC {a.auc:.3f}{ci}"
+        # several models: the interval on a line of its own (a half-width column at 1024 px cut it off)
+        name = (f"AUC {a.auc:.3f}{ci}" if single and m.name == "model" else f"{m.name}: AUC {a.auc:.3f}{ci}"
+                if single else f"{m.name}: AUC {a.auc:.3f}<br>{ci.strip()}")
         thr = t["threshold"].to_numpy()
         hover = [f"predict 1 when p ≥ {th:.4f}: true positive rate {tp:.3f}, false positive rate {fp:.3f}"
                  if np.isfinite(th) else "nothing predicted positive" for th, tp, fp in zip(thr, t["tpr"], t["fpr"])]
         fig.add_trace(go.Scatter(x=round_list(t["fpr"]), y=round_list(t["tpr"]), mode="lines", name=name,
                                  line=dict(color=model_color(i), width=2.5), hovertext=hover,
                                  hovertemplate="%{hovertext}<extra>" + m.name + "</extra>"))
-    fig.update_xaxes(range=[-0.01, 1.01], title_text="False positive rate (1 − specificity)", constrain="domain")
+    fig.update_xaxes(range=[-0.01, 1.01], title_text="False positive rate", constrain="domain")
     fig.update_yaxes(range=[-0.01, 1.01], title_text="True positive rate (sensitivity)", scaleanchor="x",
                      scaleratio=1, constrain="domain")
     return apply_theme(fig, title=title, height=height or 560)

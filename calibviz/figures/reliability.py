@@ -216,7 +216,10 @@ def reliability_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), alpha:
     fig.update_yaxes(range=[-0.02, 1.02], title_text=AXIS["observed"], row=1, col=1)
     fig.update_xaxes(title_text=AXIS["mean_pred"] if rows == 1 else None, row=1, col=1)
     if show_counts:
-        fig.update_xaxes(title_text=AXIS["mean_pred"] + " (shading: bins)", range=[-0.01, 1.01], row=2, col=1)
+        # the shading's key inside the panel: in the axis title ("... (shading: bins)") a third-width column cut it
+        fig.update_xaxes(title_text=AXIS["mean_pred"], range=[-0.01, 1.01], row=2, col=1)
+        fig.add_annotation(text="shaded: bins", xref="x domain", yref="y domain", x=1.0, y=1.0, xanchor="right",
+                           yanchor="bottom", showarrow=False, font=dict(size=10, color="#666666"), row=2, col=1)
         fig.update_yaxes(title_text="Rows", rangemode="tozero", nticks=4, tickformat="~s", row=2, col=1)
     if with_hist:
         # the side panel's y is the *predicted* probability (shared scale with the main panel); the legend says

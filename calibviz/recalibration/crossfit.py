@@ -89,32 +89,39 @@ class CrossFit:
 _LOG_FITS = ("platt", "beta", "temperature")
 
 
-def zero_probability_notes(method: str, y: np.ndarray, P: np.ndarray, w=None) -> tuple:
-    """The note of rows whose observed class has probability exactly 0, for a method fitted on log-probabilities.
+def zero_probability_notes(method: str, y: np.ndarray, P: np.ndarray, w=None, reduction: str | None = None) -> tuple:
+    """The note of rows whose observed outcome has probability exactly 0 in a fit on log-probabilities.
 
     Such a row costs log(2^-52), a loss of 36, in the fit's objective (an audit: 26 of 5,000 rows of a calibrated
     10-class model given to 2 decimals moved the temperature from 1.00 to 1.24 and worsened its confidence ECE
-    from 0.016 to 0.069, while the log loss read "better after"): said, not hidden. Rows of weight 0 do not count.
+    from 0.016 to 0.069, while the log loss read "better after"): said, not hidden. Which rows count is what the
+    map fits: binary p against y, temperature scaling P[y], the top-label and confidence reductions of a binary
+    map (``reduction``) the top probability against "the prediction is right" (a top probability of 1 that was
+    wrong), the class-wise one each class's column (P[y] = 0). Rows of weight 0 do not count.
 
     >>> zero_probability_notes("platt", np.array([1, 0, 1]), np.array([0.0, 0.2, 0.9]))[0][:57]
-    '1 row gives the observed class a probability of exactly 0'
+    '1 row gives the observed outcome a probability of exactly'
     >>> zero_probability_notes("isotonic", np.array([1, 0, 1]), np.array([0.0, 0.2, 0.9]))
     ()
     """
     if method not in _LOG_FITS:
         return ()
-    true = P[np.arange(len(y)), y] if P.ndim == 2 else np.where(y == 1, P, 1.0 - P)
-    zero = true == 0
+    if P.ndim == 1:
+        zero = np.where(y == 1, P, 1.0 - P) == 0
+    elif reduction in ("top_label", "confidence"):
+        zero = (P.max(axis=1) == 1) & (P.argmax(axis=1) != y)
+    else:
+        zero = P[np.arange(len(y)), y] == 0
     if w is not None:
         zero &= w > 0
     k = int(zero.sum())
     if not k:
         return ()
-    return (f"{k:,} row{'s' if k != 1 else ''} give{'' if k != 1 else 's'} the observed class a probability of "
-            f"exactly 0 (predictions rounded to a few decimals?): {method} scaling is fitted on log-probabilities, "
-            "where each such row weighs as a loss of 36, and they pull its map (a larger temperature, a flatter "
-            "slope) and the log loss before and after. Export the predictions with more decimals, or compare with "
-            "isotonic recalibration, which does not read logs.",)
+    name = {"platt": "Platt scaling", "beta": "Beta calibration", "temperature": "Temperature scaling"}[method]
+    return (f"{k:,} row{'s' if k != 1 else ''} give{'' if k != 1 else 's'} the observed outcome a probability of "
+            f"exactly 0 (predictions rounded to a few decimals?): {name} is fitted on log-probabilities, where each "
+            "such row weighs as a loss of 36, and they pull its map and the log loss before and after. Export the "
+            "predictions with more decimals, or compare with isotonic recalibration, which does not read logs.",)
 
 
 def split_mask(split, n: int) -> np.ndarray:
@@ -254,7 +261,7 @@ def cross_fit(method, y_true, y_prob, *, n_splits: int = 5, random_state=0, samp
         y, P, _ = check_binary(y_true, y_prob, None, drop_zero_weight=False)
     w = check_weights(sample_weight, y.shape[0])
     cf = _cross_fit(proto, y, P, w, n_splits=n_splits, random_state=random_state, groups=groups, split=split)
-    cf.notes = zero_probability_notes(proto.name, y, P, w)
+    cf.notes = zero_probability_notes(proto.name, y, P, w, None if proto.native_multiclass else proto.multiclass)
     return cf
 
 
@@ -569,6 +576,11 @@ def _as_results(results) -> dict:
     return results
 
 
+#: The metrics of :func:`recalibration_table` when none are given (a page with none selected shows these).
+DEFAULT_METRICS = {"binary": ("ece", "ace", "tce", "smooth_ece"),
+                   "multiclass": ("confidence_ece", "top_label_ece", "classwise_ece")}
+
+
 def recalibration_table(y_true, y_prob, results, *, metrics=None, config: PanelConfig = PanelConfig(),
                         sample_weight=None, n_resamples: int = 200, n_reference: int = 200, confidence: float = 0.95,
                         random_state=0, scores=("brier", "log_loss"), progress=None) -> pd.DataFrame:
@@ -642,11 +654,11 @@ def recalibration_table(y_true, y_prob, results, *, metrics=None, config: PanelC
     if multi:
         y, P, _ = check_multiclass(y_true, y_prob, None, drop_zero_weight=False)
         registry = MULTICLASS_METRICS
-        metrics = tuple(metrics) if metrics else ("confidence_ece", "top_label_ece", "classwise_ece")
+        metrics = tuple(metrics) if metrics else DEFAULT_METRICS["multiclass"]
     else:
         y, P, _ = check_binary(y_true, y_prob, None, drop_zero_weight=False)
         registry = BINARY_METRICS
-        metrics = tuple(metrics) if metrics else ("ece", "ace", "tce", "smooth_ece")
+        metrics = tuple(metrics) if metrics else DEFAULT_METRICS["binary"]
     w = check_weights(sample_weight, y.shape[0])
     for k in metrics:
         if k not in registry:

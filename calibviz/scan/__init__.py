@@ -93,9 +93,17 @@ class Scan:
         if self._notes is None:
             note = None
             if self._roles.renormalize and len(self._roles.probs) > 1:
-                note = renormalized_note(*_agg.row_sums(self._frame, self._roles))
+                lo, hi, n_off = self._row_sums()
+                note = renormalized_note(lo, hi, n_off) if np.isfinite(lo) and np.isfinite(hi) else None
             self._notes = (note,) if note else ()
         return self._notes
+
+    def _row_sums(self) -> tuple[float, float, int]:
+        """The range of the class columns' row sums and the rows off by more than the tolerance
+        (:func:`calibviz.scan.aggregate.row_sums`; one pass, cached)."""
+        if getattr(self, "_row_sums_cache", None) is None:
+            self._row_sums_cache = _agg.row_sums(self._frame, self._roles)
+        return self._row_sums_cache
 
     @property
     def is_binary(self) -> bool:
@@ -340,11 +348,19 @@ class Scan:
         if off:  # a pass for the message, as the in-memory loader words it: the range of the sums
             if r.renormalize:
                 raise InputError(f"{src}: probability rows sum to 0 in {_rows(off)}; they cannot be renormalised.")
-            lo, hi, _ = _agg.row_sums(self._frame, r)
+            lo, hi, _ = self._row_sums()
             classes = list(r.classes) if r.view != "binary" else [r.negative, r.positive]
             err = bad_sums_error(list(r.probs), classes, _rows(off), lo, hi, renormalize=False)
             # no hint: the form's words for the fix come from the message (ui.scan._in_form_words)
             raise InputError(f"{src}: {err}", ui_message=f"{src}: {err.ui_message}")
+        if r.renormalize and len(r.probs) == 2 and r.view == "binary":
+            # two columns of a binary label far from summing to 1 are two models' unless named by the classes, as
+            # in memory: dividing them by their sums would make up numbers (a review: a scan divided them)
+            lo, hi, n_off = self._row_sums()
+            if n_off:
+                err = bad_sums_error(list(r.probs), [r.negative, r.positive], _rows(n_off), lo, hi, renormalize=True)
+                if err is not None:
+                    raise InputError(f"{src}: {err}", ui_message=f"{src}: {err.ui_message}")
         badw = n_of(table["_b"] == _agg.BAD_WEIGHT)
         if badw:
             raise InputError(f"{src}: weight column {r.weight!r} is missing, NaN, infinite or negative in "

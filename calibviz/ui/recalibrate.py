@@ -14,7 +14,7 @@ from ..metrics import band_resamples
 from ..panel import format_interval, format_value
 from ..recalibration import (RECALIBRATORS, cross_fit, cross_fit_by, map_curves, python_snippet,
                              recalibrated_frame, recalibrated_predictions, recalibration_table)
-from ..recalibration.crossfit import GroupedCrossFit
+from ..recalibration.crossfit import DEFAULT_METRICS, GroupedCrossFit
 from .blocks import BOOTSTRAP_ROW_BUDGET, page_redraws, redraws_words, slug
 from .blocks import show_dataframe
 from .compute import cached, progress_bar
@@ -213,7 +213,8 @@ def metric_table(preds: Predictions, res: dict, cfg, metrics, n_boot: int, seed:
     n_run = n_boot if n * n_boot * max(1, len(res)) <= BOOTSTRAP_ROW_BUDGET else 0
     # the redraws of the other pages' panels, metric by metric: "before" equals the Reliability page's reference
     # (it drew 100 here against 200 there: two ranges for one number, a walk-through)
-    keys = tuple(metrics or ()) + (("brier", "log_loss") if preds.is_binary else ())
+    metrics = tuple(metrics or ()) or DEFAULT_METRICS["binary" if preds.is_binary else "multiclass"]
+    keys = metrics + (("brier", "log_loss") if preds.is_binary else ())
     n_ref = page_redraws(keys, preds.n * (1 if preds.is_binary else len(preds.classes)),
                          multiclass=not preds.is_binary)
 
@@ -242,14 +243,17 @@ def show_metric_table(table: pd.DataFrame) -> None:
         "Before: calibrated model would show": [format_interval(a, b, u) for a, b, u in
                                                 zip(table["before_null_low"], table["before_null_high"],
                                                     table["unit"])],
-        "After": [fmt(v, u) + (f" ({format_interval(a, b, u)})" if np.isfinite(a) else "") for v, a, b, u in
+        f"After ({100 * level:g}% interval)": [fmt(v, u) + (f" ({format_interval(a, b, u)})" if np.isfinite(a)
+                                                             else "") for v, a, b, u in
                   zip(table["after"], table["after_low"], table["after_high"], table["unit"])],
         "After: calibrated model would show": [format_interval(a, b, u) for a, b, u in
                                                zip(table["after_null_low"], table["after_null_high"], table["unit"])],
         "Before − after": [("+" if d > 0 else "") + fmt(d, u) for d, u in zip(table["diff"], table["unit"])],
         f"{100 * level:g}% interval of the difference": [format_interval(a, b, u) for a, b, u in
                                            zip(table["diff_low"], table["diff_high"], table["unit"])],
-        "Reading": table["reading"],
+        # the method's name as the Method column says it ("Platt scaling: ECE ...", not "platt: ECE ...")
+        "Reading": [r.replace(f"{m}:", f"{METHOD_LABELS.get(m, m)}:", 1) for m, r in zip(table["method"],
+                                                                                      table["reading"])],
     })
     show_dataframe(shown,
                  column_config={"Reading": st.column_config.TextColumn(width="large")})
@@ -260,9 +264,10 @@ def show_metric_table(table: pd.DataFrame) -> None:
     st.caption(f"Evaluated on {int(table['n_evaluated'].iloc[0]):,} rows, {table['scheme'].iloc[0]}: every 'after' "
                "comes from a map that did not see its row. Before − after > 0 is an improvement; Brier score and "
                "log loss rows are the loss gained by recalibration (Berta et al. 2025). "
-               + (f"Intervals ({100 * level:g}%: 1 - α, as the better/worse calls read them): {n_boot} bootstrap "
-                  "resamples, the difference's paired (rows resampled jointly for before and after, maps held "
-                  "fixed; the hull of its percentile and basic intervals, as Compare's). " if n_boot else
+               + (f"Intervals at {100 * level:g}% (1 - α, the level of the better/worse calls) from {n_boot} "
+                  "bootstrap resamples; the difference's interval is paired (rows resampled jointly for before and "
+                  "after, maps held fixed) and is the hull of its percentile and basic intervals, as Compare's. "
+                  if n_boot else
                   "Bootstrap intervals are off (0 resamples in the sidebar). " if not table.attrs.get("requested") else
                   "Bootstrap intervals are left out on this many rows to keep the page fast (calibviz metrics "
                   "FILE --recalibrate METHOD --ci 200 computes them). ")

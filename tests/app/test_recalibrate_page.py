@@ -54,7 +54,7 @@ def test_hospital_before_after_maps_variables_and_exports():
     d = cv.load_demo("hospital_readmission")
     oof = cross_fit("isotonic", d.y, d.y_prob).y_prob
     row = table[(table["Method"] == "Isotonic regression") & (table["Metric"] == "ECE")].iloc[0]
-    assert row["After"].startswith(f"{cv.metrics.ece(d.y, oof):.4f}")
+    assert row["After (95% interval)"].startswith(f"{cv.metrics.ece(d.y, oof):.4f}")
     assert row["Before"] == f"{cv.metrics.ece(d.y, d.y_prob):.4f}"
     assert row["After: calibrated model would show"]  # every after carries its reference
     assert any("VECE along" in m.value for m in at.markdown)
@@ -147,7 +147,7 @@ def test_an_after_value_outside_its_interval_is_explained():
     assert_clean(at)
     table = _table(at)
     outside = []
-    for i, text in enumerate(table["After"]):
+    for i, text in enumerate(table["After (95% interval)"]):
         m = re.fullmatch(r"(\S+) \((\S+) – (\S+)\)", str(text))
         if m and not float(m[2]) <= float(m[1]) <= float(m[3]):
             outside.append(i)
@@ -173,3 +173,13 @@ def test_before_shows_the_reference_of_the_reliability_page():
     assert {"ECE", "Brier score", "Log loss"} <= set(shared)
     for m in shared:
         assert before[m] == reliability[m], (m, before[m], reliability[m])
+
+
+def test_no_metric_selected_shows_the_default_metrics():
+    """A review: with every metric deselected the page said "n_reference has no redraws for ece, ace, tce,
+    smooth_ece" (the table fell back to its defaults, the redraws did not). Both use the defaults now."""
+    at = _open()
+    at.multiselect(key="w_recal_metrics").set_value([]).run()
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    assert {"ECE", "ACE"} <= set(_table(at)["Metric"])

@@ -93,7 +93,7 @@ def test_roc_curves_and_murphy_diagram_draw_their_tables(binary_data):
     r = roc_curve(y, p, max_points=500)
     _close(curve.x, r["fpr"]); _close(curve.y, r["tpr"])
     a = cv.metrics.auc_delong(y, p)
-    assert curve.name == f"a: AUC {a.auc:.3f} [95% CI {a.low:.3f}–{a.high:.3f}]"
+    assert curve.name == f"a: AUC {a.auc:.3f}<br>[95% CI {a.low:.3f}–{a.high:.3f}]"
     assert "true positive rate" in curve.hovertext[1]
     m = figures.murphy_diagram(y, p, thresholds=np.linspace(0, 1, 11))
     _close(m.data[0].y, murphy_table(y, p, thresholds=np.linspace(0, 1, 11))["score"])
