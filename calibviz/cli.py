@@ -224,6 +224,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _print_notes(models: dict) -> None:
+    """What reading the file changed that the reader should know (the loader's notes, as the Data page shows them:
+    rows renormalised although their sums are far from 1, a label chosen among twins, columns left out), one line
+    each on stderr; the results on stdout stay as they are."""
+    for name, m in models.items():
+        for note in getattr(m, "notes", ()):
+            print(f"calibviz: note: model {_printable(name)}: {note}", file=sys.stderr)
+
+
 def _load(file: str, **kw):
     from . import demo
     from .io import load_models
@@ -431,6 +440,7 @@ def _cmd_metrics(args) -> int:
     with bar:
         with bar.step(f"reading {_printable(args.file)}"):
             models = _scan(args) if args.engine else _load(args.file, **_mapping_kwargs(args))
+        _print_notes(models)
         if args.recalibrate:
             if args.engine or thresholds or p_thresholds:
                 raise InputError("--recalibrate cannot be combined with --engine, --fail-above or --fail-p-below.")
@@ -598,6 +608,7 @@ def _cmd_report(args) -> int:
     with bar:
         with bar.step(f"reading {_printable(args.file)}"):
             models = _load(args.file, **load)
+        _print_notes(models)
         options = {k: v for k, v in load.items() if v not in (None, False)}
         with bar.step(f"building the report of {len(models)} model{'s' if len(models) > 1 else ''}") as progress:
             write_report(models, out, config=cfg, metrics=metrics, n_resamples=args.ci, random_state=args.seed,
@@ -621,6 +632,7 @@ def _report_scan(args, cfg, metrics, out: Path) -> int:
     with bar:
         with bar.step(f"opening {_printable(args.file)} ({args.engine})"):
             models = _scan(args)
+        _print_notes(models)
         with bar.step(f"building the report of {len(models)} model{'s' if len(models) > 1 else ''} from "
                       f"{args.engine} aggregations") as progress:
             page = build_scan_report(models, config=cfg, metrics=metrics, n_resamples=args.ci, random_state=args.seed,

@@ -1849,3 +1849,20 @@ def test_padded_csv_with_na_numbers_keeps_a_numeric_feature(tmp_path, engine):
     assert got.loc["income", "type"] == want.loc["income", "type"] == "numeric"
     np.testing.assert_allclose(got.loc[["segment", "income"], "vece"], want.loc[["segment", "income"], "vece"],
                                rtol=1e-9)
+
+
+def test_cli_prints_the_loaders_notes(tmp_path, capsys):
+    """A review: rows renormalised although their sums lie far from 1 got a note on the Data page and the Large
+    data page, none on the command line (in memory or with --engine). Both print the loader's notes on stderr."""
+    from calibviz.cli import main
+
+    rng = np.random.default_rng(4)
+    P = np.round(rng.dirichlet(np.full(5, 0.8), 3000), 2)
+    P[:40, 0] = np.minimum(P[:40, 0] + 0.4, 1.0)
+    y = (P.cumsum(axis=1) < rng.uniform(size=(3000, 1))).sum(axis=1).clip(0, 4)
+    path = tmp_path / "far.parquet"
+    pd.DataFrame({"label": y, **{f"p_{k}": P[:, k] for k in range(5)}}).to_parquet(path)
+    for extra in ([], ["--engine", "duckdb"]):
+        assert main(["metrics", str(path), "--renormalize", "--metrics", "confidence_ece", *extra]) == 0
+        err = capsys.readouterr().err
+        assert "calibviz: note: model " in err and "more than rounding" in err, (extra, err)
