@@ -84,6 +84,7 @@ class Scan:
         self._bins_cache = {}  # repr(scheme): (atoms, bins), valid while the atoms are those atoms
         self._reference_draws = {}  # (scheme, redraws, seed): calibrated-model draws (scan.reference)
         self._notes = None
+        self._row_sums_cache = None  # (lowest, highest row sum, rows off): see :meth:`_row_sums`
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -101,7 +102,7 @@ class Scan:
     def _row_sums(self) -> tuple[float, float, int]:
         """The range of the class columns' row sums and the rows off by more than the tolerance
         (:func:`calibviz.scan.aggregate.row_sums`; one pass, cached)."""
-        if getattr(self, "_row_sums_cache", None) is None:
+        if self._row_sums_cache is None:
             self._row_sums_cache = _agg.row_sums(self._frame, self._roles)
         return self._row_sums_cache
 
