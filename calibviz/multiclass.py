@@ -66,6 +66,12 @@ TOP_LABEL_READING = ("A plus further from the diagonal than its star can mean th
                      "noise is the top-label ECE's verdict in the metric table (against a calibrated model).")
 
 
+#: The caption of the confidence vs top-label diagram on the Multiclass page (in memory and of an opened file).
+TOP_LABEL_DIAGRAM_READING = ("Stars are confidence calibration (accuracy per bin); pluses sit at the confidence ± "
+                             "each bin's class-weighted top-label deviation, not an accuracy, so they can leave "
+                             "[0, 1]. " + TOP_LABEL_READING)
+
+
 #: How to read the small multiples (per predicted class, class-wise): their green bands hold for all panels together.
 GRID_READING = ("The green bands are the ranges that all bins of all panels of a calibrated model stay in together "
                 "with probability 1 - α (each panel's at α / classes): a point outside is evidence at level α. "

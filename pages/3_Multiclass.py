@@ -2,7 +2,7 @@
 import streamlit as st
 
 from calibviz import figures
-from calibviz.multiclass import (CLASS_INTERVAL_READING, GRID_READING, TOP_LABEL_READING, class_ranking,
+from calibviz.multiclass import (CLASS_INTERVAL_READING, GRID_READING, TOP_LABEL_DIAGRAM_READING, class_ranking,
                                  class_reference_draws, class_test_sentence, readable_class_ranking, top_label_table)
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, not_applicable, panel_table, show_figure, show_headlines, \
@@ -42,11 +42,11 @@ with left:
     st.subheader("Confidence (★) vs top-label (+)")
     fig = figures.top_label_diagram(table=table, title="")
     show_figure(fig, f"top_label_{preds.name}", key="tl")
+    # under the diagram it explains: beside the readings it made the narrow column twice as long (a walk-through)
+    st.caption(TOP_LABEL_DIAGRAM_READING)
 with right:
     st.subheader("In plain words")
     show_headlines(panel, 4)
-    st.caption("Stars are confidence calibration (accuracy per bin); pluses sit at the confidence ± each bin's "
-               "class-weighted top-label deviation, not an accuracy, so they can leave [0, 1]. " + TOP_LABEL_READING)
 
 tab_metrics, tab_zoom, tab_tl, tab_cw = st.tabs(["Metrics", "Zoom into a bin", "Per predicted class",
                                                  "Class-wise grid"])

@@ -27,7 +27,8 @@ from ..panel import PanelConfig, config_key, family_size, format_value, judged_t
 from ..scan import interval_caption
 from ..scan import tables as scan_tables
 from ..scan.refine import EXACT_BLOCK_ROWS
-from ..multiclass import GRID_READING, class_reference_draws, class_test_sentence, readable_class_ranking
+from ..multiclass import (GRID_READING, TOP_LABEL_DIAGRAM_READING, class_reference_draws, class_test_sentence,
+                          readable_class_ranking)
 from ..variables import (top_is_finding, top_variable_words, vece_floor_caption, vece_test_sentence,
                          vece_whiskers_caption)
 from .blocks import (BOOTSTRAP_ROW_BUDGET, download_table, reference_redraws, not_applicable, show_figure,
@@ -261,13 +262,15 @@ def multiclass(scan) -> None:
     cfg = panel_config(s)
     scheme = cfg.scheme()
     cid = cache_id()
-    panel = _panel(scan, ("confidence_ece", "top_label_ece", "top_label_mce", "classwise_ece"), cfg, s)
     table = cached(("tl_table", cid, scan.name, scheme, cfg.alpha),
                    lambda: scan_tables.top_label_table(scan, scheme, cfg.alpha))
     left, right = st.columns([3, 2], gap="medium")
     with left:
         st.subheader("Confidence (★) vs top-label (+)")
         show_figure(figures.top_label_diagram(table=table, title=""), f"top_label_{scan.name}", key="tl")
+        st.caption(TOP_LABEL_DIAGRAM_READING)
+    # the diagram first, then the panel (its references take a while on a large file), as on the Reliability page
+    panel = _panel(scan, ("confidence_ece", "top_label_ece", "top_label_mce", "classwise_ece"), cfg, s)
     with right:
         st.subheader("In plain words")
         _headlines(panel)
