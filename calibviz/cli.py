@@ -224,12 +224,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _print_notes(models: dict) -> None:
-    """What reading the file changed that the reader should know (the loader's notes, as the Data page shows them:
-    rows renormalised although their sums are far from 1, a label chosen among twins, columns left out), one line
-    each on stderr; the results on stdout stay as they are."""
-    for name, m in models.items():
-        for note in getattr(m, "notes", ()):
+def _print_notes(notes_by_model: dict) -> None:
+    """``{model: notes}`` one line each on stderr (the results on stdout stay as they are): what reading the file
+    changed that the reader should know, as the Data page shows it (rows renormalised although their sums are far
+    from 1, a label chosen among twins, columns left out), and a recalibration's notes (``CrossFit.warnings``)."""
+    for name, notes in notes_by_model.items():
+        for note in notes:
             print(f"calibviz: note: model {_printable(name)}: {note}", file=sys.stderr)
 
 
@@ -440,7 +440,7 @@ def _cmd_metrics(args) -> int:
     with bar:
         with bar.step(f"reading {_printable(args.file)}"):
             models = _scan(args) if args.engine else _load(args.file, **_mapping_kwargs(args))
-        _print_notes(models)
+        _print_notes({n: m.notes for n, m in models.items()})
         if args.recalibrate:
             if args.engine or thresholds or p_thresholds:
                 raise InputError("--recalibrate cannot be combined with --engine, --fail-above or --fail-p-below.")
@@ -608,7 +608,7 @@ def _cmd_report(args) -> int:
     with bar:
         with bar.step(f"reading {_printable(args.file)}"):
             models = _load(args.file, **load)
-        _print_notes(models)
+        _print_notes({n: m.notes for n, m in models.items()})
         options = {k: v for k, v in load.items() if v not in (None, False)}
         with bar.step(f"building the report of {len(models)} model{'s' if len(models) > 1 else ''}") as progress:
             write_report(models, out, config=cfg, metrics=metrics, n_resamples=args.ci, random_state=args.seed,
@@ -632,7 +632,7 @@ def _report_scan(args, cfg, metrics, out: Path) -> int:
     with bar:
         with bar.step(f"opening {_printable(args.file)} ({args.engine})"):
             models = _scan(args)
-        _print_notes(models)
+        _print_notes({n: m.notes for n, m in models.items()})
         with bar.step(f"building the report of {len(models)} model{'s' if len(models) > 1 else ''} from "
                       f"{args.engine} aggregations") as progress:
             page = build_scan_report(models, config=cfg, metrics=metrics, n_resamples=args.ci, random_state=args.seed,
@@ -829,8 +829,7 @@ def _cmd_recalibrate(args) -> int:
         parts.append(recalibrated_frame(rows, p, cf, prefix_model=len(models) > 1 and not long_format))
         maps[name] = cf.final.to_dict()
         _print_recalibration_summary(name, p, cf)
-        for note in cf.warnings():
-            print(f"calibviz: note: model {_printable(name)}: {note}", file=sys.stderr)
+        _print_notes({name: cf.warnings()})
     import pandas as pd
 
     if long_format:
@@ -881,8 +880,7 @@ def _metrics_recalibrated(args, models, cfg, requested, bar) -> int:
         with bar.step(f"model {_printable(name)}: {args.recalibrate}, {args.cross_fit}-fold cross-fit"):
             cf = cross_fit(args.recalibrate, p.y, y_prob, n_splits=args.cross_fit, random_state=args.seed,
                            sample_weight=p.weights)
-        for note in cf.warnings():
-            print(f"calibviz: note: model {_printable(name)}: {note}", file=sys.stderr)
+        _print_notes({name: cf.warnings()})
         with bar.step(f"model {_printable(name)}: metrics before and after") as progress:
             table = recalibration_table(p.y, y_prob, {args.recalibrate: cf}, metrics=keys, config=cfg,
                                         sample_weight=p.weights, n_resamples=args.ci,

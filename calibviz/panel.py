@@ -707,7 +707,8 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
         adj_text = format_adjusted_p(adjusted, p_value, n_redraws)
         if held:  # Holm stopped at a p-value that is its redraws' floor: more redraws could reject it
             verdict = (f"no verdict among the {family} tests shown together ({p_text}{'' if at_floor else ' on its own'}"
-                       f"; {_HELD_MARK}, so at least {held} redraws, or fewer tests, would decide it)")
+                       f"; Holm's adjustment stops at a p-value that is its redraws' floor, so at least {held} "
+                       "redraws, or fewer tests, would decide it)")
         elif verdict == "evidence of miscalibration":
             verdict += f" ({p_text}; adjusted for the {family} tests shown together: {p_words(adj_text)})"
         else:
@@ -743,7 +744,6 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
 _WOULD_SHOW = " A perfectly calibrated model with these predictions would show "
 _AGAINST = " Against a calibrated model: "
 _CANNOT_TEST = " redraws cannot test at α = "
-_HELD_MARK = "Holm's adjustment stops at a p-value that is its redraws' floor"
 
 
 #: Proper scores whose calibrated-model reference is one-sided (a value above it is evidence) although a value
@@ -1119,14 +1119,18 @@ def no_verdict_words(table: pd.DataFrame) -> str:
     to 2 with no verdict: the caption now says how many.
 
     >>> t = pd.DataFrame({"label": ["ECE", "TCE"], "n_redraws": [999, 200], "n_tests": [6, 0],
-    ...                   "reading": [_HELD_MARK, "200" + _CANNOT_TEST + "0.001"]})
+    ...                   "p_value": [0.001, 0.005], "verdict": ["", ""]})
     >>> t.attrs["config"] = PanelConfig(alpha=0.001)
     >>> print(no_verdict_words(t))
     No verdict at α = 0.001 for TCE: its 200 redraws cannot give a p-value that small; choose α ≥ 0.005. For ECE: with 999 redraws only 1 test shown together can be decided at this α (6 are): keep 1 metric with a test, or choose α ≥ 0.006. The command line (calibviz metrics ... --alpha) draws as many redraws as the level needs.
     """
     alpha = table.attrs.get("config", PanelConfig()).alpha
-    cannot = table[table["reading"].str.contains(_CANNOT_TEST, regex=False)]
-    held = table[table["reading"].str.contains(_HELD_MARK, regex=False)]
+    # from the rows' columns (:func:`family_verdicts`): a test whose redraws cannot reach the level is left out of
+    # the family; a test of the family without a verdict was held by Holm's procedure at its redraws' floor
+    tested = np.isfinite(table["p_value"].to_numpy(float))
+    cannot = table[tested & np.array([too_few_redraws(int(r) if np.isfinite(r) else 0, alpha)
+                                       for r in table["n_redraws"].to_numpy(float)], dtype=bool)]
+    held = table[(table["n_tests"] > 0) & (table["verdict"] == "")]
     if not len(cannot) and not len(held):
         return ""
     parts = []

@@ -5,8 +5,8 @@ from calibviz.panel import format_value, p_value_words
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import download_table, show_figure
 from calibviz.ui.recalibrate import (METHOD_LABELS, before_after_figure, controls, corp_figure, downloads,
-                                     maps_figure, metric_table, open_in_compare, results, show_metric_table,
-                                     variable_figures)
+                                     maps_figure, metric_table, named_reading, open_in_compare, results,
+                                     show_metric_table, variable_figures)
 from calibviz.ui.settings import panel_config, settings
 from calibviz.ui.text import md
 
@@ -41,7 +41,7 @@ if preds.is_binary:
 metrics = choice["metrics"] if preds.is_binary else choice["mc_metrics"]
 table = metric_table(preds, res, cfg, metrics, int(s["boot"]), seed, key)
 st.markdown("**In plain words**")
-st.markdown("\n".join(f"- {r['reading'].replace(r['method'] + ':', '**' + METHOD_LABELS[r['method']] + ':**', 1)}"
+st.markdown("\n".join(f"- {named_reading(r['method'], r['reading'], strong=True)}"
                        for _, r in table[table["metric"].isin([*metrics[:1], "brier"])].iterrows()))
 st.subheader("Metrics before, after and the difference")
 show_metric_table(table)

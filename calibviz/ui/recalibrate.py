@@ -20,7 +20,7 @@ from .blocks import show_dataframe
 from .compute import cached, progress_bar
 from .data import current_source
 
-__all__ = ["METHOD_LABELS", "controls", "results", "before_after_figure", "corp_figure", "maps_figure",
+__all__ = ["METHOD_LABELS", "named_reading", "controls", "results", "before_after_figure", "corp_figure", "maps_figure",
            "metric_table", "show_metric_table", "downloads", "open_in_compare", "split_columns", "group_columns",
            "variable_figures", "MIN_GROUP_ROWS"]
 
@@ -230,6 +230,13 @@ def metric_table(preds: Predictions, res: dict, cfg, metrics, n_boot: int, seed:
     return table
 
 
+def named_reading(method: str, reading: str, strong: bool = False) -> str:
+    """A row's reading with the method named as the Method column names it ("Platt scaling: ECE ...", not
+    "platt: ECE ..."); ``strong``: the name in bold Markdown (the page's "In plain words")."""
+    label = METHOD_LABELS.get(method, method)
+    return reading.replace(f"{method}:", f"**{label}:**" if strong else f"{label}:", 1)
+
+
 def show_metric_table(table: pd.DataFrame) -> None:
     def fmt(v, u):
         return format_value(v, u)
@@ -251,9 +258,7 @@ def show_metric_table(table: pd.DataFrame) -> None:
         "Before − after": [("+" if d > 0 else "") + fmt(d, u) for d, u in zip(table["diff"], table["unit"])],
         f"{100 * level:g}% interval of the difference": [format_interval(a, b, u) for a, b, u in
                                            zip(table["diff_low"], table["diff_high"], table["unit"])],
-        # the method's name as the Method column says it ("Platt scaling: ECE ...", not "platt: ECE ...")
-        "Reading": [r.replace(f"{m}:", f"{METHOD_LABELS.get(m, m)}:", 1) for m, r in zip(table["method"],
-                                                                                      table["reading"])],
+        "Reading": [named_reading(m, r) for m, r in zip(table["method"], table["reading"])],
     })
     show_dataframe(shown,
                  column_config={"Reading": st.column_config.TextColumn(width="large")})
