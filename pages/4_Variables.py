@@ -116,9 +116,10 @@ if feature in numeric and not few_values:
         st.markdown("Largest disagreement: " + range_sentence(feature, largest, escape=md, strong=lambda t: f"**{t}**"))
         if (note := two_tests_note(ranking, float(s["alpha"]))):
             st.caption(note)
-        if len(ranges) > 1:
-            st.markdown("\n".join(f"- {range_sentence(feature, r, escape=md, strong=lambda t: f'**{t}**')}"
-                                   for _, r in ranges.iterrows()))
+        if len(ranges) > 1:  # the other ranges, in x order (the largest is said above)
+            st.markdown("Also:\n" + "\n".join(
+                f"- {range_sentence(feature, r, escape=md, strong=lambda t: f'**{t}**')}"
+                for i, r in ranges.iterrows() if i != largest.name))
     else:
         st.markdown(no_range_sentence(feature, curves, escape=md))
     download_table(curves, f"curves_{preds.name}_{feature}", label="Curves as CSV", key="curves")

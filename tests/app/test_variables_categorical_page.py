@@ -89,3 +89,19 @@ def test_a_calibrated_model_gets_no_range_and_the_curve_p_value():
     said = [t for t in texts if t.startswith("No range of")]
     assert said and f"p = {expected.attrs['p_value']:.2g} along the whole curve" in said[0]
     assert not [t for t in texts if t.startswith("Largest disagreement")]
+
+
+def test_the_largest_range_is_not_repeated_among_the_others():
+    """The largest range is said once ("Largest disagreement: ..."); the list below holds the other ranges (a
+    walk-through read the same sentence twice)."""
+    import calibviz as cv
+    from calibviz.variables import disagreement_ranges, variable_curves
+
+    d = cv.load_demo("hospital_readmission")
+    ranges = disagreement_ranges(variable_curves(d.features["age"], d.y, d.y_prob, scale="percent"))
+    assert len(ranges) > 1
+    texts = [shown(m) for m in _page().markdown]
+    largest = [t for t in texts if t.startswith("Largest disagreement: age")][0]
+    others = [t for t in texts if t.startswith("Also:")]
+    assert others and largest.split(": ", 1)[1] not in others[0]
+    assert others[0].count("\n- ") == len(ranges) - 1
