@@ -722,13 +722,11 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
     else:
         verdict += f" ({p_text})"
     below = ""
-    if spec.key in _PROPER_SCORES and np.isfinite(null_low) and value is not None and value < null_low:
-        # a proper score below the calibrated range is no success of the model: its outcomes are less uncertain
-        # than its predictions say (e.g. rarer than predicted where p < 1/2), which the one-sided test leaves out
-        below = (" The value lies below that range, as a calibrated model's does about 1 time in "
-                 f"{round(1 / level):g}; far below, it would mean outcomes less uncertain than the predictions say "
-                 "(for example rarer than predicted where predictions are below 1/2), which this one-sided test "
-                 "does not count: Spiegelhalter's Z tests both directions.")
+    if spec.key in M.TWO_SIDED_METRICS and np.isfinite(null_low) and value is not None and value < null_low:
+        # a proper score below the calibrated range is no success of the model (the test is two-sided): its
+        # outcomes are less uncertain than its predictions say
+        below = (" Below that range: the outcomes are less uncertain than the predictions say (for example rarer "
+                 "than predicted where predictions are below 1/2), not a better model.")
     elif spec.key in _ZERO_WHEN_CALIBRATED and np.isfinite(null_low) and value is not None and value < null_low:
         # an error below what a calibrated model shows (a walk-through met an isotonic "after" ECE of 0.0019 beside
         # "would show 0.0029 - 0.0066", unexplained): chance, or predictions that follow these very labels
@@ -744,11 +742,6 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
 _WOULD_SHOW = " A perfectly calibrated model with these predictions would show "
 _AGAINST = " Against a calibrated model: "
 _CANNOT_TEST = " redraws cannot test at α = "
-
-
-#: Proper scores whose calibrated-model reference is one-sided (a value above it is evidence) although a value
-#: below it is a sign of miscalibration too (a benchmark's over-predicting model: 0% flagged by them).
-_PROPER_SCORES = ("brier", "log_loss")
 
 
 def _shown_range(spec: MetricSpec, null_low: float, null_high: float, value: float | None) -> str:
@@ -888,10 +881,20 @@ def family_verdicts(rows: list[dict], alpha: float, specs: dict) -> list[dict]:
                    else _verdict(r["p_value"], alpha, r["n_redraws"]))
         row = {**r, "p_adjusted": p_adj, "verdict": verdict, "reading": r["reading"] + sentence}
         if (verdict.startswith("no evidence") and r["metric"] in _ZERO_WHEN_CALIBRATED and np.isfinite(r["low"])
-                and r["low"] > 0 and ABOVE_ZERO_NOTE not in (r.get("note") or "")):
+                and _shown_above_zero(r["low"], r["unit"]) and ABOVE_ZERO_NOTE not in (r.get("note") or "")):
             row["note"] = " ".join(t for t in (r.get("note") or "", ABOVE_ZERO_NOTE) if t)
         out.append({k: row[k] for k in PANEL_COLUMNS} | {k: v for k, v in row.items() if k not in PANEL_COLUMNS})
     return out
+
+
+def _shown_above_zero(low: float, unit: str) -> bool:
+    """Whether an interval's lower end reads above 0 as tables show it (an ACE interval "0.0000 – 0.0055" got the
+    note that its interval lies above 0: its end was 3e-6).
+
+    >>> _shown_above_zero(3e-6, "probability"), _shown_above_zero(0.0092, "probability"), _shown_above_zero(0.001, "percent")
+    (False, True, False)
+    """
+    return bool(np.isfinite(low) and low > 0 and float(re.sub(r"[^0-9.eE+-]", "", format_value(low, unit))) > 0)
 
 
 #: Errors that are 0 exactly when the model is calibrated: an interval of theirs above 0 beside "no evidence" gets
@@ -1043,15 +1046,31 @@ def _context(spec: MetricSpec, y, p, w, config: PanelConfig, prevalence: float) 
     return ctx
 
 
-def reference_range_words(alpha: float) -> str:
-    """What the calibrated-model range of a verdict at ``alpha`` is, in words (captions, table headers).
+def reference_range_words(alpha: float, two_sided: bool = False) -> str:
+    """What the calibrated-model range of a verdict at ``alpha`` is, in words (captions, table headers);
+    ``two_sided``: the table shows a metric of :data:`calibviz.metrics.TWO_SIDED_METRICS`.
 
     >>> print(reference_range_words(0.05))
     the central 90% of the metric over the label redraws (1 - 2α at α = 0.05), so that a value above it has p ≤ α on its own; the verdict judges the tests shown together (p adjusted, Holm's method)
+    >>> print(reference_range_words(0.05, two_sided=True).split("; ")[1])
+    for the Brier score and log loss, which miscalibration moves either way, the 95% of the redraws nearest their mean, so that a value outside it, below or above, has p ≤ α on its own
     """
+    both = (f"; for the Brier score and log loss, which miscalibration moves either way, the {100 * (1 - alpha):g}% "
+            "of the redraws nearest their mean, so that a value outside it, below or above, has p ≤ α on its own"
+            if two_sided else "")
     return (f"the central {100 * M.reference_level(alpha):g}% of the metric over the label redraws (1 - 2α at "
-            f"α = {alpha:g}), so that a value above it has p ≤ α on its own; the verdict judges the tests shown "
-            "together (p adjusted, Holm's method)")
+            f"α = {alpha:g}), so that a value above it has p ≤ α on its own{both}; the verdict judges the tests "
+            "shown together (p adjusted, Holm's method)")
+
+
+def two_sided(metrics) -> bool:
+    """Whether a table of these metric keys holds a two-sided reference (:data:`calibviz.metrics.TWO_SIDED_METRICS`):
+    its captions say so.
+
+    >>> two_sided(["ece", "brier"]), two_sided(["ece"])
+    (True, False)
+    """
+    return not M.TWO_SIDED_METRICS.isdisjoint(metrics)
 
 
 def interval_caption(table: pd.DataFrame) -> str:
@@ -1101,7 +1120,8 @@ def interval_caption(table: pd.DataFrame) -> str:
                      + ("(each row's class drawn from its predicted probabilities" if multiclass
                         else "(y* ~ Bernoulli(p)")
                      + f", consistency resampling{fewer}); the range is "
-                     f"{reference_range_words(table.attrs.get('config', PanelConfig()).alpha)}, and the p-value is "
+                     f"{reference_range_words(table.attrs.get('config', PanelConfig()).alpha, two_sided(keys))}, "
+                     "and the p-value is "
                      "against the redraws" + (f" ({'; '.join(own)})." if own else "."))
     if (held := no_verdict_words(table)):
         parts.append(held)

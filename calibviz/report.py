@@ -35,7 +35,7 @@ from .overview import data_overview
 from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS,
                     format_adjusted_p, format_difference, format_interval, format_p_value, format_value,
                     interval_caption, judged_together, metric_key, redraws_for, resolve_metrics, PanelConfig,
-                    metric_panel, reference_range_words)
+                    metric_panel, reference_range_words, two_sided)
 from .compare import NO_VERDICT, compare_models, comparison_metrics, comparison_sentences, verdict_words
 from .reduce import views
 from .metrics import band_resamples, corp_table, decomposition_table
@@ -162,7 +162,7 @@ def _reference_title(panel: pd.DataFrame) -> str:
     """The tooltip of the 'Calibrated model would show' header."""
     alpha = panel.attrs["config"].alpha if "config" in panel.attrs else PanelConfig().alpha
     return ("What a perfectly calibrated model with these predictions would show when the labels are redrawn "
-            f"from them (y* ~ Bernoulli(p)): {reference_range_words(alpha)}.")
+            f"from them (y* ~ Bernoulli(p)): {reference_range_words(alpha, two_sided(panel['metric']))}.")
 
 
 def _metric_table_html(panel: pd.DataFrame, confidence: float) -> str:

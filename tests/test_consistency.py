@@ -100,6 +100,32 @@ def test_pvalues_are_uniform_for_calibrated_data_generic_path():
     assert d < thr, (d, thr)
 
 
+@pytest.mark.parametrize("metric", ["brier", "log_loss"])
+def test_two_sided_scores_have_uniform_pvalues_and_see_both_directions(metric):
+    """The Brier score and log loss are tested two-sided (M.TWO_SIDED_METRICS): uniform p-values on calibrated
+    data, including skewed scores (most p < 0.1); small ones when the model over-predicts (scores below a
+    calibrated model's: one-sided p = 1) and when it is over-confident (scores above)."""
+    R = 99
+    pvals = []
+    for seed in range(150):
+        y, p = _calibrated(1000, seed)
+        if seed % 2:  # skewed scores: the centre of a skewed null distribution
+            p = p ** 3
+            y = (np.random.default_rng(seed + 7).random(p.size) < p).astype(int)
+        pvals.append(consistency_test(y, p, metric=metric, n_resamples=R, random_state=seed).p_value)
+    d, thr = _ks_uniform(pvals, R)
+    assert d < thr, (d, thr)
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0.02, 0.45, 3000)
+    under = (rng.random(3000) < p ** 1.5).astype(int)  # rarer than predicted: a lower score than calibrated
+    res = consistency_test(under, p, metric=metric, n_resamples=R, random_state=4)
+    assert res.statistic < res.null_low and res.p_value <= 1 / (R + 1), res
+    sharp = np.clip(0.5 + 1.6 * (p - 0.25), 0.01, 0.99)  # over-confident: spread beyond the truth p
+    over = (rng.random(3000) < p).astype(int)
+    res = consistency_test(over, sharp, metric=metric, n_resamples=R, random_state=5)
+    assert res.statistic > res.null_high and res.p_value <= 1 / (R + 1), res
+
+
 def test_pvalues_of_tce_are_not_anti_conservative():
     """TCE is discrete (ties with the statistic are common), so only P(p <= t) <= t is required."""
     R = 19

@@ -260,21 +260,23 @@ def test_scan_panels_cached_apart_are_judged_together():
     pd.testing.assert_frame_equal(together[cols], joint[cols])
 
 
-def test_a_proper_score_below_the_calibrated_range_says_so():
+def test_a_proper_score_below_the_calibrated_range_is_evidence():
     """An over-predicting model (true risk p^1.3, p mostly below 1/2) has a Brier score and log loss below what a
-    calibrated model with its predictions would show: the one-sided reference reads "no evidence", and the reading
-    says why that is no success (a benchmark's model of this kind: 0% flagged by these two)."""
+    calibrated model with its predictions would show. The reference of the two scores is two-sided: that is
+    evidence (one-sided it read "no evidence (p = 1)" beside an ECE flagged at p <= 0.01; a walk-through), and
+    the reading says that a lower score is no success here."""
     rng = np.random.default_rng(13)
     p = rng.beta(2, 5, 2000)
     y = (rng.random(2000) < p ** 1.3).astype(np.int64)
     t = metric_panel(y, p, metrics=("brier", "log_loss", "ece"), n_resamples=0, n_reference=100).set_index("metric")
     for key in ("brier", "log_loss"):
         assert t.loc[key, "value"] < t.loc[key, "null_low"]
-        assert "lies below that range" in t.loc[key, "reading"]
-    assert "below that range" not in t.loc["ece", "reading"]
+        assert t.loc[key, "p_value"] <= 0.05 and t.loc[key, "verdict"] == "evidence of miscalibration"
+        assert "Below that range: the outcomes are less uncertain than the predictions say" in t.loc[key, "reading"]
+    assert "Below that range" not in t.loc["ece", "reading"]
     y_cal = (rng.random(2000) < p).astype(np.int64)
     t = metric_panel(y_cal, p, metrics=("brier",), n_resamples=0, n_reference=100)
-    assert ("below that range" in t.loc[0, "reading"]) == (t.loc[0, "value"] < t.loc[0, "null_low"])
+    assert ("Below that range" in t.loc[0, "reading"]) == (t.loc[0, "value"] < t.loc[0, "null_low"])
 
 
 def test_a_metric_in_both_joined_panels_is_shown_and_judged_once():

@@ -129,7 +129,7 @@ def top_label_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), classes=
             if b - a > pad:
                 fig.add_hrect(y0=a, y1=b, fillcolor="#EEEEEE", line_width=0, layer="below")
                 shaded.append((a, b))
-    fig.update_xaxes(range=[-0.01, 1.01], title_text="Confidence (top-label predicted probability)")
+    fig.update_xaxes(range=[-0.01, 1.01], title_text="Confidence (top predicted probability)")
     # ticks stop at 1: nothing above it reads as an accuracy
     fig.update_yaxes(range=[lo - pad, hi + pad], tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1.0],
                      title_text="Accuracy (★) · confidence ± deviation (+)")

@@ -67,7 +67,8 @@ from .resampling import _call, _values
 from .scores import brier_score, log_loss
 from .smooth import calibration_index, smooth_ece
 
-__all__ = ["consistency_test", "ConsistencyResult", "CONSISTENCY_METRICS", "null_summary", "reference_level"]
+__all__ = ["consistency_test", "ConsistencyResult", "CONSISTENCY_METRICS", "TWO_SIDED_METRICS", "null_summary",
+           "reference_level"]
 
 #: Buckets per unit interval of the binomial-bucket path (bucket width h = 2^-12).
 _BUCKETS = 1 << 12
@@ -86,6 +87,11 @@ _RANK_BASED = (EqualMass, MedianVariance)
 #: summed in a different order, so values equal in exact arithmetic can differ in the last bits.
 _TIE_RTOL = 1e-10
 _METHODS = ("auto", "exact", "fast")
+#: Proper scores that miscalibration moves either way: their reference is two-sided (:func:`null_summary`).
+#: A score below a calibrated model's is evidence too: an over-predicting model (y ~ Bernoulli(p^1.5)) scored a
+#: Brier score of 0.139 against a calibrated model's 0.177 to 0.180 and read "no evidence (p = 1)" one-sided
+#: (a walk-through); Spiegelhalter's Z, the Brier score's own calibration test, is two-sided for that reason.
+TWO_SIDED_METRICS = frozenset({"brier", "log_loss"})
 
 
 @dataclass(frozen=True)
@@ -103,10 +109,16 @@ class ConsistencyResult:
         Central ``level`` range of the null distribution: the order
         statistics at which the Monte Carlo tests of each tail reach
         ``(1 - level) / 2``, so that ``statistic > null_high`` exactly when
-        ``p_value <= (1 - level) / 2`` (:func:`null_summary`).
+        ``p_value <= (1 - level) / 2`` (:func:`null_summary`). For the
+        two-sided metrics (:data:`TWO_SIDED_METRICS`: "brier", "log_loss")
+        the range is centred on the null values' mean with both ends at the
+        test's critical distance, so that the statistic lies outside it
+        exactly when ``p_value <= (1 - level) / 2``.
     p_value : float
         ``(1 + #{null >= statistic}) / (1 + number of null values)``: small
-        when the observed value is larger than a calibrated model's.
+        when the observed value is larger than a calibrated model's; for the
+        two-sided metrics, when it is further from the null values' mean
+        than theirs, on either side.
     level : float
         Coverage of ``[null_low, null_high]``, e.g. 0.95.
     n_resamples : int
@@ -554,7 +566,8 @@ def reference_level(alpha: float) -> float:
     return 1.0 - 2.0 * alpha
 
 
-def null_summary(statistic: float, values: np.ndarray, level: float) -> tuple[float, float, float, float]:
+def null_summary(statistic: float, values: np.ndarray, level: float, *,
+                 two_sided: bool = False) -> tuple[float, float, float, float]:
     """(null_mean, null_low, null_high, p_value) of an observed metric against its null values.
 
     ``p_value = (1 + #{null >= statistic}) / (1 + B)`` over the B non-NaN null
@@ -569,6 +582,16 @@ def null_summary(statistic: float, values: np.ndarray, level: float) -> tuple[fl
     Too few values for ``a`` (``a (B + 1) < 1``: no p-value can reach it) give
     the whole null range. NaN everywhere without null values.
 
+    ``two_sided`` (:data:`TWO_SIDED_METRICS`: scores that miscalibration moves
+    either way) tests the distance from the centre ``c``, the mean of the
+    statistic and the B null values together (a symmetric function of all
+    B + 1, so that under a calibrated model the p-value stays exactly valid):
+    ``p_value = (1 + #{|null - c| >= |statistic - c|}) / (1 + B)``, and the
+    range is ``c -+ d`` with ``d`` the (m + 1)-th largest ``|null - c|``, so
+    that the statistic lies outside the range iff ``p_value <= a``. Such a
+    range holds ``1 - a`` of the null values (``level`` holds ``1 - 2a``):
+    both ends are the test's critical values.
+
     Examples
     --------
     >>> null = np.arange(1.0, 20.0)  # 19 null values 1..19
@@ -576,14 +599,23 @@ def null_summary(statistic: float, values: np.ndarray, level: float) -> tuple[fl
     (10.0, 1.0, 19.0, 0.05)
     >>> null_summary(19.0, null, 0.9)[3]  # reached by one: p = 0.1, and not above the range
     0.1
+    >>> null_summary(-30.0, null, 0.9)[3], null_summary(-30.0, null, 0.9, two_sided=True)[3]  # far below them all
+    (1.0, 0.05)
     """
     dist = np.sort(np.asarray(values, dtype=np.float64)[~np.isnan(values)])
     b = dist.shape[0]
     if not b:
         return math.nan, math.nan, math.nan, math.nan
+    m = min(max(math.floor((1 - level) / 2 * (b + 1) + 1e-9) - 1, 0), (b - 1) // 2)
+    if two_sided and math.isfinite(statistic):
+        centre = (dist.sum() + statistic) / (b + 1)
+        dev = np.sort(np.abs(dist - centre))
+        seen = abs(statistic - centre)
+        p_value = (1.0 + np.count_nonzero(dev >= seen - _TIE_RTOL * max(abs(statistic), seen))) / (1.0 + b)
+        d = float(dev[b - 1 - m])
+        return float(dist.mean()), float(centre - d), float(centre + d), float(p_value)
     tol = _TIE_RTOL * abs(statistic) if math.isfinite(statistic) else 0.0
     p_value = (1.0 + np.count_nonzero(dist >= statistic - tol)) / (1.0 + b) if not math.isnan(statistic) else math.nan
-    m = min(max(math.floor((1 - level) / 2 * (b + 1) + 1e-9) - 1, 0), (b - 1) // 2)
     return float(dist.mean()), float(dist[m]), float(dist[b - 1 - m]), float(p_value)
 
 
@@ -688,6 +720,9 @@ def consistency_test(
     p-value that is exactly valid (super-uniform) for any m. Null values
     within a relative 1e-10 of the statistic count as ties (>=): the observed
     value and the resampled ones may be summed in a different order.
+    "brier" and "log_loss" are tested two-sided (:func:`null_summary`): a
+    proper score below a calibrated model's (outcomes less uncertain than
+    the predictions say) is evidence of miscalibration as much as one above.
 
     *How the null values are drawn.* Binned metrics whose bins depend on the
     scores alone (Uniform, Custom, EqualMass, MedianVariance bins of "ece",
@@ -808,7 +843,7 @@ def consistency_test(
             RuntimeWarning,
             stacklevel=2,
         )
-    null_mean, low, high, p_value = null_summary(statistic, dist, level)
+    null_mean, low, high, p_value = null_summary(statistic, dist, level, two_sided=spec is not None and name in TWO_SIDED_METRICS)
     return ConsistencyResult(
         statistic=float(statistic),
         null_mean=null_mean,

@@ -55,7 +55,7 @@ import numpy as np
 from ..binning import PAVABC, EqualMass
 from ..metrics.binned import _debiased_from_stats, _decomposition, _norm_of_gaps
 from ..metrics.consistency import (_BUCKETS, _Plan, _null_statistics, bucket_binomial_draws, cell_bucket_groups,
-                                   null_summary)
+                                   TWO_SIDED_METRICS, null_summary)
 from . import refine as _ref
 from .aggregate import FINE_BUCKETS
 
@@ -102,7 +102,8 @@ def reference(scan, key: str, config, n_resamples: int, random_state=None, level
                                       int(n_resamples), np.random.default_rng(random_state))
         return null_summary(statistic, values, level)
     if key in ("smooth_ece", "brier"):
-        return null_summary(scan.metric(key)[0], _bucket_null(scan, key, int(n_resamples), random_state), level)
+        return null_summary(scan.metric(key)[0], _bucket_null(scan, key, int(n_resamples), random_state), level,
+                            two_sided=key in TWO_SIDED_METRICS)
     scheme, reduce = _spec(key, config)
     statistic, draws = _redrawn_cells(scan, scheme, int(n_resamples), random_state)
     return null_summary(reduce(statistic), np.fromiter(map(reduce, draws), np.float64, count=len(draws)), level)

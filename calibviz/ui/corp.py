@@ -76,7 +76,12 @@ def triptych(views: dict[str, BinaryView], fingerprints: tuple, s: dict, referen
         models, score=score, reference=reference, n_resamples=n_boot, confidence=0.9, random_state=seed,
         alpha=alpha))
     if int(s["boot"]) and not n_boot:
-        st.caption(f"Bootstrap intervals of the decomposition are left out on {n_rows:,} rows until requested.")
+        # the budget counts every model's rows; the caption names what the reader loaded (it said "100,000 rows"
+        # of a 50,000-row file of two models)
+        per_model = sorted({v.n for v in views.values()})
+        rows = (f"{len(views)} models of {per_model[0]:,} rows" if len(views) > 1 and len(per_model) == 1
+                else f"{n_rows:,} rows")
+        st.caption(f"Bootstrap intervals of the decomposition are left out on {rows} until requested.")
     left, right = st.columns([3, 2], gap="medium")
     with left:
         fig = cached(("mcb_dsc_fig", score) + key + (n_boot, alpha),

@@ -166,6 +166,23 @@ def test_large_data_gets_fewer_redraws_only_where_each_costs_time_per_row(monkey
     assert f"TCE: {together}" in captions
 
 
+def test_test_based_page_reads_tce_against_the_reliability_pages_reference(monkeypatch):
+    """With the same bins and α, the Test-based page's TCE headline shows the Reliability page's calibrated-model
+    range: the same redraws and seed (on 50,000 rows it drew 50 redraws against the panel's 159: two ranges, two
+    p-values for one TCE; a walk-through)."""
+    monkeypatch.setattr(blocks, "BOOTSTRAP_ROW_BUDGET", 1000)
+    at = _data_page()
+    at.switch_page("pages/1_Reliability.py").run(timeout=300)
+    assert_clean(at)
+    table = next(d.value for d in at.dataframe if "Calibrated model would show" in d.value.columns)
+    tce_range = table.set_index("Metric").loc["TCE", "Calibrated model would show"]
+    at.switch_page("pages/2_Test_based.py").run(timeout=300)
+    assert_clean(at)
+    headline = next(m.value for m in at.markdown if "rejected by the binomial test" in m.value)
+    low, high = tce_range.split(" – ") if " – " in tce_range else tce_range.split(" - ")
+    assert f"would show {low.strip()} to {high.strip()}" in headline, (tce_range, headline)
+
+
 def test_data_page_on_large_data_asks_before_tces_reference(monkeypatch):
     """TCE's reference refits PAVA-BC on every redraw (~14 s for 159 redraws of 10^6 rows): on large data the Data
     page's headlines show it on request, so an upload's first diagram stays within seconds; the Reliability page
