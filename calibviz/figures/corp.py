@@ -303,7 +303,10 @@ def mcb_dsc_plot(models=None, *, table: pd.DataFrame | None = None, score: str =
     lo_y = np.nanmin(np.r_[dsc, table["dsc_low"]] if has_ci else dsc)
     hi_y = np.nanmax(np.r_[dsc, table["dsc_high"]] if has_ci else dsc)
     x_max = max(hi_x * 1.15, 1e-3)
-    y_min, y_max = max(0.0, lo_y - 0.15 * max(hi_y - lo_y, 1e-3)), hi_y + 0.15 * max(hi_y - lo_y, 1e-3)
+    # the window spans at least a tenth of DSC itself: models 1e-5 apart in DSC filled a window of 2.5e-4 and
+    # read as far apart (a walk-through); a negligible difference should look negligible
+    pad = max(0.15 * max(hi_y - lo_y, 1e-3), 0.05 * abs(hi_y))
+    y_min, y_max = max(0.0, lo_y - pad), hi_y + pad
     unc = float(table["uncertainty"].iloc[0])
     fig = go.Figure()
     # isolines DSC = MCB + UNC - S over the visible window
@@ -339,7 +342,8 @@ def mcb_dsc_plot(models=None, *, table: pd.DataFrame | None = None, score: str =
                                  marker=dict(color=color, size=13, line=dict(color="white", width=1.5)),
                                  error_x=err_x, error_y=err_y, hovertext=[text],
                                  hovertemplate="%{hovertext}<extra>" + str(r["model"]) + "</extra>"))
-    fig.update_xaxes(range=[0, x_max], title_text="Miscalibration MCB (lower is better)")
+    # a little room left of MCB = 0: a calibrated model's marker sat half under the y axis
+    fig.update_xaxes(range=[-0.03 * x_max, x_max], title_text="Miscalibration MCB (lower is better)")
     fig.update_yaxes(range=[y_min, y_max], title_text="Discrimination DSC (higher is better)")
     fig.add_annotation(xref="paper", yref="paper", x=1.0, y=0.0, xanchor="right", yanchor="bottom", showarrow=False,
                        # three short lines: one line was wider than a half-width column's plot (a walk-through)

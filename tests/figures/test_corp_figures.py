@@ -86,6 +86,20 @@ def test_mcb_dsc_plot_points_intervals_isolines(binary_data):
         figures.mcb_dsc_plot(models, table=t)
 
 
+def test_mcb_dsc_plot_shows_a_negligible_difference_as_negligible(binary_data):
+    """Two models whose DSC differs by ~1e-5 share a window at least a tenth of DSC high (it was 2.5e-4 for DSC
+    0.026: the two markers read far apart), and a model at MCB = 0 sits inside the plot, not on its y axis."""
+    y, p = binary_data
+    models = {"a": (y, p), "b": (y, np.clip(p + 1e-6 * np.sin(np.arange(p.size)), 0, 1))}
+    t = decomposition_table(models, n_resamples=0)
+    dsc = t["discrimination"].to_numpy()
+    assert abs(dsc[0] - dsc[1]) < 1e-4
+    fig = figures.mcb_dsc_plot(table=t)
+    lo, hi = fig.layout.yaxis.range
+    assert hi - lo >= 0.1 * dsc.max()
+    assert fig.layout.xaxis.range[0] < 0 <= min(t["miscalibration"])
+
+
 def test_roc_curves_and_murphy_diagram_draw_their_tables(binary_data):
     y, p = binary_data
     fig = figures.roc_curves({"a": (y, p), "b": (y, p ** 2)}, max_points=500)
