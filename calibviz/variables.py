@@ -361,7 +361,7 @@ def range_sentence(feature, r, *, escape=str, strong=lambda t: t, percent: bool 
     """
     apart = (f"{r['max_difference']:.1f} percentage points" if percent
              else f"{r['max_difference']:.3f}")
-    return (f"{escape(feature)} from {x_words(r['x_start'])} to {x_words(r['x_end'])}: {strong(escape(r['reading']))} "
+    return (f"{escape(feature)} from {x_range_words(r['x_start'], r['x_end'])}: {strong(escape(r['reading']))} "
             f"(curves up to {apart} apart; {_curve_p_words(r['p_value'], r.get('n_draws', 0), r.get('family', 1))}).")
 
 
@@ -393,6 +393,21 @@ def x_words(value) -> str:
     """
     v = float(value)
     return f"{v:,.0f}" if np.isfinite(v) and 1e4 <= abs(v) < 1e12 else f"{v:.4g}"
+
+
+def x_range_words(start, end) -> str:
+    """'62.88 to 86.05': both ends of a range with the decimals of the larger one (a range read "23 to 44.98", one
+    end a value of the data, the other a crossing of the curves); :func:`x_words` otherwise.
+
+    >>> x_range_words(23.0, 44.981), x_range_words(52.58, 77.0), x_range_words(0.5, 37450.2)
+    ('23.00 to 44.98', '52.58 to 77.00', '0.5 to 37,450')
+    """
+    a, b = float(start), float(end)
+    top = max(abs(a), abs(b))
+    if not (np.isfinite(a) and np.isfinite(b)) or not 1e-3 <= top < 1e4 or min(abs(a), abs(b)) < 1e-3 * top:
+        return f"{x_words(a)} to {x_words(b)}"
+    decimals = max(0, 3 - int(np.floor(np.log10(top))))
+    return f"{a:.{decimals}f} to {b:.{decimals}f}"
 
 
 def _curve_p_words(p_value: float, n_draws, family) -> str:
