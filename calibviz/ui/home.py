@@ -270,7 +270,7 @@ def _digest_key(data: bytes) -> str:
 
 
 def mean_gap_reading(predicted: float, observed: float, positive_class=None, *, p_value: float = float("nan"),
-                     n_draws: int = 0, alpha: float = 0.05) -> str:
+                     n_draws: int = 0, alpha: float = 0.05, model: str | None = None) -> str:
     """The home page's sentence on calibration in the large, in percentage points with one decimal.
 
     Binary (``positive_class`` given): mean prediction vs prevalence; multiclass: mean confidence vs accuracy.
@@ -290,29 +290,35 @@ def mean_gap_reading(predicted: float, observed: float, positive_class=None, *, 
     'On average the model **matches** the rate of *1* within chance: 16.9% predicted vs 16.6% observed, 0.3 percentage points apart (p = 0.41 against a calibrated model).'
     >>> mean_gap_reading(0.95, 0.93, p_value=0.002)
     'The model is **overconfident** on average: its mean confidence is 95.0% for an accuracy of 93.0% (2.0 percentage points apart; p = 0.002 against a calibrated model).'
+    >>> mean_gap_reading(0.169, 0.166, 1, p_value=0.41, model="rf")[:43]
+    'On average the model rf **matches** the rat'
+
+    ``model``: the selected model's name (Markdown-escaped), said where several are loaded.
     """
+    the = f"the model {model}" if model else "the model"
+    The = the[0].upper() + the[1:]
     points = round(abs(predicted - observed) * 100, 1)
     beyond = bool(p_value <= alpha)  # NaN: no test, no direction claimed
     p_text = f"{p_value_words(p_value, n_draws)} against a calibrated model" if p_value == p_value else ""
     if positive_class is not None:
         if points == 0:
-            return (f"On average the model **matches** the rate of *{positive_class}* (within 0.05 percentage "
+            return (f"On average {the} **matches** the rate of *{positive_class}* (within 0.05 percentage "
                     f"points: {predicted:.1%} predicted vs {observed:.1%} observed).")
         if not beyond:
-            return (f"On average the model **matches** the rate of *{positive_class}* within chance: {predicted:.1%} "
+            return (f"On average {the} **matches** the rate of *{positive_class}* within chance: {predicted:.1%} "
                     f"predicted vs {observed:.1%} observed, {points:.1f} percentage points apart"
                     + (f" ({p_text})." if p_text else "."))
         direction = "over" if predicted > observed else "under"
-        return (f"On average the model **{direction}-predicts** the rate of *{positive_class}* by {points:.1f} "
+        return (f"On average {the} **{direction}-predicts** the rate of *{positive_class}* by {points:.1f} "
                 f"percentage points ({predicted:.1%} predicted vs {observed:.1%} observed; {p_text}).")
     if points == 0:
-        return (f"The model's mean confidence **matches** its accuracy on average (within 0.05 percentage points: "
+        return (f"{The}'s mean confidence **matches** its accuracy on average (within 0.05 percentage points: "
                 f"{predicted:.1%} confidence for an accuracy of {observed:.1%}).")
     if not beyond:
-        return (f"The model's mean confidence **matches** its accuracy within chance: {predicted:.1%} confidence for "
+        return (f"{The}'s mean confidence **matches** its accuracy within chance: {predicted:.1%} confidence for "
                 f"an accuracy of {observed:.1%}, {points:.1f} percentage points apart"
                 + (f" ({p_text})." if p_text else "."))
-    return (f"The model is **{'over' if predicted > observed else 'under'}confident** on average: its mean "
+    return (f"{The} is **{'over' if predicted > observed else 'under'}confident** on average: its mean "
             f"confidence is {predicted:.1%} for an accuracy of {observed:.1%} ({points:.1f} percentage points "
             f"apart; {p_text}).")
 
@@ -336,7 +342,9 @@ def data_summary() -> None:
                        help="Average top probability; above the accuracy means overconfidence on average.")
     cols[4].metric("Features", o["features"], help="Other columns, available on the Variables page.")
     gap = cached(("mean_gap", preds.fingerprint()), lambda: mean_gap(preds))  # redraws on small data: once per data
-    test = dict(p_value=gap.p_value, n_draws=gap.n_draws, alpha=float(settings()["alpha"]))
+    # several models: the sentence names the one the summary is of (it said "the model")
+    test = dict(p_value=gap.p_value, n_draws=gap.n_draws, alpha=float(settings()["alpha"]),
+                model=md(preds.name) if len(current_models()) > 1 else None)
     if preds.is_binary:
         st.markdown(mean_gap_reading(o["mean_prediction"], o["prevalence"], o["positive_class"], **test))
     else:

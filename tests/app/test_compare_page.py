@@ -163,3 +163,12 @@ def test_the_decomposition_caption_counts_the_rows_of_a_model():
     captions = [c.value for c in at.caption if c.value.startswith("Bootstrap intervals of the decomposition")]
     assert captions == ["Bootstrap intervals of the decomposition are left out on 5 models of 2,100 rows until "
                         "requested."]
+
+
+def test_the_data_summary_names_the_model_it_is_about():
+    """With several models the calibration-in-the-large sentence names the selected one (it said "the model")."""
+    at = app().run()
+    upload(at, "models.csv", _frame(1_000, n_models=3).to_csv(index=False).encode())
+    assert_clean(at)
+    said = [shown(m) for m in at.markdown if shown(m).startswith("On average the model")]
+    assert said and said[0].startswith("On average the model good "), said
