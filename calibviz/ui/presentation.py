@@ -29,6 +29,7 @@ PRESENT_HEIGHT = 640
 
 # Short screens (<= 820 px high, e.g. 1366x768): a lower header band and a smaller page title, so that a page's
 # main figure starts higher and its x axis is on the first screen. Taller screens keep Streamlit's layout.
+# Narrow windows (<= 1200 px wide) stack a figure's columns, as the presentation mode does.
 _COMPACT_CSS = """
 <style>
 @media (max-height: 820px) {
@@ -36,6 +37,14 @@ _COMPACT_CSS = """
   [data-testid="stMainBlockContainer"] { padding-top: 1.4rem !important; }
   [data-testid="stMainBlockContainer"] h1 { font-size: 1.9rem; padding: 0.1rem 0 0.4rem 0; }
   [data-testid="stMainBlockContainer"] h3 { font-size: 1.3rem; padding: 0.2rem 0 0.3rem 0; }
+}
+/* Narrow windows (a 1024 px laptop or projector with the sidebar open leaves ~640 px): a figure beside text got
+   ~330 px, its legend a third of its height (a walk-through); such columns stack, the figure over its reading. */
+@media (max-width: 1200px) {
+  [data-testid="stMainBlockContainer"] [data-testid="stHorizontalBlock"]:has([data-testid="stPlotlyChart"]) {
+    flex-direction: column; }
+  [data-testid="stMainBlockContainer"] [data-testid="stHorizontalBlock"]:has([data-testid="stPlotlyChart"])
+    > [data-testid="stColumn"] { width: 100% !important; flex: 1 1 100% !important; }
 }
 </style>
 """

@@ -192,3 +192,26 @@ def test_presentation_mode_hides_the_sidebar_and_enlarges(server, page):
     wait_idle(page)
     assert page.get_by_test_id("stSidebar").is_visible()
     assert "present" not in page.url
+
+
+def test_a_narrow_window_stacks_the_diagram_over_its_reading(server, page):
+    """At 1024 px with the sidebar open the main area is ~640 px: the diagram beside "In plain words" got ~330 px
+    and a legend a third of its height (a walk-through). There the columns stack: the diagram takes the width and
+    the reading sits under it; at 1366 px they stay side by side."""
+    page.set_viewport_size({"width": 1024, "height": 768})
+    try:
+        _open(page, server, "/Reliability?data=hospital_readmission")
+        assert page.get_by_test_id("stSidebar").is_visible()
+        fig = page.locator(".js-plotly-plot").first.bounding_box()
+        main = page.get_by_test_id("stMainBlockContainer").bounding_box()
+        assert fig["width"] >= 0.85 * (main["width"] - 2 * 48), (fig, main)
+        reading = page.get_by_text("In plain words").first.bounding_box()
+        assert reading["y"] > fig["y"] + fig["height"] - 5
+        _check_figures(page, "1024 px", count=1)
+        screenshot(page, "layout_reliability_1024")
+    finally:
+        page.set_viewport_size({"width": VIEW_W, "height": VIEW_H})
+    _open(page, server, "/Reliability?data=hospital_readmission")
+    fig = page.locator(".js-plotly-plot").first.bounding_box()
+    reading = page.get_by_text("In plain words").first.bounding_box()
+    assert reading["x"] > fig["x"] + fig["width"] - 5  # beside it
