@@ -1223,7 +1223,9 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
         method), ``null_mean``, ``null_low``, ``null_high`` (what a perfectly
         calibrated model with these predictions would show: mean and central
         ``1 - 2 alpha`` of the metric under ``y* ~ Bernoulli(p)``, whose upper
-        end is the critical value of the redraws' test:
+        end is the critical value of the redraws' test; for the Brier
+        score and log loss, tested two-sided, the ``1 - alpha`` nearest the
+        redraws' mean, both ends critical:
         :func:`calibviz.metrics.null_summary`; Spiegelhalter keeps its own
         test's p-value beside it),
         ``p_value`` (against
