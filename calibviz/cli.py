@@ -160,10 +160,11 @@ def build_parser() -> argparse.ArgumentParser:
                "n_redraws, verdict, unit, reading}; missing numbers are null. null_low-null_high is what a perfectly calibrated\n"
                "model with the same predictions would show (the central 1 - 2*alpha of the redraws: a value above it\n"
                "has p_value <= alpha; Brier score and log loss, tested two-sided: the 1 - alpha of the redraws nearest\n"
-               "their mean, a value outside it on either side has p_value <= alpha), p_value is against that reference (n_redraws label redraws, 0 for a test's\n"
-               "own p-value; p_value = 1/(n_redraws + 1) is a bound: none of them reached the value); the verdict\n"
-               "reads p_adjusted, Holm's adjustment over the model's tests shown together. TCE is in\n"
-               "percent (0-100), ECE-type metrics are probabilities (0-1).\n"
+               "a calibrated model's expected score, a value outside it on either side has p_value <= alpha),\n"
+               "p_value is against that reference (n_redraws label redraws, 0 for a test's own p-value;\n"
+               "p_value = 1/(n_redraws + 1) is a bound: none of them reached the value); the verdict reads p_adjusted,\n"
+               "Holm's adjustment over the model's tests shown together. TCE is in percent (0-100), ECE-type\n"
+               "metrics are probabilities (0-1).\n"
                "Exit status: 0 ok, 1 a threshold was exceeded (listed on stderr), 2 bad input.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     met.add_argument("file", nargs="?", help="CSV, TSV, Parquet or Excel file (or a demo name)")

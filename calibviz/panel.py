@@ -722,9 +722,11 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
     else:
         verdict += f" ({p_text})"
     below = ""
-    if spec.key in M.TWO_SIDED_METRICS and np.isfinite(null_low) and value is not None and value < null_low:
+    if (spec.key in M.TWO_SIDED_METRICS and np.isfinite(null_low) and value is not None and value < null_low
+            and verdict.startswith("evidence")):
         # a proper score below the calibrated range is no success of the model (the test is two-sided): its
-        # outcomes are less uncertain than its predictions say
+        # outcomes are less uncertain than its predictions say (said where the verdict finds it: below the range on
+        # its own but within chance among the tests shown together, a calibrated model's score read so)
         below = (" Below that range: the outcomes are less uncertain than the predictions say (for example rarer "
                  "than predicted where predictions are below 1/2), not a better model.")
     elif spec.key in _ZERO_WHEN_CALIBRATED and np.isfinite(null_low) and value is not None and value < null_low:
@@ -1053,10 +1055,11 @@ def reference_range_words(alpha: float, two_sided: bool = False) -> str:
     >>> print(reference_range_words(0.05))
     the central 90% of the metric over the label redraws (1 - 2α at α = 0.05), so that a value above it has p ≤ α on its own; the verdict judges the tests shown together (p adjusted, Holm's method)
     >>> print(reference_range_words(0.05, two_sided=True).split("; ")[1])
-    for the Brier score and log loss, which miscalibration moves either way, the 95% of the redraws nearest their mean, so that a value outside it, below or above, has p ≤ α on its own
+    for the Brier score and log loss, which miscalibration moves either way, the 95% of the redraws nearest a calibrated model's expected score, so that a value outside it, below or above, has p ≤ α on its own
     """
     both = (f"; for the Brier score and log loss, which miscalibration moves either way, the {100 * (1 - alpha):g}% "
-            "of the redraws nearest their mean, so that a value outside it, below or above, has p ≤ α on its own"
+            "of the redraws nearest a calibrated model's expected score, so that a value outside it, below or above, "
+            "has p ≤ α on its own"
             if two_sided else "")
     return (f"the central {100 * M.reference_level(alpha):g}% of the metric over the label redraws (1 - 2α at "
             f"α = {alpha:g}), so that a value above it has p ≤ α on its own{both}; the verdict judges the tests "
@@ -1224,8 +1227,8 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
         calibrated model with these predictions would show: mean and central
         ``1 - 2 alpha`` of the metric under ``y* ~ Bernoulli(p)``, whose upper
         end is the critical value of the redraws' test; for the Brier
-        score and log loss, tested two-sided, the ``1 - alpha`` nearest the
-        redraws' mean, both ends critical:
+        score and log loss, tested two-sided, the ``1 - alpha`` nearest their
+        expectation under calibration, both ends critical:
         :func:`calibviz.metrics.null_summary`; Spiegelhalter keeps its own
         test's p-value beside it),
         ``p_value`` (against

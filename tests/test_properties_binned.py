@@ -124,22 +124,21 @@ def test_the_calibrated_range_agrees_with_the_verdict(null, observed, alpha):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.integers(0, 12), min_size=1, max_size=400), st.integers(-8, 20),
+@given(st.lists(st.integers(0, 12), min_size=1, max_size=400), st.integers(0, 20), st.integers(0, 12),
        st.sampled_from([0.005, 0.01, 0.025, 0.05, 0.1, 0.2]))
-def test_the_two_sided_range_agrees_with_the_verdict(null, observed, alpha):
-    """Two-sided (the Brier score, log loss): a value lies outside the range, on either side, exactly when its
-    p-value is at most alpha, for any null values and redraw count (ties with the critical distance aside: there
-    the value sits on the range's end)."""
-    values = np.array(null, dtype=float) / 4
-    statistic = observed / 4
-    mean, low, high, p_value = M.null_summary(statistic, values, M.reference_level(alpha), two_sided=True)
+def test_the_two_sided_range_agrees_with_the_verdict(null, observed, centre, alpha):
+    """Two-sided (the Brier score, log loss; distance from a fixed centre): a value lies outside the range, on
+    either side, exactly when its p-value is at most alpha, for any null values and redraw count (ties with the
+    critical distance aside: there the value sits on the range's end); the range does not move with the value
+    and its low end is not below 0."""
+    values, statistic, centre = np.array(null, dtype=float) / 4, observed / 4, centre / 4
+    mean, low, high, p_value = M.null_summary(statistic, values, M.reference_level(alpha), centre=centre)
     b = values.size
-    centre = (values.sum() + statistic) / (b + 1)
-    assert low <= centre <= high and mean == pytest.approx(values.mean())
-    assert (low + high) / 2 == pytest.approx(centre)
+    assert mean == pytest.approx(values.mean()) and 0 <= low <= centre <= high
+    assert (low, high) == M.null_summary(statistic + 1.75, values, M.reference_level(alpha), centre=centre)[1:3]
     expected_p = (1 + np.count_nonzero(np.abs(values - centre) >= abs(statistic - centre) - 1e-9)) / (1 + b)
     assert p_value == pytest.approx(expected_p)
     if alpha * (b + 1) < 1:  # too few redraws for this alpha: no p-value reaches it, the range spans every value
-        assert p_value > alpha and high - low == pytest.approx(2 * np.abs(values - centre).max())
-    elif abs(abs(statistic - centre) - (high - low) / 2) > 1e-9:
+        assert p_value > alpha and high == pytest.approx(centre + np.abs(values - centre).max())
+    elif abs(abs(statistic - centre) - (high - centre)) > 1e-9:
         assert ((statistic < low) or (statistic > high)) == (p_value <= alpha)

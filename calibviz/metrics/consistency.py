@@ -64,11 +64,11 @@ from .multiclass import (
     top_label_mce,
 )
 from .resampling import _call, _values
-from .scores import brier_score, log_loss
+from .scores import LOG_LOSS_EPS, brier_score, log_loss
 from .smooth import calibration_index, smooth_ece
 
 __all__ = ["consistency_test", "ConsistencyResult", "CONSISTENCY_METRICS", "TWO_SIDED_METRICS", "null_summary",
-           "reference_level"]
+           "calibrated_expectation", "reference_level"]
 
 #: Buckets per unit interval of the binomial-bucket path (bucket width h = 2^-12).
 _BUCKETS = 1 << 12
@@ -111,14 +111,15 @@ class ConsistencyResult:
         ``(1 - level) / 2``, so that ``statistic > null_high`` exactly when
         ``p_value <= (1 - level) / 2`` (:func:`null_summary`). For the
         two-sided metrics (:data:`TWO_SIDED_METRICS`: "brier", "log_loss")
-        the range is centred on the null values' mean with both ends at the
-        test's critical distance, so that the statistic lies outside it
-        exactly when ``p_value <= (1 - level) / 2``.
+        the range is centred on the metric's expectation under calibration
+        (:func:`calibrated_expectation`) with both ends at the test's
+        critical distance (the low end clipped at 0), so that the statistic
+        lies outside it exactly when ``p_value <= (1 - level) / 2``.
     p_value : float
         ``(1 + #{null >= statistic}) / (1 + number of null values)``: small
         when the observed value is larger than a calibrated model's; for the
-        two-sided metrics, when it is further from the null values' mean
-        than theirs, on either side.
+        two-sided metrics, when it is further from the metric's expectation
+        under calibration than theirs, on either side.
     level : float
         Coverage of ``[null_low, null_high]``, e.g. 0.95.
     n_resamples : int
@@ -554,7 +555,8 @@ def _check_kind(name: str, spec: _Metric | None, ndim: int, shape) -> str:
 def reference_level(alpha: float) -> float:
     """Coverage of the calibrated-model range shown beside a verdict at level ``alpha``: ``1 - 2 alpha``.
 
-    The verdict is one-sided (a value larger than a calibrated model's is evidence of miscalibration, p <=
+    The verdict is one-sided for calibration errors (a value larger than a calibrated model's is evidence of
+    miscalibration, p <=
     alpha), so the range's upper end must be the test's critical value: with ``alpha`` in each tail a value
     lies above the range exactly when the verdict says "evidence" (:func:`null_summary`). A central 95% range
     beside a 5% one-sided test let a value inside the range read "evidence of miscalibration" (p = 0.04 for an
@@ -567,7 +569,7 @@ def reference_level(alpha: float) -> float:
 
 
 def null_summary(statistic: float, values: np.ndarray, level: float, *,
-                 two_sided: bool = False) -> tuple[float, float, float, float]:
+                 centre: float | None = None) -> tuple[float, float, float, float]:
     """(null_mean, null_low, null_high, p_value) of an observed metric against its null values.
 
     ``p_value = (1 + #{null >= statistic}) / (1 + B)`` over the B non-NaN null
@@ -582,15 +584,16 @@ def null_summary(statistic: float, values: np.ndarray, level: float, *,
     Too few values for ``a`` (``a (B + 1) < 1``: no p-value can reach it) give
     the whole null range. NaN everywhere without null values.
 
-    ``two_sided`` (:data:`TWO_SIDED_METRICS`: scores that miscalibration moves
-    either way) tests the distance from the centre ``c``, the mean of the
-    statistic and the B null values together (a symmetric function of all
-    B + 1, so that under a calibrated model the p-value stays exactly valid):
-    ``p_value = (1 + #{|null - c| >= |statistic - c|}) / (1 + B)``, and the
-    range is ``c -+ d`` with ``d`` the (m + 1)-th largest ``|null - c|``, so
-    that the statistic lies outside the range iff ``p_value <= a``. Such a
-    range holds ``1 - a`` of the null values (``level`` holds ``1 - 2a``):
-    both ends are the test's critical values.
+    ``centre`` (the two-sided metrics, :data:`TWO_SIDED_METRICS`: scores that
+    miscalibration moves either way) tests the distance from it, the metric's
+    expectation under a calibrated model (a function of the predictions alone,
+    so that the p-value stays exactly valid and the range does not move with
+    the observed value): ``p_value = (1 + #{|null - centre| >= |statistic -
+    centre|}) / (1 + B)``, and the range is ``centre -+ d`` with ``d`` the
+    (m + 1)-th largest ``|null - centre|``, so that the statistic lies outside
+    it iff ``p_value <= a``; both ends are the test's critical values, and the
+    low end is clipped at 0 (both metrics are non-negative: nothing lies below
+    0, and a skewed small sample put it at -0.00035).
 
     Examples
     --------
@@ -599,24 +602,45 @@ def null_summary(statistic: float, values: np.ndarray, level: float, *,
     (10.0, 1.0, 19.0, 0.05)
     >>> null_summary(19.0, null, 0.9)[3]  # reached by one: p = 0.1, and not above the range
     0.1
-    >>> null_summary(-30.0, null, 0.9)[3], null_summary(-30.0, null, 0.9, two_sided=True)[3]  # far below them all
-    (1.0, 0.05)
+    >>> null_summary(0.5, null, 0.9)[3], null_summary(0.5, null, 0.9, centre=10.0)  # below them all
+    (1.0, (10.0, 1.0, 19.0, 0.05))
     """
     dist = np.sort(np.asarray(values, dtype=np.float64)[~np.isnan(values)])
     b = dist.shape[0]
     if not b:
         return math.nan, math.nan, math.nan, math.nan
     m = min(max(math.floor((1 - level) / 2 * (b + 1) + 1e-9) - 1, 0), (b - 1) // 2)
-    if two_sided and math.isfinite(statistic):
-        centre = (dist.sum() + statistic) / (b + 1)
+    if centre is not None and math.isfinite(statistic):
         dev = np.sort(np.abs(dist - centre))
         seen = abs(statistic - centre)
         p_value = (1.0 + np.count_nonzero(dev >= seen - _TIE_RTOL * max(abs(statistic), seen))) / (1.0 + b)
         d = float(dev[b - 1 - m])
-        return float(dist.mean()), float(centre - d), float(centre + d), float(p_value)
+        return float(dist.mean()), max(float(centre - d), 0.0), float(centre + d), float(p_value)
     tol = _TIE_RTOL * abs(statistic) if math.isfinite(statistic) else 0.0
     p_value = (1.0 + np.count_nonzero(dist >= statistic - tol)) / (1.0 + b) if not math.isnan(statistic) else math.nan
     return float(dist.mean()), float(dist[m]), float(dist[b - 1 - m]), float(p_value)
+
+
+def calibrated_expectation(metric: str, y_prob, sample_weight=None, *, eps: float = LOG_LOSS_EPS) -> float:
+    """The expectation of a two-sided metric (:data:`TWO_SIDED_METRICS`) when ``y ~ Bernoulli(p)``: the centre of
+    its calibrated-model reference (:func:`null_summary`).
+
+    Brier score: ``sum w p (1 - p) / sum w``; log loss: ``sum w H(p) / sum w`` with the entropy of the clipped
+    probabilities ``-p log(q) - (1 - p) log(1 - q)``, ``q = clip(p, eps, 1 - eps)``, as :func:`log_loss` clips
+    (Spiegelhalter 1986 centres the Brier score's test on the same expectation).
+
+    >>> calibrated_expectation("brier", [0.5, 0.1]), round(calibrated_expectation("log_loss", [0.5]), 6)
+    (0.17, 0.693147)
+    """
+    p = np.asarray(y_prob, dtype=np.float64)
+    if metric == "brier":
+        v = p * (1.0 - p)
+    elif metric == "log_loss":
+        q = np.clip(p, eps, 1.0 - eps)
+        v = -(p * np.log(q) + (1.0 - p) * np.log1p(-q))
+    else:
+        raise InputError(f"calibrated_expectation covers {sorted(TWO_SIDED_METRICS)}, not {metric!r}.")
+    return float(np.average(v, weights=sample_weight)) if sample_weight is not None else float(v.mean())
 
 
 def redraws_needed(level: float) -> int:
@@ -720,9 +744,11 @@ def consistency_test(
     p-value that is exactly valid (super-uniform) for any m. Null values
     within a relative 1e-10 of the statistic count as ties (>=): the observed
     value and the resampled ones may be summed in a different order.
-    "brier" and "log_loss" are tested two-sided (:func:`null_summary`): a
-    proper score below a calibrated model's (outcomes less uncertain than
-    the predictions say) is evidence of miscalibration as much as one above.
+    "brier" and "log_loss" are tested two-sided (:func:`null_summary`), by
+    their distance from their expectation under calibration
+    (:func:`calibrated_expectation`): a proper score below a calibrated
+    model's (outcomes less uncertain than the predictions say) is evidence of
+    miscalibration as much as one above.
 
     *How the null values are drawn.* Binned metrics whose bins depend on the
     scores alone (Uniform, Custom, EqualMass, MedianVariance bins of "ece",
@@ -843,7 +869,9 @@ def consistency_test(
             RuntimeWarning,
             stacklevel=2,
         )
-    null_mean, low, high, p_value = null_summary(statistic, dist, level, two_sided=spec is not None and name in TWO_SIDED_METRICS)
+    centre = (calibrated_expectation(name, prob, w, eps=options.get("eps", LOG_LOSS_EPS))
+              if spec is not None and name in TWO_SIDED_METRICS else None)
+    null_mean, low, high, p_value = null_summary(statistic, dist, level, centre=centre)
     return ConsistencyResult(
         statistic=float(statistic),
         null_mean=null_mean,

@@ -103,7 +103,7 @@ def reference(scan, key: str, config, n_resamples: int, random_state=None, level
         return null_summary(statistic, values, level)
     if key in ("smooth_ece", "brier"):
         return null_summary(scan.metric(key)[0], _bucket_null(scan, key, int(n_resamples), random_state), level,
-                            two_sided=key in TWO_SIDED_METRICS)
+                            centre=_brier_expectation(scan) if key in TWO_SIDED_METRICS else None)
     scheme, reduce = _spec(key, config)
     statistic, draws = _redrawn_cells(scan, scheme, int(n_resamples), random_state)
     return null_summary(reduce(statistic), np.fromiter(map(reduce, draws), np.float64, count=len(draws)), level)
@@ -264,6 +264,13 @@ def _positive_draws(size, weight, sww, variance, mean, n_resamples: int, rng):
             t[:, unequal] = positive_weight(weight[unequal], mean[unequal], variance[unequal], rng,
                                             size=(k.shape[0], unequal.size))
         yield k, t
+
+
+def _brier_expectation(scan) -> float:
+    """The Brier score's expectation under calibration, ``sum w p (1 - p) / sum w``, from the buckets' sums: the
+    centre of its two-sided reference (:func:`calibviz.metrics.calibrated_expectation` in memory)."""
+    atoms = scan._atoms()
+    return float((atoms.swp.sum() - atoms.swpp.sum()) / atoms.sw.sum())
 
 
 def _bucket_null(scan, key: str, n_resamples: int, random_state) -> np.ndarray:
