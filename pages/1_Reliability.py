@@ -3,7 +3,7 @@ import streamlit as st
 
 from calibviz import figures
 from calibviz.figures.corp import band_level_text
-from calibviz.summary import reliability_table
+from calibviz.summary import WEIGHTED_BAND_NOTE, reliability_table
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import (BOOTSTRAP_ROW_BUDGET, download_table, joined_panels, panel_table, show_figure,
                                 show_headlines, show_metric_table)
@@ -43,7 +43,8 @@ st.caption("The curve is the isotonic (PAV) recalibration of the predictions: th
            if corp else "Each point is a bin: mean prediction (x) vs observed rate (y). "
            # short: the diagram's x axis must stay on a 768 px first screen; the band's help text says the rest
            + ("A point outside the green band (all bins together) is evidence at level α." if s["band"] else
-              "A calibrated model stays near the diagonal."))
+              "A calibrated model stays near the diagonal.")
+           + (" " + WEIGHTED_BAND_NOTE if s["band"] and view.w is not None else ""))
 cfg = panel_config(s)
 key = (preds.fingerprint(), view.name, cfg, s["interval"], s["band"])
 
