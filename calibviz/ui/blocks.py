@@ -462,7 +462,10 @@ def show_metric_table(table: pd.DataFrame, name: str, caption: str | None = None
                                          "most α of the time, where single tests at α each flagged one metric of "
                                          "18% of calibrated models with the default 7 tests.")})
     st.caption(caption or interval_caption(table))
-    download_table(table.drop(columns=["description"]), f"metrics_{name}", label="Metrics as CSV",
+    # a one-sided interval's open end (MCE: low = -inf) is written empty, as the command line's CSV and JSON write
+    # it: "-inf" opened in a spreadsheet as a formula error
+    download_table(table.drop(columns=["description"]).replace([np.inf, -np.inf], np.nan), f"metrics_{name}",
+                   label="Metrics as CSV",
                    key=f"metrics_{slug(name)}")
     with st.expander("What each value means"):
         # the table cuts its "What it means" column after a few words (Streamlit's table does not wrap one column)

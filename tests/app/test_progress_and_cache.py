@@ -208,3 +208,26 @@ def test_data_page_on_large_data_asks_before_tces_reference(monkeypatch):
     assert redraws["tce"][-1] == blocks.redraws_needed(0.05 / 6)  # the pages' family: 5 metrics and MCB
     tce_reading = next(m.value for m in at.markdown if m.value.startswith("**TCE"))
     assert "A perfectly calibrated model with these predictions would show" in tce_reading
+
+
+def test_the_metrics_csv_writes_a_one_sided_end_empty(monkeypatch):
+    """MCE's interval is an upper bound (low = -inf in the table): the dashboard's CSV writes that end empty, as
+    the command line's CSV and JSON do ("-inf" opened in a spreadsheet as a formula error)."""
+    saved = {}
+    original = blocks.download_table
+
+    def recording(df, name, *args, **kwargs):
+        saved[name] = df
+        return original(df, name, *args, **kwargs)
+
+    monkeypatch.setattr(blocks, "download_table", recording)
+    at = app()
+    at.query_params.update(data="hospital_readmission", boot="50", metrics="ece,mce")
+    at.run(timeout=300)
+    at.switch_page("pages/1_Reliability.py").run(timeout=300)
+    assert_clean(at)
+    table = next(df for name, df in saved.items() if name.startswith("metrics_"))
+    numbers = table.select_dtypes("number")
+    assert not np.isinf(numbers.to_numpy(dtype=float)).any()
+    mce = table.set_index("metric").loc["mce"]
+    assert "upper bound" in mce["interval"] and pd.isna(mce["low"]) and np.isfinite(mce["high"])
