@@ -887,7 +887,8 @@ def _metrics_recalibrated(args, models, cfg, requested, bar) -> int:
             table = recalibration_table(p.y, y_prob, {args.recalibrate: cf}, metrics=keys, config=cfg,
                                         sample_weight=p.weights, n_resamples=args.ci,
                                         n_reference=_redraws(args, keys, cfg.alpha),
-                                        random_state=args.seed, progress=progress)
+                                        # at 1 - alpha, as the Recalibrate page: "improved" comes from this interval
+                                        confidence=1.0 - cfg.alpha, random_state=args.seed, progress=progress)
         for r in table.to_dict("records"):
             rec = {k: r.get(k) for k in RECALIBRATION_FIELDS if k != "model"}
             rec = {"model": name, **{k: (_json_number(v) if isinstance(v, float) else v) for k, v in rec.items()}}
@@ -899,7 +900,8 @@ def _metrics_recalibrated(args, models, cfg, requested, bar) -> int:
 
         sys.stdout.write(to_csv(pd.DataFrame(records, columns=list(RECALIBRATION_FIELDS))))
     else:
-        head = ("model", "method", "metric", "before", "after", "before - after", "interval", "calibrated model after")
+        head = ("model", "method", "metric", "before", "after", "before - after",
+                f"{100 * (1 - cfg.alpha):g}% interval", "calibrated model after")
         rows = [(r["model"], r["method"], r["label"], format_value(r["before"], r["unit"]),
                  format_value(r["after"], r["unit"]), format_difference(r["diff"], r["unit"]),
                  format_interval(r["diff_low"], r["diff_high"], r["unit"], difference=True),

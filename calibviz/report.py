@@ -934,11 +934,14 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
                                        prog, headline[name], n_reference=n_reference))
     compare_html, compare_lines = "", []
     fixed = 200 if n_reference is None else n_reference  # comparisons and recalibration: one test per metric
+    # better / worse and "improved" come from the differences' intervals: at 1 - alpha, as the Compare and
+    # Recalibrate pages read them (at alpha = 0.01 the report called at 95% what the pages called at 99%)
+    deciding = round(1.0 - config.alpha, 10)
     if len(models) > 1:
-        compare_html = _compare_section(models, config, compare_metrics, reference, n_resamples, confidence,
+        compare_html = _compare_section(models, config, compare_metrics, reference, n_resamples, deciding,
                                         random_state, prog, compare_lines, fixed)
     recal_html = "".join(_recalibration_section(i, name, p, recalibration, config, n_resamples, fixed,
-                                                confidence, random_state, prog, headline[name])
+                                                deciding, random_state, prog, headline[name])
                          for i, (name, p) in enumerate(models.items())) if recalibration else ""
 
     summary = _summary_html({name: _overview_sentence(data_overview(p), p.positive_label, p.is_binary)

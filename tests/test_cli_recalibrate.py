@@ -187,3 +187,19 @@ def test_recalibrate_refuses_to_overwrite_its_input(tmp_path):
     before = path.read_bytes()
     assert main(["recalibrate", str(path), "--method", "platt", "-o", str(path)]) == 2
     assert path.read_bytes() == before
+
+
+def test_metrics_recalibrate_reads_its_difference_at_one_minus_alpha(capsys):
+    """'improved' comes from the before - after interval: at --alpha 0.01 it is the 99% interval, as the
+    Recalibrate page reads it (the command line read 95% at every alpha), and the table names its level."""
+    common = ["metrics", "hospital_readmission", "--recalibrate", "platt", "--metrics", "ece", "--ci", "50",
+              "--reference", "20", "--seed", "4"]
+    rows = {}
+    for alpha in ("0.05", "0.01"):
+        code, out, err = run(common + ["--alpha", alpha, "--format", "json"], capsys)
+        assert code == 0, err
+        rows[alpha] = next(r for r in json.loads(out) if r["metric"] == "ece")
+    assert rows["0.05"]["diff"] == rows["0.01"]["diff"]
+    assert rows["0.01"]["diff_low"] < rows["0.05"]["diff_low"] and rows["0.01"]["diff_high"] > rows["0.05"]["diff_high"]
+    code, out, err = run(common + ["--alpha", "0.01"], capsys)
+    assert code == 0 and "99% interval" in out.splitlines()[0], out

@@ -37,3 +37,17 @@ def test_report_recalibration_multiclass_and_cli(tmp_path, capsys):
     assert 'id="recalibration-0"' in page and "Temperature scaling: T = " in page
     with pytest.raises(cv.InputError, match="unknown recalibration method"):
         build_report(cv.load_demo("hospital_readmission"), n_resamples=0, recalibration=["magic"])
+
+
+def test_report_reads_recalibration_and_comparison_at_one_minus_alpha():
+    """The before - after and the comparison's differences decide "improved" and better / worse: at alpha = 0.01
+    the report reads them at 99%, as the Recalibrate and Compare pages do (it read 95% at every alpha)."""
+    from calibviz.panel import PanelConfig
+
+    models = cv.load_demo_models("loan_recalibration")
+    page = html.unescape(build_report(models, config=PanelConfig(alpha=0.01), n_resamples=10, n_reference=10,
+                                      recalibration=["platt"], metrics=("ece",), source="loan_recalibration"))
+    recal = page[page.index('id="recalibration-0"'):page.index('id="reproducibility"')]
+    assert "99%" in recal and "95%" not in recal
+    compare = page[page.index('id="compare"'):page.index('id="model-0"')]
+    assert "99%" in compare
