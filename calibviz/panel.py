@@ -701,8 +701,9 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
     verdict = _verdict(adjusted, level, n_redraws)
     p_text = p_value_words(p_value, n_redraws)
     at_floor = p_text.startswith("p ≤")
-    if at_floor:
-        p_text += f": none of {n_redraws} redraws reached this value"
+    if at_floor:  # two-sided: a value below every redraw reaches none of them either, by its distance
+        p_text += (f": none of {n_redraws} redraws was as far from a calibrated model's expected score"
+                   if spec.key in M.TWO_SIDED_METRICS else f": none of {n_redraws} redraws reached this value")
     if family > 1 and p_value <= level:
         adj_text = format_adjusted_p(adjusted, p_value, n_redraws)
         if held:  # Holm stopped at a p-value that is its redraws' floor: more redraws could reject it

@@ -273,6 +273,8 @@ def test_a_proper_score_below_the_calibrated_range_is_evidence():
         assert t.loc[key, "value"] < t.loc[key, "null_low"]
         assert t.loc[key, "p_value"] <= 0.05 and t.loc[key, "verdict"] == "evidence of miscalibration"
         assert "Below that range: the outcomes are less uncertain than the predictions say" in t.loc[key, "reading"]
+        # a value below every redraw reached none by its distance, not by being larger (a walk-through)
+        assert "none of 100 redraws was as far from a calibrated model's expected score" in t.loc[key, "reading"]
     assert "Below that range" not in t.loc["ece", "reading"]
     y_cal = (rng.random(2000) < p).astype(np.int64)
     t = metric_panel(y_cal, p, metrics=("brier",), n_resamples=0, n_reference=100)

@@ -11,7 +11,7 @@ import streamlit as st
 
 from .. import figures
 from .. import metrics as M
-from ..panel import format_value
+from ..panel import format_value, rare_events_note
 from ..io import Predictions
 from ..reduce import BinaryView
 from .blocks import BOOTSTRAP_ROW_BUDGET, CORP_METRICS, download_table, show_figure
@@ -136,8 +136,10 @@ def discrimination(preds: Predictions, view: BinaryView) -> None:
     with right:
         st.metric("AUC", f"{auc.auc:.3f}", help="Area under the ROC curve; 95% interval by DeLong et al. (1988).")
         if np.isfinite(auc.low):
+            # few events: the panel's note on DeLong's coverage (69-91% with 4-16 events, an audit)
+            few = rare_events_note("auc", view.y)
             st.caption(f"95% interval {auc.low:.3f}–{auc.high:.3f} (DeLong); {auc.n_pos:,} rows with the outcome, "
-                       f"{auc.n_neg:,} without.")
+                       f"{auc.n_neg:,} without." + (f" {few}" if few else ""))
         st.metric("Sharpness (variance of the predictions)", format_value(sharp, "score"),
                   help="How spread out the predictions are. For a calibrated model it equals the discrimination "
                        "term DSC of the Brier decomposition.")

@@ -200,3 +200,18 @@ def test_the_band_caption_says_it_is_approximate_with_weights():
     at.switch_page("pages/1_Reliability.py").run()
     assert_clean(at)
     assert not any(WEIGHTED_BAND_NOTE in c.value for c in at.caption)
+
+
+def test_the_roc_tab_notes_few_events_under_delongs_interval():
+    """With 8 events of 500 rows DeLong's interval covered 69-91% in an audit's simulation: the ROC tab says so
+    under its interval, as the metric table's AUC row does (a walk-through found it on the command line only)."""
+    rng = np.random.default_rng(10)
+    p = rng.beta(0.5, 30, 500)
+    y = np.zeros(500, dtype=int)
+    y[np.argsort(p)[-8:]] = 1
+    at = app().run()
+    upload(at, "few.csv", pd.DataFrame({"label": y, "p": p}).to_csv(index=False).encode())
+    at.switch_page("pages/1_Reliability.py").run()
+    assert_clean(at)
+    roc = [c.value for c in at.caption if "(DeLong)" in c.value]
+    assert roc and "Approximate interval: only 8 events (label 1)" in roc[0], roc
