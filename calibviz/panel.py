@@ -296,8 +296,10 @@ BINARY_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
     MetricSpec(
         "brier", "Brier score", lambda y, p, w, c: M.brier_score(y, p, sample_weight=w),
         "Mean squared difference between prediction and outcome (0 is perfect).",
-        lambda v, ctx: (f"Brier score {format_value(v, 'score')}; always predicting the prevalence would score "
-                        f"{format_value(ctx['uncertainty'], 'score')}."),
+        # the value is beside the reading in every table and headline ("Brier score = 0.1378. Brier score
+        # 0.1378; ..." read twice, a walk-through): the reading gives what to compare it with
+        lambda v, ctx: (f"Always predicting the prevalence would score {format_value(ctx['uncertainty'], 'score')}; "
+                        "lower is better."),
         unit="score",
     ),
     MetricSpec(
@@ -310,7 +312,8 @@ BINARY_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
     MetricSpec(
         "log_loss", "Log loss", lambda y, p, w, c: M.log_loss(y, p, sample_weight=w),
         "Mean negative log-likelihood of the outcomes (probabilities clipped away from 0 and 1).",
-        lambda v, ctx: f"Log loss {format_value(v, 'score')} (lower is better)." + _certain_mistakes(ctx),
+        lambda v, ctx: (f"Always predicting the prevalence would score {format_value(_entropy(ctx['prevalence']), 'score')}"
+                        "; lower is better." + _certain_mistakes(ctx)),
         unit="score",
     ),
     MetricSpec(
@@ -1054,6 +1057,15 @@ def _certain_mistakes(ctx: dict) -> str:
     return (f" {rows} predicted with certainty (probability 0 or 1) and turned out otherwise: {its} log loss is "
             f"infinite, counted here as {-np.log(LOG_LOSS_EPS):.2f} each (probabilities clipped at "
             f"{LOG_LOSS_EPS:.2g}, as scikit-learn does), so the value is a lower bound of the model's loss.")
+
+
+def _entropy(rate: float) -> float:
+    """The log loss (nats) of always predicting ``rate`` for outcomes whose rate it is.
+
+    >>> round(_entropy(0.5), 4), _entropy(0.0)
+    (0.6931, 0.0)
+    """
+    return float(sum(-q * math.log(q) for q in (rate, 1.0 - rate) if q > 0))
 
 
 def _context(spec: MetricSpec, y, p, w, config: PanelConfig, prevalence: float) -> dict:
