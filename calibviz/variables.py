@@ -401,10 +401,12 @@ def x_range_words(start, end) -> str:
 
     >>> x_range_words(23.0, 44.981), x_range_words(52.58, 77.0), x_range_words(0.5, 37450.2)
     ('23.00 to 44.98', '52.58 to 77.00', '0.5 to 37,450')
+    >>> x_range_words(0.0, 44.981), x_range_words(0.0001, 44.981)
+    ('0.00 to 44.98', '0.0001 to 44.98')
     """
     a, b = float(start), float(end)
-    top = max(abs(a), abs(b))
-    if not (np.isfinite(a) and np.isfinite(b)) or not 1e-3 <= top < 1e4 or min(abs(a), abs(b)) < 1e-3 * top:
+    top, small = max(abs(a), abs(b)), min(abs(a), abs(b))
+    if not (np.isfinite(a) and np.isfinite(b)) or not 1e-3 <= top < 1e4 or 0 < small < 1e-3 * top:
         return f"{x_words(a)} to {x_words(b)}"
     decimals = max(0, 3 - int(np.floor(np.log10(top))))
     return f"{a:.{decimals}f} to {b:.{decimals}f}"

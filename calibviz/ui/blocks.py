@@ -453,8 +453,9 @@ def show_metric_table(table: pd.DataFrame, name: str, caption: str | None = None
                                 "Calibrated model would show": st.column_config.TextColumn(
                                     help="What a perfectly calibrated model with these predictions would show "
                                          "when the labels are redrawn from them (y* ~ Bernoulli(p)): "
-                                         f"{reference_range_words(panel_config(settings()).alpha, two_sided(table['metric']))}. "
-                                         "It depends on n "
+                                         + reference_range_words(panel_config(settings()).alpha,
+                                                                 two_sided(table["metric"]))
+                                         + ". It depends on n "
                                          "and the bins."),
                                 "p adjusted": st.column_config.TextColumn(
                                     help="The p-value adjusted for the tests shown together (Holm's method), "

@@ -252,8 +252,8 @@ def uncertainty_controls() -> None:
     """Alpha, interval type, bootstrap resamples and seed."""
     _widget("alpha", st.select_slider, label="Significance level α", options=list(ALPHAS),
             help="Level of the tests (TCE, every verdict against a calibrated model, whose range is then the "
-                 "central 1 - 2α of its redraws, 1 - α around a calibrated model's expected score for the two-sided Brier score and log loss, "
-                 "and the Compare page's better or worse) and of the bins' and the "
+                 "central 1 - 2α of its redraws, 1 - α around a calibrated model's expected score for the "
+                 "two-sided Brier score and log loss, and the Compare page's better or worse) and of the bins' and the "
                  "Compare page's intervals (1 - α).")
     _widget("interval", st.selectbox, label="Interval for observed rates", options=list(INTERVAL_LABELS),
             format_func=INTERVAL_LABELS.get, help="Binomial confidence interval drawn around each bin's rate.")
