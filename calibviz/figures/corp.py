@@ -319,7 +319,8 @@ def mcb_dsc_plot(models=None, *, table: pd.DataFrame | None = None, score: str =
                                  line=dict(color="#BBBBBB", width=1), hoverinfo="skip"))
         x_top = y_max - (unc - s)  # where the line leaves the window: through the top, else the right edge
         x_lab, y_lab = (x_top, y_max) if 0 <= x_top <= x_max else (x_max, x_max + unc - s)
-        if y_min <= y_lab <= y_max:
+        # not at the left edge, where the label ran into the y axis's top tick (a walk-through at 1024 px)
+        if y_min <= y_lab <= y_max and x_lab > 0.12 * x_max:
             fig.add_annotation(x=x_lab, y=y_lab, text=f"{s:.4g}", showarrow=False, xanchor="right", yanchor="top",
                                font=dict(size=11, color="#777777"))
     for i, r in table.reset_index(drop=True).iterrows():

@@ -98,6 +98,9 @@ def test_mcb_dsc_plot_shows_a_negligible_difference_as_negligible(binary_data):
     lo, hi = fig.layout.yaxis.range
     assert hi - lo >= 0.1 * dsc.max()
     assert fig.layout.xaxis.range[0] < 0 <= min(t["miscalibration"])
+    x_max = fig.layout.xaxis.range[1]
+    labels = [a for a in fig.layout.annotations if a.text and a.text[0].isdigit()]
+    assert all(a.x > 0.12 * x_max for a in labels)  # none on the y axis's ticks
 
 
 def test_roc_curves_and_murphy_diagram_draw_their_tables(binary_data):
