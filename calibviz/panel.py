@@ -312,8 +312,9 @@ BINARY_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
     MetricSpec(
         "log_loss", "Log loss", lambda y, p, w, c: M.log_loss(y, p, sample_weight=w),
         "Mean negative log-likelihood of the outcomes (probabilities clipped away from 0 and 1).",
-        lambda v, ctx: (f"Always predicting the prevalence would score {format_value(_entropy(ctx['prevalence']), 'score')}"
-                        "; lower is better." + _certain_mistakes(ctx)),
+        lambda v, ctx: ("Always predicting the prevalence would score "
+                        f"{format_value(M.calibrated_expectation('log_loss', [ctx['prevalence']]), 'score')}; "
+                        "lower is better." + _certain_mistakes(ctx)),
         unit="score",
     ),
     MetricSpec(
@@ -927,7 +928,7 @@ def _shown_above_zero(low: float, unit: str) -> bool:
     >>> _shown_above_zero(3e-6, "probability"), _shown_above_zero(0.0092, "probability"), _shown_above_zero(0.001, "percent")
     (False, True, False)
     """
-    return bool(np.isfinite(low) and low > 0 and float(re.sub(r"[^0-9.eE+-]", "", format_value(low, unit))) > 0)
+    return bool(np.isfinite(low) and low > 0 and format_value(low, unit) != format_value(0.0, unit))
 
 
 #: Errors that are 0 exactly when the model is calibrated: an interval of theirs above 0 beside "no evidence" gets
@@ -1059,15 +1060,6 @@ def _certain_mistakes(ctx: dict) -> str:
             f"{LOG_LOSS_EPS:.2g}, as scikit-learn does), so the value is a lower bound of the model's loss.")
 
 
-def _entropy(rate: float) -> float:
-    """The log loss (nats) of always predicting ``rate`` for outcomes whose rate it is.
-
-    >>> round(_entropy(0.5), 4), _entropy(0.0)
-    (0.6931, 0.0)
-    """
-    return float(sum(-q * math.log(q) for q in (rate, 1.0 - rate) if q > 0))
-
-
 def _context(spec: MetricSpec, y, p, w, config: PanelConfig, prevalence: float) -> dict:
     ctx = {"prevalence": prevalence, "uncertainty": prevalence * (1 - prevalence), "p_value": float("nan")}
     if spec.key == "hosmer_lemeshow":  # one test gives the reading both its p-value and its degrees of freedom
@@ -1130,12 +1122,13 @@ def interval_caption(table: pd.DataFrame) -> str:
     parts = []
     if n_boot:
         by_method: dict[str, list] = {}
+        wald = []
         for label, method in zip(table["label"], table.get("interval", [""] * len(table))):
-            if method and method not in ("wald", "delong"):
+            if method == "wald":
+                wald.append(label)
+            elif method and method != "delong":
                 by_method.setdefault(method.replace("_", "-"), []).append(label)
         methods = "; ".join(f"{m} for {', '.join(labels)}" for m, labels in by_method.items())
-        wald = [label for label, method in zip(table["label"], table.get("interval", [""] * len(table)))
-                if method == "wald"]
         own = ([f"{' and '.join(wald)}: Wald intervals"] if wald else []) + (
             ["AUC: DeLong's interval"] if "delong" in set(table.get("interval", [])) else [])
         parts.append(f"Intervals: bootstrap, {n_boot} resamples, seed {table.attrs.get('random_state')} (rows "

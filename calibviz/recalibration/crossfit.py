@@ -89,7 +89,8 @@ class CrossFit:
 _LOG_FITS = ("platt", "beta", "temperature")
 
 
-def zero_probability_notes(method: str, y: np.ndarray, P: np.ndarray, w=None, reduction: str | None = None) -> tuple:
+def zero_probability_notes(method: str, y: np.ndarray, P: np.ndarray, w=None, reduction: str | None = None,
+                           label: str | None = None) -> tuple:
     """The note of rows whose observed outcome has probability exactly 0 in a fit on log-probabilities.
 
     Such a row costs log(2^-52), a loss of 36, in the fit's objective (an audit: 26 of 5,000 rows of a calibrated
@@ -117,7 +118,7 @@ def zero_probability_notes(method: str, y: np.ndarray, P: np.ndarray, w=None, re
     k = int(zero.sum())
     if not k:
         return ()
-    name = {"platt": "Platt scaling", "beta": "Beta calibration", "temperature": "Temperature scaling"}[method]
+    name = label or method  # the recalibrator's own label ("Platt scaling")
     return (f"{k:,} row{'s' if k != 1 else ''} give{'' if k != 1 else 's'} the observed outcome a probability of "
             f"exactly 0 (predictions rounded to a few decimals?): {name} is fitted on log-probabilities, where each "
             "such row weighs as a loss of 36, and they pull its map and the log loss before and after. Export the "
@@ -261,7 +262,8 @@ def cross_fit(method, y_true, y_prob, *, n_splits: int = 5, random_state=0, samp
         y, P, _ = check_binary(y_true, y_prob, None, drop_zero_weight=False)
     w = check_weights(sample_weight, y.shape[0])
     cf = _cross_fit(proto, y, P, w, n_splits=n_splits, random_state=random_state, groups=groups, split=split)
-    cf.notes = zero_probability_notes(proto.name, y, P, w, None if proto.native_multiclass else proto.multiclass)
+    cf.notes = zero_probability_notes(proto.name, y, P, w, None if proto.native_multiclass else proto.multiclass,
+                                      label=proto.label)
     return cf
 
 
