@@ -315,6 +315,20 @@ def test_glob_directory_hive_and_frames_agree(tmp_path):
         cv.scan(str(tmp_path))
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_file_named_with_wildcard_characters_is_that_file(tmp_path, engine):
+    """'run[1].parquet' is read as named, as in memory; the engines' globs read run1.parquet in its place (review)."""
+    df, other = _data(3_000, seed=4), _data(3_000, seed=5).assign(p=0.9)
+    df.to_parquet(tmp_path / "run[1].parquet")
+    other.to_parquet(tmp_path / "run1.parquet")
+    df.to_csv(tmp_path / "a*b?.csv", index=False)
+    other.to_csv(tmp_path / "aXbY.csv", index=False)
+    want = cv.reliability_table(df.y, df.p)
+    for name in ("run[1].parquet", "a*b?.csv"):
+        _close_tables(cv.scan(str(tmp_path / name), engine=engine).reliability_table(), want)
+    assert cv.scan(str(tmp_path / "run*.parquet"), engine=engine).n == 6_000  # a glob still globs
+
+
 def test_sql_against_a_database_file(tmp_path):
     df = _data(5_000, seed=4)
     db = str(tmp_path / "logs.duckdb")

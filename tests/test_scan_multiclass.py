@@ -73,6 +73,25 @@ def test_metrics_equal_in_memory(source, engine, weighted):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+def test_columns_named_like_the_views_own_are_read_as_themselves(tmp_path, engine):
+    """A weight named ``_conf`` and a feature named ``_correct`` (the view's internal names before) gave wrong rows
+    and values (a review): they are the user's columns, and the view's own names are refused."""
+    df = _frame(4_000, 9).rename(columns={"w": "_conf"})
+    df["_correct"] = np.random.default_rng(1).normal(size=len(df))
+    path = tmp_path / "names.parquet"
+    df.to_parquet(path)
+    preds = cv.load_predictions(str(path), weight="_conf")
+    s = cv.scan(str(path), weight="_conf", features=["_correct"], engine=engine)
+    got = s.metrics(["confidence_ece"])["value"].iloc[0]
+    assert got == pytest.approx(cv.metrics.confidence_ece(preds.y, preds.probs, sample_weight=preds.weights),
+                                rel=RTOL)
+    assert s.variable_ranking(["_correct"], n_resamples=0)["n"].iloc[0] == int((df["_conf"] > 0).sum())
+    df.rename(columns={"_correct": "__calibviz_correct__"}).to_parquet(path)
+    with pytest.raises(cv.InputError, match="'__calibviz_correct__', a name calibviz uses"):
+        cv.scan(str(path), engine=engine).metrics(["confidence_ece"])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_view_tables_equal_in_memory(source, engine):
     preds = cv.load_predictions(source, weight="w")
     s = cv.scan(source, weight="w", engine=engine)

@@ -125,6 +125,16 @@ def test_spark_plain_first_pass_steps_aside_for_bad_scores(spark, tmp_path):
             s.metrics(["ece"])
 
 
+def test_spark_reads_a_file_named_with_wildcard_characters_as_named(spark, tmp_path):
+    rng = np.random.default_rng(6)
+    p = rng.uniform(size=2_000)
+    df = pd.DataFrame({"y": (rng.uniform(size=2_000) < p).astype(np.int64), "p": p})
+    df.to_parquet(tmp_path / "run[1]{a}.parquet")
+    df.assign(p=0.9).to_parquet(tmp_path / "run1a.parquet")
+    got = cv.scan(str(tmp_path / "run[1]{a}.parquet"), engine="spark").metrics(["ece"])["value"].iloc[0]
+    assert got == pytest.approx(cv.metrics.ece(df.y, df.p), rel=1e-9)
+
+
 def test_spark_multiclass_confidence_view(spark, tmp_path):
     from tests.test_scan import _multiclass
 

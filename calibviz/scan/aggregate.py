@@ -103,8 +103,20 @@ class Roles:
 BAD_SUM_SCORE = float("-inf")
 
 
+#: The confidence view's score and label columns; a source column of either name is refused (:func:`_confidence`).
+CONFIDENCE, CORRECT = "__calibviz_confidence__", "__calibviz_correct__"
+
+
 def _confidence(frame: nw.LazyFrame, roles: Roles, extra=()) -> nw.LazyFrame:
-    """The confidence view of K class columns: a score column ``_conf`` and a label column ``_correct``."""
+    """The confidence view of K class columns: a score column :data:`CONFIDENCE` and a label column :data:`CORRECT`.
+
+    The source's weight and ``extra`` columns are carried by their names: a source column named as the view's own
+    columns would be read in their place (a weight named ``_conf`` was, in an earlier version), so it is refused.
+    """
+    clash = sorted({CONFIDENCE, CORRECT} & set(frame.collect_schema().names()))
+    if clash:
+        raise InputError(f"the source has a column named {clash[0]!r}, a name calibviz uses for the confidence view; "
+                         "rename the column.")
     cols = [nw.col(c).cast(nw.Float64) for c in roles.probs]
     total = cols[0]
     for c in cols[1:]:
@@ -139,7 +151,7 @@ def _confidence(frame: nw.LazyFrame, roles: Roles, extra=()) -> nw.LazyFrame:
     score = (nw.when(bad).then(nw.lit(float("nan"))).when(out).then(outside)
              .when(~_sums_ok(total, roles)).then(nw.lit(BAD_SUM_SCORE)).otherwise(top))
     keep = ([roles.weight] if roles.weight else []) + [c for c in extra if c != roles.weight]
-    return frame.select(*keep, _conf=score, _correct=correct.cast(nw.Int64))
+    return frame.select(*keep, **{CONFIDENCE: score, CORRECT: correct.cast(nw.Int64)})
 
 
 def _sums_ok(total, roles: Roles):
@@ -193,10 +205,10 @@ def _prepared(frame: nw.LazyFrame, roles: Roles, extra=None) -> nw.LazyFrame:
     if roles.model is not None:
         frame = frame.filter(nw.col(roles.model[0]) == roles.model[1])
     if roles.view in ("confidence", "class", "toplabel"):
-        # reduce to a binary view (_conf, _correct): a NaN score marks bad cells, 2 a cell outside [0, 1],
+        # reduce to a binary view (CONFIDENCE, CORRECT): a NaN score marks bad cells, 2 a cell outside [0, 1],
         # -1 rows that do not sum to 1; the binary code below turns them into the bad-row codes
         frame = _confidence(frame, roles, tuple((extra or {}).values()))
-        roles = Roles("_correct", ("_conf",), 0, 1, roles.weight)
+        roles = Roles(CORRECT, (CONFIDENCE,), 0, 1, roles.weight)
     schema = dict(frame.collect_schema())
     cols = [_float(schema, c) for c in roles.probs]
     label = nw.col(roles.label)
@@ -226,7 +238,7 @@ def _prepared(frame: nw.LazyFrame, roles: Roles, extra=None) -> nw.LazyFrame:
         chain = nw.when(ok).then(bucket)
     if len(cols) == 2:
         chain = chain.when(in_range).then(nw.lit(BAD_SUM))
-    elif roles.label == "_correct":  # the confidence view marks rows that do not sum to 1 with -inf
+    elif roles.label == CORRECT:  # the confidence view marks rows that do not sum to 1 with -inf
         chain = chain.when(p == BAD_SUM_SCORE).then(nw.lit(BAD_SUM))
     chain = chain.when(finite).then(nw.lit(OUT_OF_RANGE))  # otherwise null: a bad score
     carried = {alias: nw.col(c) for alias, c in (extra or {}).items()}

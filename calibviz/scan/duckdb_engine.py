@@ -83,18 +83,20 @@ def close() -> None:
         _CON = None
 
 
-def read_files(files, fmt: str, display: str):
-    """A relation over Parquet or CSV files (hive partitions become columns)."""
+def read_files(files, fmt: str, display: str, *, literal: bool = False):
+    """A relation over Parquet or CSV files (hive partitions become columns); ``literal``: the names are files,
+    not globs (their wildcard characters escaped, :func:`literal_name`)."""
     import duckdb
 
     con = connection()
+    paths = [literal_name(f) for f in files] if literal else files
     try:
         if fmt == "parquet":
-            return con.read_parquet(files, hive_partitioning=True, union_by_name=True)
+            return con.read_parquet(paths, hive_partitioning=True, union_by_name=True)
         from .source import csv_null_values
 
         csv = {"header": True, "union_by_name": True, "na_values": csv_null_values()}
-        rel = con.read_csv(files, **csv)
+        rel = con.read_csv(paths, **csv)
         # DuckDB guesses a column's type from a sample of rows and then rounds what does not fit: a label or
         # score column of integers in the sample turned a later -0.3 into 0 and 1.4 into 1, so bad rows passed
         # and values changed. One pass reads the integer columns as DOUBLE and counts fractional values; columns
@@ -110,13 +112,13 @@ def read_files(files, fmt: str, display: str):
         finish = _trimmed if _padded(files) else (lambda r: r)  # the file's start read once
         if not ints and not bools:
             return finish(rel)
-        dbl = con.read_csv(files, **csv, dtype={**{c: "DOUBLE" for c in ints}, **{c: "VARCHAR" for c in bools}})
+        dbl = con.read_csv(paths, **csv, dtype={**{c: "DOUBLE" for c in ints}, **{c: "VARCHAR" for c in bools}})
         checks = ([f"count(*) FILTER (WHERE {_quoted(c)} <> trunc({_quoted(c)}))" for c in ints]
                   + [f"count(*) FILTER (WHERE lower(trim({_quoted(c)})) NOT IN ('true', 'false'))" for c in bools])
         counts = (dbl if ints else dbl.limit(SNIFF_ROWS)).aggregate(", ".join(checks)).fetchall()[0]
         changed = {c: "DOUBLE" for c, k in zip(ints, counts) if k}
         changed.update({c: "VARCHAR" for c, k in zip(bools, counts[len(ints):]) if k})
-        return finish(con.read_csv(files, **csv, dtype=changed) if changed else rel)
+        return finish(con.read_csv(paths, **csv, dtype=changed) if changed else rel)
     except duckdb.Error as exc:
         if fmt != "parquet":  # a file that is no UTF-8 text: say so and how to fix it, not "CSV Error on Line: 2"
             from .source import check_csv_text
@@ -125,6 +127,15 @@ def read_files(files, fmt: str, display: str):
                 if os.path.isfile(f):  # local files only: a URL or s3:// path keeps DuckDB's own words
                     check_csv_text(f, "DuckDB")
         raise InputError(f"DuckDB cannot read {display!r}: {str(exc).splitlines()[0]}") from None
+
+
+def literal_name(path: str) -> str:
+    """A file name as a DuckDB glob that matches only it: its wildcard characters in brackets.
+
+    >>> literal_name("logs/run[1]*.parquet")
+    'logs/run[[]1][*].parquet'
+    """
+    return "".join(f"[{c}]" if c in "[*?" else c for c in str(path))
 
 
 def _padded(files) -> bool:

@@ -18,7 +18,9 @@ def _polars():
     return pl
 
 
-def read_files(files, fmt: str, display: str):
+def read_files(files, fmt: str, display: str, *, literal: bool = False):
+    """A LazyFrame over Parquet or CSV files (hive partitions become columns); ``literal``: the names are files,
+    not globs."""
     pl = _polars()
     try:
         if fmt == "parquet":
@@ -26,11 +28,12 @@ def read_files(files, fmt: str, display: str):
             # nulls there (reported as missing values if the scan reads it), columns beyond the first file's ignored;
             # an integer or float column stored narrower in some files (int8 labels, float32 scores) is widened,
             # as DuckDB widens it (an integer in one file and a float in another stays an error that names them)
-            return pl.scan_parquet(files, hive_partitioning=True, missing_columns="insert", extra_columns="ignore",
+            return pl.scan_parquet(files, glob=not literal, hive_partitioning=True, missing_columns="insert",
+                                   extra_columns="ignore",
                                    cast_options=pl.ScanCastOptions(integer_cast="upcast", float_cast="upcast"))
         # Polars reads commas unless told: the separator of each file's header line (as DuckDB detects it), so
         # a TSV or semicolon file is not one column named 'y\tp' or "more fields than the schema"
-        return pl.concat([_scan_csv(pl, f) for f in files], how="diagonal_relaxed")
+        return pl.concat([_scan_csv(pl, f, glob=not literal) for f in files], how="diagonal_relaxed")
     except InputError:
         raise
     except Exception as exc:  # polars raises several error types for unreadable files
@@ -41,7 +44,7 @@ def read_files(files, fmt: str, display: str):
 PADDED_SAMPLE_ROWS = 1000
 
 
-def _scan_csv(pl, path: str):
+def _scan_csv(pl, path: str, glob: bool = True):
     """One CSV file, its separator that of its header line (:func:`calibviz.scan.source.header_separator`).
 
     The header is checked first (:func:`calibviz.scan.source.check_csv_text`): Polars' reader panics on a NUL
@@ -53,8 +56,9 @@ def _scan_csv(pl, path: str):
 
     sep = header_separator(check_csv_text(path, "Polars"))
     if not csv_padded(path, sep):
-        return pl.scan_csv(path, separator=sep, null_values=csv_null_values())
-    return _unpadded(pl, pl.scan_csv(path, separator=sep, infer_schema=False, null_values=csv_null_values()))
+        return pl.scan_csv(path, separator=sep, null_values=csv_null_values(), glob=glob)
+    return _unpadded(pl, pl.scan_csv(path, separator=sep, infer_schema=False, null_values=csv_null_values(),
+                                     glob=glob))
 
 
 def _unpadded(pl, raw):

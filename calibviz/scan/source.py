@@ -71,9 +71,10 @@ def _files_of(path: str) -> tuple[list[str], str]:
     if p.is_dir():
         files = sorted(str(f) for f in p.rglob("*") if f.is_file() and f.suffix.lower() in (".parquet", ".csv",
                                                                                                ".tsv", ".gz"))
+    elif p.is_file():  # a file named 'run[1].parquet' is that file, as in memory, not the glob matching run1.parquet
+        files = [str(p)]
     else:
-        files = sorted(_glob.glob(str(path), recursive=True)) if _glob.has_magic(str(path)) else (
-            [str(p)] if p.is_file() else [])
+        files = sorted(_glob.glob(str(path), recursive=True)) if _glob.has_magic(str(path)) else []
     if not files:
         query = " " in str(path).strip()  # a query with a typo, such as "SELEC * FROM preds"
         raise InputError(f"no file matches {str(path)!r}; give a Parquet or CSV file, a glob such as "
@@ -249,7 +250,7 @@ def check_allowed(path: str, roots) -> None:
         raise InputError(f"{text!r} is outside the directories this server may read ({', '.join(roots)}); ask "
                          "whoever runs the server to add its directory to CALIBVIZ_SCAN_ROOTS.")
     try:
-        matches = _glob.glob(text, recursive=True) if _glob.has_magic(text) else [text]
+        matches = _glob.glob(text, recursive=True) if _glob.has_magic(text) and not Path(text).is_file() else [text]
         if Path(text).is_dir():
             matches = [str(f) for f in Path(text).rglob("*")]
     except OSError as exc:  # a name too long, a directory the server may not list: a message, not a traceback
@@ -290,7 +291,9 @@ def open_source(source, engine=None, *, database=None, read_only_roots=None):
             fmt = "csv" if text.lower().endswith((".csv", ".csv.gz", ".tsv")) else "parquet"
             return nw.from_native(eng.read_files([text], fmt, text)), engine, text
         files, fmt = files_of(text)
-        return nw.from_native(eng.read_files(files, fmt, text)), engine, text
+        # the files found, each read as named: engines glob the names they are given ('run[1].parquet' read
+        # run1.parquet), so the names are escaped for each engine's own glob syntax
+        return nw.from_native(eng.read_files(files, fmt, text, literal=True)), engine, text
     native = eng.from_object(source)
     if native is None:
         raise InputError(f"cannot scan a {type(source).__name__}; give a Parquet or CSV path, a glob, a directory, a "

@@ -66,9 +66,12 @@ def session():
     return spark
 
 
-def read_files(files, fmt: str, display: str):
-    """A DataFrame over Parquet or CSV files; a directory's hive partitions become columns."""
+def read_files(files, fmt: str, display: str, *, literal: bool = False):
+    """A DataFrame over Parquet or CSV files; a directory's hive partitions become columns. ``literal``: the names
+    are files, not globs (Hadoop's wildcard characters escaped, :func:`literal_name`)."""
     spark = session()
+    if literal:
+        files = [literal_name(f) for f in files]
     try:
         base = display if Path(display).is_dir() else None
         reader = spark.read.option("basePath", base) if base else spark.read
@@ -80,6 +83,15 @@ def read_files(files, fmt: str, display: str):
         return _typed(raw)
     except Exception as exc:  # Spark raises AnalysisException and Py4J errors
         raise InputError(f"Spark cannot read {display!r}: {str(exc).splitlines()[0]}") from None
+
+
+def literal_name(path: str) -> str:
+    r"""A file name as a Hadoop glob that matches only it: its wildcard characters escaped.
+
+    >>> literal_name("logs/run[1]{a}*.parquet")
+    'logs/run\\[1\\]\\{a\\}\\*.parquet'
+    """
+    return "".join("\\" + c if c in "\\*?[]{}" else c for c in str(path))
 
 
 #: A text Spark casts to a 64-bit integer without overflow (longer digit strings are read as floats)
