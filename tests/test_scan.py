@@ -1880,3 +1880,109 @@ def test_cli_prints_the_loaders_notes(tmp_path, capsys):
         assert main(["metrics", str(path), "--renormalize", "--metrics", "confidence_ece", *extra]) == 0
         err = capsys.readouterr().err
         assert "calibviz: note: model " in err and "more than rounding" in err, (extra, err)
+
+
+# -- found by a review of bad inputs on every engine (session 26) ----------------------------------------------------
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+def test_nan_in_a_float_label_or_model_column_is_missing_as_in_memory(tmp_path, engine):
+    """pyarrow writes NaN (not null) for missing floats; DuckDB's isnan read Parquet statistics and found none."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def write(frame, name):  # NaN as NaN: pandas' to_parquet writes nulls
+        pq.write_table(pa.table({c: pa.array(frame[c].to_numpy()) for c in frame.columns}), tmp_path / name)
+
+    d = _binary().assign(model=lambda d: np.where(d.index % 2, 1.0, 2.0))
+    d.loc[:1, "model"] = np.nan
+    write(d, "m.parquet")
+    with pytest.raises(cv.InputError, match="the model column 'model' is empty in 2 rows"):
+        cv.scan(str(tmp_path / "m.parquet"), model="model", engine=engine)
+    d = _binary().assign(y=lambda d: d.y.astype(float))
+    d.loc[:2, "y"] = np.nan
+    write(d, "y.parquet")
+    with pytest.raises(cv.InputError, match="the label column 'y' is empty in 3 rows"):
+        cv.load_predictions(str(tmp_path / "y.parquet"))
+    with pytest.raises(cv.InputError, match="the label column 'y' is empty in 3 rows"):
+        cv.scan(str(tmp_path / "y.parquet"), engine=engine).metrics(["ece"])
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+@pytest.mark.parametrize("padded", [False, True])
+def test_a_true_false_label_column_with_other_words_after_the_sample_is_refused(tmp_path, engine, padded):
+    """DuckDB's sniffer (20,480 rows) and Polars' padded reader (1,000) typed the column BOOLEAN from the first
+    rows; a later 'yes' was then read as True, or as False, and the file passed (a review)."""
+    d = _binary(25_000).assign(y=lambda d: np.where(d.y == 1, "true", "false"))
+    d.loc[24_000, "y"] = "yes"
+    sep = ", " if padded else ","
+    text = "y" + sep + "p\n" + "".join(f"{a}{sep}{b!r}\n" for a, b in zip(d.y, d.p))
+    (tmp_path / "late.csv").write_text(text)
+    with pytest.raises(cv.InputError, match=r"the label column holds 3 classes \(\['false', 'true', 'yes'\]\)"):
+        cv.load_predictions(str(tmp_path / "late.csv"))
+    # Polars' own reader of an unpadded file stops at the word with its own message (not a silent read)
+    words = r"could not parse `yes` as dtype `bool`" if engine == "polars" and not padded else (
+        r"the label column holds 3 classes \(\['false', 'true', 'yes'\]\)")
+    with pytest.raises(cv.InputError, match=words):
+        cv.scan(str(tmp_path / "late.csv"), engine=engine).metrics(["ece"])
+
+
+def test_a_query_or_relation_naming_a_column_twice_is_refused(tmp_path):
+    """DuckDB read the first 'p' of ``SELECT y, y::DOUBLE AS p, p``: the labels scored as probabilities, ECE 0."""
+    _binary(500).to_parquet(tmp_path / "b.parquet")
+    sql = f"SELECT y, y::DOUBLE AS p, p FROM '{tmp_path / 'b.parquet'}'"
+    with pytest.raises(cv.InputError, match="the SQL query's result names the column 'p' twice"):
+        cv.scan(sql)
+    with pytest.raises(cv.InputError, match="the DuckDB relation names the column 'p' twice"):
+        cv.scan(duckdb.sql(sql))
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+def test_a_column_only_later_files_have_is_read_on_every_engine(tmp_path, engine):
+    """Polars took the first file's columns: a model column only in the second file was dropped and the two models
+    pooled (a review); every engine now reads the union, as DuckDB does, and says which rows lack it."""
+    _binary(300, seed=1).to_parquet(tmp_path / "a.parquet")
+    _binary(300, seed=2).assign(model="m").to_parquet(tmp_path / "b.parquet")
+    with pytest.raises(cv.InputError, match="the model column 'model' is empty in 300 rows"):
+        cv.scan(str(tmp_path), engine=engine)
+    _binary(300, seed=3).assign(region="x").to_parquet(tmp_path / "a.parquet")  # neither file has every column
+    if engine == "polars":
+        with pytest.raises(cv.InputError, match="no file of these 2 has every column of them"):
+            cv.scan(str(tmp_path), engine=engine)
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+def test_hive_partitions_are_columns_typed_as_duckdb_types_them(tmp_path, engine):
+    """Polars added no partitions to CSV files (two models pooled) and typed models '001', '1' and '1.0' as one
+    float (three models pooled); both engines now read them as DuckDB does (a review)."""
+    models = {"001": _binary(400, seed=1), "1": _binary(400, seed=2).assign(p=0.5), "1.0": _binary(400, seed=3)}
+    for fmt in ("parquet", "csv"):
+        for name, d in models.items():
+            (tmp_path / fmt / f"model={name}" / "day=7").mkdir(parents=True)
+            path = tmp_path / fmt / f"model={name}" / "day=7" / f"part.{fmt}"
+            d.to_parquet(path) if fmt == "parquet" else d.to_csv(path, index=False)
+        got = cv.scan(str(tmp_path / fmt), model="model", engine=engine).models
+        assert sorted(got) == ["001", "1", "1.0"]
+        for name, d in models.items():
+            assert got[name].metric("ece")[0] == pytest.approx(cv.metrics.ece(d.y, d.p), rel=1e-9)
+
+
+def test_errors_of_a_long_log_name_the_model_and_two_roles_are_refused_as_in_memory(tmp_path):
+    d = pd.concat([_binary(300, seed=1).assign(model="A", w=1.0), _binary(300, seed=2).assign(model="B", w=0.0)])
+    d.to_parquet(tmp_path / "m.parquet")
+    path = str(tmp_path / "m.parquet")
+    with pytest.raises(cv.InputError, match="m.parquet, model 'B': weight column 'w' is zero everywhere"):
+        cv.scan(path, model="model", weight="w").models["B"].metric("ece")
+    with pytest.raises(cv.InputError, match="column 'p' cannot be both the label column and a probability"):
+        cv.scan(path, label="p", probs="p")
+
+
+def test_no_renormalised_note_before_the_error_of_rows_summing_to_zero(tmp_path):
+    rng = np.random.default_rng(3)
+    P = rng.dirichlet([1, 1, 1], 400)
+    P[:3] = 0.0
+    d = pd.DataFrame({"label": rng.choice(["a", "b", "c"], 400), "p_a": P[:, 0], "p_b": P[:, 1], "p_c": P[:, 2]})
+    d.to_parquet(tmp_path / "z.parquet")
+    s = cv.scan(str(tmp_path / "z.parquet"), renormalize=True)
+    assert s.notes == ()
+    with pytest.raises(cv.InputError, match="probability rows sum to 0 in 3 rows; they cannot be renormalised"):
+        s.metrics(["confidence_ece"])

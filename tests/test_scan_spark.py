@@ -135,6 +135,16 @@ def test_spark_reads_a_file_named_with_wildcard_characters_as_named(spark, tmp_p
     assert got == pytest.approx(cv.metrics.ece(df.y, df.p), rel=1e-9)
 
 
+def test_spark_reads_a_column_only_later_files_have(spark, tmp_path):
+    rng = np.random.default_rng(7)
+    for i, name in enumerate(("a", "b")):
+        p = rng.uniform(size=300)
+        df = pd.DataFrame({"y": (rng.uniform(size=300) < p).astype(np.int64), "p": p})
+        (df.assign(model="m") if i else df).to_parquet(tmp_path / f"{name}.parquet")
+    with pytest.raises(cv.InputError, match="the model column 'model' is empty in 300 rows"):
+        cv.scan(str(tmp_path), engine="spark")
+
+
 def test_spark_multiclass_confidence_view(spark, tmp_path):
     from tests.test_scan import _multiclass
 

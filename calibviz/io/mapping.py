@@ -337,6 +337,17 @@ def _find(columns, names, override, what):
     return None
 
 
+def too_many_classes_error(values: list) -> InputError:
+    """The error of a single probability column against a label column of more than two classes ``values`` (in
+    memory and on scans)."""
+    return InputError(
+        f"a single probability column describes a binary problem, but the label column holds {len(values)} "
+        f"classes ({values[:10]!r}); give one probability column per class (e.g. p_<class>).",
+        ui_message=f"a single probability column describes a binary problem, but the label column holds "
+                   f"{len(values)} classes ({_plain(values)}); choose one Probability column per class (or "
+                   "another Label column).")
+
+
 def _plain(values, limit=10) -> str:
     """Values for the dashboard: ``a, b, c`` (no Python list syntax)."""
     values = list(values)
@@ -381,12 +392,7 @@ def _positive_of(values: list, positive) -> tuple:
         neg = others[0] if others else ("not " + str(pos))
         return neg, pos
     if len(values) > 2:
-        raise InputError(
-            f"a single probability column describes a binary problem, but the label column holds {len(values)} "
-            f"classes ({values[:10]!r}); give one probability column per class (e.g. p_<class>).",
-            ui_message=f"a single probability column describes a binary problem, but the label column holds "
-                       f"{len(values)} classes ({_plain(values)}); choose one Probability column per class (or "
-                       "another Label column).")
+        raise too_many_classes_error(values)
     keys = [_key(v) for v in values]
     for i, k in enumerate(keys):
         if k in _AFFIRMATIVE and all(o in _NEGATIVE for j, o in enumerate(keys) if j != i):

@@ -24,6 +24,7 @@ import pandas as pd
 from ..binning import PAVA, PAVABC, EqualMass, Uniform, get_scheme
 from ..errors import InputError
 from ..io.loading import MIN_ROWS, bad_sums_error, out_of_range_error, renormalized_note, unknown_labels_error
+from ..io.mapping import too_many_classes_error
 from ..metrics.consistency import reference_level
 from ..panel import no_verdict_words
 from ..summary import BinStatistics, _table
@@ -95,7 +96,8 @@ class Scan:
             note = None
             if self._roles.renormalize and len(self._roles.probs) > 1:
                 lo, hi, n_off = self._row_sums()
-                note = renormalized_note(lo, hi, n_off) if np.isfinite(lo) and np.isfinite(hi) else None
+                # rows summing to 0 are refused when the rows are read (no note before that error)
+                note = renormalized_note(lo, hi, n_off) if np.isfinite(lo) and np.isfinite(hi) and lo > 0 else None
             self._notes = (note,) if note else ()
         return self._notes
 
@@ -316,6 +318,7 @@ class Scan:
     def _validate(self, table: pd.DataFrame) -> pd.DataFrame:
         """Report bad rows counted by the aggregation (never dropped silently); return the valid groups."""
         r, src = self._roles, self.source
+        where = f"{src}, model {self.name!r}" if r.model is not None else src  # a long log's model named
         n_of = lambda mask: int(table.loc[mask, "n"].sum())  # noqa: E731
         probs = ", ".join(map(repr, r.probs))
         bad = n_of(table["_b"] == _agg.BAD_SCORE)
@@ -324,7 +327,7 @@ class Scan:
             lo, hi = float(table.loc[out, "pmin"].min()), float(table.loc[out, "pmax"].max())
         if bad:  # with the rows outside [0, 1] too, as in memory: one round trip fixes both
             also = f", and values outside [0, 1] in {_rows(n_of(out))} {probability_range(lo, hi)}" if out.any() else ""
-            raise InputError(f"{src}: probability column(s) {probs} hold missing, NaN or infinite values in "
+            raise InputError(f"{where}: probability column(s) {probs} hold missing, NaN or infinite values in "
                              f"{_rows(bad)}{also}; {'fix, fill' if also else 'fill'} or drop those rows."
                              + several_files_note(src, probs))
         if out.any():  # a pass for the message, as the in-memory loader words it: which columns, their values
@@ -335,25 +338,29 @@ class Scan:
                                      _rows(n_of(out)), float(bad["low"].min()), float(bad["high"].max()),
                                      n_of(out) / total, float(cols["above"].sum()) / (total * len(r.probs)),
                                      logits_option=False)
-            raise InputError(f"{src}: {err}", ui_message=f"{src}: {err.ui_message}", hint=err.hint)
+            raise InputError(f"{where}: {err}", ui_message=f"{where}: {err.ui_message}", hint=err.hint)
         missing = n_of(table["_y"] == _agg.MISSING_LABEL)
         if missing:
-            raise InputError(f"{src}: the label column {r.label!r} is empty in {_rows(missing)}; fill or drop "
+            raise InputError(f"{where}: the label column {r.label!r} is empty in {_rows(missing)}; fill or drop "
                              "those rows." + several_files_note(src, repr(r.label)))
         unknown = n_of(table["_y"] == _agg.UNKNOWN_LABEL)
         if unknown:  # before the sums: a label of another class explains rows of two columns that do not sum to 1
             classes = list(r.classes) if r.view != "binary" else [r.negative, r.positive]
-            err = unknown_labels_error(_agg.unknown_labels(self._frame, r, classes), _rows(unknown), classes)
-            raise InputError(f"{src}: {err}", ui_message=f"{src}: {err.ui_message}")
+            labels = _agg.unknown_labels(self._frame, r, classes, limit=1000)
+            if r.view == "binary" and len(r.probs) == 1:  # classes the sample did not show: the in-memory words
+                err = too_many_classes_error(sorted({str(c) for c in classes} | set(labels)))
+            else:
+                err = unknown_labels_error(labels[:6], _rows(unknown), classes)
+            raise InputError(f"{where}: {err}", ui_message=f"{where}: {err.ui_message}")
         off = n_of(table["_b"] == _agg.BAD_SUM)
         if off:  # a pass for the message, as the in-memory loader words it: the range of the sums
             if r.renormalize:
-                raise InputError(f"{src}: probability rows sum to 0 in {_rows(off)}; they cannot be renormalised.")
+                raise InputError(f"{where}: probability rows sum to 0 in {_rows(off)}; they cannot be renormalised.")
             lo, hi, _ = self._row_sums()
             classes = list(r.classes) if r.view != "binary" else [r.negative, r.positive]
             err = bad_sums_error(list(r.probs), classes, _rows(off), lo, hi, renormalize=False)
             # no hint: the form's words for the fix come from the message (ui.scan._in_form_words)
-            raise InputError(f"{src}: {err}", ui_message=f"{src}: {err.ui_message}")
+            raise InputError(f"{where}: {err}", ui_message=f"{where}: {err.ui_message}")
         if r.renormalize and len(r.probs) == 2 and r.view == "binary":
             # two columns of a binary label far from summing to 1 are two models' unless named by the classes, as
             # in memory: dividing them by their sums would make up numbers (a review: a scan divided them)
@@ -361,17 +368,17 @@ class Scan:
             if n_off:
                 err = bad_sums_error(list(r.probs), [r.negative, r.positive], _rows(n_off), lo, hi, renormalize=True)
                 if err is not None:
-                    raise InputError(f"{src}: {err}", ui_message=f"{src}: {err.ui_message}")
+                    raise InputError(f"{where}: {err}", ui_message=f"{where}: {err.ui_message}")
         badw = n_of(table["_b"] == _agg.BAD_WEIGHT)
         if badw:
-            raise InputError(f"{src}: weight column {r.weight!r} is missing, NaN, infinite or negative in "
+            raise InputError(f"{where}: weight column {r.weight!r} is missing, NaN, infinite or negative in "
                              f"{_rows(badw)}; weights must be finite numbers >= 0: fill or drop those rows.")
         valid = table[(table["_b"] >= 0) & (table["_y"] >= 0)].reset_index(drop=True)
         if r.weight is not None and "sww" in valid:
-            check_weight_scale(float(valid["sww"].sum()), f"{src}: weight column {r.weight!r}")
+            check_weight_scale(float(valid["sww"].sum()), f"{where}: weight column {r.weight!r}")
         n = int(valid["n"].sum())
         if n == 0 and n_of(table["_b"] == _agg.ZERO_WEIGHT):
-            raise InputError(f"{src}: weight column {r.weight!r} is zero everywhere (it sums to zero); at least one "
+            raise InputError(f"{where}: weight column {r.weight!r} is zero everywhere (it sums to zero); at least one "
                              "row needs a positive weight.")
         if n < MIN_ROWS and r.view != "toplabel":  # a top-label view may be small or empty (class never predicted)
             raise InputError(f"{src}: model {self.name!r} has {n} rows; at least {MIN_ROWS} are needed for a "

@@ -136,7 +136,7 @@ def _confidence(frame: nw.LazyFrame, roles: Roles, extra=()) -> nw.LazyFrame:
         # classes named by the columns (p_01, p_02) against labels an engine read as numbers (1, 2): compared as
         # text, so that the rows are reported as labels outside the classes, as load_predictions reports them
         label = label.cast(nw.String)
-    correct = (nw.when(label.is_null()).then(nw.lit(None))
+    correct = (nw.when(is_missing(frame.collect_schema(), roles.label)).then(nw.lit(None))
                .when(~label.is_in(list(roles.classes))).then(nw.lit(-1))
                .when(label == pred).then(nw.lit(1)).otherwise(nw.lit(0)))
     bad = nw.lit(False)
@@ -152,6 +152,18 @@ def _confidence(frame: nw.LazyFrame, roles: Roles, extra=()) -> nw.LazyFrame:
              .when(~_sums_ok(total, roles)).then(nw.lit(BAD_SUM_SCORE)).otherwise(top))
     keep = ([roles.weight] if roles.weight else []) + [c for c in extra if c != roles.weight]
     return frame.select(*keep, **{CONFIDENCE: score, CORRECT: correct.cast(nw.Int64)})
+
+
+def is_missing(schema, name: str):
+    """Whether a column's value is missing: null, or NaN in a float column (pyarrow, Polars and Spark write NaN
+    where pandas wrote a missing value; in memory both are missing).
+
+    NaN is told as neither finite nor infinite: DuckDB 2.0 answered ``isnan`` from Parquet statistics (which
+    leave NaN out) and found no NaN in a column of them, where ``isfinite`` reads the values."""
+    col = nw.col(name)
+    if schema.get(name) not in (nw.Float64, nw.Float32):
+        return col.is_null()
+    return col.is_null() | (~col.is_finite() & (col.abs() != float("inf")))
 
 
 def _sums_ok(total, roles: Roles):
@@ -214,7 +226,7 @@ def _prepared(frame: nw.LazyFrame, roles: Roles, extra=None) -> nw.LazyFrame:
     label = nw.col(roles.label)
     y = (nw.when(label == roles.positive).then(nw.lit(1))
          .when(label == roles.negative).then(nw.lit(0))
-         .when(label.is_null()).then(nw.lit(MISSING_LABEL))
+         .when(is_missing(schema, roles.label)).then(nw.lit(MISSING_LABEL))
          .otherwise(nw.lit(UNKNOWN_LABEL)))
     if len(cols) == 1:
         p = cols[0]
@@ -687,7 +699,8 @@ def unknown_labels(frame: nw.LazyFrame, roles: Roles, classes, limit: int = 6) -
     if any(isinstance(c, str) for c in classes) and frame.collect_schema()[roles.label] != nw.String:
         label = label.cast(nw.String)  # as the views compare them (:func:`_confidence`)
     # the first ``limit`` in sorted order, as the in-memory message names them (up to 1,000 distinct to sort)
-    out = collect(frame.filter(~label.is_null() & ~label.is_in(list(classes))).select(_l=label).unique()
+    out = collect(frame.filter(~is_missing(frame.collect_schema(), roles.label) & ~label.is_in(list(classes)))
+                  .select(_l=label).unique()
                   .head(1000))
     return sorted(str(v) for v in out["_l"])[:limit]
 

@@ -104,8 +104,8 @@ def read_files(files, fmt: str, display: str, *, literal: bool = False):
         # integers (labels keep their integer classes, as in memory). Guessing from the whole file was 15x slower.
         # Columns sniffed as BOOLEAN are read as text where they hold other words than true/false: DuckDB takes
         # yes/no, y/n and t/f for booleans, pandas only true/false, so a label column of 'yes' and 'no' keeps its
-        # words (classes ('no', 'yes'), as in memory, not (False, True)). The sniffer decided from its sample,
-        # so the first SNIFF_ROWS rows tell (in the integer pass where there is one, else a pass over them alone).
+        # words (classes ('no', 'yes'), as in memory, not (False, True)). Every row is checked: the sniffer
+        # decides from its sample, and a 'yes' after it was read as True (a review).
         hive = _partition_columns(files)  # typed by DuckDB from the paths: no dtype of the CSV's own can name them
         ints = [c for c, t in zip(rel.columns, rel.types) if str(t) in _INTEGER_TYPES and c not in hive]
         bools = [c for c, t in zip(rel.columns, rel.types) if str(t) == "BOOLEAN" and c not in hive]
@@ -115,7 +115,7 @@ def read_files(files, fmt: str, display: str, *, literal: bool = False):
         dbl = con.read_csv(paths, **csv, dtype={**{c: "DOUBLE" for c in ints}, **{c: "VARCHAR" for c in bools}})
         checks = ([f"count(*) FILTER (WHERE {_quoted(c)} <> trunc({_quoted(c)}))" for c in ints]
                   + [f"count(*) FILTER (WHERE lower(trim({_quoted(c)})) NOT IN ('true', 'false'))" for c in bools])
-        counts = (dbl if ints else dbl.limit(SNIFF_ROWS)).aggregate(", ".join(checks)).fetchall()[0]
+        counts = dbl.aggregate(", ".join(checks)).fetchall()[0]
         changed = {c: "DOUBLE" for c, k in zip(ints, counts) if k}
         changed.update({c: "VARCHAR" for c, k in zip(bools, counts[len(ints):]) if k})
         return finish(con.read_csv(paths, **csv, dtype=changed) if changed else rel)
@@ -157,20 +157,15 @@ def _trimmed(rel):
                                  for c in rel.columns))
 
 
-#: Rows DuckDB's CSV sniffer reads to type the columns (its default ``sample_size``).
-SNIFF_ROWS = 20_480
-
-
 def _partition_columns(files) -> set:
     """Names of the hive partitions in the files' paths (``.../year=2024/part.csv``), which DuckDB adds as columns.
 
     >>> sorted(_partition_columns(["/logs/year=2024/month=1/a.csv", "/logs/year=2025/month=2/b.csv"]))
     ['month', 'year']
     """
-    names = set()
-    for f in (files if isinstance(files, (list, tuple)) else [files]):
-        names.update(part.split("=", 1)[0] for part in str(f).replace("\\", "/").split("/")[:-1] if "=" in part)
-    return names
+    from .source import hive_partitions
+
+    return {key for f in (files if isinstance(files, (list, tuple)) else [files]) for key, _ in hive_partitions(f)}
 
 
 def _quoted(name: str) -> str:
@@ -193,9 +188,20 @@ def query(sql: str, *, database=None):
             kinds = ", ".join(s.type.name for s in statements) or "none"
             raise InputError(f"a SQL source is one SELECT query (got {len(statements)} statement(s): {kinds}); "
                              "write the query that reads the predictions, without other statements.")
-        return con.sql(sql)
+        rel = con.sql(sql)
     except duckdb.Error as exc:
         raise InputError(f"the SQL query failed: {str(exc).splitlines()[0]}") from None
+    return _named_once(rel, "the SQL query's result")
+
+
+def _named_once(rel, what: str):
+    """``rel``, refused where it names a column twice: DuckDB reads the first of them (a review: the query
+    ``SELECT y, y::DOUBLE AS p, p`` scored the labels as the probabilities, ECE 0)."""
+    twice = sorted({c for c in rel.columns if rel.columns.count(c) > 1})
+    if twice:
+        raise InputError(f"{what} names the column {twice[0]!r} twice; give each column its own name "
+                         "(... AS another_name).")
+    return rel
 
 
 def from_object(obj):
@@ -203,7 +209,7 @@ def from_object(obj):
     import duckdb
 
     if isinstance(obj, duckdb.DuckDBPyRelation):
-        return obj
+        return _named_once(obj, "the DuckDB relation")
     mod = type(obj).__module__.split(".")[0]
     if mod in ("pandas", "pyarrow"):
         return connection().from_df(obj) if mod == "pandas" else connection().from_arrow(obj)

@@ -6,6 +6,7 @@ once with Narwhals) over the files without loading them whole.
 from __future__ import annotations
 
 from ..errors import InputError
+from .source import hive_partitions, hive_types, parquet_columns
 
 __all__ = ["read_files", "query", "from_object"]
 
@@ -24,20 +25,51 @@ def read_files(files, fmt: str, display: str, *, literal: bool = False):
     pl = _polars()
     try:
         if fmt == "parquet":
+            files = _widest_first(files) if literal else files
             # columns matched by name across files, as DuckDB's union_by_name: a file without a column gives
-            # nulls there (reported as missing values if the scan reads it), columns beyond the first file's ignored;
+            # nulls there (reported as missing values if the scan reads it), columns beyond the first file's ignored
+            # (so the file with every column goes first, :func:`_widest_first`);
             # an integer or float column stored narrower in some files (int8 labels, float32 scores) is widened,
             # as DuckDB widens it (an integer in one file and a float in another stays an error that names them)
             return pl.scan_parquet(files, glob=not literal, hive_partitioning=True, missing_columns="insert",
-                                   extra_columns="ignore",
+                                   extra_columns="ignore", hive_schema=_hive_schema(pl, files) if literal else None,
+                                   try_parse_hive_dates=False,
                                    cast_options=pl.ScanCastOptions(integer_cast="upcast", float_cast="upcast"))
         # Polars reads commas unless told: the separator of each file's header line (as DuckDB detects it), so
         # a TSV or semicolon file is not one column named 'y\tp' or "more fields than the schema"
-        return pl.concat([_scan_csv(pl, f, glob=not literal) for f in files], how="diagonal_relaxed")
+        # Polars' CSV reader adds no hive partitions: each file gets its directories' values as columns
+        schema = _hive_schema(pl, files) if literal else {}
+        return pl.concat([_scan_csv(pl, f, glob=not literal).with_columns(
+            pl.lit(value).cast(schema[key]).alias(key) for key, value in hive_partitions(f) if key in schema)
+            for f in files], how="diagonal_relaxed")
     except InputError:
         raise
     except Exception as exc:  # polars raises several error types for unreadable files
         raise InputError(f"Polars cannot read {display!r}: {str(exc).splitlines()[0]}") from None
+
+
+def _hive_schema(pl, files) -> dict | None:
+    """The types of the files' hive partitions as DuckDB gives them (:func:`calibviz.scan.source.hive_types`):
+    Polars typed models '001', '1' and '1.0' as one float 1.0 and pooled them (a review)."""
+    types = hive_types(files)
+    return {k: pl.Int64 if t == "int" else pl.String for k, t in types.items()} or None
+
+
+def _widest_first(files: list) -> list:
+    """``files`` with one that has every column of them first: Polars takes the columns of the first file and
+    ignored the others' (a review: a model column only in later files was dropped and two models pooled, where
+    DuckDB reads the union). Refused where no file has them all."""
+    if len(files) < 2:
+        return files
+    columns = parquet_columns(files)
+    union = set().union(*columns)
+    widest = max(range(len(files)), key=lambda i: len(columns[i]))
+    if columns[widest] != union:
+        lacking = sorted(union - columns[widest])
+        raise InputError(f"no file of these {len(files):,} has every column of them (e.g. {lacking[0]!r} is missing "
+                         f"from {files[widest]!r}); engine='polars' reads the columns of one file. Use engine='duckdb', "
+                         "which matches the files' columns by name, or open the files of one layout.")
+    return [files[widest]] + files[:widest] + files[widest + 1:]
 
 
 #: Rows of a CSV with padded fields from which the column types are told (Polars infers from its first 100).
@@ -64,9 +96,9 @@ def _scan_csv(pl, path: str, glob: bool = True):
 def _unpadded(pl, raw):
     """Every field of an all-text scan stripped of its spaces, blanks missing, names stripped, and each column
     cast to the type its values take (integers, floats, booleans, else text), as Polars types an unpadded file:
-    told from the first :data:`PADDED_SAMPLE_ROWS` rows, except that a column of integers there is checked on
-    every row (one pass), so that a later 0.5 makes it a float column instead of an error (DuckDB's reader
-    guards the same way, :mod:`calibviz.scan.duckdb_engine`)."""
+    told from the first :data:`PADDED_SAMPLE_ROWS` rows, except that a column of integers or of true/false there
+    is checked on every row (one pass), so that a later 0.5 makes it a float column instead of an error and a
+    later 'yes' keeps the column's words (DuckDB's reader guards the same way, :mod:`calibviz.scan.duckdb_engine`)."""
     names = raw.collect_schema().names()
     text = raw.select([pl.when(pl.col(c).str.strip_chars() != "").then(pl.col(c).str.strip_chars())
                        .alias(c.strip()) for c in names])
@@ -81,10 +113,16 @@ def _unpadded(pl, raw):
         elif values.len() and values.str.to_lowercase().is_in(["true", "false"]).all():
             types[name] = pl.Boolean
     ints = [c for c, t in types.items() if t == pl.Int64]
-    if ints:
+    bools = [c for c, t in types.items() if t == pl.Boolean]
+    if ints or bools:  # the sample decided; a later 0.5 or 'yes' must not be cut to 0 or read as False (a review)
         later = text.select([(pl.col(c).is_not_null() & pl.col(c).str.to_integer(strict=False).is_null()).any()
-                             .alias(c) for c in ints]).collect(engine="streaming").row(0, named=True)
+                             .alias(c) for c in ints]
+                            + [(pl.col(c).is_not_null() & ~pl.col(c).str.to_lowercase().is_in(["true", "false"]))
+                               .any().alias(c) for c in bools]).collect(engine="streaming").row(0, named=True)
         types.update({c: pl.Float64 for c in ints if later[c]})
+        for c in bools:
+            if later[c]:
+                del types[c]  # words other than true/false: text, as in memory
     casts = []
     for name in sample.columns:
         dtype = types.get(name)

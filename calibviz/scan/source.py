@@ -21,7 +21,7 @@ from ..errors import InputError
 from ..io.loading import _model_name_from_source
 from ..io.readers import is_sql
 from ..io.mapping import LABEL_NAMES, _find, _key, detect_mapping, unsupported_columns
-from .aggregate import Roles, collect
+from .aggregate import Roles, collect, is_missing
 
 __all__ = ["ENGINES", "open_source", "resolve_roles", "check_allowed", "several_files_note", "IN_MEMORY", "SAMPLE_ROWS",
            "MAX_LABELS"]
@@ -98,7 +98,7 @@ def _check_columns(files: list[str], fmt: str) -> None:
     ``p_1``, Polars took the first of two contradicting label columns; in memory it is refused), and hive
     partition keys (directories ``key=value``) named like a column of the files (every engine gives the
     directory's value to the whole column: a file's p became 0.5 everywhere under ``p=0.5/``)."""
-    keys = {part.split("=", 1)[0] for f in files for part in Path(f).parent.parts if "=" in part}
+    keys = {key for f in files for key, _ in hive_partitions(f)}
     for f in files[:20]:  # the columns are the same in every file of a log; metadata or a header line each
         columns = _columns_of(f, fmt)
         twice = sorted({c for c in columns if columns.count(c) > 1})
@@ -109,6 +109,40 @@ def _check_columns(files: list[str], fmt: str) -> None:
             raise InputError(f"the directories name the partition key {clash[0]!r} (as in {clash[0]}=...), and "
                              f"{f!r} has a column {clash[0]!r} too: the engines would give every row the "
                              "directory's value. Rename the directories or the column.")
+
+
+def hive_partitions(path: str) -> list[tuple[str, str]]:
+    """The hive partitions (key, value) of a file's directories, which the engines add as columns.
+
+    >>> hive_partitions("/logs/year=2024/model=a=b/part.csv")
+    [('year', '2024'), ('model', 'a=b')]
+    """
+    parts = str(path).replace("\\", "/").split("/")[:-1]
+    return [tuple(part.split("=", 1)) for part in parts if "=" in part]
+
+
+#: A partition value DuckDB types as BIGINT (a canonical integer: '001' and '1.0' stay text, as DuckDB keeps them)
+_HIVE_INTEGER = re.compile(r"^-?(0|[1-9]\d{0,17})$")
+
+
+def hive_types(files) -> dict[str, str]:
+    """Each hive partition key of ``files`` as DuckDB types it: "int" where every value is a canonical integer,
+    else "text" (so models '001', '1' and '1.0' stay three, as DuckDB reads them).
+
+    >>> hive_types(["/l/day=1/m=001/a.csv", "/l/day=2/m=1/b.csv"])
+    {'day': 'int', 'm': 'text'}
+    """
+    values: dict[str, set] = {}
+    for f in files:
+        for key, value in hive_partitions(f):
+            values.setdefault(key, set()).add(value)
+    return {k: "int" if all(_HIVE_INTEGER.match(v) for v in vs) else "text" for k, vs in values.items()}
+
+
+def parquet_columns(files) -> list[set]:
+    """The column names of each Parquet file (its metadata): for engines that take one file's columns for all
+    (:mod:`calibviz.scan.polars_engine`, :mod:`calibviz.scan.spark_engine`)."""
+    return [set(_columns_of(f, "parquet")) for f in files]
 
 
 def _columns_of(path: str, fmt: str) -> list[str]:
@@ -385,6 +419,10 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
     if label_col is not None and unsupported_columns(sample[[label_col]]):  # lists or records: the in-memory error
         detect_mapping(sample, label=label, probs=probs, weight=weight, model=model, positive=positive,
                        features=features)
+    given = [probs] if isinstance(probs, str) else list(probs or ())
+    if label_col is not None and (label_col in given or label_col == weight):  # the in-memory error of two roles
+        detect_mapping(sample, label=label, probs=probs, weight=weight, model=model, positive=positive,
+                       features=features)
     seen_labels = sample[label_col].nunique() if label_col is not None else 0
     if seen_labels > MAX_LABELS:
         raise InputError(f"the label column {label_col!r} holds more than {MAX_LABELS} distinct values in its first "
@@ -441,7 +479,8 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
                              "scan runs its passes per model. Select the models to compare (e.g. a SQL query with "
                              f"WHERE {mapping.model} IN (...)), or name another column as the model column.")
         if names.isna().any():  # as load_models: a row of no model would be silently left out of every model
-            empty = int(collect(frame.filter(nw.col(mapping.model).is_null()).select(nw.len().alias("n")))["n"].iloc[0])
+            missing = is_missing(frame.collect_schema(), mapping.model)
+            empty = int(collect(frame.filter(missing).select(nw.len().alias("n")))["n"].iloc[0])
             raise InputError(f"{name}: the model column {mapping.model!r} is empty in {empty:,} "
                              f"row{'s' if empty != 1 else ''}; name the model of every row or drop those rows."
                              + several_files_note(name, repr(mapping.model)))

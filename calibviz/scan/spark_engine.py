@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import InputError
+from .source import parquet_columns
 
 __all__ = ["session", "read_files", "query", "from_object"]
 
@@ -70,12 +71,19 @@ def read_files(files, fmt: str, display: str, *, literal: bool = False):
     """A DataFrame over Parquet or CSV files; a directory's hive partitions become columns. ``literal``: the names
     are files, not globs (Hadoop's wildcard characters escaped, :func:`literal_name`)."""
     spark = session()
+    names = files
     if literal:
         files = [literal_name(f) for f in files]
     try:
         base = display if Path(display).is_dir() else None
         reader = spark.read.option("basePath", base) if base else spark.read
         if fmt == "parquet":
+            # the union of the files' columns, as DuckDB reads them, where the files' columns differ: Spark takes
+            # one file's schema, and a model column only in later files was dropped and two models pooled (a
+            # review). Only then: merging refuses a column stored narrower in some files, which Spark widens
+            # otherwise (int8 and int64 labels).
+            if literal and len({frozenset(c) for c in parquet_columns(names)}) > 1:
+                reader = reader.option("mergeSchema", "true")
             return reader.parquet(*files)
         # fields padded with spaces (``y, p``) are read as pandas and DuckDB read them, not as text named ' p'
         raw = (reader.option("header", True).option("inferSchema", False).option("ignoreLeadingWhiteSpace", True)
