@@ -5,8 +5,9 @@ from calibviz.errors import InputError
 from calibviz.figures import reliability_diagram, tce_diagram
 from calibviz.scan.refine import EXACT_BLOCK_ROWS
 from calibviz.ui import page_setup
-from calibviz.ui.blocks import download_table, show_dataframe, show_figure, show_headlines
+from calibviz.ui.blocks import download_table, show_dataframe, show_figure
 from calibviz.ui.scan import current_scan, source_form
+from calibviz.ui.scan_pages import reliability_headlines
 from calibviz.ui.settings import panel_config, settings
 from calibviz.ui.source import active_scan, checked_model, scan_active, use_controls
 from calibviz.ui.text import md
@@ -42,8 +43,7 @@ if scan is not None:
             show_figure(reliability_diagram(table={scan.name: table}), "reliability_diagram", key="scan_rd")
         with right:
             # sentences, not a table: a table as narrow as this column cut every reading after a few words
-            panel = scan.metrics(config=cfg)
-            show_headlines(panel, n=None)
+            panel = reliability_headlines(scan)
         show_figure(tce_diagram(table=table), "tce_diagram", key="scan_tce")
         st.caption("The test-based diagram tests each prediction against its bin of the sidebar's binning, and its "
                    "title gives the TCE of those bins" + (

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.app.helpers import app, assert_clean, figures
+from tests.app.helpers import app, assert_clean, figures, shown
 
 pytestmark = pytest.mark.apptest
 
@@ -47,6 +47,12 @@ def test_a_file_under_the_allowed_root_is_analysed(logs):
     table = cv.reliability_table(df.y, df.p)
     np.testing.assert_allclose(figs[0]["data"][1]["y"], table["obs_rate"], rtol=1e-5)  # figure JSON: 6 digits
     assert any("20,000 rows" in m.value for m in at.markdown)
+    # every headline with what a calibrated model shows: "TCE = 74.90%" alone read as an alarm on a calibrated
+    # model of 10^6 rows (a walk-through)
+    heads = [shown(m) for m in at.markdown if shown(m).startswith("**")]
+    tce = next(h for h in heads if h.startswith("**TCE = "))
+    assert "A perfectly calibrated model with these predictions would show" in tce
+    assert "no evidence of miscalibration" in tce
 
 
 @pytest.mark.parametrize("where", ["outside", "dotdot", "sql", "symlink", "glob"])
