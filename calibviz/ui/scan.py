@@ -25,7 +25,7 @@ _KEY = "cv_scan"
 #: How the session's file was opened (the form's fields as typed): what a link carries to open it again.
 _HOW = _KEY + "_how"
 #: The URL parameters of an opened file (:func:`link_params`).
-LINK_KEYS = ("open", "engine", "label", "probs", "weight", "per_model", "renormalize", "analyse")
+LINK_KEYS = ("open", "engine", "label", "probs", "weight", "positive", "per_model", "renormalize", "analyse")
 
 
 def allowed_roots() -> list[str]:
@@ -93,7 +93,7 @@ def source_form() -> None:
                              help="A Parquet or CSV file, a glob such as /data/logs/*.parquet, or a directory "
                                   "(hive partitions included) under the allowed directories. Nothing is uploaded: "
                                   "the server streams the file.")
-        cols = st.columns(4)
+        cols = st.columns(5)
         engine = cols[0].selectbox("Engine", ENGINES, key="w_scan_engine",
                                    help="DuckDB (embedded, default), Polars, or Spark (local or your cluster).")
         label = cols[1].text_input("Label column", key="w_scan_label", help="Detected when empty.")
@@ -101,6 +101,10 @@ def source_form() -> None:
                                    help="Detected when empty. Several, comma-separated: the class columns of one "
                                         "model, or one model per column with the box below ticked.")
         weight = cols[3].text_input("Weight column", key="w_scan_weight", help="Optional.")
+        # a label column of words (churn / stay) with one probability column names no positive class by itself
+        positive = cols[4].text_input("Positive class", key="w_scan_positive",
+                                      help="The label whose probability a single probability column holds (e.g. "
+                                           "churn); detected when empty where the labels tell it (0/1, no/yes).")
         ticks = st.columns(2)
         per_model = ticks[0].checkbox("One model per column", key="w_scan_per_model",
                                       help="Each probability column is one model's P(positive class).")
@@ -115,7 +119,7 @@ def source_form() -> None:
     if submitted and path.strip():
         try:
             _open_into_state(dict(open=path, engine=engine, label=label, probs=probs, weight=weight,
-                                  per_model=per_model, renormalize=renormalize))
+                                  positive=positive, per_model=per_model, renormalize=renormalize))
         except (InputError, OSError) as err:
             st.error(md(_in_form_words(err)), icon=":material/error:")
         else:
@@ -130,17 +134,19 @@ def _show_opened_fields() -> None:
     if not how or current_scan() is None or "w_scan_path" in st.session_state:
         return
     for field, key in (("open", "path"), ("engine", "engine"), ("label", "label"), ("probs", "probs"),
-                       ("weight", "weight"), ("per_model", "per_model"), ("renormalize", "renormalize")):
-        st.session_state[f"w_scan_{key}"] = how.get(field, False)
+                       ("weight", "weight"), ("positive", "positive"), ("per_model", "per_model"),
+                       ("renormalize", "renormalize")):
+        st.session_state[f"w_scan_{key}"] = how.get(field, "" if field == "positive" else False)
 
 
 def _open_into_state(how: dict) -> None:
     """Open the file of the form's fields ``how`` (path ``open``, ``engine``, ``label``, ``probs``, ``weight``,
-    ``per_model``, ``renormalize``) and make it the session's; raises :class:`~calibviz.InputError` and keeps the
-    previous file."""
+    ``positive``, ``per_model``, ``renormalize``) and make it the session's; raises :class:`~calibviz.InputError`
+    and keeps the previous file."""
     how = {k: v.strip() if isinstance(v, str) else v for k, v in how.items()}
     roles = dict(label=how["label"] or None, probs=probs_role(how["probs"], how["per_model"]),
-                 weight=how["weight"] or None, renormalize=bool(how.get("renormalize")))
+                 weight=how["weight"] or None, positive=how.get("positive") or None,
+                 renormalize=bool(how.get("renormalize")))
     with st.spinner("Aggregating the file (one pass)..."):
         opened = open_scan(how["open"], how["engine"], **roles)
         ident = scan_identity(how["open"], how["engine"], roles)
@@ -158,7 +164,7 @@ def link_params(analysed: bool) -> dict[str, str]:
     if not how or current_scan() is None:
         return {}
     return {"open": how["open"], "engine": how["engine"] if how["engine"] != ENGINES[0] else "",
-            "label": how["label"], "probs": how["probs"], "weight": how["weight"],
+            "label": how["label"], "probs": how["probs"], "weight": how["weight"], "positive": how.get("positive", ""),
             "per_model": "1" if how["per_model"] else "", "renormalize": "1" if how.get("renormalize") else "",
             "analyse": "1" if analysed else ""}
 
@@ -170,7 +176,8 @@ def open_from_link(params) -> str | None:
     if engine not in ENGINES:
         return f"its engine {engine!r} is none of {', '.join(ENGINES)}."
     how = dict(open=params.get("open", ""), engine=engine, label=params.get("label", ""),
-               probs=params.get("probs", ""), weight=params.get("weight", ""), per_model=params.get("per_model") == "1",
+               probs=params.get("probs", ""), weight=params.get("weight", ""), positive=params.get("positive", ""),
+               per_model=params.get("per_model") == "1",
                renormalize=params.get("renormalize") == "1")
     try:
         _open_into_state(how)

@@ -148,3 +148,24 @@ def test_a_page_on_the_data_in_memory_carries_no_path_and_the_large_data_page_do
     assert "cv_scan_active" not in fresh.session_state  # opened, not analysed on every page
     fresh.switch_page(RELIABILITY).run()
     assert "open" not in _params(fresh)  # this page shows the demo in memory: the link does not name the file
+
+
+def test_a_label_column_of_words_is_opened_with_the_positive_class_and_its_link_keeps_it(root):
+    """Labels churn / stay with one probability column: the error asked for a Positive class the form did not
+    have (a walk-through); the form has it, and the link carries it."""
+    rng = np.random.default_rng(8)
+    p = rng.uniform(size=2000)
+    churn = rng.uniform(size=2000) < p
+    pd.DataFrame({"y": np.where(churn, "churn", "stay"), "p": p}).to_parquet(root / "churn.parquet")
+    path = str(root / "churn.parquet")
+    at = _open_in_form(app().run(), path)
+    assert "Choose the Positive class" in shown(at.error[0]) and "in this form" in shown(at.error[0])
+    at = _open_in_form(at, path, positive="churn")
+    assert not at.error, [shown(e) for e in at.error]
+    assert at.session_state["cv_scan"].prevalence == pytest.approx(churn.mean())
+    params = _params(at)
+    assert params.get("positive") == "churn"
+    fresh = _fresh(LARGE, params)
+    assert not fresh.error, [shown(e) for e in fresh.error]
+    assert fresh.session_state["cv_scan"].prevalence == pytest.approx(churn.mean())
+    assert fresh.text_input(key="w_scan_positive").value == "churn"
