@@ -26,7 +26,10 @@ if scan is not None:
     if scan_active():  # the sidebar's model picker chooses, as on every page (one picker, not two)
         scan = active_scan()
     elif len(scan.models) > 1:
-        scan = checked_model(scan, st.selectbox("Model", list(scan.models), key="w_scan_model"))
+        if st.session_state.get("cv_scan_pick_error"):  # models before it in the log whose rows fail
+            st.warning(md(st.session_state["cv_scan_pick_error"]), icon=":material/warning:")
+        names = list(scan.models)  # the model opened first: the first whose rows pass
+        scan = checked_model(scan, st.selectbox("Model", names, index=names.index(scan.name), key="w_scan_model"))
         if isinstance(scan, InputError):  # opening checks the first model; another one's bad rows show here
             st.error(md(f"This model cannot be analysed: {scan.ui_message}"), icon=":material/error:")
             st.stop()

@@ -17,7 +17,7 @@ from ..errors import InputError
 from ..scan.source import ENGINES, check_allowed
 from .text import md
 
-__all__ = ["ROOTS_ENV", "allowed_roots", "open_scan", "current_scan", "current_scan_id", "scan_identity",
+__all__ = ["ROOTS_ENV", "allowed_roots", "open_scan", "open_model", "current_scan", "current_scan_id", "scan_identity",
            "source_form", "LINK_KEYS", "link_params", "open_from_link"]
 
 ROOTS_ENV = "CALIBVIZ_SCAN_ROOTS"
@@ -34,15 +34,37 @@ def allowed_roots() -> list[str]:
     return [r for r in raw.split(os.pathsep) if r.strip()]
 
 
+#: Models of a long log tried on opening, each one pass, until one reads (:func:`open_model`).
+OPEN_TRIES = 10
+
+
 def open_scan(path: str, engine: str = "duckdb", **roles):
-    """Check ``path`` against the allowed roots, then open it lazily (cv.scan) and read its bucket table once."""
+    """Check ``path`` against the allowed roots, then open it lazily (cv.scan) and read its first model's bucket
+    table once (:func:`open_model`: the first model whose rows pass)."""
+    return open_model(path, engine, **roles)[0]
+
+
+def open_model(path: str, engine: str = "duckdb", **roles):
+    """(scan, failed): the scan of the first model of ``path`` whose rows pass their checks (one pass each, up to
+    :data:`OPEN_TRIES` models), and ``[(model, InputError)]`` of the models before it that did not. A log whose
+    first model (in sorted order) had 5 bad rows could not be opened at all, its good models with it (a
+    walk-through). Raises the first model's error when none of those tried reads."""
     from ..scan import scan
 
     path = path.strip()
     check_allowed(path, allowed_roots())
     s = scan(path, engine=engine, **{k: v for k, v in roles.items() if v})  # renormalize=False: the default
-    s.n  # noqa: B018 - the one pass over the data, with the validation of every row
-    return s
+    failed = []
+    for model in list(s.models.values())[:OPEN_TRIES]:
+        try:
+            model.n  # noqa: B018 - the one pass over the data, with the validation of every row
+        except InputError as err:
+            if len(s.models) == 1:
+                raise
+            failed.append((model.name, err))
+            continue
+        return model, failed
+    raise failed[0][1]
 
 
 def current_scan():
@@ -148,11 +170,15 @@ def _open_into_state(how: dict) -> None:
                  weight=how["weight"] or None, positive=how.get("positive") or None,
                  renormalize=bool(how.get("renormalize")))
     with st.spinner("Aggregating the file (one pass)..."):
-        opened = open_scan(how["open"], how["engine"], **roles)
+        opened, failed = open_model(how["open"], how["engine"], **roles)
         ident = scan_identity(how["open"], how["engine"], roles)
     st.session_state[_KEY], st.session_state[_KEY + "_id"], st.session_state[_HOW] = opened, ident, how
-    st.session_state.pop("cv_scan_model", None)  # a new file: its first model
+    st.session_state["cv_scan_model"] = opened.name  # a new file: its first model that reads
     st.session_state.pop("cv_scan_pick_error", None)  # and no word of the previous file's models
+    if failed:  # said where a picked model's failure is said (the sidebar's picker)
+        from .source import cannot_analyse
+
+        st.session_state["cv_scan_pick_error"] = " ".join(cannot_analyse(name, err) for name, err in failed)
 
 
 def link_params(analysed: bool) -> dict[str, str]:

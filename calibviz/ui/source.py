@@ -86,7 +86,8 @@ def checked_model(scan, name: str):
     return model
 
 
-def _cannot(name: str, err: InputError) -> str:
+def cannot_analyse(name: str, err: InputError) -> str:
+    """The sentence of a model of an opened file whose rows fail their checks."""
     return f"Model {name} cannot be analysed: {err.ui_message}"
 
 
@@ -95,7 +96,7 @@ def _pick_model() -> None:
     name = st.session_state["w_scan_pick"]
     checked = checked_model(current_scan(), name)
     if isinstance(checked, InputError):
-        st.session_state[_PICK_ERROR] = _cannot(name, checked)
+        st.session_state[_PICK_ERROR] = cannot_analyse(name, checked)
         return
     st.session_state.pop(_PICK_ERROR, None)
     st.session_state[_MODEL] = name
@@ -106,9 +107,9 @@ def scan_sidebar(model_picker: bool = True) -> int:
     scan = current_scan()
     shown = active_scan()
     checked = checked_model(scan, shown.name)
-    if isinstance(checked, InputError):  # a model whose rows fail (a link named it): the first model instead
-        st.session_state[_PICK_ERROR] = _cannot(shown.name, checked)
-        st.session_state[_MODEL] = next(iter(scan.models))  # checked when the file was opened
+    if isinstance(checked, InputError):  # a model whose rows fail (a link named it): the opened one instead
+        st.session_state[_PICK_ERROR] = cannot_analyse(shown.name, checked)
+        st.session_state[_MODEL] = scan.name  # the model checked when the file was opened
         shown = active_scan()
     kind = "binary" if scan.is_binary else f"{len(scan.mapping.classes)} classes"
     st.caption(f"**Data (opened file):** {md(scan.source)}  \n{shown.n:,} rows · {kind} · read in place by "

@@ -167,3 +167,24 @@ def test_rounded_class_columns_are_renormalised_from_the_form(logs):
     at.button[0].click()
     at = at.run()
     assert not at.error and any("more than rounding" in i.value for i in at.info)
+
+
+def test_a_log_whose_first_model_fails_opens_on_a_model_that_reads(logs):
+    """The first model (in sorted order) with 5 probabilities of 1.3 kept the whole log from opening, its good
+    model with it (a walk-through): the log opens on the first model that reads, and the page says why not the
+    other."""
+    root, df = logs
+    bad = df.iloc[:2000].assign(model="a_bad")
+    bad.loc[bad.index[:5], "p"] = 1.3
+    pd.concat([bad, df.iloc[2000:].assign(model="b_good")]).to_parquet(root / "two_models.parquet")
+    at = _open(str(root / "two_models.parquet"))
+    assert_clean(at)
+    assert not at.error, [shown(e) for e in at.error]
+    warning = shown(at.warning[0])
+    assert "Model a_bad cannot be analysed" in warning and "outside" in warning, warning
+    assert any("model b\\_good" in m.value or "model b_good" in shown(m) for m in at.markdown)
+    assert at.selectbox(key="w_scan_model").value == "b_good"
+    at.button(key="scan_use").click().run()
+    assert_clean(at)
+    assert at.session_state["cv_scan_model"] == "b_good"
+    assert at.sidebar.selectbox(key="w_scan_pick").value == "b_good"
