@@ -18,7 +18,7 @@ from ..scan.source import ENGINES, check_allowed
 from .text import md
 
 __all__ = ["ROOTS_ENV", "allowed_roots", "open_scan", "open_model", "current_scan", "current_scan_id", "scan_identity",
-           "source_form", "LINK_KEYS", "link_params", "open_from_link"]
+           "source_form", "LINK_KEYS", "link_params", "open_from_link", "report_command"]
 
 ROOTS_ENV = "CALIBVIZ_SCAN_ROOTS"
 _KEY = "cv_scan"
@@ -193,6 +193,25 @@ def link_params(analysed: bool) -> dict[str, str]:
             "label": how["label"], "probs": how["probs"], "weight": how["weight"], "positive": how.get("positive", ""),
             "per_model": "1" if how["per_model"] else "", "renormalize": "1" if how.get("renormalize") else "",
             "analyse": "1" if analysed else ""}
+
+
+def report_command() -> str | None:
+    """The command line that writes the HTML report of the session's opened file, with the form's fields (None
+    without one). One model per column has no option of its own: the command then detects the columns."""
+    import shlex
+
+    how = st.session_state.get(_HOW)
+    if not how or current_scan() is None:
+        return None
+    words = ["calibviz", "report", how["open"], "-o", "report.html", "--engine", how["engine"]]
+    for field in ("label", "weight", "positive"):
+        if how.get(field):
+            words += [f"--{field}", how[field]]
+    if how.get("probs") and not how.get("per_model"):
+        words += ["--probs", *[c.strip() for c in how["probs"].split(",") if c.strip()]]
+    if how.get("renormalize"):
+        words.append("--renormalize")
+    return shlex.join(words)
 
 
 def open_from_link(params) -> str | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ..errors import InputError
-from .scan import current_scan, current_scan_id
+from .scan import current_scan, current_scan_id, report_command
 from .text import md
 
 __all__ = ["SCAN_PAGES", "active_scan", "scan_active", "use_scan", "use_memory", "scan_sidebar", "scan_dispatch",
@@ -133,9 +133,14 @@ def scan_sidebar(model_picker: bool = True) -> int:
 def memory_only_notice(title: str) -> None:
     """On a page without a scan version, while a file is analysed elsewhere: say which data this page shows."""
     if scan_active() and title not in SCAN_PAGES and title != "Large data":
+        scan = current_scan()
+        # the report of an opened file is built where the file is, by the command line (a walk-through looked for it)
+        command = report_command() if title == "Report" else None
+        report = (f" The HTML report of the opened file is built by the command line on the server: `{command}`."
+                  if command and "`" not in command else "")
         st.info(f"This page works on data in memory: it shows the uploaded or demo data, not the opened file "
-                f"{md(current_scan().source)} (analysed on the Reliability, Test-based, Multiclass, Variables and Compare "
-                "pages).", icon=":material/info:")
+                f"{md(scan.source)} (analysed on the Reliability, Test-based, Multiclass, Variables and Compare "
+                "pages)." + report, icon=":material/info:")
 
 
 def needs_rows(what: str) -> None:

@@ -169,3 +169,25 @@ def test_a_label_column_of_words_is_opened_with_the_positive_class_and_its_link_
     assert not fresh.error, [shown(e) for e in fresh.error]
     assert fresh.session_state["cv_scan"].prevalence == pytest.approx(churn.mean())
     assert fresh.text_input(key="w_scan_positive").value == "churn"
+
+
+def test_the_report_page_gives_the_command_that_reports_the_opened_file(root, tmp_path):
+    """The Report page works on data in memory; with a file open it gives the command line that reports the file
+    (a walk-through looked for it there), and that command runs."""
+    import shlex
+    import subprocess
+    import sys
+
+    path = str(root / "scores.parquet")
+    at = _open_in_form(app().run(), path, label="outcome", probs="s")
+    at.button(key="scan_use").click().run()
+    at.switch_page("pages/6_Report.py").run()
+    text = next(i.value for i in at.info if "by the command line on the server" in i.value)
+    command = text.split("by the command line on the server: `")[1].split("`")[0]
+    assert command.startswith("calibviz report ") and "--label outcome --probs s" in command
+    words = shlex.split(command)
+    words[words.index("-o") + 1] = str(tmp_path / "r.html")
+    done = subprocess.run([sys.executable, "-m", "calibviz", *words[1:], "--reference", "0"], capture_output=True,
+                          text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert (tmp_path / "r.html").stat().st_size > 10_000
