@@ -66,6 +66,11 @@ def files_of(path: str) -> tuple[list[str], str]:
         raise InputError(f"{str(path)[:80]!r} cannot be read ({exc.strerror or exc}).") from None
 
 
+#: What "no file matches" adds for a source with spaces (a query with a typo), where SQL is a source (not on the
+#: dashboard, which drops it: :func:`calibviz.ui.scan._in_form_words`).
+SQL_HINT = "; a SQL query starts with SELECT, WITH, FROM, TABLE or VALUES."
+
+
 def _files_of(path: str) -> tuple[list[str], str]:
     p = Path(path)
     if p.is_dir():
@@ -79,7 +84,7 @@ def _files_of(path: str) -> tuple[list[str], str]:
         query = " " in str(path).strip()  # a query with a typo, such as "SELEC * FROM preds"
         raise InputError(f"no file matches {str(path)!r}; give a Parquet or CSV file, a glob such as "
                          "'logs/*.parquet' or a directory of them"
-                         + ("; a SQL query starts with SELECT, WITH, FROM, TABLE or VALUES." if query else "."))
+                         + (SQL_HINT if query else "."))
     empty = [f for f in files if os.path.getsize(f) == 0]
     if empty:  # every engine fails on them, not all of them naming the file
         raise InputError(f"{empty[0]!r} is empty (0 bytes)" + (f", as are {len(empty) - 1} more of the files"
@@ -277,6 +282,13 @@ def check_allowed(path: str, roots) -> None:
                 break
             fixed_parts.append(q)
         fixed = str(Path(*fixed_parts)) if fixed_parts else "."
+    if re.match(r"^[a-zA-Z][\w+.-]*://", text):  # file://, s3://: the form opens paths on the server's disks only
+        raise InputError(f"{text[:80]!r} is an address, not a path; the dashboard opens files on this server's disks "
+                         f"under {', '.join(roots)}: give the path alone (e.g. /data/logs/preds.parquet). The "
+                         "command line and cv.scan read object stores.")
+    if text.startswith("~"):  # the server's home, not the reader's: said as such, not as a relative path
+        raise InputError(f"{text!r}: '~' is not expanded here; give the absolute path of a file under the "
+                         f"directories this server may read ({', '.join(roots)}).")
     if not os.path.isabs(text):  # relative to the server's working directory, which the person does not see
         raise InputError(f"{text!r} is a relative path; give the absolute path of a file under the directories this "
                          f"server may read ({', '.join(roots)}), e.g. {os.path.join(roots[0], Path(text).name)!r}.")

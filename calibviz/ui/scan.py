@@ -14,7 +14,7 @@ import os
 import streamlit as st
 
 from ..errors import InputError
-from ..scan.source import ENGINES, check_allowed
+from ..scan.source import ENGINES, SQL_HINT, check_allowed
 from .text import md
 
 __all__ = ["ROOTS_ENV", "allowed_roots", "open_scan", "open_model", "current_scan", "current_scan_id", "scan_identity",
@@ -265,6 +265,6 @@ def _in_form_words(err: InputError | OSError) -> str:
         return (f"The probability columns are ambiguous: {', '.join(map(repr, cols))}. Type {cols[0]} in "
                 f"Probability columns to read one model, or {', '.join(cols)} with 'One model per column' "
                 "ticked to read one model per column.")
-    # the upload page's panel is the column mapping; here the same fields are this form's
-    return err.ui_message.replace("in the column mapping", "in this form").replace("one model per column",
-                                                                                  "One model per column")
+    # the upload page's panel is the column mapping; here the same fields are this form's; no SQL here
+    return (err.ui_message.replace(SQL_HINT, ".").replace("in the column mapping", "in this form")
+            .replace("one model per column", "One model per column"))

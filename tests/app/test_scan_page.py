@@ -188,3 +188,16 @@ def test_a_log_whose_first_model_fails_opens_on_a_model_that_reads(logs):
     assert_clean(at)
     assert at.session_state["cv_scan_model"] == "b_good"
     assert at.sidebar.selectbox(key="w_scan_pick").value == "b_good"
+
+
+@pytest.mark.parametrize("typed, said", [("file:///etc/passwd", "is an address, not a path"),
+                                         ("~/.bashrc", "'~' is not expanded here"),
+                                         ("{root}/no such file.parquet", "no file matches")])
+def test_addresses_home_paths_and_missing_files_are_said_as_such(logs, typed, said):
+    """A walk-through read "'file:///etc/passwd' is a relative path ... e.g. '/tmp/logs/passwd'", and a missing
+    file's message offered SQL, which this form refuses."""
+    root, _ = logs
+    at = _open(typed.format(root=root))
+    assert_clean(at)
+    text = shown(at.error[0])
+    assert said in text and "relative path" not in text and "SQL" not in text, text
