@@ -23,7 +23,7 @@ from .. import figures
 from ..binning import PAVABC
 from ..compare import comparison_metrics
 from ..figures.testbased import _DEFAULT_SCHEMES
-from ..panel import PanelConfig, config_key, family_size, format_value, judged_together
+from ..panel import ABOVE_ZERO_NOTE, PanelConfig, config_key, family_size, format_value, judged_together
 from ..scan import interval_caption
 from ..scan import tables as scan_tables
 from ..scan.refine import EXACT_BLOCK_ROWS
@@ -231,7 +231,8 @@ def test_based(scan) -> None:
     if isinstance(scheme, PAVABC):  # TCE with the scan's note on PAVA-BC bins formed from score buckets
         # the sidebar's n_min / n_max / alpha, as on the Reliability page: one reference for both pages
         row = _metric_row(view, "tce", panel_config(s), s)
-        tce, note, reference = float(row["value"]), row["note"], row
+        # no interval on this page: not the note of an interval lying above 0 (the Reliability page's row has it)
+        tce, note, reference = float(row["value"]), (row["note"] or "").replace(ABOVE_ZERO_NOTE, "").strip(), row
     else:
         tce, note, reference = cached(("tce",) + key, lambda: view.tce(scheme, alpha)), "", None
     n_all = tce_tiles(tce, table, weighted=scan.mapping.weight is not None)
