@@ -1986,3 +1986,16 @@ def test_no_renormalised_note_before_the_error_of_rows_summing_to_zero(tmp_path)
     assert s.notes == ()
     with pytest.raises(cv.InputError, match="probability rows sum to 0 in 3 rows; they cannot be renormalised"):
         s.metrics(["confidence_ece"])
+
+
+def test_the_caption_says_why_tce_has_fewer_redraws(tmp_path):
+    """"TCE with 139 redraws" beside 200 for the others read unexplained (a walk-through)."""
+    from calibviz.panel import judged_together
+    from calibviz.scan import interval_caption
+
+    _binary(3000).to_parquet(tmp_path / "c.parquet")
+    s = cv.scan(str(tmp_path / "c.parquet"))
+    t = judged_together(s.metrics(["ece"], n_reference=200), s.metrics(["tce"], n_reference=139))
+    t.attrs["n_reference"] = 200
+    text = interval_caption(t, multiclass=False)
+    assert "TCE with 139 redraws, a PAVA-BC refit each: fewer to save time" in text

@@ -977,7 +977,9 @@ def interval_caption(panel: pd.DataFrame, multiclass: bool, weighted: bool = Fal
         own = {int(r) for r in tce if r and int(r) != n_ref}  # the dashboard refits TCE on fewer redraws
         ref = (f"Calibrated-model reference: {n_ref} redraws of the labels per score bucket (ECE, ACE, MCE, RMSCE, "
                "debiased ECE, smECE, the Brier score and its reliability term, TCE"
-               + (f" with {', '.join(map(str, sorted(own)))} redraws, a PAVA-BC refit each" if own else "") + ")."
+               + (f" with {', '.join(map(str, sorted(own)))} redraws, a PAVA-BC refit each: fewer to save time, as "
+                  "many as a value above every redraw needs to pass the first level of the tests judged together"
+                  if own else "") + ")."
                + (" With sample weights, the redrawn positives of a bucket weigh what a random draw of that many of "
                   "its rows would weigh on average, with the same spread." if weighted else ""))
     return (boot + ref + " Metrics that need the rows (ICI, slope, intercept, CORP, AUC) show n/a and say so."
