@@ -1999,3 +1999,48 @@ def test_the_caption_says_why_tce_has_fewer_redraws(tmp_path):
     t.attrs["n_reference"] = 200
     text = interval_caption(t, multiclass=False)
     assert "TCE with 139 redraws, a PAVA-BC refit each: fewer to save time" in text
+
+
+def test_a_csv_feature_starting_with_inf_is_a_number_as_in_memory(tmp_path):
+    """DuckDB's sniffer read a column whose first rows were 'inf' as text: the feature was left out of the variable
+    ranking without a word (a review). Such a column is a number where every row is one; a word keeps it text."""
+    from calibviz.variables import variable_ranking
+
+    d = _binary(3000, seed=4)
+    rng = np.random.default_rng(4)
+    d["x"] = rng.normal(size=len(d))
+    d.loc[:30, "x"] = np.inf
+    d["w"] = d["x"].astype(str)
+    d.loc[2900, "w"] = "word"
+    d.to_csv(tmp_path / "f.csv", index=False)
+    s = cv.scan(str(tmp_path / "f.csv"))
+    schema = dict(s._frame.collect_schema())
+    assert str(schema["x"]) == "Float64" and str(schema["w"]) == "String"
+    memory = pd.read_csv(tmp_path / "f.csv")
+    assert memory["x"].dtype == np.float64 and memory["w"].dtype != np.float64
+    got = s.variable_ranking(["x"], n_resamples=0).set_index("feature")
+    want = variable_ranking(memory[["x"]], memory.y, memory.p, n_resamples=0).set_index("feature")
+    assert got.loc["x", "vece"] == pytest.approx(want.loc["x", "vece"], rel=1e-9)
+
+
+def test_the_column_mappings_notes_are_the_scans_as_in_memory(tmp_path):
+    """Which of two label-like columns is the label was said in memory and not on scans (a review)."""
+    d = _binary(500).assign(label=lambda d: d.y, prob=0.5)
+    d.to_parquet(tmp_path / "n.parquet")
+    preds = cv.load_predictions(str(tmp_path / "n.parquet"))
+    assert preds.notes and any("'y' is named like one too" in n for n in preds.notes)
+    for engine in ("duckdb", "polars"):
+        assert cv.scan(str(tmp_path / "n.parquet"), engine=engine).notes == preds.notes
+
+
+def test_an_integer_label_column_with_a_later_word_keeps_its_words_on_duckdb(tmp_path):
+    """0/1 labels with a 'yes' after DuckDB's sniffed rows failed the read with "CSV Error on Line: 25002", naming
+    no column (a review); the column keeps its words and gets the in-memory message."""
+    d = _binary(25_000)
+    text = "y,p\n" + "".join(f"{'yes' if i == 24_000 else a},{b!r}\n" for i, (a, b) in enumerate(zip(d.y, d.p)))
+    (tmp_path / "late.csv").write_text(text)
+    words = r"the label column holds 3 classes \(\['0', '1', 'yes'\]\)"
+    with pytest.raises(cv.InputError, match=words):
+        cv.load_predictions(str(tmp_path / "late.csv"))
+    with pytest.raises(cv.InputError, match=words):
+        cv.scan(str(tmp_path / "late.csv")).metrics(["ece"])

@@ -90,15 +90,17 @@ class Scan:
     @property
     def notes(self) -> tuple[str, ...]:
         """What the reading of the rows changed that a reader should know, as :attr:`Predictions.notes` says it:
-        rows renormalised although their sums lie further from 1 than rounding explains (``renormalize=True``;
-        one pass, on first access)."""
+        how ambiguous column roles were resolved (the column mapping's notes, e.g. which of 'Y' and 'y' is the
+        label; they were not shown on scans, a review) and rows renormalised although their sums lie further from 1
+        than rounding explains (``renormalize=True``; one pass, on first access)."""
         if self._notes is None:
             note = None
             if self._roles.renormalize and len(self._roles.probs) > 1:
                 lo, hi, n_off = self._row_sums()
                 # rows summing to 0 are refused when the rows are read (no note before that error)
                 note = renormalized_note(lo, hi, n_off) if np.isfinite(lo) and np.isfinite(hi) and lo > 0 else None
-            self._notes = (note,) if note else ()
+            mapped = tuple(self.mapping.notes) if self.mapping is not None else ()
+            self._notes = mapped + ((note,) if note else ())
         return self._notes
 
     def _row_sums(self) -> tuple[float, float, int]:

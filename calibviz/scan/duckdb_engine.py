@@ -106,18 +106,29 @@ def read_files(files, fmt: str, display: str, *, literal: bool = False):
         # yes/no, y/n and t/f for booleans, pandas only true/false, so a label column of 'yes' and 'no' keeps its
         # words (classes ('no', 'yes'), as in memory, not (False, True)). Every row is checked: the sniffer
         # decides from its sample, and a 'yes' after it was read as True (a review).
+        # Columns sniffed as text whose first rows are all numbers to pandas ('inf', 'nan', 'Infinity', blanks: a
+        # feature starting with inf was text and left out of the variable ranking, a review) are read as DOUBLE
+        # where every row is such a number.
         hive = _partition_columns(files)  # typed by DuckDB from the paths: no dtype of the CSV's own can name them
         ints = [c for c, t in zip(rel.columns, rel.types) if str(t) in _INTEGER_TYPES and c not in hive]
         bools = [c for c, t in zip(rel.columns, rel.types) if str(t) == "BOOLEAN" and c not in hive]
+        texts = _numeric_texts(rel, [c for c, t in zip(rel.columns, rel.types) if str(t) == "VARCHAR" and c not in hive])
         finish = _trimmed if _padded(files) else (lambda r: r)  # the file's start read once
-        if not ints and not bools:
+        if not ints and not bools and not texts:
             return finish(rel)
-        dbl = con.read_csv(paths, **csv, dtype={**{c: "DOUBLE" for c in ints}, **{c: "VARCHAR" for c in bools}})
-        checks = ([f"count(*) FILTER (WHERE {_quoted(c)} <> trunc({_quoted(c)}))" for c in ints]
-                  + [f"count(*) FILTER (WHERE lower(trim({_quoted(c)})) NOT IN ('true', 'false'))" for c in bools])
+        # integer columns read as text: a later 'yes' among 0/1 labels keeps the column's words (three classes, as
+        # in memory) instead of failing the read with "CSV Error on Line: 25002" (a review)
+        dbl = con.read_csv(paths, **csv, dtype={c: "VARCHAR" for c in ints + bools})
+        as_double = {c: f"TRY_CAST({_quoted(c)} AS DOUBLE)" for c in ints}
+        checks = ([f"count(*) FILTER (WHERE {as_double[c]} <> trunc({as_double[c]}))" for c in ints]
+                  + [_not_numbers(c) for c in ints]
+                  + [f"count(*) FILTER (WHERE lower(trim({_quoted(c)})) NOT IN ('true', 'false'))" for c in bools]
+                  + [_not_numbers(c) for c in texts])
         counts = dbl.aggregate(", ".join(checks)).fetchall()[0]
-        changed = {c: "DOUBLE" for c, k in zip(ints, counts) if k}
-        changed.update({c: "VARCHAR" for c, k in zip(bools, counts[len(ints):]) if k})
+        fractions, words = counts[:len(ints)], counts[len(ints):2 * len(ints)]
+        changed = {c: "VARCHAR" if w else "DOUBLE" for c, f, w in zip(ints, fractions, words) if f or w}
+        changed.update({c: "VARCHAR" for c, k in zip(bools, counts[2 * len(ints):]) if k})
+        changed.update({c: "DOUBLE" for c, k in zip(texts, counts[2 * len(ints) + len(bools):]) if not k})
         return finish(con.read_csv(paths, **csv, dtype=changed) if changed else rel)
     except duckdb.Error as exc:
         if fmt != "parquet":  # a file that is no UTF-8 text: say so and how to fix it, not "CSV Error on Line: 2"
@@ -127,6 +138,26 @@ def read_files(files, fmt: str, display: str, *, literal: bool = False):
                 if os.path.isfile(f):  # local files only: a URL or s3:// path keeps DuckDB's own words
                     check_csv_text(f, "DuckDB")
         raise InputError(f"DuckDB cannot read {display!r}: {str(exc).splitlines()[0]}") from None
+
+
+#: Rows of a text column looked at before a pass checks whether all of it is numbers (:func:`_numeric_texts`).
+_TEXT_SAMPLE = 2048
+
+
+def _not_numbers(column: str) -> str:
+    """SQL counting the cells of a text column that are no number as pandas reads them (``source._NUMBER``)."""
+    from .source import _NUMBER
+
+    q = _quoted(column)
+    return f"count(*) FILTER (WHERE {q} IS NOT NULL AND NOT regexp_full_match({q}, '{_NUMBER}'))"
+
+
+def _numeric_texts(rel, texts: list) -> list:
+    """The text columns whose first :data:`_TEXT_SAMPLE` rows hold nothing but numbers (or nothing)."""
+    if not texts:
+        return []
+    counts = rel.limit(_TEXT_SAMPLE).aggregate(", ".join(_not_numbers(c) for c in texts)).fetchall()[0]
+    return [c for c, k in zip(texts, counts) if not k]
 
 
 def literal_name(path: str) -> str:

@@ -552,10 +552,21 @@ def tce_tiles(tce: float, table, weighted: bool) -> int:
 
 
 def rejected_of(n_rejected: int, n_all: int) -> str:
-    """'866 of 2,000' in a metric tile; millions as '0.87M of 1.00M' so that the tile does not cut the number."""
-    if n_all >= 1_000_000:
-        return f"{n_rejected / 1e6:.2f}M of {n_all / 1e6:.2f}M"
-    return f"{n_rejected:,} of {n_all:,}"
+    """'866 of 2,000' in a metric tile; millions as '0.87M of 1.00M' so that the tile does not cut the number, with
+    as many decimals as keep a part from reading as all or none ('1.00M of 1.00M' read for 999,600, a walk-through).
+
+    >>> rejected_of(866, 2000), rejected_of(870_000, 1_000_000), rejected_of(999_600, 1_000_000)
+    ('866 of 2,000', '0.87M of 1.00M', '0.9996M of 1.0000M')
+    >>> rejected_of(40, 1_000_000)
+    '0.00004M of 1.00000M'
+    """
+    if n_all < 1_000_000:
+        return f"{n_rejected:,} of {n_all:,}"
+    for digits in range(2, 7):
+        part, whole = f"{n_rejected / 1e6:.{digits}f}", f"{n_all / 1e6:.{digits}f}"
+        if (part != whole) == (n_rejected != n_all) and (float(part) > 0) == (n_rejected > 0):
+            break
+    return f"{part}M of {whole}M"
 
 
 def zoom_bin_picker(table: pd.DataFrame):
