@@ -2044,3 +2044,13 @@ def test_an_integer_label_column_with_a_later_word_keeps_its_words_on_duckdb(tmp
         cv.load_predictions(str(tmp_path / "late.csv"))
     with pytest.raises(cv.InputError, match=words):
         cv.scan(str(tmp_path / "late.csv")).metrics(["ece"])
+
+
+def test_columns_differing_only_in_case_are_refused_where_the_engine_folds_case(tmp_path):
+    """DuckDB renamed 'y' beside 'Y' to 'y_1' (a review): label='y' then found no column y; Polars reads them apart."""
+    d = _binary(500).assign(Y=lambda d: 1 - d.y)[["Y", "y", "p"]]
+    d.to_parquet(tmp_path / "case.parquet")
+    with pytest.raises(cv.InputError, match="columns 'Y' and 'y', whose names differ only in case"):
+        cv.scan(str(tmp_path / "case.parquet"), label="y")
+    got = cv.scan(str(tmp_path / "case.parquet"), label="y", engine="polars").metrics(["ece"])["value"].iloc[0]
+    assert got == pytest.approx(cv.metrics.ece(d.y, d.p), rel=1e-9)

@@ -150,6 +150,18 @@ def parquet_columns(files) -> list[set]:
     return [set(_columns_of(f, "parquet")) for f in files]
 
 
+def _check_case(path: str, fmt: str, engine: str) -> None:
+    """Refuse columns whose names differ only in case on engines that read names without case: DuckDB renamed
+    'y' beside 'Y' to 'y_1' (a review), and Spark finds them ambiguous; Polars and memory read them apart."""
+    seen: dict = {}
+    for c in _columns_of(path, fmt):
+        if c.lower() in seen and seen[c.lower()] != c:
+            raise InputError(f"{path!r} has columns {seen[c.lower()]!r} and {c!r}, whose names differ only in case; "
+                             f"engine={engine!r} reads names without case. Rename one of them, or use "
+                             "engine='polars'.")
+        seen.setdefault(c.lower(), c)
+
+
 def _columns_of(path: str, fmt: str) -> list[str]:
     """Column names of one Parquet file (its metadata) or CSV file (its header line); [] when unreadable (the
     engine's own read then says why)."""
@@ -337,6 +349,8 @@ def open_source(source, engine=None, *, database=None, read_only_roots=None):
             fmt = "csv" if text.lower().endswith((".csv", ".csv.gz", ".tsv")) else "parquet"
             return nw.from_native(eng.read_files([text], fmt, text)), engine, text
         files, fmt = files_of(text)
+        if engine != "polars":
+            _check_case(files[0], fmt, engine)
         # the files found, each read as named: engines glob the names they are given ('run[1].parquet' read
         # run1.parquet), so the names are escaped for each engine's own glob syntax
         return nw.from_native(eng.read_files(files, fmt, text, literal=True)), engine, text
