@@ -2054,3 +2054,13 @@ def test_columns_differing_only_in_case_are_refused_where_the_engine_folds_case(
         cv.scan(str(tmp_path / "case.parquet"), label="y")
     got = cv.scan(str(tmp_path / "case.parquet"), label="y", engine="polars").metrics(["ece"])["value"].iloc[0]
     assert got == pytest.approx(cv.metrics.ece(d.y, d.p), rel=1e-9)
+
+
+def test_polars_says_that_a_later_decimal_in_an_integer_column_is_valid(tmp_path):
+    """Polars types an unpadded CSV from its first 100 rows; a later 0.7 was refused as if the value were bad."""
+    text = "y,p\n" + "".join(f"{i % 2},{i % 2}\n" for i in range(200)) + "1,0.7\n"
+    (tmp_path / "late.csv").write_text(text)
+    assert cv.scan(str(tmp_path / "late.csv")).n == 201  # DuckDB checks every row
+    with pytest.raises(cv.InputError, match=r"Polars typed the column as integers from its first rows, and 0.7 "
+                                            r"comes later: the value is valid\. Scan with engine='duckdb'"):
+        cv.scan(str(tmp_path / "late.csv"), engine="polars").metrics(["ece"])
