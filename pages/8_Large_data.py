@@ -7,7 +7,7 @@ from calibviz.scan.refine import EXACT_BLOCK_ROWS
 from calibviz.ui import page_setup
 from calibviz.ui.blocks import download_table, show_dataframe, show_figure
 from calibviz.ui.scan import current_scan, source_form
-from calibviz.ui.scan_pages import reliability_headlines
+from calibviz.ui.scan_pages import reliability_headlines, tce_bins_caption
 from calibviz.ui.settings import panel_config, settings
 from calibviz.ui.source import active_scan, checked_model, scan_active, use_controls
 from calibviz.ui.text import md
@@ -47,12 +47,10 @@ if scan is not None:
         with right:
             # sentences, not a table: a table as narrow as this column cut every reading after a few words
             panel = reliability_headlines(scan)
-        show_figure(tce_diagram(table=table), "tce_diagram", key="scan_tce")
-        st.caption("The test-based diagram tests each prediction against its bin of the sidebar's binning, and its "
-                   "title gives the TCE of those bins" + (
-                       "; the TCE of the metric panel uses PAVA-BC bins (the paper's choice, the sidebar's n_min and "
-                       "n_max), so the two differ unless the sidebar picks PAVA-BC." if "tce" in set(panel["metric"])
-                       else "."))
+        # the title short, the TCE in the caption: with the binning in the title it ran under Plotly's toolbar at
+        # 1024 px (a walk-through)
+        show_figure(tce_diagram(table=table, title="Test-based reliability diagram"), "tce_diagram", key="scan_tce")
+        st.caption(tce_bins_caption(scan, table, cfg, panel))
         st.subheader("Per-bin table")
         show_dataframe(table)
         download_table(table, "reliability_table", key="scan_table")

@@ -153,6 +153,18 @@ def _headlines(panel: pd.DataFrame) -> None:
     show_headlines(panel[np.isfinite(panel["value"].to_numpy(float))], 4)
 
 
+def tce_bins_caption(scan, table: pd.DataFrame, cfg: PanelConfig, panel: pd.DataFrame) -> str:
+    """The Large data page's caption of its test-based diagram: the TCE of the sidebar's bins (its title names no
+    TCE: with the binning it ran under Plotly's toolbar at 1024 px, a walk-through), and why the panel's differs."""
+    from ..figures._base import table_about
+
+    binning = table_about(table, interval=False).get("binning", "")
+    return ("The test-based diagram tests each prediction against its bin of the sidebar's binning ("
+            f"{md(binning)}): TCE of those bins = {format_value(scan.tce(cfg.scheme(), cfg.alpha), 'percent')}"
+            + ("; the TCE of the metric panel uses PAVA-BC bins (the paper's choice, the sidebar's n_min and n_max), "
+               "so the two differ unless the sidebar picks PAVA-BC." if "tce" in set(panel["metric"]) else "."))
+
+
 def reliability_headlines(scan) -> pd.DataFrame:
     """The Reliability page's panel and headlines of ``scan``'s first view (a multiclass file's confidence view),
     for the Large data page: values with the calibrated-model reference, cached and shared with that page. Shown

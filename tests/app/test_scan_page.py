@@ -53,6 +53,13 @@ def test_a_file_under_the_allowed_root_is_analysed(logs):
     tce = next(h for h in heads if h.startswith("**TCE = "))
     assert "A perfectly calibrated model with these predictions would show" in tce
     assert "no evidence of miscalibration" in tce
+    # the test-based diagram's TCE in its caption, its title short (it ran under Plotly's toolbar at 1024 px)
+    from calibviz.binning import Uniform
+    from calibviz.panel import format_value
+
+    assert figs[1]["layout"]["title"]["text"] == "Test-based reliability diagram"
+    bins_tce = format_value(cv.scan(str(root / "day=1.parquet")).tce(Uniform(15), 0.05), "percent")
+    assert any(f"(uniform, 15 bins): TCE of those bins = {bins_tce}" in shown(c) for c in at.caption)
 
 
 @pytest.mark.parametrize("where", ["outside", "dotdot", "sql", "symlink", "glob"])
