@@ -2064,3 +2064,12 @@ def test_polars_says_that_a_later_decimal_in_an_integer_column_is_valid(tmp_path
     with pytest.raises(cv.InputError, match=r"Polars typed the column as integers from its first rows, and 0.7 "
                                             r"comes later: the value is valid\. Scan with engine='duckdb'"):
         cv.scan(str(tmp_path / "late.csv"), engine="polars").metrics(["ece"])
+
+
+@pytest.mark.parametrize("database", ["", ":memory:", "b.parquet", "missing.duckdb"])
+def test_a_database_that_is_no_duckdb_file_is_said_as_such(tmp_path, database):
+    """DuckDB answered all of these with "Cannot launch in-memory database in read-only mode!" (a review)."""
+    _binary(300).to_parquet(tmp_path / "b.parquet")
+    path = str(tmp_path / database) if database.endswith(("parquet", "duckdb")) else database
+    with pytest.raises(cv.InputError, match="is not a DuckDB database file|there is no file"):
+        cv.scan("SELECT * FROM preds", database=path)

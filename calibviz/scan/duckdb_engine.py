@@ -7,6 +7,7 @@ row groups without materialising the rows.
 from __future__ import annotations
 
 import os
+import re
 import threading
 
 from ..errors import InputError
@@ -65,6 +66,7 @@ def connection(database=None):
 
     global _CON
     if database is not None:
+        _check_database_file(str(database))
         try:
             return _configured(duckdb.connect(str(database), read_only=True))
         except duckdb.Error as exc:
@@ -73,6 +75,23 @@ def connection(database=None):
         if _CON is None:
             _CON = _configured(duckdb.connect())
         return _configured(_CON.cursor())
+
+
+def _check_database_file(path: str) -> None:
+    """Refuse what is no DuckDB database file before DuckDB opens it: DuckDB answered '', ':memory:', a Parquet
+    and a CSV file alike with "Cannot launch in-memory database in read-only mode!" (a review). A database file
+    holds 'DUCK' at bytes 8-11. Addresses ('md:...', 's3://...') are DuckDB's to open."""
+    if re.match(r"^[a-zA-Z][\w+.-]*:", path):
+        return
+    if not os.path.isfile(path):
+        raise InputError(f"--database (database=) names a DuckDB database file; there is no file {path!r}. To query "
+                         "Parquet or CSV files, drop it and read them in the query: SELECT * FROM "
+                         "read_parquet('logs/*.parquet').")
+    with open(path, "rb") as f:
+        head = f.read(12)
+    if head[8:12] != b"DUCK":
+        raise InputError(f"{path!r} is not a DuckDB database file; to query a Parquet or CSV file, drop --database "
+                         f"(database=) and read it in the query: SELECT * FROM '{os.path.basename(path)}'.")
 
 
 def close() -> None:
