@@ -2073,3 +2073,14 @@ def test_a_database_that_is_no_duckdb_file_is_said_as_such(tmp_path, database):
     path = str(tmp_path / database) if database.endswith(("parquet", "duckdb")) else database
     with pytest.raises(cv.InputError, match="is not a DuckDB database file|there is no file"):
         cv.scan("SELECT * FROM preds", database=path)
+
+
+def test_a_directory_reads_its_data_files_and_names_a_stray_format(tmp_path):
+    """A .tar.gz beside Parquet files read as CSV: "mixes Parquet and CSV files", naming none (a review)."""
+    _binary(400).to_parquet(tmp_path / "a.parquet")
+    (tmp_path / "backup.tar.gz").write_bytes(b"\x1f\x8b" + b"\x00" * 64)
+    assert cv.scan(str(tmp_path)).n == 400
+    _binary(400).to_csv(tmp_path / "stray.csv", index=False)
+    with pytest.raises(cv.InputError, match=r"mixes Parquet and CSV files \(e\.g\. '.*a\.parquet' and "
+                                            r"'.*stray\.csv'\)"):
+        cv.scan(str(tmp_path))

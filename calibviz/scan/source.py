@@ -74,8 +74,9 @@ SQL_HINT = "; a SQL query starts with SELECT, WITH, FROM, TABLE or VALUES."
 def _files_of(path: str) -> tuple[list[str], str]:
     p = Path(path)
     if p.is_dir():
-        files = sorted(str(f) for f in p.rglob("*") if f.is_file() and f.suffix.lower() in (".parquet", ".csv",
-                                                                                               ".tsv", ".gz"))
+        # a directory's data files by name (a .tar.gz or .json.gz beside them is not one: it read as CSV)
+        files = sorted(str(f) for f in p.rglob("*") if f.is_file()
+                       and f.name.lower().endswith((".parquet", ".csv", ".tsv", ".csv.gz", ".tsv.gz")))
     elif p.is_file():  # a file named 'run[1].parquet' is that file, as in memory, not the glob matching run1.parquet
         files = [str(p)]
     else:
@@ -90,10 +91,13 @@ def _files_of(path: str) -> tuple[list[str], str]:
         raise InputError(f"{empty[0]!r} is empty (0 bytes)" + (f", as are {len(empty) - 1} more of the files"
                                                                if len(empty) > 1 else "")
                          + "; remove it or write its predictions again.")
-    kinds = {_format(f) for f in files}
-    if len(kinds) > 1:
-        raise InputError(f"{str(path)!r} mixes Parquet and CSV files; scan one format at a time.")
-    fmt = kinds.pop()
+    kinds = {}
+    for f in files:
+        kinds.setdefault(_format(f), f)
+    if len(kinds) > 1:  # naming one of each: a stray file among hundreds is found at once
+        raise InputError(f"{str(path)!r} mixes Parquet and CSV files (e.g. {kinds['parquet']!r} and "
+                         f"{kinds['csv']!r}); scan one format at a time.")
+    fmt = next(iter(kinds))
     _check_columns(files, fmt)
     return files, fmt
 
