@@ -2084,3 +2084,18 @@ def test_a_directory_reads_its_data_files_and_names_a_stray_format(tmp_path):
     with pytest.raises(cv.InputError, match=r"mixes Parquet and CSV files \(e\.g\. '.*a\.parquet' and "
                                             r"'.*stray\.csv'\)"):
         cv.scan(str(tmp_path))
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+def test_a_true_false_label_takes_its_positive_class_as_in_memory(tmp_path, engine):
+    """'yes' and '1' were taken for True on a true/false label column, where memory refuses them (a review)."""
+    d = _binary(300).assign(y=lambda d: np.where(d.y == 1, "true", "false"))
+    d.to_csv(tmp_path / "tf.csv", index=False)
+    path = str(tmp_path / "tf.csv")
+    assert cv.scan(path, positive="True", engine=engine).prevalence == pytest.approx(
+        cv.load_predictions(path, positive="True").y_true.mean())
+    for word in ("yes", "1"):
+        with pytest.raises(cv.InputError, match=f"positive class '{word}' is not among the labels"):
+            cv.load_predictions(path, positive=word)
+        with pytest.raises(cv.InputError, match=f"positive class '{word}' is not among the labels"):
+            cv.scan(path, positive=word, engine=engine)

@@ -484,11 +484,10 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
     if sample.empty:
         raise InputError(f"{name} has no rows.")
     if label_col is not None and isinstance(positive, str) and sample[label_col].dtype == bool:
-        # DuckDB's CSV reader types yes/no, y/n, true/false and t/f columns as BOOLEAN; the positive class named as
-        # in the file ("yes") is its True
-        truth = {"true": True, "t": True, "yes": True, "y": True, "1": True,
-                 "false": False, "f": False, "no": False, "n": False, "0": False}
-        positive = truth.get(positive.strip().lower(), positive)
+        # a boolean label column (Parquet, or CSV true/false: the engines' readers keep other words as text) takes
+        # its positive class as in memory, "true" or "false" in any case ('yes' and '1' were taken for True, where
+        # memory refuses them, a review)
+        positive = {"true": True, "false": False}.get(positive.strip().lower(), positive)
     mapping = detect_mapping(sample, label=label, probs=probs, weight=weight, model=model, positive=positive,
                              features=features)
     numbers = {c: "probability" for cols in mapping.probs.values() for c in cols}
