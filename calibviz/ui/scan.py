@@ -174,6 +174,10 @@ def _open_into_state(how: dict) -> None:
         ident = scan_identity(how["open"], how["engine"], roles)
     st.session_state[_KEY], st.session_state[_KEY + "_id"], st.session_state[_HOW] = opened, ident, how
     st.session_state["cv_scan_model"] = opened.name  # a new file: its first model that reads
+    # and no model picked on the previous file's pickers (their state outlived it: a second file opened on the
+    # first file's pick, a model whose rows fail, a review)
+    for key in ("w_scan_model", "w_scan_pick"):
+        st.session_state.pop(key, None)
     st.session_state.pop("cv_scan_pick_error", None)  # and no word of the previous file's models
     if failed:  # said where a picked model's failure is said (the sidebar's picker)
         from .source import cannot_analyse
