@@ -259,4 +259,21 @@ def test_renormalize_keeps_two_models_columns_apart_as_in_memory(tmp_path, engin
     assert "dividing by the sums would make up numbers" in str(scanned.value)
     empty = frame.assign(m1=np.nan)
     empty.to_parquet(path)
-    assert cv.scan(path, label="y", probs=["m1", "m2"], renormalize=True, engine=engine).notes == ()
+    notes = cv.scan(path, label="y", probs=["m1", "m2"], renormalize=True, engine=engine).notes
+    assert not any("renormalised" in n or "nan" in n for n in notes), notes  # the mapping's own notes stay
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_float_labels_with_a_class_named_only_by_its_column(tmp_path, engine):
+    """Labels 0.0 / 1.0 and columns p_0, p_1, p_2 (class 2 never a label, so named by its column as text): the
+    engines mixed text and numbers in one expression, an internal error (a review)."""
+    rng = np.random.default_rng(3)
+    P = rng.dirichlet([3, 3, 0.5], 3000)
+    y = (rng.uniform(size=3000) < P[:, 1] / (P[:, 0] + P[:, 1])).astype(float)
+    pd.DataFrame({"y": y, "p_0": P[:, 0], "p_1": P[:, 1], "p_2": P[:, 2]}).to_parquet(tmp_path / "f.parquet")
+    cols = ["p_0", "p_1", "p_2"]
+    preds = cv.load_predictions(str(tmp_path / "f.parquet"), probs=cols)
+    got = cv.scan(str(tmp_path / "f.parquet"), probs=cols, engine=engine).metrics(["confidence_ece", "classwise_ece"])
+    got = got.set_index("metric")["value"]
+    assert got["confidence_ece"] == pytest.approx(cv.metrics.confidence_ece(preds.y, preds.probs), rel=RTOL)
+    assert got["classwise_ece"] == pytest.approx(cv.metrics.classwise_ece(preds.y, preds.probs), rel=RTOL)

@@ -122,22 +122,18 @@ def _confidence(frame: nw.LazyFrame, roles: Roles, extra=()) -> nw.LazyFrame:
     for c in cols[1:]:
         total = total + c
     q = [c / total for c in cols]  # renormalised as load_predictions does (block / row sums)
+    label, classes = comparable_labels(frame.collect_schema(), roles.label, roles.classes)
     if roles.view == "class":  # one-vs-rest: the target class's probability against 1{label = target}
-        top, pred = q[roles.target], nw.lit(roles.classes[roles.target])
+        top, pred = q[roles.target], nw.lit(classes[roles.target])
     else:
         top = nw.max_horizontal(*q)
-        pred = nw.when(q[0] == top).then(nw.lit(roles.classes[0]))
-        for qk, cls in zip(q[1:], roles.classes[1:]):
+        pred = nw.when(q[0] == top).then(nw.lit(classes[0]))
+        for qk, cls in zip(q[1:], classes[1:]):
             pred = pred.when(qk == top).then(nw.lit(cls))
         if roles.view == "toplabel":  # the rows whose predicted class (argmax, ties to the first) is the target
-            frame = frame.filter(pred == nw.lit(roles.classes[roles.target]))
-    label = nw.col(roles.label)
-    if any(isinstance(c, str) for c in roles.classes) and not frame.collect_schema()[roles.label] == nw.String:
-        # classes named by the columns (p_01, p_02) against labels an engine read as numbers (1, 2): compared as
-        # text, so that the rows are reported as labels outside the classes, as load_predictions reports them
-        label = label.cast(nw.String)
+            frame = frame.filter(pred == nw.lit(classes[roles.target]))
     correct = (nw.when(is_missing(frame.collect_schema(), roles.label)).then(nw.lit(None))
-               .when(~label.is_in(list(roles.classes))).then(nw.lit(-1))
+               .when(~label.is_in(classes)).then(nw.lit(-1))
                .when(label == pred).then(nw.lit(1)).otherwise(nw.lit(0)))
     bad = nw.lit(False)
     out = nw.lit(False)
@@ -164,6 +160,16 @@ def is_missing(schema, name: str):
     if schema.get(name) not in (nw.Float64, nw.Float32):
         return col.is_null()
     return col.is_null() | (~col.is_finite() & (col.abs() != float("inf")))
+
+
+def comparable_labels(schema, label: str, classes) -> tuple:
+    """(label expression, classes) that compare alike on every engine: classes named by the columns (p_01, p_02;
+    text) against labels an engine read as numbers (1, 2) are compared as text, so that such rows are reported as
+    labels outside the classes, as load_predictions reports them; classes of mixed kinds (a class named only by its
+    column beside numeric labels) as text too, which no engine mixes with numbers in one expression."""
+    if any(isinstance(c, str) for c in classes) and schema[label] != nw.String:
+        return nw.col(label).cast(nw.String), [str(c) for c in classes]
+    return nw.col(label), list(classes)
 
 
 def _sums_ok(total, roles: Roles):
@@ -702,11 +708,9 @@ def unknown_labels(frame: nw.LazyFrame, roles: Roles, classes, limit: int = 6) -
     """Up to ``limit`` distinct labels outside ``classes``, as text (sorted): for the message of a source about to
     be refused, which names them as the in-memory loader does."""
     frame, roles = _one_model(frame, roles)
-    label = nw.col(roles.label)
-    if any(isinstance(c, str) for c in classes) and frame.collect_schema()[roles.label] != nw.String:
-        label = label.cast(nw.String)  # as the views compare them (:func:`_confidence`)
+    label, classes = comparable_labels(frame.collect_schema(), roles.label, classes)  # as the views compare them
     # the first ``limit`` in sorted order, as the in-memory message names them (up to 1,000 distinct to sort)
-    out = collect(frame.filter(~is_missing(frame.collect_schema(), roles.label) & ~label.is_in(list(classes)))
+    out = collect(frame.filter(~is_missing(frame.collect_schema(), roles.label) & ~label.is_in(classes))
                   .select(_l=label).unique()
                   .head(1000))
     return sorted(str(v) for v in out["_l"])[:limit]

@@ -428,6 +428,22 @@ def _fixed_part(name: str) -> str:
     return str(Path(*parts[:fixed])) if fixed else ""
 
 
+def _as_label_number(value, floats: bool):
+    """A class named by text ('2') as a number of the label column's kind (2.0 for float labels, 2 for integers);
+    other values unchanged.
+
+    >>> _as_label_number("2", True), _as_label_number("2", False), _as_label_number("cat", False), _as_label_number(1, True)
+    (2.0, 2, 'cat', 1)
+    """
+    if not isinstance(value, str):
+        return value
+    try:
+        number = float(value)
+    except ValueError:
+        return value
+    return number if floats or not number.is_integer() else int(number)
+
+
 def _python(value):
     return value.item() if isinstance(value, np.generic) else value
 
@@ -497,6 +513,11 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
         raise InputError(f"{name}: integer labels that are positions of the probability columns are not supported "
                          "by scans; name the columns p_<class> after the labels.")
     classes = tuple(_python(c) for c in mapping.classes)
+    if label_col is not None and pd.api.types.is_numeric_dtype(sample[label_col]) \
+            and not pd.api.types.is_bool_dtype(sample[label_col]):
+        # a class named only by its column (p_2, never among the labels) is text beside numeric labels: as the
+        # label's type, or the engines mixed text and numbers in one expression (a review: an internal error)
+        classes = tuple(_as_label_number(c, sample[label_col].dtype.kind == "f") for c in classes)
     negative, pos = (None, None) if multiclass else classes
     view = {"view": "confidence", "classes": classes} if multiclass else {}
     roles = {}
