@@ -2099,3 +2099,24 @@ def test_a_true_false_label_takes_its_positive_class_as_in_memory(tmp_path, engi
             cv.load_predictions(path, positive=word)
         with pytest.raises(cv.InputError, match=f"positive class '{word}' is not among the labels"):
             cv.scan(path, positive=word, engine=engine)
+
+
+def test_an_integer_csv_column_with_a_later_inf_or_huge_number_is_read_as_in_memory(tmp_path):
+    """A later inf (or 1e20) in a column DuckDB sniffed as integers failed the read ("'inf' to 'BIGINT'", a
+    review); it is a float column, as pandas reads it, and a label column of 0, 1 and inf lists its classes as
+    memory does."""
+    d = _binary(25_000)
+    feature = [str(i % 7) for i in range(len(d))]
+    feature[24_000], feature[24_001] = "inf", "100000000000000000000"
+    text = "y,p,x\n" + "".join(f"{a},{b!r},{x}\n" for a, b, x in zip(d.y, d.p, feature))
+    (tmp_path / "f.csv").write_text(text)
+    assert str(dict(cv.scan(str(tmp_path / "f.csv"))._frame.collect_schema())["x"]) == "Float64"
+    assert cv.scan(str(tmp_path / "f.csv")).metric("ece")[0] == pytest.approx(cv.metrics.ece(d.y, d.p), rel=1e-9)
+    labels = [str(v) for v in d.y]
+    labels[24_000] = "inf"
+    (tmp_path / "y.csv").write_text("y,p\n" + "".join(f"{a},{b!r}\n" for a, b in zip(labels, d.p)))
+    words = r"the label column holds 3 classes \(\[0\.0, 1\.0, inf\]\)"
+    with pytest.raises(cv.InputError, match=words):
+        cv.load_predictions(str(tmp_path / "y.csv"))
+    with pytest.raises(cv.InputError, match=words):
+        cv.scan(str(tmp_path / "y.csv")).metrics(["ece"])

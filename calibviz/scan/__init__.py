@@ -350,7 +350,7 @@ class Scan:
             classes = list(r.classes) if r.view != "binary" else [r.negative, r.positive]
             labels = _agg.unknown_labels(self._frame, r, classes, limit=1000)
             if r.view == "binary" and len(r.probs) == 1:  # classes the sample did not show: the in-memory words
-                err = too_many_classes_error(sorted({str(c) for c in classes} | set(labels)))
+                err = too_many_classes_error(_label_values(classes, labels))
             else:
                 err = unknown_labels_error(labels[:6], _rows(unknown), classes)
             raise InputError(f"{where}: {err}", ui_message=f"{where}: {err.ui_message}")
@@ -986,6 +986,22 @@ def interval_caption(panel: pd.DataFrame, multiclass: bool, weighted: bool = Fal
                   "its rows would weigh on average, with the same spread." if weighted else ""))
     return (boot + ref + " Metrics that need the rows (ICI, slope, intercept, CORP, AUC) show n/a and say so."
             + (f" {held}" if (held := no_verdict_words(panel)) else ""))
+
+
+def _label_values(classes, labels) -> list:
+    """The classes and the labels outside them (text, as the engines return them) as the in-memory message lists
+    them: numbers as numbers where the classes are numbers ([0, 1, 2, 10], not ['0', '1', '10', '2'], a review).
+
+    >>> _label_values([0, 1], ["10", "2"]), _label_values([0.0, 1.0], ["inf"]), _label_values(["no", "yes"], ["1"])
+    ([0, 1, 2, 10], [0.0, 1.0, inf], ['1', 'no', 'yes'])
+    """
+    from .source import _as_label_number
+
+    numeric = all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in classes)
+    floats = any(isinstance(c, float) for c in classes)
+    extra = [_as_label_number(v, floats) for v in labels] if numeric else list(labels)
+    values = set(classes) | set(extra)
+    return sorted(values, key=lambda v: (0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v)))
 
 
 def scan(source, *, label=None, probs=None, weight=None, positive=None, model=None, features=None,

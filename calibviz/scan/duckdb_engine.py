@@ -118,9 +118,10 @@ def read_files(files, fmt: str, display: str, *, literal: bool = False):
         rel = con.read_csv(paths, **csv)
         # DuckDB guesses a column's type from a sample of rows and then rounds what does not fit: a label or
         # score column of integers in the sample turned a later -0.3 into 0 and 1.4 into 1, so bad rows passed
-        # and values changed. One pass reads the integer columns as DOUBLE and counts fractional values; columns
-        # that hold any are read as DOUBLE (every value as written, for the checks to see), the others stay
-        # integers (labels keep their integer classes, as in memory). Guessing from the whole file was 15x slower.
+        # and values changed. One pass reads the integer columns as text and counts the values that are no
+        # integers; columns that hold numbers of other kinds are read as DOUBLE (every value as written, for the
+        # checks to see), columns that hold words as text, the others stay integers (labels keep their integer
+        # classes, as in memory). Guessing from the whole file was 15x slower.
         # Columns sniffed as BOOLEAN are read as text where they hold other words than true/false: DuckDB takes
         # yes/no, y/n and t/f for booleans, pandas only true/false, so a label column of 'yes' and 'no' keeps its
         # words (classes ('no', 'yes'), as in memory, not (False, True)). Every row is checked: the sniffer
@@ -138,8 +139,11 @@ def read_files(files, fmt: str, display: str, *, literal: bool = False):
         # integer columns read as text: a later 'yes' among 0/1 labels keeps the column's words (three classes, as
         # in memory) instead of failing the read with "CSV Error on Line: 25002" (a review)
         dbl = con.read_csv(paths, **csv, dtype={c: "VARCHAR" for c in ints + bools})
+        # not an integer: a fraction, or a number no BIGINT holds (inf, nan, 1e20: a later inf failed the read, a
+        # review); TRY_CAST to BIGINT alone rounds '0.5' to 1
         as_double = {c: f"TRY_CAST({_quoted(c)} AS DOUBLE)" for c in ints}
-        checks = ([f"count(*) FILTER (WHERE {as_double[c]} <> trunc({as_double[c]}))" for c in ints]
+        checks = ([f"count(*) FILTER (WHERE {as_double[c]} IS NOT NULL AND ({as_double[c]} <> trunc({as_double[c]}) "
+                   f"OR TRY_CAST({_quoted(c)} AS BIGINT) IS NULL))" for c in ints]
                   + [_not_numbers(c) for c in ints]
                   + [f"count(*) FILTER (WHERE lower(trim({_quoted(c)})) NOT IN ('true', 'false'))" for c in bools]
                   + [_not_numbers(c) for c in texts])
