@@ -145,6 +145,24 @@ def test_spark_reads_a_column_only_later_files_have(spark, tmp_path):
         cv.scan(str(tmp_path), engine="spark")
 
 
+def test_spark_types_hive_partitions_as_duckdb_types_them(spark, tmp_path):
+    """Spark's partition inference read models '001', '1' and '1.0' as one 1.0 and pooled them (a review)."""
+    rng = np.random.default_rng(9)
+    for fmt in ("parquet", "csv"):
+        for i, name in enumerate(("001", "1", "1.0")):
+            p = rng.uniform(size=300)
+            df = pd.DataFrame({"y": (rng.uniform(size=300) < p ** (1 + i)).astype(np.int64), "p": p})
+            (tmp_path / fmt / f"model={name}" / "day=7").mkdir(parents=True)
+            path = tmp_path / fmt / f"model={name}" / "day=7" / f"part.{fmt}"
+            df.to_parquet(path) if fmt == "parquet" else df.to_csv(path, index=False)
+        got = cv.scan(str(tmp_path / fmt), model="model", engine="spark")
+        want = cv.scan(str(tmp_path / fmt), model="model")
+        assert sorted(got.models) == sorted(want.models) == ["001", "1", "1.0"]
+        for name in want.models:
+            assert got.models[name].metric("ece")[0] == pytest.approx(want.models[name].metric("ece")[0], rel=1e-9)
+        assert str(dict(got._frame.collect_schema())["day"]) == "Int64"
+
+
 def test_spark_multiclass_confidence_view(spark, tmp_path):
     from tests.test_scan import _multiclass
 

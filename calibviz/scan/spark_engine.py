@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import InputError
-from .source import parquet_columns
+from .source import hive_types, parquet_columns
 
 __all__ = ["session", "read_files", "query", "from_object"]
 
@@ -74,7 +74,14 @@ def read_files(files, fmt: str, display: str, *, literal: bool = False):
     names = files
     if literal:
         files = [literal_name(f) for f in files]
+    # hive partitions typed as DuckDB types them (:func:`calibviz.scan.source.hive_types`): Spark's own inference
+    # read models '001', '1' and '1.0' as one 1.0 and pooled them (a review), so it is off while the files are
+    # listed and the columns are cast here
+    partitions = hive_types(names) if literal else {}
+    previous = spark.conf.get(_PARTITION_INFERENCE, "true") if partitions else None
     try:
+        if partitions:
+            spark.conf.set(_PARTITION_INFERENCE, "false")
         base = display if Path(display).is_dir() else None
         reader = spark.read.option("basePath", base) if base else spark.read
         if fmt == "parquet":
@@ -84,13 +91,24 @@ def read_files(files, fmt: str, display: str, *, literal: bool = False):
             # otherwise (int8 and int64 labels).
             if literal and len({frozenset(c) for c in parquet_columns(names)}) > 1:
                 reader = reader.option("mergeSchema", "true")
-            return reader.parquet(*files)
-        # fields padded with spaces (``y, p``) are read as pandas and DuckDB read them, not as text named ' p'
-        raw = (reader.option("header", True).option("inferSchema", False).option("ignoreLeadingWhiteSpace", True)
-               .option("ignoreTrailingWhiteSpace", True).csv(list(files)))
-        return _typed(raw)
+            frame = reader.parquet(*files)
+        else:
+            # fields padded with spaces (``y, p``) are read as pandas and DuckDB read them, not as text named ' p'
+            raw = (reader.option("header", True).option("inferSchema", False).option("ignoreLeadingWhiteSpace", True)
+                   .option("ignoreTrailingWhiteSpace", True).csv(list(files)))
+            frame = _typed(raw, partitions=set(partitions))
     except Exception as exc:  # Spark raises AnalysisException and Py4J errors
         raise InputError(f"Spark cannot read {display!r}: {str(exc).splitlines()[0]}") from None
+    finally:
+        if partitions:
+            spark.conf.set(_PARTITION_INFERENCE, previous)
+    from pyspark.sql import functions as F
+
+    ints = [k for k, t in partitions.items() if t == "int" and k in frame.columns]
+    return frame.withColumns({k: F.col(f"`{k}`").cast("long") for k in ints}) if ints else frame
+
+
+_PARTITION_INFERENCE = "spark.sql.sources.partitionColumnTypeInference.enabled"
 
 
 def literal_name(path: str) -> str:
@@ -106,7 +124,7 @@ def literal_name(path: str) -> str:
 _INTEGER = r"^[-+]?\d{1,18}$"
 
 
-def _typed(raw):
+def _typed(raw, partitions=frozenset()):
     """A CSV read as text, typed as the in-memory reader (pyarrow) types it: the null texts of
     :func:`calibviz.scan.source.csv_null_values` ('NA', 'N/A', 'NULL', 'nan', blank) are missing in every column,
     and a column whose other cells are all integers, all numbers or all true/false becomes one of those types;
@@ -121,7 +139,7 @@ def _typed(raw):
     from .source import _NUMBER, csv_null_values
 
     nulls = sorted({t.strip() for t in csv_null_values()} - {""})
-    text = [c for c, t in raw.dtypes if t == "string"]
+    text = [c for c, t in raw.dtypes if t == "string" and c not in partitions]
     if not text:
         return raw
     quoted = {c: F.col("`" + c.replace("`", "``") + "`") for c in raw.columns}
@@ -136,7 +154,7 @@ def _typed(raw):
     row = raw.agg(*counts).first()
     columns = []
     for c in raw.columns:
-        if c not in cleaned:  # a hive partition column, typed by Spark's partition inference
+        if c not in cleaned:  # a hive partition column, typed by :func:`read_files`
             columns.append(quoted[c])
             continue
         i = text.index(c)
