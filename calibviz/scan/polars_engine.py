@@ -6,7 +6,7 @@ once with Narwhals) over the files without loading them whole.
 from __future__ import annotations
 
 from ..errors import InputError
-from .source import hive_partitions, hive_types, parquet_columns
+from .source import hive_partitions, hive_types
 
 __all__ = ["read_files", "query", "from_object"]
 
@@ -25,13 +25,13 @@ def read_files(files, fmt: str, display: str, *, literal: bool = False):
     pl = _polars()
     try:
         if fmt == "parquet":
-            files = _widest_first(files) if literal else files
             # columns matched by name across files, as DuckDB's union_by_name: a file without a column gives
-            # nulls there (reported as missing values if the scan reads it), columns beyond the first file's ignored
-            # (so the file with every column goes first, :func:`_widest_first`);
+            # nulls there (reported as missing values if the scan reads it), the columns those of every file
+            # (:func:`_union_schema`);
             # an integer or float column stored narrower in some files (int8 labels, float32 scores) is widened,
             # as DuckDB widens it (an integer in one file and a float in another stays an error that names them)
-            return pl.scan_parquet(files, glob=not literal, hive_partitioning=True, missing_columns="insert",
+            return pl.scan_parquet(files, glob=not literal, schema=_union_schema(pl, files) if literal else None,
+                                   hive_partitioning=True, missing_columns="insert",
                                    extra_columns="ignore", hive_schema=_hive_schema(pl, files) if literal else None,
                                    try_parse_hive_dates=False,
                                    cast_options=pl.ScanCastOptions(integer_cast="upcast", float_cast="upcast"))
@@ -55,22 +55,20 @@ def _hive_schema(pl, files) -> dict | None:
     return {k: pl.Int64 if t == "int" else pl.String for k, t in types.items()} or None
 
 
-def _widest_first(files: list) -> list:
-    """``files`` with one that has every column of them first: Polars takes the columns of the first file and
-    ignored the others' (a review: a model column only in later files was dropped and two models pooled, where
-    DuckDB reads the union). Refused where no file has them all."""
+def _union_schema(pl, files: list):
+    """The union of the Parquet files' columns as a Polars schema (None for one file, or types no union holds:
+    Polars then names the column). Polars takes the first file's columns and ignored the others' (a review: a model
+    column only in later files was dropped and two models pooled), where DuckDB reads the union."""
     if len(files) < 2:
-        return files
-    columns = parquet_columns(files)
-    union = set().union(*columns)
-    widest = max(range(len(files)), key=lambda i: len(columns[i]))
-    if columns[widest] != union:
-        lacking = sorted(union - columns[widest])
-        raise InputError(f"no file of these {len(files):,} has every column of them (e.g. {lacking[0]!r} is missing "
-                         f"from {files[widest]!r}); engine='polars' reads the columns of one file. Use engine='duckdb', "
-                         "which matches the files' columns by name, or open the files of one layout.")
-    return [files[widest]] + files[:widest] + files[widest + 1:]
+        return None
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
+    try:
+        union = pa.unify_schemas([pq.read_schema(f) for f in files], promote_options="permissive")
+    except (pa.ArrowException, OSError):
+        return None
+    return pl.from_arrow(union.empty_table()).schema
 
 #: Rows of a CSV with padded fields from which the column types are told (Polars infers from its first 100).
 PADDED_SAMPLE_ROWS = 1000

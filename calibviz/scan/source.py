@@ -429,11 +429,13 @@ def _fixed_part(name: str) -> str:
 
 
 def _as_label_number(value, floats: bool):
-    """A class named by text ('2') as a number of the label column's kind (2.0 for float labels, 2 for integers);
-    other values unchanged.
+    """A class named by text ('2') as a number of the label column's kind (2.0 for float labels, 2 for integers),
+    where memory matches them (by :func:`calibviz.io.mapping._key`: '01' names no label 1); other values unchanged.
 
-    >>> _as_label_number("2", True), _as_label_number("2", False), _as_label_number("cat", False), _as_label_number(1, True)
-    (2.0, 2, 'cat', 1)
+    >>> _as_label_number("2", True), _as_label_number("2", False), _as_label_number("cat", False)
+    (2.0, 2, 'cat')
+    >>> _as_label_number("01", False), _as_label_number(1, True)
+    ('01', 1)
     """
     if not isinstance(value, str):
         return value
@@ -441,7 +443,10 @@ def _as_label_number(value, floats: bool):
         number = float(value)
     except ValueError:
         return value
-    return number if floats or not number.is_integer() else int(number)
+    whole = int(number) if number.is_integer() else number
+    if _key(whole) != _key(value):
+        return value
+    return float(number) if floats else whole
 
 
 def _python(value):
