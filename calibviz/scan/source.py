@@ -71,16 +71,22 @@ def files_of(path: str) -> tuple[list[str], str]:
 SQL_HINT = "; a SQL query starts with SELECT, WITH, FROM, TABLE or VALUES."
 
 
+def _named(text: str) -> list[str]:
+    """The files a path that is no directory names: itself where it exists (a file named 'run[1].parquet' is that
+    file, as in memory, not the glob that matches run1.parquet, a review), else its glob's matches."""
+    if Path(text).is_file():
+        return [text]
+    return sorted(_glob.glob(text, recursive=True)) if _glob.has_magic(text) else []
+
+
 def _files_of(path: str) -> tuple[list[str], str]:
     p = Path(path)
     if p.is_dir():
         # a directory's data files by name (a .tar.gz or .json.gz beside them is not one: it read as CSV)
         files = sorted(str(f) for f in p.rglob("*") if f.is_file()
                        and f.name.lower().endswith((".parquet", ".csv", ".tsv", ".csv.gz", ".tsv.gz")))
-    elif p.is_file():  # a file named 'run[1].parquet' is that file, as in memory, not the glob matching run1.parquet
-        files = [str(p)]
     else:
-        files = sorted(_glob.glob(str(path), recursive=True)) if _glob.has_magic(str(path)) else []
+        files = _named(str(path))
     if not files:
         query = " " in str(path).strip()  # a query with a typo, such as "SELEC * FROM preds"
         raise InputError(f"no file matches {str(path)!r}; give a Parquet or CSV file, a glob such as "
@@ -123,11 +129,14 @@ def _check_columns(files: list[str], fmt: str) -> None:
 def hive_partitions(path: str) -> list[tuple[str, str]]:
     """The hive partitions (key, value) of a file's directories, which the engines add as columns.
 
-    >>> hive_partitions("/logs/year=2024/model=a=b/part.csv")
-    [('year', '2024'), ('model', 'a=b')]
+    >>> hive_partitions("/logs/year=2024/model=a=b/m=c%20d/part.csv")
+    [('year', '2024'), ('model', 'a=b'), ('m', 'c d')]
     """
+    from urllib.parse import unquote
+
     parts = str(path).replace("\\", "/").split("/")[:-1]
-    return [tuple(part.split("=", 1)) for part in parts if "=" in part]
+    # values percent-decoded, as DuckDB, Polars and Spark decode them ('m=a%20b' is model 'a b', a review)
+    return [(key, unquote(value)) for key, value in (part.split("=", 1) for part in parts if "=" in part)]
 
 
 #: A partition value DuckDB types as BIGINT (a canonical integer: '001' and '1.0' stay text, as DuckDB keeps them)
@@ -312,7 +321,7 @@ def check_allowed(path: str, roots) -> None:
         raise InputError(f"{text!r} is outside the directories this server may read ({', '.join(roots)}); ask "
                          "whoever runs the server to add its directory to CALIBVIZ_SCAN_ROOTS.")
     try:
-        matches = _glob.glob(text, recursive=True) if _glob.has_magic(text) and not Path(text).is_file() else [text]
+        matches = _named(text)
         if Path(text).is_dir():
             matches = [str(f) for f in Path(text).rglob("*")]
     except OSError as exc:  # a name too long, a directory the server may not list: a message, not a traceback

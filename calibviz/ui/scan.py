@@ -34,8 +34,9 @@ def allowed_roots() -> list[str]:
     return [r for r in raw.split(os.pathsep) if r.strip()]
 
 
-#: Models of a long log tried on opening, each one pass, until one reads (:func:`open_model`).
-OPEN_TRIES = 10
+#: Models of a long log tried on opening, each one pass, until one reads (:func:`open_model`): a few, as a log whose
+#: rows fail everywhere costs a pass per try before its error.
+OPEN_TRIES = 3
 
 
 def open_scan(path: str, engine: str = "duckdb", **roles):
@@ -54,16 +55,17 @@ def open_model(path: str, engine: str = "duckdb", **roles):
     path = path.strip()
     check_allowed(path, allowed_roots())
     s = scan(path, engine=engine, **{k: v for k, v in roles.items() if v})  # renormalize=False: the default
+    from .source import checked_model
+
+    if len(s.models) == 1:
+        s.n  # noqa: B018 - the one pass over the data, with the validation of every row
+        return s, []
     failed = []
-    for model in list(s.models.values())[:OPEN_TRIES]:
-        try:
-            model.n  # noqa: B018 - the one pass over the data, with the validation of every row
-        except InputError as err:
-            if len(s.models) == 1:
-                raise
-            failed.append((model.name, err))
-            continue
-        return model, failed
+    for name in list(s.models)[:OPEN_TRIES]:
+        checked = checked_model(s, name)
+        if not isinstance(checked, InputError):
+            return checked, failed
+        failed.append((name, checked))
     raise failed[0][1]
 
 
@@ -169,7 +171,7 @@ def _open_into_state(how: dict) -> None:
     roles = dict(label=how["label"] or None, probs=probs_role(how["probs"], how["per_model"]),
                  weight=how["weight"] or None, positive=how.get("positive") or None,
                  renormalize=bool(how.get("renormalize")))
-    with st.spinner("Aggregating the file (one pass)..."):
+    with st.spinner("Aggregating the file (one pass; a log of several models: one per model until one reads)..."):
         opened, failed = open_model(how["open"], how["engine"], **roles)
         ident = scan_identity(how["open"], how["engine"], roles)
     st.session_state[_KEY], st.session_state[_KEY + "_id"], st.session_state[_HOW] = opened, ident, how
@@ -201,11 +203,12 @@ def link_params(analysed: bool) -> dict[str, str]:
 
 def report_command() -> str | None:
     """The command line that writes the HTML report of the session's opened file, with the form's fields (None
-    without one). One model per column has no option of its own: the command then detects the columns."""
+    without one, and with 'One model per column', which has no option of the command line: a command that
+    detected the columns itself failed on names such as score_a, a review)."""
     import shlex
 
     how = st.session_state.get(_HOW)
-    if not how or current_scan() is None:
+    if not how or current_scan() is None or how.get("per_model"):  # no option for one model per column
         return None
     words = ["calibviz", "report", how["open"], "-o", "report.html", "--engine", how["engine"]]
     for field in ("label", "weight", "positive"):

@@ -191,3 +191,21 @@ def test_the_report_page_gives_the_command_that_reports_the_opened_file(root, tm
                           text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr[-500:]
     assert (tmp_path / "r.html").stat().st_size > 10_000
+
+
+def test_no_report_command_for_one_model_per_column(root):
+    """The command line has no option for 'One model per column': a command that left the columns to detection
+    failed on them (a review), so the page gives none."""
+    at = app().run()
+    at.switch_page(LARGE).run()
+    at.text_input(key="w_scan_path").set_value(str(root / "scores.parquet"))
+    at.text_input(key="w_scan_label").set_value("outcome")
+    at.text_input(key="w_scan_probs").set_value("s")
+    at.checkbox(key="w_scan_per_model").check()
+    at.button[0].click()
+    at.run()
+    assert not at.error, [shown(e) for e in at.error]
+    at.button(key="scan_use").click().run()
+    at.switch_page("pages/6_Report.py").run()
+    assert any("works on data in memory" in i.value for i in at.info)
+    assert not any("by the command line on the server" in i.value for i in at.info)
