@@ -196,11 +196,14 @@ def test_the_report_page_gives_the_command_that_reports_the_opened_file(root, tm
 def test_no_report_command_for_one_model_per_column(root):
     """The command line has no option for 'One model per column': a command that left the columns to detection
     failed on them (a review), so the page gives none."""
+    rng = np.random.default_rng(2)
+    p = rng.uniform(size=2000)
+    pd.DataFrame({"y": (rng.uniform(size=2000) < p).astype(int), "score_a": p, "score_b": p ** 1.2}).to_parquet(
+        root / "per_model.parquet")
     at = app().run()
     at.switch_page(LARGE).run()
-    at.text_input(key="w_scan_path").set_value(str(root / "scores.parquet"))
-    at.text_input(key="w_scan_label").set_value("outcome")
-    at.text_input(key="w_scan_probs").set_value("s")
+    at.text_input(key="w_scan_path").set_value(str(root / "per_model.parquet"))
+    at.text_input(key="w_scan_probs").set_value("score_a, score_b")
     at.checkbox(key="w_scan_per_model").check()
     at.button[0].click()
     at.run()
