@@ -132,7 +132,8 @@ def read_files(files, fmt: str, display: str, *, literal: bool = False):
         hive = _partition_columns(files)  # typed by DuckDB from the paths: no dtype of the CSV's own can name them
         ints = [c for c, t in zip(rel.columns, rel.types) if str(t) in _INTEGER_TYPES and c not in hive]
         bools = [c for c, t in zip(rel.columns, rel.types) if str(t) == "BOOLEAN" and c not in hive]
-        texts = _numeric_texts(rel, [c for c, t in zip(rel.columns, rel.types) if str(t) == "VARCHAR" and c not in hive])
+        texts = _numeric_texts(rel, [c for c, t in zip(rel.columns, rel.types)
+                                     if str(t) == "VARCHAR" and c not in hive])
         finish = _trimmed if _padded(files) else (lambda r: r)  # the file's start read once
         if not ints and not bools and not texts:
             return finish(rel)

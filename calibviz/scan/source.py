@@ -158,8 +158,8 @@ def hive_types(files) -> dict[str, str]:
 
 
 def parquet_columns(files) -> list[set]:
-    """The column names of each Parquet file (its metadata): for engines that take one file's columns for all
-    (:mod:`calibviz.scan.polars_engine`, :mod:`calibviz.scan.spark_engine`)."""
+    """The column names of each Parquet file (its metadata): Spark merges the files' schemas only where these
+    differ (:func:`calibviz.scan.spark_engine.read_files`)."""
     return [set(_columns_of(f, "parquet")) for f in files]
 
 
