@@ -10,6 +10,7 @@ DuckDB query can read any file the server can.
 from __future__ import annotations
 
 import os
+import re
 
 import streamlit as st
 
@@ -24,6 +25,8 @@ ROOTS_ENV = "CALIBVIZ_SCAN_ROOTS"
 _KEY = "cv_scan"
 #: How the session's file was opened (the form's fields as typed): what a link carries to open it again.
 _HOW = _KEY + "_how"
+#: The models of the opened file whose rows failed when it was opened (:func:`open_model`).
+_FAILED = _KEY + "_failed"
 #: The URL parameters of an opened file (:func:`link_params`).
 LINK_KEYS = ("open", "engine", "label", "probs", "weight", "positive", "per_model", "renormalize", "analyse")
 
@@ -181,6 +184,7 @@ def _open_into_state(how: dict) -> None:
     for key in ("w_scan_model", "w_scan_pick"):
         st.session_state.pop(key, None)
     st.session_state.pop("cv_scan_pick_error", None)  # and no word of the previous file's models
+    st.session_state[_FAILED] = [name for name, _ in failed]  # for the report's command line
     if failed:  # said where a picked model's failure is said (the sidebar's picker)
         from .source import cannot_analyse
 
@@ -201,24 +205,44 @@ def link_params(analysed: bool) -> dict[str, str]:
             "analyse": "1" if analysed else ""}
 
 
+def _scan_format() -> str:
+    """'csv' or 'parquet': the format of the session's opened file."""
+    from ..scan.source import files_of
+
+    return files_of(st.session_state[_HOW]["open"])[1]
+
+
 def report_command() -> str | None:
     """The command line that writes the HTML report of the session's opened file, with the form's fields (None
     without one, and with 'One model per column', which has no option of the command line: a command that
-    detected the columns itself failed on names such as score_a, a review)."""
+    detected the columns itself failed on names such as score_a, a review). Models whose rows failed when the file
+    was opened are left out by a query (the command reports every model and stopped at them, a walk-through)."""
     import shlex
 
     how = st.session_state.get(_HOW)
     if not how or current_scan() is None or how.get("per_model"):  # no option for one model per column
         return None
-    words = ["calibviz", "report", how["open"], "-o", "report.html", "--engine", how["engine"]]
+    source, engine = how["open"], how["engine"]
+    failed = st.session_state.get(_FAILED) or []
+    model = current_scan().mapping.model
+    if failed and model:  # the command reports every model: leave out those whose rows fail (a walk-through)
+        read = "read_csv" if _scan_format() == "csv" else "read_parquet"
+        quoted = ", ".join("'" + str(m).replace("'", "''") + "'" for m in failed)
+        column = model if re.fullmatch(r"[A-Za-z_]\w*", model) else '"' + model.replace('"', '""') + '"'
+        source = (f"SELECT * FROM {read}('" + source.replace("'", "''") + "', union_by_name = true) WHERE "
+                  f"{column} NOT IN ({quoted})")
+        engine = "duckdb"  # a query runs on DuckDB
+    # a query in double quotes (its own quotes are single): readable, where shlex quoted each of them
+    first = ('"' + re.sub(r'(["$`\\])', r"\\\1", source) + '"') if source != how["open"] else shlex.quote(source)
+    words = ["calibviz", "report", "-o", "report.html", "--engine", engine]
     for field in ("label", "weight", "positive"):
         if how.get(field):
             words += [f"--{field}", how[field]]
-    if how.get("probs") and not how.get("per_model"):
+    if how.get("probs"):
         words += ["--probs", *[c.strip() for c in how["probs"].split(",") if c.strip()]]
     if how.get("renormalize"):
         words.append("--renormalize")
-    return shlex.join(words)
+    return " ".join(words[:2] + [first] + [shlex.quote(w) for w in words[2:]])
 
 
 def open_from_link(params) -> str | None:

@@ -38,7 +38,7 @@ from .blocks import TCE_PAGE_CAPTION, show_dataframe
 from .comparison import show_comparison, without_conflicting_tce
 from .compute import cached, guarded, in_cache, progress_bar
 from .settings import page_control, panel_config, set_setting, settings, tce_axis_control, tce_scheme
-from .source import cache_id, needs_rows, scan_view, scan_view_options
+from .source import cache_id, needs_rows, scan_active, scan_view, scan_view_options
 from .text import md
 from .views import options_picker
 
@@ -140,11 +140,11 @@ def _panel(view, keys, cfg: PanelConfig, s: dict) -> pd.DataFrame:
     table.attrs["intervals_wait"] = bool(n_boot and missing)
     if n_boot and missing:
         which = "" if missing == len(keys) else f" of the other {missing} metric{'s' if missing > 1 else ''}"
-        if st.button(f"Compute 95% intervals{which} ({n_boot} Poisson resamples of the score buckets)",
+        if st.button(f"Compute 95% intervals{which} ({n_boot} resamples)",
                      key=f"scan_boot_{slug(view.name)}", icon=":material/calculate:",
-                     help="A bootstrap of the bucket sums, no pass over the rows: about 1-5 s per metric whatever "
-                          "the file's size (TCE about 0.15 s per resample: PAVA-BC is refitted on each). The values "
-                          "above are exact without it."):
+                     help="Poisson resamples of the score buckets' sums, no pass over the rows: about 1-5 s per "
+                          "metric whatever the file's size (TCE about 0.15 s per resample: PAVA-BC is refitted on "
+                          "each). The values above are exact without it."):
             st.session_state[consent] = True
             st.rerun()
     return table
@@ -187,8 +187,12 @@ def reliability_headlines(scan) -> pd.DataFrame:
     show_headlines(panel[np.isfinite(panel["value"].to_numpy(float))], n=None)
     if waiting:
         labels = ", ".join(spec.label if (spec := ALL_METRICS.get(k)) else k for k in waiting)
-        st.caption(f"{labels}, with what a calibrated model would show: on the Reliability page (its reference "
-                   "refits the bins on every redraw, some seconds per 10^5 rows; computed once for every page).")
+        # the way there: without "Analyse on every page" the Reliability page shows the data in memory (the demo's
+        # alarm read as the file's, a walk-through)
+        there = ("the Reliability page" if scan_active()
+                 else "the Reliability page, after **Analyse on every page** (until then it shows the data in memory)")
+        st.caption(f"{labels}, with what a calibrated model would show: on {there}; its reference refits the bins on "
+                   "every redraw, some seconds per 10^5 rows, computed once for every page.")
     return panel
 
 def reliability(scan) -> None:

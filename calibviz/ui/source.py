@@ -122,7 +122,8 @@ def scan_sidebar(model_picker: bool = True) -> int:
         st.selectbox("Model", names, key="w_scan_pick", on_change=_pick_model,
                      help="Which model of the file the pages analyse; the Compare page shows all.")
         if st.session_state.get(_PICK_ERROR):
-            st.error(md(st.session_state[_PICK_ERROR]), icon=":material/error:")
+            # a warning: the pages go on with the model shown above it (as red, it read as that model's failure)
+            st.warning(md(st.session_state[_PICK_ERROR]), icon=":material/warning:")
     st.button("Back to the data in memory", key="scan_leave", on_click=use_memory, icon=":material/undo:",
               help="The pages analyse the uploaded or demo data again; the file stays open on the Large data page.")
     st.caption("A link to this view opens the file again on this server (it carries the path, not the rows). A "

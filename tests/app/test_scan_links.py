@@ -212,3 +212,33 @@ def test_no_report_command_for_one_model_per_column(root):
     at.switch_page("pages/6_Report.py").run()
     assert any("works on data in memory" in i.value for i in at.info)
     assert not any("by the command line on the server" in i.value for i in at.info)
+
+
+def test_the_report_command_leaves_out_models_whose_rows_fail(root, tmp_path):
+    """The command reports every model: it stopped at the model whose rows failed when the dashboard opened the
+    log on the other one (a walk-through). The command's query leaves that model out, and runs."""
+    import shlex
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(4)
+    p = rng.uniform(size=4000)
+    y = (rng.uniform(size=4000) < p).astype(int)
+    bad = p.copy()
+    bad[:5] = 1.3
+    pd.DataFrame({"y": np.r_[y, y], "p": np.r_[bad, p], "model": ["a_bad"] * 4000 + ["b_good"] * 4000}).to_parquet(
+        root / "two_models.parquet")
+    at = _open_in_form(app().run(), str(root / "two_models.parquet"))
+    assert not at.error, [shown(e) for e in at.error]
+    at.button(key="scan_use").click().run()
+    at.switch_page("pages/6_Report.py").run()
+    text = next(i.value for i in at.info if "by the command line on the server" in i.value)
+    command = text.split("by the command line on the server: `")[1].split("`")[0]
+    assert "NOT IN ('a_bad')" in command, command
+    words = shlex.split(command)
+    words[words.index("-o") + 1] = str(tmp_path / "r.html")
+    done = subprocess.run([sys.executable, "-m", "calibviz", *words[1:], "--reference", "0", "--ci", "0"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr[-500:]
+    html = (tmp_path / "r.html").read_text()
+    assert "b_good" in html and html.count("a_bad") == html.count("NOT IN")  # a_bad only in the query it names
