@@ -469,6 +469,8 @@ def _panel_records(args, models, cfg, requested, gates, bar) -> tuple[list, dict
 
     records, gate_keys = [], {}
     for name, p in models.items():
+        if args.engine:  # the rows' checks first (the pass every result needs): a label outside the classes, not
+            p.n  # noqa: B018 - "none of the metrics applies to binary data" (a review)
         keys, _ = resolve_metrics(requested, p.is_binary)
         for gate, _ in gates:
             gate_keys[(name, gate)] = gate_metric(gate, p.is_binary)

@@ -457,3 +457,17 @@ def test_options_that_act_only_with_another_are_refused_without_it(capsys, argv,
 def test_an_empty_metrics_list_says_so(capsys):
     code, _, err = run(["metrics", "hospital_readmission", "--metrics", ""], capsys)
     assert code == 2 and "--metrics is empty" in err
+
+
+def test_a_streamed_log_is_checked_before_its_metric_list(tmp_path, capsys):
+    """Labels a, b, c against columns p_a, p_b with --metrics confidence_ece: the scan said "none of the metrics
+    applies to binary data" before reading the rows; memory names the label outside the classes (a review)."""
+    rng = np.random.default_rng(5)
+    p = rng.uniform(size=400)
+    pd.DataFrame({"label": rng.choice(["a", "b", "c"], 400), "p_a": 1 - p, "p_b": p}).to_parquet(
+        tmp_path / "mc.parquet")
+    for engine in ([], ["--engine", "duckdb"]):
+        code, _, err = run(["metrics", str(tmp_path / "mc.parquet"), "--metrics", "confidence_ece", "--reference",
+                            "0", *engine], capsys)
+        assert_one_line_error(code, err)
+        assert "labels 'c' in" in err and "not among the classes" in err, err
