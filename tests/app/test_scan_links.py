@@ -185,6 +185,7 @@ def test_the_report_page_gives_the_command_that_reports_the_opened_file(root, tm
     text = next(i.value for i in at.info if "by the command line on the server" in i.value)
     command = text.split("by the command line on the server: `")[1].split("`")[0]
     assert command.startswith("calibviz report ") and "--label outcome --probs s" in command
+    assert "most of it the bootstrap intervals, which `--ci 0` leaves out" in text
     words = shlex.split(command)
     words[words.index("-o") + 1] = str(tmp_path / "r.html")
     done = subprocess.run([sys.executable, "-m", "calibviz", *words[1:], "--reference", "0"], capture_output=True,
