@@ -496,7 +496,7 @@ def config_key(metric: str, config: PanelConfig) -> tuple:
     >>> config_key("brier", PanelConfig()), config_key("auc", PanelConfig())
     ((('alpha', 0.05),), ())
     """
-    spec = BINARY_METRICS.get(metric) or MULTICLASS_METRICS.get(metric)
+    spec = metric_spec(metric)
     if spec is None:
         raise InputError(f"unknown metric {metric!r}.")
     verdict = ("alpha",) if has_calibration_test(metric) else ()
@@ -557,7 +557,7 @@ def p_value_from_redraws(key: str) -> bool:
     """Whether metric ``key``'s p-value comes from label redraws when the panel draws them (its smallest value is
     then 1 / (redraws + 1)): Hosmer-Lemeshow and the calibration intercept's test too; Spiegelhalter and the Wald
     test of the slope have p-values of their own."""
-    spec = BINARY_METRICS.get(key) or MULTICLASS_METRICS.get(key)
+    spec = metric_spec(key)
     return spec is not None and _p_from_redraws(spec)
 
 
@@ -1522,6 +1522,21 @@ def resolve_metrics(metrics, is_binary: bool) -> tuple[tuple[str, ...], tuple[st
         raise InputError(f"none of the metrics {', '.join(map(str, metrics))} applies to {kind} data; "
                          f"choose from {', '.join(own)}.")
     return tuple(keys), tuple(skipped)
+
+
+def metric_spec(key: str):
+    """The :class:`MetricSpec` of a registry key, binary or multiclass; None for an unknown key."""
+    return BINARY_METRICS.get(key) or MULTICLASS_METRICS.get(key)
+
+
+def metric_label(key: str) -> str:
+    """A metric's label as shown ("TCE"), or the key itself when it has no spec.
+
+    >>> metric_label("tce"), metric_label("confidence_ece"), metric_label("mine")
+    ('TCE', 'Confidence ECE', 'mine')
+    """
+    spec = metric_spec(key)
+    return spec.label if spec is not None else key
 
 
 def metric_key(name) -> str:

@@ -113,7 +113,8 @@ def _confidence(frame: nw.LazyFrame, roles: Roles, extra=()) -> nw.LazyFrame:
     The source's weight and ``extra`` columns are carried by their names: a source column named as the view's own
     columns would be read in their place (a weight named ``_conf`` was, in an earlier version), so it is refused.
     """
-    clash = sorted({CONFIDENCE, CORRECT} & set(frame.collect_schema().names()))
+    schema = frame.collect_schema()
+    clash = sorted({CONFIDENCE, CORRECT} & set(schema.names()))
     if clash:
         raise InputError(f"the source has a column named {clash[0]!r}, a name calibviz uses for the confidence view; "
                          "rename the column.")
@@ -122,7 +123,7 @@ def _confidence(frame: nw.LazyFrame, roles: Roles, extra=()) -> nw.LazyFrame:
     for c in cols[1:]:
         total = total + c
     q = [c / total for c in cols]  # renormalised as load_predictions does (block / row sums)
-    label, classes = comparable_labels(frame.collect_schema(), roles.label, roles.classes)
+    label, classes = comparable_labels(schema, roles.label, roles.classes)
     if roles.view == "class":  # one-vs-rest: the target class's probability against 1{label = target}
         top, pred = q[roles.target], nw.lit(classes[roles.target])
     else:
@@ -132,7 +133,7 @@ def _confidence(frame: nw.LazyFrame, roles: Roles, extra=()) -> nw.LazyFrame:
             pred = pred.when(qk == top).then(nw.lit(cls))
         if roles.view == "toplabel":  # the rows whose predicted class (argmax, ties to the first) is the target
             frame = frame.filter(pred == nw.lit(classes[roles.target]))
-    correct = (nw.when(is_missing(frame.collect_schema(), roles.label)).then(nw.lit(None))
+    correct = (nw.when(is_missing(schema, roles.label)).then(nw.lit(None))
                .when(~label.is_in(classes)).then(nw.lit(-1))
                .when(label == pred).then(nw.lit(1)).otherwise(nw.lit(0)))
     bad = nw.lit(False)
@@ -708,9 +709,10 @@ def unknown_labels(frame: nw.LazyFrame, roles: Roles, classes, limit: int = 6) -
     """Up to ``limit`` distinct labels outside ``classes``, as text (sorted): for the message of a source about to
     be refused, which names them as the in-memory loader does."""
     frame, roles = _one_model(frame, roles)
-    label, classes = comparable_labels(frame.collect_schema(), roles.label, classes)  # as the views compare them
+    schema = frame.collect_schema()
+    label, classes = comparable_labels(schema, roles.label, classes)  # as the views compare them
     # the first ``limit`` in sorted order, as the in-memory message names them (up to 1,000 distinct to sort)
-    out = collect(frame.filter(~is_missing(frame.collect_schema(), roles.label) & ~label.is_in(classes))
+    out = collect(frame.filter(~is_missing(schema, roles.label) & ~label.is_in(classes))
                   .select(_l=label).unique()
                   .head(1000))
     return sorted(str(v) for v in out["_l"])[:limit]

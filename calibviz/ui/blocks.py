@@ -12,9 +12,9 @@ from .. import __version__
 from ..figures.export import SLIDE_HEIGHT, SLIDE_SCALE, SLIDE_WIDTH
 from ..figures.theme import inert_links
 from ..io.export import to_csv
-from ..panel import (BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS, config_key, costly_reference,
-                     family_size, format_adjusted_p, format_interval, format_p_value, format_value, interval_caption,
-                     judged_together, metric_panel, redraws_needed, reference_range_words, two_sided)
+from ..panel import (DEFAULT_MULTICLASS_METRICS, config_key, costly_reference, family_size, format_adjusted_p,
+                     format_interval, format_p_value, format_value, interval_caption, judged_together, metric_label,
+                     metric_panel, redraws_needed, reference_range_words, two_sided)
 from .columns import column_help
 from .compute import cached, in_cache, progress_bar
 from .settings import panel_config, settings
@@ -397,8 +397,7 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, reference
             st.session_state[consent] = True
             st.rerun()
     if waiting:
-        labels = {k: spec.label for k, spec in {**MULTICLASS_METRICS, **BINARY_METRICS}.items()}
-        if st.button(f"Compare {', '.join(labels.get(k, k) for k in waiting)} with a calibrated model "
+        if st.button(f"Compare {', '.join(metric_label(k) for k in waiting)} with a calibrated model "
                      f"({max(redraws(k) for k in waiting)} label redraws of {n:,} rows; the Reliability page "
                      "computes it too)", key=f"ref_{slug(name)}", icon=":material/calculate:",
                      help="Each redraw refits the bins on all rows, which takes a while on data this large; the "

@@ -60,9 +60,6 @@ def open_model(path: str, engine: str = "duckdb", **roles):
     s = scan(path, engine=engine, **{k: v for k, v in roles.items() if v})  # renormalize=False: the default
     from .source import checked_model
 
-    if len(s.models) == 1:
-        s.n  # noqa: B018 - the one pass over the data, with the validation of every row
-        return s, []
     failed = []
     for name in list(s.models)[:OPEN_TRIES]:
         checked = checked_model(s, name)
@@ -222,27 +219,27 @@ def report_command() -> str | None:
     how = st.session_state.get(_HOW)
     if not how or current_scan() is None or how.get("per_model"):  # no option for one model per column
         return None
-    source, engine = how["open"], how["engine"]
+    source, engine = shlex.quote(how["open"]), how["engine"]
     failed = st.session_state.get(_FAILED) or []
     model = current_scan().mapping.model
     if failed and model:  # the command reports every model: leave out those whose rows fail (a walk-through)
         read = "read_csv" if _scan_format() == "csv" else "read_parquet"
         quoted = ", ".join("'" + str(m).replace("'", "''") + "'" for m in failed)
         column = model if re.fullmatch(r"[A-Za-z_]\w*", model) else '"' + model.replace('"', '""') + '"'
-        source = (f"SELECT * FROM {read}('" + source.replace("'", "''") + "', union_by_name = true) WHERE "
-                  f"{column} NOT IN ({quoted})")
+        query = (f"SELECT * FROM {read}('" + how["open"].replace("'", "''") + "', union_by_name = true) WHERE "
+                 f"{column} NOT IN ({quoted})")
+        # in double quotes (its own quotes are single): readable, where shlex quoted each of them
+        source = '"' + re.sub(r'(["$`\\])', r"\\\1", query) + '"'
         engine = "duckdb"  # a query runs on DuckDB
-    # a query in double quotes (its own quotes are single): readable, where shlex quoted each of them
-    first = ('"' + re.sub(r'(["$`\\])', r"\\\1", source) + '"') if source != how["open"] else shlex.quote(source)
-    words = ["calibviz", "report", "-o", "report.html", "--engine", engine]
+    options = ["-o", "report.html", "--engine", engine]
     for field in ("label", "weight", "positive"):
         if how.get(field):
-            words += [f"--{field}", how[field]]
+            options += [f"--{field}", how[field]]
     if how.get("probs"):
-        words += ["--probs", *[c.strip() for c in how["probs"].split(",") if c.strip()]]
+        options += ["--probs", *[c.strip() for c in how["probs"].split(",") if c.strip()]]
     if how.get("renormalize"):
-        words.append("--renormalize")
-    return " ".join(words[:2] + [first] + [shlex.quote(w) for w in words[2:]])
+        options.append("--renormalize")
+    return " ".join(["calibviz", "report", source] + [shlex.quote(w) for w in options])
 
 
 def open_from_link(params) -> str | None:

@@ -23,8 +23,8 @@ from .. import figures
 from ..binning import PAVABC
 from ..compare import comparison_metrics
 from ..figures.testbased import _DEFAULT_SCHEMES
-from ..panel import (ABOVE_ZERO_NOTE, BINARY_METRICS, MULTICLASS_METRICS, PanelConfig, config_key, costly_reference,
-                     family_size, format_value, judged_together)
+from ..panel import (ABOVE_ZERO_NOTE, PanelConfig, config_key, costly_reference, family_size, format_value,
+                     judged_together, metric_label)
 from ..scan import interval_caption
 from ..scan import tables as scan_tables
 from ..scan.refine import EXACT_BLOCK_ROWS
@@ -166,9 +166,6 @@ def tce_bins_caption(scan, table: pd.DataFrame, cfg: PanelConfig, panel: pd.Data
                "so the two differ unless the sidebar picks PAVA-BC." if "tce" in set(panel["metric"]) else "."))
 
 
-ALL_METRICS = {**BINARY_METRICS, **MULTICLASS_METRICS}
-
-
 def reliability_headlines(scan) -> pd.DataFrame:
     """The headlines of ``scan``'s first view (a multiclass file's confidence view) for the Large data page: the
     Reliability page's panel rows, each value with the calibrated-model reference (cached and shared with that
@@ -186,7 +183,7 @@ def reliability_headlines(scan) -> pd.DataFrame:
     panel = _panel(view, [k for k in keys if k not in waiting] or ["ece"], cfg, s)
     show_headlines(panel[np.isfinite(panel["value"].to_numpy(float))], n=None)
     if waiting:
-        labels = ", ".join(spec.label if (spec := ALL_METRICS.get(k)) else k for k in waiting)
+        labels = ", ".join(metric_label(k) for k in waiting)
         # the way there: without "Analyse on every page" the Reliability page shows the data in memory (the demo's
         # alarm read as the file's, a walk-through)
         there = ("the Reliability page" if scan_active()
