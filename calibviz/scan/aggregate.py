@@ -456,13 +456,6 @@ def collect(frame: nw.LazyFrame) -> pd.DataFrame:
             hint = (" The files store a column with different types (e.g. labels as integers in one file and as "
                     "floats in another); write them with one type, or scan with engine='duckdb' (--engine duckdb), "
                     "which reads them as one type.")
-        elif (late := re.search(r"could not parse `([^`]*)` as dtype `i64`", " ".join(said))) and re.match(
-                r"^\s*[-+]?(\d+\.\d*|\.\d+)([eE][-+]?\d+)?\s*$", late.group(1)):
-            # a valid number in a column Polars typed as integers from its first 100 rows (a review: '0.7' and
-            # labels '1.0' refused, read in memory and by DuckDB, which checks every row)
-            hint = (f" Polars typed the column as integers from its first rows, and {late.group(1)} comes later: the "
-                    "value is valid. Scan with engine='duckdb' (--engine duckdb), which types columns from every "
-                    "row, or write the column's first values with decimals (1.0).")
         elif any(word in words for word in ("convert", "parse")):
             hint = (" Each column's values must have one type (every score and weight a number, labels as the first "
                     "rows have them); fix or drop that row.")

@@ -81,22 +81,30 @@ def _scan_csv(pl, path: str, glob: bool = True):
     byte in the header (UTF-16 text, a binary file named .csv) with a Rust backtrace on stderr, which no handler
     can keep from a user. A file written with spaces beside its separators (``y, p`` or ``1, 0.298``) is read as
     pandas and DuckDB read it (:func:`_unpadded`); Polars has no option for it and read ``' 0.298'`` as text.
+    Polars types the other files' columns from their first 100 rows; the columns it takes for integers or
+    true/false are read as text and checked on every row (:func:`_checked`), so a later 0.7 or label 1.0 makes a
+    float column (it was refused, a review) and a later 'yes' keeps the column's words.
     """
     from .source import check_csv_text, csv_null_values, csv_padded, header_separator
 
     sep = header_separator(check_csv_text(path, "Polars"))
-    if not csv_padded(path, sep):
-        return pl.scan_csv(path, separator=sep, null_values=csv_null_values(), glob=glob)
-    return _unpadded(pl, pl.scan_csv(path, separator=sep, infer_schema=False, null_values=csv_null_values(),
-                                     glob=glob))
+    options = dict(separator=sep, null_values=csv_null_values(), glob=glob)
+    if csv_padded(path, sep):
+        return _unpadded(pl, pl.scan_csv(path, infer_schema=False, **options))
+    guessed = {name: dtype for name, dtype in pl.scan_csv(path, **options).collect_schema().items()
+               if dtype.is_integer() or dtype == pl.Boolean}
+    if not guessed:
+        return pl.scan_csv(path, **options)
+    text = pl.scan_csv(path, schema_overrides={name: pl.String for name in guessed}, **options)
+    return _checked(pl, text, {name: pl.Boolean if dtype == pl.Boolean else pl.Int64
+                               for name, dtype in guessed.items()})
 
 
 def _unpadded(pl, raw):
     """Every field of an all-text scan stripped of its spaces, blanks missing, names stripped, and each column
     cast to the type its values take (integers, floats, booleans, else text), as Polars types an unpadded file:
-    told from the first :data:`PADDED_SAMPLE_ROWS` rows, except that a column of integers or of true/false there
-    is checked on every row (one pass), so that a later 0.5 makes it a float column instead of an error and a
-    later 'yes' keeps the column's words (DuckDB's reader guards the same way, :mod:`calibviz.scan.duckdb_engine`)."""
+    told from the first :data:`PADDED_SAMPLE_ROWS` rows, integers and true/false checked on every row
+    (:func:`_checked`)."""
     names = raw.collect_schema().names()
     text = raw.select([pl.when(pl.col(c).str.strip_chars() != "").then(pl.col(c).str.strip_chars())
                        .alias(c.strip()) for c in names])
@@ -110,9 +118,18 @@ def _unpadded(pl, raw):
             types[name] = pl.Float64
         elif values.len() and values.str.to_lowercase().is_in(["true", "false"]).all():
             types[name] = pl.Boolean
+    return _checked(pl, text, types)
+
+
+def _checked(pl, text, types: dict):
+    """``text``'s columns named in ``types`` (read as text) cast to the types a sample of rows gave them, except
+    that a column of integers or of true/false there is checked on every row (one pass), so that a later 0.5
+    makes it a float column instead of an error and a later 'yes' keeps the column's words (a review: it was cut
+    to 0 or read as False; DuckDB's reader guards the same way, :mod:`calibviz.scan.duckdb_engine`)."""
+    types = dict(types)
     ints = [c for c, t in types.items() if t == pl.Int64]
     bools = [c for c, t in types.items() if t == pl.Boolean]
-    if ints or bools:  # the sample decided; a later 0.5 or 'yes' must not be cut to 0 or read as False (a review)
+    if ints or bools:
         later = text.select([(pl.col(c).is_not_null() & pl.col(c).str.to_integer(strict=False).is_null()).any()
                              .alias(c) for c in ints]
                             + [(pl.col(c).is_not_null() & ~pl.col(c).str.to_lowercase().is_in(["true", "false"]))
@@ -121,16 +138,8 @@ def _unpadded(pl, raw):
         for c in bools:
             if later[c]:
                 del types[c]  # words other than true/false: text, as in memory
-    casts = []
-    for name in sample.columns:
-        dtype = types.get(name)
-        if dtype is None:
-            casts.append(pl.col(name))
-        elif dtype == pl.Boolean:
-            casts.append((pl.col(name).str.to_lowercase() == "true").alias(name))
-        else:
-            casts.append(pl.col(name).cast(dtype).alias(name))
-    return text.select(casts)
+    return text.with_columns([(pl.col(name).str.to_lowercase() == "true").alias(name) if dtype == pl.Boolean
+                              else pl.col(name).cast(dtype) for name, dtype in types.items()])
 
 
 def query(sql: str, *, database=None):
