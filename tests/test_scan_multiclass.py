@@ -171,6 +171,36 @@ def test_many_rounded_classes_fall_in_the_same_bins(tmp_path, engine):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+def test_rows_that_sum_to_one_are_read_as_written(tmp_path, engine):
+    """[0.2, 0.4, 0.3, 0.1] sums to 1 + 2^-52 in floats; every loader divided each row by its sum, so the 0.4 became
+    0.3999999999999999 and fell from uniform bin 4 to bin 3 (DESIGN.md section 4: a score of k/B is in bin k):
+    confidence ECE 0.075 from a file against 0.275 from the same matrix (a review). Rows summing to 1 within the
+    tolerance are now the user's numbers on every path; only rows renormalised are divided."""
+    P = np.array([[0.2, 0.4, 0.3, 0.1]] * 10 + [[0.15, 0.35, 0.25, 0.25]] * 10)
+    y = np.array([1] * 2 + [0] * 8 + [1] * 7 + [2] * 3)
+    assert cv.validation.row_sums(P)[0] == 1.0 + 2.0 ** -52
+    path = str(tmp_path / "edge.parquet")
+    pd.DataFrame({"label": y, **{f"p_{k}": P[:, k] for k in range(4)}}).to_parquet(path)
+    preds = cv.load_predictions(path)
+    np.testing.assert_array_equal(preds.probs, P)
+    s = cv.scan(path, engine=engine)
+    got = s.metrics(["confidence_ece", "top_label_ece", "classwise_ece"], n_reference=0,
+                    config=PanelConfig(n_bins=10)).set_index("metric")["value"]
+    for name, want in (("confidence_ece", 0.275), ("top_label_ece", 0.275), ("classwise_ece", 0.25)):
+        assert getattr(cv.metrics, name)(y, P, binning=Uniform(10)) == pytest.approx(want, rel=1e-12)
+        assert got[name] == pytest.approx(want, rel=1e-12), name
+    assert s.confidence_view().reliability_table(Uniform(10), test=None)["bin"].tolist() == [3, 4]
+    # renormalising divides only the rows whose sums are off: the others keep their bins
+    R = np.vstack([P, [[0.3, 0.3, 0.3, 0.3]] * 4])
+    pd.DataFrame({"label": np.r_[y, [3] * 4], **{f"p_{k}": R[:, k] for k in range(4)}}).to_parquet(path)
+    preds = cv.load_predictions(path, renormalize=True)
+    np.testing.assert_array_equal(preds.probs[:20], P)
+    np.testing.assert_allclose(preds.probs[20:], 0.25, rtol=1e-15)
+    t = cv.scan(path, renormalize=True, engine=engine).confidence_view().reliability_table(Uniform(10), test=None)
+    assert t["bin"].tolist() == [2, 3, 4] and t["n"].tolist() == [4, 10, 10]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_renormalize_divides_rows_as_in_memory(tmp_path, engine):
     """Class probabilities rounded to 2 decimals independently (rows sum to 0.97-1.03): a scan refused them with
     no way round, although load_predictions(renormalize=True) reads them. Now scan(renormalize=True) divides each

@@ -53,7 +53,7 @@ from ..errors import InputError
 from ..metrics.scores import LOG_LOSS_EPS
 
 __all__ = ["FINE_BUCKETS", "Roles", "fine_table", "tail_losses", "with_tail_losses", "certain_mistakes", "column_ranges",
-           "row_sums", "unknown_labels", "exact_atoms",
+           "row_sums", "unknown_labels", "exact_atoms", "renormalised",
            "SUMS", "collect"]
 
 #: Fine score buckets of the first pass (2**16; a multiple of smECE's 2**14 grid).
@@ -88,7 +88,7 @@ class Roles:
     weight: str | None = None
     model: tuple | None = None
     sum_tolerance: float = 1e-3
-    #: divide every row by its sum, as ``load_predictions(renormalize=True)``: only rows summing to 0 are refused
+    #: divide rows off 1 by their sums, as ``load_predictions(renormalize=True)``: only rows summing to 0 are refused
     renormalize: bool = False
     #: "binary", or "confidence": the top-class view of K >= 3 class columns (``probs``, in ``classes`` order):
     #: p = max_k P_k (rows renormalised), y = 1 iff the label is the argmax class (ties to the first class)
@@ -122,7 +122,7 @@ def _confidence(frame: nw.LazyFrame, roles: Roles, extra=()) -> nw.LazyFrame:
     total = cols[0]
     for c in cols[1:]:
         total = total + c
-    q = [c / total for c in cols]  # renormalised as load_predictions does (block / row sums)
+    q = renormalised(cols, total, roles)
     label, classes = comparable_labels(schema, roles.label, roles.classes)
     if roles.view == "class":  # one-vs-rest: the target class's probability against 1{label = target}
         top, pred = q[roles.target], nw.lit(classes[roles.target])
@@ -173,6 +173,14 @@ def comparable_labels(schema, label: str, classes) -> tuple:
     return nw.col(label), list(classes)
 
 
+def renormalised(cols: list, total, roles: Roles) -> list:
+    """Class columns as :func:`calibviz.load_predictions` gives them: a row whose sum ``total`` is 1 within the
+    tolerance as written, another divided by its sum (sums added left to right, as
+    :func:`calibviz.validation.row_sums`; rows not summing to 1 are refused unless ``roles.renormalize``)."""
+    kept = (total - 1.0).abs() <= roles.sum_tolerance
+    return [nw.when(kept).then(c).otherwise(c / total) for c in cols]
+
+
 def _sums_ok(total, roles: Roles):
     """Whether rows of class columns summing to ``total`` are valid: within the tolerance of 1, or, renormalising,
     above 0 (a row of zeros cannot be divided by its sum)."""
@@ -207,7 +215,7 @@ def _raw_score(frame: nw.LazyFrame, roles: Roles):
     :func:`_prepared`), for the filters that engines evaluate before anything else."""
     schema = dict(frame.collect_schema())
     cols = [_float(schema, c) for c in roles.probs]
-    return cols[0] if len(cols) == 1 else cols[1] / (cols[0] + cols[1])
+    return cols[0] if len(cols) == 1 else renormalised(cols, cols[0] + cols[1], roles)[1]
 
 
 def _prepared(frame: nw.LazyFrame, roles: Roles, extra=None) -> nw.LazyFrame:
@@ -239,9 +247,9 @@ def _prepared(frame: nw.LazyFrame, roles: Roles, extra=None) -> nw.LazyFrame:
         p = cols[0]
         finite = p.is_finite()  # null for a missing score, False for NaN and +-inf (every engine)
         ok = finite & (p >= 0) & (p <= 1)
-    else:  # P(negative), P(positive): renormalised by their sum as load_predictions does
+    else:  # P(negative), P(positive): renormalised as load_predictions does
         total = cols[0] + cols[1]
-        p = cols[1] / total
+        p = renormalised(cols, total, roles)[1]
         finite = cols[0].is_finite() & cols[1].is_finite()
         in_range = finite & (cols[0] >= 0) & (cols[0] <= 1) & (cols[1] >= 0) & (cols[1] <= 1)
         ok = in_range & _sums_ok(total, roles)

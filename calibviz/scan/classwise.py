@@ -264,7 +264,7 @@ def _valid_rows(scan):
     carried["_lab"] = roles.label
     rows = _agg._prepared(frame, replace(roles, view="class", target=0), carried)
     rows = rows.filter((nw.col("_b") >= 0) & (nw.col("_y") >= 0))
-    # renormalised exactly as the class views' score (aggregate._confidence: cast, left-to-right sum, divide)
+    # renormalised exactly as the class views' score (aggregate._confidence: cast, left-to-right sum)
     cols = [nw.col(f"_c{k}").cast(nw.Float64) for k in range(K)]
     total = cols[0]
     for c in cols[1:]:
@@ -274,7 +274,7 @@ def _valid_rows(scan):
     for k, cls in enumerate(roles.classes[1:], start=1):
         lab = lab.when(label == nw.lit(cls)).then(nw.lit(k))
     return rows.select("_w", _l=lab.otherwise(nw.lit(-1)).cast(nw.Int64),
-                       **{f"_q{k}": c / total for k, c in enumerate(cols)}), K
+                       **{f"_q{k}": q for k, q in enumerate(_agg.renormalised(cols, total, roles))}), K
 
 
 def cell_table(scan, binning, *, max_groups: int | None = None) -> CellTable:
