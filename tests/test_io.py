@@ -247,6 +247,20 @@ def test_check_multiclass_names_bad_rows(bad, match):
     assert "0-based: 4" in str(info.value)
 
 
+@pytest.mark.parametrize("engine", [None, "duckdb", "polars"])
+def test_a_third_class_absent_from_two_labels_is_a_class(tmp_path, engine):
+    """p_c0, p_c1, p_c2 whose rows sum to 1 beside labels c0 and c1 only: p_c2 was read as another model's column
+    and the file refused as ambiguous (a review); rows that sum to 1 are one model's class probabilities."""
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet(np.ones(3), 200)
+    y = np.where(rng.uniform(size=200) < 0.5, "c0", "c1")
+    path = tmp_path / "absent.csv"
+    pd.DataFrame({"label": y, "p_c0": P[:, 0], "p_c1": P[:, 1], "p_c2": P[:, 2]}).to_csv(path, index=False)
+    got = cv.load_predictions(path) if engine is None else cv.scan(str(path), engine=engine)
+    assert got.classes == ("c0", "c1", "c2")
+    assert got.notes == ("class c2 has a probability column but never occurs in the labels",)
+
+
 def test_class_never_observed_keeps_its_column():
     rng = np.random.default_rng(0)
     n = 200

@@ -171,8 +171,12 @@ def _per_model_columns(df: pd.DataFrame, cols, labels) -> dict | None:
         if len(model_named) < 2 or _rows_sum_to_one(df, list(model_named)):
             return None  # a single column (rule 4), or one model's class probabilities (rule 2)
         return {name: [c] for c, name in model_named.items()}
-    if len(class_named) >= 2 and _rows_sum_to_one(df, class_named):
-        return None  # per-class columns of one model; the rest are handled (and noted) by rule 2
+    if len(class_named) >= 2 and (_rows_sum_to_one(df, class_named)
+                                  or _rows_sum_to_one(df, class_named + list(model_named))):
+        # per-class columns of one model; the rest are handled (and noted) by rule 2. With the others the rows
+        # summing to 1, the others are classes that never occur in the labels (p_c2 beside labels c0 and c1 was
+        # read as a model's column and refused as ambiguous, a review)
+        return None
     one = firsts[0]
     others = list(model_named)
     names = model_names([one, *others], labels)
@@ -439,8 +443,10 @@ def _class_columns(df: pd.DataFrame, cols: list, labels: list, notes: list):
                 return list(matched), list(matched.values()), False
             everything = list(prefixed)
             if _rows_sum_to_one(df, everything):
-                notes.append(f"classes {', '.join(prefixed[c] for c in unmatched)} have probability columns but "
-                             "never occur in the labels")
+                one = len(unmatched) == 1
+                notes.append(f"class{'' if one else 'es'} {', '.join(prefixed[c] for c in unmatched)} "
+                             f"ha{'s a probability column' if one else 've probability columns'} but never "
+                             f"occur{'s' if one else ''} in the labels")
                 return everything, [matched.get(c, prefixed[c]) for c in everything], False
             if _rows_sum_to_one(df, list(matched)):
                 notes.append(f"{', '.join(unmatched)} not read as classes (the rows sum to 1 without them)")
