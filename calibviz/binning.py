@@ -461,7 +461,7 @@ class EqualMass(Scheme):
       equal scores moves to the nearer end of the run (the lower end when
       both are as near), so bins hold as equal a mass as the ties allow; with
       heavy ties some bins are larger and some empty (e.g. 100 equal scores
-      in 2 bins give sizes 100 and 0). Labels never decide bin membership.
+      in 2 bins give sizes 0 and 100). Labels never decide bin membership.
     * Sizes count rows (of positive weight), not weights.
     * O(N), no full sort: order statistics and ranks from a 65536-bucket
       histogram of the scores, exact work only inside the buckets holding a

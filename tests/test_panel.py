@@ -282,6 +282,18 @@ def test_outside_note_says_why_a_percentile_interval_lies_above_the_value():
     assert "binned" not in smooth and "bias" in smooth
 
 
+def test_a_value_on_its_bound_up_to_rounding_has_no_outside_note():
+    """Exactly calibrated bins (4 of 20 at 0.2, 16 of 20 at 0.8): ECE is 1.1e-16 in floats, its bias-corrected upper
+    bound 0, and the note read "The value lies above its upper bound" (a review)."""
+    p = np.r_[np.full(20, 0.2), np.full(20, 0.8)]
+    y = np.r_[np.ones(4), np.zeros(16), np.zeros(4), np.ones(16)].astype(int)
+    t = metric_panel(y, p, metrics=("ece", "brier_reliability"), n_resamples=200, random_state=0).set_index("metric")
+    assert 0.0 <= t.loc["ece", "value"] < 1e-15 and t.loc["ece", "high"] == 0.0
+    assert "lies above" not in t.loc["ece", "note"] and "lies above" not in t.loc["brier_reliability", "note"]
+    from calibviz.panel import _outside_note
+    assert _outside_note(BINARY_METRICS["ece"], 1e-9, -np.inf, 0.0, "double_basic", 0.0).startswith("The value lies")
+
+
 def test_a_bin_holding_most_predictions_is_noted():
     """Rare events on 15 uniform bins: every prediction fell in the first bin and ECE read one gap, equal to MCE,
     with nothing saying that the bins cannot resolve these predictions (a browser review)."""
