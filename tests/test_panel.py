@@ -294,6 +294,21 @@ def test_a_value_on_its_bound_up_to_rounding_has_no_outside_note():
     assert _outside_note(BINARY_METRICS["ece"], 1e-9, -np.inf, 0.0, "double_basic", 0.0).startswith("The value lies")
 
 
+def test_an_error_without_its_reference_says_it_is_no_evidence_alone():
+    """The Data page shows TCE, ECE and smECE of large data before their references (computed on request): "TCE =
+    47.92%" stood alone for a calibrated model of 200,000 rows, whose calibrated range is 45-50% (a walk-through)."""
+    rng = np.random.default_rng(0)
+    p = rng.beta(2, 5, 2000)
+    y = (rng.random(2000) < p).astype(int)
+    t = metric_panel(y, p, metrics=["tce", "ece", "brier"], n_resamples=0, n_reference=0).set_index("metric")
+    assert t.loc["tce", "reading"].endswith("even when the model is calibrated); this value alone is no evidence of "
+                                            "miscalibration.")
+    assert "Not compared with a calibrated model here, whose ECE also lies above 0;" in t.loc["ece", "reading"]
+    assert "Not compared" not in t.loc["brier", "reading"]
+    with_reference = metric_panel(y, p, metrics=["ece"], n_resamples=0, n_reference=50, random_state=0)
+    assert "Not compared" not in with_reference["reading"].iloc[0]
+
+
 def test_a_bin_holding_most_predictions_is_noted():
     """Rare events on 15 uniform bins: every prediction fell in the first bin and ECE read one gap, equal to MCE,
     with nothing saying that the bins cannot resolve these predictions (a browser review)."""
