@@ -987,7 +987,8 @@ class PAVABC(Scheme):
             raise InputError(f"PAVABC needs n_min <= n_max, got n_min={self.n_min}, n_max={self.n_max}.",
                              ui_message=f"Largest bin {self.n_max:,} is below Smallest bin {self.n_min:,}: PAVA-BC "
                                         f"cannot form bins. Raise Largest bin to at least {self.n_min:,} or lower "
-                                        "Smallest bin (0 for both: rows / 20 and rows / 5).")
+                                        "Smallest bin (0 for both: rows / 20 and rows / 5) in the sidebar where "
+                                        "Binning is PAVA-BC (the Test-based page's default).")
         if self.tail_rule not in ("paper", "reference"):
             raise InputError(f"tail_rule must be 'paper' or 'reference', got {self.tail_rule!r}.")
 

@@ -520,12 +520,13 @@ def undefined_row(spec: MetricSpec, exc: InputError) -> dict:
     """The panel's row of a metric that is undefined on these predictions (its function raised
     :class:`~calibviz.errors.InputError`: constant scores for Spiegelhalter's Z, two distinct scores for ICI's
     smooth curve, ...): value NaN and the reason as its reading, so one undefined metric does not take the
-    panel's other metrics with it."""
+    panel's other metrics with it; ``ui_reading`` is the reason in the dashboard's words (its controls, not
+    keyword arguments)."""
     nan = float("nan")
     return {"metric": spec.key, "label": spec.label, "value": nan, "low": nan, "high": nan, "interval": "",
             "null_mean": nan, "null_low": nan, "null_high": nan, "p_value": nan, "n_redraws": 0, "verdict": "",
             "unit": spec.unit, "description": spec.description,
-            "reading": str(exc), "note": ""}
+            "reading": str(exc), "note": "", "ui_reading": exc.ui_message}
 
 
 def _spec(key: str, registry: dict | None = None) -> MetricSpec:

@@ -385,6 +385,9 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, reference
     waiting = [k for k in keys if waits(k)]
     parts = [one(k) for k in keys]
     table = judged_together(*[t for t, _ in parts], alpha=cfg.alpha)  # cached one by one, judged together
+    if "ui_reading" in table:  # an undefined metric's reason in the controls' words ("PAVABC needs n_min <= n_max")
+        told = table["ui_reading"].notna() & (table["ui_reading"] != "")
+        table["reading"] = table["ui_reading"].where(told, table["reading"])
     missing = sum(1 for _, r in parts if not r)
     table.attrs.update(config=cfg,  # a cached table of a metric without a test may come from another alpha
                        n_resamples=n_boot if n_boot and missing < len(keys) else n_run, random_state=seed, confidence=0.95,

@@ -99,6 +99,9 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in [
     Setting("band", True, _flag),
     Setting("tce_scheme", "pavabc", str, ("pavabc", "pava", "equal_mass", "uniform"), pages=_TCE),
     Setting("tce_axis", "bin", str, ("bin", "probability"), pages=_TCE),
+    # the Test-based page's own number of bins (uniform or equal-mass TCE): it shared the other pages' and moved
+    # their ECE (a walk-through), where its caption says the page keeps its own binning
+    Setting("tce_bins", 15, int, low=2, high=50, pages=_TCE),
     Setting("feature", "", str, pages=_VARIABLES),
     Setting("kind", "error", str, ("error", "rate"), pages=_VARIABLES),
     Setting("span", 0.75, float, (0.3, 0.5, 0.75, 1.0), pages=_VARIABLES),  # the Variables page's slider options
@@ -219,8 +222,8 @@ def binning_controls(n_rows: int, *, setting: str = "scheme") -> None:
             help="How predictions are grouped into bins for the diagram and the binned metrics.")
     scheme = _store()[setting]
     if scheme in ("uniform", "equal_mass"):
-        _widget("bins", st.slider, label="Number of bins", min_value=2, max_value=50,
-                help="More bins show more detail but each bin's rate is noisier.")
+        _widget("tce_bins" if setting == "tce_scheme" else "bins", st.slider, label="Number of bins", min_value=2,
+                max_value=50, help="More bins show more detail but each bin's rate is noisier.")
     conflict = pavabc_conflict(n_rows)
     # TCE on every page bins by PAVA-BC with these sizes: a conflict keeps them in view under any scheme, or the
     # control that fixes it would be hidden
@@ -233,6 +236,12 @@ def binning_controls(n_rows: int, *, setting: str = "scheme") -> None:
                 help=f"PAVA-BC maximum bin size; 0 uses N/5 = {auto_max:,}. TCE uses it on every page.")
         if conflict:  # the inputs' on_change ran before this rerun: the store already holds what they show
             st.error(conflict, icon=":material/error:")
+    elif setting == "scheme" and "tce" in _store()["metrics"] and (int(_store()["n_min"]) or int(_store()["n_max"])):
+        # sizes set where the bins are PAVA-BC change TCE here too, with their controls hidden (a walk-through
+        # saw the Reliability page's TCE move from 67.36% to 60.72% with nothing on the page to say why)
+        sizes = pavabc_sizes(n_rows, int(_store()["n_min"]) or None, int(_store()["n_max"]) or None)
+        st.caption(f"TCE bins by PAVA-BC with Smallest bin {sizes[0]:,} and Largest bin {sizes[1]:,} (set where "
+                   "Binning is PAVA-BC; 0 for rows / 20 and rows / 5).")
 
 
 def pavabc_conflict(n_rows: int) -> str | None:
@@ -280,8 +289,13 @@ def tce_scheme(s: dict | None = None):
     """The binning of the Test-based page: PAVA-BC with the sidebar's n_min / n_max, or another scheme."""
     s = s or settings()
     if s["tce_scheme"] == "pavabc":
-        return guarded(lambda: PAVABC(int(s["n_min"]) or None, int(s["n_max"]) or None))
-    return get_scheme(s["tce_scheme"], n_bins=int(s["bins"]))
+        n_min, n_max = int(s["n_min"]) or None, int(s["n_max"]) or None
+        if n_min and n_max and n_min > n_max:  # the sidebar's message says what to change (it showed twice)
+            st.info("TCE cannot bin these predictions with the bin sizes in the sidebar: change them as its message "
+                    "says.", icon=":material/arrow_back:")
+            st.stop()
+        return PAVABC(n_min, n_max)
+    return get_scheme(s["tce_scheme"], n_bins=int(s["tce_bins"]))
 
 
 def panel_config(s: dict | None = None) -> PanelConfig:

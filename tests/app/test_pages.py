@@ -214,3 +214,31 @@ def test_the_vece_chart_says_what_its_whiskers_are():
 
     at = _open("pages/4_Variables.py")
     assert any(VECE_WHISKERS in shown(c) for c in at.caption)
+
+
+def test_the_test_based_pages_bins_are_its_own():
+    """The Test-based page's Number of bins (uniform or equal-mass TCE) was the other pages' setting: 10 there moved
+    the Reliability page's ECE, although the page says it keeps its own binning (a browser walk-through)."""
+    at = _open("pages/2_Test_based.py", tce_scheme="uniform")
+    at.slider(key="w_tce_bins").set_value(10).run()
+    assert_clean(at)
+    assert at.session_state["cv_settings"]["tce_bins"] == 10 and at.session_state["cv_settings"]["bins"] == 15
+    assert at.query_params["tce_bins"] in ("10", ["10"]) and "bins" not in at.query_params
+    at.switch_page("pages/1_Reliability.py").run()
+    assert "tce_bins" not in at.query_params  # a setting of the Test-based page only
+    assert at.slider(key="w_bins").value == 15
+
+
+def test_pava_bc_sizes_set_elsewhere_are_named_where_tce_uses_them():
+    """Sizes set on the Test-based page changed the Reliability page's TCE (67.36% -> 60.72%) with their controls
+    hidden there and nothing saying why (a walk-through); with sizes that cannot form bins the Data page's TCE read
+    "PAVABC needs n_min <= n_max, got n_min=500, n_max=300", the library's argument names."""
+    at = _open("pages/1_Reliability.py", scheme="uniform", n_min="500", n_max="2000")
+    captions = " ".join(c.value for c in at.sidebar.caption)
+    assert "TCE bins by PAVA-BC with Smallest bin 500 and Largest bin 2,000" in captions, captions
+    at = _open("app.py", n_min="500", n_max="300")
+    text = " ".join(m.value for m in at.markdown)
+    assert "n_min" not in text and "Largest bin 300 is below Smallest bin 500" in text
+    at = _open("pages/2_Test_based.py", n_min="500", n_max="300")
+    assert len(at.error) == 1 and "Largest bin 300 is below Smallest bin 500" in shown(at.sidebar.error[0])
+    assert "change them as its message says" in " ".join(i.value for i in at.info)
