@@ -525,13 +525,20 @@ def class_ranking(
     return table
 
 
-def class_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, strong=lambda t: t) -> str | None:
+def class_test_sentence(ranking: pd.DataFrame, alpha: float, *, panel: pd.DataFrame | None = None, escape=str,
+                        strong=lambda t: t) -> str | None:
     """Which classes of a :func:`class_ranking` are beyond what a calibrated model shows, in one sentence; None
     without a reference (``n_reference=0``, or classes left untested: over the redraw budget, or a scan's ranking
     without fixed-edge bins).
 
     The first class of a ranking always has the largest value, noise or not: on calibrated 10-class models every
     class's bootstrap interval lay above 0 and the report called one "the worst calibrated class" on all of them.
+
+    ``panel``: the metric panel shown beside the ranking. Classes are then named only where the panel's verdict
+    on the ranking's metric (class-wise ECE) finds evidence, a gate that keeps the page's verdicts at α together:
+    the panel and the ranking, each at α, flagged 8.0% (6.0-10.5) of calibrated 10-class models on the
+    Multiclass page (an audit, 600 models of 1,000 rows). The gate costs nothing under a calibrated model (any
+    named class needs the panel's evidence) and the ranking's minP adjustment still guards the classes named.
 
     >>> r = pd.DataFrame({"label": ["cat", "dog"], "value": [0.031, 0.012], "p_value": [1 / 881, 0.3],
     ...                   "p_adjusted": [3 / 881, 0.6]})
@@ -544,11 +551,19 @@ def class_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, stro
     """
     if "p_adjusted" not in ranking or not ranking["p_adjusted"].notna().any():
         return None
-    what = "one-vs-rest ECE" if ranking.attrs.get("metric", "classwise_ece") == "classwise_ece" else "top-label ECE"
+    key = ranking.attrs.get("metric", "classwise_ece")
+    what = "one-vs-rest ECE" if key == "classwise_ece" else "top-label ECE"
     n_ref = int(ranking.attrs.get("n_reference", 0))
     tested = ranking[ranking["p_adjusted"].notna()]
     hits = tested[tested["p_adjusted"] <= alpha]
     k = len(tested)
+    gate = None if panel is None else panel[panel["metric"] == key]
+    if gate is not None and len(gate) and not str(gate["verdict"].iloc[0]).startswith("evidence"):
+        top = tested.iloc[0]
+        label = gate["label"].iloc[0]
+        return (f"No class is named: {label} finds no evidence of miscalibration among the tests shown together, "
+                f"and classes are named only where it does, so that this page's verdicts hold at α = {alpha:g} "
+                f"together; the largest {what} is {strong(escape(str(top['label'])))}'s ({top['value']:.3f}).")
     if not len(hits):
         top = tested.iloc[0]
         smallest = "smallest adjusted " if k > 1 else ""  # the table beside it shows each class's own p-value

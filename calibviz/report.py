@@ -303,7 +303,7 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, mcb
         shown_ranking = ranking.assign(label=_labels(ranking["label"]))
         grid = figures.classwise_grid(p.y, p.probs, binning=scheme, classes=_labels(classes), sample_weight=p.weights,
                                       alpha=cfg.alpha, ranking=shown_ranking, top_n=12, title=None)
-        parts += _multiclass_parts(anchor, tl_fig, tl_table, grid, ranking, headline, cfg.alpha)
+        parts += _multiclass_parts(anchor, tl_fig, tl_table, grid, ranking, headline, cfg.alpha, panel)
         prog.step()
     numeric, categorical = p.numeric_features, p.categorical_features
     y_prob = p.y_prob if p.is_binary else p.probs
@@ -427,10 +427,11 @@ def _tce_parts(anchor: str, fig, table: pd.DataFrame, cfg: PanelConfig, violins:
 
 
 def _multiclass_parts(anchor: str, tl_fig, tl_table: pd.DataFrame, grid, ranking: pd.DataFrame,
-                      headline: list, alpha: float) -> list[str]:
+                      headline: list, alpha: float, panel: pd.DataFrame) -> list[str]:
     """Top-label diagram and class ranking of a multiclass model; which classes are beyond a calibrated model's
-    goes to ``headline`` (without the test, the class with the largest one-vs-rest ECE, named as that)."""
-    tested = class_test_sentence(ranking, alpha, escape=_e, strong=lambda t: f"<b>{t}</b>")
+    goes to ``headline`` (without the test, the class with the largest one-vs-rest ECE, named as that), named only
+    where the model's ``panel`` finds evidence in class-wise ECE (:func:`calibviz.multiclass.class_test_sentence`)."""
+    tested = class_test_sentence(ranking, alpha, panel=panel, escape=_e, strong=lambda t: f"<b>{t}</b>")
     if tested is None:
         top = ranking.iloc[0]
         tested = (f"The largest one-vs-rest (class-wise) ECE is <b>{_e(top['label'])}</b>'s, "

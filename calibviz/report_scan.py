@@ -145,7 +145,7 @@ def _model_section(idx: int, name: str, s: Scan, panel: pd.DataFrame, cfg: Panel
         shown_ranking = ranking.assign(label=_labels(ranking["label"]))
         grid = figures.classwise_grid(tables=shown_tables, ranking=shown_ranking, alpha=cfg.alpha, top_n=12,
                                       title=None)
-        parts += _multiclass_parts(anchor, tl_fig, tl_table, grid, ranking, headline, cfg.alpha)
+        parts += _multiclass_parts(anchor, tl_fig, tl_table, grid, ranking, headline, cfg.alpha, panel)
         parts.append('<p class="note">The class ranking has no per-class intervals on a streamed source (its '
                      "bootstrap resamples rows); the values are exact. Class-wise ECE itself has its interval in the "
                      "metric table (a joint Poisson bootstrap of the rows' cells).</p>")

@@ -76,7 +76,7 @@ with tab_cw:
                                  random_state=seed, progress=progress, n_reference=n_ref)
 
     ranking = cached(("class_ranking", fp, scheme, n_boot, seed, n_ref), _ranking)
-    sentence = class_test_sentence(ranking, cfg.alpha, escape=md, strong=lambda t: f"**{t}**")
+    sentence = class_test_sentence(ranking, cfg.alpha, panel=panel, escape=md, strong=lambda t: f"**{t}**")
     st.markdown(sentence or f"The classes are not tested one by one on {preds.n:,} rows (the class-wise ECE's "
                             "verdict in the metric table judges them together).")
     k = len(classes)

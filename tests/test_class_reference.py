@@ -9,6 +9,7 @@ calibrated models with a class flagged stays at alpha (modest replication).
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from calibviz.binning import EqualMass, Uniform
@@ -63,6 +64,23 @@ def test_redrawn_values_equal_a_fresh_computation(weighted, scheme):
     ystar = np.where(np.random.default_rng(8).random(n) < h, c, (c + 1) % K)
     want = _per_class_from_cells(_top_label_cells(ystar, P, w, scheme))
     np.testing.assert_allclose(got, want, atol=1e-12, equal_nan=True)
+
+
+def test_classes_are_named_only_where_the_panel_finds_evidence():
+    """The Multiclass page showed the panel's verdicts and the class ranking's, each at alpha: 8.0% (6.0-10.5) of
+    calibrated 10-class models got an alarm from one or the other (an audit). The ranking now names classes only
+    where the panel's class-wise ECE verdict finds evidence."""
+    r = pd.DataFrame({"label": ["cat", "dog"], "value": [0.031, 0.012], "p_value": [1 / 881, 0.3],
+                      "p_adjusted": [3 / 881, 0.6]})
+    r.attrs.update(metric="classwise_ece", n_reference=880, p_value=3 / 881)
+    panel = pd.DataFrame({"metric": ["confidence_ece", "classwise_ece"], "label": ["Confidence ECE", "Class-wise ECE"],
+                          "verdict": ["evidence of miscalibration", "no evidence of miscalibration"]})
+    closed = class_test_sentence(r, 0.05, panel=panel)
+    assert closed.startswith("No class is named: Class-wise ECE finds no evidence of miscalibration among the tests "
+                             "shown together") and "cat's (0.031)" in closed
+    opened = class_test_sentence(r, 0.05, panel=panel.assign(verdict="evidence of miscalibration"))
+    assert opened == class_test_sentence(r, 0.05) and opened.endswith("cat (0.031, p ≤ 0.0034).")
+    assert class_test_sentence(r, 0.05, panel=panel[panel["metric"] != "classwise_ece"]) == opened  # no gate there
 
 
 def test_p_values_recount_and_sentence():

@@ -338,7 +338,7 @@ def multiclass(scan) -> None:
         ranking = cached(("cw_ranking", cid, scan.name, scheme, cfg.alpha, n_ref, seed),
                          lambda: scan_tables.class_ranking(scan, scheme, tables=tables, n_reference=n_ref,
                                                            random_state=seed))
-        sentence = class_test_sentence(ranking, cfg.alpha, escape=md, strong=lambda t: f"**{t}**")
+        sentence = class_test_sentence(ranking, cfg.alpha, panel=panel, escape=md, strong=lambda t: f"**{t}**")
         st.markdown(sentence or f"The classes are not tested one by one on this file: {ranking.attrs['no_test']} "
                                 "(the class-wise ECE's verdict in the Metrics tab judges them together).")
         k = len(ranking)
