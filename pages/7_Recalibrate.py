@@ -92,5 +92,5 @@ downloads(preds, res, method)
 if st.button("Open the recalibrated predictions as models (Compare page)", icon=":material/compare_arrows:",
              key="recal_open", help="Adds one model per method to the current data; the Compare page then shows "
                                     "them next to the original."):
-    st.session_state["cv_compare_added"] = open_in_compare(preds, res)
+    st.session_state["cv_compare_added"] = open_in_compare(preds, res, choice, seed)
     st.switch_page("pages/5_Compare.py")  # the button's label promises the Compare page

@@ -22,6 +22,7 @@ from .data import current_source
 
 __all__ = ["METHOD_LABELS", "named_reading", "controls", "results", "before_after_figure", "corp_figure", "maps_figure",
            "metric_table", "show_metric_table", "downloads", "open_in_compare", "split_columns", "group_columns",
+           "page_link_params", "read_page_link", "added_link_params", "restore_added", "PAGE_PARAM", "ADDED_PARAM",
            "variable_figures", "MIN_GROUP_ROWS"]
 
 METHOD_LABELS = {"platt": "Platt scaling", "isotonic": "Isotonic regression", "beta": "Beta calibration",
@@ -131,6 +132,98 @@ def controls(preds: Predictions) -> dict:
              help="Each is computed before and after with its interval and its calibrated-model reference, and the "
                   "difference with a paired bootstrap: TCE, ACE and smECE take longer (each resample refits).")
     return dict(_store())
+
+
+#: Link parameters: the Recalibrate page's choices (its own link) and the recalibrated models added to the data
+#: (every page's link, as they are models of the data). Neither was in a link: the Compare page of added models
+#: opened elsewhere read "does not apply to a single model" (a browser walk-through).
+PAGE_PARAM, ADDED_PARAM = "recal", "added"
+_ADDED = "cv_recal_added"  # [(data key, fit spec)] of the models added, for this session's data
+_FOLDS = (2, 3, 5, 10)
+_REDUCTIONS = ("top_label", "confidence", "classwise")
+
+
+def _fit_choice(choice: dict) -> dict:
+    """The choices that define a fit (what :func:`results` reads), as JSON values."""
+    return {"methods": list(choice["methods"]), "split": choice["split"], "folds": int(choice["folds"]),
+            "by": choice["by"], "multiclass": choice["multiclass"]}
+
+
+def _data_key() -> str:
+    from .links import link_data
+
+    return json.dumps(link_data(current_source()), sort_keys=True)
+
+
+def page_link_params() -> dict:
+    """The Recalibrate page's choices that differ from the defaults, as its link's parameter (compact JSON)."""
+    store = _store()
+    changed = {k: list(v) if isinstance(v, tuple) else v for k, v in store.items()
+               if k != "methods" and v != _DEFAULTS[k]}
+    return {PAGE_PARAM: json.dumps(changed, separators=(",", ":"))} if changed else {}
+
+
+def _valid(key: str, value) -> bool:
+    from ..panel import BINARY_METRICS, MULTICLASS_METRICS
+
+    keys = {"bin_methods": RECALIBRATORS, "mc_methods": RECALIBRATORS, "metrics": BINARY_METRICS,
+            "mc_metrics": MULTICLASS_METRICS}
+    if key in keys:
+        return isinstance(value, list) and all(isinstance(v, str) and v in keys[key] for v in value)
+    if key == "folds":
+        return value in _FOLDS
+    if key == "multiclass":
+        return value in _REDUCTIONS
+    return key in ("split", "by") and isinstance(value, str)  # a column the data lacks is reset by controls()
+
+
+def read_page_link(raw: str) -> list[str]:
+    """Set the Recalibrate page's choices from its link's parameter; returns what was ignored."""
+    try:
+        given = json.loads(raw)
+    except ValueError:
+        given = None
+    if not isinstance(given, dict):
+        return [f"{PAGE_PARAM}={raw}"]
+    store, ignored = _store(), []
+    for key, value in given.items():
+        if key in _DEFAULTS and key != "methods" and _valid(key, value):
+            store[key] = tuple(value) if isinstance(value, list) else value
+        else:
+            ignored.append(f"{PAGE_PARAM}.{key}={value}")
+    return ignored
+
+
+def added_link_params() -> dict:
+    """What made the recalibrated models of the current data that are still among its models, as the link's
+    parameter; {} when none."""
+    models, key = st.session_state.get("cv_models", {}), _data_key()
+    specs = [spec for data, spec in st.session_state.get(_ADDED, []) if data == key
+             and all(f"{spec['model']} · {METHOD_LABELS[m]}" in models for m in spec["methods"])]
+    return {ADDED_PARAM: json.dumps(specs, separators=(",", ":"))} if specs else {}
+
+
+def restore_added(raw: str) -> list[str]:
+    """Fit and add the recalibrated models a link names (:func:`added_link_params`) to the data just opened, as
+    the Recalibrate page's button added them (same fits: same choices and seed); returns what was ignored."""
+    try:
+        specs = json.loads(raw)
+    except ValueError:
+        specs = None
+    if not isinstance(specs, list):
+        return [f"{ADDED_PARAM}={raw}"]
+    models, ignored = st.session_state["cv_models"], []
+    for spec in specs:
+        preds = models.get(spec.get("model")) if isinstance(spec, dict) else None
+        ok = preds is not None and isinstance(spec.get("seed"), int) and spec["seed"] >= 0 and all(
+            _valid(k, spec.get(k)) for k in ("folds", "split", "by", "multiclass")) \
+            and _valid("bin_methods", spec.get("methods")) and spec["methods"] \
+            and all(c in ("",) + tuple(preds.features.columns) for c in (spec["split"], spec["by"]))
+        if not ok:
+            ignored.append(f"{ADDED_PARAM}={json.dumps(spec)}")
+            continue
+        open_in_compare(preds, results(preds, spec, spec["seed"]), spec, spec["seed"])
+    return ignored
 
 
 def _y_prob(preds: Predictions):
@@ -344,8 +437,12 @@ def _source_columns(preds, frame) -> list:
     return list(frame.columns) if frame is not None else list(preds.features.columns) + ["label", "p"]
 
 
-def open_in_compare(preds: Predictions, res: dict) -> str:
-    """Add the recalibrated predictions as models of the current data (the Compare page shows them)."""
+def open_in_compare(preds: Predictions, res: dict, choice: dict, seed: int) -> str:
+    """Add the recalibrated predictions as models of the current data (the Compare page shows them); every page's
+    link then carries what made them (:func:`added_link_params`), so that it opens with them."""
+    spec = {"model": preds.name, **_fit_choice(choice), "seed": int(seed)}
+    added = [(key, old) for key, old in st.session_state.get(_ADDED, []) if old != spec]
+    st.session_state[_ADDED] = added + [(_data_key(), spec)]
     models = dict(st.session_state["cv_models"])
     first = next(iter(res.values()))
     base = preds if first.evaluated.all() else preds.subset(first.evaluated)

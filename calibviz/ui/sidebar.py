@@ -70,6 +70,7 @@ def page_setup(title: str, controls: tuple = (), model_picker: bool = True) -> N
     if linked_path and not link_lost():
         _open_linked_file(linked_path)
     if fresh_url and not link_lost():  # a lost link's model is no invalid setting
+        ignored += _recalibration_from_link()  # before the model: a link may pick a recalibrated one
         ignored += _linked_model()
     if ignored:
         st.warning(f"Ignored link settings that are not valid: {md(', '.join(ignored))}.", icon=":material/link_off:")
@@ -92,7 +93,28 @@ def page_setup(title: str, controls: tuple = (), model_picker: bool = True) -> N
         return  # the address keeps the link whose file is gone (Data, Large data): a reload tries it again
     # an opened file is part of the view where a page analyses it: on every binned page, and on Large data
     scan_link = link_params(scan_active()) if scan_active() or title == "Large data" else {}
-    sync_url({**link_data(current_source()), **scan_link}, page=title)
+    sync_url({**link_data(current_source()), **scan_link, **_recalibration_link(title)}, page=title)
+
+
+def _recalibration_from_link() -> list[str]:
+    """The Recalibrate page's choices and the recalibrated models a link names (:mod:`calibviz.ui.recalibrate`);
+    returns what was ignored."""
+    page, added = st.query_params.get("recal"), st.query_params.get("added")
+    if not (page or added) or scan_active():
+        return []
+    from . import recalibrate
+
+    return (recalibrate.read_page_link(page) if page else []) + (recalibrate.restore_added(added) if added else [])
+
+
+def _recalibration_link(title: str) -> dict:
+    """The link's parameters of recalibration: the recalibrated models added to the data (every page), and the
+    Recalibrate page's own choices (its page)."""
+    if scan_active() or not (title == "Recalibrate" or st.session_state.get("cv_recal_added")):
+        return {}
+    from . import recalibrate
+
+    return {**recalibrate.added_link_params(), **(recalibrate.page_link_params() if title == "Recalibrate" else {})}
 
 
 def _open_linked_file(path: str) -> None:

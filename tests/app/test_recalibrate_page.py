@@ -11,7 +11,7 @@ import calibviz as cv
 from calibviz.recalibration import cross_fit
 from calibviz.ui.text import md
 
-from .helpers import app, assert_clean, figures, upload
+from .helpers import app, assert_clean, figures, shown, upload
 
 pytestmark = [pytest.mark.apptest, pytest.mark.usefixtures("clear_streamlit_caches")]
 
@@ -120,6 +120,47 @@ def test_open_recalibrated_predictions_in_compare():
     models = at.session_state["cv_models"]
     assert "hospital_readmission · Platt scaling" in models and len(models) == 3
     assert figures(at)
+
+
+def _params(at) -> dict:
+    return {k: v[0] if isinstance(v, list) else v for k, v in at.query_params.items()}
+
+
+def test_links_carry_the_recalibration_choices_and_the_models_added():
+    """Neither was in a link: a Compare page of recalibrated models opened elsewhere read "does not apply to a
+    single model", and the Recalibrate page opened on its default methods (a browser walk-through)."""
+    at = _open()
+    at.multiselect(key="w_recal_methods").set_value(["isotonic", "venn_abers"]).run()
+    at.select_slider(key="w_recal_folds").set_value(3).run()
+    page = _params(at)
+    assert json.loads(page["recal"]) == {"bin_methods": ["isotonic", "venn_abers"], "folds": 3}
+    at.button(key="recal_open").click().run()
+    assert_clean(at)
+    added = _params(at)["added"]
+    assert json.loads(added) == [{"model": "hospital_readmission", "methods": ["isotonic", "venn_abers"], "split": "",
+                                  "folds": 3, "by": "", "multiclass": "top_label", "seed": 0}]
+    assert "recal" not in _params(at)  # the page's own choices stay on its page
+    want = at.session_state["cv_models"]
+    fresh = app()  # another browser: the link of the Compare page, picking a recalibrated model
+    for k, v in {**_params(at), "model": "hospital_readmission · Venn-Abers"}.items():
+        fresh.query_params[k] = v
+    fresh.run()
+    fresh.switch_page("pages/5_Compare.py").run()
+    assert_clean(fresh)
+    assert not fresh.warning, [w.value for w in fresh.warning]
+    got = fresh.session_state["cv_models"]
+    assert list(got) == list(want) and fresh.session_state["cv_model"] == "hospital_readmission · Venn-Abers"
+    for name in want:
+        np.testing.assert_array_equal(got[name].probs, want[name].probs)  # the same fits: same choices and seed
+    assert not any("does not apply" in i.value for i in fresh.info)
+    fresh = app()
+    fresh.query_params["recal"] = json.dumps({"folds": 3, "colour": "red"})
+    fresh.query_params["added"] = "[{\"model\": \"nobody\"}]"
+    fresh.run()
+    warning = " ".join(shown(w) for w in fresh.warning)  # on the page the link opens
+    assert "Ignored link settings" in warning and "recal.colour=red" in warning and "nobody" in warning
+    fresh.switch_page(PAGE).run()
+    assert fresh.select_slider(key="w_recal_folds").value == 3
 
 
 def test_report_page_offers_the_recalibration_section():
