@@ -23,6 +23,7 @@ from .data import current_source
 __all__ = ["METHOD_LABELS", "named_reading", "controls", "results", "before_after_figure", "corp_figure", "maps_figure",
            "metric_table", "show_metric_table", "downloads", "open_in_compare", "split_columns", "group_columns",
            "page_link_params", "read_page_link", "added_link_params", "restore_added", "PAGE_PARAM", "ADDED_PARAM",
+           "link_values", "apply_link_values",
            "variable_figures", "MIN_GROUP_ROWS"]
 
 METHOD_LABELS = {"platt": "Platt scaling", "isotonic": "Isotonic regression", "beta": "Beta calibration",
@@ -224,6 +225,22 @@ def restore_added(raw: str) -> list[str]:
             continue
         open_in_compare(preds, results(preds, spec, spec["seed"]), spec, spec["seed"])
     return ignored
+
+
+def link_values() -> dict:
+    """The link's recalibration parameters of the current view (a session file keeps them beside the settings)."""
+    return {**added_link_params(), **page_link_params()}
+
+
+def apply_link_values(values: dict, *, reset: bool = False) -> list[str]:
+    """Set the Recalibrate page's choices and fit the added models from link parameters (``recal``, ``added``);
+    ``reset``: the page's choices go back to their defaults first, as a session file's settings do. Returns what
+    was ignored."""
+    if reset:
+        st.session_state.pop(_STORE, None)
+        st.session_state.pop(_ADDED, None)
+    page, added = values.get(PAGE_PARAM), values.get(ADDED_PARAM)
+    return (read_page_link(page) if page else []) + (restore_added(added) if added else [])
 
 
 def _y_prob(preds: Predictions):

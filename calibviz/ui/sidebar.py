@@ -99,12 +99,12 @@ def page_setup(title: str, controls: tuple = (), model_picker: bool = True) -> N
 def _recalibration_from_link() -> list[str]:
     """The Recalibrate page's choices and the recalibrated models a link names (:mod:`calibviz.ui.recalibrate`);
     returns what was ignored."""
-    page, added = st.query_params.get("recal"), st.query_params.get("added")
-    if not (page or added) or scan_active():
+    values = {k: st.query_params[k] for k in ("recal", "added") if st.query_params.get(k)}
+    if not values or scan_active():
         return []
-    from . import recalibrate
+    from .recalibrate import apply_link_values
 
-    return (recalibrate.read_page_link(page) if page else []) + (recalibrate.restore_added(added) if added else [])
+    return apply_link_values(values)
 
 
 def _recalibration_link(title: str) -> dict:
@@ -112,9 +112,9 @@ def _recalibration_link(title: str) -> dict:
     Recalibrate page's own choices (its page)."""
     if scan_active() or not (title == "Recalibrate" or st.session_state.get("cv_recal_added")):
         return {}
-    from . import recalibrate
+    from .recalibrate import added_link_params, page_link_params
 
-    return {**recalibrate.added_link_params(), **(recalibrate.page_link_params() if title == "Recalibrate" else {})}
+    return {**added_link_params(), **(page_link_params() if title == "Recalibrate" else {})}
 
 
 def _open_linked_file(path: str) -> None:

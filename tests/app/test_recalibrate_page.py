@@ -224,3 +224,26 @@ def test_no_metric_selected_shows_the_default_metrics():
     assert_clean(at)
     assert not at.error, [e.value for e in at.error]
     assert {"ECE", "ACE"} <= set(_table(at)["Metric"])
+
+
+def test_a_session_file_keeps_the_recalibrated_models_added():
+    """The session file keeps the view as the link does: the recalibrated models added are fitted again."""
+    from calibviz.io.session import DataRef, dump_session
+    from calibviz.ui.settings import SETTINGS, _url_value
+
+    at = _open()
+    at.button(key="recal_open").click().run()
+    want = at.session_state["cv_models"]
+    src = at.session_state["cv_source"]
+    values = {k: _url_value(v) for k, v in at.session_state["cv_settings"].items() if k in SETTINGS}
+    values["added"] = _params(at)["added"]  # what the sidebar's Save session adds (ui.session)
+    ref = DataRef(kind=src["kind"], name=src["name"], sha256=None, demo=src.get("demo"), options=dict(src["options"]),
+                  models=dict(src["fingerprints"]), rows=None, model="hospital_readmission · Isotonic regression")
+    raw = dump_session(page="Compare", settings=values, data=ref, payload=None)
+    fresh = app().run()
+    fresh.toggle(key="cv_session_show").set_value(True).run()
+    fresh.file_uploader(key="cv_session_file").set_value(("view.calibviz.json", raw, "application/json")).run()
+    assert_clean(fresh)
+    assert not fresh.warning, [shown(w) for w in fresh.warning]
+    assert list(fresh.session_state["cv_models"]) == list(want)
+    assert fresh.session_state["cv_model"] == "hospital_readmission · Isotonic regression"
