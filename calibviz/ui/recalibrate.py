@@ -1,6 +1,7 @@
 """The Recalibrate page's controls, cached computations and downloads (the page itself stays thin)."""
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 
@@ -320,7 +321,18 @@ def maps_figure(preds: Predictions, res: dict, key: tuple):
 
 def metric_table(preds: Predictions, res: dict, cfg, metrics, n_boot: int, seed: int, key: tuple) -> pd.DataFrame:
     n = preds.n
-    n_run = n_boot if n * n_boot * max(1, len(res)) <= BOOTSTRAP_ROW_BUDGET else 0
+    # on large data the intervals (and with them the better/worse calls) wait for a button, as on the other pages
+    # (the page pointed to the command line instead, a walk-through)
+    consent = "cv_recal_boot_" + hashlib.sha1(repr(key).encode()).hexdigest()[:16]
+    wanted = n * n_boot * max(1, len(res)) <= BOOTSTRAP_ROW_BUDGET or st.session_state.get(consent)
+    n_run = n_boot if wanted else 0
+    if n_boot and not wanted and st.button(
+            f"Compute {100 * (1 - cfg.alpha):g}% intervals and the better / worse calls ({n_boot} paired bootstrap "
+            f"resamples of {n:,} rows for {len(res)} method{'s' if len(res) > 1 else ''})",
+            key="recal_boot", icon=":material/calculate:",
+            help="On large data the bootstrap takes a while; the values below are exact without it."):
+        st.session_state[consent] = True
+        st.rerun()
     # the redraws of the other pages' panels, metric by metric: "before" equals the Reliability page's reference
     # (it drew 100 here against 200 there: two ranges for one number, a walk-through)
     metrics = tuple(metrics or ()) or DEFAULT_METRICS["binary" if preds.is_binary else "multiclass"]
@@ -384,8 +396,7 @@ def show_metric_table(table: pd.DataFrame) -> None:
                   "after, maps held fixed) and is the hull of its percentile and basic intervals, as Compare's. "
                   if n_boot else
                   "Bootstrap intervals are off (0 resamples in the sidebar). " if not table.attrs.get("requested") else
-                  "Bootstrap intervals are left out on this many rows to keep the page fast (calibviz metrics "
-                  "FILE --recalibrate METHOD --ci 200 computes them). ")
+                  "Bootstrap intervals wait for the button above on this many rows, to keep the page fast. ")
                + "Calibrated-model reference: " + redraws_words(n_ref, table["label"], table["metric"])
                + " label redraws from the predictions, as on the other pages.")
 

@@ -247,3 +247,21 @@ def test_a_session_file_keeps_the_recalibrated_models_added():
     assert not fresh.warning, [shown(w) for w in fresh.warning]
     assert list(fresh.session_state["cv_models"]) == list(want)
     assert fresh.session_state["cv_model"] == "hospital_readmission · Isotonic regression"
+
+
+def test_intervals_on_large_data_wait_for_a_button(monkeypatch):
+    """Above the bootstrap budget the page left the intervals, and the better / worse calls, out and pointed to the
+    command line (a walk-through); they now wait for a button, as on the other pages."""
+    import calibviz.ui.recalibrate as R
+
+    monkeypatch.setattr(R, "BOOTSTRAP_ROW_BUDGET", 1000)
+    at = _open(boot="50")
+    table = _table(at)
+    assert table["95% interval of the difference"].eq("").all() or table["95% interval of the difference"].isna().all()
+    button = at.button(key="recal_boot")
+    assert button.label.startswith("Compute 95% intervals and the better / worse calls (50 paired bootstrap")
+    assert "wait for the button above" in " ".join(c.value for c in at.caption)
+    button.click().run()
+    assert_clean(at)
+    assert not [b for b in at.button if b.key == "recal_boot"]
+    assert _table(at)["95% interval of the difference"].str.contains("–|to").all()
