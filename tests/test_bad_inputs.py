@@ -146,3 +146,16 @@ def test_text_labels_in_a_binary_view_name_the_fix():
     # numbers held as objects or text are numbers
     assert len(metric_panel(np.array([0, 1] * 20, dtype=object), np.tile([0.3, 0.7], 20), metrics=("ece",),
                             n_resamples=0, n_reference=0)) == 1
+
+
+def test_problems_of_several_columns_are_reported_at_once(tmp_path):
+    """A file with empty labels and a word among the scores said only the first (a browser walk-through): fixing
+    the labels to meet the scores next costs a round trip."""
+    rows = ["label,p"] + [f"{i % 2},0.{i % 9 + 1}" for i in range(40)]
+    rows[6], rows[9] = ",0.3", "1,high"
+    (tmp_path / "bad.csv").write_text("\n".join(rows) + "\n")
+    with pytest.raises(cv.InputError) as info:
+        cv.load_predictions(tmp_path / "bad.csv")
+    assert str(info.value).endswith("the label column 'label' is empty in 1 row (0-based: 5); fill or drop those rows. "
+                                    "Also: probability column 'p' holds non-numeric values in 1 row (0-based: 8), e.g. "
+                                    "'high'; it must hold numbers.")

@@ -275,11 +275,23 @@ def _build(df: pd.DataFrame, mapping: ColumnMapping, cols, name: str, source: st
         raise InputError(
             f"{source}: model {name!r} has {len(df)} rows; at least {min_rows} are needed for a calibration analysis."
         )
-    y = _labels_to_index(df[mapping.label], mapping.classes, mapping.label, mapping.label_positions)
-    notes = list(mapping.notes)
-    probs = _probabilities(_numeric_block(df, cols, "probability"), cols, logits, renormalize, mapping.classes,
-                           notes)
-    w = _weights(df, mapping.weight)
+    notes, problems = list(mapping.notes), []
+
+    def checked(read):  # every column's problem at once: fixing the labels only to meet the scores costs a round trip
+        try:
+            return read()
+        except InputError as exc:
+            problems.append(exc)
+            return None
+
+    y = checked(lambda: _labels_to_index(df[mapping.label], mapping.classes, mapping.label, mapping.label_positions))
+    probs = checked(lambda: _probabilities(_numeric_block(df, cols, "probability"), cols, logits, renormalize,
+                                           mapping.classes, notes))
+    w = checked(lambda: _weights(df, mapping.weight))
+    if problems:
+        raise problems[0] if len(problems) == 1 else InputError(
+            " Also: ".join(str(e) for e in problems), ui_message=" Also: ".join(e.ui_message for e in problems),
+            hint=problems[0].hint)
     # a row of weight 0 is an absent row (DESIGN.md section 4): rows and classes are counted without them, as the
     # scans count them (a file whose negatives all weigh 0 holds one class; 5 rows of weight > 0 are 5 rows)
     present_rows = int(len(df) if w is None else np.count_nonzero(w))
