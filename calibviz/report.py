@@ -34,8 +34,8 @@ from .multiclass import (CLASS_INTERVAL_READING, TOP_LABEL_READING, class_rankin
 from .overview import data_overview
 from .panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS,
                     format_adjusted_p, format_difference, format_interval, format_p_value, format_value,
-                    interval_caption, judged_together, metric_key, redraws_for, resolve_metrics, PanelConfig,
-                    metric_panel, reference_range_words, two_sided)
+                    interval_caption, judged_together, metric_key, metric_label, redraws_for, resolve_metrics,
+                    PanelConfig, metric_panel, reference_range_words, two_sided)
 from .compare import NO_VERDICT, compare_models, comparison_metrics, comparison_sentences, verdict_words
 from .reduce import views
 from .metrics import band_resamples, corp_table, decomposition_table
@@ -769,8 +769,11 @@ def _repro_section(models, cfg, metrics, compare_metrics, n_resamples, confidenc
                                                             ("uniform", "equal_mass", "quantile") else ""),
         "TCE binning": f"PAVA-BC, n_min = {cfg.n_min or 'N/20'}, n_max = {cfg.n_max or 'N/5'}",
         "significance level α": f"{cfg.alpha:g}",
-        "metrics": ", ".join(metrics) if metrics is not None else "default panel per kind of data",
-        "comparison metrics": ", ".join(compare_metrics) if len(models) > 1 else "(one model)",
+        # names as shown, keys as the commands below take them (the keys alone read as code, a walk-through)
+        "metrics": ", ".join(f"{metric_label(m)} ({m})" for m in metrics) if metrics is not None
+        else "default panel per kind of data",
+        "comparison metrics": ", ".join(f"{metric_label(m)} ({m})" for m in compare_metrics) if len(models) > 1
+        else "(one model)",
         "reference model": str(reference) if len(models) > 1 else "(one model)",
         "bootstrap resamples": str(n_resamples),
         "interval level": f"{100 * confidence:g}%",
