@@ -542,7 +542,7 @@ def tce_tiles(tce: float, table, weighted: bool) -> int:
     from ..panel import format_value
 
     n_rej, n_all = int(table["rejected"].sum()), int(table["n"].sum())
-    m1, m2, m3 = st.columns(3)
+    m1, m2, m3 = st.columns([1, 1.7, 0.6])  # the count is the long value ("293 of 4,0..." cut at 1024 px)
     m1.metric("TCE", format_value(tce, "percent"),
               help="Percentage of predictions rejected by the binomial test at level α"
                    + (", each weighted by its sample weight." if weighted else "."))

@@ -327,7 +327,8 @@ def data_summary() -> None:
     """Rows, classes, prevalence/accuracy and the class table of the selected model."""
     preds = current_predictions()
     o = data_overview(preds)
-    cols = st.columns(5)
+    # the rates' labels are the long ones ("Prevalence of 1", "Mean prediction" were cut at 1024 px, a walk-through)
+    cols = st.columns([1.3, 0.9, 1.4, 1.5, 1.0])
     cols[0].metric("Rows", f"{o['rows']:,}", help="Number of predictions (rows) of this model.")
     cols[1].metric("Classes", o["classes"], help="Number of classes of the label.")
     if preds.is_binary:

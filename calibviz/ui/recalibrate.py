@@ -89,7 +89,9 @@ def controls(preds: Predictions) -> dict:
     """The page's controls; returns the choices."""
     store = _store()
     methods = list(RECALIBRATORS)
-    c1, c2, c3 = st.columns([3, 2, 2])
+    # methods on a row of their own: beside two selects their chips and the selects' options were cut at 1024 px
+    # ("Isotonic r...", "cross-fitting (out o", a walk-through)
+    c1, (c2, c3) = st.container(), st.columns(2)
     with c1:
         _control("methods", st.multiselect, store_key="bin_methods" if preds.is_binary else "mc_methods",
                  label="Methods", options=methods, format_func=METHOD_LABELS.get,
