@@ -438,14 +438,14 @@ def show_metric_table(table: pd.DataFrame, name: str, caption: str | None = None
 
     ``caption``: how the intervals were made, instead of :func:`calibviz.panel.interval_caption` (an opened
     file's panel, :mod:`calibviz.ui.scan_pages`)."""
-    shown = pd.DataFrame({
+    shown = pd.DataFrame({  # the verdict beside the value: last but one, it was off-screen at 1024 px (a walk-through)
         "Metric": table["label"],
         "Value": table.apply(_format_value, axis=1),
+        "Verdict": table["verdict"],
         "95% interval": table.apply(_format_interval, axis=1),
         "Calibrated model would show": table.apply(_format_reference, axis=1),
         "p-value": table.apply(_format_p, axis=1),
         "p adjusted": table.apply(_format_p_adjusted, axis=1),
-        "Verdict": table["verdict"],
         "What it means": (table["reading"] + table["note"].map(lambda t: f" {t}" if t else "")),
     })
     show_dataframe(shown,
