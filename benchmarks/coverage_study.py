@@ -1,6 +1,7 @@
 """Coverage study: which bootstrap interval to show for which metric.
 
 Run: nice -n 10 python benchmarks/coverage_study.py [--quick] [--workers 2] [--checkpoint FILE] [--json FILE]
+     nice -n 10 python benchmarks/coverage_study.py --metrics tce --sizes 100,200,500 [--reps R] --json FILE
      python benchmarks/coverage_study.py --render-json FILE [FILE ...] --out docs/intervals.md
 
 The full run (about 57 CPU-minutes, two worker processes) updates the generated blocks of
@@ -8,7 +9,10 @@ docs/intervals.md (``<!-- choice-table:... -->``: the choice recorded in calibvi
 with its measured coverage; ``<!-- coverage-table:... -->``: every cell). ``--quick`` (about a
 minute: n = 500 and 5,000, 24 replications, B = 100) writes nothing unless ``--out`` is given.
 ``--checkpoint`` appends each finished task to a JSON-lines file and resumes from it;
-``--metrics a,b`` runs only those metrics (``--render-json`` merges runs, later cells replace).
+``--metrics a,b`` runs only those metrics (``--render-json`` merges runs, later cells replace);
+``--metrics a,b --sizes 100,200`` runs them at those sizes instead, on every model of their kind (binary:
+the three miscalibrated models and the calibrated one; 200 replications per cell up to n = 500, 100 above,
+or ``--reps``); the tables show whichever sizes the merged results hold.
 ``--small-sample`` compares the small-sample alternatives of the L2 errors (RMSCE, Brier reliability,
 debiased ECE; ECE's first double bootstrap); ``--small-sample --metrics <L1 keys>`` (ece, ace, smooth_ece,
 ici, confidence_ece, top_label_ece, classwise_ece) runs the L1 cells: the library's vectorised double
@@ -55,7 +59,8 @@ one-vs-rest AUC with the true probabilities as weights of the two classes;
 smECE is its value on 10^7 draws of (y, p) (0 exactly for the calibrated
 model). TCE's estimand depends on n (the power of its tests grows with n), so
 its "population value" is its mean over many independent samples of that
-size (class-wise TCE likewise), and its Monte Carlo error is printed.
+size (class-wise TCE likewise; :func:`mean_draws` samples), and its Monte
+Carlo error is printed.
 """
 from __future__ import annotations
 
@@ -283,6 +288,16 @@ def population_multiclass(model: str, seed: int) -> dict:
         "top_label_mce": float(delta.max()),
         "classwise_ece": float(np.mean(cwe)),
     }
+
+
+def mean_draws(key: str, n: int, quick: bool = False) -> int:
+    """Samples behind a MEAN_AT_N population value: 2,000 up to n = 5,000 (TCE costs 2-5 ms there: its
+    Monte Carlo error stays a small fraction of an interval's width), 150 at 50,000; class-wise TCE 60."""
+    if quick:
+        return 30
+    if key == "classwise_tce":
+        return 60
+    return 2000 if n <= 5000 else 150
 
 
 def mean_at_n(model: str, key: str, n: int, draws: int, seed: int) -> tuple[float, float]:
@@ -718,6 +733,24 @@ def make_plan(quick: bool) -> dict:
     return plan
 
 
+def sizes_plan(keys, sizes, reps=None) -> dict:
+    """``--sizes``: the plan of ``keys`` at ``sizes`` on every model of their kind (binary: the calibrated model
+    and the three miscalibrated ones; multiclass: both), ``reps`` replications per cell (default 200 up to
+    n = 500, 100 above), the jackknife groups the main plan gives the metric."""
+    main = make_plan(False)
+    plan: dict = {}
+    for k in keys:
+        planned = [(m, p[k][1]) for (m, _), p in main.items() if k in p]
+        if not planned:
+            raise SystemExit(f"--sizes: {k!r} is not a metric of the study")
+        multiclass = planned[0][0] in MC_MODELS
+        for model in MODEL_ORDER:
+            if (model in MC_MODELS) == multiclass:
+                for n in sizes:
+                    plan.setdefault((model, n), {})[k] = (reps or (200 if n <= 500 else 100), planned[0][1])
+    return plan
+
+
 def _task_id(task: dict) -> str:
     return (f"{task['model']}|{task['n']}|{task['reps'][0]}-{task['reps'][-1]}|B{task['B']}|seed{task['seed']}|"
             + ",".join(f"{k}:{r}:{j}" for k, (r, j) in sorted(task["plan"].items())))
@@ -842,7 +875,7 @@ def summary_table(rows: list[dict]) -> str:
              "estimate outside pct/basic interval | debiased outside its interval |",
              "|---|---|---|---|---|---|---|---|---|"]
     for k in METRIC_ORDER:
-        for n in (500, 5000, 50000):
+        for n in sorted({r["n"] for r in rows}):
             sel = [r for r in rows if r["metric"] == k and r["n"] == n and not r["boundary"]]
             if not sel:
                 continue
@@ -907,7 +940,7 @@ def _chosen_cells(rows: list[dict], small_rows: list[dict]) -> dict:
             if method is None:
                 continue
             cells = {}
-            for n in (500, 5000, 50000):
+            for n in sorted({r["n"] for r in src}):
                 sel = [r for r in src if r["metric"] == k and r["n"] == n and not r["boundary"] and col in r]
                 if sel:
                     cov = [100 * r[col]["coverage"] for r in sel]
@@ -926,8 +959,9 @@ def choice_table(rows: list[dict], small_rows: list[dict] = ()) -> str:
     from calibviz.metrics.intervals import INTERVALS, STUDY_CLASSES, rows_per_bin
 
     cells_by = _chosen_cells(rows, list(small_rows))
-    lines = ["| metric | interval | coverage n = 500 | n = 5,000 | n = 50,000 | shown value outside | why |",
-             "|---|---|---|---|---|---|---|"]
+    sizes = sorted({r["n"] for r in [*rows, *small_rows]})  # a column per size studied
+    lines = ["| metric | interval | coverage " + " | ".join(f"n = {n:,}" for n in sizes)
+             + " | shown value outside | why |", "|---|---|" + "---|" * len(sizes) + "---|---|"]
     for k in METRIC_ORDER:
         if k not in INTERVALS:
             continue
@@ -940,7 +974,7 @@ def choice_table(rows: list[dict], small_rows: list[dict] = ()) -> str:
                 "rows per bin" if rows_per_bin(k, 1000) < 1000 else "rows")
             label = f"{_SMALL_LABEL[c.small_sample]} below {c.small_below:,.0f} {unit}, else {label}"
         cells, outside = [], []
-        for n in (500, 5000, 50000):
+        for n in sizes:
             small = c.small_sample is not None and rows_per_bin(k, n, n_classes=STUDY_CLASSES) < c.small_below
             method, src, scol = ((c.small_sample, small_rows, _SMALL_COLUMN[c.small_sample]) if small
                                  else (c.method, rows, own))
@@ -1033,7 +1067,12 @@ def main() -> None:
                         help="run only the small-sample alternatives (ECE, RMSCE, Brier reliability, debiased ECE; "
                         "n = 500 and 5,000; the three miscalibrated binary models) and save them with --json; "
                         "render them with the main run's JSON through --render-json")
-    parser.add_argument("--reps", type=int, default=None, help="replications per cell of --small-sample (200)")
+    parser.add_argument("--sizes", default=None,
+                        help="with --metrics: comma-separated sample sizes n to run them at, on every model of "
+                        "their kind, instead of the main plan (e.g. --metrics tce --sizes 100,200,500)")
+    parser.add_argument("--reps", type=int, default=None,
+                        help="replications per cell of --small-sample (200) and --sizes (200 up to n = 500, "
+                        "100 above)")
     parser.add_argument("--render-json", nargs="+", default=None,
                         help="only re-render the markdown from saved --json files (merged; a later file's cells "
                         "replace an earlier file's)")
@@ -1095,7 +1134,12 @@ def main() -> None:
     if args.quick:
         POP_DRAWS = 2 * 10**6
     t_start = time.perf_counter()
-    plan = make_plan(args.quick)
+    if args.sizes:
+        if not args.metrics:
+            parser.error("--sizes needs --metrics")
+        plan = sizes_plan(args.metrics.split(","), [int(n) for n in args.sizes.split(",")], args.reps)
+    else:
+        plan = make_plan(args.quick)
     if args.metrics:
         keep = set(args.metrics.split(","))
         plan = {cell: {k: v for k, v in p.items() if k in keep} for cell, p in plan.items()}
@@ -1105,21 +1149,21 @@ def main() -> None:
     pops = {}
     pop_cache = {}
     for model in MODEL_ORDER:
-        if not any(m == model for m, _ in plan):
-            continue
+        if not any(m == model and set(p) - MEAN_AT_N for (m, _), p in plan.items()):
+            continue  # no metric with a fixed population value planned on it (e.g. a TCE-only run)
         pop_cache[model] = (population_binary if model in BINARY_MODELS else population_multiclass)(model, args.seed)
     for (model, n), p in plan.items():
         for k in p:
             if k in MEAN_AT_N:
-                draws = 30 if args.quick else (150 if n == 50000 else 300)
-                if k == "classwise_tce":
-                    draws = 60
-                pops[(model, n, k)] = mean_at_n(model, k, n, draws, args.seed)
+                pops[(model, n, k)] = mean_at_n(model, k, n, mean_draws(k, n, args.quick), args.seed)
             else:
                 pops[(model, n, k)] = (pop_cache[model][k], 0.0)
     print(f"population values: {time.perf_counter() - t_start:.0f} s", flush=True)
     for model, vals in pop_cache.items():
         print(f"  {model}: " + ", ".join(f"{k}={v:.5g}" for k, v in vals.items()), flush=True)
+    for (model, n, k), (v, se) in pops.items():
+        if k in MEAN_AT_N:
+            print(f"  {model} n={n}: {k} mean at n = {v:.5g} ± {se:.2g}", flush=True)
 
     tasks = split_tasks(plan, B, args.seed, block=10 if args.quick else 20)
     results, done_ids = _read_checkpoint(args.checkpoint, {_task_id(t) for t in tasks})
@@ -1133,7 +1177,9 @@ def main() -> None:
     raw = [{"model": m, "n": n, "metric": k, "population": pops[(m, n, k)][0], **rec}
            for (m, n, k), rec in merged.items()]
     cpu = sum(r.get("cpu", 0.0) for r in results)
-    flags = (" --quick" if args.quick else "") + (f" --metrics {args.metrics}" if args.metrics else "")
+    flags = ((" --quick" if args.quick else "") + (f" --metrics {args.metrics}" if args.metrics else "")
+             + (f" --sizes {args.sizes}" if args.sizes else "") + (f" --reps {args.reps}" if args.sizes and args.reps
+                                                                    else ""))
     header = (f"Generated by `python benchmarks/coverage_study.py{flags}` on "
               f"{_version()} "
               f"(B = {B} resamples per interval, nominal {CONFIDENCE:.0%}, seed {args.seed}, "
@@ -1147,7 +1193,7 @@ def main() -> None:
     text = render(rows, raw, B, header)
     print()
     print(text)
-    out = args.out or (None if args.quick else "docs/intervals.md")
+    out = args.out or (None if args.quick or args.sizes else "docs/intervals.md")  # --sizes: merge via --render-json
     if out:
         path = Path(out)
         if not path.is_absolute():

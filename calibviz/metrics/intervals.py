@@ -237,7 +237,7 @@ INTERVALS: dict[str, IntervalChoice] = {
                                    "squared scale"),
     "tce": IntervalChoice("percentile", bounds=(0.0, 100.0),
                           reason="repeated rows inflate a resample's TCE, so the bootstrap bias is an artefact: "
-                          "basic 40-70 / 53-82 / 85"),
+                          "basic 33-55 / 46-64 / 54-72 / 55-85 / 85 (n = 100 / 200 / 500 / 5,000 / 50,000)"),
     "classwise_tce": IntervalChoice("percentile", bounds=(0.0, 100.0),
                                     reason="as TCE (one cell studied, 20 replications: basic 70, BCa 80, all +- 10)"),
     "brier": IntervalChoice("percentile", reason="a mean: every method covers, percentile needs no jackknife"),
@@ -1010,7 +1010,7 @@ STUDY_COVERAGE: dict = {
     ('rmsce', 'debiased_basic'): {500: (95.5, 99.5, 200), 5000: (93.0, 95.0, 200)},
     ('smooth_ece', 'bias_corrected'): {500: (81.0, 88.0, 100), 5000: (85.0, 95.0, 100), 50000: (92.5, 100.0, 40)},
     ('smooth_ece', 'percentile_upper'): {500: (98.5, 100.0, 200), 5000: (97.0, 100.0, 200)},
-    ('tce', 'percentile'): {500: (90.0, 100.0, 30), 5000: (93.3, 95.0, 30), 50000: (100.0, 100.0, 20)},
+    ('tce', 'percentile'): {100: (93.0, 99.5, 200), 200: (87.5, 97.0, 200), 500: (83.0, 97.5, 200), 5000: (81.0, 99.0, 100), 50000: (100.0, 100.0, 20)},
     ('top_label_ece', 'bias_corrected'): {500: (82.0, 82.0, 200), 5000: (92.5, 92.5, 200), 50000: (97.5, 97.5, 40)},
     ('top_label_ece', 'double_basic'): {500: (90.5, 90.5, 200)},
     ('top_label_mce', 'percentile'): {500: (100.0, 100.0, 200), 5000: (100.0, 100.0, 200), 50000: (100.0, 100.0, 40)},
