@@ -168,7 +168,9 @@ def guarded(compute: Callable[[], object]):
     try:
         return compute()
     except InputError as exc:
-        st.error(f"{md(exc.ui_message)}\n\nChange the settings or the data and try again.", icon=":material/error:")
+        text = exc.ui_message  # the library's messages start in lowercase ("the label column ..."): a box's sentence
+        st.error(f"{md(text[:1].upper() + text[1:])}\n\nChange the settings or the data and try again.",
+                 icon=":material/error:")
         st.stop()
     except MemoryError:
         st.error("Not enough memory for this view on these data; sample the rows or choose fewer bins or "
