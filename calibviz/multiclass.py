@@ -535,7 +535,7 @@ def class_test_sentence(ranking: pd.DataFrame, alpha: float, *, panel: pd.DataFr
     class's bootstrap interval lay above 0 and the report called one "the worst calibrated class" on all of them.
 
     ``panel``: the metric panel shown beside the ranking. Classes are then named only where the panel's verdict
-    on the ranking's metric (class-wise ECE) finds evidence, a gate that keeps the page's verdicts at α together:
+    on the ranking's metric (class-wise ECE) does not say "no evidence", a gate that keeps the page's verdicts at α together:
     the panel and the ranking, each at α, flagged 8.0% (6.0-10.5) of calibrated 10-class models on the
     Multiclass page (an audit, 600 models of 1,000 rows). The gate costs nothing under a calibrated model (any
     named class needs the panel's evidence) and the ranking's minP adjustment still guards the classes named.
@@ -558,12 +558,14 @@ def class_test_sentence(ranking: pd.DataFrame, alpha: float, *, panel: pd.DataFr
     hits = tested[tested["p_adjusted"] <= alpha]
     k = len(tested)
     gate = None if panel is None else panel[panel["metric"] == key]
-    if gate is not None and len(gate) and not str(gate["verdict"].iloc[0]).startswith("evidence"):
+    if gate is not None and len(gate) and str(gate["verdict"].iloc[0]).startswith("no evidence"):
+        # (no verdict there, e.g. a reference still to compute: the ranking's own test stands alone, a review)
         top = tested.iloc[0]
         label = gate["label"].iloc[0]
-        return (f"No class is named: {label} finds no evidence of miscalibration among the tests shown together, "
-                f"and classes are named only where it does, so that this page's verdicts hold at α = {alpha:g} "
-                f"together; the largest {what} is {strong(escape(str(top['label'])))}'s ({top['value']:.3f}).")
+        return (f"No class is singled out: {label} finds no evidence of miscalibration among the tests shown "
+                f"together, and classes are named only where it does, so that this page's verdicts hold at "
+                f"α = {alpha:g} together. The largest {what}, class {escape(str(top['label']))}'s "
+                f"({top['value']:.3f}), is no evidence on its own.")
     if not len(hits):
         top = tested.iloc[0]
         smallest = "smallest adjusted " if k > 1 else ""  # the table beside it shows each class's own p-value

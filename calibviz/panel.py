@@ -521,7 +521,7 @@ def undefined_row(spec: MetricSpec, exc: InputError) -> dict:
     :class:`~calibviz.errors.InputError`: constant scores for Spiegelhalter's Z, two distinct scores for ICI's
     smooth curve, ...): value NaN and the reason as its reading, so one undefined metric does not take the
     panel's other metrics with it; ``ui_reading`` is the reason in the dashboard's words (its controls, not
-    keyword arguments)."""
+    keyword arguments), which :func:`panel_frame` moves to the table's attrs."""
     nan = float("nan")
     return {"metric": spec.key, "label": spec.label, "value": nan, "low": nan, "high": nan, "interval": "",
             "null_mean": nan, "null_low": nan, "null_high": nan, "p_value": nan, "n_redraws": 0, "verdict": "",
@@ -698,12 +698,12 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
     if not np.isfinite(p_value):
         # an error without its reference (computed on request on large data) read as an alarm: "TCE = 47.92%"
         # stood alone on the Data page for a calibrated model of 200,000 rows (a walk-through)
-        if spec.key not in _ZERO_WHEN_CALIBRATED:
+        if spec.key not in _ZERO_WHEN_CALIBRATED or value is None or not np.isfinite(value):  # undefined: its reason
             return ""
         far = (" (far above on many rows, where the tests reject predictions that differ from their bin's rate even "
                "when the model is calibrated)" if spec.key in ("tce", "classwise_tce") else "")
-        return (f" Not compared with a calibrated model here, whose {spec.label} also lies above 0{far}; this value "
-                "alone is no evidence of miscalibration.")
+        return (f"{_NOT_COMPARED}, whose {spec.label} also lies above 0{far}; this value alone is no evidence of "
+                "miscalibration.")
     shown = _shown_range(spec, null_low, null_high, value)
     if too_few_redraws(n_redraws, level):  # no verdict: "no evidence" would be the redraws' limit, not the data's
         return ((f"{_WOULD_SHOW}{shown}; " if shown else " ")
@@ -756,6 +756,7 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
 # How the verdict sentence starts: written by _reference_sentence, found by judged_together to replace it.
 _WOULD_SHOW = " A perfectly calibrated model with these predictions would show "
 _AGAINST = " Against a calibrated model: "
+_NOT_COMPARED = " Not compared with a calibrated model here"
 _CANNOT_TEST = " redraws cannot test at α = "
 
 
@@ -1004,20 +1005,22 @@ def judged_together(*tables: pd.DataFrame, alpha: float | None = None) -> pd.Dat
     specs = {**MULTICLASS_METRICS, **BINARY_METRICS}
     rows = []
     for r in table.to_dict("records"):
-        if np.isfinite(r["p_value"]):  # its verdict sentence ends the reading (_reference_sentence): cut where
-            # it starts, at its first mark ("... would show a-b; 200 redraws cannot test ..." has two: cut at the
-            # second, the range was said twice)
-            start = _SENTENCE_START.search(r["reading"])
-            if start:
-                r["reading"] = r["reading"][:start.start()]
+        # its verdict sentence, or the one of a value without its reference, ends the reading
+        # (_reference_sentence): cut where it starts, at its first mark ("... would show a-b; 200 redraws cannot
+        # test ..." has two: cut at the first, the range was said twice; "Not compared ..." was said twice on the
+        # Data page, a walk-through)
+        start = _SENTENCE_START.search(r["reading"])
+        if start:
+            r["reading"] = r["reading"][:start.start()]
         rows.append(r)
     out = pd.DataFrame(family_verdicts(rows, alpha, specs))
     out.attrs.update(tables[0].attrs)
+    out.attrs["ui_readings"] = {k: v for t in tables for k, v in t.attrs.get("ui_readings", {}).items()}
     return out
 
 
 #: Where the verdict sentence of :func:`_reference_sentence` starts, for :func:`judged_together` to replace it.
-_SENTENCE_START = re.compile("|".join([re.escape(_WOULD_SHOW), re.escape(_AGAINST),
+_SENTENCE_START = re.compile("|".join([re.escape(_WOULD_SHOW), re.escape(_AGAINST), re.escape(_NOT_COMPARED),
                                        r" \d+" + re.escape(_CANNOT_TEST)]))
 
 
@@ -1331,9 +1334,20 @@ def metric_panel(y_true, y_prob, *, metrics=DEFAULT_BINARY_METRICS, config: Pane
                            random_state, progress, n_reference, total)
     finally:
         _PANEL_FITS.reset(token)
-    out = pd.DataFrame(family_verdicts(rows, config.alpha, {s.key: s for s in specs}))
+    out = panel_frame(rows, config.alpha, {s.key: s for s in specs})
     out.attrs.update(config=config, n_resamples=n_resamples, confidence=confidence, random_state=random_state,
                      n_reference=n_reference)
+    return out
+
+
+def panel_frame(rows: list[dict], alpha: float, specs: dict) -> pd.DataFrame:
+    """The panel table of ``rows`` judged together (:func:`family_verdicts`). The reasons of undefined metrics in
+    the dashboard's words (:func:`undefined_row`) go to ``attrs["ui_readings"]`` ({metric: text}), not to a column:
+    the columns are :data:`PANEL_COLUMNS` whatever the data (a review found a column only where a metric was
+    undefined)."""
+    ui = {r["metric"]: r.pop("ui_reading") for r in rows if "ui_reading" in r}
+    out = pd.DataFrame(family_verdicts(rows, alpha, specs))
+    out.attrs["ui_readings"] = ui
     return out
 
 

@@ -203,7 +203,12 @@ def _rows(y, p, w, drop: bool):
     return drop_zero_weight(w, y, p) if drop else (y, p, w)
 
 
-def check_multiclass(y_true, y_prob, sample_weight=None, *, atol: float = 1e-6, drop_zero_weight: bool = True):
+#: How far a row of class probabilities may sum from 1 for the metrics (float rounding of written probabilities);
+#: the loaders keep such rows as written and divide the others (:func:`calibviz.io.loading`, scans alike).
+ROW_SUM_ATOL = 1e-6
+
+
+def check_multiclass(y_true, y_prob, sample_weight=None, *, atol: float = ROW_SUM_ATOL, drop_zero_weight: bool = True):
     """Validate a multiclass view.
 
     Parameters

@@ -5,6 +5,7 @@ from calibviz.report import build_report, report_contents
 from calibviz.ui import current_models, current_source, page_setup
 from calibviz.ui.blocks import slug
 from calibviz.ui.compute import guarded, progress_bar
+from calibviz.ui.recalibrate import METHOD_LABELS
 from calibviz.ui.settings import SCHEME_LABELS, panel_config, settings
 from calibviz.ui.text import md
 
@@ -26,8 +27,8 @@ options = dict(config=cfg, metrics=tuple(s["metrics"]) or None if first.is_binar
                compare_metrics=tuple(s["metrics"]) or None, reference=s["ref"] if s["ref"] in models else None,
                load_options=src.get("options") or None)
 recal_methods = tuple(st.session_state.get("cv_recal", {}).get("methods", ()))  # chosen on the Recalibrate page
-if recal_methods and st.checkbox(f"Include recalibration: {', '.join(recal_methods)} (as chosen on the Recalibrate "
-                                 "page)", value=True, key="report_recal",
+if recal_methods and st.checkbox(f"Include recalibration: {', '.join(METHOD_LABELS[m] for m in recal_methods)} "
+                                 "(as chosen on the Recalibrate page)", value=True, key="report_recal",
                                  help="Adds the out-of-fold before/after, the loss gained and the fitted maps."):
     options["recalibration"] = recal_methods
 key = (tuple(p.fingerprint() for p in models.values()), repr(sorted(options.items(), key=lambda kv: kv[0])))

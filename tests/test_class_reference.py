@@ -76,8 +76,10 @@ def test_classes_are_named_only_where_the_panel_finds_evidence():
     panel = pd.DataFrame({"metric": ["confidence_ece", "classwise_ece"], "label": ["Confidence ECE", "Class-wise ECE"],
                           "verdict": ["evidence of miscalibration", "no evidence of miscalibration"]})
     closed = class_test_sentence(r, 0.05, panel=panel)
-    assert closed.startswith("No class is named: Class-wise ECE finds no evidence of miscalibration among the tests "
-                             "shown together") and "cat's (0.031)" in closed
+    assert closed.startswith("No class is singled out: Class-wise ECE finds no evidence of miscalibration among the "
+                             "tests shown together") and "class cat's (0.031), is no evidence on its own" in closed
+    untested = class_test_sentence(r, 0.05, panel=panel.assign(verdict=""))  # no verdict there: no gate (a review)
+    assert untested == class_test_sentence(r, 0.05)
     opened = class_test_sentence(r, 0.05, panel=panel.assign(verdict="evidence of miscalibration"))
     assert opened == class_test_sentence(r, 0.05) and opened.endswith("cat (0.031, p ≤ 0.0034).")
     assert class_test_sentence(r, 0.05, panel=panel[panel["metric"] != "classwise_ece"]) == opened  # no gate there

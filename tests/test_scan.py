@@ -2057,10 +2057,14 @@ def test_columns_differing_only_in_case_are_refused_where_the_engine_folds_case(
 def test_later_rows_of_a_csv_do_not_change_what_its_first_rows_typed(tmp_path, engine):
     """Polars types an unpadded CSV from its first 100 rows; a later 0.7 in a column of 0/1 scores, a label 1.0
     and a 'yes' among true/false were refused (the first two) or an error; they are read as pandas reads them."""
-    rows = [(i % 2, i % 2, "true" if i % 3 else "false") for i in range(200)] + [(1.0, 0.7, "yes"), (0, 0.2, "no")]
-    frame = pd.DataFrame(rows, columns=["y", "p", "flag"])
-    text = "y,p,flag\n" + "".join(f"{y},{p},{f}\n" for y, p, f in rows)
+    rows = [(i % 2, i % 2, "true" if i % 3 else "false", i % 4) for i in range(200)] + [
+        (1.0, 0.7, "yes", "x12"), (0, 0.2, "no", 3)]  # and a word after integers (a review: refused on Polars)
+    frame = pd.DataFrame(rows, columns=["y", "p", "flag", "code"])
+    text = "y,p,flag,code\n" + "".join(f"{y},{p},{f},{c}\n" for y, p, f, c in rows)
     (tmp_path / "late.csv").write_text(text)
+    coded = cv.scan(str(tmp_path / "late.csv"), label="y", probs="p", features=["code"], engine=engine)
+    ranked = coded.variable_ranking(n_resamples=0, min_level_rows=1)
+    assert ranked["type"].tolist() == ["categorical"] and ranked["n_bins"].tolist() == [5]  # 0-3 and x12, as text
     s = cv.scan(str(tmp_path / "late.csv"), label="y", probs="p", features=["flag"], engine=engine)
     assert s.n == 202
     got = s.metrics(["ece", "brier"])["value"].to_numpy()

@@ -128,7 +128,7 @@ def test_multiclass_and_several_models(tmp_path):
     assert "the classes were not tested one by one" in page  # n_reference=0: no per-class test, as in memory
     tested = build_scan_report(cv.scan(path), n_resamples=0, source=path)  # the default reference
     # a calibrated model: the class-wise ECE verdict finds no evidence, so the ranking names no class (a gate)
-    assert "No class is named: Class-wise ECE finds no evidence of miscalibration" in tested
+    assert "No class is singled out: Class-wise ECE finds no evidence of miscalibration" in tested
     assert "not tested one by one" not in tested
     assert _section(page, "<summary>Per-bin top-label table") == _section(memory, "<summary>Per-bin top-label table")
     # two models in long format: overlay and values side by side; no verdicts, said so

@@ -10,7 +10,7 @@ import pandas as pd
 
 from .._lazy import lazy
 from ..errors import InputError
-from ..validation import check_weights, describe_rows, probability_range, row_sums
+from ..validation import ROW_SUM_ATOL, check_weights, describe_rows, probability_range, row_sums
 from .mapping import ID_NAMES, _ID_PATTERN, ColumnMapping, _key, _named_part, detect_mapping, model_names
 from .predictions import Predictions
 from .readers import DEFAULT_MAX_BYTES, read_table
@@ -206,10 +206,11 @@ def _probabilities(block: np.ndarray, cols, logits: bool, renormalize: bool, cla
             raise InputError(f"probability rows sum to 0 in {describe_rows(sums <= 0)}; they cannot be renormalised.")
         if notes is not None and (note := renormalized_note(lo, hi, int(off.sum()))):
             notes.append(note)
-    # Rows that sum to 1 within the tolerance are the user's numbers, as the metrics take a matrix
-    # (validation.check_multiclass): dividing them too moved written scores across bin edges (0.4 of a row summing
-    # to 1 + 2^-52 became 0.3999999999999999, a review). Only the rows renormalised are divided.
-    return np.where(off[:, None], block / sums[:, None], block)
+    # Rows that sum to 1 up to float rounding (ROW_SUM_ATOL, the metrics' own check) are the user's numbers:
+    # dividing them moved written scores across bin edges (0.4 of a row summing to 1 + 2^-52 became
+    # 0.3999999999999999, a review). Rows off by more (rounded to 3 decimals: within SUM_TOLERANCE, or renormalised)
+    # are divided, so that the metrics' check holds.
+    return np.where((np.abs(sums - 1.0) > ROW_SUM_ATOL)[:, None], block / sums[:, None], block)
 
 
 def bad_sums_error(cols, classes, rows: str, low: float, high: float, *, renormalize: bool) -> InputError | None:

@@ -832,7 +832,7 @@ class Scan:
         True
         """
         from ..panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS,
-                             HL_MIN_EXPECTED, PanelConfig, _spec, crowded_bins_note, family_verdicts, undefined_row)
+                             HL_MIN_EXPECTED, PanelConfig, _spec, crowded_bins_note, panel_frame, undefined_row)
         from .reference import REFERENCE_METRICS, reference, top_label_reference
 
         config = PanelConfig() if config is None else config
@@ -945,7 +945,7 @@ class Scan:
             from .resample import fill_intervals
 
             rows = fill_intervals(self, rows, specs, config, n_resamples, confidence, bootstrap_state, progress)
-        out = pd.DataFrame(family_verdicts(rows, config.alpha, {spec.key: spec for spec in specs}))
+        out = panel_frame(rows, config.alpha, {spec.key: spec for spec in specs})
         out.attrs.update(config=config, n_resamples=int(n_resamples), confidence=confidence, random_state=random_state,
                          n_reference=n_reference,
                          engine=self.engine, n=self.n)

@@ -51,9 +51,10 @@ import pandas as pd
 
 from ..errors import InputError
 from ..metrics.scores import LOG_LOSS_EPS
+from ..validation import ROW_SUM_ATOL
 
 __all__ = ["FINE_BUCKETS", "Roles", "fine_table", "tail_losses", "with_tail_losses", "certain_mistakes", "column_ranges",
-           "row_sums", "unknown_labels", "exact_atoms", "renormalised",
+           "row_sums", "unknown_labels", "exact_atoms", "renormalised", "row_total",
            "SUMS", "collect"]
 
 #: Fine score buckets of the first pass (2**16; a multiple of smECE's 2**14 grid).
@@ -119,10 +120,8 @@ def _confidence(frame: nw.LazyFrame, roles: Roles, extra=()) -> nw.LazyFrame:
         raise InputError(f"the source has a column named {clash[0]!r}, a name calibviz uses for the confidence view; "
                          "rename the column.")
     cols = [nw.col(c).cast(nw.Float64) for c in roles.probs]
-    total = cols[0]
-    for c in cols[1:]:
-        total = total + c
-    q = renormalised(cols, total, roles)
+    total = row_total(cols)
+    q = renormalised(cols, total)
     label, classes = comparable_labels(schema, roles.label, roles.classes)
     if roles.view == "class":  # one-vs-rest: the target class's probability against 1{label = target}
         top, pred = q[roles.target], nw.lit(classes[roles.target])
@@ -173,12 +172,20 @@ def comparable_labels(schema, label: str, classes) -> tuple:
     return nw.col(label), list(classes)
 
 
-def renormalised(cols: list, total, roles: Roles) -> list:
-    """Class columns as :func:`calibviz.load_predictions` gives them: a row whose sum ``total`` is 1 within the
-    tolerance as written, another divided by its sum (sums added left to right, as
-    :func:`calibviz.validation.row_sums`; rows not summing to 1 are refused unless ``roles.renormalize``)."""
-    kept = (total - 1.0).abs() <= roles.sum_tolerance
+def renormalised(cols: list, total) -> list:
+    """Class columns as :func:`calibviz.load_predictions` gives them: a row whose sum ``total`` is 1 up to float
+    rounding (:data:`calibviz.validation.ROW_SUM_ATOL`) as written, another divided by its sum (sums added left to
+    right, as :func:`calibviz.validation.row_sums`; rows far from 1 are refused unless ``roles.renormalize``)."""
+    kept = (total - 1.0).abs() <= ROW_SUM_ATOL
     return [nw.when(kept).then(c).otherwise(c / total) for c in cols]
+
+
+def row_total(cols: list):
+    """The sum of class columns added left to right, as :func:`calibviz.validation.row_sums` adds them."""
+    total = cols[0]
+    for c in cols[1:]:
+        total = total + c
+    return total
 
 
 def _sums_ok(total, roles: Roles):
@@ -215,7 +222,7 @@ def _raw_score(frame: nw.LazyFrame, roles: Roles):
     :func:`_prepared`), for the filters that engines evaluate before anything else."""
     schema = dict(frame.collect_schema())
     cols = [_float(schema, c) for c in roles.probs]
-    return cols[0] if len(cols) == 1 else renormalised(cols, cols[0] + cols[1], roles)[1]
+    return cols[0] if len(cols) == 1 else renormalised(cols, cols[0] + cols[1])[1]
 
 
 def _prepared(frame: nw.LazyFrame, roles: Roles, extra=None) -> nw.LazyFrame:
@@ -249,7 +256,7 @@ def _prepared(frame: nw.LazyFrame, roles: Roles, extra=None) -> nw.LazyFrame:
         ok = finite & (p >= 0) & (p <= 1)
     else:  # P(negative), P(positive): renormalised as load_predictions does
         total = cols[0] + cols[1]
-        p = renormalised(cols, total, roles)[1]
+        p = renormalised(cols, total)[1]
         finite = cols[0].is_finite() & cols[1].is_finite()
         in_range = finite & (cols[0] >= 0) & (cols[0] <= 1) & (cols[1] >= 0) & (cols[1] <= 1)
         ok = in_range & _sums_ok(total, roles)

@@ -266,15 +266,13 @@ def _valid_rows(scan):
     rows = rows.filter((nw.col("_b") >= 0) & (nw.col("_y") >= 0))
     # renormalised exactly as the class views' score (aggregate._confidence: cast, left-to-right sum)
     cols = [nw.col(f"_c{k}").cast(nw.Float64) for k in range(K)]
-    total = cols[0]
-    for c in cols[1:]:
-        total = total + c
+    total = _agg.row_total(cols)
     label = nw.col("_lab")
     lab = nw.when(label == nw.lit(roles.classes[0])).then(nw.lit(0))
     for k, cls in enumerate(roles.classes[1:], start=1):
         lab = lab.when(label == nw.lit(cls)).then(nw.lit(k))
     return rows.select("_w", _l=lab.otherwise(nw.lit(-1)).cast(nw.Int64),
-                       **{f"_q{k}": q for k, q in enumerate(_agg.renormalised(cols, total, roles))}), K
+                       **{f"_q{k}": q for k, q in enumerate(_agg.renormalised(cols, total))}), K
 
 
 def cell_table(scan, binning, *, max_groups: int | None = None) -> CellTable:

@@ -130,11 +130,18 @@ def _checked(pl, text, types: dict):
     ints = [c for c, t in types.items() if t == pl.Int64]
     bools = [c for c, t in types.items() if t == pl.Boolean]
     if ints or bools:
-        later = text.select([(pl.col(c).is_not_null() & pl.col(c).str.to_integer(strict=False).is_null()).any()
-                             .alias(c) for c in ints]
+        given = [pl.col(c).is_not_null() for c in ints]
+        later = text.select([(g & pl.col(c).str.to_integer(strict=False).is_null()).any().alias(c)
+                             for g, c in zip(given, ints)]
+                            + [(g & pl.col(c).cast(pl.Float64, strict=False).is_null()).any().alias(f"{c}\0word")
+                               for g, c in zip(given, ints)]
                             + [(pl.col(c).is_not_null() & ~pl.col(c).str.to_lowercase().is_in(["true", "false"]))
                                .any().alias(c) for c in bools]).collect(engine="streaming").row(0, named=True)
-        types.update({c: pl.Float64 for c in ints if later[c]})
+        for c in ints:
+            if later[f"{c}\0word"]:
+                del types[c]  # a word after integers: text, as pandas reads it (the cast to floats failed, a review)
+            elif later[c]:
+                types[c] = pl.Float64
         for c in bools:
             if later[c]:
                 del types[c]  # words other than true/false: text, as in memory

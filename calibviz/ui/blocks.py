@@ -385,9 +385,6 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, reference
     waiting = [k for k in keys if waits(k)]
     parts = [one(k) for k in keys]
     table = judged_together(*[t for t, _ in parts], alpha=cfg.alpha)  # cached one by one, judged together
-    if "ui_reading" in table:  # an undefined metric's reason in the controls' words ("PAVABC needs n_min <= n_max")
-        told = table["ui_reading"].notna() & (table["ui_reading"] != "")
-        table["reading"] = table["ui_reading"].where(told, table["reading"])
     missing = sum(1 for _, r in parts if not r)
     table.attrs.update(config=cfg,  # a cached table of a metric without a test may come from another alpha
                        n_resamples=n_boot if n_boot and missing < len(keys) else n_run, random_state=seed, confidence=0.95,
@@ -425,11 +422,19 @@ def joined_panels(*tables: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _readings(table: pd.DataFrame) -> pd.Series:
+    """The readings, an undefined metric's reason in the controls' words (``attrs["ui_readings"]``, from
+    :func:`calibviz.panel.panel_frame`: the Data page read "PAVABC needs n_min <= n_max", a walk-through)."""
+    ui = table.attrs.get("ui_readings") or {}
+    return pd.Series([ui.get(m, r) for m, r in zip(table["metric"], table["reading"])], index=table.index)
+
+
 def show_headlines(table: pd.DataFrame, n: int | None = 3) -> None:
     """The first ``n`` metrics (all with None) as sentences for stakeholders; each reading ends with its verdict
     against a calibrated model."""
-    for _, row in (table if n is None else table.head(n)).iterrows():
-        st.markdown(f"**{row['label']} = {_format_value(row)}.** {row['reading']}"
+    readings = _readings(table)
+    for i, row in (table if n is None else table.head(n)).iterrows():
+        st.markdown(f"**{row['label']} = {_format_value(row)}.** {readings[i]}"
                     + (f" *{row['note']}*" if row.get("note") else ""))
 
 
@@ -446,7 +451,7 @@ def show_metric_table(table: pd.DataFrame, name: str, caption: str | None = None
         "Calibrated model would show": table.apply(_format_reference, axis=1),
         "p-value": table.apply(_format_p, axis=1),
         "p adjusted": table.apply(_format_p_adjusted, axis=1),
-        "What it means": (table["reading"] + table["note"].map(lambda t: f" {t}" if t else "")),
+        "What it means": (_readings(table) + table["note"].map(lambda t: f" {t}" if t else "")),
     })
     show_dataframe(shown,
                  column_config={"What it means": st.column_config.TextColumn(width="large"),

@@ -108,9 +108,10 @@ def comparison_table(views: dict[str, BinaryView], fingerprints: tuple, s: dict,
 
 def _shown(t: pd.DataFrame) -> pd.DataFrame:
     ref = t["is_reference"]
-    return pd.DataFrame({
+    return pd.DataFrame({  # the verdict beside the value: after the intervals it was off-screen at 1024 px
         "Model": t["model"],
         "Value": t["value"],
+        "Versus the reference": verdict_words(t),
         "95% low": t["low"].where(t["low"].abs() != float("inf")),  # a one-sided bound: no lower end
         "95% high": t["high"],
         "Difference": t["diff"].where(~ref),
@@ -119,7 +120,6 @@ def _shown(t: pd.DataFrame) -> pd.DataFrame:
         # (no p-values where nothing was tested: MCE, no resamples, streamed models)
         **({"p": t["p_value"].map(format_p_value), "p adjusted": t["p_adjusted"].map(format_p_value)}
            if t["p_value"].notna().any() else {}),
-        "Versus the reference": verdict_words(t),
         # None: not known (an opened file's models may or may not share rows)
         "Paired": t["paired"].map({True: "yes", False: "no"}).fillna("not known").where(~ref, ""),
         **({"Note": t["note"]} if "note" in t and t["note"].astype(bool).any() else {}),

@@ -329,7 +329,9 @@ def data_summary() -> None:
     o = data_overview(preds)
     # the rates' labels are the long ones ("Prevalence of 1", "Mean prediction" were cut at 1024 px, a walk-through)
     cols = st.columns([1.3, 0.9, 1.4, 1.5, 1.0])
-    cols[0].metric("Rows", f"{o['rows']:,}", help="Number of predictions (rows) of this model.")
+    rows = o["rows"]  # 200,000 was cut to "200,..." at 1024 px (a walk-through): large counts in k and M, exact in help
+    shown = f"{rows:,}" if rows < 100_000 else f"{rows / 1e3:,.0f}k" if rows < 1_000_000 else f"{rows / 1e6:,.2f}M"
+    cols[0].metric("Rows", shown, help=f"Number of predictions (rows) of this model: {rows:,}.")
     cols[1].metric("Classes", o["classes"], help="Number of classes of the label.")
     if preds.is_binary:
         cols[2].metric(f"Prevalence of {o['positive_class']}", f"{o['prevalence']:.1%}",

@@ -181,20 +181,34 @@ def _valid(key: str, value) -> bool:
     return key in ("split", "by") and isinstance(value, str)  # a column the data lacks is reset by controls()
 
 
+#: The longest link value of recalibration read (a link of every method, column and fit is far shorter).
+MAX_LINK_VALUE = 4000
+
+
+def _json(raw: str):
+    """A link value's JSON, or None (too long, nested beyond reason, not JSON: ignored as a link's bad value)."""
+    if len(raw) > MAX_LINK_VALUE:
+        return None
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+
+
 def read_page_link(raw: str) -> list[str]:
     """Set the Recalibrate page's choices from its link's parameter; returns what was ignored."""
-    try:
-        given = json.loads(raw)
-    except ValueError:
-        given = None
+    given = _json(raw)
     if not isinstance(given, dict):
-        return [f"{PAGE_PARAM}={raw}"]
+        return [f"{PAGE_PARAM}={raw[:80]}"]
     store, ignored = _store(), []
     for key, value in given.items():
         if key in _DEFAULTS and key != "methods" and _valid(key, value):
             store[key] = tuple(value) if isinstance(value, list) else value
         else:
-            ignored.append(f"{PAGE_PARAM}.{key}={value}")
+            ignored.append(f"{PAGE_PARAM}.{key}={str(value)[:40]}")
+    from .data import current_predictions  # "methods" mirrors the data's kind (the Report page reads it)
+
+    store["methods"] = store["bin_methods" if current_predictions().is_binary else "mc_methods"]
     return ignored
 
 
@@ -207,26 +221,40 @@ def added_link_params() -> dict:
     return {ADDED_PARAM: json.dumps(specs, separators=(",", ":"))} if specs else {}
 
 
+def _fit_spec(preds: Predictions | None, spec) -> bool:
+    """Whether a link's fit spec is one the page's controls can make for ``preds`` (columns it offers: a split
+    column of two values, a per-level column of 2 to 50 levels; a review fitted one map per value of a continuous
+    column from a crafted link)."""
+    return (preds is not None and isinstance(spec.get("seed"), int) and not isinstance(spec["seed"], bool)
+            and 0 <= spec["seed"] < 2 ** 31 and _valid("bin_methods", spec.get("methods")) and bool(spec["methods"])
+            and all(_valid(k, spec.get(k)) for k in ("folds", "split", "by", "multiclass"))
+            and spec["split"] in ["", *split_columns(preds)] and spec["by"] in ["", *group_columns(preds)])
+
+
 def restore_added(raw: str) -> list[str]:
     """Fit and add the recalibrated models a link names (:func:`added_link_params`) to the data just opened, as
-    the Recalibrate page's button added them (same fits: same choices and seed); returns what was ignored."""
-    try:
-        specs = json.loads(raw)
-    except ValueError:
-        specs = None
-    if not isinstance(specs, list):
-        return [f"{ADDED_PARAM}={raw}"]
+    the Recalibrate page's button added them (same fits: same choices and seed); returns what was ignored (a
+    spec the controls cannot make, or whose fit fails, without ending the page)."""
+    specs = _json(raw)
+    if not isinstance(specs, list) or len(specs) > len(RECALIBRATORS) * 4:
+        return [f"{ADDED_PARAM}={raw[:80]}"]
     models, ignored = st.session_state["cv_models"], []
     for spec in specs:
-        preds = models.get(spec.get("model")) if isinstance(spec, dict) else None
-        ok = preds is not None and isinstance(spec.get("seed"), int) and spec["seed"] >= 0 and all(
-            _valid(k, spec.get(k)) for k in ("folds", "split", "by", "multiclass")) \
-            and _valid("bin_methods", spec.get("methods")) and spec["methods"] \
-            and all(c in ("",) + tuple(preds.features.columns) for c in (spec["split"], spec["by"]))
-        if not ok:
-            ignored.append(f"{ADDED_PARAM}={json.dumps(spec)}")
+        name = spec.get("model") if isinstance(spec, dict) else None
+        preds = models.get(name) if isinstance(name, str) else None
+        if not (isinstance(spec, dict) and _fit_spec(preds, spec)):
+            ignored.append(f"{ADDED_PARAM}={json.dumps(spec)[:80]}")
             continue
-        open_in_compare(preds, results(preds, spec, spec["seed"]), spec, spec["seed"])
+        seed, fitted = spec["seed"], {}
+        try:
+            with st.spinner(f"Fitting the recalibrated models of the link ({', '.join(spec['methods'])})"):
+                for method in spec["methods"]:
+                    fitted[method] = _fit(preds, method, spec, seed)
+        except Exception:  # noqa: BLE001 - a link's fit that fails is ignored, the rest of the link opens
+            ignored.append(f"{ADDED_PARAM}={json.dumps(spec)[:80]}")
+            continue
+        res = {m: cached(_fit_key(preds, m, spec, seed), lambda f=f: f) for m, f in fitted.items()}  # the page's
+        open_in_compare(preds, res, spec, seed)
     return ignored
 
 
@@ -250,25 +278,30 @@ def _y_prob(preds: Predictions):
     return preds.y_prob if preds.is_binary else preds.probs
 
 
+def _fit(preds: Predictions, method: str, choice: dict, seed: int):
+    """One method's cross-fit (or per-level cross-fit) with the page's choices."""
+    opts = {} if (preds.is_binary or method == "temperature") else {"multiclass": choice["multiclass"]}
+    split = preds.features[choice["split"]] if choice["split"] else None
+    kw = dict(n_splits=int(choice["folds"]), random_state=seed, sample_weight=preds.weights, split=split, **opts)
+    if choice["by"]:
+        return cross_fit_by(method, preds.y, _y_prob(preds), preds.features[choice["by"]], name=choice["by"],
+                            min_rows=MIN_GROUP_ROWS, **kw)
+    return cross_fit(method, preds.y, _y_prob(preds), **kw)
+
+
+def _fit_key(preds: Predictions, method: str, choice: dict, seed: int) -> tuple:
+    opts = () if (preds.is_binary or method == "temperature") else (("multiclass", choice["multiclass"]),)
+    return ("recal", preds.fingerprint(), method, opts, choice["split"], int(choice["folds"]), choice["by"], seed)
+
+
 def results(preds: Predictions, choice: dict, seed: int) -> dict:
     """{method: CrossFit or GroupedCrossFit}, cached per data and choices."""
-    fp = preds.fingerprint()
     out = {}
     for method in choice["methods"]:
-        opts = {} if (preds.is_binary or method == "temperature") else {"multiclass": choice["multiclass"]}
-        split = preds.features[choice["split"]] if choice["split"] else None
-        folds = int(choice["folds"])
-
-        def compute(method=method, opts=opts, split=split):
-            kw = dict(n_splits=folds, random_state=seed, sample_weight=preds.weights, split=split, **opts)
-            if choice["by"]:
-                return cross_fit_by(method, preds.y, _y_prob(preds), preds.features[choice["by"]], name=choice["by"],
-                                    min_rows=MIN_GROUP_ROWS, **kw)
-            return cross_fit(method, preds.y, _y_prob(preds), **kw)
-
-        key = ("recal", fp, method, tuple(sorted(opts.items())), choice["split"], folds, choice["by"], seed)
-        with st.spinner(f"Fitting {METHOD_LABELS[method]} ({'split' if split is not None else f'{folds} folds'})"):
-            out[method] = cached(key, compute)
+        what = "split" if choice["split"] else f"{int(choice['folds'])} folds"
+        with st.spinner(f"Fitting {METHOD_LABELS[method]} ({what})"):
+            out[method] = cached(_fit_key(preds, method, choice, seed),
+                                 lambda method=method: _fit(preds, method, choice, seed))
     return out
 
 
@@ -361,27 +394,35 @@ def named_reading(method: str, reading: str, strong: bool = False) -> str:
     return reading.replace(f"{method}:", f"**{label}:**" if strong else f"{label}:", 1)
 
 
+def _change(improved: bool, low: float, high: float) -> str:
+    """The row's call in a word, as its reading says it (the difference interval beside 0 or across it)."""
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return ""
+    return "better" if improved else "worse" if (low > 0 or high < 0) else "no clear change"
+
+
 def show_metric_table(table: pd.DataFrame) -> None:
     def fmt(v, u):
         return format_value(v, u)
 
     level = float(table.attrs.get("confidence", 0.95))
 
-    shown = pd.DataFrame({
+    shown = pd.DataFrame({  # before, after and the difference first: the calibrated ranges pushed them off-screen
         "Method": table["method"].map(METHOD_LABELS).fillna(table["method"]),
         "Metric": table["label"],
+        "Change": [_change(i, lo, hi) for i, lo, hi in zip(table["improved"], table["diff_low"], table["diff_high"])],
         "Before": [fmt(v, u) for v, u in zip(table["before"], table["unit"])],
-        "Before: calibrated model would show": [format_interval(a, b, u) for a, b, u in
-                                                zip(table["before_null_low"], table["before_null_high"],
-                                                    table["unit"])],
         f"After ({100 * level:g}% interval)": [fmt(v, u) + (f" ({format_interval(a, b, u)})" if np.isfinite(a)
                                                              else "") for v, a, b, u in
                   zip(table["after"], table["after_low"], table["after_high"], table["unit"])],
-        "After: calibrated model would show": [format_interval(a, b, u) for a, b, u in
-                                               zip(table["after_null_low"], table["after_null_high"], table["unit"])],
         "Before − after": [("+" if d > 0 else "") + fmt(d, u) for d, u in zip(table["diff"], table["unit"])],
         f"{100 * level:g}% interval of the difference": [format_interval(a, b, u) for a, b, u in
                                            zip(table["diff_low"], table["diff_high"], table["unit"])],
+        "Before: calibrated model would show": [format_interval(a, b, u) for a, b, u in
+                                                zip(table["before_null_low"], table["before_null_high"],
+                                                    table["unit"])],
+        "After: calibrated model would show": [format_interval(a, b, u) for a, b, u in
+                                               zip(table["after_null_low"], table["after_null_high"], table["unit"])],
         "Reading": [named_reading(m, r) for m, r in zip(table["method"], table["reading"])],
     })
     show_dataframe(shown,

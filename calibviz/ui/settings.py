@@ -234,7 +234,11 @@ def binning_controls(n_rows: int, *, setting: str = "scheme") -> None:
                      "uses it on every page.")
         _widget("n_max", st.number_input, label=f"Largest bin (0: rows / 5 = {auto_max:,})", min_value=0, step=50,
                 help=f"PAVA-BC maximum bin size; 0 uses N/5 = {auto_max:,}. TCE uses it on every page.")
-        if conflict:  # the inputs' on_change ran before this rerun: the store already holds what they show
+        # the inputs' on_change ran before this rerun: the store already holds what they show. The Test-based
+        # page binning by PAVA-BC stops with the message where the reader looks (the main area; the sidebar's
+        # was below the fold at 1024 px and the page said it twice, walk-throughs)
+        stops = setting == "tce_scheme" and scheme == "pavabc" and _explicit_conflict(_store())
+        if conflict and not stops:
             st.error(conflict, icon=":material/error:")
     elif setting == "scheme" and "tce" in _store()["metrics"] and (int(_store()["n_min"]) or int(_store()["n_max"])):
         # sizes set where the bins are PAVA-BC change TCE here too, with their controls hidden (a walk-through
@@ -242,6 +246,11 @@ def binning_controls(n_rows: int, *, setting: str = "scheme") -> None:
         sizes = pavabc_sizes(n_rows, int(_store()["n_min"]) or None, int(_store()["n_max"]) or None)
         st.caption(f"TCE bins by PAVA-BC with Smallest bin {sizes[0]:,} and Largest bin {sizes[1]:,} (set where "
                    "Binning is PAVA-BC; 0 for rows / 20 and rows / 5).")
+
+
+def _explicit_conflict(s: dict) -> bool:
+    """Both PAVA-BC sizes set, the largest below the smallest (PAVABC refuses them)."""
+    return bool(int(s["n_min"]) and int(s["n_max"]) and int(s["n_min"]) > int(s["n_max"]))
 
 
 def pavabc_conflict(n_rows: int) -> str | None:
@@ -288,13 +297,8 @@ def page_control(name: str, factory, **kwargs):
 def tce_scheme(s: dict | None = None):
     """The binning of the Test-based page: PAVA-BC with the sidebar's n_min / n_max, or another scheme."""
     s = s or settings()
-    if s["tce_scheme"] == "pavabc":
-        n_min, n_max = int(s["n_min"]) or None, int(s["n_max"]) or None
-        if n_min and n_max and n_min > n_max:  # the sidebar's message says what to change (it showed twice)
-            st.info("TCE cannot bin these predictions with the bin sizes in the sidebar: change them as its message "
-                    "says.", icon=":material/arrow_back:")
-            st.stop()
-        return PAVABC(n_min, n_max)
+    if s["tce_scheme"] == "pavabc":  # sizes that cannot form bins: the message, once (binning_controls)
+        return guarded(lambda: PAVABC(int(s["n_min"]) or None, int(s["n_max"]) or None))
     return get_scheme(s["tce_scheme"], n_bins=int(s["tce_bins"]))
 
 

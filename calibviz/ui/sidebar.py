@@ -109,12 +109,12 @@ def _recalibration_from_link() -> list[str]:
 
 def _recalibration_link(title: str) -> dict:
     """The link's parameters of recalibration: the recalibrated models added to the data (every page), and the
-    Recalibrate page's own choices (its page)."""
-    if scan_active() or not (title == "Recalibrate" or st.session_state.get("cv_recal_added")):
+    Recalibrate page's own choices (its page, and the Report page's, whose recalibration section they choose)."""
+    if scan_active() or not ("cv_recal" in st.session_state or "cv_recal_added" in st.session_state):
         return {}
     from .recalibrate import added_link_params, page_link_params
 
-    return {**added_link_params(), **(page_link_params() if title == "Recalibrate" else {})}
+    return {**added_link_params(), **(page_link_params() if title in ("Recalibrate", "Report") else {})}
 
 
 def _open_linked_file(path: str) -> None:

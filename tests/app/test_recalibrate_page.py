@@ -134,6 +134,13 @@ def test_links_carry_the_recalibration_choices_and_the_models_added():
     at.select_slider(key="w_recal_folds").set_value(3).run()
     page = _params(at)
     assert json.loads(page["recal"]) == {"bin_methods": ["isotonic", "venn_abers"], "folds": 3}
+    report = app()  # the Report page's recalibration section reads these choices: its link keeps them
+    report.query_params["recal"] = page["recal"]
+    report.run()
+    report.switch_page("pages/6_Report.py").run()
+    assert report.checkbox(key="report_recal").label.startswith("Include recalibration: Isotonic regression, "
+                                                                "Venn-Abers")
+    assert json.loads(_params(report)["recal"]) == json.loads(page["recal"])
     at.button(key="recal_open").click().run()
     assert_clean(at)
     added = _params(at)["added"]
@@ -265,3 +272,27 @@ def test_intervals_on_large_data_wait_for_a_button(monkeypatch):
     assert_clean(at)
     assert not [b for b in at.button if b.key == "recal_boot"]
     assert _table(at)["95% interval of the difference"].str.contains("–|to").all()
+    # the call in a word beside the metric (after the calibrated ranges it was off-screen at 1024 px)
+    change = _table(at)["Change"]
+    assert set(change) <= {"better", "worse", "no clear change"} and len(change)
+    assert list(_table(at).columns[:4]) == ["Method", "Metric", "Change", "Before"]
+
+
+@pytest.mark.parametrize("added", [
+    '[{"model": ["x"]}]',  # an unhashable model name failed the page with TypeError (a review)
+    "[" * 5000 + "]" * 5000,  # a RecursionError escaped the JSON reading
+    '[{"model": "hospital_readmission", "methods": ["platt"], "split": "", "folds": 5, "by": "bmi", '
+    '"multiclass": "top_label", "seed": 0}]',  # one map per value of a continuous column: 16 s of fits
+    '[{"model": "hospital_readmission", "methods": ["platt"], "split": "age", "folds": 5, "by": "", '
+    '"multiclass": "top_label", "seed": 0}]',  # a split column of many values made cross_fit fail the page
+    '[{"model": "hospital_readmission", "methods": ["platt"], "split": "", "folds": 5, "by": "", '
+    '"multiclass": "top_label", "seed": true}]',
+])
+def test_a_crafted_added_link_is_ignored_with_a_warning(added):
+    at = app()
+    at.query_params["added"] = added
+    at.run()
+    assert_clean(at)
+    assert not at.error, [shown(e) for e in at.error]
+    assert "Ignored link settings" in " ".join(shown(w) for w in at.warning)
+    assert list(at.session_state["cv_models"]) == ["hospital_readmission"]
