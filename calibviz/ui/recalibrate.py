@@ -258,9 +258,13 @@ def restore_added(raw: str) -> list[str]:
     return ignored
 
 
-def link_values() -> dict:
-    """The link's recalibration parameters of the current view (a session file keeps them beside the settings)."""
-    return {**added_link_params(), **page_link_params()}
+def link_values(page: str | None = None) -> dict:
+    """The link's recalibration parameters: the recalibrated models added to the data (every page) and the
+    Recalibrate page's choices (its page, and the Report page's, whose recalibration section they choose; all of
+    them for ``page`` None: a session file keeps them beside the settings)."""
+    if _STORE not in st.session_state and _ADDED not in st.session_state:
+        return {}
+    return {**added_link_params(), **(page_link_params() if page in (None, "Recalibrate", "Report") else {})}
 
 
 def apply_link_values(values: dict, *, reset: bool = False) -> list[str]:

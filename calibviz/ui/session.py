@@ -148,7 +148,9 @@ def save_session_controls(page: str) -> None:
     src = current_source()
     data = st.session_state.get("cv_bytes")
     ref = session_ref()
-    values = {**url_values(), **_recalibration_values()}
+    from .recalibrate import link_values  # the Recalibrate page's choices and the recalibrated models added
+
+    values = {**url_values(), **link_values()}
     is_demo = src["kind"] == "demo"
     with st.expander("Save or share this view", icon=":material/bookmark:"):
         st.caption("The address bar holds a link to this view: anyone who has it and can reach this server sees "
@@ -174,15 +176,6 @@ def save_session_controls(page: str) -> None:
                            key="cv_session_save", icon=":material/download:", on_click="ignore",
                            help="One JSON file: this page, every setting, the data's digest and fingerprints"
                                 + (", and the data." if embed else "."))
-
-
-def _recalibration_values() -> dict:
-    """The Recalibrate page's choices and the recalibrated models added, as link parameters (none without)."""
-    if "cv_recal" not in st.session_state and "cv_recal_added" not in st.session_state:
-        return {}
-    from .recalibrate import link_values
-
-    return link_values()
 
 
 def restore_session(session) -> list[str]:

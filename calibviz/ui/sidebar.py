@@ -108,13 +108,12 @@ def _recalibration_from_link() -> list[str]:
 
 
 def _recalibration_link(title: str) -> dict:
-    """The link's parameters of recalibration: the recalibrated models added to the data (every page), and the
-    Recalibrate page's own choices (its page, and the Report page's, whose recalibration section they choose)."""
-    if scan_active() or not ("cv_recal" in st.session_state or "cv_recal_added" in st.session_state):
+    """The link's parameters of recalibration (:func:`calibviz.ui.recalibrate.link_values`)."""
+    if scan_active():
         return {}
-    from .recalibrate import added_link_params, page_link_params
+    from .recalibrate import link_values
 
-    return {**added_link_params(), **(page_link_params() if title in ("Recalibrate", "Report") else {})}
+    return link_values(title)
 
 
 def _open_linked_file(path: str) -> None:
