@@ -307,7 +307,7 @@ def panel_config(s: dict | None = None) -> PanelConfig:
     s = s or settings()
     config = PanelConfig(binning=s["scheme"], n_bins=int(s["bins"]), alpha=float(s["alpha"]),
                          n_min=int(s["n_min"]) or None, n_max=int(s["n_max"]) or None)
-    if config.n_min and config.n_max and config.n_min > config.n_max and config.binning in ("pavabc", "pava_bc"):
+    if _explicit_conflict(s) and config.binning in ("pavabc", "pava_bc"):
         # the page's bins cannot be made: say what is wrong and end the run. With other bins only TCE is lost: its
         # row reads n/a with the reason and the sidebar's note says how to fix the sizes (a walk-through found
         # Reliability and Compare blanked by a setting of the Test-based page)
