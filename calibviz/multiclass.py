@@ -535,10 +535,11 @@ def class_test_sentence(ranking: pd.DataFrame, alpha: float, *, panel: pd.DataFr
     class's bootstrap interval lay above 0 and the report called one "the worst calibrated class" on all of them.
 
     ``panel``: the metric panel shown beside the ranking. Classes are then named only where the panel's verdict
-    on the ranking's metric (class-wise ECE) does not say "no evidence", a gate that keeps the page's verdicts at α together:
-    the panel and the ranking, each at α, flagged 8.0% (6.0-10.5) of calibrated 10-class models on the
-    Multiclass page (an audit, 600 models of 1,000 rows). The gate costs nothing under a calibrated model (any
-    named class needs the panel's evidence) and the ranking's minP adjustment still guards the classes named.
+    on the ranking's metric (class-wise ECE) does not say "no evidence", a gate that keeps the page's verdicts at
+    α together: the panel and the ranking, each at α, flagged 8.0% (6.0-10.5) of calibrated 10-class models on
+    the Multiclass page (an audit, 600 models of 1,000 rows). A class is named only beside the panel's evidence
+    (or where the panel has no verdict on it, e.g. its reference still to compute), and the ranking's minP
+    adjustment still guards the classes named.
 
     >>> r = pd.DataFrame({"label": ["cat", "dog"], "value": [0.031, 0.012], "p_value": [1 / 881, 0.3],
     ...                   "p_adjusted": [3 / 881, 0.6]})

@@ -440,7 +440,9 @@ def load_predictions(path_or_buffer, label=None, probs=None, weight=None, logits
         Feature columns (default: every remaining column except ids).
     renormalize : bool, default False
         Divide rows that do not sum to 1 (within 1e-3) by their sum instead
-        of raising; rows that do are read as written, with or without it.
+        of raising. Rows within 1e-3 are accepted either way: those off by
+        more than float rounding (1e-6) are divided by their sums, the
+        others read as written.
         Right for rows off by rounding; rows far from 1 are kept with a
         note; two columns of a binary label that are not named after its
         classes are refused (they are two models, see ``probs``).
