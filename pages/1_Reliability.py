@@ -7,7 +7,7 @@ from calibviz.summary import WEIGHTED_BAND_NOTE, reliability_table
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import (BOOTSTRAP_ROW_BUDGET, download_table, joined_panels, panel_table, show_figure,
                                 show_headlines, show_metric_table)
-from calibviz.ui.blocks import show_dataframe
+from calibviz.ui.blocks import band_reading, show_dataframe
 from calibviz.ui.source import scan_dispatch
 from calibviz.ui.compute import cached
 from calibviz.ui.corp import CORP_METRICS, corp_figure, corp_table, discrimination
@@ -62,6 +62,8 @@ with left:  # the diagram first: on large data the metrics' references take seco
     else:
         st.subheader(f"Reliability diagram · {md(view.name)}")
         show_figure(fig, f"reliability_{preds.name}_{view.name}", key="reliability")
+        if s["band"]:
+            st.caption(band_reading(table))
 panel = panel_table(view.y, view.p, view.w, view.name, preds.fingerprint())
 if corp:  # both panels' tests are shown on the page: their verdicts are judged together (joined_panels)
     corp_panel = panel_table(view.y, view.p, view.w, view.name, preds.fingerprint(), metrics=CORP_METRICS)

@@ -429,6 +429,18 @@ def _readings(table: pd.DataFrame) -> pd.Series:
     return pd.Series([ui.get(m, r) for m, r in zip(table["metric"], table["reading"])], index=table.index)
 
 
+def band_reading(table: pd.DataFrame) -> str:
+    """What the reliability diagram's green band says, in a sentence: a bin outside it beside a metric table of
+    "no evidence" read as mixed signals, the band's own result said nowhere (a walk-through). The band is its
+    own test at α (all bins together), apart from the table's family."""
+    out = int(((table["obs_rate"] < table["band_low"]) | (table["obs_rate"] > table["band_high"])).sum())
+    if not out:
+        every = f"All {len(table)} bins lie" if len(table) > 1 else "The bin lies"
+        return f"{every} inside the green band: no evidence of miscalibration by the band's test."
+    return (f"{out} of {len(table)} bins lie outside the green band: evidence of miscalibration at level α by the "
+            "band's own test (all bins together), apart from the metric table, whose tests are judged together.")
+
+
 def show_headlines(table: pd.DataFrame, n: int | None = 3) -> None:
     """The first ``n`` metrics (all with None) as sentences for stakeholders; each reading ends with its verdict
     against a calibrated model."""

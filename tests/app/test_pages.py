@@ -242,3 +242,23 @@ def test_pava_bc_sizes_set_elsewhere_are_named_where_tce_uses_them():
     at = _open("pages/2_Test_based.py", n_min="500", n_max="300")  # once, in the main area (below the fold before)
     assert len(at.error) == 1 and not at.sidebar.error
     assert "Largest bin 300 is below Smallest bin 500" in shown(at.main.error[0])
+
+
+def test_the_reliability_diagram_says_what_its_band_says():
+    """A bin outside the green band beside a metric table of "no evidence" read as mixed signals, the band's own
+    result said nowhere (a browser walk-through): the caption under the diagram says it."""
+    from calibviz.summary import reliability_table
+    from calibviz.ui.blocks import band_reading
+
+    at = _open("pages/1_Reliability.py")
+    preds = cv.load_demo("hospital_readmission")
+    table = reliability_table(preds.y, preds.y_prob, test=None)
+    outside = int(((table["obs_rate"] < table["band_low"]) | (table["obs_rate"] > table["band_high"])).sum())
+    captions = " ".join(c.value for c in at.caption)
+    assert band_reading(table) in captions
+    assert (f"{outside} of {len(table)} bins lie outside the green band" if outside else
+            "bins lie inside the green band") in captions
+    rows = pd.DataFrame({"obs_rate": [0.1, 0.5], "band_low": [0.05, 0.2], "band_high": [0.15, 0.4]})
+    assert band_reading(rows).startswith("1 of 2 bins lie outside the green band: evidence of miscalibration")
+    assert band_reading(rows.iloc[:1]) == "The bin lies inside the green band: no evidence of miscalibration by the " \
+                                          "band's test."
