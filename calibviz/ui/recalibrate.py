@@ -19,11 +19,12 @@ from ..recalibration.crossfit import DEFAULT_METRICS, GroupedCrossFit
 from .blocks import BOOTSTRAP_ROW_BUDGET, page_redraws, redraws_words, slug
 from .blocks import show_dataframe
 from .compute import cached, progress_bar
-from .data import current_source
+from .data import current_predictions, current_source
+from .links import link_data
 
 __all__ = ["METHOD_LABELS", "named_reading", "controls", "results", "before_after_figure", "corp_figure", "maps_figure",
            "metric_table", "show_metric_table", "downloads", "open_in_compare", "split_columns", "group_columns",
-           "page_link_params", "read_page_link", "added_link_params", "restore_added", "PAGE_PARAM", "ADDED_PARAM",
+           "page_link_params", "read_page_link", "added_link_params", "restore_added", "PAGE_PARAM", "ADDED_PARAM", "LINK_PARAMS",
            "link_values", "apply_link_values",
            "variable_figures", "MIN_GROUP_ROWS"]
 
@@ -142,6 +143,7 @@ def controls(preds: Predictions) -> dict:
 #: (every page's link, as they are models of the data). Neither was in a link: the Compare page of added models
 #: opened elsewhere read "does not apply to a single model" (a browser walk-through).
 PAGE_PARAM, ADDED_PARAM = "recal", "added"
+LINK_PARAMS = (PAGE_PARAM, ADDED_PARAM)
 _ADDED = "cv_recal_added"  # [(data key, fit spec)] of the models added, for this session's data
 _FOLDS = (2, 3, 5, 10)
 _REDUCTIONS = ("top_label", "confidence", "classwise")
@@ -154,8 +156,6 @@ def _fit_choice(choice: dict) -> dict:
 
 
 def _data_key() -> str:
-    from .links import link_data
-
     return json.dumps(link_data(current_source()), sort_keys=True)
 
 
@@ -206,8 +206,7 @@ def read_page_link(raw: str) -> list[str]:
             store[key] = tuple(value) if isinstance(value, list) else value
         else:
             ignored.append(f"{PAGE_PARAM}.{key}={str(value)[:40]}")
-    from .data import current_predictions  # "methods" mirrors the data's kind (the Report page reads it)
-
+    # "methods" mirrors the data's kind (the Report page reads it)
     store["methods"] = store["bin_methods" if current_predictions().is_binary else "mc_methods"]
     return ignored
 

@@ -214,10 +214,10 @@ def restore_session(session) -> list[str]:
             st.session_state.pop(k, None)
         st.session_state.update(before)
         raise
-    recal = {k: session.settings[k] for k in ("recal", "added") if k in session.settings}
-    ignored = replace_settings({k: v for k, v in session.settings.items() if k not in recal})
-    from .recalibrate import apply_link_values  # the recalibrated models added to the data, fitted again
+    from .recalibrate import LINK_PARAMS, apply_link_values  # the recalibrated models added, fitted again
 
+    recal = {k: session.settings[k] for k in LINK_PARAMS if k in session.settings}
+    ignored = replace_settings({k: v for k, v in session.settings.items() if k not in recal})
     ignored += apply_link_values(recal, reset=True)
     models = current_models()
     want = d.model or ""

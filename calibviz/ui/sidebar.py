@@ -99,10 +99,11 @@ def page_setup(title: str, controls: tuple = (), model_picker: bool = True) -> N
 def _recalibration_from_link() -> list[str]:
     """The Recalibrate page's choices and the recalibrated models a link names (:mod:`calibviz.ui.recalibrate`);
     returns what was ignored."""
-    values = {k: st.query_params[k] for k in ("recal", "added") if st.query_params.get(k)}
-    if not values or scan_active():
+    if scan_active():
         return []
-    from .recalibrate import apply_link_values
+    from .recalibrate import LINK_PARAMS, apply_link_values
+
+    values = {k: st.query_params[k] for k in LINK_PARAMS if st.query_params.get(k)}
 
     return apply_link_values(values)
 
