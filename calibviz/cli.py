@@ -442,12 +442,15 @@ def _cmd_metrics(args) -> int:
     with bar:
         with bar.step(f"reading {_printable(args.file)}"):
             models = _scan(args) if args.engine else _load(args.file, **_mapping_kwargs(args))
-        _print_notes({n: m.notes for n, m in models.items()})
+        if not args.engine:  # a scan's notes are complete after its first pass (one class among the labels)
+            _print_notes({n: m.notes for n, m in models.items()})
         if args.recalibrate:
             if args.engine or thresholds or p_thresholds:
                 raise InputError("--recalibrate cannot be combined with --engine, --fail-above or --fail-p-below.")
             return _metrics_recalibrated(args, models, cfg, requested, bar)
         records, gate_keys = _panel_records(args, models, cfg, requested, thresholds + p_thresholds, bar)
+        if args.engine:
+            _print_notes({n: m.notes for n, m in models.items()})
     return _report_metrics(args, records, thresholds, p_thresholds, gate_keys)
 
 
@@ -636,13 +639,13 @@ def _report_scan(args, cfg, metrics, out: Path) -> int:
     with bar:
         with bar.step(f"opening {_printable(args.file)} ({args.engine})"):
             models = _scan(args)
-        _print_notes({n: m.notes for n, m in models.items()})
         with bar.step(f"building the report of {len(models)} model{'s' if len(models) > 1 else ''} from "
                       f"{args.engine} aggregations") as progress:
             page = build_scan_report(models, config=cfg, metrics=metrics, n_resamples=args.ci, random_state=args.seed,
                                      n_reference=_redraws(args, metrics, cfg.alpha), title=args.title,
                                      source=args.file, load_options=options, engine=args.engine, database=args.database,
                                      progress=progress)
+        _print_notes({n: m.notes for n, m in models.items()})  # after the first passes (see _cmd_metrics)
         _write_page(page, out)
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)
     return 0

@@ -274,7 +274,7 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, mcb
     v = _binary_view(p)
     what = (f"P({_e(p.positive_label)}), the probability of the positive class" if p.is_binary else
             "the confidence (top-class probability) against 'the top class is correct'")
-    parts = _metrics_parts(anchor, name, panel, confidence)
+    parts = _metrics_parts(anchor, name, panel, confidence, notes=p.notes)
     if "mcb" not in set(panel["metric"]) and np.isfinite(mcb["p_value"]):  # the table's counts include it
         parts.append(f'<p class="note">The verdicts judge these tests together with the MCB test of the CORP '
                      f"section below ({int(mcb['n_tests'])} tests in all, Holm's method).</p>")
@@ -381,10 +381,12 @@ def _model_section(idx: int, name: str, p: Predictions, panel: pd.DataFrame, mcb
 
 
 def _metrics_parts(anchor: str, name: str, panel: pd.DataFrame, confidence: float,
-                   caption: str | None = None) -> list[str]:
-    """The model's heading and its metric table (values, intervals, calibrated-model reference, readings);
+                   caption: str | None = None, notes=()) -> list[str]:
+    """The model's heading, what reading its rows changed (``notes``: :attr:`Predictions.notes`, the dashboard's
+    and the command line's notes) and its metric table (values, intervals, calibrated-model reference, readings);
     ``caption`` says how the intervals were made (default :func:`calibviz.panel.interval_caption`)."""
     return [f'<section id="{anchor}"><h2>Model: {_e(name)}</h2>',
+            *(f'<p class="note">Note: {_e(n)}.</p>' for n in notes),
             f"<h3 id=\"{anchor}-metrics\">Metrics with intervals</h3>",
             _metric_table_html(panel, confidence),
             f'<p class="note">{_e(interval_caption(panel) if caption is None else caption)}</p>']

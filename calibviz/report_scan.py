@@ -119,7 +119,7 @@ def _model_section(idx: int, name: str, s: Scan, panel: pd.DataFrame, cfg: Panel
     what = (f"P({_e(s.classes[1])}), the probability of the positive class" if s.is_binary else
             "the confidence (top-class probability) against 'the top class is correct'")
     parts = _metrics_parts(anchor, name, panel, confidence, caption=interval_caption(
-        panel, multiclass=not s.is_binary, weighted=s.mapping.weight is not None))
+        panel, multiclass=not s.is_binary, weighted=s.mapping.weight is not None), notes=s.notes)
     scheme = cfg.scheme()
     table = s.reliability_table(scheme, cfg.alpha)
     fig = figures.reliability_diagram(s, binning=scheme, alpha=cfg.alpha, show_band=True, title=None)

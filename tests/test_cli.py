@@ -471,3 +471,25 @@ def test_a_streamed_log_is_checked_before_its_metric_list(tmp_path, capsys):
                             "0", *engine], capsys)
         assert_one_line_error(code, err)
         assert "labels 'c' in" in err and "not among the classes" in err, err
+
+
+@pytest.mark.parametrize("engine", [None, "duckdb"])
+def test_a_log_of_one_class_is_analysed_and_its_note_reaches_the_command_line_and_the_report(tmp_path, capsys,
+                                                                                           engine):
+    """A day of a log without positives, predicted at 20% on average: refused ("calibration needs examples of at
+    least two classes") while it is plain miscalibration. Now the metrics come with the note, on stderr after the
+    scan's first pass (a scan knows the classes present only then) and in the report's model section."""
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0.1, 0.3, 400)
+    path = tmp_path / "day.csv"
+    pd.DataFrame({"y": np.zeros(400, int), "p": p}).to_csv(path, index=False)
+    extra = ["--engine", engine] if engine else []
+    code, out, err = run(["metrics", str(path), "--metrics", "ece,brier", "--reference", "50", "--format", "json",
+                          *extra], capsys)
+    values = {r["metric"]: r["value"] for r in json.loads(out)}
+    assert code == 0 and values["brier"] == pytest.approx(np.mean(p ** 2), rel=1e-9)
+    assert "only class 0 occurs in the labels (no row of class 1)" in err, err
+    report = tmp_path / "r.html"
+    code, out, err = run(["report", str(path), "-o", str(report), "--metrics", "ece", "--reference", "50", *extra],
+                         capsys)
+    assert code == 0 and "Note: only class 0 occurs in the labels (no row of class 1)" in report.read_text()

@@ -12,6 +12,7 @@ from scipy.special import softmax
 
 import calibviz as cv
 from calibviz.io import detect_mapping, read_table
+from calibviz.io.loading import predictions_from_frame
 
 
 def _frame(n=40, seed=0):
@@ -530,3 +531,28 @@ def test_class_columns_off_by_rounding_are_called_rounding(tmp_path):
         with pytest.raises(cv.InputError, match=r"column\(s\) 'p_9' hold values outside it .* are rounding, e\.g\. "
                                                 r"a last column written as 1 minus"):
             load()
+
+
+@pytest.mark.parametrize("labels, positive, classes", [
+    ([0] * 12, None, (0, 1)),
+    ([1] * 12, None, (0, 1)),
+    ([True] * 12, None, (False, True)),
+    (["no"] * 12, None, ("no", "yes")),
+    (["Yes"] * 12, None, ("No", "Yes")),
+    (["no"] * 12, "yes", ("no", "yes")),
+    ([0] * 12, "1", (0, 1)),
+    (["healthy"] * 12, "sick", ("healthy", "sick")),
+])
+def test_a_binary_label_of_one_class_names_the_other_class(labels, positive, classes):
+    """One class among binary labels (a day without fraud): the other class is the opposite of a yes/no-like label,
+    of its type (0 -> 1, not '0' beside integers), or the positive class given; the note says which occurs."""
+    df = pd.DataFrame({"y": labels, "p": np.linspace(0.1, 0.6, len(labels))})
+    preds = next(iter(predictions_from_frame(df, positive=positive).values()))
+    assert preds.classes == classes and type(preds.classes[1]) is type(classes[1])
+    assert any(f"only class {labels[0]} occurs in the labels" in n for n in preds.notes), preds.notes
+
+
+def test_a_one_class_label_that_names_no_opposite_asks_for_the_positive_class():
+    df = pd.DataFrame({"y": ["cat"] * 12, "p": np.linspace(0.1, 0.6, 12)})
+    with pytest.raises(cv.InputError, match="cannot tell the positive class among the labels \\['cat'\\]"):
+        predictions_from_frame(df)

@@ -744,3 +744,15 @@ def test_zero_probabilities_of_the_observed_class_are_said():
     assert cross_fit("platt", y, R).warnings() == []  # no top probability of 1 in R
     grouped = cross_fit_by("temperature", y, R, np.repeat(["a", "b"], n // 2), name="site")
     assert any(w.startswith("site = a: ") and "probability of exactly 0" in w for w in grouped.warnings())
+
+
+@pytest.mark.parametrize("method", ["platt", "isotonic", "beta"])
+def test_a_map_is_not_fitted_on_labels_of_one_outcome(method):
+    """Loaded logs may hold one class (with a note); a map fitted on them learns 'always this outcome' (Platt's
+    likelihood has no maximum): refused with the reason, on weights too (the other outcome weighs 0)."""
+    p = np.linspace(0.05, 0.6, 200)
+    with pytest.raises(cv.InputError, match="needs rows of both outcomes; only y = 0 occurs"):
+        cross_fit(method, np.zeros(200, int), p)
+    y = np.r_[np.zeros(100, int), np.ones(100, int)]
+    with pytest.raises(cv.InputError, match="only y = 1 occurs"):
+        cross_fit(method, y, p, sample_weight=np.r_[np.zeros(100), np.ones(100)])

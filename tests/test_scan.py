@@ -1499,20 +1499,27 @@ def test_weights_too_large_to_square_are_refused_in_memory_and_on_scans(tmp_path
 
 
 def test_rows_of_weight_zero_are_absent_in_memory_as_on_scans(tmp_path):
-    """A row of weight 0 is an absent row: a file whose negatives all weigh 0 holds one class, and 5 rows of
-    positive weight are 5 rows. Scans refused both; in memory they were analysed (an adversarial review)."""
+    """A row of weight 0 is an absent row: a file whose negatives all weigh 0 holds one class (analysed, with the
+    note of one class among the rows of positive weight), and 5 rows of positive weight are 5 rows. Scans refused
+    both; in memory they were analysed (an adversarial review)."""
     rng = np.random.default_rng(7)
     p = rng.uniform(size=200)
     y = (rng.random(200) < p).astype(int)
-    cases = {"one class": (np.where(y == 1, 1.0, 0.0), "only one class"),
-             "five rows": (np.r_[np.ones(5), np.zeros(195)], "5 rows")}
-    for name, (w, message) in cases.items():
-        path = tmp_path / f"{name.replace(' ', '_')}.csv"
-        pd.DataFrame({"y": y, "p": p, "weight": w}).to_csv(path, index=False)
-        with pytest.raises(cv.InputError, match=message):
-            cv.load_predictions(str(path), weight="weight")
-        with pytest.raises(cv.InputError, match=message):
-            cv.scan(str(path), weight="weight").metrics(["ece"], n_reference=0)
+    path = tmp_path / "one_class.csv"
+    pd.DataFrame({"y": y, "p": p, "weight": np.where(y == 1, 1.0, 0.0)}).to_csv(path, index=False)
+    memory = cv.load_predictions(str(path), weight="weight")
+    want = metric_panel(memory.y, memory.y_prob, sample_weight=memory.weights, metrics=("ece",), n_resamples=0,
+                        n_reference=0)["value"].iloc[0]
+    s = cv.scan(str(path), weight="weight")
+    assert s.metrics(["ece"], n_reference=0)["value"].iloc[0] == pytest.approx(want, rel=1e-9)
+    note = "only class 1 occurs among the rows of positive weight (no row of class 0)"
+    assert any(note in n for n in memory.notes) and any(note in n for n in s.notes), (memory.notes, s.notes)
+    path = tmp_path / "five_rows.csv"
+    pd.DataFrame({"y": y, "p": p, "weight": np.r_[np.ones(5), np.zeros(195)]}).to_csv(path, index=False)
+    with pytest.raises(cv.InputError, match="5 rows"):
+        cv.load_predictions(str(path), weight="weight")
+    with pytest.raises(cv.InputError, match="5 rows"):
+        cv.scan(str(path), weight="weight").metrics(["ece"], n_reference=0)
 
 
 def test_polars_reads_tab_and_semicolon_separated_files_and_names_decimal_commas(tmp_path):
@@ -1566,13 +1573,34 @@ def test_hosmer_lemeshow_on_a_scan_gives_no_verdict_where_groups_expect_few_even
 
 
 @pytest.mark.parametrize("engine", ["duckdb", "polars"])
-def test_a_source_of_one_class_says_so_on_every_engine(tmp_path, engine):
-    """Labels all 1: Polars compared the integer labels with the placeholder class '0' and failed with "cannot
-    compare string with numeric type" (an adversarial review); every engine now gives the in-memory message."""
+def test_a_source_of_one_class_is_analysed_on_every_engine_as_in_memory(tmp_path, engine):
+    """Labels all 1 (a day of a log without negatives): every path refused it ("calibration needs examples of at
+    least two classes"), although a model that predicted 0.5 for all of them is plainly miscalibrated (earlier,
+    Polars compared the integer labels with a placeholder class '0' and failed: "cannot compare string with
+    numeric type"). Now analysed as in memory: classes 0 and 1, the same values, the note of one class."""
     rng = np.random.default_rng(11)
-    pd.DataFrame({"y": np.ones(50, int), "p": rng.uniform(size=50)}).to_parquet(tmp_path / "ones.parquet")
-    with pytest.raises(cv.InputError, match="only one class \\(1\\) occurs in the labels"):
-        cv.scan(str(tmp_path / "ones.parquet"), engine=engine).metrics(["ece"], n_reference=0)
+    p = rng.uniform(size=50)
+    pd.DataFrame({"y": np.ones(50, int), "p": p}).to_parquet(tmp_path / "ones.parquet")
+    memory = cv.load_predictions(str(tmp_path / "ones.parquet"))
+    s = cv.scan(str(tmp_path / "ones.parquet"), engine=engine)
+    got = s.metrics(["ece", "brier"], n_reference=0)["value"].to_numpy()
+    assert memory.classes == s.classes == (0, 1)
+    assert got == pytest.approx([cv.metrics.ece(np.ones(50), p), np.mean((1 - p) ** 2)], rel=1e-9)
+    note = "only class 1 occurs in the labels (no row of class 0)"
+    assert any(note in n for n in memory.notes) and any(note in n for n in s.notes), (memory.notes, s.notes)
+
+
+def test_a_multiclass_source_of_one_class_is_refused_on_every_path(tmp_path):
+    """Three class columns and one class among the labels: refused in memory and on scans, with the same words."""
+    frame = pd.DataFrame({"y": ["a"] * 30, "p_a": 0.5, "p_b": 0.3, "p_c": 0.2})
+    frame.to_parquet(tmp_path / "a.parquet")
+    probs = {"a": "p_a", "b": "p_b", "c": "p_c"}
+    with pytest.raises(cv.InputError, match="only one class \\('a'\\) occurs .*needs examples of at least two"):
+        cv.load_predictions(str(tmp_path / "a.parquet"), probs=probs)
+    for engine in ("duckdb", "polars"):
+        with pytest.raises(cv.InputError, match="only one class \\('a'\\) occurs .*needs examples of at least two"):
+            cv.scan(str(tmp_path / "a.parquet"), probs=probs, engine=engine).metrics(
+                ["confidence_ece"], n_reference=0)
 
 
 def test_a_crowded_bin_is_noted_on_a_scan_as_in_memory(tmp_path):

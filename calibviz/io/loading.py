@@ -301,14 +301,31 @@ def _build(df: pd.DataFrame, mapping: ColumnMapping, cols, name: str, source: st
                          "are needed for a calibration analysis.")
     present = np.unique(y if w is None else y[w > 0])
     if present.size < 2:
-        raise InputError(
-            f"{source}: only one class ({mapping.classes[present[0]]!r}) occurs in the labels of model {name!r}"
-            + ("" if w is None else " (among the rows of positive weight)")
-            + "; calibration needs examples of at least two classes."
-        )
+        if len(mapping.classes) > 2:
+            raise InputError(
+                f"{source}: only one class ({mapping.classes[present[0]]!r}) occurs in the labels of model {name!r}"
+                + ("" if w is None else " (among the rows of positive weight)")
+                + "; a multiclass calibration analysis needs examples of at least two classes."
+            )
+        notes.append(one_class_note(mapping.classes, int(present[0]), weighted=np.unique(y).size > 1))
     features = df[list(mapping.features)].reset_index(drop=True)
     return Predictions(y=y, probs=probs, classes=mapping.classes, weights=w, features=features, name=name,
                        source=source, notes=tuple(notes))
+
+
+def one_class_note(classes, present: int, *, weighted: bool = False) -> str:
+    """The note of binary labels of which only one class occurs (``present``: its index in ``classes``).
+
+    Such a log is still a calibration question (a day of a fraud model's log with no fraud: did the model predict
+    little fraud?); the metrics and tests compare the predictions with it. The few that need both classes say so
+    where they are shown.
+
+    >>> one_class_note((0, 1), 0)
+    'only class 0 occurs in the labels (no row of class 1): the metrics and tests compare the predictions with that; AUC and the calibration slope and intercept need both classes'
+    """
+    where = " among the rows of positive weight" if weighted else " in the labels"  # weighted: the other weighs 0
+    return (f"only class {classes[present]} occurs{where} (no row of class {classes[1 - present]}): the metrics and "
+            "tests compare the predictions with that; AUC and the calibration slope and intercept need both classes")
 
 
 def _model_name_from_source(source: str) -> str:

@@ -43,6 +43,7 @@ Detection rules, in order (every rule can be overridden by an argument):
 """
 from __future__ import annotations
 
+import numbers
 import re
 import reprlib
 from dataclasses import dataclass, field
@@ -374,10 +375,45 @@ def _label_values(series: pd.Series) -> list:
         return sorted(values.tolist(), key=_key)
 
 
+#: Opposite pairs of yes/no-like labels: a binary label column that holds one of them names the other class too.
+_OPPOSITES = {"0": "1", "-1": "1", "false": "true", "no": "yes", "n": "y", "neg": "pos", "negative": "positive",
+              "f": "t"}
+_OPPOSITES.update({v: k for k, v in _OPPOSITES.items() if k != "-1"})
+
+
+def _other_class(value):
+    """The class opposite a yes/no-like label, of the label's type and case (None for other labels): what the
+    other class of a binary label column is called when only one class occurs in it (a day of a fraud log with no
+    fraud is still a log of the classes 0 and 1).
+
+    >>> _other_class(0), _other_class(True), _other_class(1.0), _other_class("No"), _other_class("YES")
+    (1, False, 0.0, 'Yes', 'NO')
+    >>> _other_class(-1), _other_class("cat") is None, _other_class(2) is None
+    (1, True, True)
+    """
+    key = _key(value)
+    other = _OPPOSITES.get(key)
+    if other is None:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return not bool(value)
+    if isinstance(value, (numbers.Number, np.number)):
+        return type(value)(int(other)) if not isinstance(value, (float, np.floating)) else float(other)
+    text = str(value).strip()
+    return other.upper() if text.isupper() and len(text) > 1 else other.capitalize() if text[:1].isupper() else other
+
+
+def _classes(n: int) -> str:
+    return f"{n} class" if n == 1 else f"{n} classes"
+
+
 def _positive_of(values: list, positive) -> tuple:
     """(negative, positive) for binary labels."""
     if positive is not None:
         matches = [v for v in values if _key(v) == _key(positive)]
+        if len(values) == 1 and not matches:  # one class occurs and the positive class never does
+            other = _other_class(values[0])
+            return values[0], other if other is not None and _key(other) == _key(positive) else positive
         if not matches:
             if len(values) > 2:
                 raise InputError(f"positive class {positive!r} is not among the labels {values[:10]!r}.",
@@ -393,15 +429,19 @@ def _positive_of(values: list, positive) -> tuple:
                 f"({values[:10]!r}); give one probability column per class.",
                 ui_message=f"a single probability column describes two classes, but the labels hold {len(values)} "
                            f"values ({_plain(values)}); choose one Probability column per class.")
-        neg = others[0] if others else ("not " + str(pos))
-        return neg, pos
+        if others:
+            return others[0], pos
+        other = _other_class(pos)
+        return (other if other is not None else "not " + str(pos)), pos
     if len(values) > 2:
         raise too_many_classes_error(values)
     keys = [_key(v) for v in values]
+    if len(values) == 1 and _other_class(values[0]) is not None:  # one class occurs: the other is its opposite
+        other = _other_class(values[0])
+        return (other, values[0]) if keys[0] in _AFFIRMATIVE else (values[0], other)
     for i, k in enumerate(keys):
         if k in _AFFIRMATIVE and all(o in _NEGATIVE for j, o in enumerate(keys) if j != i):
-            neg = values[1 - i] if len(values) == 2 else "0"
-            return neg, values[i]
+            return values[1 - i], values[i]
     raise InputError(
         f"cannot tell the positive class among the labels {values!r}; pass positive=<label> "
         "(the class whose probability the column holds).",
@@ -527,9 +567,9 @@ def _resolve_probs_unordered(df, cols, labels, probs, positive, notes):
             notes.append("probability columns matched to the sorted labels in the order given")
             return probs, list(labels), False
         raise InputError(
-            f"{len(probs)} probability columns were given but the labels hold {len(labels)} classes "
+            f"{len(probs)} probability columns were given but the labels hold {_classes(len(labels))} "
             f"({labels[:10]!r}); pass one column per class as a dict {{class: column}}.",
-            ui_message=f"{len(probs)} probability columns were chosen but the labels hold {len(labels)} classes "
+            ui_message=f"{len(probs)} probability columns were chosen but the labels hold {_classes(len(labels))} "
                        f"({_plain(labels)}); choose one Probability column per class, named p_<class>"
                        + (", or 'one model per column' if each column is one model's P(positive class)"
                           if len(labels) == 2 else "") + ".")

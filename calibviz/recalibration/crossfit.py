@@ -270,6 +270,10 @@ def cross_fit(method, y_true, y_prob, *, n_splits: int = 5, random_state=0, samp
 def _cross_fit(proto, y, P, w, *, n_splits, random_state, groups, split) -> CrossFit:
     """:func:`cross_fit` on checked arrays."""
     n, multi = y.shape[0], P.ndim == 2
+    present = np.unique(y if w is None else y[w > 0])
+    if not multi and present.size < 2:  # every map would learn "always this outcome" (Platt: no maximum at all)
+        raise InputError(f"a recalibration map learns the outcome rate at each prediction and needs rows of both "
+                         f"outcomes; only y = {int(present[0]) if present.size else 0} occurs in these labels.")
     if split is not None:
         cal = split_mask(split, n)
         if w is not None and not (w[cal] > 0).any():

@@ -23,7 +23,8 @@ import pandas as pd
 
 from ..binning import PAVA, PAVABC, EqualMass, Uniform, get_scheme
 from ..errors import InputError
-from ..io.loading import MIN_ROWS, bad_sums_error, out_of_range_error, renormalized_note, unknown_labels_error
+from ..io.loading import (MIN_ROWS, bad_sums_error, one_class_note, out_of_range_error, renormalized_note,
+                          unknown_labels_error)
 from ..io.mapping import too_many_classes_error
 from ..metrics.consistency import reference_level
 from ..panel import no_verdict_words
@@ -85,6 +86,7 @@ class Scan:
         self._bins_cache = {}  # repr(scheme): (atoms, bins), valid while the atoms are those atoms
         self._reference_draws = {}  # (scheme, redraws, seed): calibrated-model draws (scan.reference)
         self._notes = None
+        self._one_class = None  # the note of binary labels of one class, known after the first pass
         self._row_sums_cache = None  # (lowest, highest row sum, rows off): see :meth:`_row_sums`
 
     @property
@@ -100,7 +102,7 @@ class Scan:
                 # rows summing to 0 are refused when the rows are read (no note before that error)
                 note = renormalized_note(lo, hi, n_off) if np.isfinite(lo) and np.isfinite(hi) and lo > 0 else None
             mapped = tuple(self.mapping.notes) if self.mapping is not None else ()
-            self._notes = mapped + ((note,) if note else ())
+            self._notes = mapped + tuple(n for n in (note, self._one_class) if n)
         return self._notes
 
     def _row_sums(self) -> tuple[float, float, int]:
@@ -386,10 +388,12 @@ class Scan:
             raise InputError(f"{src}: model {self.name!r} has {n} rows; at least {MIN_ROWS} are needed for a "
                              "calibration analysis.")
         present = valid.loc[valid["n"] > 0, "_y"].unique()
-        if present.size < 2 and r.view == "binary":
-            cls = r.positive if present[0] == 1 else r.negative
-            raise InputError(f"{src}: only one class ({cls!r}) occurs in the labels of model {self.name!r}; "
-                             "calibration needs examples of at least two classes.")
+        if present.size < 2 and r.view == "binary" and self._one_class is None:
+            # the in-memory note (a one-class log is still a calibration question); notes read again
+            other_zero = (table["_b"] == _agg.ZERO_WEIGHT) & (table["_y"] == 1 - int(present[0]))
+            self._one_class = one_class_note((r.negative, r.positive), int(present[0]),
+                                             weighted=bool(n_of(other_zero)))
+            self._notes = None
         return valid
 
     def _atoms(self, refine=None) -> _ref.Atoms:

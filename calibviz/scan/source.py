@@ -494,11 +494,6 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
         # the sample alone cannot tell the classes: read the label column's distinct values (one column, one pass)
         distinct = collect(frame.select(nw.col(label_col)).unique().head(MAX_LABELS + 1))[label_col]
         distinct = distinct.dropna()
-        if len(distinct) == 1:
-            # one class in the whole source (the in-memory message; an engine that compares a label column of
-            # integers with the placeholder class '0' failed on it instead: "cannot compare string with numeric")
-            raise InputError(f"{name}: only one class ({_python(distinct.iloc[0])!r}) occurs in the labels; "
-                             "calibration needs examples of at least two classes.")
         if len(distinct) > MAX_LABELS:
             raise InputError(f"the label column {label_col!r} holds more than {MAX_LABELS} distinct values; is it a "
                              "score? Pass label=<column> with the true classes.",
@@ -523,6 +518,10 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
     numbers = {c: "probability" for cols in mapping.probs.values() for c in cols}
     _check_numbers(frame, name, {**numbers, **({mapping.weight: "weight"} if mapping.weight else {})})
     multiclass = len(mapping.classes) > 2
+    if multiclass and label_col is not None and sample[label_col].nunique() == 1:
+        # the sample holds the source's distinct labels when it showed fewer than two (read above): one class
+        raise InputError(f"{name}: only one class ({_python(sample[label_col].dropna().iloc[0])!r}) occurs in the "
+                         "labels; a multiclass calibration analysis needs examples of at least two classes.")
     if multiclass and mapping.label_positions:
         raise InputError(f"{name}: integer labels that are positions of the probability columns are not supported "
                          "by scans; name the columns p_<class> after the labels.")

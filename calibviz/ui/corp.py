@@ -12,6 +12,7 @@ import streamlit as st
 from .. import figures
 from .. import metrics as M
 from ..panel import format_value, rare_events_note
+from ..errors import InputError
 from ..io import Predictions
 from ..reduce import BinaryView
 from .blocks import BOOTSTRAP_ROW_BUDGET, CORP_METRICS, download_table, show_figure
@@ -125,17 +126,26 @@ def discrimination(preds: Predictions, view: BinaryView) -> None:
     """ROC curve of the view with AUC and DeLong's interval, sharpness against DSC; multiclass: accuracy and
     one-vs-rest AUC per class."""
     fp = preds.fingerprint()
-    auc = cached(("auc", fp, view.name), lambda: M.auc_delong(view.y, view.p, sample_weight=view.w))
+    one_outcome = np.unique(view.y if view.w is None else view.y[view.w > 0]).size < 2
+    auc = None if one_outcome else cached(("auc", fp, view.name),
+                                          lambda: M.auc_delong(view.y, view.p, sample_weight=view.w))
     sharp = cached(("sharpness", fp, view.name), lambda: M.sharpness(view.p, sample_weight=view.w))
     dec = cached(("corp_dec", fp, view.name), lambda: M.corp_decomposition(view.y, view.p, sample_weight=view.w))
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        fig = cached(("roc_fig", fp, view.name), lambda: figures.roc_curves(
-            {view.name: (view.y, view.p, view.w)}, title=""))
-        show_figure(fig, f"roc_{preds.name}_{view.name}", key="roc")
+        if one_outcome:  # a log of one class (a day without fraud): the library's words, and the page goes on
+            try:
+                M.auc_delong(view.y, view.p, sample_weight=view.w)
+            except InputError as exc:
+                st.info(md(exc.ui_message[:1].upper() + exc.ui_message[1:]), icon=":material/info:")
+        else:
+            fig = cached(("roc_fig", fp, view.name), lambda: figures.roc_curves(
+                {view.name: (view.y, view.p, view.w)}, title=""))
+            show_figure(fig, f"roc_{preds.name}_{view.name}", key="roc")
     with right:
-        st.metric("AUC", f"{auc.auc:.3f}", help="Area under the ROC curve; 95% interval by DeLong et al. (1988).")
-        if np.isfinite(auc.low):
+        if auc is not None:
+            st.metric("AUC", f"{auc.auc:.3f}", help="Area under the ROC curve; 95% interval by DeLong et al. (1988).")
+        if auc is not None and np.isfinite(auc.low):
             # few events: the panel's note on DeLong's coverage (69-91% with 4-16 events, an audit)
             few = rare_events_note("auc", view.y)
             st.caption(f"95% interval {auc.low:.3f}–{auc.high:.3f} (DeLong); {auc.n_pos:,} rows with the outcome, "
