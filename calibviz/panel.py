@@ -173,6 +173,10 @@ class MetricSpec:
     # (samples, cfg) -> values: the metric on many (y, p, w) samples at once where that is faster (TCE tests
     # the bins of all its bootstrap resamples together); identical to calling ``compute`` on each
     compute_many: Callable | None = None
+    # (value) -> the direction a value names ("the predictions are too extreme"): said only with a verdict of
+    # evidence (the sign of a calibrated model's slope or intercept is a coin toss: "too extreme" stood beside
+    # "no evidence" on half of them, an audit)
+    direction: Callable | None = None
 
 
 #: The logistic recalibration fits of one :func:`metric_panel` call, keyed on its arrays and confidence: the
@@ -343,23 +347,20 @@ BINARY_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
         "Slope of the logistic recalibration of logit(p): 1 is ideal, < 1 means predictions are too extreme.",
         lambda v, ctx: ("The calibration slope is undefined: the predictions separate the outcomes completely "
                         "(or are constant, or all 0 or 1), so the logistic recalibration has no finite slope."
-                        if not np.isfinite(v) else
-                        ("Predictions are neither too extreme nor too timid" if abs(v - 1) < 0.005 else
-                         "Predictions are too extreme (overconfident)" if v < 1 else
-                         "Predictions are too timid (underconfident)")
-                        + f": calibration slope {format_value(v, 'slope')} (ideal 1)."),
+                        if not np.isfinite(v) else f"Calibration slope {format_value(v, 'slope')} (ideal 1)."),
         unit="slope", bootstrap=False, lower_is_better=False,
+        direction=lambda v: ("the predictions are too extreme (overconfident)" if v < 1 else
+                             "the predictions are too timid (underconfident)"),
     ),
     MetricSpec(
         "calibration_intercept", "Calibration-in-the-large",
         lambda y, p, w, c: _logistic_fit(y, p, w).intercept,
         "Intercept of the offset model logit P(y=1) = a + logit(p): 0 is ideal; > 0 means under-prediction.",
-        lambda v, ctx: "The calibration intercept is undefined for these predictions." if not np.isfinite(v) else (
-                        "The model matches the outcome rate on average" if abs(v) < 0.005 else
-                        "The model under-predicts the outcome on average" if v > 0 else
-                        "The model over-predicts the outcome on average")
-        + f" (intercept {'+' if v > 1e-12 else ''}{format_value(v, 'logit')}, ideal 0).",
+        lambda v, ctx: "The calibration intercept is undefined for these predictions." if not np.isfinite(v) else
+        f"Calibration intercept {'+' if v > 1e-12 else ''}{format_value(v, 'logit')} (ideal 0).",
         unit="logit", bootstrap=False, lower_is_better=False,
+        direction=lambda v: ("the model under-predicts the outcome on average" if v > 0 else
+                             "the model over-predicts the outcome on average"),
     ),
     MetricSpec(
         "mcb", "MCB (CORP miscalibration)", lambda y, p, w, c: M.corp_decomposition(y, p, sample_weight=w).mcb,
@@ -734,6 +735,8 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
                     f"{p_words(format_adjusted_p(adjusted, p_value, n_redraws))})")
     else:
         verdict += f" ({p_text})"
+    if verdict.startswith("evidence") and spec.direction is not None and value is not None and np.isfinite(value):
+        verdict += f"; {spec.direction(value)}"
     below = ""
     if (spec.key in M.TWO_SIDED_METRICS and np.isfinite(null_low) and value is not None and value < null_low
             and verdict.startswith("evidence")):

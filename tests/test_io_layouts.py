@@ -388,3 +388,13 @@ def test_a_long_format_error_names_its_model(tmp_path):
     with pytest.raises(cv.InputError, match=r"^model 'zbad' \(rows counted among that model's rows, in file order\): "
                                             r"probabilities must lie in \[0, 1\]"):
         cv.load_models(str(path))
+
+
+def test_a_file_of_one_column_is_told_what_is_missing_not_to_change_its_delimiter():
+    """A comma-separated file of labels alone was told to "separate the label and probability columns with commas"
+    (an audit): with no other separator in its header it holds one column, and the message says what is missing."""
+    with pytest.raises(cv.InputError, match="holds a single column, 'y'; a predictions table needs a label column "
+                                            "and a probability column") as err:
+        read_table(b"y\n" + b"0\n1\n" * 10, name="labels.csv")
+    assert not err.value.hint and "with commas" not in str(err.value)
+    assert not PYTHON_SYNTAX.search(err.value.ui_message)

@@ -429,3 +429,21 @@ def test_rare_events_get_a_note_on_the_scores_intervals():
     y_many = (rng.random(500) < 0.4).astype(int)
     t = metric_panel(y_many, p, metrics=("brier", "auc"), n_resamples=20, n_reference=0)
     assert not any("Approximate interval: only" in n for n in t["note"])
+
+
+def test_slope_and_intercept_name_a_direction_only_with_evidence():
+    """'Predictions are too extreme (overconfident): calibration slope 0.9841' stood beside 'no evidence of
+    miscalibration' on a calibrated model (a slope is never exactly 1; an audit): the direction now comes with a
+    verdict of evidence only, in the verdict's sentence (which judged_together recomputes)."""
+    rng = np.random.default_rng(1)
+    p = rng.uniform(0.05, 0.95, 2000)
+    calibrated = (rng.random(2000) < p).astype(int)
+    for y, evidence in ((calibrated, False), ((rng.random(2000) < p ** 0.6).astype(int), True)):
+        t = metric_panel(y, p, metrics=("calibration_slope", "calibration_intercept"), n_resamples=0,
+                         n_reference=200).set_index("metric")
+        named = ["too extreme" in t.loc["calibration_slope", "reading"] or "too timid" in t.loc["calibration_slope", "reading"],
+                 "predicts the outcome on average" in t.loc["calibration_intercept", "reading"]]
+        verdicts = [t.loc[k, "verdict"].startswith("evidence") for k in ("calibration_slope", "calibration_intercept")]
+        assert verdicts == [evidence, evidence] and named == verdicts, t[["verdict", "reading"]]
+    assert "too extreme (overconfident)" in t.loc["calibration_slope", "reading"]  # p ** 0.6 stretched: slope < 1
+    assert "under-predicts" in t.loc["calibration_intercept", "reading"]

@@ -442,12 +442,17 @@ def _read_csv(data, name: str, delimiter: str | None, encoding: str | None, limi
     if len(names) == 1:
         # A predictions table has at least a label and a probability column.
         hint = next((d for d in [*_DELIMITERS, ":", " "] if d != sep and d in header.strip()), None)
+        # no other separator in the header: the file holds one column (a label or scores alone), not a wrong
+        # delimiter ("separate the columns with commas" was said of a comma-separated file of labels, an audit)
+        need = ("a predictions table needs a label column and a probability column (e.g. y and p): add the "
+                "missing one")
         how = f"it looks delimited by {hint!r}: pass delimiter={hint!r}" if hint else \
-            "separate the label and probability columns with commas, or pass delimiter=..."
+            f"{need}, or pass delimiter=... if another character separates its columns"
         ui_how = (f"it looks delimited by {DELIMITERS.get(hint, repr(hint))}: choose that Delimiter in the column "
-                  "mapping" if hint else "separate the label and probability columns with commas, or choose the "
-                  "Delimiter in the column mapping")
-        what = f"{name} parsed into a single column {names[0]!r} with delimiter {sep!r}"
+                  "mapping" if hint else f"{need}, or choose the Delimiter in the column mapping if another "
+                  "character separates its columns")
+        what = (f"{name} parsed into a single column {names[0]!r} with delimiter {sep!r}" if hint else
+                f"{name} holds a single column, {names[0]!r}")
         raise InputError(f"{what}; {how}.", ui_message=f"{what}; {ui_how}.",
                          hint={"delimiter": hint} if hint in DELIMITERS else None)
     _check_table_size(table.num_rows, table.num_columns, name, limits)
