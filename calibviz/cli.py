@@ -492,7 +492,10 @@ def _panel_records(args, models, cfg, requested, gates, bar) -> tuple[list, dict
                                      sample_weight=p.weights, n_resamples=args.ci, random_state=args.seed,
                                      n_reference=n_ref, progress=progress)
         for r in panel.itertuples():
-            records.append({"model": name, "metric": r.metric, "label": r.label, "value": _json_number(r.value),
+            # an infinite value is a value (Hosmer-Lemeshow of groups at 0 or 1 that their outcomes contradict):
+            # kept for the gates and the table ("inf"), null only in JSON, which has no infinity
+            value = None if r.value is None or np.isnan(r.value) else float(r.value)
+            records.append({"model": name, "metric": r.metric, "label": r.label, "value": value,
                             "low": _json_number(r.low), "high": _json_number(r.high),
                             "null_low": _json_number(r.null_low), "null_high": _json_number(r.null_high),
                             "p_value": _json_number(r.p_value), "p_adjusted": _json_number(r.p_adjusted),
@@ -517,14 +520,14 @@ def _report_metrics(args, records, thresholds, p_thresholds, gate_keys) -> int:
         if not any((m, gate_keys[(m, g)]) in known for (m, g) in gate_keys if g == key):
             raise InputError(f"{option} {key}: this metric does not apply to the data in {args.file}.")
     if args.format == "json":
-        print(json.dumps(records, indent=2, ensure_ascii=False))
+        print(json.dumps([{**r, "value": _json_number(r["value"])} for r in records], indent=2, ensure_ascii=False))
     elif args.format == "csv":
         from .io.export import to_csv
 
         sys.stdout.write(to_csv(pd.DataFrame(records, columns=list(JSON_FIELDS))))
     else:
         _print_table(records, args.ci, format_value, format_interval)
-    failures = [f"{r['label']} of model {r['model']} = {format_value(r['value'], r['unit'])} exceeds {t:g}"
+    failures = [f"{r['label']} of model {r['model']} = {_shown_value(r['value'], r['unit'], format_value)} exceeds {t:g}"
                 for key, t in thresholds for r in records
                 if r["metric"] == gate_keys[(r["model"], key)] and r["value"] is not None and r["value"] > t]
     p_checks = [(r, t) for key, t in p_thresholds for r in records
@@ -580,12 +583,19 @@ def _ends(low, high) -> tuple[float, float]:
     return (-np.inf if low is None else low), (np.inf if high is None else high)
 
 
+def _shown_value(value, unit: str, format_value) -> str:
+    """A record's value as the table and the gates' messages show it: an infinite one as 'inf' (not 'n/a')."""
+    if value is not None and np.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return format_value(value, unit)
+
+
 def _print_table(records, n_resamples, format_value, format_interval) -> None:
     from .panel import format_adjusted_p, format_p_value
 
     head = ("model", "metric", "value", "interval" if n_resamples else "", "calibrated model", "p", "p adj.",
             "reading")
-    rows = [(_printable(r["model"]), r["label"], format_value(r["value"], r["unit"]),
+    rows = [(_printable(r["model"]), r["label"], _shown_value(r["value"], r["unit"], format_value),
              format_interval(*_ends(r["low"], r["high"]), r["unit"]),
              format_interval(r["null_low"], r["null_high"], r["unit"]),
              "" if r["p_value"] is None else format_p_value(r["p_value"], r["n_redraws"]),

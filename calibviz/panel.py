@@ -208,8 +208,12 @@ def _worst_bin_reading(v: float, ctx: dict) -> str:
     rows = int(worst["n"])
     size = f"{rows:,} row" + ("" if rows == 1 else "s")
     small = "; a small bin, whose gap is mostly noise" if rows < 30 else ""
-    return (f"In the worst bin ({size}, mean prediction {worst['mean_pred']:.2f}, observed rate "
-            f"{worst['obs_rate']:.2f}{small}), predictions are off by {_pct(v)}.")
+    mean, rate = float(worst["mean_pred"]), float(worst["obs_rate"])
+    # the digits that set the two apart ("mean prediction 0.63, observed rate 0.63 ... off by 0.8 percentage
+    # points" read as a contradiction, a walk-through)
+    digits = next((d for d in range(2 if abs(mean - rate) >= 0.05 else 3, 7) if f"{mean:.{d}f}" != f"{rate:.{d}f}"), 3)
+    return (f"In the worst bin ({size}, mean prediction {mean:.{digits}f}, observed rate "
+            f"{rate:.{digits}f}{small}), predictions are off by {_pct(v)}.")
 
 
 def _share(part: float, whole: float) -> str:
@@ -738,14 +742,18 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
     if verdict.startswith("evidence") and spec.direction is not None and value is not None and np.isfinite(value):
         verdict += f"; {spec.direction(value)}"
     below = ""
-    if (spec.key in M.TWO_SIDED_METRICS and np.isfinite(null_low) and value is not None and value < null_low
-            and verdict.startswith("evidence")):
+    # below the range as the reading shows both ("TCE = 86.49% ... would show 86.49% to 86.60% ... lies below that
+    # range" read as a contradiction, a walk-through: 86.494 < 86.495)
+    shown_below = (np.isfinite(null_low) and value is not None and value < null_low
+                   and (spec.unit == "probability"  # its range's digits set it apart from the value (_pp_range)
+                        or format_value(value, spec.unit) != format_value(null_low, spec.unit)))
+    if spec.key in M.TWO_SIDED_METRICS and shown_below and verdict.startswith("evidence"):
         # a proper score below the calibrated range is no success of the model (the test is two-sided): its
         # outcomes are less uncertain than its predictions say (said where the verdict finds it: below the range on
         # its own but within chance among the tests shown together, a calibrated model's score read so)
         below = (" Below that range: the outcomes are less uncertain than the predictions say (for example rarer "
                  "than predicted where predictions are below 1/2), not a better model.")
-    elif spec.key in _ZERO_WHEN_CALIBRATED and np.isfinite(null_low) and value is not None and value < null_low:
+    elif spec.key in _ZERO_WHEN_CALIBRATED and shown_below:
         # an error below what a calibrated model shows (a walk-through met an isotonic "after" ECE of 0.0019 beside
         # "would show 0.0029 - 0.0066", unexplained): chance, or predictions that follow these very labels
         below = (" The value lies below that range, as a calibrated model's does about 1 time in "
@@ -1482,7 +1490,7 @@ def crowded_bins_note(spec: MetricSpec, config: PanelConfig, bin_weights) -> str
     why = (" (predictions near 0, as with rare events)" if crowded == 0 else
            " (predictions near 1, as with a confident classifier)" if crowded == weight.size - 1 else "")
     return (f"{share:.0%} of the predictions fall in one of the {weight.size} bins{why}: these bins cannot resolve "
-            "them; equal-mass bins (ACE, or the sidebar's binning) or PAVA-BC can.")
+            "them; equal-mass bins (ACE, or equal-mass binning) or PAVA-BC can.")
 
 
 def __getattr__(name):

@@ -493,3 +493,21 @@ def test_a_log_of_one_class_is_analysed_and_its_note_reaches_the_command_line_an
     code, out, err = run(["report", str(path), "-o", str(report), "--metrics", "ece", "--reference", "50", *extra],
                          capsys)
     assert code == 0 and "Note: only class 0 occurs in the labels (no row of class 1)" in report.read_text()
+
+
+def test_an_infinite_value_is_a_value_for_the_table_the_csv_and_the_gates(tmp_path, capsys):
+    """Hosmer-Lemeshow is infinite where a group of predictions of exactly 0 holds an event: the table said 'n/a',
+    the CSV was empty and --fail-above said "no value to check ... undefined" (an audit); infinity exceeds 30."""
+    rng = np.random.default_rng(2)
+    p = np.r_[np.zeros(40), rng.uniform(0.2, 0.8, 160)]
+    y = np.r_[np.ones(1, int), np.zeros(39, int), (rng.random(160) < p[40:]).astype(int)]
+    path = tmp_path / "zeros.csv"
+    pd.DataFrame({"y": y, "p": p}).to_csv(path, index=False)
+    args = ["metrics", str(path), "--metrics", "hosmer_lemeshow", "--reference", "0"]
+    code, out, err = run(args + ["--fail-above", "hosmer_lemeshow=30"], capsys)
+    assert code == 1 and "Hosmer-Lemeshow of model zeros = inf exceeds 30" in err and "no value" not in err, err
+    assert out.splitlines()[1].split()[2] == "inf"
+    code, out, err = run(args + ["--format", "csv"], capsys)
+    assert pd.read_csv(io.StringIO(out))["value"].iloc[0] == np.inf
+    code, out, err = run(args + ["--format", "json"], capsys)
+    assert json.loads(out)[0]["value"] is None and json.loads(out)[0]["reading"].startswith("Infinite")

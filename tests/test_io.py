@@ -479,7 +479,10 @@ def test_a_second_column_named_like_a_label_is_noted():
     notes = cv.predictions_from_frame(df)["model"].notes
     assert ("'y' is the label; 'target' is named like one too and read as a feature: choose another label column "
             "to change it") in notes
-    assert cv.predictions_from_frame(df, label="target")["model"].notes == ()  # chosen: nothing to note
+    chosen = cv.predictions_from_frame(df, label="target")["model"].notes  # chosen: no rival to note
+    assert not any("named like one" in n for n in chosen)
+    assert chosen == ("P(1) ranks the rows of class 1 below those of class 0 (AUC 0.000): if the column holds P(0), "
+                      "make 0 the positive class",)  # p follows y, the other label: read against 'target' it is reversed
     # common columns that are no rival: a 'class' feature, a boolean label's class columns
     titanic = pd.DataFrame({"target": [0, 1] * 10, "p": [0.3, 0.7] * 10, "class": [1, 2, 3, 1, 2] * 4})
     assert not any("named like one" in n for n in cv.predictions_from_frame(titanic)["model"].notes)

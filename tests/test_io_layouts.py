@@ -373,7 +373,28 @@ def test_ui_messages_have_no_python_syntax():
         assert not PYTHON_SYNTAX.search(err.value.ui_message), err.value.ui_message
     with pytest.raises(cv.InputError) as err:
         cv.predictions_from_frame(cases[2])
-    assert err.value.hint == {"positive": "M"}
+    assert err.value.hint == {"positive": None}  # p ranks M barely above B (AUC 0.55): no class to suggest
+
+
+def test_the_suggested_positive_class_is_the_one_the_column_ranks_higher_and_a_reversed_one_gets_a_note():
+    """Labels churn/stay: the hint preselected the alphabetically last label ('stay'), and accepting it gave ECE
+    0.90 and AUC 0.005 without a word (an audit). The hint is now the class whose rows the column ranks higher
+    (AUC >= 0.6), and predictions that rank the positive class below the other get a note on loading."""
+    rng = np.random.default_rng(4)
+    p = rng.uniform(size=300)
+    y = np.where(rng.random(300) < p, "churn", "stay")
+    df = pd.DataFrame({"y": y, "p": p})
+    with pytest.raises(cv.InputError, match="cannot tell the positive class") as err:
+        cv.predictions_from_frame(df)
+    assert err.value.hint == {"positive": "churn"}
+    with pytest.raises(cv.InputError) as err:
+        cv.predictions_from_frame(df.assign(p=1 - p))
+    assert err.value.hint == {"positive": "stay"}
+    right = next(iter(cv.predictions_from_frame(df, positive="churn").values()))
+    wrong = next(iter(cv.predictions_from_frame(df, positive="stay").values()))
+    assert not any("ranks the rows" in n for n in right.notes)
+    assert any("P(stay) ranks the rows of class 'stay' below those of class 'churn'" in n
+               and "make 'churn' the positive class" in n for n in wrong.notes), wrong.notes
 
 
 def test_a_long_format_error_names_its_model(tmp_path):

@@ -447,3 +447,28 @@ def test_slope_and_intercept_name_a_direction_only_with_evidence():
         assert verdicts == [evidence, evidence] and named == verdicts, t[["verdict", "reading"]]
     assert "too extreme (overconfident)" in t.loc["calibration_slope", "reading"]  # p ** 0.6 stretched: slope < 1
     assert "under-predicts" in t.loc["calibration_intercept", "reading"]
+
+
+def test_a_value_is_said_below_its_range_only_where_the_reading_shows_it_below():
+    """'TCE = 86.49% ... would show 86.49% to 86.60% ... The value lies below that range' (86.494 against 86.495,
+    a walk-through): the sentence needs the shown value below the shown range."""
+    from calibviz.panel import _reference_sentence
+
+    tce = BINARY_METRICS["tce"]
+    tied = _reference_sentence(tce, 86.4945, 86.60, 0.96, 0.05, n_redraws=200, value=86.4941)
+    apart = _reference_sentence(tce, 86.4945, 86.60, 0.96, 0.05, n_redraws=200, value=86.2)
+    assert "86.49% to 86.60%" in tied and "lies below that range" not in tied
+    assert "lies below that range" in apart
+    ece = _reference_sentence(BINARY_METRICS["ece"], 0.01232, 0.02, 0.96, 0.05, n_redraws=200, value=0.0123)
+    assert "lies below that range" in ece  # percentage points shown with the digits that set them apart
+
+
+def test_the_worst_bin_shows_the_digits_that_set_its_rate_apart_from_its_prediction():
+    """'mean prediction 0.63, observed rate 0.63 ... off by 0.8 percentage points' (0.633 against 0.625, a
+    walk-through)."""
+    from calibviz.panel import _worst_bin_reading
+
+    text = _worst_bin_reading(0.008, {"worst_bin": {"n": 5000, "mean_pred": 0.6334, "obs_rate": 0.6254}})
+    assert "mean prediction 0.633, observed rate 0.625" in text, text
+    assert "mean prediction 0.30, observed rate 0.10" in _worst_bin_reading(
+        0.2, {"worst_bin": {"n": 50, "mean_pred": 0.3, "obs_rate": 0.1}})

@@ -16,7 +16,7 @@ import pytest
 import calibviz as cv
 from calibviz import multiclass as mc
 from calibviz.binning import EqualMass, Uniform
-from calibviz.panel import PanelConfig
+from calibviz.panel import PanelConfig, metric_panel
 
 ENGINES = ["duckdb", "polars"]
 RTOL = 1e-9
@@ -307,3 +307,20 @@ def test_float_labels_with_a_class_named_only_by_its_column(tmp_path, engine):
     got = got.set_index("metric")["value"]
     assert got["confidence_ece"] == pytest.approx(cv.metrics.confidence_ece(preds.y, preds.probs), rel=RTOL)
     assert got["classwise_ece"] == pytest.approx(cv.metrics.classwise_ece(preds.y, preds.probs), rel=RTOL)
+
+
+def test_a_multiclass_scan_gets_no_crowded_bins_note_as_in_memory(tmp_path):
+    """Class-wise ECE on a scan carried "95% of the predictions fall in one of the 15 bins (predictions near 1
+    ...)", the confidence bins' crowding, where 90% of its class probabilities sit near 0 (an audit); memory gives a
+    multiclass panel no such note (its bins are not one binning's). Scans now agree."""
+    rng = np.random.default_rng(6)
+    top = rng.integers(0, 10, 3000)
+    P = np.full((3000, 10), 0.02 / 9)
+    P[np.arange(3000), top] = 0.98  # every confidence in the last of 15 uniform bins
+    y = np.array([rng.choice(10, p=row) for row in P])
+    frame = pd.DataFrame({"y": y, **{f"p_{k}": P[:, k] for k in range(10)}})
+    frame.to_parquet(tmp_path / "m.parquet")
+    keys = ["classwise_ece", "confidence_ece"]
+    memory = metric_panel(y, P, metrics=keys, n_resamples=0, n_reference=0)
+    scan = cv.scan(str(tmp_path / "m.parquet")).metrics(keys, n_reference=0)
+    assert list(memory["note"].fillna("")) == list(scan["note"].fillna("")) == ["", ""], scan["note"].tolist()

@@ -11,7 +11,7 @@ import pandas as pd
 from .._lazy import lazy
 from ..errors import InputError
 from ..validation import ROW_SUM_ATOL, check_weights, describe_rows, probability_range, row_sums
-from .mapping import ID_NAMES, _ID_PATTERN, ColumnMapping, _key, _named_part, detect_mapping, model_names
+from .mapping import ID_NAMES, RANKED_AUC, _ID_PATTERN, ColumnMapping, _key, _named_part, detect_mapping, model_names
 from .predictions import Predictions
 from .readers import DEFAULT_MAX_BYTES, read_table
 
@@ -308,9 +308,30 @@ def _build(df: pd.DataFrame, mapping: ColumnMapping, cols, name: str, source: st
                 + "; a multiclass calibration analysis needs examples of at least two classes."
             )
         notes.append(one_class_note(mapping.classes, int(present[0]), weighted=np.unique(y).size > 1))
+    if len(mapping.classes) == 2 and present.size == 2:
+        notes.extend(inverted_ranking_note(mapping.classes, y, probs[:, 1] if probs.ndim == 2 else probs, w))
     features = df[list(mapping.features)].reset_index(drop=True)
     return Predictions(y=y, probs=probs, classes=mapping.classes, weights=w, features=features, name=name,
                        source=source, notes=tuple(notes))
+
+
+def inverted_ranking_note(classes, y, p, w=None) -> list[str]:
+    """The note of binary predictions that rank the positive class below the negative one (AUC at most
+    ``1 - RANKED_AUC``): most often the probability of the other class, read as P(positive) because of the wrong
+    Positive class (churn/stay labels read with 'stay' positive gave ECE 0.90 and AUC 0.005 without a word, an
+    audit); a model that bad is worth the question too.
+
+    >>> inverted_ranking_note(("churn", "stay"), [0, 1, 0, 1], [0.9, 0.2, 0.7, 0.1])[0][:72]
+    "P(stay) ranks the rows of class 'stay' below those of class 'churn' (AUC"
+    """
+    from ..metrics.discrimination import roc_auc
+
+    auc = roc_auc(y, p, sample_weight=w)
+    if not auc <= 1 - RANKED_AUC:
+        return []
+    neg, pos = classes
+    return [f"P({pos}) ranks the rows of class {pos!r} below those of class {neg!r} (AUC {auc:.3f}): if the "
+            f"column holds P({neg}), make {neg!r} the positive class"]
 
 
 def one_class_note(classes, present: int, *, weighted: bool = False) -> str:

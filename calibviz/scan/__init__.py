@@ -937,8 +937,11 @@ class Scan:
                     "verdict": "",  # the panel's tests together: family_verdicts
                     "unit": spec.unit,
                     "description": spec.description, "reading": reading,
+                    # binary views only, as in memory: a multiclass panel's bins are not one binning's (class-wise
+                    # ECE read the confidence bins' crowding, near 1, where its class probabilities crowd near 0)
                     "note": " ".join(t for t in (note, crowded_bins_note(
-                        spec, config, lambda: self.bin_statistics(config.scheme()).weight)) if t)}
+                        spec, config, lambda: self.bin_statistics(config.scheme()).weight) if self.is_binary else "")
+                                     if t)}
 
         for spec in specs:
             try:

@@ -34,7 +34,7 @@ from ..variables import (top_is_finding, top_variable_words, vece_floor_caption,
                          vece_whiskers_caption)
 from .blocks import (BOOTSTRAP_ROW_BUDGET, download_table, reference_redraws, not_applicable, show_figure,
                      show_headlines, show_metric_table, slug, tce_headline, tce_tiles, zoom_bin_picker)
-from .blocks import TCE_PAGE_CAPTION, show_dataframe
+from .blocks import TCE_PAGE_CAPTION, band_reading, show_dataframe
 from .comparison import show_comparison, without_conflicting_tce
 from .compute import cached, guarded, in_cache, progress_bar
 from .settings import page_control, panel_config, set_setting, settings, tce_axis_control, tce_scheme
@@ -217,7 +217,7 @@ def reliability(scan) -> None:
         st.subheader(f"Reliability diagram · {md(view.name)}")
         show_figure(fig, f"reliability_{view.name}", key="reliability")
         st.caption("Each point is a bin: its mean prediction (x) against the observed rate (y). "
-                   + (figures.BAND_READING + " " if s["band"] else "")
+                   + (figures.BAND_READING + " " + band_reading(table) + " " if s["band"] else "")
                    + "No side histogram of the predictions (it needs the rows): the panel below gives the rows "
                    "per bin.")
     # the diagram first, then the panel: TCE's reference refits PAVA-BC per redraw (~20 s for 139 redraws of a

@@ -352,3 +352,15 @@ def test_conflicting_pavabc_sizes_cost_only_tce_on_an_opened_file(files, page):
     assert figures(at)
     if page.endswith("Compare.py"):  # TCE left out with a word, as in memory (its tab was all dashes)
         assert any("TCE is left out of the comparison" in w.value for w in at.main.warning)
+
+
+def test_the_reliability_diagram_of_an_opened_file_says_what_its_band_says(files):
+    """The in-memory page's caption says how many bins lie outside the green band; the opened file's page did not
+    (a bin outside the band beside MCE's "evidence" was said nowhere, a browser walk-through)."""
+    from calibviz.ui.blocks import band_reading
+
+    at = _opened(files / "two_models.parquet", "pages/1_Reliability.py")
+    assert_clean(at)
+    table = cv.scan(str(files / "two_models.parquet")).models["raw"].reliability_table()
+    captions = " ".join(c.value for c in at.caption)
+    assert band_reading(table) in captions, captions
