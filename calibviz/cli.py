@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import re
 import os
 import socket
 import subprocess
@@ -988,9 +989,37 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"calibviz: warning: {_one_line(message)}", file=sys.stderr)
 
 
+#: The library's keyword arguments that messages name as fixes, and the options that give them here.
+_OPTIONS = {"probs": "--probs", "positive": "--positive", "label": "--label", "weight": "--weight",
+            "model": "--model-column", "delimiter": "--delimiter", "encoding": "--encoding", "decimal": "--decimal",
+            "sheet": "--sheet"}
+_KEYWORD = re.compile(r"\b(pass |with |or )(" + "|".join(_OPTIONS) + r"|renormalize|logits)=(?![\[{(])(<[^>]*>|'[^']*'|\S*?)"
+                      r"(?=[\s,;)]|\.(?:\s|$)|$)")
+
+
+def _as_options(text: str) -> str:
+    """A library message's fixes in the command line's words: 'pass probs=<column>' -> 'pass --probs <column>'
+    (messages named Python arguments, an audit; a dict or list value, which no option takes, stays as written).
+
+    >>> _as_options("cannot tell the positive class; pass positive=<label> (the class ...).")
+    'cannot tell the positive class; pass --positive <label> (the class ...).'
+    >>> _as_options("it looks delimited by ';': pass delimiter=';'."), _as_options("or pass renormalize=True.")
+    ("it looks delimited by ';': pass --delimiter ';'.", 'or pass --renormalize.')
+    >>> _as_options("Choose with probs='p_a' for (a), or probs={'a': ['p_a']} for (b).")
+    "Choose with --probs 'p_a' for (a), or probs={'a': ['p_a']} for (b)."
+    """
+    def option(m):
+        if m.group(2) in ("renormalize", "logits"):  # flags
+            return f"{m.group(1)}--{m.group(2)}"
+        value = m.group(3)
+        return f"{m.group(1)}{_OPTIONS[m.group(2)]}" + (f" {value}" if value else "")
+
+    return _KEYWORD.sub(option, text)
+
+
 def _one_line(exc: BaseException) -> str:
-    """The message of ``exc`` on one line, without terminal control characters."""
-    return _printable(" ".join(str(exc).split()))
+    """The message of ``exc`` on one line, without terminal control characters, its fixes as options."""
+    return _printable(_as_options(" ".join(str(exc).split())))
 
 
 def _printable(text) -> str:

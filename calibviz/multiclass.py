@@ -74,7 +74,9 @@ TOP_LABEL_DIAGRAM_READING = ("Stars are confidence calibration (accuracy per bin
 
 #: How to read the small multiples (per predicted class, class-wise): their green bands hold for all panels together.
 GRID_READING = ("The green bands are the ranges that all bins of all panels of a calibrated model stay in together "
-                "with probability 1 - α (each panel's at α / classes): a point outside is evidence at level α. "
+                "with probability 1 - α (each panel's at α / classes): a point outside is evidence at level α by "
+                "the band's own test, apart from the metric table's (each grid and the table hold at α on their "
+                "own; together a calibrated model shows one of them on about 6% of logs, a simulation). "
                 "Error bars are each bin's own interval: with many bins and classes some miss the diagonal by chance "
                 "even for a calibrated model.")
 
@@ -564,8 +566,8 @@ def class_test_sentence(ranking: pd.DataFrame, alpha: float, *, panel: pd.DataFr
         top = tested.iloc[0]
         label = gate["label"].iloc[0]
         return (f"No class is singled out: {label} finds no evidence of miscalibration among the tests shown "
-                f"together, and classes are named only where it does, so that this page's verdicts hold at "
-                f"α = {alpha:g} together. The largest {what}, class {escape(str(top['label']))}'s "
+                f"together, and classes are named only where it does, so that the ranking adds no false alarm "
+                f"to the table's at α = {alpha:g}. The largest {what}, class {escape(str(top['label']))}'s "
                 f"({top['value']:.3f}), is no evidence on its own.")
     if not len(hits):
         top = tested.iloc[0]

@@ -604,9 +604,24 @@ def _hl_reading(ctx: dict) -> str:
     return f"The Hosmer-Lemeshow chi-square test{dof} gives p = {ctx['p_value']:.3g}."
 
 
+def spiegelhalter_range(alpha: float) -> float:
+    """q of the range [-q, q] a calibrated model's Spiegelhalter Z stays in beside its verdict at ``alpha``: the
+    normal test's critical value, the reference its p-value reads (in memory and on scans). The range of |Z| over
+    label redraws stood beside the normal p-value: Z = 1.94 lay outside "-1.876 to 1.876" and read "no evidence
+    (p = 0.052)" (an audit).
+
+    >>> round(spiegelhalter_range(0.05), 3)
+    1.96
+    """
+    from scipy.stats import norm
+
+    return float(norm.ppf(1.0 - alpha / 2.0))
+
+
 def _has_reference(spec: MetricSpec) -> bool:
     """Whether :func:`_reference` redraws labels for ``spec`` (slope and intercept use Wald tests)."""
-    return spec.reference is not None and spec.key not in ("calibration_slope", "calibration_intercept")
+    return spec.reference is not None and spec.key not in ("calibration_slope", "calibration_intercept",
+                                                            "spiegelhalter_z")
 
 
 def costly_reference(key: str, config: PanelConfig) -> bool:
@@ -646,13 +661,14 @@ def _reference(spec: MetricSpec, y, p, w, config: PanelConfig, n_reference: int,
     if spec.key in ("calibration_slope", "calibration_intercept"):
         r = _logistic_fit(y, p, w)
         return nan, nan, nan, float(r.slope_p_value if spec.key == "calibration_slope" else r.intercept_p_value)
+    if spec.key == "spiegelhalter_z" and n_reference:
+        q = spiegelhalter_range(config.alpha)
+        return 0.0, -q, q, nan
     if spec.reference is None or not n_reference:
         return nan, nan, nan, nan
     name, options = spec.reference(config)
     r = M.consistency_test(y, p, metric=name, n_resamples=n_reference, random_state=random_state,
                            sample_weight=w, level=M.reference_level(config.alpha), **options)
-    if spec.key == "spiegelhalter_z":  # the reference is on |Z|: a calibrated model's Z lies in [-q, q]
-        return 0.0, -r.null_high, r.null_high, r.p_value
     return r.null_mean, r.null_low, r.null_high, r.p_value
 
 

@@ -528,7 +528,8 @@ def _corp_parts(anchor: str, v, what: str, is_binary: bool, random_state, headli
                     n_resamples=band_resamples(level), random_state=random_state)
     d = ct.attrs["decomposition"]
     fig = figures.corp_diagram(v.y, v.p, sample_weight=v.w, table=ct, title=None)
-    sentence = (f"CORP decomposition: Brier score {format_value(d['score'], 'score')} = MCB "
+    sentence = (f"CORP decomposition: Brier score{'' if is_binary else ' of the confidence'} "
+                f"{format_value(d['score'], 'score')} = MCB "
                 f"{format_value(d['miscalibration'], 'score')} − DSC {format_value(d['discrimination'], 'score')} + "
                 f"UNC {format_value(d['uncertainty'], 'score')}. " + mcb["reading"]
                 + ("" if tested else " (MCB not tested against a calibrated model: references off.)"))
@@ -545,8 +546,10 @@ def _triptych_section(vs: dict, ref: str, n_resamples: int, random_state, headli
                       alpha: float = 0.05, n_reference: int = 200) -> str:
     """MCB-DSC plot with one sentence per model, CORP diagrams and ROC curves overlaid."""
     data = {name: (v.y, v.p, v.w) for name, v in vs.items()}
+    confidence_view = next(iter(vs.values())).kind == "confidence"
     table = decomposition_table(data, reference=ref, n_resamples=n_resamples, confidence=0.9,
-                                random_state=random_state, alpha=alpha, n_reference=n_reference)
+                                random_state=random_state, alpha=alpha, n_reference=n_reference,
+                                of="the confidence" if confidence_view else None)
     shown = {_e(k): val for k, val in data.items()}
     esc_table = table.assign(model=_labels(table["model"]), reading=_labels(table["reading"]))
     mcb_dsc = figures.mcb_dsc_plot(table=esc_table, title=None)

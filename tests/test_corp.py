@@ -470,3 +470,19 @@ def test_decomposition_reading_edge_cases():
             p_raw = getattr(r, f"d_{col}_p")
             if np.isfinite(p_raw) and p_raw > 0.05:
                 assert f"{col.upper()} " in r.reading and "not clear among" not in r.reading
+
+
+def test_a_comparison_of_models_scored_against_different_outcomes_says_so():
+    """A multiclass comparison reads the confidence views, whose outcome is each model's own correctness: "nb
+    scores 0.0609 worse ... (Brier score 0.1401 vs 0.0791); it is better calibrated and discriminates more" read
+    as the multiclass Brier score and as a contradiction (an audit). The score is named as the confidence's, and
+    a difference of uncertainty (UNC) is said."""
+    rng = np.random.default_rng(8)
+    p_a, p_b = rng.uniform(0.5, 1.0, 2000), rng.uniform(0.3, 1.0, 2000)
+    y_a, y_b = (rng.random(2000) < p_a).astype(int), (rng.random(2000) < p_b).astype(int)
+    t = decomposition_table({"a": (y_a, p_a), "b": (y_b, p_b)}, n_resamples=0, of="the confidence")
+    reading = t.set_index("model").loc["b", "reading"]
+    assert "(Brier score of the confidence " in reading, reading
+    assert "The outcomes' uncertainty differs too (UNC" in reading and "scored against different outcomes" in reading
+    same = decomposition_table({"a": (y_a, p_a), "b": (y_a, np.clip(p_a + 0.05, 0, 1))}, n_resamples=0)
+    assert "uncertainty differs" not in same.set_index("model").loc["b", "reading"]

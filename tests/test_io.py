@@ -559,3 +559,28 @@ def test_a_one_class_label_that_names_no_opposite_asks_for_the_positive_class():
     df = pd.DataFrame({"y": ["cat"] * 12, "p": np.linspace(0.1, 0.6, 12)})
     with pytest.raises(cv.InputError, match="cannot tell the positive class among the labels \\['cat'\\]"):
         predictions_from_frame(df)
+
+
+def test_a_few_stray_labels_beside_a_binary_column_are_counted_in_memory_and_on_scans(tmp_path):
+    """Six rows labelled 2 in a binary log of 200,000 read "the label column holds 3 classes (0.0, 1.0, 2.0)",
+    as if the file were multiclass (a walk-through): the message counts them and says what to do. A scan whose
+    first rows hold them names no counts of its sample."""
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=200_000)
+    y = (rng.random(200_000) < p).astype(float)
+    y[-6:] = 2
+    pd.DataFrame({"y": y, "p": p}).to_parquet(tmp_path / "stray.parquet")
+    stray = "the label 2.0 occurs in only 6 of 200,000 rows: if those rows are errors, drop them or fix their labels"
+    with pytest.raises(cv.InputError, match=stray):
+        cv.load_predictions(str(tmp_path / "stray.parquet"))
+    with pytest.raises(cv.InputError, match=stray):
+        cv.scan(str(tmp_path / "stray.parquet")).metrics(["ece"], n_reference=0)
+    y[:6], y[-6:] = 2, (rng.random(6) < p[-6:])
+    pd.DataFrame({"y": y, "p": p}).to_parquet(tmp_path / "first.parquet")
+    with pytest.raises(cv.InputError, match="holds 3 classes") as err:
+        cv.scan(str(tmp_path / "first.parquet")).metrics(["ece"], n_reference=0)
+    assert "occurs in only" not in str(err.value)
+    frame = pd.DataFrame({"y": np.arange(300) % 3, "p": rng.uniform(size=300)})  # three real classes: no strays
+    with pytest.raises(cv.InputError, match="holds 3 classes") as err:
+        cv.predictions_from_frame(frame)
+    assert "occurs in only" not in str(err.value)

@@ -472,3 +472,25 @@ def test_the_worst_bin_shows_the_digits_that_set_its_rate_apart_from_its_predict
     assert "mean prediction 0.633, observed rate 0.625" in text, text
     assert "mean prediction 0.30, observed rate 0.10" in _worst_bin_reading(
         0.2, {"worst_bin": {"n": 50, "mean_pred": 0.3, "obs_rate": 0.1}})
+
+
+def test_spiegelhalters_range_is_its_verdicts_reference_in_memory_and_on_scans(tmp_path):
+    """The range beside Spiegelhalter's Z came from label redraws and its verdict from the normal test: Z = 1.94
+    lay outside "-1.876 to 1.876" and read "no evidence (p = 0.052)" (an audit). The range is now the normal
+    test's [-1.96, 1.96] at 5%, so a Z outside it is exactly a Z with p < 0.05; scans show the same range."""
+    import pandas as pd
+
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(336)
+    outside_is_evidence = []
+    for _ in range(30):
+        p = rng.beta(0.5, 8, 300)
+        y = (rng.uniform(size=300) < p * rng.choice([1.0, 1.6])).astype(int)
+        r = metric_panel(y, p, metrics=("spiegelhalter_z",), n_resamples=0, n_reference=50).iloc[0]
+        assert (r.null_low, r.null_high) == pytest.approx((norm.ppf(0.025), norm.ppf(0.975)))
+        outside_is_evidence.append((not r.null_low <= r.value <= r.null_high) == (r.p_value < 0.05))
+    assert all(outside_is_evidence)
+    pd.DataFrame({"y": y, "p": p}).to_parquet(tmp_path / "s.parquet")
+    s = cv.scan(str(tmp_path / "s.parquet")).metrics(["spiegelhalter_z"], n_reference=50).iloc[0]
+    assert (s.null_low, s.null_high, s.p_value) == pytest.approx((r.null_low, r.null_high, r.p_value), rel=1e-9)

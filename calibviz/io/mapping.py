@@ -342,15 +342,43 @@ def _find(columns, names, override, what):
     return None
 
 
-def too_many_classes_error(values: list) -> InputError:
+#: Labels beyond a binary column's two main classes in at most this share of the rows are named as strays.
+STRAY_SHARE = 0.01
+
+
+def too_many_classes_error(values: list, strays: tuple | None = None) -> InputError:
     """The error of a single probability column against a label column of more than two classes ``values`` (in
-    memory and on scans)."""
+    memory and on scans). ``strays``: (labels, rows, all rows) of the labels beyond the two main classes when they
+    are a few rows (:data:`STRAY_SHARE`): a binary log with 6 rows labelled 2 read as a multiclass file (a
+    walk-through), so the message counts them and says what to do.
+
+    >>> str(too_many_classes_error([0, 1, 2], ([2], 6, 1_000_000))).split("; ", 1)[1]
+    'the label 2 occurs in only 6 of 1,000,000 rows: if those rows are errors, drop them or fix their labels; otherwise give one probability column per class (e.g. p_<class>).'
+    """
+    few = strays is not None and strays[1] <= STRAY_SHARE * strays[2]
+    stray = ""
+    if few:
+        labels, rows, total = strays
+        what = f"the label {_plain(labels)} occurs" if len(labels) == 1 else f"the labels {_plain(labels)} occur"
+        stray = (f"{what} in only {rows:,} of {total:,} rows: if those rows are errors, drop them or fix their "
+                 "labels; otherwise ")
     return InputError(
         f"a single probability column describes a binary problem, but the label column holds {len(values)} "
-        f"classes ({values[:10]!r}); give one probability column per class (e.g. p_<class>).",
+        f"classes ({values[:10]!r}); {stray}give one probability column per class (e.g. p_<class>).",
         ui_message=f"a single probability column describes a binary problem, but the label column holds "
-                   f"{len(values)} classes ({_plain(values)}); choose one Probability column per class (or "
+                   f"{len(values)} classes ({_plain(values)}); {stray}choose one Probability column per class (or "
                    "another Label column).")
+
+
+def stray_labels(labels: pd.Series) -> tuple | None:
+    """(labels, rows, all rows) of a label column's values beyond its two most frequent (for
+    :func:`too_many_classes_error`), or None with at most two values."""
+    counts = labels.dropna().map(_key).value_counts()
+    if len(counts) <= 2:
+        return None
+    names = {_key(v): v for v in labels.dropna().unique()}
+    rest = counts.iloc[2:]
+    return [names[k] for k in rest.index], int(rest.sum()), int(counts.sum())
 
 
 def _plain(values, limit=10) -> str:
@@ -418,14 +446,14 @@ def _ranked_positive(values: list, ranked):
 
     >>> import pandas as pd
     >>> y = pd.Series(["stay", "churn", "stay", "churn"]); p = pd.Series([0.1, 0.8, 0.3, 0.6])
-    >>> _ranked_positive(["churn", "stay"], (y, p)), _ranked_positive(["churn", "stay"], (y, 1 - p))
+    >>> _ranked_positive(["churn", "stay"], (y, p, False)), _ranked_positive(["churn", "stay"], (y, 1 - p, False))
     ('churn', 'stay')
-    >>> _ranked_positive(["churn", "stay"], (y, pd.Series([0.5] * 4))) is None
+    >>> _ranked_positive(["churn", "stay"], (y, pd.Series([0.5] * 4), False)) is None
     True
     """
     if ranked is None or len(values) != 2:
         return None
-    labels, scores = ranked
+    labels, scores = ranked[:2]
     scores = pd.to_numeric(scores, errors="coerce").to_numpy(dtype=np.float64)
     first = labels.map(_key).to_numpy() == _key(values[0])
     ok = np.isfinite(scores) & labels.notna().to_numpy()
@@ -441,8 +469,9 @@ def _ranked_positive(values: list, ranked):
 
 
 def _positive_of(values: list, positive, ranked=None) -> tuple:
-    """(negative, positive) for binary labels; ``ranked``: (labels, scores) of a single probability column,
-    from which the error of labels that name no positive class suggests one (:func:`_ranked_positive`)."""
+    """(negative, positive) for binary labels; ``ranked``: (labels, scores, sample) of a single probability
+    column, from which the error of labels that name no positive class suggests one (:func:`_ranked_positive`),
+    and that of more than two labels counts the strays (not from a sample: a scan's first rows)."""
     if positive is not None:
         matches = [v for v in values if _key(v) == _key(positive)]
         if len(values) == 1 and not matches:  # one class occurs and the positive class never does
@@ -468,7 +497,8 @@ def _positive_of(values: list, positive, ranked=None) -> tuple:
         other = _other_class(pos)
         return (other if other is not None else "not " + str(pos)), pos
     if len(values) > 2:
-        raise too_many_classes_error(values)
+        strays = None if ranked is None or ranked[2] else stray_labels(ranked[0])
+        raise too_many_classes_error(values, strays)
     keys = [_key(v) for v in values]
     if len(values) == 1 and _other_class(values[0]) is not None:  # one class occurs: the other is its opposite
         other = _other_class(values[0])
@@ -546,13 +576,14 @@ def _class_columns(df: pd.DataFrame, cols: list, labels: list, notes: list):
     return None
 
 
-def _resolve_probs(df, cols, labels, probs, positive, notes, label_col=None):
+def _resolve_probs(df, cols, labels, probs, positive, notes, label_col=None, sample=False):
     """Return (columns, classes, labels_are_positions) for one model.
 
     Binary data given as two class columns is put in (negative, positive) order: the ``positive``
     argument decides, else 1/true/yes-like labels are positive, else the second column's class.
     """
-    got_cols, got_classes, positional = _resolve_probs_unordered(df, cols, labels, probs, positive, notes, label_col)
+    got_cols, got_classes, positional = _resolve_probs_unordered(df, cols, labels, probs, positive, notes,
+                                                                 label_col, sample)
     if len(got_cols) != 2 or positional:
         return got_cols, got_classes, positional
     keys = [_key(c) for c in got_classes]
@@ -573,9 +604,9 @@ def _resolve_probs(df, cols, labels, probs, positive, notes, label_col=None):
     return got_cols, got_classes, positional
 
 
-def _resolve_probs_unordered(df, cols, labels, probs, positive, notes, label_col=None):
+def _resolve_probs_unordered(df, cols, labels, probs, positive, notes, label_col=None, sample=False):
     def ranked(col):  # the labels and the column's scores: a guess of the positive class from the data
-        return (df[label_col], df[col]) if label_col in df.columns and col in df.columns else None
+        return (df[label_col], df[col], sample) if label_col in df.columns and col in df.columns else None
 
     if isinstance(probs, str):
         probs = [probs]
@@ -642,7 +673,7 @@ def _single_positive(col, labels, positive):
 
 
 def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, model=None, positive=None,
-                   features=None) -> ColumnMapping:
+                   features=None, sample: bool = False) -> ColumnMapping:
     """Resolve the column mapping of ``df``, overriding detection where arguments are given.
 
     Parameters
@@ -767,7 +798,8 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
     if groups is not None:
         for name, cols in groups.items():
             if len(cols) == 1 and _MODEL_SEP.match(cols[0]) is None:  # one column per model: P(positive)
-                got_cols, got_classes, positional = _resolve_probs(df, cols, labels, list(cols), positive, notes, label_col)
+                got_cols, got_classes, positional = _resolve_probs(df, cols, labels, list(cols), positive, notes,
+                                                                   label_col, sample)
                 if classes is not None and [_key(c) for c in got_classes] != [_key(c) for c in classes]:
                     raise InputError(f"model {name!r} reads the positive class as {got_classes[1]!r} but another "
                                      f"model as {classes[1]!r}; pass positive=<label>.",
@@ -778,7 +810,8 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
                 continue
             stripped = {_MODEL_SEP.match(c).group(2) if _MODEL_SEP.match(c) else c: c for c in cols}
             sub = df.rename(columns={v: k for k, v in stripped.items()})
-            got_cols, got_classes, positional = _resolve_probs(sub, list(stripped), labels, None, positive, notes, label_col)
+            got_cols, got_classes, positional = _resolve_probs(sub, list(stripped), labels, None, positive, notes,
+                                                               label_col, sample)
             got_cols = [stripped[c] for c in got_cols]
             if classes is not None and [_key(c) for c in got_classes] != [_key(c) for c in classes]:
                 raise InputError(
@@ -789,7 +822,8 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
             classes = got_classes
             model_probs[name] = tuple(got_cols)
     else:
-        got_cols, classes, positional = _resolve_probs(df, rest, labels, probs, positive, notes, label_col)
+        got_cols, classes, positional = _resolve_probs(df, rest, labels, probs, positive, notes, label_col,
+                                                       sample)
         model_probs["model"] = tuple(got_cols)
 
     prob_cols = {c for cols in model_probs.values() for c in cols}

@@ -805,7 +805,14 @@ def _reading(row, ref, score_label: str, paired: bool, alpha: float = 0.05, n_te
         what, col, share = max(shares, key=lambda t: t[2])
         if share > 0 and col not in unclear:
             why = f": it {'loses' if d_score > 0 else 'gains'} mainly on {what}"
-    return f"{head}{why}; it is {parts[0]} and {parts[1]}."
+    unc = ""
+    if abs(row["uncertainty"] - ref["uncertainty"]) > tiny:
+        # score = MCB - DSC + UNC: with other outcomes (a confidence view's are each model's own correctness) a
+        # model can score worse while better calibrated and more discriminating, unexplained (an audit)
+        unc = (f" The outcomes' uncertainty differs too (UNC {_fmt(row['uncertainty'])} vs "
+               f"{_fmt(ref['uncertainty'])}: the models are scored against different outcomes), and the score "
+               "includes it.")
+    return f"{head}{why}; it is {parts[0]} and {parts[1]}.{unc}"
 
 
 def _calibration_gate(table: pd.DataFrame, arrays, key: str, ref_j: int, alpha: float, n_reference: int,
@@ -845,6 +852,7 @@ def decomposition_table(
     random_state=None,
     alpha: float = 0.05,
     n_reference: int = 200,
+    of: str | None = None,
 ) -> pd.DataFrame:
     """CORP decompositions of several models, with bootstrap intervals and a reading against a reference.
 
@@ -884,6 +892,11 @@ def decomposition_table(
         noise of many distinct scores): a perfectly calibrated sharp model
         read "worse calibrated (clear)" against a perfectly calibrated coarse
         one in 30 of 30 simulated cases without it. 0 skips the condition.
+    of : str, optional
+        What the predictions are the probabilities of, for the readings'
+        score ("the confidence": "Brier score of the confidence", so that a
+        multiclass comparison's confidence-view score is not read as the
+        multiclass Brier score).
 
     Returns
     -------
@@ -1020,7 +1033,7 @@ def decomposition_table(
     table["mcb_held_back"], table["mcb_reference_p"] = "", math.nan
     if paired and n_resamples and n_reference:
         _calibration_gate(table, arrays, key, ref_j, alpha, int(n_reference), rng)
-    score_label = "Brier score" if key == "brier" else "log loss"
+    score_label = ("Brier score" if key == "brier" else "log loss") + (f" of {of}" if of else "")
     ref_row = table.iloc[ref_j]
     table["reading"] = [_reading(r, ref_row, score_label, paired and n_resamples > 0, alpha, n_tests)
                         for _, r in table.iterrows()]

@@ -228,7 +228,13 @@ def smooth_ece(y_true, y_prob, *, bandwidth: float | None = None, sample_weight=
     definition of smECE_sigma via kernel smoothing of the residuals, the
     reflected Gaussian kernel, and the fixed-point bandwidth sigma* with
     smECE_sigma* = sigma*. The peer implementation is the ``relplot``
-    package (``relplot.smECE``).
+    package (``relplot.smECE``). It bisects the bandwidth to 1e-3 and
+    evaluates the kernel on a grid, so on continuous scores the two agree to
+    about 2% (0.02194 here against relplot's 0.02164 on 3,000 calibrated
+    rows); on scores of exactly 0 or 1 its grid handles the boundary
+    differently and they can differ by ~10% (0.0194 against 0.0213 with a
+    third of the scores at 0 or 1; an audit met 0.0443 against 0.0408 on a
+    depth-3 tree). calibviz integrates the reflected kernel at every score.
 
     Examples
     --------

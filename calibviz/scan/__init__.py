@@ -352,7 +352,8 @@ class Scan:
             classes = list(r.classes) if r.view != "binary" else [r.negative, r.positive]
             labels = _agg.unknown_labels(self._frame, r, classes, limit=1000)
             if r.view == "binary" and len(r.probs) == 1:  # classes the sample did not show: the in-memory words
-                err = too_many_classes_error(_label_values(classes, labels))
+                err = too_many_classes_error(_label_values(classes, labels),
+                                             (labels, unknown, int(table["n"].sum())))
             else:
                 err = unknown_labels_error(labels[:6], _rows(unknown), classes)
             raise InputError(f"{where}: {err}", ui_message=f"{where}: {err.ui_message}")
@@ -836,7 +837,8 @@ class Scan:
         True
         """
         from ..panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS,
-                             HL_MIN_EXPECTED, PanelConfig, _spec, crowded_bins_note, panel_frame, undefined_row)
+                             HL_MIN_EXPECTED, PanelConfig, _spec, crowded_bins_note, panel_frame, spiegelhalter_range,
+                             undefined_row)
         from .reference import REFERENCE_METRICS, reference, top_label_reference
 
         config = PanelConfig() if config is None else config
@@ -922,6 +924,9 @@ class Scan:
                     null_mean, null_low, null_high, p_value = reference(self, ref_key, config, n_reference,
                                                                         reference_state,
                                                                         reference_level(config.alpha))
+                elif n_reference and spec.key == "spiegelhalter_z":  # its normal test's range, as in memory
+                    null_mean, null_low, null_high = 0.0, -spiegelhalter_range(config.alpha), \
+                        spiegelhalter_range(config.alpha)
                 elif n_reference and spec.key == "log_loss":  # said, not left blank (a browser review)
                     note = ("No calibrated-model reference for log loss on an opened file: its per-row logarithms "
                             f"are not bucket sums; analyse {IN_MEMORY} for one.")

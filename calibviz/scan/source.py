@@ -514,7 +514,7 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
         # memory refuses them, a review)
         positive = {"true": True, "false": False}.get(positive.strip().lower(), positive)
     mapping = detect_mapping(sample, label=label, probs=probs, weight=weight, model=model, positive=positive,
-                             features=features)
+                             features=features, sample=True)
     numbers = {c: "probability" for cols in mapping.probs.values() for c in cols}
     _check_numbers(frame, name, {**numbers, **({mapping.weight: "weight"} if mapping.weight else {})})
     multiclass = len(mapping.classes) > 2

@@ -75,7 +75,7 @@ def triptych(views: dict[str, BinaryView], fingerprints: tuple, s: dict, referen
     key = (tuple(views), fingerprints, tuple(v.name for v in views.values()), reference, seed)
     table = cached(("decomposition", score) + key + (n_boot, alpha), lambda: M.decomposition_table(
         models, score=score, reference=reference, n_resamples=n_boot, confidence=0.9, random_state=seed,
-        alpha=alpha))
+        alpha=alpha, of="the confidence" if next(iter(views.values())).kind == "confidence" else None))
     if int(s["boot"]) and not n_boot:
         # the budget counts every model's rows; the caption names what the reader loaded (it said "100,000 rows"
         # of a 50,000-row file of two models)
