@@ -60,7 +60,8 @@ def _add_mapping(p: argparse.ArgumentParser) -> None:
     g.add_argument("--model-column", dest="model", help="long-format model column")
     g.add_argument("--logits", action="store_true", help="columns hold logits (sigmoid / softmax applied)")
     g.add_argument("--renormalize", action="store_true", help="divide rows that do not sum to 1 by their sum")
-    g.add_argument("--delimiter", help="field separator of delimited text (sniffed by default)")
+    g.add_argument("--delimiter", type=_delimiter,
+                   help="field separator of delimited text (sniffed by default; a tab as '\\t' or tab)")
     g.add_argument("--encoding", help="text encoding (UTF-8 by default)")
     g.add_argument("--decimal", choices=[".", ","], help="decimal mark of delimited text (a comma is detected in files "
                    "that are not comma-separated)")
@@ -987,6 +988,16 @@ def run() -> int:
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """``warnings.showwarning`` of the command line: ``calibviz: warning: <message>`` on stderr."""
     print(f"calibviz: warning: {_one_line(message)}", file=sys.stderr)
+
+
+def _delimiter(text: str) -> str:
+    """--delimiter as typed: a tab as the two characters backslash and t (what messages print, "pass --delimiter
+    '\\t'", and a shell passes on) or the word tab; anything else as it is.
+
+    >>> _delimiter(chr(92) + "t") == _delimiter("tab") == chr(9), _delimiter(";")
+    (True, ';')
+    """
+    return "\t" if text in ("\\t", "tab", "TAB") else text
 
 
 #: The library's keyword arguments that messages name as fixes, and the options that give them here.

@@ -353,7 +353,9 @@ BINARY_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
                         "(or are constant, or all 0 or 1), so the logistic recalibration has no finite slope."
                         if not np.isfinite(v) else f"Calibration slope {format_value(v, 'slope')} (ideal 1)."),
         unit="slope", bootstrap=False, lower_is_better=False,
-        direction=lambda v: ("the predictions are too extreme (overconfident)" if v < 1 else
+        direction=lambda v: ("the predictions rank the outcomes the wrong way round (a slope below 0: is the "
+                             "positive class the right one?)" if v <= 0 else
+                             "the predictions are too extreme (overconfident)" if v < 1 else
                              "the predictions are too timid (underconfident)"),
     ),
     MetricSpec(

@@ -511,3 +511,16 @@ def test_an_infinite_value_is_a_value_for_the_table_the_csv_and_the_gates(tmp_pa
     assert pd.read_csv(io.StringIO(out))["value"].iloc[0] == np.inf
     code, out, err = run(args + ["--format", "json"], capsys)
     assert json.loads(out)[0]["value"] is None and json.loads(out)[0]["reading"].startswith("Infinite")
+
+
+def test_the_suggested_tab_delimiter_can_be_typed(tmp_path, capsys):
+    """The error said "pass --delimiter '\\t'" and typing it gave "delimiter must be a single character ... got
+    '\\\\t'" (a review): the option takes backslash-t and the word tab."""
+    path = tmp_path / "tab.csv"
+    path.write_text("y\tp\n" + "1\t0.7\n0\t0.2\n" * 10)
+    code, out, err = run(["metrics", str(path), "--delimiter", ",", "--metrics", "ece", "--reference", "0"], capsys)
+    assert code == 2 and "pass --delimiter '\\t'" in err, err
+    for typed in ("\\t", "tab"):
+        code, out, err = run(["metrics", str(path), "--delimiter", typed, "--metrics", "ece", "--reference", "0"],
+                             capsys)
+        assert code == 0 and "ECE" in out, err

@@ -1597,6 +1597,11 @@ def test_a_multiclass_source_of_one_class_is_refused_on_every_path(tmp_path):
     probs = {"a": "p_a", "b": "p_b", "c": "p_c"}
     with pytest.raises(cv.InputError, match="only one class \\('a'\\) occurs .*needs examples of at least two"):
         cv.load_predictions(str(tmp_path / "a.parquet"), probs=probs)
+    for engine in ("duckdb", "polars"):  # detected too (it read as one model per column, a review)
+        with pytest.raises(cv.InputError, match="only one class \\('a'\\) occurs .*multiclass calibration"):
+            cv.scan(str(tmp_path / "a.parquet"), engine=engine).metrics(["confidence_ece"], n_reference=0)
+    with pytest.raises(cv.InputError, match="only one class \\('a'\\) occurs .*multiclass calibration"):
+        cv.load_predictions(str(tmp_path / "a.parquet"))
     for engine in ("duckdb", "polars"):
         with pytest.raises(cv.InputError, match="only one class \\('a'\\) occurs .*needs examples of at least two"):
             cv.scan(str(tmp_path / "a.parquet"), probs=probs, engine=engine).metrics(

@@ -263,8 +263,9 @@ def vece_ranking(features=None, y_true=None, y_prob=None, *, n_bins: int = 10, n
         error_x=dict(type="data", symmetric=False, array=round_list(r["vece_high"] - r["vece"]),
                      arrayminus=round_list(r["vece"] - r["vece_low"]), color=COLORS["text"], thickness=1.5, width=5),
         name="VECE with bootstrap CI", hovertext=hover, hovertemplate="%{hovertext}<extra></extra>"))
+    # plain decimals: Plotly's SI default read small VECEs as "100µ ... 600µ" (a walk-through)
     fig.update_xaxes(title_text="VECE (mean |actual - predicted error| over equal-mass bins or levels)",
-                     rangemode="tozero")
+                     rangemode="tozero", tickformat="~g")
     fig.update_yaxes(title_text=None, automargin=True)
     fig.update_layout(showlegend=False)
     return apply_theme(fig, title=title, height=height or max(320, 140 + 34 * len(r)), legend="none")

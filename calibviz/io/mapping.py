@@ -172,11 +172,11 @@ def _per_model_columns(df: pd.DataFrame, cols, labels) -> dict | None:
         if len(model_named) < 2 or _rows_sum_to_one(df, list(model_named)):
             return None  # a single column (rule 4), or one model's class probabilities (rule 2)
         return {name: [c] for c, name in model_named.items()}
-    if len(class_named) >= 2 and (_rows_sum_to_one(df, class_named)
-                                  or _rows_sum_to_one(df, class_named + list(model_named))):
+    if (len(class_named) >= 2 and _rows_sum_to_one(df, class_named)) or (
+            class_named and _rows_sum_to_one(df, class_named + list(model_named))):
         # per-class columns of one model; the rest are handled (and noted) by rule 2. With the others the rows
         # summing to 1, the others are classes that never occur in the labels (p_c2 beside labels c0 and c1 was
-        # read as a model's column and refused as ambiguous, a review)
+        # read as a model's column and refused as ambiguous, a review; so were p_b and p_c beside labels all 'a')
         return None
     one = firsts[0]
     others = list(model_named)
@@ -377,7 +377,11 @@ def stray_labels(labels: pd.Series) -> tuple | None:
     if len(counts) <= 2:
         return None
     names = {_key(v): v for v in labels.dropna().unique()}
-    rest = counts.iloc[2:]
+    # a yes/no-like pair among them is the binary label's two classes, however rare the events (labels 0, 1 and
+    # more -1 than 1 named the real positives as strays to drop, a review); else the two most frequent
+    pair = next(([a, b] for a in counts.index for b in counts.index
+                 if a in _AFFIRMATIVE and _OPPOSITES.get(a) == b), None)
+    rest = counts.drop(pair) if pair else counts.iloc[2:]
     return [names[k] for k in rest.index], int(rest.sum()), int(counts.sum())
 
 
@@ -559,6 +563,13 @@ def _class_columns(df: pd.DataFrame, cols: list, labels: list, notes: list):
                     "and the rows sum to 1 neither with nor without them")
             raise InputError(f"{what}; pass probs=[...] with the class columns.",
                              ui_message=f"{what}; choose the class columns as Probability columns.")
+        if len(matched) == 1 and unmatched and _rows_sum_to_one(df, list(prefixed)):
+            # one class occurs and the others only name columns whose rows sum to 1: the classes of the columns
+            # (labels all 'a' beside p_a, p_b, p_c read as one model per column, a review)
+            notes.append(f"class{'' if len(unmatched) == 1 else 'es'} {', '.join(prefixed[c] for c in unmatched)} "
+                         f"ha{'s a probability column' if len(unmatched) == 1 else 've probability columns'} but "
+                         f"never occur{'s' if len(unmatched) == 1 else ''} in the labels")
+            return list(prefixed), [matched.get(c, prefixed[c]) for c in prefixed], False
         if len(matched) == 1 and len(label_keys) <= 2:
             return None  # a single p_<label> column: the caller reads it as P(positive)
         int_labels = all(isinstance(v, (int, np.integer)) for v in labels)
@@ -767,6 +778,11 @@ def detect_mapping(df: pd.DataFrame, *, label=None, probs=None, weight=None, mod
     labels = _label_values(df[label_col])
     if not labels:
         raise InputError(f"the label column {label_col!r} is empty; every row needs a true class.")
+    if len(labels) == 1 and _other_class(labels[0]) is not None:
+        # one yes/no-like class occurs (a day without fraud): its opposite is the other class, for the columns
+        # (p_0 beside p_1) and the positive class alike, as if it had occurred (a review: p_0 and p_1 over labels
+        # all 0 read as two models, and --positive true over labels all 1 made 1 the negative class)
+        labels = _label_values(pd.Series([labels[0], _other_class(labels[0])], dtype=object))
 
     groups = None
     if isinstance(probs, dict) and probs and all(isinstance(v, (list, tuple)) for v in probs.values()):

@@ -925,8 +925,8 @@ class Scan:
                                                                         reference_state,
                                                                         reference_level(config.alpha))
                 elif n_reference and spec.key == "spiegelhalter_z":  # its normal test's range, as in memory
-                    null_mean, null_low, null_high = 0.0, -spiegelhalter_range(config.alpha), \
-                        spiegelhalter_range(config.alpha)
+                    q = spiegelhalter_range(config.alpha)
+                    null_mean, null_low, null_high = 0.0, -q, q
                 elif n_reference and spec.key == "log_loss":  # said, not left blank (a browser review)
                     note = ("No calibrated-model reference for log loss on an opened file: its per-row logarithms "
                             f"are not bucket sums; analyse {IN_MEMORY} for one.")
@@ -934,7 +934,8 @@ class Scan:
                 value, p_value = nan, nan
                 reading = (f"{spec.label} is not available on a scan yet (it needs more than bucket sums): analyse "
                            f"{IN_MEMORY} for it.")
-            redraws = n_reference if np.isfinite(null_high) else 0
+            # Spiegelhalter's range is its normal test's: no redraws behind its p-value
+            redraws = n_reference if np.isfinite(null_high) and spec.key != "spiegelhalter_z" else 0
             return {"metric": spec.key, "label": spec.label, "value": float(value), "low": nan, "high": nan,
                     "interval": "", "null_mean": null_mean, "null_low": null_low, "null_high": null_high,
                     "p_value": p_value,  # a finite reference range: p_value is its redraws'

@@ -297,8 +297,12 @@ def check_allowed(path: str, roots) -> None:
 
     text = str(path)
     if "\x00" in text or is_sql(text):
-        raise InputError(f"{text[:60]!r} is not a path; the dashboard opens files by path under "
-                         f"{', '.join(roots)}.")
+        # a query could read any file the server can (read_csv('/etc/passwd')): the command line and Python take
+        # queries (a walk-through typed one and was told only that it is no path)
+        what = "a SQL query, which the dashboard does not run" if is_sql(text) else "not a path"
+        raise InputError(f"{text[:60]!r} is {what}; the dashboard opens files by path under {', '.join(roots)} "
+                         "(queries run from the command line, calibviz metrics QUERY --engine duckdb --database "
+                         "FILE, or cv.scan in Python).")
     fixed = text
     if _glob.has_magic(text):
         fixed_parts = []

@@ -161,7 +161,8 @@ def tce_bins_caption(scan, table: pd.DataFrame, cfg: PanelConfig, panel: pd.Data
 
     binning = table_about(table, interval=False).get("binning", "")
     return ("The test-based diagram tests each prediction against its bin of the sidebar's binning ("
-            f"{md(binning)}): TCE of those bins = {format_value(scan.tce(cfg.scheme(), cfg.alpha), 'percent')}"
+            f"{md(binning)}): TCE of those bins = {format_value(scan.tce(cfg.scheme(), cfg.alpha), 'percent')}, "
+            "not compared with a calibrated model (whose TCE is far above 0 on many rows: alone no evidence)"
             + ("; the TCE of the metric panel uses PAVA-BC bins (the paper's choice, the sidebar's n_min and n_max), "
                "so the two differ unless the sidebar picks PAVA-BC." if "tce" in set(panel["metric"]) else "."))
 

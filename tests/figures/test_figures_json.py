@@ -420,6 +420,7 @@ def test_vece_ranking_bars_sorted_with_intervals():
     assert bar.type == "bar" and bar.orientation == "h"
     assert list(bar.y) == ["b", "a"]   # highest at the top (last drawn)
     _close(bar.error_x.array, [0.02, 0.02]); _close(bar.error_x.arrayminus, [0.02, 0.02])
+    assert fig.layout.xaxis.tickformat == "~g"  # small VECEs read "100µ ... 600µ" with Plotly's SI default
 
 
 def test_vece_ranking_keeps_the_rankings_tie_order_and_labels_every_interval():

@@ -42,6 +42,8 @@ text("duplicate_columns.csv", "label,p,p\n" + "".join(f"{i % 2},0.5,0.5\n" for i
      "duplicated column names")
 text("label_not_in_classes.csv", "label,p_a,p_b\n" + "a,0.6,0.4\nb,0.3,0.7\n" * 10 + "c,0.5,0.5\n",
      "not among the classes")
+# one class of a binary label is a log to analyse (with a note); of three classes it is refused
+text("single_class.csv", "label,p_a,p_b,p_c\n" + "a,0.5,0.3,0.2\n" * 20, "only one class")
 text("prob_above_one.csv", "label,p\n" + ok_rows + "1,1.5\n0,2\n", "must lie in [0, 1]")
 text("prob_negative.csv", "label,p\n" + ok_rows + "0,-0.1\n", "must lie in [0, 1]")
 text("prob_nan.csv", "label,p\n" + ok_rows + "0,\n1,NaN\n", "NaN or infinite")
