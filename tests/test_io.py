@@ -584,3 +584,29 @@ def test_a_few_stray_labels_beside_a_binary_column_are_counted_in_memory_and_on_
     with pytest.raises(cv.InputError, match="holds 3 classes") as err:
         cv.predictions_from_frame(frame)
     assert "occurs in only" not in str(err.value)
+
+
+def test_one_yes_no_class_names_its_opposite_for_the_columns_and_the_positive_class():
+    """A review: p_0 and p_1 over labels all 0 read as two models ("one model per column ('p_0', '1')"), and
+    --positive true over labels all 1 made 1 the negative class (ECE 0.784 instead of 0.216), a typo '2' accepted.
+    The opposite of a one-class yes/no label is a class as if it had occurred."""
+    rng = np.random.default_rng(5)
+    p1 = rng.uniform(0.05, 0.6, 200)
+    both = next(iter(predictions_from_frame(pd.DataFrame({"y": 0, "p_0": 1 - p1, "p_1": p1})).values()))
+    assert both.classes == (0, 1) and np.allclose(both.y_prob, p1)
+    ones = pd.DataFrame({"y": np.ones(200, int), "p": p1})
+    for wrong in ("true", "yes", "2"):
+        with pytest.raises(cv.InputError, match="not among the labels \\[0, 1\\]"):
+            predictions_from_frame(ones, positive=wrong)
+    for positive in (1, "1"):
+        preds = next(iter(predictions_from_frame(ones, positive=positive).values()))
+        assert preds.classes == (0, 1) and (preds.y == 1).all() and np.allclose(preds.y_prob, p1)
+
+
+def test_a_yes_no_pair_is_the_binary_label_however_rare_its_events():
+    """Labels 0, 1 and -1 (unlabelled) with more -1 than 1 named the real positives as strays to drop (a review):
+    the yes/no pair is the two classes, the others the strays."""
+    y = np.r_[np.zeros(990, int), -np.ones(7, int), np.ones(3, int)]
+    with pytest.raises(cv.InputError, match="the label -1 occurs in only 7 of 1,000 rows") as err:
+        predictions_from_frame(pd.DataFrame({"y": y, "p": np.linspace(0.01, 0.2, 1000)}))
+    assert "label 1 occurs" not in str(err.value)

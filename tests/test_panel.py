@@ -494,3 +494,15 @@ def test_spiegelhalters_range_is_its_verdicts_reference_in_memory_and_on_scans(t
     pd.DataFrame({"y": y, "p": p}).to_parquet(tmp_path / "s.parquet")
     s = cv.scan(str(tmp_path / "s.parquet")).metrics(["spiegelhalter_z"], n_reference=50).iloc[0]
     assert (s.null_low, s.null_high, s.p_value) == pytest.approx((r.null_low, r.null_high, r.p_value), rel=1e-9)
+    assert s.n_redraws == r.n_redraws == 0 and "redraws" not in s.reading  # no redraws behind a normal p-value
+
+
+def test_a_negative_slope_reads_as_a_reversed_ranking_not_as_overconfidence():
+    """A reversed positive class gives a slope near -1, which read "the predictions are too extreme
+    (overconfident)" (a review)."""
+    rng = np.random.default_rng(4)
+    p = rng.uniform(0.05, 0.95, 2000)
+    y = (rng.random(2000) >= p).astype(int)  # the probability of the other class
+    row = metric_panel(y, p, metrics=("calibration_slope",), n_resamples=0, n_reference=0).iloc[0]
+    assert row["value"] < 0 and row["verdict"].startswith("evidence")
+    assert "rank the outcomes the wrong way round" in row["reading"] and "overconfident" not in row["reading"]
