@@ -908,10 +908,12 @@ def _metrics_recalibrated(args, models, cfg, requested, bar) -> int:
                                         confidence=1.0 - cfg.alpha, random_state=args.seed, progress=progress)
         for r in table.to_dict("records"):
             rec = {k: r.get(k) for k in RECALIBRATION_FIELDS if k != "model"}
-            rec = {"model": name, **{k: (_json_number(v) if isinstance(v, float) else v) for k, v in rec.items()}}
+            # NaN is no value; an infinite one is (Hosmer-Lemeshow), kept for the table and the CSV as in metrics
+            rec = {"model": name, **{k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in rec.items()}}
             records.append(rec)
     if args.format == "json":
-        print(json.dumps(records, indent=2, ensure_ascii=False))
+        print(json.dumps([{k: (_json_number(v) if isinstance(v, float) else v) for k, v in r.items()}
+                          for r in records], indent=2, ensure_ascii=False))
     elif args.format == "csv":
         from .io.export import to_csv
 
@@ -919,8 +921,8 @@ def _metrics_recalibrated(args, models, cfg, requested, bar) -> int:
     else:
         head = ("model", "method", "metric", "before", "after", "before - after",
                 f"{100 * (1 - cfg.alpha):g}% interval", "calibrated model after")
-        rows = [(r["model"], r["method"], r["label"], format_value(r["before"], r["unit"]),
-                 format_value(r["after"], r["unit"]), format_difference(r["diff"], r["unit"]),
+        rows = [(r["model"], r["method"], r["label"], _shown_value(r["before"], r["unit"], format_value),
+                 _shown_value(r["after"], r["unit"], format_value), format_difference(r["diff"], r["unit"]),
                  format_interval(r["diff_low"], r["diff_high"], r["unit"], difference=True),
                  format_interval(r["after_null_low"], r["after_null_high"], r["unit"])) for r in records]
         widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]

@@ -203,3 +203,23 @@ def test_metrics_recalibrate_reads_its_difference_at_one_minus_alpha(capsys):
     assert rows["0.01"]["diff_low"] < rows["0.05"]["diff_low"] and rows["0.01"]["diff_high"] > rows["0.05"]["diff_high"]
     code, out, err = run(common + ["--alpha", "0.01"], capsys)
     assert code == 0 and "99% interval" in out.splitlines()[0], out
+
+
+def test_an_infinite_value_before_recalibration_is_inf_in_the_table_and_the_csv(tmp_path, capsys):
+    """Hosmer-Lemeshow is infinite where predictions of exactly 0 hold an event: the --recalibrate table said
+    'n/a' where `metrics` now says 'inf' (a review)."""
+    rng = np.random.default_rng(2)
+    p = np.r_[np.zeros(40), rng.uniform(0.2, 0.8, 360)]
+    y = np.r_[np.ones(1, int), np.zeros(39, int), (rng.random(360) < p[40:]).astype(int)]
+    path = tmp_path / "zeros.csv"
+    pd.DataFrame({"y": y, "p": p}).to_csv(path, index=False)
+    args = ["metrics", str(path), "--recalibrate", "isotonic", "--metrics", "hosmer_lemeshow", "--reference", "0"]
+    assert main(args) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if "Hosmer-Lemeshow" in line)
+    assert row.split()[3] == "inf", row
+    assert main(args + ["--format", "csv"]) == 0
+    import io
+    table = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert table.loc[table["metric"] == "hosmer_lemeshow", "before"].iloc[0] == np.inf
+    assert main(args + ["--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["before"] is None  # JSON has no infinity
