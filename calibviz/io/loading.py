@@ -305,7 +305,7 @@ def _build(df: pd.DataFrame, mapping: ColumnMapping, cols, name: str, source: st
             raise InputError(
                 f"{source}: only one class ({mapping.classes[present[0]]!r}) occurs in the labels of model {name!r}"
                 + ("" if w is None else " (among the rows of positive weight)")
-                + "; a multiclass calibration analysis needs examples of at least two classes."
+                + f"; {MULTICLASS_NEEDS_TWO}"
             )
         notes.append(one_class_note(mapping.classes, int(present[0]), weighted=np.unique(y).size > 1))
     if len(mapping.classes) == 2 and present.size == 2:
@@ -332,6 +332,10 @@ def inverted_ranking_note(classes, y, p, w=None) -> list[str]:
     neg, pos = classes
     return [f"P({pos}) ranks the rows of class {pos!r} below those of class {neg!r} (AUC {auc:.3f}): if the "
             f"column holds P({neg}), make {neg!r} the positive class"]
+
+
+#: Why a multiclass log of one class is refused (in memory and on scans).
+MULTICLASS_NEEDS_TWO = "a multiclass calibration analysis needs examples of at least two classes."
 
 
 def one_class_note(classes, present: int, *, weighted: bool = False) -> str:

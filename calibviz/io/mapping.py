@@ -478,9 +478,8 @@ def _positive_of(values: list, positive, ranked=None) -> tuple:
     and that of more than two labels counts the strays (not from a sample: a scan's first rows)."""
     if positive is not None:
         matches = [v for v in values if _key(v) == _key(positive)]
-        if len(values) == 1 and not matches:  # one class occurs and the positive class never does
-            other = _other_class(values[0])
-            return values[0], other if other is not None and _key(other) == _key(positive) else positive
+        if len(values) == 1 and not matches:  # one class occurs (no yes/no-like one: detect_mapping added its
+            return values[0], positive        # opposite) and the positive class never does
         if not matches:
             if len(values) > 2:
                 raise InputError(f"positive class {positive!r} is not among the labels {values[:10]!r}.",
@@ -496,17 +495,11 @@ def _positive_of(values: list, positive, ranked=None) -> tuple:
                 f"({values[:10]!r}); give one probability column per class.",
                 ui_message=f"a single probability column describes two classes, but the labels hold {len(values)} "
                            f"values ({_plain(values)}); choose one Probability column per class.")
-        if others:
-            return others[0], pos
-        other = _other_class(pos)
-        return (other if other is not None else "not " + str(pos)), pos
+        return (others[0] if others else "not " + str(pos)), pos
     if len(values) > 2:
         strays = None if ranked is None or ranked[2] else stray_labels(ranked[0])
         raise too_many_classes_error(values, strays)
     keys = [_key(v) for v in values]
-    if len(values) == 1 and _other_class(values[0]) is not None:  # one class occurs: the other is its opposite
-        other = _other_class(values[0])
-        return (other, values[0]) if keys[0] in _AFFIRMATIVE else (values[0], other)
     for i, k in enumerate(keys):
         if k in _AFFIRMATIVE and all(o in _NEGATIVE for j, o in enumerate(keys) if j != i):
             return values[1 - i], values[i]

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..io.loading import _model_name_from_source
+from ..io.loading import MULTICLASS_NEEDS_TWO, _model_name_from_source
 from ..io.readers import is_sql
 from ..io.mapping import LABEL_NAMES, _find, _key, detect_mapping, unsupported_columns
 from .aggregate import Roles, collect, is_missing
@@ -525,7 +525,7 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
     if multiclass and label_col is not None and sample[label_col].nunique() == 1:
         # the sample holds the source's distinct labels when it showed fewer than two (read above): one class
         raise InputError(f"{name}: only one class ({_python(sample[label_col].dropna().iloc[0])!r}) occurs in the "
-                         "labels; a multiclass calibration analysis needs examples of at least two classes.")
+                         f"labels; {MULTICLASS_NEEDS_TWO}")
     if multiclass and mapping.label_positions:
         raise InputError(f"{name}: integer labels that are positions of the probability columns are not supported "
                          "by scans; name the columns p_<class> after the labels.")
