@@ -7,6 +7,7 @@ from calibviz.ui.blocks import slug
 from calibviz.ui.compute import guarded, progress_bar
 from calibviz.ui.recalibrate import METHOD_LABELS
 from calibviz.ui.settings import SCHEME_LABELS, panel_config, settings
+from calibviz.ui.source import scan_active
 from calibviz.ui.text import md
 
 page_setup("Report", controls=("binning", "uncertainty", "metrics"))
@@ -49,7 +50,10 @@ with right:
     st.caption("Change them in the sidebar; the report records them in its reproducibility block.")
 
 built = st.session_state.get("cv_report")
-if st.button("Build the report", type="primary", key="build_report", icon=":material/description:"):
+# while a file is opened for the other pages, the button names the data it reports on (a walk-through pressed it
+# expecting the opened file's report; the notice above gives that one's command)
+label = f"Build the report of {src.get('title') or src['name']}" if scan_active() else "Build the report"
+if st.button(label, type="primary", key="build_report", icon=":material/description:"):
     with progress_bar("Building the report") as progress:
         report = guarded(lambda: build_report(models, progress=progress, **options))
     st.session_state["cv_report"] = built = (key, report)

@@ -373,10 +373,13 @@ def too_many_classes_error(values: list, strays: tuple | None = None) -> InputEr
 def stray_labels(labels: pd.Series) -> tuple | None:
     """(labels, rows, all rows) of a label column's values beyond its two most frequent (for
     :func:`too_many_classes_error`), or None with at most two values."""
-    counts = labels.dropna().map(_key).value_counts()
+    present = labels.dropna()
+    keys = present.map(_key)
+    counts = keys.value_counts()
     if len(counts) <= 2:
         return None
-    names = {_key(v): v for v in labels.dropna().unique()}
+    # a label of each key, by key (unique() took False and 0 for one value: Python finds them equal, a fuzz test)
+    names = dict(zip(keys.to_numpy(), present.to_numpy()))
     # a yes/no-like pair among them is the binary label's two classes, however rare the events (labels 0, 1 and
     # more -1 than 1 named the real positives as strays to drop, a review); else the two most frequent
     pair = next(([a, b] for a in counts.index for b in counts.index

@@ -364,3 +364,14 @@ def test_the_reliability_diagram_of_an_opened_file_says_what_its_band_says(files
     table = cv.scan(str(files / "two_models.parquet")).models["raw"].reliability_table()
     captions = " ".join(c.value for c in at.caption)
     assert band_reading(table) in captions, captions
+
+
+def test_the_report_page_names_the_data_its_button_reports_on_while_a_file_is_opened(files):
+    """The Report page works on the data in memory; with a file opened for the other pages its primary button
+    read "Build the report" and built the demo's (a walk-through expected the file's). It names the data now,
+    beside the notice that the page shows the data in memory."""
+    at = _opened(files / "two_models.parquet", "pages/6_Report.py")
+    assert_clean(at)
+    label = at.button(key="build_report").label
+    assert label.startswith("Build the report of ") and "Hospital" in label, label
+    assert any("not the opened file" in i.value for i in at.info), [i.value for i in at.info]
