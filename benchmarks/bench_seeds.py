@@ -70,8 +70,8 @@ def main(argv=None) -> None:
         f", squashed {args.power:g}" if args.power is not None else ", calibrated")
     for k, c in counts.items():
         share = c / args.reps
-        print(f"| {what} | {k} | {c}/{args.reps} = {100 * share:.1f}% (± {100 * math.sqrt(share * (1 - share) / args.reps):.1f}) |",
-              flush=True)
+        se = 100 * math.sqrt(share * (1 - share) / args.reps)
+        print(f"| {what} | {k} | {c}/{args.reps} = {100 * share:.1f}% (± {se:.1f}) |", flush=True)
 
 
 if __name__ == "__main__":

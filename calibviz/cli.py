@@ -30,8 +30,8 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import re
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -529,7 +529,8 @@ def _report_metrics(args, records, thresholds, p_thresholds, gate_keys) -> int:
         sys.stdout.write(to_csv(pd.DataFrame(records, columns=list(JSON_FIELDS))))
     else:
         _print_table(records, args.ci, format_value, format_interval)
-    failures = [f"{r['label']} of model {r['model']} = {_shown_value(r['value'], r['unit'], format_value)} exceeds {t:g}"
+    failures = [f"{r['label']} of model {r['model']} = {_shown_value(r['value'], r['unit'], format_value)} "
+                f"exceeds {t:g}"
                 for key, t in thresholds for r in records
                 if r["metric"] == gate_keys[(r["model"], key)] and r["value"] is not None and r["value"] > t]
     p_checks = [(r, t) for key, t in p_thresholds for r in records
@@ -1006,7 +1007,8 @@ def _delimiter(text: str) -> str:
 _OPTIONS = {"probs": "--probs", "positive": "--positive", "label": "--label", "weight": "--weight",
             "model": "--model-column", "delimiter": "--delimiter", "encoding": "--encoding", "decimal": "--decimal",
             "sheet": "--sheet"}
-_KEYWORD = re.compile(r"\b(pass |with |or )(" + "|".join(_OPTIONS) + r"|renormalize|logits)=(?![\[{(])(<[^>]*>|'[^']*'|\S*?)"
+_KEYWORD = re.compile(r"\b(pass |with |or )(" + "|".join(_OPTIONS) + r"|renormalize|logits)="
+                      r"(?![\[{(])(<[^>]*>|'[^']*'|\S*?)"
                       r"(?=[\s,;)]|\.(?:\s|$)|$)")
 
 
