@@ -38,7 +38,7 @@ DIGEST_VALUES = 1 << 16
 
 
 def data_seed(random_state, *arrays):
-    """The seed of a reference's redraws: ``random_state`` and a digest of ``arrays`` (the predictions and the
+    """The seed of a band's redraws: ``random_state`` and a digest of ``arrays`` (the predictions and the
     weights, None allowed; not the labels, see the module docstring) in one non-negative int for
     :func:`numpy.random.default_rng`; a Generator or None is
     returned as it is (the caller's stream, or fresh entropy).

@@ -661,15 +661,13 @@ def corp_table(
                          "resample_predictions unset or pass False.")
     n_resamples = _check_int(n_resamples, "n_resamples", 1)
     n_points = _check_int(n_points, "n_points", 2)
+    g = _groups(y, p, w)
+    # an int seed seeds the bands' redraws with the predictions too (calibviz.seeding): their distinct scores and
+    # weights, whatever the rows' order; a Generator is used as it is
     try:
-        rng = np.random.default_rng(random_state)
+        rng = np.random.default_rng(data_seed(random_state, g.x, g.weight))
     except (TypeError, ValueError) as exc:
         raise InputError(f"random_state must be None, an int or a numpy Generator ({exc}).") from None
-    g = _groups(y, p, w)
-    if not isinstance(random_state, np.random.Generator):
-        # the bands' redraws seeded by the predictions too (calibviz.seeding): their distinct scores and weights,
-        # whatever the rows' order
-        rng = np.random.default_rng(data_seed(random_state, g.x, g.weight))
     cep, block_first = _pav(g.pos, g.weight)
     G = g.x.shape[0]
     block_of_group = np.repeat(np.arange(block_first.shape[0]), np.diff(np.r_[block_first, G]))

@@ -870,6 +870,7 @@ class Scan:
             """The panel's row of one metric (raises InputError where the metric is undefined on these rows)."""
             note = ""
             null_mean = null_low = null_high = nan
+            redrawn = False  # whether a label-redraw reference gave the range and the p-value
             if spec.key == "classwise_ece" and spec.key in available:  # one pass per class (K passes)
                 value = float(np.mean([self.class_view(c).metric("ece", config)[0] for c in self._roles.classes]))
                 p_value = nan
@@ -881,6 +882,7 @@ class Scan:
                         null_mean, null_low, null_high, p_value = classwise_reference(
                             cell_table(self, config.scheme()), n_reference, reference_state,
                             reference_level(config.alpha))
+                        redrawn = True
                     except NoInterval:  # bins without fixed edges, or too many tuples: no reference, as no interval
                         note = ("No calibrated-model reference for class-wise ECE on this scan: it redraws the labels "
                                 "per tuple of bins of every class, which needs bins with fixed edges (uniform or "
@@ -896,6 +898,7 @@ class Scan:
                     null_mean, null_low, null_high, p_value = top_label_reference(self, spec.key, config, n_reference,
                                                                                   reference_state,
                                                                                   reference_level(config.alpha))
+                    redrawn = True
             elif spec.key in available:
                 hl = self._hosmer_lemeshow() if spec.key == "hosmer_lemeshow" else None
                 value, p_value = ((hl.statistic, hl.p_value) if hl is not None else
@@ -924,6 +927,7 @@ class Scan:
                     null_mean, null_low, null_high, p_value = reference(self, ref_key, config, n_reference,
                                                                         reference_state,
                                                                         reference_level(config.alpha))
+                    redrawn = True
                 elif n_reference and spec.key == "spiegelhalter_z":  # its normal test's range, as in memory
                     q = spiegelhalter_range(config.alpha)
                     null_mean, null_low, null_high = 0.0, -q, q
@@ -934,11 +938,10 @@ class Scan:
                 value, p_value = nan, nan
                 reading = (f"{spec.label} is not available on a scan yet (it needs more than bucket sums): analyse "
                            f"{IN_MEMORY} for it.")
-            # Spiegelhalter's range is its normal test's: no redraws behind its p-value
-            redraws = n_reference if np.isfinite(null_high) and spec.key != "spiegelhalter_z" else 0
+            redraws = n_reference if redrawn and np.isfinite(null_high) else 0
             return {"metric": spec.key, "label": spec.label, "value": float(value), "low": nan, "high": nan,
                     "interval": "", "null_mean": null_mean, "null_low": null_low, "null_high": null_high,
-                    "p_value": p_value,  # a finite reference range: p_value is its redraws'
+                    "p_value": p_value,  # with redraws behind the range: p_value is theirs
                     "n_redraws": redraws,
                     "verdict": "",  # the panel's tests together: family_verdicts
                     "unit": spec.unit,
