@@ -23,13 +23,13 @@ from .metrics.resampling import bootstrap
 from .panel import family_words, format_adjusted_p, format_value, p_value_words, p_words
 from .stats import bernoulli_abs_sum_p, bernoulli_max_t, holm_adjusted
 from .metrics.variable import (_check_variable, _largest_gap, _sorted_bin_starts, _vece_from_errors,
-                               _vece_from_sums, top_label_errors)
+                               _vece_from_sums, score_recalibrated_errors, top_label_errors)
 from .smoothing import _grid_points, _sort_obs, _sorted_curve, loess_bernoulli_test, loess_fit
 from .validation import check_binary, drop_zero_weight
 
 __all__ = ["variable_curves", "disagreement_ranges", "largest_disagreement", "range_sentence", "no_range_sentence", "level_test_sentence", "vece_test_sentence", "variable_ranking",
            "top_variable_words", "top_is_finding", "vece_floor_caption", "vece_whiskers_caption", "two_tests_note",
-           "VECE_WHISKERS", "reference_draws", "x_words",
+           "VECE_WHISKERS", "reference_draws", "x_words", "through_score_alone",
            "level_codes", "level_tables", "subgroup_table", "readable_ranking", "readable_levels", "CURVE_MIN_VALUES",
            "MAX_RANKED_FEATURES", "MAX_LEVELS", "MIN_LEVEL_ROWS", "numeric_values", "ranked_columns", "draws_curve",
            "curve_family"]
@@ -462,14 +462,18 @@ def level_test_sentence(table: pd.DataFrame, alpha: float, kind: str = "rate", *
 
 def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, strong=lambda t: t) -> str | None:
     """Which ranked variables have a VECE beyond what a calibrated model shows (:func:`variable_ranking`'s
-    ``p_adjusted``), in one sentence; None without a reference (a ranking table without p-values).
+    ``p_adjusted``), in one sentence, and of those which only through the score's miscalibration
+    (``p_varies_adjusted`` above α: nothing along them beyond what recalibrating the score fixes, the model's overall
+    gap among it); None without a reference
+    (a ranking table without p-values).
 
-    >>> r = pd.DataFrame({"feature": ["age", "bmi"], "p_value": [1 / 2401, 0.3], "p_adjusted": [2 / 2401, 0.3],
-    ...                   "n_reference": [2400, 2400]})
+    >>> r = pd.DataFrame({"feature": ["age", "bmi", "id"], "p_value": [1 / 2401, 1 / 2401, 0.3],
+    ...                   "p_adjusted": [3 / 2401, 3 / 2401, 0.3], "n_reference": [2400] * 3,
+    ...                   "p_varies_adjusted": [0.004, 0.6, 0.9]})
     >>> vece_test_sentence(r, 0.05)
-    'VECE beyond what a calibrated model shows (the 2 variables judged together, α = 0.05): age (p ≤ 0.00083).'
-    >>> vece_test_sentence(r.assign(p_adjusted=[0.2, 0.3]), 0.05)
-    "No variable's VECE is beyond what a calibrated model shows (the 2 variables judged together: smallest adjusted p = 0.2, α = 0.05)."
+    "VECE beyond what a calibrated model shows (the 3 variables judged together, α = 0.05): age (p ≤ 0.0012); through the score's miscalibration alone (nothing varies along it beyond what recalibrating the score fixes): bmi (p ≤ 0.0012)."
+    >>> vece_test_sentence(r.assign(p_adjusted=[0.2, 0.3, 0.3]), 0.05)
+    "No variable's VECE is beyond what a calibrated model shows (the 3 variables judged together: smallest adjusted p = 0.2, α = 0.05)."
     """
     if "p_adjusted" not in ranking or not ranking["p_adjusted"].notna().any():
         return None
@@ -483,18 +487,36 @@ def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, stron
     def words(r) -> str:
         return f"({p_words(format_adjusted_p(r.p_adjusted, r.p_value, int(getattr(r, 'n_reference', 0) or 0)))})"
 
-    floor = set(at_overall_gap(ranking))
-    along = [r for r in hits.itertuples(index=False) if r.feature not in floor]
-    gap_only = [r for r in hits.itertuples(index=False) if r.feature in floor]
-    # variables whose VECE is the overall gap are listed apart: shown in bold beside the others, they read as
-    # findings along them, which the caption below then contradicted (a walk-through)
+    gap_alone = set(through_score_alone(ranking, alpha))
+    along = [r for r in hits.itertuples(index=False) if r.feature not in gap_alone]
+    gap_only = [r for r in hits.itertuples(index=False) if r.feature in gap_alone]
+    # variables whose VECE is the score's miscalibration are listed apart: shown in bold beside the others, they
+    # read as findings along them (a walk-through; an audit: 87% of logs with a whole-model gap named pure noise)
     listed = ", ".join(f"{strong(escape(str(r.feature)))} {words(r)}" for r in along)
     through = ", ".join(f"{escape(str(r.feature))} {words(r)}" for r in gap_only)
     head = f"VECE beyond what a calibrated model shows ({family_words(n, 'variable')}, α = {alpha:g}): "
+    them = "them" if len(gap_only) > 1 else "it"
     if not along:
-        return head + f"{through}, through the overall gap alone ({'their' if len(gap_only) > 1 else 'its'} VECE " \
-            "is that gap)."
-    return head + listed + (f"; through the overall gap alone (VECE equal to it): {through}." if gap_only else ".")
+        return head + f"{through}, through the score's miscalibration alone (nothing varies along {them} beyond " \
+            "what recalibrating the score fixes)."
+    return head + listed + (f"; through the score's miscalibration alone (nothing varies along {them} beyond what "
+                            f"recalibrating the score fixes): {through}." if gap_only else ".")
+
+
+def through_score_alone(ranking: pd.DataFrame, alpha: float) -> list:
+    """The ranked variables along which nothing varies beyond the score's miscalibration: the test of the model
+    recalibrated on its score (``p_varies_adjusted``) finds nothing at ``alpha``. Without that test (NaN: outcomes
+    all of one kind, or separated by the score), those whose VECE equals the overall gap (:func:`at_overall_gap`).
+
+    >>> r = pd.DataFrame({"feature": ["age", "bmi"], "vece": [0.05, 0.02], "p_varies_adjusted": [0.01, 0.4]})
+    >>> through_score_alone(r, 0.05)
+    ['bmi']
+    """
+    if "p_varies_adjusted" not in ranking:
+        return at_overall_gap(ranking)
+    p = ranking["p_varies_adjusted"]
+    floor = set(at_overall_gap(ranking))
+    return [f for f, v in zip(ranking["feature"], p) if (v > alpha if pd.notna(v) else f in floor)]
 
 
 #: What the whiskers of the VECE ranking chart are (a walk-through met a whisker wholly above its bar, unexplained).
@@ -521,18 +543,17 @@ def vece_floor_caption(ranking: pd.DataFrame, *, escape=str) -> str | None:
     """The variables of a :func:`variable_ranking` whose VECE is the overall gap between error and predicted error
     (``attrs["mean_gap"]``), in one sentence; None when there are none.
 
-    Such a variable can be beyond what a calibrated model shows (:func:`vece_test_sentence`) through the overall
-    gap alone: the sentence says that a verdict on it is a verdict on that gap (a browser review read the two as
-    contradicting each other). The gap is the top label's (confidence against accuracy), not the Data page's
-    prevalence against mean prediction of a binary model.
+    Several equal bars are that floor, not a bug (a browser review read them as one), and VECE alone cannot tell
+    a gap that keeps its sign but varies along a variable from the overall gap: the sentence says so and points
+    to the test beyond the score's miscalibration (:func:`vece_test_sentence`). The gap is the top label's (confidence
+    against accuracy), not the Data page's prevalence against mean prediction of a binary model.
 
     VECE = sum_b |S_b| / W >= |sum_b S_b| / W, the overall mean gap, with equality iff the bins' gaps share one
-    sign: such a variable shows the model's overall over- or under-confidence and nothing more (several equal bars
-    are that gap, not a bug).
+    sign.
 
     >>> r = pd.DataFrame({"feature": ["age", "bmi"], "vece": [0.05, 0.02]}); r.attrs["mean_gap"] = -0.02
     >>> vece_floor_caption(r)
-    "No variable's VECE can fall below the overall gap between error and predicted error (confidence against accuracy), 0.0200 here; a variable whose gap keeps that one sign in every bin sits exactly there: bmi shows nothing beyond the overall gap (a verdict on it is a verdict on that gap, not on a variation along it)."
+    "No variable's VECE can fall below the overall gap between error and predicted error (confidence against accuracy), 0.0200 here; a variable whose gap keeps that one sign in every bin sits exactly there, however much the gap varies along it: bmi. Whether it varies beyond what recalibrating the score fixes is the test of the model recalibrated on its score (p beyond the score's miscalibration)."
     """
     mean_gap = ranking.attrs.get("mean_gap", float("nan"))
     floor = at_overall_gap(ranking)
@@ -541,9 +562,10 @@ def vece_floor_caption(ranking: pd.DataFrame, *, escape=str) -> str | None:
     one = len(floor) == 1
     return (f"No variable's VECE can fall below the overall gap between error and predicted error (confidence "
             f"against accuracy), {format_value(abs(mean_gap), 'probability')} here; a variable whose gap keeps that "
-            f"one sign in every bin sits exactly there: {', '.join(escape(str(f)) for f in floor)} "
-            f"{'shows' if one else 'show'} nothing beyond the overall gap (a verdict on {'it' if one else 'them'} "
-            "is a verdict on that gap, not on a variation along " + ("it)." if one else "them)."))
+            "one sign in every bin sits exactly there, however much the gap varies along it: "
+            f"{', '.join(escape(str(f)) for f in floor)}. Whether {'it varies' if one else 'they vary'} beyond what "
+            "recalibrating the score fixes is the test of the model recalibrated on its score (p beyond the score's "
+            "miscalibration).")
 
 
 def _reading(higher: str) -> str:
@@ -628,18 +650,23 @@ def _tie_key(vece) -> np.ndarray:
 
 def top_is_finding(ranking: pd.DataFrame, alpha: float) -> bool:
     """Whether the first variable of a ranking may be named as the largest: it is beyond what a calibrated model
-    shows (``p_adjusted <= alpha``), or the ranking has no reference. The first bar of a ranking is always the
-    largest, noise or not: on calibrated models "age shows the largest variable-based calibration error" read as
-    a finding above "No variable's VECE is beyond what a calibrated model shows" (a browser review).
+    shows (``p_adjusted <= alpha``) and not through the score's miscalibration alone (:func:`through_score_alone`), or
+    the ranking has no reference. The first bar of a ranking is always the largest, noise or not: on calibrated
+    models "age shows the largest variable-based calibration error" read as a finding above "No variable's VECE is
+    beyond what a calibrated model shows" (a browser review); with a whole-model gap, pure noise was named so.
 
     >>> r = pd.DataFrame({"feature": ["age"], "vece": [0.01], "p_adjusted": [0.4]})
     >>> top_is_finding(r, 0.05), top_is_finding(r.assign(p_adjusted=0.01), 0.05)
     (False, True)
+    >>> top_is_finding(r.assign(p_adjusted=0.01, p_varies_adjusted=0.3), 0.05)
+    False
     """
     if not len(ranking):
         return False
     p = ranking["p_adjusted"].iloc[0] if "p_adjusted" in ranking else float("nan")
-    return bool(pd.isna(p) or p <= alpha)
+    if pd.isna(p):
+        return True
+    return bool(p <= alpha and ranking["feature"].iloc[0] not in set(through_score_alone(ranking, alpha)))
 
 
 def top_variable_words(ranking: pd.DataFrame) -> str:
@@ -760,7 +787,8 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
     """
     if not isinstance(features, pd.DataFrame):
         raise InputError("features must be a pandas DataFrame with one column per variable.")
-    error, predicted_error, w = top_label_errors(y_true, y_prob, sample_weight)
+    error, predicted_error, w, score, target = top_label_errors(y_true, y_prob, sample_weight, scores=True)
+    binary = np.asarray(y_prob).ndim == 1
     n = error.shape[0]
     if len(features) != n:
         raise InputError(f"features has {len(features)} rows but there are {n} predictions.")
@@ -776,6 +804,7 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
     # a variable's draws do not depend on how many an earlier one took: a scan's ranking draws the same streams
     # and gives the same p-values wherever both draw Gaussian bins
     ref_streams = rng.spawn(1)[0].spawn(len(numeric) + len(others))
+    gap_streams = rng.spawn(1)[0].spawn(len(numeric) + len(others))  # the recalibrated model's, as a scan's
     n_reference = reference_draws(len(numeric) + len(others), confidence)
     gap = predicted_error - error  # (1 - confidence) - (1 - correct) = correct - confidence; VECE reads |gap|
     rows = []
@@ -784,9 +813,9 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
         xv = features[col].to_numpy(dtype=np.float64, na_value=np.nan)
         ok = np.isfinite(xv) if w is None else np.isfinite(xv) & (w > 0)  # weight 0 = absent row
         if ok.all():
-            e, pe, g, wv = error, predicted_error, gap, w
+            e, pe, g, wv, sc, tg = error, predicted_error, gap, w, score, target
         else:
-            xv, e, pe, g = xv[ok], error[ok], predicted_error[ok], gap[ok]
+            xv, e, pe, g, sc, tg = xv[ok], error[ok], predicted_error[ok], gap[ok], score[ok], target[ok]
             wv = None if w is None else w[ok]
         if xv.size < 2:
             continue  # empty: nothing to rank
@@ -809,21 +838,22 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
             mv = (float("nan"), float("nan"))  # too few distinct values for a local fit
         p_ref, _, draws = bernoulli_abs_sum_p(starts, pe[order], ws, float(np.abs(sums[0]).sum()),
                                               n_draws=n_reference, random_state=ref_streams[done - 1])
+        p_varies = _beyond_score_p(starts, order, e, pe, sc, tg, wv, binary, n_reference, gap_streams[done - 1])
         rows.append(dict(feature=col, type="numeric", vece=est, vece_low=lo, vece_high=hi,
                          max_vce=mv[0], x_at_max_vce=mv[1], level_at_max_vce=None, n=int(xv.size),
-                         n_bins=int(starts.size), ci_method=method, p_value=p_ref, n_reference=draws))
+                         n_bins=int(starts.size), ci_method=method, p_value=p_ref, n_reference=draws,
+                         p_varies=p_varies))
         if progress is not None:
             progress(done, total)
     for done, col in enumerate(others, start=len(numeric) + 1):
         row = _categorical_row(col, features[col], error, predicted_error, gap, w, n_resamples, confidence, rng,
-                               bootstrap_max_rows, max_levels, min_level_rows, ref_streams[done - 1], n_reference)
+                               bootstrap_max_rows, max_levels, min_level_rows, ref_streams[done - 1], n_reference,
+                               (score, target, binary, gap_streams[done - 1]))
         if row is not None:
             rows.append(row)
         if progress is not None:
             progress(done, total)
-    out = pd.DataFrame(rows, columns=_RANKING_COLUMNS)
-    out["p_adjusted"] = holm_adjusted(out["p_value"].to_numpy(float)) if len(out) else []
-    out = ranked(out)
+    out = adjusted(pd.DataFrame(rows, columns=_RANKING_COLUMNS))
     # VECE = sum_b |S_b| / W >= |sum_b S_b| / W, the overall mean gap, with equality iff the bins' gaps share one
     # sign: a variable at that floor shows the model's overall over- or under-confidence and nothing more
     out.attrs["mean_gap"] = -float(np.average(gap, weights=w))  # confidence - correctness: > 0 over-confident
@@ -831,7 +861,40 @@ def variable_ranking(features: pd.DataFrame, y_true, y_prob, *, n_bins: int = 10
 
 
 _RANKING_COLUMNS = ["feature", "type", "vece", "vece_low", "vece_high", "max_vce", "x_at_max_vce", "level_at_max_vce",
-                    "n", "n_bins", "ci_method", "p_value", "p_adjusted", "n_reference"]
+                    "n", "n_bins", "ci_method", "p_value", "p_adjusted", "n_reference", "p_varies",
+                    "p_varies_adjusted"]
+
+
+def adjusted(rows: pd.DataFrame) -> pd.DataFrame:
+    """A ranking's rows with both tests Holm-adjusted over its variables, ranked (:func:`ranked`); shared by the
+    rows in memory and the scans."""
+    for raw, adj in (("p_value", "p_adjusted"), ("p_varies", "p_varies_adjusted")):
+        p = rows[raw].to_numpy(float)
+        out = np.full(p.shape, np.nan)
+        tested = ~np.isnan(p)  # a variable without the test (no finite recalibration) is not in its family
+        if tested.any():
+            out[tested] = holm_adjusted(p[tested])
+        rows[adj] = out
+    return ranked(rows)
+
+
+def _beyond_score_p(starts, order, error, predicted_error, score, target, w, binary: bool, n_draws: int,
+                  stream) -> float:
+    """P-value of a variable's VECE beyond the score's miscalibration: the VECE of the model recalibrated on its
+    score (:func:`calibviz.metrics.variable.score_recalibrated_errors`, error probabilities q), ``sum_b |sum_{i in
+    b} w (error - q)|``, against a model calibrated after that recalibration, drawn given the fit's own equations
+    (it was fitted to these outcomes: without them the test held 2-3% at a nominal 5%). VECE itself cannot tell a
+    gap that varies along x but keeps its sign from the overall gap (both sit at its floor); this statistic can.
+    NaN where the fit has no maximum (outcomes or hits all of one kind, or separated by the score)."""
+    fit = score_recalibrated_errors(score, target, w, binary=binary)
+    if fit is None:
+        return float("nan")
+    q, equations = fit
+    ws = None if w is None else w[order]
+    resid = (error - q)[order]
+    observed = float(np.abs(np.add.reduceat(resid if ws is None else ws * resid, starts)).sum())
+    return bernoulli_abs_sum_p(starts, q[order], ws, observed, n_draws=n_draws, random_state=stream,
+                               given=equations[order])[0]
 
 
 def level_codes(column, *, sample_weight=None, max_levels: int | None = MAX_LEVELS,
@@ -896,12 +959,15 @@ def _level_sums(codes, gs, ws, m):
 
 
 def _categorical_row(col, column, error, predicted_error, gap, w, n_resamples, confidence, rng,
-                     bootstrap_max_rows, max_levels, min_level_rows, ref_rng=None, n_reference=2000):
-    """The ranking row of a categorical column (VECE over levels; see variable_ranking's Notes)."""
+                     bootstrap_max_rows, max_levels, min_level_rows, ref_rng=None, n_reference=2000, recalibrated=None):
+    """The ranking row of a categorical column (VECE over levels; see variable_ranking's Notes); ``recalibrated``:
+    (score, target, binary, stream) of the test beyond the score's miscalibration (:func:`_beyond_score_p`)."""
     e, pe, g, wv, values = error, predicted_error, gap, w, pd.Series(column).reset_index(drop=True)
+    sc, tg = (None, None) if recalibrated is None else recalibrated[:2]
     if w is not None and not (w > 0).all():  # weight 0 = absent row
         ok = w > 0
         e, pe, g, wv, values = e[ok], pe[ok], g[ok], w[ok], values[ok].reset_index(drop=True)
+        sc, tg = (None, None) if sc is None else (sc[ok], tg[ok])
     if e.size < 2:
         return None
     codes, names = level_codes(values, sample_weight=wv, max_levels=max_levels, min_level_rows=min_level_rows)
@@ -921,14 +987,17 @@ def _categorical_row(col, column, error, predicted_error, gap, w, n_resamples, c
         mv, at = float(level_gap[k]), names[k]
     else:
         mv, at = float("nan"), None
-    p_ref, draws = float("nan"), 0
+    p_ref, draws, p_varies = float("nan"), 0, float("nan")
     if ref_rng is not None:
         order, starts = _code_runs(codes)
+        observed = float(np.abs(sums[0]).sum())
         p_ref, _, draws = bernoulli_abs_sum_p(starts, pe[order], None if wv is None else wv[order],
-                                              float(np.abs(sums[0]).sum()), n_draws=n_reference, random_state=ref_rng)
+                                              observed, n_draws=n_reference, random_state=ref_rng)
+        if recalibrated is not None:
+            p_varies = _beyond_score_p(starts, order, e, pe, sc, tg, wv, recalibrated[2], n_reference, recalibrated[3])
     return dict(feature=col, type="categorical", vece=est, vece_low=lo, vece_high=hi, max_vce=mv,
                 x_at_max_vce=float("nan"), level_at_max_vce=at, n=int(e.size), n_bins=m, ci_method=method,
-                p_value=p_ref, n_reference=draws)
+                p_value=p_ref, n_reference=draws, p_varies=p_varies)
 
 
 def subgroup_table(column, y_true, y_prob, *, kind: str = "rate", sample_weight=None,
@@ -1180,7 +1249,8 @@ def readable_ranking(ranking: pd.DataFrame) -> pd.DataFrame:
         "vece_high": "VECE 95% CI to", "max_vce": "Largest gap (max-VCE)", "x_at_max_vce": "Largest gap at",
         "n": "Rows", "n_bins": "Bins or levels", "ci_method": "Interval method",
         "p_value": "p (against a calibrated model)", "p_adjusted": "p adjusted (Holm over the variables)",
-        "n_reference": "Reference draws"})
+        "n_reference": "Reference draws", "p_varies": "p beyond the score's miscalibration",
+        "p_varies_adjusted": "p beyond the score's miscalibration, adjusted"})
 
 
 def readable_levels(table: pd.DataFrame, kind: str = "rate") -> pd.DataFrame:

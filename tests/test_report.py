@@ -58,8 +58,10 @@ def test_binary_report_sections(reports):
         assert text in page, text
     assert "Top-label diagram" not in page and "Model comparison" not in page
     assert page.count('class="plotly-graph-div"') == 5  # reliability, CORP, TCE, VECE ranking, curves
-    # the summary's "through the overall gap alone" is defined in the variables section (a walk-through)
-    assert "through the overall gap alone" in page and "No variable's VECE can fall below the overall gap" in page
+    # the summary's "through the score's miscalibration alone" is explained in the variables section (a
+    # walk-through read "through the overall gap alone" without its definition)
+    assert "through the score&#x27;s miscalibration alone" in page or "through the score's miscalibration alone" in page
+    assert "No variable's VECE can fall below the overall gap" in page.replace("&#x27;", "'")
 
 
 def test_multiclass_report_sections(reports):

@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..metrics.goodness import LOGIT_CLIP
 from ..metrics.scores import LOG_LOSS_EPS
 from ..validation import ROW_SUM_ATOL
 
@@ -843,8 +844,14 @@ def _exact_sums(out: pd.DataFrame, weighted: bool) -> pd.DataFrame:
 #: ``g = (1 - confidence) - error`` of each row (as :func:`calibviz.metrics.variable.top_label_errors` forms it) the
 #: sums of w g, (w g)^2, w (w g) and w^2 that VECE and its fixed-bin interval need; the x range and smallest weight;
 #: with the predicted error q = 1 - confidence, the null cumulants of the group's sum of w (error - q) that VECE's
-#: calibrated-model reference needs: ``sv = sum w^2 q (1 - q)``, ``sk = sum w^3 q (1 - q) (1 - 2q)``.
+#: calibrated-model reference needs: ``sv = sum w^2 q (1 - q)``, ``sk = sum w^3 q (1 - q) (1 - 2q)``. With the
+#: model recalibrated on its score (:func:`calibviz.metrics.variable.score_recalibrated_errors`; error
+#: probabilities r, l the score's clipped logit, s the sign of the row's error in the fit's equations) the
+#: reference beyond the score's miscalibration needs :data:`RECALIBRATED_SUMS`: ``so = sum w (q - r)``,
+#: ``sv1 = sum w^2 r (1 - r)``, ``sk1 = sum w^3 r (1 - r) (1 - 2r)``, ``sc1 = sum s w^2 r (1 - r)``,
+#: ``sc2 = sum s w^2 r (1 - r) l``, ``sl1 = sum w^2 r (1 - r) l`` and ``sl2 = sum w^2 r (1 - r) l^2``.
 VARIABLE_SUMS = ("n", "sw", "sd", "sdd", "sdw", "sww", "sv", "sk", "xmin", "xmax", "wmin")
+RECALIBRATED_SUMS = ("so", "sv1", "sk1", "sc1", "sc2", "sl1", "sl2")
 
 
 def _variable_rows(frame: nw.LazyFrame, roles: Roles, features: dict) -> nw.LazyFrame:
@@ -863,20 +870,61 @@ def _variable_rows(frame: nw.LazyFrame, roles: Roles, features: dict) -> nw.Lazy
         conf = nw.when(pred).then(p).otherwise(1.0 - p)
         correct = pred == (y == 1)
     error = nw.when(correct).then(nw.lit(0.0)).otherwise(nw.lit(1.0))
-    return rows.with_columns(_d=(1.0 - conf) - error, _q=1.0 - conf)
+    # the score, its clipped logit and the target that recalibrating the score fits (P(y = 1) and y, or
+    # confidence and hit), as calibviz.metrics.variable.score_recalibrated_errors
+    target = nw.when(y == 1).then(nw.lit(1.0)).otherwise(nw.lit(0.0))
+    clipped = p.clip(LOGIT_CLIP, 1.0 - LOGIT_CLIP)
+    return rows.with_columns(_d=(1.0 - conf) - error, _q=1.0 - conf, _t=target, _l=(clipped / (1.0 - clipped)).log())
+
+
+def _recalibrated(roles: Roles, coef):
+    """The recalibrated score expit(a + b l), the row's error probability r under it, and the sign of the row's
+    error in the fit's equations (as :func:`calibviz.metrics.variable.score_recalibrated_errors`)."""
+    a, b = (float(v) for v in coef)
+    q = 1.0 / (1.0 + (-(a + b * nw.col("_l"))).exp())
+    if roles.view in ("confidence", "toplabel"):
+        return q, 1.0 - q, nw.lit(-1.0)
+    pred = nw.col("_p") > 0.5
+    return q, nw.when(pred).then(1.0 - q).otherwise(q), nw.when(pred).then(nw.lit(-1.0)).otherwise(nw.lit(1.0))
+
+
+def recalibration_sums(frame: nw.LazyFrame, roles: Roles, columns, coefs) -> pd.DataFrame:
+    """One row: per entry j of ``columns`` (a numeric feature, or None for every valid row), over the rows where
+    that feature is finite, the gradient and Hessian sums of the logistic recalibration ``q = expit(a + b l)`` at
+    ``coefs[j] = (a, b)``: ``f{j}_0 = sum w q``, ``f{j}_1 = sum w q l``, ``h{j}_00, h{j}_01, h{j}_11 = sum w q
+    (1 - q) (1, l, l^2)``: one Newton step each."""
+    named = {f"_x{j}": c for j, c in enumerate(columns) if c is not None}
+    rows = _variable_rows(frame, roles, named)
+    w, lg = nw.col("_w"), nw.col("_l")
+    aggs = []
+    for j, (column, coef) in enumerate(zip(columns, coefs)):
+        q = _recalibrated(roles, coef)[0]
+        h = w * q * (1.0 - q)
+        terms = {"f{}_0": w * q, "f{}_1": w * q * lg, "h{}_00": h, "h{}_01": h * lg, "h{}_11": h * lg * lg}
+        if column is not None:
+            fin = nw.col(f"_x{j}").cast(nw.Float64).is_finite()
+            terms = {k: nw.when(fin).then(e).otherwise(nw.lit(0.0)) for k, e in terms.items()}
+        aggs += [e.sum().alias(k.format(j)) for k, e in terms.items()]
+    return collect(rows.select(*aggs))
 
 
 def variable_ranges(frame: nw.LazyFrame, roles: Roles, columns) -> pd.DataFrame:
     """One row: valid rows ``n``, their sums of ``w g`` (``sd``) and ``w`` (``sw``), the top-label gap's numerator
-    and denominator over all rows; per numeric column i, ``lo{i}``, ``hi{i}`` and ``n{i}`` of its finite values."""
+    and denominator over all rows, and of ``w t`` (``st``) and ``w t l`` (``stl``), the targets of the score's
+    recalibration (:func:`recalibration_sums`); per numeric column i, ``lo{i}``, ``hi{i}`` and ``n{i}`` of its
+    finite values, and ``sw{i}``, ``st{i}``, ``stl{i}`` over them."""
     rows = _variable_rows(frame, roles, {f"_x{i}": c for i, c in enumerate(columns)})
-    w = nw.col("_w")
-    aggs = [nw.len().alias("n"), (w * nw.col("_d")).sum().alias("sd"), w.sum().alias("sw")]
+    w, t, lg = nw.col("_w"), nw.col("_t"), nw.col("_l")
+    aggs = [nw.len().alias("n"), (w * nw.col("_d")).sum().alias("sd"), w.sum().alias("sw"),
+            (w * t).sum().alias("st"), (w * t * lg).sum().alias("stl")]
     for i in range(len(columns)):
         x = nw.col(f"_x{i}").cast(nw.Float64)
         fin = x.is_finite()
         aggs += [nw.when(fin).then(x).min().alias(f"lo{i}"), nw.when(fin).then(x).max().alias(f"hi{i}"),
-                 nw.when(fin).then(nw.lit(1)).otherwise(nw.lit(0)).sum().alias(f"n{i}")]
+                 nw.when(fin).then(nw.lit(1)).otherwise(nw.lit(0)).sum().alias(f"n{i}"),
+                 nw.when(fin).then(w).otherwise(nw.lit(0.0)).sum().alias(f"sw{i}"),
+                 nw.when(fin).then(w * t).otherwise(nw.lit(0.0)).sum().alias(f"st{i}"),
+                 nw.when(fin).then(w * t * lg).otherwise(nw.lit(0.0)).sum().alias(f"stl{i}")]
     return collect(rows.select(*aggs))
 
 
@@ -887,8 +935,9 @@ def _bucket_of(x, lo: float, hi: float):
 
 
 def variable_groups(frame: nw.LazyFrame, roles: Roles, column: str, *, kind: str, ranges=(),
-                    limit: int | None = None) -> pd.DataFrame:
-    """Sums :data:`VARIABLE_SUMS` per group ``_k`` of one feature: the one aggregation of a VECE.
+                    limit: int | None = None, recalibration=None) -> pd.DataFrame:
+    """Sums :data:`VARIABLE_SUMS` per group ``_k`` of one feature: the one aggregation of a VECE; with
+    ``recalibration`` ((a, b) of the score's logistic recalibration) also :data:`RECALIBRATED_SUMS`.
 
     ``kind``: "level" (a categorical column: one group per value, missing
     values one group), "bucket" (a numeric column's finite values in the
@@ -925,6 +974,13 @@ def variable_groups(frame: nw.LazyFrame, roles: Roles, column: str, *, kind: str
                 (v * (1.0 - 2.0 * q)).sum().alias("sk")]
     if kind != "level":
         sums += [nw.col("_x").cast(nw.Float64).min().alias("xmin"), nw.col("_x").cast(nw.Float64).max().alias("xmax")]
+    if recalibration is not None:
+        _, r, sign = _recalibrated(roles, recalibration)
+        lg = nw.col("_l")
+        v1 = r * (1.0 - r) * (w * w if weighted else 1.0)
+        sums += [((w * (q - r)) if weighted else (q - r)).sum().alias("so"), v1.sum().alias("sv1"),
+                 (v1 * (w if weighted else 1.0) * (1.0 - 2.0 * r)).sum().alias("sk1"), (sign * v1).sum().alias("sc1"),
+                 (sign * v1 * lg).sum().alias("sc2"), (v1 * lg).sum().alias("sl1"), (v1 * lg * lg).sum().alias("sl2")]
     out = rows.with_columns(_k=key).group_by("_k").agg(nw.len().alias("n"), *sums)
     if limit is not None:
         out = out.head(limit)

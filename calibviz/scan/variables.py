@@ -49,9 +49,9 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..stats import cumulant_abs_sum_p, holm_adjusted
+from ..stats import cumulant_abs_sum_p
 from ..variables import (MAX_LEVELS, MIN_LEVEL_ROWS, MISSING_LEVEL, OTHER_LEVELS, _RANKING_COLUMNS, _fixed_bin_interval,
-                         ranked, reference_draws)
+                         adjusted, reference_draws)
 from . import aggregate as _agg
 from .source import IN_MEMORY
 
@@ -64,7 +64,9 @@ EXACT_ROWS = 1 << 16
 #: Refining passes of one numeric feature; each narrows a split's range 2^16-fold (4 suffice for 10^12 rows of
 #: floats spread over 12 orders of magnitude); more means values spread over hundreds of orders of magnitude.
 MAX_ROUNDS = 12
-_SUMS = ("n", "sw", "sd", "sdd", "sdw", "sww", "sv", "sk")
+_SUMS = ("n", "sw", "sd", "sdd", "sdw", "sww", "sv", "sk", *_agg.RECALIBRATED_SUMS)
+#: Newton passes of the score's logistic recalibration before giving up (from the identity, 4-7 reach round-off).
+MAX_RECALIBRATION_PASSES = 30
 _CI_METHOD = "poisson-normal, fixed bins"
 MAX_VCE_NOTE = (f"max-VCE of a numeric feature is the largest gap between two LOESS curves, which need {IN_MEMORY}: "
                 "a scan leaves it empty. A categorical feature's max-VCE is its largest per-level gap.")
@@ -76,8 +78,44 @@ def _is_numeric(dtype) -> bool:
 
 def _sorted_groups(table: pd.DataFrame) -> dict:
     """Arrays of the groups of a numeric feature, in x order (groups are disjoint intervals of x)."""
-    table = table.sort_values("xmin", kind="stable")
+    table = _with_recalibrated(table).sort_values("xmin", kind="stable")
     return {c: table[c].to_numpy(np.float64) for c in (*_SUMS, "xmin", "xmax", "wmin")}
+
+
+def _with_recalibrated(table: pd.DataFrame) -> pd.DataFrame:
+    """The groups' table with :data:`~calibviz.scan.aggregate.RECALIBRATED_SUMS` NaN where they were not summed."""
+    missing = [c for c in _agg.RECALIBRATED_SUMS if c not in table]
+    return table.assign(**{c: np.nan for c in missing}) if missing else table
+
+
+def _recalibrations(scan, numeric, ranges) -> tuple[list, object]:
+    """(a, b) of the score's logistic recalibration (:func:`calibviz.metrics.variable.score_recalibrated_errors`)
+    over each numeric feature's rows with a value, and over every row (the categorical features'); None where it
+    has no maximum (outcomes all of one kind) or Newton's steps, one pass each for all features from the identity
+    (0, 1), do not settle below 1e-12 within :data:`MAX_RECALIBRATION_PASSES` (scores that separate the outcomes:
+    the in-memory fit raises there and the ranking gives NaN as well)."""
+    suffixes = [*map(str, range(len(numeric))), ""]
+    weight, hits, hits_l = (np.array([float(ranges[f"{sum_}{k}"]) for k in suffixes]) for sum_ in ("sw", "st", "stl"))
+    live = (hits > 0) & (hits < weight)
+    coef = np.tile([0.0, 1.0], (len(suffixes), 1))
+    settled = ~live
+    for _ in range(MAX_RECALIBRATION_PASSES):
+        if settled.all():
+            break
+        sums = _agg.recalibration_sums(scan._frame, scan._roles, [*numeric, None], coef).iloc[0]
+        for j in np.flatnonzero(~settled):
+            grad = np.array([hits[j] - sums[f"f{j}_0"], hits_l[j] - sums[f"f{j}_1"]], dtype=np.float64)
+            hess = np.array([[sums[f"h{j}_00"], sums[f"h{j}_01"]], [sums[f"h{j}_01"], sums[f"h{j}_11"]]],
+                            dtype=np.float64)
+            try:
+                step = np.clip(np.linalg.solve(hess, grad), -2.0, 2.0)
+            except np.linalg.LinAlgError:
+                live[j] = settled[j] = False
+                continue
+            coef[j] += step
+            settled[j] = bool(np.abs(step).max() < 1e-12)
+    fits = [tuple(c) if ok and done else None for c, ok, done in zip(coef, live, settled)]
+    return fits[:-1], fits[-1]
 
 
 def _splits(g: dict, n_bins: int, weighted: bool):
@@ -119,12 +157,14 @@ def _splits(g: dict, n_bins: int, weighted: bool):
     return cuts, None
 
 
-def _numeric_sums(scan, column: str, lo: float, hi: float, n_bins: int):
-    """Per-bin sums (d, W, qdd, qdw, qww), null cumulants (sv, sk), bin count and rows of a numeric feature's
-    equal-mass bins."""
+def _numeric_sums(scan, column: str, lo: float, hi: float, n_bins: int, recalibration=None):
+    """Per-bin sums (d, W, qdd, qdw, qww), null cumulants (sv, sk), bin count, rows, and the sums of the test beyond
+    the score's miscalibration (:data:`~calibviz.scan.aggregate.RECALIBRATED_SUMS`; NaN without ``recalibration``)
+    of a numeric feature's equal-mass bins."""
     frame, roles = scan._frame, scan._roles
     weighted = roles.weight is not None
-    g = _sorted_groups(_agg.variable_groups(frame, roles, column, kind="bucket", ranges=[(lo, hi)]))
+    g = _sorted_groups(_agg.variable_groups(frame, roles, column, kind="bucket", ranges=[(lo, hi)],
+                                                    recalibration=recalibration))
     for _ in range(MAX_ROUNDS):
         cuts, refine = _splits(g, n_bins, weighted)
         if cuts is not None:
@@ -135,7 +175,8 @@ def _numeric_sums(scan, column: str, lo: float, hi: float, n_bins: int):
         for kind, idx in (("exact", small), ("bucket", large)):
             if idx:
                 ranges = [(float(g["xmin"][i]), float(g["xmax"][i])) for i in idx]
-                parts.append(_agg.variable_groups(frame, roles, column, kind=kind, ranges=ranges))
+                parts.append(_with_recalibrated(_agg.variable_groups(frame, roles, column, kind=kind, ranges=ranges,
+                                                                     recalibration=recalibration)))
         g = _sorted_groups(pd.concat([p[[*_SUMS, "xmin", "xmax", "wmin"]] for p in parts], ignore_index=True))
     else:
         raise InputError(f"feature {column!r}: its values spread over too many orders of magnitude to place the "
@@ -149,7 +190,7 @@ def _numeric_sums(scan, column: str, lo: float, hi: float, n_bins: int):
         return np.bincount(index, weights=g[c], minlength=m)
 
     return ((total("sd"), total("sw"), total("sdd"), total("sdw"), total("sww")), (total("sv"), total("sk")), m,
-            int(round(g["n"].sum())))
+            int(round(g["n"].sum())), {c: total(c) for c in _agg.RECALIBRATED_SUMS})
 
 
 def _level_groups(names: list, count: np.ndarray, weight: np.ndarray, max_levels, min_level_rows):
@@ -168,10 +209,11 @@ def _level_groups(names: list, count: np.ndarray, weight: np.ndarray, max_levels
     return group, [names[k] for k in keep] + ([OTHER_LEVELS] if n_pooled else [])
 
 
-def _categorical_sums(scan, column: str, max_levels, min_level_rows, max_distinct: int):
-    """Per-group sums, null cumulants, group names, rows per group and total rows of a categorical feature; None if
-    < 2 groups."""
-    t = _agg.variable_groups(scan._frame, scan._roles, column, kind="level", limit=max_distinct + 1)
+def _categorical_sums(scan, column: str, max_levels, min_level_rows, max_distinct: int, recalibration=None):
+    """Per-group sums, null cumulants, group names, rows per group, total rows and the sums of the test beyond the
+    score's miscalibration of a categorical feature; None if < 2 groups."""
+    t = _with_recalibrated(_agg.variable_groups(scan._frame, scan._roles, column, kind="level",
+                                                limit=max_distinct + 1, recalibration=recalibration))
     if len(t) > max_distinct:
         raise InputError(f"feature {column!r} has more than {max_distinct} distinct values; a scan ranks a "
                          f"categorical column by its levels and brings at most {max_distinct} of them back. Leave it "
@@ -194,7 +236,7 @@ def _categorical_sums(scan, column: str, max_levels, min_level_rows, max_distinc
         return np.bincount(group, weights=t[c].to_numpy(np.float64), minlength=m)
 
     sums = (total("sd"), total("sw"), total("sdd"), total("sdw"), total("sww"))
-    return sums, (total("sv"), total("sk")), gnames, total("n"), n
+    return sums, (total("sv"), total("sk")), gnames, total("n"), n, {c: total(c) for c in _agg.RECALIBRATED_SUMS}
 
 
 def variable_ranking(scan, features=None, *, n_bins: int = 10, n_resamples: int = 200, confidence: float = 0.95,
@@ -226,6 +268,7 @@ def variable_ranking(scan, features=None, *, n_bins: int = 10, n_resamples: int 
     rng = np.random.default_rng(random_state)
     # the in-memory ranking's streams, one per feature: wherever both draw Gaussian bins, its p-values
     ref_streams = rng.spawn(1)[0].spawn(len(numeric) + len(others))
+    gap_streams = rng.spawn(1)[0].spawn(len(numeric) + len(others))
     n_reference = reference_draws(len(numeric) + len(others), confidence)
     nan = float("nan")
 
@@ -234,30 +277,41 @@ def variable_ranking(scan, features=None, *, n_bins: int = 10, n_resamples: int 
             return nan, nan, "none"
         return (*_fixed_bin_interval(*sums, n_resamples, confidence, rng), _CI_METHOD)
 
-    def reference(sums, cumulants, stream):
-        p_value, _, draws = cumulant_abs_sum_p(*cumulants, float(np.abs(sums[0]).sum()), n_draws=n_reference,
-                                               random_state=stream)
-        return dict(p_value=p_value, n_reference=draws)
+    def reference(sums, cumulants, recalibrated, i):
+        observed = float(np.abs(sums[0]).sum())
+        p_value, _, draws = cumulant_abs_sum_p(*cumulants, observed, n_draws=n_reference, random_state=ref_streams[i])
+        r = recalibrated
+        p_varies = float("nan")
+        if not np.isnan(r["so"]).any():
+            # the in-memory ranking's _beyond_gap_p from the bins' sums (its Gaussian draws where no bin is skewed):
+            # sum w (error - r) = sum w (q - r) - sum w (q - error), q the predicted error, r the recalibrated one;
+            # the fit's equations g = s (1, l): cov(bin sum, C) = (sc1, sc2), var(C) = sums of (1, l; l, l^2)
+            var_c = np.array([[r["sv1"].sum(), r["sl1"].sum()], [r["sl1"].sum(), r["sl2"].sum()]])
+            p_varies = cumulant_abs_sum_p(r["sv1"], r["sk1"], float(np.abs(r["so"] - sums[0]).sum()),
+                                          n_draws=n_reference, random_state=gap_streams[i],
+                                          cov=np.column_stack([r["sc1"], r["sc2"]]), var_c=var_c)[0]
+        return dict(p_value=p_value, n_reference=draws, p_varies=p_varies)
 
     rows, total, done = [], len(numeric) + len(others), 0
     # one cheap pass: each numeric feature's range, and the overall gap (VECE's floor, the in-memory attrs["mean_gap"])
     ranges = _agg.variable_ranges(scan._frame, scan._roles, numeric).iloc[0]
+    numeric_fits, overall_fit = _recalibrations(scan, numeric, ranges)
     for i, col in enumerate(numeric):
         lo, hi, n_finite = float(ranges[f"lo{i}"]), float(ranges[f"hi{i}"]), int(ranges[f"n{i}"])
         if n_finite >= 2 and lo < hi:  # else empty or constant: nothing to rank (as in memory)
-            sums, cumulants, m, n = _numeric_sums(scan, col, lo, hi, n_bins)
+            sums, cumulants, m, n, recalibrated = _numeric_sums(scan, col, lo, hi, n_bins, numeric_fits[i])
             vece = float(np.abs(sums[0]).sum() / sums[1].sum())
             low, high, method = interval(sums)
             rows.append(dict(feature=col, type="numeric", vece=vece, vece_low=low, vece_high=high, max_vce=nan,
                              x_at_max_vce=nan, level_at_max_vce=None, n=n, n_bins=m, ci_method=method,
-                             **reference(sums, cumulants, ref_streams[i])))
+                             **reference(sums, cumulants, recalibrated, i)))
         done += 1
         if progress is not None:
             progress(done, total)
     for col in others:
-        res = _categorical_sums(scan, col, max_levels, min_level_rows, max_distinct)
+        res = _categorical_sums(scan, col, max_levels, min_level_rows, max_distinct, overall_fit)
         if res is not None:
-            sums, cumulants, gnames, counts, n = res
+            sums, cumulants, gnames, counts, n, recalibrated = res
             vece = float(np.abs(sums[0]).sum() / sums[1].sum())
             low, high, method = interval(sums)
             gap = np.abs(np.divide(sums[0], sums[1], out=np.zeros(len(gnames)), where=sums[1] > 0))
@@ -266,13 +320,11 @@ def variable_ranking(scan, features=None, *, n_bins: int = 10, n_resamples: int 
             rows.append(dict(feature=col, type="categorical", vece=vece, vece_low=low, vece_high=high,
                              max_vce=nan if k is None else float(gap[k]), x_at_max_vce=nan,
                              level_at_max_vce=None if k is None else gnames[k], n=n, n_bins=len(gnames),
-                             ci_method=method, **reference(sums, cumulants, ref_streams[done])))
+                             ci_method=method, **reference(sums, cumulants, recalibrated, done)))
         done += 1
         if progress is not None:
             progress(done, total)
-    out = pd.DataFrame(rows, columns=_RANKING_COLUMNS)
-    out["p_adjusted"] = holm_adjusted(out["p_value"].to_numpy(float)) if len(out) else []
-    out = ranked(out)
+    out = adjusted(pd.DataFrame(rows, columns=_RANKING_COLUMNS))
     out.attrs.update(engine=scan.engine, n_bins=n_bins, note=MAX_VCE_NOTE if numeric else "",
                      mean_gap=-float(ranges["sd"]) / float(ranges["sw"]) if float(ranges["sw"]) > 0 else float("nan"))
     return out
