@@ -65,7 +65,7 @@ _SCHEME_LABELS = {"uniform": "equal width", "equal_mass": "equal mass", "quantil
 def binning_sensitivity(y_true, y_prob, *, metrics=("ece",), schemes=("uniform", "equal_mass"),
                         n_bins=(5, 10, 15, 20, 25, 30), n_resamples: int = 200, confidence: float = 0.95,
                         sample_weight=None, alpha: float = 0.05, random_state=0, progress=None,
-                        n_reference: int = 0) -> pd.DataFrame:
+                        n_reference: int = 0, intervals: pd.DataFrame | None = None) -> pd.DataFrame:
     """Metric value, bootstrap interval and a calibrated model's range for every (metric, scheme, number of bins).
 
     Parameters
@@ -101,6 +101,14 @@ def binning_sensitivity(y_true, y_prob, *, metrics=("ece",), schemes=("uniform",
     n_reference : int, default 0
         Labels redrawn from the predictions per point (the same seed at
         every point); 0 skips the reference (NaN).
+    intervals : pandas.DataFrame, optional
+        A table this function returned for the same data, metrics, schemes,
+        bins, seed and confidence: its bootstrap intervals are taken instead
+        of resampling again (``n_resamples`` is then its). They do not depend
+        on ``alpha`` unless TCE is among the metrics, whose test is run at
+        ``alpha``: such a table must have been made at the same ``alpha``.
+        A dashboard that changes only ``alpha`` thus redoes the redraws
+        (~10% of the work), not the bootstrap.
 
     Returns
     -------
@@ -140,6 +148,9 @@ def binning_sensitivity(y_true, y_prob, *, metrics=("ece",), schemes=("uniform",
     total = len(metrics) * len(schemes) * len(sizes)
     if int(n_reference) < 0:
         raise InputError(f"n_reference must be >= 0, got {n_reference!r}.")
+    reused = _reused_intervals(intervals, metrics, schemes, sizes, alpha, confidence, random_state)
+    if reused is not None:
+        n_resamples = int(intervals.attrs.get("n_resamples", 0))
     rows, done = [], 0
     order = None  # the scores' sort order, computed once for the schemes that sort
     for metric in metrics:
@@ -150,7 +161,9 @@ def binning_sensitivity(y_true, y_prob, *, metrics=("ece",), schemes=("uniform",
                 scheme = get_scheme(scheme_name, n_bins=b)
                 value = fn(y, p, binning=scheme, sample_weight=w, **extra)
                 lo = hi = float("nan")
-                if n_resamples:
+                if reused is not None:
+                    lo, hi = reused[(metric, str(scheme_name), b)]
+                elif n_resamples:
                     # bins refitted by sorting: resamples listed by score (bootstrap's row_order, same resamples)
                     if scheme.sorts_scores and order is None:
                         order = np.argsort(p, kind="stable")
@@ -176,5 +189,23 @@ def binning_sensitivity(y_true, y_prob, *, metrics=("ece",), schemes=("uniform",
     out = pd.DataFrame(rows, columns=["metric", "label", "scheme", "scheme_label", "n_bins", "value", "low", "high",
                                       "reference_low", "reference_high"])
     out.attrs.update(confidence=float(confidence), n_resamples=int(n_resamples), n=int(p.shape[0]),
-                     n_reference=int(n_reference), alpha=float(alpha))
+                     n_reference=int(n_reference), alpha=float(alpha), random_state=random_state)
     return out
+
+
+def _reused_intervals(table, metrics, schemes, sizes, alpha, confidence, random_state) -> dict | None:
+    """``{(metric, scheme, n_bins): (low, high)}`` of an earlier table whose intervals hold for this call; None
+    without one. A table made for other settings is an error, not a silent recomputation."""
+    if table is None:
+        return None
+    want = {(m, str(s), b) for m in metrics for s in schemes for b in sizes}
+    have = {(m, str(s), int(b)): (float(lo), float(hi))
+            for m, s, b, lo, hi in table[["metric", "scheme", "n_bins", "low", "high"]].itertuples(index=False)}
+    attrs = table.attrs
+    same = (want <= set(have) and attrs.get("confidence") == float(confidence)
+            and attrs.get("random_state") == random_state
+            and ("tce" not in metrics or attrs.get("alpha") == float(alpha)))
+    if not same:
+        raise InputError("intervals= must be a table of binning_sensitivity for the same metrics, schemes, bins, "
+                         "confidence and seed (and alpha with TCE); compute it again without intervals=.")
+    return have

@@ -3,6 +3,7 @@ import streamlit as st
 
 from calibviz import figures
 from calibviz.figures.corp import band_level_text
+from calibviz.sensitivity import binning_sensitivity
 from calibviz.summary import WEIGHTED_BAND_NOTE, reliability_table
 from calibviz.ui import current_predictions, page_setup
 from calibviz.ui.blocks import (BOOTSTRAP_ROW_BUDGET, download_table, joined_panels, panel_table, show_figure,
@@ -106,7 +107,12 @@ with tab_sens:
     if not n_sens:
         st.caption(f"Bootstrap bands are left out on {view.n:,} rows to keep the page fast"
                    + ("." if n_ref else ", and what a calibrated model shows too."))
+    def _sensitivity(**extra):
+        return binning_sensitivity(view.y, view.p, metrics=("ece", "mce"), sample_weight=view.w, **extra)
+
+    # the bootstrap (~90% of the work) does not depend on α: changing α redoes the redraws only
+    boot = cached(("sensitivity-intervals", preds.fingerprint(), view.name, n_sens),
+                  lambda: _sensitivity(n_resamples=n_sens))
     sens = cached(("sensitivity", preds.fingerprint(), view.name, n_sens, n_ref, cfg.alpha),
-                  lambda: figures.binning_sensitivity(view.y, view.p, metrics=("ece", "mce"), sample_weight=view.w,
-                                                      n_resamples=n_sens, n_reference=n_ref, alpha=cfg.alpha))
-    show_figure(sens, f"binning_sensitivity_{preds.name}", key="sensitivity")
+                  lambda: _sensitivity(n_reference=n_ref, alpha=cfg.alpha, intervals=boot))
+    show_figure(figures.binning_sensitivity(table=sens), f"binning_sensitivity_{preds.name}", key="sensitivity")

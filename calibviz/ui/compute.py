@@ -94,7 +94,8 @@ def _lru() -> _Store:
 _WORK = {
     "metric": "Computing the metric, its interval and its calibrated-model reference",
     "table": "Binning the predictions", "reliability_fig": "Drawing the reliability diagram",
-    "sensitivity": "Computing the metrics for every number of bins", "ranking": "Ranking the variables",
+    "sensitivity": "Computing the metrics for every number of bins",
+    "sensitivity-intervals": "Bootstrapping the metrics for every number of bins", "ranking": "Ranking the variables",
     "curves": "Fitting the LOESS curves", "subgroups": "Comparing the levels", "level_tables": "Binning each level",
     "tce": "Testing every prediction (TCE)", "tce_table": "Testing every prediction (TCE)",
     "tce_fig": "Drawing the test-based diagram", "violin": "Drawing the violins",

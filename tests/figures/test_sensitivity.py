@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from calibviz import metrics
@@ -54,3 +55,21 @@ def test_bad_input(data, kwargs, fragment):
     y, p = data
     with pytest.raises(InputError, match=fragment):
         binning_sensitivity(y, p, **{"n_resamples": 0, **kwargs})
+
+def test_intervals_of_an_earlier_table_are_reused_across_alpha():
+    """The dashboard changes alpha without redoing the bootstrap: a table made at another alpha gives the same
+    intervals, and the reference follows the new alpha (as a table computed from scratch at it)."""
+    rng = np.random.default_rng(4)
+    p = rng.uniform(size=600)
+    y = (rng.uniform(size=600) < p).astype(int)
+    grid = dict(metrics=("ece", "mce"), n_bins=(5, 10))
+    boot = binning_sensitivity(y, p, n_resamples=30, **grid)
+    fresh = binning_sensitivity(y, p, n_resamples=30, n_reference=40, alpha=0.1, **grid)
+    reused = binning_sensitivity(y, p, n_reference=40, alpha=0.1, intervals=boot, **grid)
+    pd.testing.assert_frame_equal(reused, fresh)
+    assert reused.attrs["n_resamples"] == 30
+    with pytest.raises(InputError, match="same metrics"):
+        binning_sensitivity(y, p, metrics=("ece", "tce"), n_bins=(5,), alpha=0.1, intervals=boot)
+    with pytest.raises(InputError, match="same metrics"):  # TCE's test runs at alpha: its intervals do not carry
+        tce = binning_sensitivity(y, p, metrics=("tce",), n_bins=(5,), n_resamples=5)
+        binning_sensitivity(y, p, metrics=("tce",), n_bins=(5,), alpha=0.1, intervals=tce)
