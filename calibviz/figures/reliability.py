@@ -154,7 +154,7 @@ def reliability_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), alpha:
     >>> p = rng.uniform(size=1000); y = (rng.uniform(size=1000) < p).astype(int)
     >>> fig = reliability_diagram(y, p, binning=Uniform(10), show_band=True)
     >>> [t.name for t in fig.data][:3]
-    ['Perfect calibration', 'Calibrated range (95%, all bins)', 'Observed rate (95% CI)']
+    ['Perfect calibration', 'Calibrated band (95%)', 'Observed rate (95% CI)']
     """
     models = binary_inputs(y_true, y_prob, sample_weight, table)
     for m in models:
@@ -183,7 +183,7 @@ def reliability_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), alpha:
         hover = reliability_hover(t)
         if show_band:
             require_columns(t, ("band_low", "band_high"), f"reliability table of {m.name!r}")
-            fig.add_trace(band_trace(t, f"Calibrated range ({level}, all bins)" if single else
+            fig.add_trace(band_trace(t, f"Calibrated band ({level})" if single else
                                      f"{m.name}: calibrated range", COLORS["band"] if single else color,
                                      legendgroup=m.name), row=1, col=1)
         if show_gaps:
@@ -218,8 +218,10 @@ def reliability_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), alpha:
     if show_counts:
         # the shading's key inside the panel: in the axis title ("... (shading: bins)") a third-width column cut it
         fig.update_xaxes(title_text=AXIS["mean_pred"], range=[-0.01, 1.01], row=2, col=1)
-        fig.add_annotation(text="shaded: bins", xref="x domain", yref="y domain", x=1.0, y=1.0, xanchor="right",
-                           yanchor="bottom", showarrow=False, font=dict(size=10, color="#666666"), row=2, col=1)
+        if single:  # the shading is drawn for one model only (several models' bins differ): no key without it
+            fig.add_annotation(text="shaded: bins", xref="x domain", yref="y domain", x=1.0, y=1.0,
+                               xanchor="right", yanchor="bottom", showarrow=False, font=dict(size=10, color="#666666"),
+                               row=2, col=1)
         fig.update_yaxes(title_text="Rows", rangemode="tozero", nticks=4, tickformat="~s", row=2, col=1)
     if with_hist:
         # the side panel's y is the *predicted* probability (shared scale with the main panel); the legend says

@@ -105,9 +105,13 @@ TITLE_PX = 40
 #: The band of Plotly's toolbar at the top right (shown on hover): a legend at the top of an untitled figure starts
 #: below it, else the toolbar covers the legend's right-hand entries.
 MODEBAR_PX = 30
-#: The narrowest width a figure is shown at (a 3:2 column of Streamlit's wide layout at 1366 px): the legend's
-#: rows are estimated at this width where a margin must be fixed in advance (figures with subplot titles).
-NARROW_WIDTH = 520
+#: The narrowest width a figure is shown at (the 3:2 column of Streamlit's wide layout at 1280 px, measured in a
+#: browser; below ~1000 px the columns stack): the legend's rows are estimated at this width where a margin or
+#: the height must be fixed in advance.
+NARROW_WIDTH = 470
+#: The tallest a figure grows to make room for its legend's rows (768 px minus the browser's header and the
+#: page's heading).
+MAX_HEIGHT = 560
 
 
 def _text_px(text: str, size: float) -> float:
@@ -117,7 +121,9 @@ def _text_px(text: str, size: float) -> float:
 
 def legend_rows(fig: go.Figure, width: float = NARROW_WIDTH) -> int:
     """Rows a horizontal legend of ``fig`` needs at a figure width of ``width`` pixels (an estimate from the
-    entries' text; Plotly wraps a horizontal legend at the plot area's width, about 80% of the figure's).
+    entries' text). Plotly wraps a horizontal legend at the plot area's width (about 80% of the figure's) into
+    columns as wide as its widest entry (rendered with Kaleido: five entries of up to 32 characters took five rows
+    at 470 px and three at 560).
 
     Examples
     --------
@@ -126,17 +132,12 @@ def legend_rows(fig: go.Figure, width: float = NARROW_WIDTH) -> int:
     >>> legend_rows(go.Figure([go.Scatter(name="x" * 60, showlegend=True) for _ in range(3)]), width=500)
     3
     """
-    size = FONT["legend"]
-    width = 0.8 * width
-    rows, used = 1, 0.0
-    for t in fig.data:
-        if t.showlegend is False or (t.showlegend is None and len(fig.data) < 2):
-            continue
-        w = 45 + _text_px(t.name, size)
-        if used and used + w > width:
-            rows, used = rows + 1, 0.0
-        used += w
-    return rows
+    shown = [t for t in fig.data if not (t.showlegend is False or (t.showlegend is None and len(fig.data) < 2))]
+    if not shown:
+        return 1
+    widest = max(40 + _text_px(t.name, FONT["legend"]) for t in shown)
+    columns = max(1, int(0.8 * width // widest))
+    return -(-len(shown) // columns)
 
 
 def apply_theme(fig: go.Figure, *, title: str | None = None, height: int | None = None,
@@ -191,6 +192,11 @@ def apply_theme(fig: go.Figure, *, title: str | None = None, height: int | None 
                                       yanchor="bottom", font=dict(size=FONT["legend"]), traceorder="normal"),
                           margin=dict(t=top, b=60, l=60, r=20))
     elif legend == "top":
+        # Plotly pushes the plot area down by the legend's height: a figure grows by the rows its legend takes at
+        # the narrowest width it is shown at (up to MAX_HEIGHT), so that its plot keeps the height it was made for
+        # (a browser review: the reliability diagram's five-row legend left its plot 200 px at 1280 px)
+        height = max(height, min(height + (legend_rows(fig) - 1) * LEGEND_ROW_PX, MAX_HEIGHT))
+        fig.update_layout(height=height)
         fig.update_layout(legend=dict(orientation="h", x=0, xanchor="left",
                                       yref="container", y=1.0 - (title_px + 2) / height, yanchor="top",
                                       font=dict(size=FONT["legend"]), traceorder="normal"),

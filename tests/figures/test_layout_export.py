@@ -196,3 +196,28 @@ def test_every_demo_figure_records_about(binary_data):
     fig = figures.reliability_diagram(models, binning=Uniform(10))
     assert fig.layout.meta["calibviz"]["about"]["models"] == ", ".join(models)
     assert fig.layout.meta["calibviz"]["title"] == "Reliability diagrams overlaid"
+
+
+def test_a_legend_of_several_rows_gets_its_height_back(binary_data):
+    """At 1280 px the reliability diagram sits in a 470 px column, where its legend took five rows and left the
+    plot about 200 px high (a browser review). The figure grows by the rows its legend needs at that width (up to
+    560 px) and its widest entry is short enough for two columns."""
+    from calibviz.figures.theme import LEGEND_ROW_PX, NARROW_WIDTH
+
+    y, p = binary_data
+    fig = figures.reliability_diagram(y, p, title="", show_band=True)  # the Reliability page's diagram
+    rows = legend_rows(fig, width=NARROW_WIDTH)
+    assert rows == 3 and NARROW_WIDTH == 470
+    assert fig.layout.height == 500 + (rows - 1) * LEGEND_ROW_PX <= 560
+    names = [t.name for t in fig.data if t.showlegend is not False]
+    assert max(map(len, names)) <= 22 and "Calibrated band (95%)" in names
+
+
+def test_the_shading_key_only_where_bins_are_shaded(binary_data):
+    """Several models' bins differ, so only one model's are shaded; the note "shaded: bins" stood beside the
+    overlay's needles with no shading (Compare, Recalibrate)."""
+    y, p = binary_data
+    one = figures.reliability_diagram(y, p)
+    two = figures.reliability_diagram({"a": (y, p), "b": (y, np.clip(p * 0.9, 0, 1))})
+    assert [a.text for a in one.layout.annotations].count("shaded: bins") == 1
+    assert "shaded: bins" not in [a.text for a in two.layout.annotations]
