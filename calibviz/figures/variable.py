@@ -264,7 +264,7 @@ def vece_ranking(features=None, y_true=None, y_prob=None, *, n_bins: int = 10, n
                      arrayminus=round_list(r["vece"] - r["vece_low"]), color=COLORS["text"], thickness=1.5, width=5),
         name="VECE with bootstrap CI", hovertext=hover, hovertemplate="%{hovertext}<extra></extra>"))
     # plain decimals: Plotly's SI default read small VECEs as "100µ ... 600µ" (a walk-through)
-    fig.update_xaxes(title_text="VECE (mean |actual - predicted error| over equal-mass bins or levels)",
+    fig.update_xaxes(title_text="VECE (mean |error - predicted error| over bins or levels)",  # fits 570 px
                      rangemode="tozero", tickformat="~g")
     fig.update_yaxes(title_text=None, automargin=True)
     fig.update_layout(showlegend=False)

@@ -33,8 +33,18 @@ def show_dataframe(data, **kwargs):
         data = without_attrs(data)
     given = kwargs.pop("column_config", None) or {}
     config = {**column_help(getattr(data, "columns", ()), given), **given}
+    rows = len(data) if hasattr(data, "__len__") else 0
+    if "height" not in kwargs and 10 < rows <= SHOWN_WHOLE_ROWS:
+        # Streamlit's table shows 10 rows: the CORP panel's 11th metric (log loss) hid behind a scroll bar (a
+        # browser review); a short table is shown whole (35 px per row, the header one row)
+        kwargs["height"] = ROW_PX * (rows + 1) + 3
     return st.dataframe(data, **{"hide_index": True, "width": "stretch", "placeholder": "—",
                                  "column_config": config or None, **kwargs})
+
+
+#: Tables of up to this many rows are shown whole (longer ones scroll); the pixels of one of Streamlit's table rows.
+SHOWN_WHOLE_ROWS = 25
+ROW_PX = 35
 
 
 def slug(text: str) -> str:
@@ -467,8 +477,10 @@ def show_metric_table(table: pd.DataFrame, name: str, caption: str | None = None
     })
     show_dataframe(shown,
                  column_config={"What it means": st.column_config.TextColumn(width="large"),
-                                # auto width cut "Hosmer-Lemeshow" (a walk-through)
-                                "Metric": st.column_config.TextColumn(width="medium"),
+                                # auto width cut "Hosmer-Lemeshow" (a walk-through); "medium" (200 px) took a
+                                # third of a 1280 px page's column for "ECE": its own width, pinned while the
+                                # table scrolls sideways (a browser review)
+                                "Metric": st.column_config.TextColumn(width=135, pinned=True),
                                 "Calibrated model would show": st.column_config.TextColumn(
                                     help="What a perfectly calibrated model with these predictions would show "
                                          "when the labels are redrawn from them (y* ~ Bernoulli(p)): "

@@ -139,3 +139,27 @@ def test_corp_mode_survives_a_change_of_alpha():
     assert not at.exception and not at.error, [e.value for e in at.error]
     table = at.dataframe[0].value.set_index("Metric")
     assert "p adjusted" in table.columns
+
+
+
+def test_the_corp_metric_table_is_shown_whole(monkeypatch):
+    """Eleven metrics in CORP mode: Streamlit's table shows ten rows, and log loss hid behind a scroll bar (a browser
+    review). Short tables get the height of all their rows; the metric's name stays pinned while the table scrolls
+    sideways in a narrow column."""
+    import streamlit as st
+
+    from calibviz.ui import blocks
+
+    at = _open("pages/1_Reliability.py")
+    at.radio(key="w_diagram").set_value("corp").run()
+    assert_clean(at)
+    table = next(d for d in at.dataframe if "Calibrated model would show" in d.value.columns)
+    rows = len(table.value)
+    assert rows > 10 and '"pinned":true' in table.proto.columns.replace(" ", "")
+    seen = {}
+    monkeypatch.setattr(st, "dataframe", lambda data, **kw: seen.update(rows=len(data), **kw))
+    blocks.show_dataframe(table.value)
+    assert seen["rows"] == rows and seen["height"] == 35 * (rows + 1) + 3
+    seen.clear()
+    blocks.show_dataframe(pd.DataFrame({"a": range(40)}))  # a long table keeps Streamlit's scrolling height
+    assert seen["rows"] == 40 and "height" not in seen
