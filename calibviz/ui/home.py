@@ -197,7 +197,7 @@ def mapping_editor() -> None:
                        f"{', '.join(map(md, mapping.classes[:12]))}{only}"
                        + (f", model column **{md(mapping.model)}**" if mapping.model else "")
                        + (f", weight **{md(mapping.weight)}**" if mapping.weight else "") + ".")
-        c1, c2, c3 = st.columns(3)
+        c1, c3 = st.columns(2)
         guess = mapping.label if mapping else guess_label(columns)
         label = c1.selectbox("Label column", columns, index=_index(columns, preset.get("label", guess)),
                              key=f"cv_map_label_{key}", help="The column with the true class of each row.")
@@ -207,7 +207,8 @@ def mapping_editor() -> None:
             default_probs = [c for c in hint.get("probs", []) if c in columns]
         else:
             default_probs = [c for cols in mapping.probs.values() for c in cols]
-        probs = c2.multiselect("Probability columns", [c for c in columns if c != label],
+        # the whole width: ten class columns in a third of it showed as "p_airpl…" (a browser review)
+        probs = st.multiselect("Probability columns", [c for c in columns if c != label],
                                default=[c for c in default_probs if c != label], key=f"cv_map_probs_{key}",
                                help="One column (P of the positive class, binary), one per class, or one per model "
                                     "(binary). Leave empty to auto-detect (also finds several models).")
