@@ -932,12 +932,13 @@ def bernoulli_abs_sum_p(starts, probability, weight, observed: float, *, n_draws
 
     The null hypothesis is that the outcomes are independent Bernoulli(q) (a calibrated model); the statistic is
     Kelly & Smyth's VECE times the total weight when the groups are a variable's bins. With ``given`` (shape (n,)
-    or (n, k): rows g_i), the draws are those given ``C = sum_i g_i w_i (o_i - q_i) = 0``, the score equations of a
-    fit of q to the same outcomes (q from estimated parameters: without the constraint the test is conservative,
-    2-3% at a nominal 5% in VECE's test beyond the score's miscalibration,
-    :func:`calibviz.variables.variable_ranking`): each group's sum less its regression on C,
-    ``S_j - cov(S_j, C) var(C)^-1 C`` (the Gaussian conditional law, applied to redraws as well). The groups' sums
-    are
+    or (n, k): rows g_i), q comes from a logistic fit to these outcomes whose score equations are
+    ``C = sum_i g_i w_i (o_i - q_i) = 0`` (VECE's test beyond the score's miscalibration,
+    :func:`calibviz.variables.variable_ranking`; without this the test held 2-3% at a nominal 5%): each draw is
+    what the groups' sums become when the fit is redone on the drawn outcomes, to first order
+    ``S_j - A_j^T M^-1 C`` with ``A_j = sum_{i in j} w_i v_i g_i``, ``M = sum_i w_i v_i g_i g_i^T`` and
+    v = q (1 - q) (the fitted values move by v g^T M^-1 C; without weights this is the Gaussian law of S given
+    C = 0), C drawn with the S_j. The groups' sums are
     independent: from outcomes redrawn from q (exact) on small data or where a group's null skewness exceeds
     :data:`GAUSSIAN_MAX_SKEWNESS` (the rule and caps of :func:`bernoulli_max_t`), else Gaussian with their exact
     variances ``sum w^2 q (1 - q)``. Returns ``((1 + #{draws >= observed}) / (n_draws + 1), method, draws)``
@@ -958,26 +959,25 @@ def bernoulli_abs_sum_p(starts, probability, weight, observed: float, *, n_draws
     var_group, k3_group, _ = _group_cumulants(q, weight, starts)
     live = var_group > 0
     skew = np.abs(k3_group[live]) / var_group[live] ** 1.5
-    cov = var_c = None
+    fit = None
     if given is not None:
         g = np.asarray(given, dtype=np.float64).reshape(q.size, -1)
-        v = q * (1.0 - q) * (1.0 if weight is None else weight * weight)
-        cov, var_c = np.add.reduceat(g * v[:, None], starts), (g * v[:, None]).T @ g
+        fit = _refit_sums(g, q * (1.0 - q), weight, starts)
     rng = np.random.default_rng(random_state)
     if not live.any():
         sums = np.zeros(n_draws)
         method = "gaussian"
     elif _use_redraws("auto", float(skew.max()), q.size, n_draws) == "gaussian":
         method = "gaussian"
-        sums = _abs_sum_draws(rng, var_group[live], None, n_draws, None if cov is None else (cov[live], var_c))
+        sums = _abs_sum_draws(rng, var_group[live], None, n_draws, None if fit is None else _live(fit, live))
     else:
         method = "redraws"
         n_draws = _redraw_count(n_draws, q.size)
         parts = []
         for r in _redrawn_residuals(rng, q, weight, n_draws):
             z = np.add.reduceat(r, starts, axis=1)
-            if cov is not None:
-                z -= (r @ g) @ np.linalg.pinv(var_c) @ cov.T
+            if fit is not None:
+                z -= (r @ g) @ np.linalg.pinv(fit[3]) @ fit[2].T
             parts.append(np.abs(z).sum(axis=1))
         sums = np.concatenate(parts)
     return float(_reach(np.sort(sums), observed)), method, int(n_draws)
@@ -985,9 +985,10 @@ def bernoulli_abs_sum_p(starts, probability, weight, observed: float, *, n_draws
 
 def _abs_sum_draws(rng, var_group, k3_group, n_draws: int, given=None) -> np.ndarray:
     """``n_draws`` draws of ``sum_j |S_j|`` for independent group sums S_j of mean 0, variances ``var_group`` (all
-    > 0) and third cumulants ``k3_group`` (None: Gaussian groups); with ``given = (cov, var_c)`` (each group's
-    covariances with k constraints C, shape (groups, k), sums of the same residuals, and C's covariance, (k, k)),
-    given C = 0: ``S_j - cov_j var_c^-1 C``, C drawn with the S_j (its part beyond them Gaussian). A group with a third cumulant is a shifted gamma with its three cumulants (Pearson type III: shape 4 /
+    > 0) and third cumulants ``k3_group`` (None: Gaussian groups); with ``given = (cov, var_c, a, m)`` (each
+    group's covariances with k sums C of the same residuals, shape (groups, k), and C's covariance, (k, k); the
+    refit's ``A_j`` and ``M`` of :func:`bernoulli_abs_sum_p`), of ``S_j - A_j^T M^-1 C``, C drawn with the S_j
+    (its part beyond them Gaussian). A group with a third cumulant is a shifted gamma with its three cumulants (Pearson type III: shape 4 /
     skewness^2, mirrored where the skewness is negative); a symmetric one is Gaussian."""
     sd = np.sqrt(var_group)
     gamma = None
@@ -997,11 +998,12 @@ def _abs_sum_draws(rng, var_group, k3_group, n_draws: int, given=None) -> np.nda
         shape = 4.0 / skew[gamma] ** 2
         scale, sign = sd[gamma] / np.sqrt(shape), np.sign(skew[gamma])
     if given is not None:
-        cov, var_c = (np.asarray(a, dtype=np.float64) for a in given)
+        cov, var_c, a, m = (np.asarray(x, dtype=np.float64) for x in given)
         cov = cov.reshape(var_group.size, -1)
+        k = cov.shape[1]
         beta = cov / var_group[:, None]  # C = sum_j beta_j S_j + a rest independent of them
-        rest = _psd_root(var_c.reshape(cov.shape[1], -1) - cov.T @ beta)
-        project = np.linalg.pinv(var_c.reshape(rest.shape)) @ cov.T
+        rest = _psd_root(var_c.reshape(k, k) - cov.T @ beta)
+        project = np.linalg.pinv(m.reshape(k, k)) @ a.reshape(var_group.size, k).T
     chunk = max(1, _REDRAW_CHUNK // sd.size)
     out = []
     for start in range(0, n_draws, chunk):
@@ -1015,6 +1017,20 @@ def _abs_sum_draws(rng, var_group, k3_group, n_draws: int, given=None) -> np.nda
     return np.concatenate(out)
 
 
+def _refit_sums(g, v, weight, starts) -> tuple:
+    """Per group and overall, the sums of :func:`bernoulli_abs_sum_p`'s refit: (cov, var_c, A, M) = (sum w^2 v g,
+    sum w^2 v g g^T, sum w v g, sum w v g g^T)."""
+    w1 = v if weight is None else weight * v
+    w2 = v if weight is None else weight * w1
+    return (np.add.reduceat(g * w2[:, None], starts), (g * w2[:, None]).T @ g,
+            np.add.reduceat(g * w1[:, None], starts), (g * w1[:, None]).T @ g)
+
+
+def _live(fit: tuple, live: np.ndarray) -> tuple:
+    """:func:`_refit_sums` of the groups with variance."""
+    return fit[0][live], fit[1], fit[2][live], fit[3]
+
+
 def _psd_root(matrix: np.ndarray) -> np.ndarray:
     """A square root R (R R^T = matrix) of a symmetric positive semi-definite matrix, negative round-off clipped."""
     values, vectors = np.linalg.eigh((matrix + matrix.T) / 2.0)
@@ -1022,16 +1038,17 @@ def _psd_root(matrix: np.ndarray) -> np.ndarray:
 
 
 def cumulant_abs_sum_p(var_group, k3_group, observed: float, *, n_draws: int = 2000,
-                       random_state=0, cov=None, var_c=None) -> tuple[float, str, int]:
+                       random_state=0, refit=None) -> tuple[float, str, int]:
     """:func:`bernoulli_abs_sum_p` from each group's null variance and third cumulant, without the rows.
 
     For sums ``S_j = sum_i w_i (o_i - q_i)`` of outcomes ``o_i ~ Bernoulli(q_i)`` the groups' cumulants are
     ``sum w^2 q (1 - q)`` and ``sum w^3 q (1 - q) (1 - 2q)`` (sums a scan aggregates). Where no group's skewness
     exceeds :data:`GAUSSIAN_MAX_SKEWNESS` the groups are Gaussian, the law and the random numbers of
     :func:`bernoulli_abs_sum_p`'s Gaussian path (the same seed gives the same p-value); otherwise every group is a
-    shifted gamma with its three cumulants (Pearson type III), the rows' redraws being out of reach. ``cov``
-    (groups, k) and ``var_c`` (k, k): each group's ``sum g w^2 q (1 - q)`` and C's covariance ``sum g g^T w^2 q
-    (1 - q)``, for draws given the constraints of :func:`bernoulli_abs_sum_p`'s ``given``. Returns ``(p-value, method, draws)`` as :func:`bernoulli_abs_sum_p` does.
+    shifted gamma with its three cumulants (Pearson type III), the rows' redraws being out of reach. ``refit``:
+    ``(cov, var_c, A, M)``, per group (groups, k) and overall (k, k) ``sum w^2 v g``, ``sum w^2 v g g^T``, ``sum
+    w v g`` and ``sum w v g g^T`` (v = q (1 - q)), the draws of a fit redone on them as with
+    :func:`bernoulli_abs_sum_p`'s ``given``. Returns ``(p-value, method, draws)`` as :func:`bernoulli_abs_sum_p` does.
 
     Examples
     --------
@@ -1052,6 +1069,9 @@ def cumulant_abs_sum_p(var_group, k3_group, observed: float, *, n_draws: int = 2
         return float(_reach(np.zeros(n_draws), observed)), "gaussian", int(n_draws)
     var, k3 = var_group[live], k3_group[live]
     skewed = float((np.abs(k3) / var / np.sqrt(var)).max()) > GAUSSIAN_MAX_SKEWNESS
-    given = None if cov is None else (np.asarray(cov, dtype=np.float64).reshape(live.size, -1)[live], var_c)
+    given = None
+    if refit is not None:
+        cov, var_c, a, m = (np.asarray(x, dtype=np.float64) for x in refit)
+        given = _live((cov.reshape(live.size, -1), var_c, a.reshape(live.size, -1), m), live)
     sums = _abs_sum_draws(rng, var, k3 if skewed else None, n_draws, given)
     return float(_reach(np.sort(sums), observed)), "gamma (3 cumulants)" if skewed else "gaussian", int(n_draws)

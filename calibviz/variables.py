@@ -471,7 +471,7 @@ def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, stron
     ...                   "p_adjusted": [3 / 2401, 3 / 2401, 0.3], "n_reference": [2400] * 3,
     ...                   "p_varies_adjusted": [0.004, 0.6, 0.9]})
     >>> vece_test_sentence(r, 0.05)
-    "VECE beyond what a calibrated model shows (the 3 variables judged together, α = 0.05): age (p ≤ 0.0012); through the score's miscalibration alone (nothing varies along it beyond what recalibrating the score fixes): bmi (p ≤ 0.0012)."
+    "VECE beyond what a calibrated model shows (the 3 variables judged together, α = 0.05): age (p ≤ 0.0012); through the score's miscalibration alone (no evidence that the gap varies along it beyond what recalibrating the score fixes): bmi (p = 0.6 beyond it)."
     >>> vece_test_sentence(r.assign(p_adjusted=[0.2, 0.3, 0.3]), 0.05)
     "No variable's VECE is beyond what a calibrated model shows (the 3 variables judged together: smallest adjusted p = 0.2, α = 0.05)."
     """
@@ -492,15 +492,20 @@ def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, stron
     gap_only = [r for r in hits.itertuples(index=False) if r.feature in gap_alone]
     # variables whose VECE is the score's miscalibration are listed apart: shown in bold beside the others, they
     # read as findings along them (a walk-through; an audit: 87% of logs with a whole-model gap named pure noise)
+    def beyond(r) -> str:  # the test that puts a variable in the second group is the one quoted there
+        p = getattr(r, "p_varies_adjusted", float("nan"))
+        return f"({p_value_words(p)} beyond it)" if pd.notna(p) else words(r)
+
     listed = ", ".join(f"{strong(escape(str(r.feature)))} {words(r)}" for r in along)
-    through = ", ".join(f"{escape(str(r.feature))} {words(r)}" for r in gap_only)
+    through = ", ".join(f"{escape(str(r.feature))} {beyond(r)}" for r in gap_only)
     head = f"VECE beyond what a calibrated model shows ({family_words(n, 'variable')}, α = {alpha:g}): "
     them = "them" if len(gap_only) > 1 else "it"
+    # "no evidence", not "nothing varies": a test at α that finds nothing (a review read the latter as a finding)
+    alone = (f"through the score's miscalibration alone (no evidence that the gap varies along {them} beyond what "
+             "recalibrating the score fixes")
     if not along:
-        return head + f"{through}, through the score's miscalibration alone (nothing varies along {them} beyond " \
-            "what recalibrating the score fixes)."
-    return head + listed + (f"; through the score's miscalibration alone (nothing varies along {them} beyond what "
-                            f"recalibrating the score fixes): {through}." if gap_only else ".")
+        return head + f"{through}, {alone})."
+    return head + listed + (f"; {alone}): {through}." if gap_only else ".")
 
 
 def through_score_alone(ranking: pd.DataFrame, alpha: float) -> list:

@@ -64,9 +64,10 @@ EXACT_ROWS = 1 << 16
 #: Refining passes of one numeric feature; each narrows a split's range 2^16-fold (4 suffice for 10^12 rows of
 #: floats spread over 12 orders of magnitude); more means values spread over hundreds of orders of magnitude.
 MAX_ROUNDS = 12
-_SUMS = ("n", "sw", "sd", "sdd", "sdw", "sww", "sv", "sk", *_agg.RECALIBRATED_SUMS)
-#: Newton passes of the score's logistic recalibration before giving up (from the identity, 4-7 reach round-off).
-MAX_RECALIBRATION_PASSES = 30
+_SUMS = ("n", "sw", "sd", "sdd", "sdw", "sww", "sv", "sk")
+#: Newton passes of the score's logistic recalibration before giving up (from the identity 4-8 reach round-off;
+#: a steep slope or a halved step takes more).
+MAX_RECALIBRATION_PASSES = 100
 _CI_METHOD = "poisson-normal, fixed bins"
 MAX_VCE_NOTE = (f"max-VCE of a numeric feature is the largest gap between two LOESS curves, which need {IN_MEMORY}: "
                 "a scan leaves it empty. A categorical feature's max-VCE is its largest per-level gap.")
@@ -76,45 +77,67 @@ def _is_numeric(dtype) -> bool:
     return dtype.is_numeric() and dtype != nw.Boolean
 
 
-def _sorted_groups(table: pd.DataFrame) -> dict:
-    """Arrays of the groups of a numeric feature, in x order (groups are disjoint intervals of x)."""
-    table = _with_recalibrated(table).sort_values("xmin", kind="stable")
-    return {c: table[c].to_numpy(np.float64) for c in (*_SUMS, "xmin", "xmax", "wmin")}
+def _sorted_groups(table: pd.DataFrame, names) -> dict:
+    """Arrays of the groups of a numeric feature, in x order (groups are disjoint intervals of x); ``names``: the
+    recalibrated sums (:func:`calibviz.scan.aggregate.recalibrated_sums`), NaN where not summed."""
+    table = _with_recalibrated(table, names).sort_values("xmin", kind="stable")
+    return {c: table[c].to_numpy(np.float64) for c in (*_SUMS, *names, "xmin", "xmax", "wmin")}
 
 
-def _with_recalibrated(table: pd.DataFrame) -> pd.DataFrame:
-    """The groups' table with :data:`~calibviz.scan.aggregate.RECALIBRATED_SUMS` NaN where they were not summed."""
-    missing = [c for c in _agg.RECALIBRATED_SUMS if c not in table]
+def _with_recalibrated(table: pd.DataFrame, names) -> pd.DataFrame:
+    """The groups' table with the recalibrated sums ``names`` NaN where they were not summed."""
+    missing = [c for c in names if c not in table]
     return table.assign(**{c: np.nan for c in missing}) if missing else table
 
 
-def _recalibrations(scan, numeric, ranges) -> tuple[list, object]:
-    """(a, b) of the score's logistic recalibration (:func:`calibviz.metrics.variable.score_recalibrated_errors`)
-    over each numeric feature's rows with a value, and over every row (the categorical features'); None where it
-    has no maximum (outcomes all of one kind) or Newton's steps, one pass each for all features from the identity
-    (0, 1), do not settle below 1e-12 within :data:`MAX_RECALIBRATION_PASSES` (scores that separate the outcomes:
-    the in-memory fit raises there and the ranking gives NaN as well)."""
-    suffixes = [*map(str, range(len(numeric))), ""]
-    weight, hits, hits_l = (np.array([float(ranges[f"{sum_}{k}"]) for k in suffixes]) for sum_ in ("sw", "st", "stl"))
-    live = (hits > 0) & (hits < weight)
-    coef = np.tile([0.0, 1.0], (len(suffixes), 1))
-    settled = ~live
+def _recalibrations(scan, numeric) -> tuple[list, object]:
+    """The score's logistic recalibration (:func:`calibviz.metrics.variable.score_recalibrated_errors`) over each
+    numeric feature's rows with a value, and over every row (the categorical features'): per fit a dict of its
+    coefficients ``coef``, ``m = sum w v x x^T`` and ``var_c = sum w^2 v x x^T`` (v = q (1 - q)), or None where it
+    has no maximum. Damped Newton steps as :func:`calibviz.metrics.logistic.logistic_fit` takes them (the step
+    halved while the loss grows), one pass over the rows per step for all features, from the identity map, until
+    the Newton decrement is round-off (the last full step then taken); None where the outcomes are all of one kind or the coefficients run off (scores that
+    separate the outcomes: the in-memory fit raises there and the ranking gives NaN as well)."""
+    cols = [*numeric, None]
+    k = len(_agg._design(scan._roles))
+    coef = np.zeros((len(cols), k))
+    coef[:, 1] = 1.0
+    best = [None] * len(cols)  # (coef, loss, m, var_c, step) of the last accepted point
+    settled = np.zeros(len(cols), bool)
+    failed = np.zeros(len(cols), bool)
     for _ in range(MAX_RECALIBRATION_PASSES):
-        if settled.all():
+        if (settled | failed).all():
             break
-        sums = _agg.recalibration_sums(scan._frame, scan._roles, [*numeric, None], coef).iloc[0]
-        for j in np.flatnonzero(~settled):
-            grad = np.array([hits[j] - sums[f"f{j}_0"], hits_l[j] - sums[f"f{j}_1"]], dtype=np.float64)
-            hess = np.array([[sums[f"h{j}_00"], sums[f"h{j}_01"]], [sums[f"h{j}_01"], sums[f"h{j}_11"]]],
-                            dtype=np.float64)
-            try:
-                step = np.clip(np.linalg.solve(hess, grad), -2.0, 2.0)
-            except np.linalg.LinAlgError:
-                live[j] = settled[j] = False
+        sums = _agg.recalibration_sums(scan._frame, scan._roles, cols, coef).iloc[0]
+        for j in np.flatnonzero(~(settled | failed)):
+            loss = float(sums[f"loss{j}"])
+            if best[j] is not None and loss > best[j][1] + 1e-12 * abs(best[j][1]):
+                step = best[j][4] / 2.0  # the full step overshot: halve it from the last accepted point
+                if np.abs(step).max() < 1e-14:
+                    settled[j] = True
+                    coef[j] = best[j][0]
+                    continue
+                coef[j] = best[j][0] + step
+                best[j] = (*best[j][:4], step)
                 continue
-            coef[j] += step
-            settled[j] = bool(np.abs(step).max() < 1e-12)
-    fits = [tuple(c) if ok and done else None for c, ok, done in zip(coef, live, settled)]
+            grad = np.array([float(sums[f"f{j}_{a}"]) for a in range(k)])
+            m, var_c = (np.array([[float(sums[f"{x}{j}_{min(a, b)}{max(a, b)}"]) for b in range(k)]
+                                  for a in range(k)]) for x in ("h", "c"))
+            if not np.isfinite(m).all() or np.abs(coef[j]).max() > 1e6:
+                failed[j] = True
+                continue
+            # a design column constant or missing on these rows (one score everywhere, one side only) makes m
+            # singular: its direction gets no step (rcond), as logistic_fit's least-squares fallback
+            step = np.linalg.lstsq(m, grad, rcond=1e-10)[0]
+            best[j] = (coef[j].copy(), loss, m, var_c, step)
+            coef[j] = coef[j] + step
+            if float(grad @ step) <= 1e-13 * abs(loss):  # the Newton decrement: this last full step is round-off
+                settled[j] = True
+                best[j] = (coef[j].copy(), *best[j][1:])
+    fits = []
+    for j in range(len(cols)):
+        ok = settled[j] and best[j] is not None and np.isfinite(best[j][0]).all()
+        fits.append(dict(coef=best[j][0], m=best[j][2], var_c=best[j][3]) if ok else None)
     return fits[:-1], fits[-1]
 
 
@@ -159,12 +182,13 @@ def _splits(g: dict, n_bins: int, weighted: bool):
 
 def _numeric_sums(scan, column: str, lo: float, hi: float, n_bins: int, recalibration=None):
     """Per-bin sums (d, W, qdd, qdw, qww), null cumulants (sv, sk), bin count, rows, and the sums of the test beyond
-    the score's miscalibration (:data:`~calibviz.scan.aggregate.RECALIBRATED_SUMS`; NaN without ``recalibration``)
-    of a numeric feature's equal-mass bins."""
+    the score's miscalibration (:func:`~calibviz.scan.aggregate.recalibrated_sums`; NaN without
+    ``recalibration``, the fit's coefficients) of a numeric feature's equal-mass bins."""
     frame, roles = scan._frame, scan._roles
     weighted = roles.weight is not None
+    names = _agg.recalibrated_sums(roles)
     g = _sorted_groups(_agg.variable_groups(frame, roles, column, kind="bucket", ranges=[(lo, hi)],
-                                                    recalibration=recalibration))
+                                            recalibration=recalibration), names)
     for _ in range(MAX_ROUNDS):
         cuts, refine = _splits(g, n_bins, weighted)
         if cuts is not None:
@@ -176,8 +200,9 @@ def _numeric_sums(scan, column: str, lo: float, hi: float, n_bins: int, recalibr
             if idx:
                 ranges = [(float(g["xmin"][i]), float(g["xmax"][i])) for i in idx]
                 parts.append(_with_recalibrated(_agg.variable_groups(frame, roles, column, kind=kind, ranges=ranges,
-                                                                     recalibration=recalibration)))
-        g = _sorted_groups(pd.concat([p[[*_SUMS, "xmin", "xmax", "wmin"]] for p in parts], ignore_index=True))
+                                                                     recalibration=recalibration), names))
+        g = _sorted_groups(pd.concat([p[[*_SUMS, *names, "xmin", "xmax", "wmin"]] for p in parts],
+                                     ignore_index=True), names)
     else:
         raise InputError(f"feature {column!r}: its values spread over too many orders of magnitude to place the "
                          f"equal-mass cuts exactly in {MAX_ROUNDS} passes; rank a transformed column (e.g. its "
@@ -190,7 +215,7 @@ def _numeric_sums(scan, column: str, lo: float, hi: float, n_bins: int, recalibr
         return np.bincount(index, weights=g[c], minlength=m)
 
     return ((total("sd"), total("sw"), total("sdd"), total("sdw"), total("sww")), (total("sv"), total("sk")), m,
-            int(round(g["n"].sum())), {c: total(c) for c in _agg.RECALIBRATED_SUMS})
+            int(round(g["n"].sum())), {c: total(c) for c in names})
 
 
 def _level_groups(names: list, count: np.ndarray, weight: np.ndarray, max_levels, min_level_rows):
@@ -212,15 +237,17 @@ def _level_groups(names: list, count: np.ndarray, weight: np.ndarray, max_levels
 def _categorical_sums(scan, column: str, max_levels, min_level_rows, max_distinct: int, recalibration=None):
     """Per-group sums, null cumulants, group names, rows per group, total rows and the sums of the test beyond the
     score's miscalibration of a categorical feature; None if < 2 groups."""
+    recal = _agg.recalibrated_sums(scan._roles)
     t = _with_recalibrated(_agg.variable_groups(scan._frame, scan._roles, column, kind="level",
-                                                limit=max_distinct + 1, recalibration=recalibration))
+                                                limit=max_distinct + 1, recalibration=recalibration), recal)
     if len(t) > max_distinct:
         raise InputError(f"feature {column!r} has more than {max_distinct} distinct values; a scan ranks a "
                          f"categorical column by its levels and brings at most {max_distinct} of them back. Leave it "
                          "out of features=, or group its values in the source (a coarser column or a SQL CASE).")
     key = t["_k"].astype(object)
     t["_k"] = key.where(key.notna(), MISSING_LEVEL)
-    t = t.groupby("_k", sort=False, dropna=False)[list(_SUMS)].sum().reset_index()  # "<missing>" given as text
+    # "<missing>" given as text; min_count: a sum not made stays NaN
+    t = t.groupby("_k", sort=False, dropna=False)[[*_SUMS, *recal]].sum(min_count=1).reset_index()
     names = [v.item() if isinstance(v, np.generic) else v for v in t["_k"]]
     count = t["n"].to_numpy(np.float64)
     n = int(round(count.sum()))
@@ -236,7 +263,7 @@ def _categorical_sums(scan, column: str, max_levels, min_level_rows, max_distinc
         return np.bincount(group, weights=t[c].to_numpy(np.float64), minlength=m)
 
     sums = (total("sd"), total("sw"), total("sdd"), total("sdw"), total("sww"))
-    return sums, (total("sv"), total("sk")), gnames, total("n"), n, {c: total(c) for c in _agg.RECALIBRATED_SUMS}
+    return sums, (total("sv"), total("sk")), gnames, total("n"), n, {c: total(c) for c in recal}
 
 
 def variable_ranking(scan, features=None, *, n_bins: int = 10, n_resamples: int = 200, confidence: float = 0.95,
@@ -277,39 +304,44 @@ def variable_ranking(scan, features=None, *, n_bins: int = 10, n_resamples: int 
             return nan, nan, "none"
         return (*_fixed_bin_interval(*sums, n_resamples, confidence, rng), _CI_METHOD)
 
-    def reference(sums, cumulants, recalibrated, i):
+    n_design = (len(_agg.recalibrated_sums(scan._roles)) - 3) // 2  # the recalibration's design columns
+
+    def reference(sums, cumulants, recalibrated, fit, i):
         observed = float(np.abs(sums[0]).sum())
         p_value, _, draws = cumulant_abs_sum_p(*cumulants, observed, n_draws=n_reference, random_state=ref_streams[i])
         r = recalibrated
         p_varies = float("nan")
-        if not np.isnan(r["so"]).any():
-            # the in-memory ranking's _beyond_gap_p from the bins' sums (its Gaussian draws where no bin is skewed):
-            # sum w (error - r) = sum w (q - r) - sum w (q - error), q the predicted error, r the recalibrated one;
-            # the fit's equations g = s (1, l): cov(bin sum, C) = (sc1, sc2), var(C) = sums of (1, l; l, l^2)
-            var_c = np.array([[r["sv1"].sum(), r["sl1"].sum()], [r["sl1"].sum(), r["sl2"].sum()]])
+        if fit is not None and not np.isnan(r["so"]).any():
+            # the in-memory ranking's _beyond_score_p from the bins' sums (its Gaussian draws where no bin is
+            # skewed): sum w (error - r) = sum w (q - r) - sum w (q - error), q the predicted error, r the
+            # recalibrated one; the refit's per-bin sums sc (w^2) and sa (w), overall var_c and m from the fit
+            refit = (np.column_stack([r[f"sc{a}"] for a in range(n_design)]), fit["var_c"],
+                     np.column_stack([r[f"sa{a}"] for a in range(n_design)]), fit["m"])
             p_varies = cumulant_abs_sum_p(r["sv1"], r["sk1"], float(np.abs(r["so"] - sums[0]).sum()),
-                                          n_draws=n_reference, random_state=gap_streams[i],
-                                          cov=np.column_stack([r["sc1"], r["sc2"]]), var_c=var_c)[0]
+                                          n_draws=n_reference, random_state=gap_streams[i], refit=refit)[0]
         return dict(p_value=p_value, n_reference=draws, p_varies=p_varies)
 
     rows, total, done = [], len(numeric) + len(others), 0
     # one cheap pass: each numeric feature's range, and the overall gap (VECE's floor, the in-memory attrs["mean_gap"])
     ranges = _agg.variable_ranges(scan._frame, scan._roles, numeric).iloc[0]
-    numeric_fits, overall_fit = _recalibrations(scan, numeric, ranges)
+    numeric_fits, overall_fit = _recalibrations(scan, numeric)
     for i, col in enumerate(numeric):
         lo, hi, n_finite = float(ranges[f"lo{i}"]), float(ranges[f"hi{i}"]), int(ranges[f"n{i}"])
         if n_finite >= 2 and lo < hi:  # else empty or constant: nothing to rank (as in memory)
-            sums, cumulants, m, n, recalibrated = _numeric_sums(scan, col, lo, hi, n_bins, numeric_fits[i])
+            fit = numeric_fits[i]
+            sums, cumulants, m, n, recalibrated = _numeric_sums(scan, col, lo, hi, n_bins,
+                                                                None if fit is None else fit["coef"])
             vece = float(np.abs(sums[0]).sum() / sums[1].sum())
             low, high, method = interval(sums)
             rows.append(dict(feature=col, type="numeric", vece=vece, vece_low=low, vece_high=high, max_vce=nan,
                              x_at_max_vce=nan, level_at_max_vce=None, n=n, n_bins=m, ci_method=method,
-                             **reference(sums, cumulants, recalibrated, i)))
+                             **reference(sums, cumulants, recalibrated, fit, i)))
         done += 1
         if progress is not None:
             progress(done, total)
     for col in others:
-        res = _categorical_sums(scan, col, max_levels, min_level_rows, max_distinct, overall_fit)
+        res = _categorical_sums(scan, col, max_levels, min_level_rows, max_distinct,
+                                None if overall_fit is None else overall_fit["coef"])
         if res is not None:
             sums, cumulants, gnames, counts, n, recalibrated = res
             vece = float(np.abs(sums[0]).sum() / sums[1].sum())
@@ -320,7 +352,7 @@ def variable_ranking(scan, features=None, *, n_bins: int = 10, n_resamples: int 
             rows.append(dict(feature=col, type="categorical", vece=vece, vece_low=low, vece_high=high,
                              max_vce=nan if k is None else float(gap[k]), x_at_max_vce=nan,
                              level_at_max_vce=None if k is None else gnames[k], n=n, n_bins=len(gnames),
-                             ci_method=method, **reference(sums, cumulants, recalibrated, done)))
+                             ci_method=method, **reference(sums, cumulants, recalibrated, overall_fit, done)))
         done += 1
         if progress is not None:
             progress(done, total)
