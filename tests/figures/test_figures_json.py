@@ -560,3 +560,17 @@ def test_bin_zoom_gives_each_class_its_accuracy_interval():
     dots = next(tr for tr in fig.data if tr.name.startswith("Predicted class"))
     assert dots.error_y.array is not None and "95% interval of its accuracy" in dots.name
     assert fig.layout.yaxis.range[0] <= float(t["accuracy_low"].min())
+
+
+def test_bin_zoom_leaves_out_labels_that_would_print_over_others():
+    """Ten classes at one confidence: their labels printed over each other (a browser review at 1024 px). Each label
+    takes a spot clear of the others' boxes, or is left out (its colour and hover name it)."""
+    from calibviz.figures.multiclass import _label_layout
+
+    x = np.full(10, 0.99)
+    y = np.linspace(0.975, 0.99, 10)
+    labels = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
+    positions, clear = _label_layout(x, y, 0.09, labels=labels)
+    assert 2 <= sum(clear) < 10 and len(positions) == 10
+    far = _label_layout([0.1, 0.5, 0.9], [0.1, 0.5, 0.9], 1.0, labels=["a", "b", "c"])
+    assert far == (["middle right"] * 3, [True] * 3)
