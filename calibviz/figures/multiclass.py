@@ -368,8 +368,9 @@ def _label_layout(x, y, span: float, gap: float = 0.045, labels=None) -> tuple[l
     ten classes at one confidence printed its labels over each other at 570 px, a browser review); a label
     without a clear spot goes unprinted (its colour, the bars' and its hover name it).
 
-    >>> _label_layout([0.5, 0.5, 0.5], [0.5, 0.501, 0.502], 0.1, labels=["automobile", "truck", "ship"])[1]
-    [True, True, False]
+    >>> y = [0.5, 0.501, 0.502, 0.503, 0.504]   # five classes at one point: right, left, above, below, none
+    >>> _label_layout([0.5] * 5, y, 0.1, labels=["automobile", "truck", "ship", "dog", "cat"])[1]
+    [True, True, True, True, False]
     """
     if labels is None:
         placed, out, clear = [], [], []
