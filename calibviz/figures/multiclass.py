@@ -349,42 +349,20 @@ def classwise_grid(y_true=None, y_prob=None, *, binning=Uniform(15), classes=Non
 _LABEL_SPOTS = (("middle right", (1, 0)), ("middle left", (-1, 0)), ("top center", (0, 1)), ("bottom center", (0, -1)))
 
 
-def _label_positions(x, y, span: float, gap: float = 0.045) -> list[str]:
-    """A text position per point so that labels of nearby points do not print on top of each other: each point
-    (in drawing order) takes the first spot whose label anchor lies at least ``gap`` axis spans from every label
-    placed before (else the one farthest from them).
+def _label_layout(x, y, span: float, labels) -> tuple[list[str], list[bool]]:
+    """A text position per point so that labels of nearby points do not print on top of each other, and whether
+    each label found a spot clear of the others: each point (in drawing order) takes the first spot whose label box
+    (13 px text, ~7 px a character, on a panel of about 300 px) overlaps none placed before. A label without a clear
+    spot goes unprinted (its colour, the bars' and its hover name it): a cluster of ten classes at one confidence
+    printed its labels over each other at 570 px (a browser review); an earlier rule kept label anchors apart, which
+    let long labels overlap.
 
-    Examples
-    --------
-    >>> _label_positions([0.50, 0.505, 0.9], [0.50, 0.50, 0.9], 1.0)
+    >>> _label_layout([0.50, 0.505, 0.9], [0.50, 0.50, 0.9], 1.0, labels=["dog", "owl", "cat"])[0]
     ['middle right', 'middle left', 'middle right']
-    """
-    return _label_layout(x, y, span, gap)[0]
-
-
-def _label_layout(x, y, span: float, gap: float = 0.045, labels=None) -> tuple[list[str], list[bool]]:
-    """:func:`_label_positions`, and whether each label found a spot clear of the others. With ``labels`` the
-    spots are judged by the labels' boxes (13 px text, ~7 px a character, on a panel of about 300 px: a cluster of
-    ten classes at one confidence printed its labels over each other at 570 px, a browser review); a label
-    without a clear spot goes unprinted (its colour, the bars' and its hover name it).
-
     >>> y = [0.5, 0.501, 0.502, 0.503, 0.504]   # five classes at one point: right, left, above, below, none
     >>> _label_layout([0.5] * 5, y, 0.1, labels=["automobile", "truck", "ship", "dog", "cat"])[1]
     [True, True, True, True, False]
     """
-    if labels is None:
-        placed, out, clear = [], [], []
-        for xi, yi in zip(np.asarray(x, float) / span, np.asarray(y, float) / span):
-            def clearance(offset):
-                ax, ay = xi + 0.03 * offset[0], yi + 0.03 * offset[1]
-                return min((np.hypot(ax - px, ay - py) for px, py in placed), default=np.inf)
-            free = next(((name, off) for name, off in _LABEL_SPOTS if clearance(off) >= gap), None)
-            best = free or max(_LABEL_SPOTS, key=lambda spot: clearance(spot[1]))
-            out.append(best[0])
-            clear.append(free is not None)
-            if free is not None:
-                placed.append((xi + 0.03 * best[1][0], yi + 0.03 * best[1][1]))
-        return out, clear
     scale = 300.0 / span  # pixels per unit of the axes, both axes sharing one range
     boxes, out, clear = [], [], []
     for xi, yi, text in zip(np.asarray(x, float) * scale, np.asarray(y, float) * scale, labels):
@@ -484,7 +462,7 @@ def bin_zoom(y_true=None, y_prob=None, bin_id: int | None = None, *, binning=Uni
                    color=COLORS["text"], thickness=1, width=3)
         hover = [h + f", 95% interval {a:.3f}–{b:.3f}" for h, a, b in
                  zip(hover, table["accuracy_low"], table["accuracy_high"])]
-    positions, clear = _label_layout(cx, cy, rng[1] - rng[0], labels=[str(table["label"].iloc[i]) for i in order])
+    positions, clear = _label_layout(cx, cy, rng[1] - rng[0], [str(table["label"].iloc[i]) for i in order])
     fig.add_trace(go.Scatter(x=round_list(cx), y=round_list(cy), mode="markers+text", error_y=err,
                              text=[str(table["label"].iloc[i]) if c else "" for i, c in zip(order, clear)],
                              textposition=positions,

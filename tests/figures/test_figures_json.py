@@ -570,7 +570,7 @@ def test_bin_zoom_leaves_out_labels_that_would_print_over_others():
     x = np.full(10, 0.99)
     y = np.linspace(0.975, 0.99, 10)
     labels = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
-    positions, clear = _label_layout(x, y, 0.09, labels=labels)
+    positions, clear = _label_layout(x, y, 0.09, labels)
     assert 2 <= sum(clear) < 10 and len(positions) == 10
-    far = _label_layout([0.1, 0.5, 0.9], [0.1, 0.5, 0.9], 1.0, labels=["a", "b", "c"])
+    far = _label_layout([0.1, 0.5, 0.9], [0.1, 0.5, 0.9], 1.0, ["a", "b", "c"])
     assert far == (["middle right"] * 3, [True] * 3)
