@@ -384,3 +384,20 @@ def test_a_skewed_feature_leaves_the_next_ones_p_values_those_of_memory():
     want = variable_ranking(df[["score", "x"]], df.y, df.p, n_resamples=0).set_index("feature")
     assert got.loc["x", "p_value"] == pytest.approx(want.loc["x", "p_value"], rel=RTOL)
     assert got.loc["score", "p_value"] == pytest.approx(want.loc["score", "p_value"], abs=0.05)  # gamma vs redraws
+
+
+def test_the_test_beyond_the_score_is_nan_where_its_fit_has_no_maximum():
+    """A day without events (binary, all 0): the recalibration's intercept runs off, in memory and on a scan, so
+    the test beyond the score's miscalibration is NaN and out of Holm's family (the calibrated-model test stays);
+    a constant score (a singular design) is fitted on both paths."""
+    rng = np.random.default_rng(2)
+    n = 3000
+    none = pd.DataFrame({"p": rng.uniform(0.05, 0.4, n), "y": 0, "x": rng.normal(size=n)})
+    got = cv.scan(none).variable_ranking(["x"], n_resamples=0)
+    want = variable_ranking(none[["x"]], none.y, none.p, n_resamples=0)
+    assert np.isnan(got.loc[0, "p_varies"]) and np.isnan(want.loc[0, "p_varies"])
+    assert np.isnan(got.loc[0, "p_varies_adjusted"]) and got.loc[0, "p_value"] == want.loc[0, "p_value"]
+    flat = pd.DataFrame({"p": 0.3, "y": (rng.uniform(size=n) < 0.35).astype(int), "x": rng.normal(size=n)})
+    got = cv.scan(flat).variable_ranking(["x"], n_resamples=0)
+    want = variable_ranking(flat[["x"]], flat.y, flat.p, n_resamples=0)
+    assert got.loc[0, "p_varies"] == pytest.approx(want.loc[0, "p_varies"], abs=0.07)  # redraws vs Gaussian bins

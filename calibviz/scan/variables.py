@@ -90,21 +90,25 @@ def _with_recalibrated(table: pd.DataFrame, names) -> pd.DataFrame:
     return table.assign(**{c: np.nan for c in missing}) if missing else table
 
 
-def _recalibrations(scan, numeric) -> tuple[list, object]:
+def _recalibrations(scan, numeric, ranges) -> tuple[list, object]:
     """The score's logistic recalibration (:func:`calibviz.metrics.variable.score_recalibrated_errors`) over each
     numeric feature's rows with a value, and over every row (the categorical features'): per fit a dict of its
     coefficients ``coef``, ``m = sum w v x x^T`` and ``var_c = sum w^2 v x x^T`` (v = q (1 - q)), or None where it
     has no maximum. Damped Newton steps as :func:`calibviz.metrics.logistic.logistic_fit` takes them (the step
     halved while the loss grows), one pass over the rows per step for all features, from the identity map, until
     the Newton decrement is round-off (the last full step then taken); None where the outcomes are all of one kind or the coefficients run off (scores that
-    separate the outcomes: the in-memory fit raises there and the ranking gives NaN as well)."""
+    separate the outcomes: the in-memory fit raises there and the ranking gives NaN as well). ``ranges``:
+    :func:`calibviz.scan.aggregate.variable_ranges`' row, whose weights and hits tell the one-kind fits apart
+    before any pass (Newton's steps only creep towards an infinite intercept there)."""
     cols = [*numeric, None]
     k = len(_agg._design(scan._roles))
     coef = np.zeros((len(cols), k))
     coef[:, 1] = 1.0
     best = [None] * len(cols)  # (coef, loss, m, var_c, step) of the last accepted point
     settled = np.zeros(len(cols), bool)
-    failed = np.zeros(len(cols), bool)
+    weight, hits = (np.array([float(ranges[f"{name}{j}"]) for j in [*map(str, range(len(numeric))), ""]])
+                    for name in ("sw", "st"))
+    failed = ~((hits > 0) & (hits < weight))
     for _ in range(MAX_RECALIBRATION_PASSES):
         if (settled | failed).all():
             break
@@ -324,7 +328,7 @@ def variable_ranking(scan, features=None, *, n_bins: int = 10, n_resamples: int 
     rows, total, done = [], len(numeric) + len(others), 0
     # one cheap pass: each numeric feature's range, and the overall gap (VECE's floor, the in-memory attrs["mean_gap"])
     ranges = _agg.variable_ranges(scan._frame, scan._roles, numeric).iloc[0]
-    numeric_fits, overall_fit = _recalibrations(scan, numeric)
+    numeric_fits, overall_fit = _recalibrations(scan, numeric, ranges)
     for i, col in enumerate(numeric):
         lo, hi, n_finite = float(ranges[f"lo{i}"]), float(ranges[f"hi{i}"]), int(ranges[f"n{i}"])
         if n_finite >= 2 and lo < hi:  # else empty or constant: nothing to rank (as in memory)
