@@ -462,16 +462,15 @@ def level_test_sentence(table: pd.DataFrame, alpha: float, kind: str = "rate", *
 
 def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, strong=lambda t: t) -> str | None:
     """Which ranked variables have a VECE beyond what a calibrated model shows (:func:`variable_ranking`'s
-    ``p_adjusted``), in one sentence, and of those which only through the score's miscalibration
-    (``p_varies_adjusted`` above α: nothing along them beyond what recalibrating the score fixes, the model's overall
-    gap among it); None without a reference
-    (a ranking table without p-values).
+    ``p_adjusted``), and, of those, along which the gap varies beyond what recalibrating the score fixes
+    (``p_varies_adjusted``; the others' VECE is the score's miscalibration, the model's overall gap among it), in
+    one or two sentences; None without a reference (a ranking table without p-values).
 
     >>> r = pd.DataFrame({"feature": ["age", "bmi", "id"], "p_value": [1 / 2401, 1 / 2401, 0.3],
     ...                   "p_adjusted": [3 / 2401, 3 / 2401, 0.3], "n_reference": [2400] * 3,
     ...                   "p_varies_adjusted": [0.004, 0.6, 0.9]})
     >>> vece_test_sentence(r, 0.05)
-    "VECE beyond what a calibrated model shows (the 3 variables judged together, α = 0.05): age (p ≤ 0.0012); through the score's miscalibration alone (no evidence that the gap varies along it beyond what recalibrating the score fixes): bmi (p = 0.6 beyond it)."
+    "VECE beyond what a calibrated model shows (the 3 variables judged together, α = 0.05): age (p ≤ 0.0012), bmi (p ≤ 0.0012). Of these, the gap varies beyond what recalibrating the score fixes along age (adjusted p = 0.004); along bmi there is no evidence of that (adjusted p = 0.6): its VECE is the score's miscalibration."
     >>> vece_test_sentence(r.assign(p_adjusted=[0.2, 0.3, 0.3]), 0.05)
     "No variable's VECE is beyond what a calibrated model shows (the 3 variables judged together: smallest adjusted p = 0.2, α = 0.05)."
     """
@@ -490,22 +489,37 @@ def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, stron
     gap_alone = set(through_score_alone(ranking, alpha))
     along = [r for r in hits.itertuples(index=False) if r.feature not in gap_alone]
     gap_only = [r for r in hits.itertuples(index=False) if r.feature in gap_alone]
-    # variables whose VECE is the score's miscalibration are listed apart: shown in bold beside the others, they
-    # read as findings along them (a walk-through; an audit: 87% of logs with a whole-model gap named pure noise)
-    def beyond(r) -> str:  # the test that puts a variable in the second group is the one quoted there
-        p = getattr(r, "p_varies_adjusted", float("nan"))
-        return f"({p_value_words(p)} beyond it)" if pd.notna(p) else words(r)
+    # every flagged variable is listed (a browser review read a list of age alone as "only age is beyond"); bold
+    # marks only those along which the gap varies: a whole-model gap flags pure noise too (an audit: 87% of logs)
+    bold = {r.feature for r in along} if gap_only else {r.feature for r in hits.itertuples(index=False)}
+    listed = ", ".join(f"{strong(escape(str(r.feature))) if r.feature in bold else escape(str(r.feature))} {words(r)}"
+                       for r in hits.itertuples(index=False))
+    said = f"VECE beyond what a calibrated model shows ({family_words(n, 'variable')}, α = {alpha:g}): {listed}."
+    if not gap_only:
+        return said
 
-    listed = ", ".join(f"{strong(escape(str(r.feature)))} {words(r)}" for r in along)
-    through = ", ".join(f"{escape(str(r.feature))} {beyond(r)}" for r in gap_only)
-    head = f"VECE beyond what a calibrated model shows ({family_words(n, 'variable')}, α = {alpha:g}): "
-    them = "them" if len(gap_only) > 1 else "it"
+    def names(rows) -> str:
+        return ", ".join(strong(escape(str(r.feature))) if r.feature in bold else escape(str(r.feature)) for r in rows)
+
+    def second(rows) -> str:  # the adjusted p-values of the test that splits them (its NaN: VECE at the floor)
+        tested = [r for r in rows if pd.notna(getattr(r, "p_varies_adjusted", float("nan")))]
+        if not tested:
+            return ""
+        shown = sorted({p_words(format_adjusted_p(r.p_varies_adjusted, getattr(r, "p_varies", r.p_varies_adjusted),
+                                                  int(getattr(r, "n_reference", 0) or 0))) for r in tested},
+                       key=lambda t: float(t.split()[-1]))
+        return f" (adjusted {shown[0]})" if len(shown) == 1 else \
+            f" (adjusted {shown[0]} to {shown[-1].split()[-1]})"
+
     # "no evidence", not "nothing varies": a test at α that finds nothing (a review read the latter as a finding)
-    alone = (f"through the score's miscalibration alone (no evidence that the gap varies along {them} beyond what "
-             "recalibrating the score fixes")
+    their = "their" if len(gap_only) > 1 else "its"
+    rest = f"there is no evidence of that{second(gap_only)}: {their} VECE is the score's miscalibration."
     if not along:
-        return head + f"{through}, {alone})."
-    return head + listed + (f"; {alone}): {through}." if gap_only else ".")
+        return said + (f" Along {'them' if len(gap_only) > 1 else 'it'} there is no evidence that the gap varies beyond "
+                       f"what recalibrating the score fixes{second(gap_only)}: {their} VECE is the score's "
+                       "miscalibration.")
+    return said + (f" Of these, the gap varies beyond what recalibrating the score fixes along {names(along)}"
+                   f"{second(along)}; along {names(gap_only)} {rest}")
 
 
 def through_score_alone(ranking: pd.DataFrame, alpha: float) -> list:
@@ -558,7 +572,7 @@ def vece_floor_caption(ranking: pd.DataFrame, *, escape=str) -> str | None:
 
     >>> r = pd.DataFrame({"feature": ["age", "bmi"], "vece": [0.05, 0.02]}); r.attrs["mean_gap"] = -0.02
     >>> vece_floor_caption(r)
-    "No variable's VECE can fall below the overall gap between error and predicted error (confidence against accuracy), 0.0200 here; a variable whose gap keeps that one sign in every bin sits exactly there, however much the gap varies along it: bmi. Whether it varies beyond what recalibrating the score fixes is the test of the model recalibrated on its score (p beyond the score's miscalibration)."
+    "No variable's VECE can fall below the overall gap between error and predicted error (confidence against accuracy), 0.0200 here; a variable whose gap keeps that one sign in every bin sits exactly there, however much the gap varies along it: bmi. Whether it varies beyond what recalibrating the score fixes is the test of the model recalibrated on its score (p beyond the score's miscalibration). A whisker can reach below the gap: each bootstrap resample has a gap of its own."
     """
     mean_gap = ranking.attrs.get("mean_gap", float("nan"))
     floor = at_overall_gap(ranking)
@@ -570,7 +584,7 @@ def vece_floor_caption(ranking: pd.DataFrame, *, escape=str) -> str | None:
             "one sign in every bin sits exactly there, however much the gap varies along it: "
             f"{', '.join(escape(str(f)) for f in floor)}. Whether {'it varies' if one else 'they vary'} beyond what "
             "recalibrating the score fixes is the test of the model recalibrated on its score (p beyond the score's "
-            "miscalibration).")
+            "miscalibration). A whisker can reach below the gap: each bootstrap resample has a gap of its own.")
 
 
 def _reading(higher: str) -> str:

@@ -272,9 +272,10 @@ def test_a_range_beside_a_ranking_without_finding_is_read_with_its_size():
 
 def test_vece_verdict_lists_apart_the_variables_at_the_overall_gap():
     """Hospital demo: all 6 variables were listed in bold as beyond a calibrated model, and the caption below then
-    said 5 show nothing beyond the overall gap (a presenter read a contradiction). Those along which nothing varies
-    beyond the score's miscalibration (the test of the model recalibrated on its score) are listed apart; without
-    that test (NaN) those whose VECE is the overall gap."""
+    said 5 show nothing beyond the overall gap (a presenter read a contradiction). Every flagged variable is listed
+    (a list of age alone read as "only age is beyond", a browser review), and a second sentence splits them by the
+    test beyond the score's miscalibration: bold only where the gap varies; without that test (NaN) those whose
+    VECE is the overall gap count as the score's."""
     from calibviz.variables import vece_test_sentence
 
     r = pd.DataFrame({"feature": ["age", "bmi", "sex"], "vece": [0.05, 0.02, 0.02], "p_value": [0.001] * 3,
@@ -282,22 +283,22 @@ def test_vece_verdict_lists_apart_the_variables_at_the_overall_gap():
                       "p_varies_adjusted": [0.01, 0.5, 0.7]})
     r.attrs["mean_gap"] = -0.02
     said = vece_test_sentence(r, 0.05, strong=lambda t: f"**{t}**")
-    assert said.startswith("VECE beyond what a calibrated model shows (the 3 variables judged together")
-    assert ("**age** (p = 0.003); through the score's miscalibration alone (no evidence that the gap varies along "
-            "them beyond what recalibrating the score fixes): bmi (p = 0.5 beyond it), sex (p = 0.7 beyond it)") in said
+    assert said == ("VECE beyond what a calibrated model shows (the 3 variables judged together, α = 0.05): **age** "
+                    "(p = 0.003), bmi (p = 0.003), sex (p = 0.003). Of these, the gap varies beyond what "
+                    "recalibrating the score fixes along **age** (adjusted p = 0.01); along bmi, sex there is no "
+                    "evidence of that (adjusted p = 0.5 to 0.7): their VECE is the score's miscalibration.")
     gap_only = r.iloc[1:].reset_index(drop=True)
     gap_only.attrs["mean_gap"] = -0.02
-    assert vece_test_sentence(gap_only, 0.05).endswith("bmi (p = 0.5 beyond it), sex (p = 0.7 beyond it), through "
-                                                       "the score's miscalibration alone (no evidence that the gap "
-                                                       "varies along them beyond what recalibrating the score "
-                                                       "fixes).")
+    assert vece_test_sentence(gap_only, 0.05).endswith("bmi (p = 0.003), sex (p = 0.003). Along them there is no "
+                                                       "evidence that the gap varies beyond what recalibrating the "
+                                                       "score fixes (adjusted p = 0.5 to 0.7): their VECE is the "
+                                                       "score's miscalibration.")
     # the test decides, not VECE's floor: bmi sits at the gap and varies along it; sex does not sit there
     said = vece_test_sentence(r.assign(p_varies_adjusted=[0.01, 0.02, 0.7]), 0.05)
-    assert said.endswith("age (p = 0.003), bmi (p = 0.003); through the score's miscalibration alone (no evidence "
-                         "that the gap varies along it beyond what recalibrating the score fixes): sex (p = 0.7 "
-                         "beyond it).")
+    assert said.endswith("along age, bmi (adjusted p = 0.01 to 0.02); along sex there is no evidence of that "
+                         "(adjusted p = 0.7): its VECE is the score's miscalibration.")
     no_test = r.assign(p_varies_adjusted=np.nan)
-    assert "bmi (p = 0.003), sex (p = 0.003)." in vece_test_sentence(no_test, 0.05)  # at the floor: apart
+    assert "along age; along bmi, sex there is no evidence of that: their VECE" in vece_test_sentence(no_test, 0.05)
     r = r.assign(p_varies_adjusted=0.01)
     assert vece_test_sentence(r, 0.05).endswith("age (p = 0.003), bmi (p = 0.003), sex (p = 0.003).")
 
@@ -318,7 +319,7 @@ def test_a_gap_that_keeps_its_sign_but_varies_along_a_variable_is_found():
     t = r.set_index("feature")
     assert t.loc["age", "p_varies_adjusted"] < 0.01 < t.loc["noise", "p_varies_adjusted"]
     said = vece_test_sentence(r, 0.05, strong=lambda s: f"**{s}**")
-    assert "**age**" in said and "recalibrating the score fixes): noise (p = " in said
+    assert "along **age** (adjusted p" in said and "along noise there is no evidence of that (adjusted p = " in said
     assert r.loc[0, "feature"] == "age" and top_is_finding(r, 0.05)
 
 

@@ -109,9 +109,6 @@ MODEBAR_PX = 30
 #: browser; below ~1000 px the columns stack): the legend's rows are estimated at this width where a margin or
 #: the height must be fixed in advance.
 NARROW_WIDTH = 470
-#: The tallest a figure grows to make room for its legend's rows (768 px minus the browser's header and the
-#: page's heading).
-MAX_HEIGHT = 560
 
 
 def _text_px(text: str, size: float) -> float:
@@ -192,11 +189,6 @@ def apply_theme(fig: go.Figure, *, title: str | None = None, height: int | None 
                                       yanchor="bottom", font=dict(size=FONT["legend"]), traceorder="normal"),
                           margin=dict(t=top, b=60, l=60, r=20))
     elif legend == "top":
-        # Plotly pushes the plot area down by the legend's height: a figure grows by the rows its legend takes at
-        # the narrowest width it is shown at (up to MAX_HEIGHT), so that its plot keeps the height it was made for
-        # (a browser review: the reliability diagram's five-row legend left its plot 200 px at 1280 px)
-        height = max(height, min(height + (legend_rows(fig) - 1) * LEGEND_ROW_PX, MAX_HEIGHT))
-        fig.update_layout(height=height)
         fig.update_layout(legend=dict(orientation="h", x=0, xanchor="left",
                                       yref="container", y=1.0 - (title_px + 2) / height, yanchor="top",
                                       font=dict(size=FONT["legend"]), traceorder="normal"),
