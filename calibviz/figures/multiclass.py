@@ -242,7 +242,7 @@ def top_label_small_multiples(y_true=None, y_prob=None, *, binning=Uniform(15), 
     >>> y = [0, 2, 2, 2, 2, 1, 1, 1, 1, 1]
     >>> fig = top_label_small_multiples(y, P, binning=Uniform(10), classes=["a", "b", "c"])
     >>> [a.text.split("<br>")[0] for a in fig.layout.annotations]
-    ['predicted a (50%)', 'predicted b (50%)']
+    ['a (50%)', 'b (50%)']
     """
     if tables is None:
         _need(y_true, y_prob, "tables (per_class_top_label_tables)")
@@ -255,7 +255,7 @@ def top_label_small_multiples(y_true=None, y_prob=None, *, binning=Uniform(15), 
     for k in order:
         a = tables[k].attrs
         # two short lines: four panels share a 570 px figure at 1024 px (a browser review: longer titles overlapped)
-        titles[k] = (f"predicted {k}" + (f" ({100 * a['share']:.0f}%)" if "share" in a else "") + "<br>"
+        titles[k] = (f"{k}" + (f" ({100 * a['share']:.0f}%)" if "share" in a else "") + "<br>"
                      + (f"TL-ECE {format_value(a['ece'], 'probability')}" if "ece" in a else ""))
     if title is None:
         title = "Top-label reliability per predicted class"
@@ -349,13 +349,14 @@ def classwise_grid(y_true=None, y_prob=None, *, binning=Uniform(15), classes=Non
 _LABEL_SPOTS = (("middle right", (1, 0)), ("middle left", (-1, 0)), ("top center", (0, 1)), ("bottom center", (0, -1)))
 
 
-def _label_layout(x, y, span: float, labels) -> tuple[list[str], list[bool]]:
+def _label_layout(x, y, span: float, labels, low: float | None = None) -> tuple[list[str], list[bool]]:
     """A text position per point so that labels of nearby points do not print on top of each other, and whether
     each label found a spot clear of the others: each point (in drawing order) takes the first spot whose label box
     (13 px text, ~7 px a character, on a panel of about 300 px) overlaps none placed before. A label without a clear
     spot goes unprinted (its colour, the bars' and its hover name it): a cluster of ten classes at one confidence
     printed its labels over each other at 570 px (a browser review); an earlier rule kept label anchors apart, which
-    let long labels overlap.
+    let long labels overlap. ``low``: the axes' lower end (both axes share [low, low + span]); a box must stay
+    within them ("automobile" ran past the panel onto the next one's tick labels at 1024 px).
 
     >>> _label_layout([0.50, 0.505, 0.9], [0.50, 0.50, 0.9], 1.0, labels=["dog", "owl", "cat"])[0]
     ['middle right', 'middle left', 'middle right']
@@ -375,7 +376,8 @@ def _label_layout(x, y, span: float, labels) -> tuple[list[str], list[bool]]:
             return x0, y0, x0 + w, y0 + h
 
         def free(b):
-            return all(b[2] <= o[0] or o[2] <= b[0] or b[3] <= o[1] or o[3] <= b[1] for o in boxes)
+            inside = low is None or (low * scale <= b[0] and b[2] <= (low + span) * scale)
+            return inside and all(b[2] <= o[0] or o[2] <= b[0] or b[3] <= o[1] or o[3] <= b[1] for o in boxes)
 
         spot = next(((name, box(off)) for name, off in _LABEL_SPOTS if free(box(off))), None)
         out.append(spot[0] if spot else _LABEL_SPOTS[0][0])
@@ -462,7 +464,7 @@ def bin_zoom(y_true=None, y_prob=None, bin_id: int | None = None, *, binning=Uni
                    color=COLORS["text"], thickness=1, width=3)
         hover = [h + f", 95% interval {a:.3f}–{b:.3f}" for h, a, b in
                  zip(hover, table["accuracy_low"], table["accuracy_high"])]
-    positions, clear = _label_layout(cx, cy, rng[1] - rng[0], [str(table["label"].iloc[i]) for i in order])
+    positions, clear = _label_layout(cx, cy, rng[1] - rng[0], [str(table["label"].iloc[i]) for i in order], rng[0])
     fig.add_trace(go.Scatter(x=round_list(cx), y=round_list(cy), mode="markers+text", error_y=err,
                              text=[str(table["label"].iloc[i]) if c else "" for i, c in zip(order, clear)],
                              textposition=positions,

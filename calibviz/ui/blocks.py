@@ -478,9 +478,9 @@ def show_metric_table(table: pd.DataFrame, name: str, caption: str | None = None
     show_dataframe(shown,
                  column_config={"What it means": st.column_config.TextColumn(width="large"),
                                 # auto width cut "Hosmer-Lemeshow" (a walk-through); "medium" (200 px) took a
-                                # third of a 1280 px page's column for "ECE": its own width, pinned while the
-                                # table scrolls sideways (a browser review)
-                                "Metric": st.column_config.TextColumn(width=135, pinned=True),
+                                # third of a 1280 px page's column for "ECE": 175 px holds "MCB (CORP
+                                # miscalibration)", pinned while the table scrolls sideways (browser reviews)
+                                "Metric": st.column_config.TextColumn(width=175, pinned=True),
                                 "Calibrated model would show": st.column_config.TextColumn(
                                     help="What a perfectly calibrated model with these predictions would show "
                                          "when the labels are redrawn from them (y* ~ Bernoulli(p)): "
