@@ -27,7 +27,7 @@ from .metrics.scores import LOG_LOSS_EPS
 from .stats import holm_adjusted
 from .validation import check_binary, check_multiclass
 
-__all__ = ["PanelConfig", "MetricSpec", "BINARY_METRICS", "DEFAULT_BINARY_METRICS", "MULTICLASS_METRICS",
+__all__ = ["PanelConfig", "MetricSpec", "at_alpha", "BINARY_METRICS", "DEFAULT_BINARY_METRICS", "MULTICLASS_METRICS",
            "DEFAULT_MULTICLASS_METRICS", "metric_panel", "metric_value", "compare_models", "config_key",
            "costly_reference", "format_value", "format_difference", "format_interval", "format_p_value",
            "interval_caption"]
@@ -492,9 +492,11 @@ for _registry in (BINARY_METRICS, MULTICLASS_METRICS):
         _registry[_key] = replace(_spec_, depends=_DEPENDS.get(_key, ()), reference=_REFERENCE.get(_key))
 
 
-def config_key(metric: str, config: PanelConfig) -> tuple:
+def config_key(metric: str, config: PanelConfig, *, verdict: bool = True) -> tuple:
     """The part of ``config`` that ``metric``'s panel row depends on (a cache key): the settings of its value and,
     for a metric with a verdict, ``alpha`` (the verdict's level, and its calibrated-model range's coverage).
+    ``verdict=False``: without the verdict's alpha, for a cache whose rows move their range with :func:`at_alpha`
+    and are judged at the current level (the dashboard: an alpha change redid every metric's redraws).
 
     Examples
     --------
@@ -506,8 +508,8 @@ def config_key(metric: str, config: PanelConfig) -> tuple:
     spec = metric_spec(metric)
     if spec is None:
         raise InputError(f"unknown metric {metric!r}.")
-    verdict = ("alpha",) if has_calibration_test(metric) else ()
-    return tuple((f, getattr(config, f)) for f in dict.fromkeys(spec.depends + verdict))
+    level = ("alpha",) if verdict and has_calibration_test(metric) else ()
+    return tuple((f, getattr(config, f)) for f in dict.fromkeys(spec.depends + level))
 
 
 def metric_value(key: str, y_true, y_prob, *, config: PanelConfig = PanelConfig(), sample_weight=None) -> float:
@@ -646,7 +648,9 @@ def costly_reference(key: str, config: PanelConfig) -> bool:
 
 
 def _reference(spec: MetricSpec, y, p, w, config: PanelConfig, n_reference: int, random_state):
-    """(null_mean, null_low, null_high, p_value) of a metric against a calibrated model with these predictions.
+    """(null_mean, null_low, null_high, p_value, range_at) of a metric against a calibrated model with these
+    predictions; ``range_at(alpha)`` gives the range beside a verdict at another level from the same redraws (None
+    without a range).
 
     Consistency resampling (:func:`calibviz.metrics.consistency_test`) where the metric is "larger =
     worse"; the calibration intercept's score test against the redraws (its Wald test without them); the Wald
@@ -659,19 +663,46 @@ def _reference(spec: MetricSpec, y, p, w, config: PanelConfig, n_reference: int,
         # scores near both 0 and 1 (n = 200-1,000; a size simulation); the interval stays Wald's
         r = M.consistency_test(y, p, metric=_observed_minus_expected, n_resamples=n_reference,
                                random_state=random_state, sample_weight=w, level=M.reference_level(config.alpha))
-        return nan, nan, nan, r.p_value
+        return nan, nan, nan, r.p_value, None
     if spec.key in ("calibration_slope", "calibration_intercept"):
         r = _logistic_fit(y, p, w)
-        return nan, nan, nan, float(r.slope_p_value if spec.key == "calibration_slope" else r.intercept_p_value)
+        return nan, nan, nan, float(r.slope_p_value if spec.key == "calibration_slope" else r.intercept_p_value), None
     if spec.key == "spiegelhalter_z" and n_reference:
         q = spiegelhalter_range(config.alpha)
-        return 0.0, -q, q, nan
+        return 0.0, -q, q, nan, _spiegelhalter_range_at
     if spec.reference is None or not n_reference:
-        return nan, nan, nan, nan
+        return nan, nan, nan, nan, None
     name, options = spec.reference(config)
     r = M.consistency_test(y, p, metric=name, n_resamples=n_reference, random_state=random_state,
                            sample_weight=w, level=M.reference_level(config.alpha), **options)
-    return r.null_mean, r.null_low, r.null_high, r.p_value
+    return r.null_mean, r.null_low, r.null_high, r.p_value, lambda alpha: r.range_at(M.reference_level(alpha))
+
+
+def _spiegelhalter_range_at(alpha: float) -> tuple[float, float]:
+    q = spiegelhalter_range(alpha)
+    return -q, q
+
+
+def at_alpha(table: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """A panel's calibrated-model ranges at another significance level, from the redraws they were made of
+    (``attrs["ranges"]``, :func:`metric_panel`): the range beside a verdict at ``alpha`` (:func:`reference_level`);
+    the verdicts follow when the table is judged (:func:`judged_together`). Metrics whose value depends on alpha
+    (TCE) are not in ``attrs["ranges"]`` when computed at another level: their rows are the caller's to redo.
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0); p = rng.uniform(0.05, 0.95, 500); y = (rng.random(500) < p).astype(int)
+    >>> t = metric_panel(y, p, metrics=("ece",), n_resamples=0, n_reference=99)
+    >>> moved = at_alpha(t, 0.1)
+    >>> fresh = metric_panel(y, p, metrics=("ece",), n_resamples=0, n_reference=99, config=PanelConfig(alpha=0.1))
+    >>> bool(moved.loc[0, "null_high"] == fresh.loc[0, "null_high"] < t.loc[0, "null_high"])
+    True
+    """
+    ranges = table.attrs.get("ranges", {})
+    out = table.copy()
+    for i, key in enumerate(out["metric"]):
+        if key in ranges:
+            out.loc[out.index[i], ["null_low", "null_high"]] = ranges[key](float(alpha))
+    return out
 
 
 def _pp_range(low: float, high: float, value: float | None = None) -> str:
@@ -1045,6 +1076,7 @@ def judged_together(*tables: pd.DataFrame, alpha: float | None = None) -> pd.Dat
     out = pd.DataFrame(family_verdicts(rows, alpha, specs))
     out.attrs.update(tables[0].attrs)
     out.attrs["ui_readings"] = {k: v for t in tables for k, v in t.attrs.get("ui_readings", {}).items()}
+    out.attrs["ranges"] = {k: v for t in tables for k, v in t.attrs.get("ranges", {}).items()}
     return out
 
 
@@ -1375,8 +1407,10 @@ def panel_frame(rows: list[dict], alpha: float, specs: dict) -> pd.DataFrame:
     the columns are :data:`PANEL_COLUMNS` whatever the data (a review found a column only where a metric was
     undefined)."""
     ui = {r["metric"]: r.pop("ui_reading") for r in rows if "ui_reading" in r}
+    ranges = {r["metric"]: r.pop("range_at") for r in rows if "range_at" in r}
     out = pd.DataFrame(family_verdicts(rows, alpha, specs))
     out.attrs["ui_readings"] = ui
+    out.attrs["ranges"] = ranges  # at_alpha
     return out
 
 
@@ -1442,7 +1476,8 @@ def _panel_rows(specs, y, p, w, config, prevalence, n_resamples, n_boot, n_class
             method = ("delong" if spec.key == "auc" else "wald") if np.isfinite(low) else ""
         if np.isfinite(low) and spec.key in RARE_EVENT_COVERAGE and np.ndim(p) == 1:
             approx = " ".join(t for t in (approx, rare_events_note(spec.key, y)) if t)
-        null_mean, null_low, null_high, p_ref = _reference(spec, y, p, w, config, n_reference, random_state)
+        null_mean, null_low, null_high, p_ref, range_at = _reference(spec, y, p, w, config, n_reference,
+                                                                     random_state)
         if n_reference and _has_reference(spec):  # the redraws report once per metric, when done
             done_before += n_reference
             if progress is not None:
@@ -1469,6 +1504,8 @@ def _panel_rows(specs, y, p, w, config, prevalence, n_resamples, n_boot, n_class
                      "description": spec.description, "reading": reading,
                      "note": " ".join(t for t in (_outside_note(spec, value, low, high, method, debiased), approx,
                                                   _crowded_bins_note(spec, p, w, config)) if t)})
+        if range_at is not None and "alpha" not in spec.depends:  # a range that can follow alpha (at_alpha)
+            rows[-1]["range_at"] = range_at
     return rows
 
 

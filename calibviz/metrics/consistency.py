@@ -161,6 +161,18 @@ class ConsistencyResult:
     method: str
     distribution: np.ndarray = field(repr=False, compare=False)
     n_failed: int = 0
+    centre: float | None = None  #: the two-sided metrics' expectation under calibration (:func:`null_summary`)
+
+    def range_at(self, level: float) -> tuple[float, float]:
+        """``(null_low, null_high)`` at another coverage from the same null values (:func:`null_summary`): a
+        dashboard that changes only its significance level moves the range without redrawing.
+
+        >>> import numpy as np
+        >>> r = ConsistencyResult(5.0, 10.0, 1.0, 19.0, 0.5, 0.9, 19, "x", "exact", np.arange(1.0, 20.0))
+        >>> r.range_at(0.9), r.range_at(0.8)
+        ((1.0, 19.0), (2.0, 18.0))
+        """
+        return null_summary(self.statistic, self.distribution, level, centre=self.centre)[1:3]
 
 
 # ----------------------------------------------------------------------------
@@ -884,4 +896,5 @@ def consistency_test(
         method="buckets" if buckets is not None else "exact",
         distribution=dist,
         n_failed=n_failed,
+        centre=centre,
     )

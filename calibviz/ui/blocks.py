@@ -12,8 +12,9 @@ from .. import __version__
 from ..figures.export import SLIDE_HEIGHT, SLIDE_SCALE, SLIDE_WIDTH
 from ..figures.theme import inert_links
 from ..io.export import to_csv
-from ..panel import (DEFAULT_MULTICLASS_METRICS, config_key, costly_reference, family_size, format_adjusted_p,
-                     format_interval, format_p_value, format_value, interval_caption, judged_together, metric_label,
+from ..panel import (DEFAULT_MULTICLASS_METRICS, at_alpha, config_key, costly_reference, family_size,
+                     format_adjusted_p, format_interval, format_p_value, format_value, interval_caption,
+                     judged_together, metric_label,
                      metric_panel, redraws_needed, reference_range_words, two_sided)
 from .columns import column_help
 from .compute import cached, in_cache, progress_bar
@@ -36,15 +37,20 @@ def show_dataframe(data, **kwargs):
     rows = len(data) if hasattr(data, "__len__") else 0
     if "height" not in kwargs and 10 < rows <= SHOWN_WHOLE_ROWS:
         # Streamlit's table shows 10 rows: the CORP panel's 11th metric (log loss) hid behind a scroll bar (a
-        # browser review); a short table is shown whole (35 px per row, the header one row)
-        kwargs["height"] = ROW_PX * (rows + 1) + 3
+        # browser review); a short table is shown whole
+        kwargs["height"] = table_height(rows)
     return st.dataframe(data, **{"hide_index": True, "width": "stretch", "placeholder": "—",
                                  "column_config": config or None, **kwargs})
 
 
-#: Tables of up to this many rows are shown whole (longer ones scroll); the pixels of one of Streamlit's table rows.
+#: Tables of up to this many rows are shown whole (longer ones scroll).
 SHOWN_WHOLE_ROWS = 25
-ROW_PX = 35
+_ROW_PX, _HEADER_PX = 35, 38
+
+
+def table_height(n_rows: int, max_rows: int = SHOWN_WHOLE_ROWS) -> int:
+    """Pixels of a st.dataframe that shows ``n_rows`` rows without scrolling (up to ``max_rows``)."""
+    return _HEADER_PX + _ROW_PX * max(1, min(n_rows, max_rows))
 
 
 def slug(text: str) -> str:
@@ -325,6 +331,19 @@ def pages_family(keys, multiclass: bool = False) -> int:
     return family_size(shown + tuple(keys))
 
 
+def metric_cache_key(fingerprint: str, name: str, key: str, cfg, resamples: int, n_reference: int, seed) -> tuple:
+    """The cache key of one metric's panel row (:func:`panel_table`, the leaderboard): per metric, on the settings
+    it depends on, so that changing the bins does not recompute TCE and changing alpha recomputes only the metrics
+    whose value depends on it (TCE); the others' ranges follow alpha (:func:`calibviz.panel.at_alpha`, applied by
+    :func:`judged_at`)."""
+    return ("metric", fingerprint, name, key, config_key(key, cfg, verdict=False), resamples, n_reference, seed)
+
+
+def judged_at(tables, alpha: float) -> pd.DataFrame:
+    """Metric rows cached one by one (:func:`metric_cache_key`), their ranges at ``alpha``, judged together."""
+    return judged_together(*[at_alpha(t, alpha) for t in tables], alpha=alpha)
+
+
 def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, references_on_request=False) -> pd.DataFrame:
     """The metric panel of (y, p, w) — a binary view, or labels and (n, K) probabilities — cached per data
     (``fingerprint`` and ``name``) and settings; the bootstrap shows its progress.
@@ -369,9 +388,8 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, reference
         return per_metric[key]
 
     def cache_key(key, resamples, n_ref=None):
-        # Per metric, on the settings it depends on: changing the bins does not recompute TCE.
-        n_ref = redraws(key) if n_ref is None else n_ref
-        return ("metric", fingerprint, name, key, config_key(key, cfg), resamples, n_ref, seed)
+        return metric_cache_key(fingerprint, name, key, cfg, resamples, redraws(key) if n_ref is None else n_ref,
+                                seed)
 
     ref_consent = "cv_ref_ok_" + hashlib.sha1(repr(("reference",) + base).encode()).hexdigest()[:16]
 
@@ -394,7 +412,7 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, reference
 
     waiting = [k for k in keys if waits(k)]
     parts = [one(k) for k in keys]
-    table = judged_together(*[t for t, _ in parts], alpha=cfg.alpha)  # cached one by one, judged together
+    table = judged_at([t for t, _ in parts], cfg.alpha)
     missing = sum(1 for _, r in parts if not r)
     table.attrs.update(config=cfg,  # a cached table of a metric without a test may come from another alpha
                        n_resamples=n_boot if n_boot and missing < len(keys) else n_run, random_state=seed, confidence=0.95,

@@ -15,17 +15,16 @@ from ..compare import NO_VERDICT, compare_models, comparison_sentences, family_v
 from ..panel import config_key, format_p_value
 from ..reduce import BinaryView
 from .blocks import BOOTSTRAP_ROW_BUDGET, download_table, metric_redraws, slug
-from .blocks import show_dataframe
+from .blocks import show_dataframe, table_height
 from .compute import cached, progress_bar
 from .settings import pavabc_conflict
 from .text import md
 
-__all__ = ["NUMBER_FORMATS", "number_column", "table_height", "comparison_table", "show_comparison"]
+__all__ = ["NUMBER_FORMATS", "number_column", "comparison_table", "show_comparison"]
 
 #: Display formats of st.column_config.NumberColumn per metric unit (the values stay numbers: sorting is numeric).
 NUMBER_FORMATS = {"probability": "%.4f", "percent": "%.2f%%", "score": "%.4f", "auc": "%.4f", "share": "%.4f",
                   "statistic": "%.3f", "z": "%.3f", "slope": "%.3f", "logit": "%.3f"}
-_ROW_PX, _HEADER_PX = 35, 38
 
 
 def number_column(label: str, unit: str, *, signed: bool = False, help: str | None = None):
@@ -35,11 +34,6 @@ def number_column(label: str, unit: str, *, signed: bool = False, help: str | No
     if signed:  # significant digits: a difference's interval end of -0.000036 must not read -0.0000
         fmt = "%+.2f pp" if unit == "percent" else "%+.3g"
     return st.column_config.NumberColumn(label, format=fmt, help=help)
-
-
-def table_height(n_rows: int, max_rows: int = 25) -> int:
-    """Pixels of a st.dataframe that shows ``n_rows`` rows without scrolling (up to ``max_rows``)."""
-    return _HEADER_PX + _ROW_PX * max(1, min(n_rows, max_rows))
 
 
 def without_conflicting_tce(metrics: tuple, sizes) -> tuple:

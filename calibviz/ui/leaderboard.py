@@ -14,10 +14,10 @@ import streamlit as st
 
 from .. import reduce
 from ..compare import comparison_metrics, leaderboard
-from ..panel import config_key, costly_reference, judged_together, metric_panel
-from .blocks import BOOTSTRAP_ROW_BUDGET, download_table, metric_redraws, pages_family
-from .blocks import show_dataframe
-from .comparison import number_column, table_height
+from ..panel import config_key, costly_reference, metric_panel
+from .blocks import BOOTSTRAP_ROW_BUDGET, download_table, judged_at, metric_cache_key, metric_redraws, pages_family
+from .blocks import show_dataframe, table_height
+from .comparison import number_column
 from .compute import cached, guarded, progress_bar
 from .data import current_models
 from .settings import panel_config, settings
@@ -66,10 +66,10 @@ def show_leaderboard() -> None:
                                     n_resamples=0, random_state=seed, n_reference=n_run_ref)
 
         # the key of calibviz.ui.blocks.panel_table for a panel without bootstrap: shared with the other pages
-        return cached(("metric", fingerprint, view.name, key, config_key(key, cfg), 0, n_run_ref, seed), compute)
+        return cached(metric_cache_key(fingerprint, view.name, key, cfg, 0, n_run_ref, seed), compute)
 
     # each model's verdicts are judged together, as its metric panel's (calibviz.panel.judged_together)
-    panels = {name: judged_together(*[panel(name, views[name], p.fingerprint(), k) for k in keys], alpha=cfg.alpha)
+    panels = {name: judged_at([panel(name, views[name], p.fingerprint(), k) for k in keys], cfg.alpha)
               for name, p in models.items()}
     board = leaderboard(panels)
     st.subheader("All models")

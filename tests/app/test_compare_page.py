@@ -8,7 +8,7 @@ import pytest
 
 import calibviz as cv
 import calibviz.compare
-from calibviz.ui.comparison import table_height
+from calibviz.ui.blocks import table_height
 
 from streamlit.testing.v1 import AppTest
 

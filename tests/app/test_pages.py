@@ -101,6 +101,11 @@ def test_metric_ranges_and_verdicts_follow_alpha_within_a_session():
     assert_clean(at)
     fresh = _open("pages/1_Reliability.py", alpha="0.1")
     assert ece(at) == ece(fresh) != before
+    # the whole table: since the rows are cached without alpha (their ranges follow it from the same redraws), every
+    # range, p-value, verdict and reading is the fresh session's
+    moved, new = (next(d.value for d in a.dataframe if "Calibrated model would show" in d.value.columns)
+                  for a in (at, fresh))
+    pd.testing.assert_frame_equal(moved.reset_index(drop=True), new.reset_index(drop=True))
 
 
 def test_every_reading_of_the_metric_table_is_shown_whole():
