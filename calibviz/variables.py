@@ -463,14 +463,14 @@ def level_test_sentence(table: pd.DataFrame, alpha: float, kind: str = "rate", *
 def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, strong=lambda t: t) -> str | None:
     """Which ranked variables have a VECE beyond what a calibrated model shows (:func:`variable_ranking`'s
     ``p_adjusted``), and, of those, along which the gap varies beyond what recalibrating the score fixes
-    (``p_varies_adjusted``; the others' VECE is the score's miscalibration, the model's overall gap among it), in
-    one or two sentences; None without a reference (a ranking table without p-values).
+    (``p_varies_adjusted``; the others' VECE is consistent with the score's miscalibration alone, the model's
+    overall gap among it), in one or two sentences; None without a reference (a ranking table without p-values).
 
     >>> r = pd.DataFrame({"feature": ["age", "bmi", "id"], "p_value": [1 / 2401, 1 / 2401, 0.3],
     ...                   "p_adjusted": [3 / 2401, 3 / 2401, 0.3], "n_reference": [2400] * 3,
     ...                   "p_varies_adjusted": [0.004, 0.6, 0.9]})
     >>> vece_test_sentence(r, 0.05)
-    "VECE beyond what a calibrated model shows (the 3 variables judged together, α = 0.05): age (p ≤ 0.0012), bmi (p ≤ 0.0012). Of these, the gap varies beyond what recalibrating the score fixes along age (adjusted p = 0.004); along bmi there is no evidence of that (adjusted p = 0.6): its VECE is the score's miscalibration."
+    "VECE beyond what a calibrated model shows (the 3 variables judged together, α = 0.05): age (p ≤ 0.0012), bmi (p ≤ 0.0012). Of these, the gap varies beyond what recalibrating the score fixes along age (adjusted p = 0.004); along bmi there is no evidence of that (adjusted p = 0.6): its VECE is consistent with the score's miscalibration alone."
     >>> vece_test_sentence(r.assign(p_adjusted=[0.2, 0.3, 0.3]), 0.05)
     "No variable's VECE is beyond what a calibrated model shows (the 3 variables judged together: smallest adjusted p = 0.2, α = 0.05)."
     """
@@ -513,11 +513,13 @@ def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, stron
 
     # "no evidence", not "nothing varies": a test at α that finds nothing (a review read the latter as a finding)
     their = "their" if len(gap_only) > 1 else "its"
-    rest = f"there is no evidence of that{second(gap_only)}: {their} VECE is the score's miscalibration."
+    # "consistent with": a test that finds nothing does not show that (a review)
+    rest = f"there is no evidence of that{second(gap_only)}: {their} VECE is consistent with the score's " \
+        "miscalibration alone."
     if not along:
         return said + (f" Along {'them' if len(gap_only) > 1 else 'it'} there is no evidence that the gap varies beyond "
-                       f"what recalibrating the score fixes{second(gap_only)}: {their} VECE is the score's "
-                       "miscalibration.")
+                       f"what recalibrating the score fixes{second(gap_only)}: {their} VECE is consistent with the "
+                       "score's miscalibration alone.")
     return said + (f" Of these, the gap varies beyond what recalibrating the score fixes along {names(along)}"
                    f"{second(along)}; along {names(gap_only)} {rest}")
 

@@ -61,7 +61,7 @@ def test_binary_report_sections(reports):
     # the summary's split of the variables is explained in the variables section (a walk-through read "through
     # the overall gap alone" without its definition)
     text = page.replace("&#x27;", "'")
-    assert "their VECE is the score's miscalibration" in text and "No variable's VECE can fall below the overall gap" \
+    assert "their VECE is consistent with the score's miscalibration alone" in text and "No variable's VECE can fall below the overall gap" \
         in text
 
 

@@ -286,19 +286,21 @@ def test_vece_verdict_lists_apart_the_variables_at_the_overall_gap():
     assert said == ("VECE beyond what a calibrated model shows (the 3 variables judged together, α = 0.05): **age** "
                     "(p = 0.003), bmi (p = 0.003), sex (p = 0.003). Of these, the gap varies beyond what "
                     "recalibrating the score fixes along **age** (adjusted p = 0.01); along bmi, sex there is no "
-                    "evidence of that (adjusted p = 0.5 to 0.7): their VECE is the score's miscalibration.")
+                    "evidence of that (adjusted p = 0.5 to 0.7): their VECE is consistent with the score's "
+                    "miscalibration alone.")
     gap_only = r.iloc[1:].reset_index(drop=True)
     gap_only.attrs["mean_gap"] = -0.02
     assert vece_test_sentence(gap_only, 0.05).endswith("bmi (p = 0.003), sex (p = 0.003). Along them there is no "
                                                        "evidence that the gap varies beyond what recalibrating the "
-                                                       "score fixes (adjusted p = 0.5 to 0.7): their VECE is the "
-                                                       "score's miscalibration.")
+                                                       "score fixes (adjusted p = 0.5 to 0.7): their VECE is "
+                                                       "consistent with the score's miscalibration alone.")
     # the test decides, not VECE's floor: bmi sits at the gap and varies along it; sex does not sit there
     said = vece_test_sentence(r.assign(p_varies_adjusted=[0.01, 0.02, 0.7]), 0.05)
     assert said.endswith("along age, bmi (adjusted p = 0.01 to 0.02); along sex there is no evidence of that "
-                         "(adjusted p = 0.7): its VECE is the score's miscalibration.")
+                         "(adjusted p = 0.7): its VECE is consistent with the score's miscalibration alone.")
     no_test = r.assign(p_varies_adjusted=np.nan)
-    assert "along age; along bmi, sex there is no evidence of that: their VECE" in vece_test_sentence(no_test, 0.05)
+    assert "along age; along bmi, sex there is no evidence of that: their VECE is consistent" in \
+        vece_test_sentence(no_test, 0.05)
     r = r.assign(p_varies_adjusted=0.01)
     assert vece_test_sentence(r, 0.05).endswith("age (p = 0.003), bmi (p = 0.003), sex (p = 0.003).")
 

@@ -100,14 +100,24 @@ def _recalibrations(scan, numeric, ranges) -> tuple[list, object]:
     separate the outcomes: the in-memory fit raises there and the ranking gives NaN as well). ``ranges``:
     :func:`calibviz.scan.aggregate.variable_ranges`' row, whose weights and hits tell the one-kind fits apart
     before any pass (Newton's steps only creep towards an infinite intercept there)."""
+    # a feature with a value on every row is fitted on every row: it shares the overall fit (its own passes made
+    # the ranking of a 10^6-row log twice as slow, a review)
+    partial = [i for i in range(len(numeric)) if int(ranges[f"n{i}"]) != int(ranges["n"])]
+    fits, overall = _newton_fits(scan, [numeric[i] for i in partial], [str(i) for i in partial], ranges)
+    shared = dict(zip(partial, fits))
+    return [shared.get(i, overall) for i in range(len(numeric))], overall
+
+
+def _newton_fits(scan, numeric, suffixes, ranges) -> tuple[list, object]:
+    """:func:`_recalibrations`' fits over the rows where each of ``numeric`` has a value (``suffixes``: their
+    positions in ``ranges``) and over every row, by damped Newton passes."""
     cols = [*numeric, None]
     k = len(_agg._design(scan._roles))
     coef = np.zeros((len(cols), k))
     coef[:, 1] = 1.0
     best = [None] * len(cols)  # (coef, loss, m, var_c, step) of the last accepted point
     settled = np.zeros(len(cols), bool)
-    weight, hits = (np.array([float(ranges[f"{name}{j}"]) for j in [*map(str, range(len(numeric))), ""]])
-                    for name in ("sw", "st"))
+    weight, hits = (np.array([float(ranges[f"{name}{j}"]) for j in [*suffixes, ""]]) for name in ("sw", "st"))
     failed = ~((hits > 0) & (hits < weight))
     for _ in range(MAX_RECALIBRATION_PASSES):
         if (settled | failed).all():
