@@ -988,8 +988,9 @@ def _abs_sum_draws(rng, var_group, k3_group, n_draws: int, given=None) -> np.nda
     > 0) and third cumulants ``k3_group`` (None: Gaussian groups); with ``given = (cov, var_c, a, m)`` (each
     group's covariances with k sums C of the same residuals, shape (groups, k), and C's covariance, (k, k); the
     refit's ``A_j`` and ``M`` of :func:`bernoulli_abs_sum_p`), of ``S_j - A_j^T M^-1 C``, C drawn with the S_j
-    (its part beyond them Gaussian). A group with a third cumulant is a shifted gamma with its three cumulants (Pearson type III: shape 4 /
-    skewness^2, mirrored where the skewness is negative); a symmetric one is Gaussian."""
+    (its part beyond them Gaussian). A group with a third cumulant is a shifted gamma with its three cumulants
+    (Pearson type III: shape 4 / skewness^2, mirrored where the skewness is negative); a symmetric one is
+    Gaussian."""
     sd = np.sqrt(var_group)
     gamma = None
     if k3_group is not None:

@@ -517,9 +517,9 @@ def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, stron
     rest = f"there is no evidence of that{second(gap_only)}: {their} VECE is consistent with the score's " \
         "miscalibration alone."
     if not along:
-        return said + (f" Along {'them' if len(gap_only) > 1 else 'it'} there is no evidence that the gap varies beyond "
-                       f"what recalibrating the score fixes{second(gap_only)}: {their} VECE is consistent with the "
-                       "score's miscalibration alone.")
+        return said + (f" Along {'them' if len(gap_only) > 1 else 'it'} there is no evidence that the gap varies "
+                       f"beyond what recalibrating the score fixes{second(gap_only)}: {their} VECE is consistent with "
+                       "the score's miscalibration alone.")
     return said + (f" Of these, the gap varies beyond what recalibrating the score fixes along {names(along)}"
                    f"{second(along)}; along {names(gap_only)} {rest}")
 

@@ -61,8 +61,8 @@ def test_binary_report_sections(reports):
     # the summary's split of the variables is explained in the variables section (a walk-through read "through
     # the overall gap alone" without its definition)
     text = page.replace("&#x27;", "'")
-    assert "their VECE is consistent with the score's miscalibration alone" in text and "No variable's VECE can fall below the overall gap" \
-        in text
+    assert "their VECE is consistent with the score's miscalibration alone" in text
+    assert "No variable's VECE can fall below the overall gap" in text
 
 
 def test_multiclass_report_sections(reports):

@@ -65,9 +65,9 @@ EXACT_ROWS = 1 << 16
 #: floats spread over 12 orders of magnitude); more means values spread over hundreds of orders of magnitude.
 MAX_ROUNDS = 12
 _SUMS = ("n", "sw", "sd", "sdd", "sdw", "sww", "sv", "sk")
-#: Newton passes of the score's logistic recalibration before giving up (from the identity 4-8 reach round-off;
-#: a steep slope or a halved step takes more).
-MAX_RECALIBRATION_PASSES = 100
+#: Newton passes of the score's logistic recalibration before giving up (from the identity 4-8 reach round-off, a
+#: steep slope or halved steps a few more; separated outcomes never settle, each pass costs one read of the rows).
+MAX_RECALIBRATION_PASSES = 40
 _CI_METHOD = "poisson-normal, fixed bins"
 MAX_VCE_NOTE = (f"max-VCE of a numeric feature is the largest gap between two LOESS curves, which need {IN_MEMORY}: "
                 "a scan leaves it empty. A categorical feature's max-VCE is its largest per-level gap.")
@@ -96,8 +96,9 @@ def _recalibrations(scan, numeric, ranges) -> tuple[list, object]:
     coefficients ``coef``, ``m = sum w v x x^T`` and ``var_c = sum w^2 v x x^T`` (v = q (1 - q)), or None where it
     has no maximum. Damped Newton steps as :func:`calibviz.metrics.logistic.logistic_fit` takes them (the step
     halved while the loss grows), one pass over the rows per step for all features, from the identity map, until
-    the Newton decrement is round-off (the last full step then taken); None where the outcomes are all of one kind or the coefficients run off (scores that
-    separate the outcomes: the in-memory fit raises there and the ranking gives NaN as well). ``ranges``:
+    the Newton decrement is round-off (the last full step then taken); None where the outcomes are all of one kind
+    or the fit does not settle within :data:`MAX_RECALIBRATION_PASSES` (scores that separate the outcomes, whose
+    coefficients run off: the in-memory fit raises there and the ranking gives NaN as well). ``ranges``:
     :func:`calibviz.scan.aggregate.variable_ranges`' row, whose weights and hits tell the one-kind fits apart
     before any pass (Newton's steps only creep towards an infinite intercept there)."""
     # a feature with a value on every row is fitted on every row: it shares the overall fit (its own passes made
