@@ -69,13 +69,19 @@ def _band_trace(t, band, color, name, level_text, legendgroup):
         hoveron="fills", hoverinfo="name", name=f"{name} ({level_text})", legendgroup=legendgroup)
 
 
-def band_level_text(level: float, coverage: str) -> str:
-    """How a band's legend states its coverage.
+def band_level_text(level: float, coverage: str, *, short: bool = False) -> str:
+    """How a band's caption (and ``short``: its legend) states its coverage. The legend leaves the default, a band
+    for the whole curve, to the caption: "Consistency band (95%, whole curve)" took one legend column at 470 px
+    and with the other entries five rows above a plot of ~200 px (a browser review).
 
     >>> band_level_text(0.95, "simultaneous"), band_level_text(0.9, "pointwise")
     ('95%, whole curve', '90% at each point')
+    >>> band_level_text(0.95, "simultaneous", short=True), band_level_text(0.9, "pointwise", short=True)
+    ('95%', '90% pointwise')
     """
-    return f"{100 * level:.0f}%, whole curve" if coverage == "simultaneous" else f"{100 * level:.0f}% at each point"
+    if coverage == "simultaneous":
+        return f"{100 * level:.0f}%" + ("" if short else ", whole curve")
+    return f"{100 * level:.0f}%" + (" pointwise" if short else " at each point")
 
 
 def corp_diagram(y_true=None, y_prob=None, *, sample_weight=None, bands=("consistency",), level: float = 0.9,
@@ -134,7 +140,7 @@ def corp_diagram(y_true=None, y_prob=None, *, sample_weight=None, bands=("consis
     >>> rng = np.random.default_rng(0); p = rng.uniform(size=2000); y = (rng.uniform(size=2000) < p).astype(int)
     >>> fig = corp_diagram(y, p, n_resamples=50)
     >>> [t.name for t in fig.data][:3]
-    ['Perfect calibration', 'Consistency band (90%, whole curve)', 'CORP curve (PAV)']
+    ['Perfect calibration', 'Consistency band (90%)', 'CORP curve (PAV)']
     """
     if table is not None and y_true is not None:  # the curve from the table, the histogram from the predictions
         if not isinstance(table, pd.DataFrame):
@@ -168,14 +174,14 @@ def corp_diagram(y_true=None, y_prob=None, *, sample_weight=None, bands=("consis
         if "consistency_low" in t.columns:
             band = _band_trace(t, "consistency", COLORS["band"] if single else color,
                                "Consistency band" if single else f"{name}: consistency band",
-                               band_level_text(lvl_level, t.attrs.get("coverage", "pointwise")), name)
+                               band_level_text(lvl_level, t.attrs.get("coverage", "pointwise"), short=True), name)
             if not single:  # one legend entry per model (its curve): the band toggles with it
                 band.showlegend = False
             fig.add_trace(band, row=1, col=1)
         if "confidence_low" in t.columns:
             band = _band_trace(t, "confidence", COLORS["prediction"] if single else color,
-                               "Spread of the refitted curve" if single else f"{name}: spread of the curve",
-                               band_level_text(lvl_level, "pointwise"), name)
+                               "Spread" if single else f"{name}: spread of the curve",
+                               band_level_text(lvl_level, "pointwise", short=True), name)
             band.showlegend = single
             fig.add_trace(band, row=1, col=1)
         # several models: each one's decomposition is its legend entry, above the plot; one box of their lines

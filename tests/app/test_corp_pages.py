@@ -54,8 +54,10 @@ def test_reliability_corp_mode_on_the_hospital_demo():
     at.checkbox(key="w_corp_conf").check().run()
     assert_clean(at)
     names = _names(figures(at)[0])
-    # the consistency band at the page's level for the whole curve; the spread of the curve only pointwise
-    assert "Consistency band (95%, whole curve)" in names and "Spread of the refitted curve (95% at each point)" in names
+    # the consistency band at the page's level (for the whole curve: the caption says so); the spread of the curve
+    # only pointwise; legend entries short enough for two columns at 470 px
+    assert "Consistency band (95%)" in names and "Spread (95% pointwise)" in names
+    assert "whole curve" in " ".join(c.value for c in at.caption)
     assert at.query_params["diagram"] == ["corp"] or at.query_params["diagram"] == "corp"
 
 

@@ -29,11 +29,11 @@ def test_corp_diagram_draws_the_table(binary_data):
     curve = trace_by_name(fig, "CORP curve (PAV)")
     _close(curve.x, t["x"]); _close(curve.y, t["cep"])
     assert "PAV block [" in curve.hovertext[0] and "observed" in curve.hovertext[0]
-    band = trace_by_name(fig, "Consistency band (90%, whole curve)")
+    band = trace_by_name(fig, "Consistency band (90%)")
     assert band.fill == "toself" and band.hoveron == "fills"
     n = len(t)
     _close(band.y[:n], t["consistency_low"]); _close(band.y[n:2 * n], t["consistency_high"][::-1])
-    conf = trace_by_name(fig, "Spread of the refitted curve (90% at each point)")
+    conf = trace_by_name(fig, "Spread (90% pointwise)")
     _close(conf.y[:n], t["confidence_low"])
     hist = [tr for tr in fig.data if tr.type == "bar"]
     assert {tr.name for tr in hist} == {"Predictions: y = 0", "Predictions: y = 1"}
