@@ -115,7 +115,9 @@ def binning_sensitivity(y_true, y_prob, *, metrics=("ece",), schemes=("uniform",
     pandas.DataFrame
         One row per (metric, scheme, n_bins): ``metric, label, scheme,
         scheme_label, n_bins, value, low, high, reference_low,
-        reference_high``. ``attrs``: confidence, n_resamples, n,
+        reference_high, min_rows`` (the rows of the smallest non-empty bin:
+        equal-width bins of one or two rows set MCE, and its calibrated
+        range, to one row's gap). ``attrs``: confidence, n_resamples, n,
         n_reference, alpha.
 
     References
@@ -153,6 +155,7 @@ def binning_sensitivity(y_true, y_prob, *, metrics=("ece",), schemes=("uniform",
         n_resamples = int(intervals.attrs.get("n_resamples", 0))
     rows, done = [], 0
     order = None  # the scores' sort order, computed once for the schemes that sort
+    smallest = {}  # (scheme, B): rows of the smallest non-empty bin, one fit per binning
     for metric in metrics:
         fn, label = SENSITIVITY_METRICS[metric]
         extra = {"alpha": alpha} if metric == "tce" else {}
@@ -179,15 +182,19 @@ def binning_sensitivity(y_true, y_prob, *, metrics=("ece",), schemes=("uniform",
                                            random_state=random_state, level=1.0 - 2.0 * alpha, binning=scheme,
                                            **extra)
                     ref_low, ref_high = ref.null_low, ref.null_high
+                if (str(scheme_name), b) not in smallest:
+                    counts = np.bincount(scheme.fit(p).index)
+                    smallest[str(scheme_name), b] = int(counts[counts > 0].min())
                 rows.append(dict(metric=metric, label=label, scheme=str(scheme_name),
                                  scheme_label=_SCHEME_LABELS.get(str(scheme_name), str(scheme_name)),
                                  n_bins=b, value=float(value), low=float(lo), high=float(hi),
-                                 reference_low=float(ref_low), reference_high=float(ref_high)))
+                                 reference_low=float(ref_low), reference_high=float(ref_high),
+                                 min_rows=smallest[str(scheme_name), b]))
                 done += 1
                 if progress is not None:
                     progress(done, total)
     out = pd.DataFrame(rows, columns=["metric", "label", "scheme", "scheme_label", "n_bins", "value", "low", "high",
-                                      "reference_low", "reference_high"])
+                                      "reference_low", "reference_high", "min_rows"])
     out.attrs.update(confidence=float(confidence), n_resamples=int(n_resamples), n=int(p.shape[0]),
                      n_reference=int(n_reference), alpha=float(alpha), random_state=random_state)
     return out

@@ -100,7 +100,8 @@ with tab_sens:
                "predictions shows at each binning (central 1 - 2α of label redraws), the shaded ones bootstrap "
                "intervals of the value. Each point above its dotted band is one test at α: with 24 points some "
                "point is above on about a quarter of calibrated models; the verdicts at the chosen binning, "
-               "judged together, are in the Metrics tab.")
+               "judged together, are in the Metrics tab. Hover a point for its smallest bin: with equal-width bins "
+               "of one or two rows, MCE is one row's gap.")
     # Bands from 100 resamples / redraws per point while that stays cheap; on large data the curves alone.
     n_sens = 100 if view.n * 100 <= BOOTSTRAP_ROW_BUDGET else 0
     n_ref = 100 if view.n * 100 <= 4 * BOOTSTRAP_ROW_BUDGET else 0  # batched ECE / MCE redraws: ~4x cheaper

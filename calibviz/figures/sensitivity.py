@@ -105,9 +105,13 @@ def binning_sensitivity(y_true=None, y_prob=None, *, metrics=("ece",), schemes=(
                                          mode="lines", showlegend=c == 1, legendgroup=scheme, hoverinfo="skip",
                                          name=f"{slabel}: {100 * conf:g}% bootstrap interval"), row=1, col=c)
             unit = _unit(metric)
+            # the smallest bin's rows: equal-width MCE jumps with a bin of one row (a browser review read the jump
+            # as a glitch)
+            few = g["min_rows"] if "min_rows" in g else [None] * len(g)
             hover = [f"{labels[metric]}, {slabel} bins, B = {b}: {format_value(v, unit)}"
                      + (f" ({100 * conf:g}% CI {format_interval(lo, hi, unit)})" if np.isfinite(lo) else "")
-                     for b, v, lo, hi in zip(x, g["value"], g["low"], g["high"])]
+                     + (f"<br>smallest bin: {int(m):,} row{'s' if m != 1 else ''}" if m is not None and m == m else "")
+                     for b, v, lo, hi, m in zip(x, g["value"], g["low"], g["high"], few)]
             fig.add_trace(go.Scatter(x=x, y=round_list(g["value"]), mode="lines+markers", name=f"{slabel} bins",
                                      line=dict(color=color, width=2.5, dash=_DASH[i % len(_DASH)]),
                                      # later schemes' markers smaller and of another shape: where two schemes

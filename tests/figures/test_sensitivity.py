@@ -73,3 +73,22 @@ def test_intervals_of_an_earlier_table_are_reused_across_alpha():
     with pytest.raises(InputError, match="same metrics"):  # TCE's test runs at alpha: its intervals do not carry
         tce = binning_sensitivity(y, p, metrics=("tce",), n_bins=(5,), n_resamples=5)
         binning_sensitivity(y, p, metrics=("tce",), n_bins=(5,), alpha=0.1, intervals=tce)
+
+
+def test_each_point_says_its_smallest_bin():
+    """Equal-width MCE jumped to 0.92 at 25 bins and back at 30 (a browser review read a glitch): a bin of one row,
+    whose gap MCE then is. Each point carries the rows of its smallest non-empty bin, in the table and the hover."""
+    from calibviz import figures
+
+    rng = np.random.default_rng(3)
+    p = rng.beta(2, 8, 3000)
+    y = (rng.uniform(size=3000) < p).astype(int)
+    t = binning_sensitivity(y, p, metrics=("mce",), n_bins=(10, 30), n_resamples=0)
+    for b in (10, 30):
+        counts, _ = np.histogram(p, bins=np.linspace(0, 1, b + 1))  # independent equal-width counts
+        row = t[(t.scheme == "uniform") & (t.n_bins == b)].iloc[0]
+        assert row["min_rows"] == counts[counts > 0].min()
+    fig = figures.binning_sensitivity(table=t)
+    hovers = [h for tr in fig.data if tr.hovertext for h in tr.hovertext]
+    assert any(h.endswith(f"smallest bin: {int(t.loc[1, 'min_rows'])} row" + ("s" if t.loc[1, "min_rows"] != 1 else ""))
+               for h in hovers)
