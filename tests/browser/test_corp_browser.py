@@ -34,7 +34,7 @@ def test_corp_mode_by_click_and_by_link(server, page):
     other.goto(f"{server.url}/Reliability?data=cifar10_resnet50&diagram=corp&corp_conf=true")
     wait_idle(other)
     names = _trace_names(other)[0]
-    assert "CORP curve (PAV)" in names and any(n.startswith("Spread of the refitted curve") for n in names)
+    assert "CORP curve (PAV)" in names and any(n.startswith("Spread (") for n in names)
     screenshot(other, "corp_reliability_cifar_confidence")
     other.close()
 

@@ -527,7 +527,7 @@ def test_metric_values_in_figures_use_the_panel_formatter(binary_data, multiclas
     assert f"TCE = {format_value(tce, 'percent')}," in figures.tce_diagram(y, p).layout.title.text
     sens = figures.binning_sensitivity(y, p, metrics=("ece", "tce"), n_bins=(5, 10), n_resamples=0)
     t = binning_sensitivity(y, p, metrics=("ece", "tce"), n_bins=(5, 10), n_resamples=0)
-    texts = [h for tr in sens.data if tr.hovertext for h in tr.hovertext]
+    texts = [h.split("<br>")[0] for tr in sens.data if tr.hovertext for h in tr.hovertext]  # before the bin's rows
     for r in t.itertuples():
         unit = "percent" if r.metric == "tce" else "probability"
         assert any(h.endswith(f"B = {r.n_bins}: {format_value(r.value, unit)}") and h.startswith(r.label)
