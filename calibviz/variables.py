@@ -492,34 +492,35 @@ def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, stron
     # every flagged variable is listed (a browser review read a list of age alone as "only age is beyond"); bold
     # marks only those along which the gap varies: a whole-model gap flags pure noise too (an audit: 87% of logs)
     bold = {r.feature for r in along} if gap_only else {r.feature for r in hits.itertuples(index=False)}
-    listed = ", ".join(f"{strong(escape(str(r.feature))) if r.feature in bold else escape(str(r.feature))} {words(r)}"
-                       for r in hits.itertuples(index=False))
+
+    def name(r) -> str:
+        return strong(escape(str(r.feature))) if r.feature in bold else escape(str(r.feature))
+
+    listed = ", ".join(f"{name(r)} {words(r)}" for r in hits.itertuples(index=False))
     said = f"VECE beyond what a calibrated model shows ({family_words(n, 'variable')}, α = {alpha:g}): {listed}."
     if not gap_only:
         return said
 
     def names(rows) -> str:
-        return ", ".join(strong(escape(str(r.feature))) if r.feature in bold else escape(str(r.feature)) for r in rows)
+        return ", ".join(name(r) for r in rows)
 
     def second(rows) -> str:  # the adjusted p-values of the test that splits them (its NaN: VECE at the floor)
-        tested = [r for r in rows if pd.notna(getattr(r, "p_varies_adjusted", float("nan")))]
+        tested = sorted((r for r in rows if pd.notna(getattr(r, "p_varies_adjusted", float("nan")))),
+                        key=lambda r: r.p_varies_adjusted)
         if not tested:
             return ""
-        shown = sorted({p_words(format_adjusted_p(r.p_varies_adjusted, getattr(r, "p_varies", r.p_varies_adjusted),
-                                                  int(getattr(r, "n_reference", 0) or 0))) for r in tested},
-                       key=lambda t: float(t.split()[-1]))
-        return f" (adjusted {shown[0]})" if len(shown) == 1 else \
-            f" (adjusted {shown[0]} to {shown[-1].split()[-1]})"
+        low, high = (p_words(format_adjusted_p(r.p_varies_adjusted, getattr(r, "p_varies", r.p_varies_adjusted),
+                                               int(getattr(r, "n_reference", 0) or 0))) for r in (tested[0], tested[-1]))
+        return f" (adjusted {low})" if low == high else f" (adjusted {low} to {high.split()[-1]})"
 
-    # "no evidence", not "nothing varies": a test at α that finds nothing (a review read the latter as a finding)
+    # "no evidence" and "consistent with": a test that finds nothing shows neither that nothing varies nor what
+    # the VECE is (two reviews)
     their = "their" if len(gap_only) > 1 else "its"
-    # "consistent with": a test that finds nothing does not show that (a review)
-    rest = f"there is no evidence of that{second(gap_only)}: {their} VECE is consistent with the score's " \
-        "miscalibration alone."
+    consistent = f"{their} VECE is consistent with the score's miscalibration alone."
     if not along:
         return said + (f" Along {'them' if len(gap_only) > 1 else 'it'} there is no evidence that the gap varies "
-                       f"beyond what recalibrating the score fixes{second(gap_only)}: {their} VECE is consistent with "
-                       "the score's miscalibration alone.")
+                       f"beyond what recalibrating the score fixes{second(gap_only)}: {consistent}")
+    rest = f"there is no evidence of that{second(gap_only)}: {consistent}"
     return said + (f" Of these, the gap varies beyond what recalibrating the score fixes along {names(along)}"
                    f"{second(along)}; along {names(gap_only)} {rest}")
 
