@@ -60,6 +60,10 @@ def _add_mapping(p: argparse.ArgumentParser) -> None:
     g.add_argument("--model-column", dest="model", help="long-format model column")
     g.add_argument("--logits", action="store_true", help="columns hold logits (sigmoid / softmax applied)")
     g.add_argument("--renormalize", action="store_true", help="divide rows that do not sum to 1 by their sum")
+    g.add_argument("--drop-invalid", dest="drop_invalid", action="store_true",
+                   help="leave out rows with an empty label, probability, weight or model name (and rows with wrong "
+                        "values while under 5%% of the rows), with a note that counts them, instead of refusing the "
+                        "file")
     g.add_argument("--delimiter", type=_delimiter,
                    help="field separator of delimited text (sniffed by default; a tab as '\\t' or tab)")
     g.add_argument("--encoding", help="text encoding (UTF-8 by default)")
@@ -88,6 +92,7 @@ def _mapping_kwargs(args) -> dict:
         kw["probs"] = args.probs[0] if len(args.probs) == 1 else args.probs
     kw["logits"] = args.logits
     kw["renormalize"] = args.renormalize
+    kw["drop_invalid"] = args.drop_invalid
     return kw
 
 
@@ -252,6 +257,10 @@ def _scan(args) -> dict:
 
     if args.logits:
         raise InputError("--logits is not available with --engine; give probabilities.")
+    if args.drop_invalid:  # a scan refuses invalid rows (counted in its aggregation); in memory they can be dropped
+        raise InputError("--drop-invalid is not available with --engine: a scan refuses invalid rows and counts them. "
+                         "Filter them in a query (a DuckDB source such as \"SELECT * FROM 'log.parquet' WHERE p IS "
+                         "NOT NULL AND y IS NOT NULL\"), or drop --engine to load the file in memory.")
     reading = [f"--{k}" for k in ("delimiter", "decimal", "encoding", "sheet") if getattr(args, k, None) is not None]
     if reading:  # the engine reads the file itself; ignoring them would read another table than the user meant
         raise InputError(f"{', '.join(reading)}: reading options of the in-memory path, not available with --engine "
@@ -792,6 +801,9 @@ def _write_frame(df, path: Path) -> None:
 def _cmd_recalibrate(args) -> int:
     from .recalibration import cross_fit, get_recalibrator, recalibrated_frame
 
+    if args.drop_invalid:
+        raise InputError("--drop-invalid is not available with recalibrate: the output keeps every row of the file "
+                         "with its recalibrated probabilities; drop the invalid rows from the file first.")
     out = Path(args.output)
     if out.suffix.lower() not in (".parquet", ".csv", ".tsv", ".txt"):
         raise InputError(f"cannot write {out.name}: use a .parquet, .csv or .tsv output file.")
@@ -1007,7 +1019,7 @@ def _delimiter(text: str) -> str:
 _OPTIONS = {"probs": "--probs", "positive": "--positive", "label": "--label", "weight": "--weight",
             "model": "--model-column", "delimiter": "--delimiter", "encoding": "--encoding", "decimal": "--decimal",
             "sheet": "--sheet"}
-_KEYWORD = re.compile(r"\b(pass |with |or )(" + "|".join(_OPTIONS) + r"|renormalize|logits)="
+_KEYWORD = re.compile(r"\b(pass |with |or )(" + "|".join(_OPTIONS) + r"|renormalize|logits|drop_invalid)="
                       r"(?![\[{(])(<[^>]*>|'[^']*'|\S*?)"
                       r"(?=[\s,;)]|\.(?:\s|$)|$)")
 
@@ -1024,8 +1036,8 @@ def _as_options(text: str) -> str:
     "Choose with --probs 'p_a' for (a), or probs={'a': ['p_a']} for (b)."
     """
     def option(m):
-        if m.group(2) in ("renormalize", "logits"):  # flags
-            return f"{m.group(1)}--{m.group(2)}"
+        if m.group(2) in ("renormalize", "logits", "drop_invalid"):  # flags
+            return f"{m.group(1)}--{m.group(2).replace('_', '-')}"
         value = m.group(3)
         return f"{m.group(1)}{_OPTIONS[m.group(2)]}" + (f" {value}" if value else "")
 

@@ -676,9 +676,9 @@ def _cli_command(source, load_options, cfg, metrics, n_resamples, random_state, 
         return None
     cmd = ["calibviz", "report", str(source), "-o", "report.html"]
     for key, value in (load_options or {}).items():
-        if key in ("logits", "renormalize"):
+        if key in ("logits", "renormalize", "drop_invalid"):
             if value:
-                cmd.append(f"--{key}")
+                cmd.append(f"--{key.replace('_', '-')}")
         elif key in _MAPPING_FLAGS and value is not None:
             cmd.append(_MAPPING_FLAGS[key])
             cmd += [str(v) for v in value] if isinstance(value, (list, tuple)) else [str(value)]

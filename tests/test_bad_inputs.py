@@ -156,6 +156,6 @@ def test_problems_of_several_columns_are_reported_at_once(tmp_path):
     (tmp_path / "bad.csv").write_text("\n".join(rows) + "\n")
     with pytest.raises(cv.InputError) as info:
         cv.load_predictions(tmp_path / "bad.csv")
-    assert str(info.value).endswith("the label column 'label' is empty in 1 row (0-based: 5); fill or drop those rows. "
-                                    "Also: probability column 'p' holds non-numeric values in 1 row (0-based: 8), e.g. "
-                                    "'high'; it must hold numbers.")
+    assert ("the label column 'label' is empty in 1 row (0-based: 5); fill or drop those rows. Also: probability "
+            "column 'p' holds non-numeric values in 1 row (0-based: 8), e.g. 'high'; it must hold numbers. To leave "
+            "out the invalid rows instead (1 with an empty label, 1 with text in a probability column)") in str(info.value)

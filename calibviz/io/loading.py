@@ -11,7 +11,11 @@ import pandas as pd
 from .._lazy import lazy
 from ..errors import InputError
 from ..validation import ROW_SUM_ATOL, check_weights, describe_rows, probability_range, row_sums
-from .mapping import ID_NAMES, RANKED_AUC, _ID_PATTERN, ColumnMapping, _key, _named_part, detect_mapping, model_names
+from .cleaning import (MISSING, UNKNOWN, WRONG_SHARE, coerce_numbers, dropped_note, file_invalid,
+                       invalid_rows, label_codes,
+                       split_invalid, too_many_wrong_error, with_drop_advice)
+from .mapping import (ID_NAMES, LABEL_NAMES, RANKED_AUC, _ID_PATTERN, ColumnMapping, _find, _key, _named_part,
+                      detect_mapping, model_names, stray_labels)
 from .predictions import Predictions
 from .readers import DEFAULT_MAX_BYTES, read_table
 
@@ -30,45 +34,42 @@ SUM_TOLERANCE = 1e-3
 def _numeric_block(df: pd.DataFrame, cols, what: str) -> np.ndarray:
     out = np.empty((len(df), len(cols)), dtype=np.float64)
     for j, c in enumerate(cols):
-        s = df[c]
-        if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
-            num = pd.to_numeric(s, errors="coerce")
-            bad = num.isna() & s.notna()
-            if bad.any():
-                i = int(np.flatnonzero(bad.to_numpy())[0])
-                example = s.iloc[i]
-                comma = isinstance(example, str) and re.fullmatch(r"\s*-?\d+,\d+\s*", example) is not None
-                percent = (what == "probability" and isinstance(example, str)
-                           and re.fullmatch(r"\s*\d+([.,]\d+)?\s*%\s*", example) is not None)
-                what_ = (f"{what} column {c!r} holds non-numeric values in {describe_rows(bad.to_numpy())}, "
-                         f"e.g. {example!r}; it must hold numbers.")
-                pct = (" They look like percentages written with '%': save the probabilities as numbers in [0, 1] "
-                       "('0.30', not '30%')." if percent else "")
-                raise InputError(
-                    what_ + (" It looks like a decimal comma: pass decimal=',' (command line: --decimal ,) or save "
-                             "the file with a decimal point ('0.25')." if comma else pct),
-                    ui_message=what_ + (" It looks like a decimal comma: choose Decimal: comma in the column "
-                                        "mapping." if comma else pct),
-                    hint={"decimal": ","} if comma else None,
-                )
-            s = num
-        out[:, j] = s.to_numpy(dtype=np.float64, na_value=np.nan)
+        out[:, j], text = coerce_numbers(df[c])
+        if text.any():
+            i = int(np.flatnonzero(text)[0])
+            example = df[c].iloc[i]
+            comma = isinstance(example, str) and re.fullmatch(r"\s*-?\d+,\d+\s*", example) is not None
+            percent = (what == "probability" and isinstance(example, str)
+                       and re.fullmatch(r"\s*\d+([.,]\d+)?\s*%\s*", example) is not None)
+            what_ = (f"{what} column {c!r} holds non-numeric values in {describe_rows(text)}, "
+                     f"e.g. {example!r}; it must hold numbers.")
+            pct = (" They look like percentages written with '%': save the probabilities as numbers in [0, 1] "
+                   "('0.30', not '30%')." if percent else "")
+            raise InputError(
+                what_ + (" It looks like a decimal comma: pass decimal=',' (command line: --decimal ,) or save "
+                         "the file with a decimal point ('0.25')." if comma else pct),
+                ui_message=what_ + (" It looks like a decimal comma: choose Decimal: comma in the column "
+                                    "mapping." if comma else pct),
+                hint={"decimal": ","} if comma else None,
+            )
     return out
 
 
+def _class_keys(classes: tuple, positions: bool = False) -> dict:
+    """{normalised label: class index} of a mapping's classes (labels that are class positions: by position)."""
+    return {_key(i if positions else c): i for i, c in enumerate(classes)}
+
+
 def _labels_to_index(series: pd.Series, classes: tuple, label_col: str, positions: bool = False) -> np.ndarray:
-    missing = series.isna().to_numpy()
+    y = label_codes(series, _class_keys(classes, positions))
+    missing = y == MISSING
     if missing.any():
         raise InputError(
             f"the label column {label_col!r} is empty in {describe_rows(missing)}; fill or drop those rows."
         )
-    lookup = {_key(i if positions else c): i for i, c in enumerate(classes)}
-    inverse, uniques = pd.factorize(series, sort=False)
-    codes = np.array([lookup.get(_key(u), -1) for u in uniques], dtype=np.int64)  # loop over distinct labels only
-    y = codes[inverse]
-    unknown = y < 0
+    unknown = y == UNKNOWN
     if unknown.any():
-        raise unknown_labels_error(sorted({str(u) for u, c in zip(uniques, codes) if c < 0}), describe_rows(unknown),
+        raise unknown_labels_error(sorted({str(u) for u in series[unknown].unique()}), describe_rows(unknown),
                                    classes)
     return y
 
@@ -271,12 +272,18 @@ def _weights(df: pd.DataFrame, col: str | None):
 
 
 def _build(df: pd.DataFrame, mapping: ColumnMapping, cols, name: str, source: str, logits: bool,
-           renormalize: bool, min_rows: int) -> Predictions:
+           renormalize: bool, min_rows: int, cleaned: tuple | None = None) -> Predictions:
+    """One model's validated :class:`Predictions`. ``cleaned``: (note, wrong values kept, rows before) of a file
+    whose invalid rows were dropped (``drop_invalid``, :func:`calibviz.io.cleaning.file_invalid`), or None."""
+    note, kept, total = cleaned if cleaned is not None else (None, [], len(df))
+    notes, problems = list(mapping.notes) + ([note] if note else []), []
+    keys = _class_keys(mapping.classes, mapping.label_positions)
     if len(df) < min_rows:
+        after = " left after dropping the invalid rows" if note else ""
         raise InputError(
-            f"{source}: model {name!r} has {len(df)} rows; at least {min_rows} are needed for a calibration analysis."
+            f"{source}: model {name!r} has {len(df)} rows{after}; at least {min_rows} are needed for a calibration "
+            "analysis."
         )
-    notes, problems = list(mapping.notes), []
 
     def checked(read):  # every column's problem at once: fixing the labels only to meet the scores costs a round trip
         try:
@@ -290,9 +297,18 @@ def _build(df: pd.DataFrame, mapping: ColumnMapping, cols, name: str, source: st
                                            mapping.classes, notes))
     w = checked(lambda: _weights(df, mapping.weight))
     if problems:
-        raise problems[0] if len(problems) == 1 else InputError(
+        err = problems[0] if len(problems) == 1 else InputError(
             " Also: ".join(str(e) for e in problems), ui_message=" Also: ".join(e.ui_message for e in problems),
             hint=problems[0].hint)
+        if kept:
+            raise too_many_wrong_error(kept, total, err)
+        if cleaned is None:  # name the option where it would leave out exactly these rows
+            reasons = invalid_rows(df, mapping.label, keys, cols, mapping.weight, logits=logits,
+                                   renormalize=renormalize, sum_tolerance=SUM_TOLERANCE)
+            dropped, wrong = split_invalid([(r, int(m.sum()), missing) for r, m, missing in reasons], total)
+            if dropped and not wrong:
+                raise with_drop_advice(err, dropped)
+        raise err
     # a row of weight 0 is an absent row (DESIGN.md section 4): rows and classes are counted without them, as the
     # scans count them (a file whose negatives all weigh 0 holds one class; 5 rows of weight > 0 are 5 rows)
     present_rows = int(len(df) if w is None else np.count_nonzero(w))
@@ -362,9 +378,36 @@ def _column_name(name) -> str:
     return str(name).strip()
 
 
+def _detect(df: pd.DataFrame, drop_invalid: bool, **given) -> ColumnMapping:
+    """:func:`detect_mapping`, and for a single probability column whose label holds a few stray values beyond its
+    two classes (labels 0, 1 and six rows of 2): with ``drop_invalid`` the mapping of the other rows (the strays
+    are then labels outside the classes, dropped under :mod:`calibviz.io.cleaning`'s rule), else the error with
+    that option."""
+    try:
+        return detect_mapping(df, **given)
+    except InputError as err:
+        try:
+            label_col = _find(list(df.columns), LABEL_NAMES, given.get("label"), "label")
+        except InputError:
+            raise err from None
+        strays = stray_labels(df[label_col]) if label_col is not None else None
+        if strays is None or strays[1] >= WRONG_SHARE * len(df):
+            raise
+        try:
+            mapping = detect_mapping(df[~df[label_col].isin(strays[0])], **given)
+        except InputError:
+            raise err from None
+        if len(mapping.classes) != 2:
+            raise err from None
+        if not drop_invalid:
+            raise with_drop_advice(err, [("a label outside the classes", strays[1])]) from None
+        return mapping
+
+
 def predictions_from_frame(df: pd.DataFrame, *, label=None, probs=None, weight=None, logits: bool = False,
                            positive=None, model=None, features=None, renormalize: bool = False,
-                           min_rows: int = MIN_ROWS, source: str = "data") -> dict[str, Predictions]:
+                           min_rows: int = MIN_ROWS, source: str = "data",
+                           drop_invalid: bool = False) -> dict[str, Predictions]:
     """Validate a DataFrame and split it into one :class:`Predictions` per model.
 
     Parameters are those of :func:`load_predictions`; ``model`` is the
@@ -398,22 +441,32 @@ def predictions_from_frame(df: pd.DataFrame, *, label=None, probs=None, weight=N
     if df.columns.duplicated().any():
         dups = sorted(set(df.columns[df.columns.duplicated()].astype(str)))
         raise InputError(f"duplicated column names: {', '.join(map(repr, dups))}; rename them so each is unique.")
-    mapping = detect_mapping(df, label=label, probs=probs, weight=weight, model=model, positive=positive,
-                             features=features)
+    mapping = _detect(df, drop_invalid, label=label, probs=probs, weight=weight, model=model, positive=positive,
+                      features=features)
     if len(df) < min_rows:
         raise InputError(f"{source} has {len(df)} rows; at least {min_rows} are needed for a calibration analysis.")
+    cleaned = None
+    if drop_invalid:  # calibviz.io.cleaning: one decision per row (example) of the file, a note for every model
+        drop, dropped, kept = file_invalid(df, mapping, _class_keys(mapping.classes, mapping.label_positions),
+                                           logits=logits, renormalize=renormalize, sum_tolerance=SUM_TOLERANCE)
+        note = dropped_note(dropped, len(df)) if dropped else None
+        if note and len(mapping.probs) > 1:
+            note += "; a row invalid for one model is left out for every model, which keeps them on the same examples"
+        cleaned = (note, kept, len(df))
+        df = df[~drop]
     out: dict[str, Predictions] = {}
     if mapping.model is not None:
         cols = next(iter(mapping.probs.values()))
         missing = df[mapping.model].isna().to_numpy()
         if missing.any():
-            raise InputError(f"the model column {mapping.model!r} is empty in {describe_rows(missing)}; "
-                             "name the model of every row or drop those rows.")
+            raise with_drop_advice(InputError(f"the model column {mapping.model!r} is empty in "
+                                              f"{describe_rows(missing)}; name the model of every row or drop those "
+                                              "rows."), [("an empty model name", int(missing.sum()))])
         key = df[mapping.model].astype(str)
         for name in pd.unique(key):
             try:
                 out[str(name)] = _build(df[key == name], mapping, cols, str(name), source, logits, renormalize,
-                                        min_rows)
+                                        min_rows, cleaned)
             except InputError as err:  # which model, and that its rows are counted among its own (a walk-through
                 # read "0-based: 0, 1, 2" for rows 600000-600009 of the file, in the third model)
                 where = f"model {str(name)!r} (rows counted among that model's rows, in file order): "
@@ -423,14 +476,14 @@ def predictions_from_frame(df: pd.DataFrame, *, label=None, probs=None, weight=N
         for name, cols in mapping.probs.items():
             # A one-model file names its model after the file ("hospital_readmission").
             label = _model_name_from_source(source) if single else name
-            out[label] = _build(df, mapping, cols, label, source, logits, renormalize, min_rows)
+            out[label] = _build(df, mapping, cols, label, source, logits, renormalize, min_rows, cleaned)
     return out
 
 
 def load_models(path_or_buffer, label=None, probs=None, weight=None, logits: bool = False, *, positive=None,
                 model=None, features=None, renormalize: bool = False, delimiter=None, encoding=None, sheet=None,
                 max_bytes: int = DEFAULT_MAX_BYTES, min_rows: int = MIN_ROWS, name=None,
-                limits=None, decimal=None) -> dict[str, Predictions]:
+                limits=None, decimal=None, drop_invalid: bool = False) -> dict[str, Predictions]:
     """Load every model of a predictions file: ``{model name: Predictions}`` in file order.
 
     See :func:`load_predictions` for the parameters and the formats.
@@ -446,13 +499,13 @@ def load_models(path_or_buffer, label=None, probs=None, weight=None, logits: boo
                      name=name, limits=limits, decimal=decimal)
     return predictions_from_frame(raw.frame, label=label, probs=probs, weight=weight, logits=logits,
                                   positive=positive, model=model, features=features, renormalize=renormalize,
-                                  min_rows=min_rows, source=raw.name)
+                                  min_rows=min_rows, source=raw.name, drop_invalid=drop_invalid)
 
 
 def load_predictions(path_or_buffer, label=None, probs=None, weight=None, logits: bool = False, *, positive=None,
                      model=None, features=None, renormalize: bool = False, delimiter=None, encoding=None,
                      sheet=None, max_bytes: int = DEFAULT_MAX_BYTES, min_rows: int = MIN_ROWS,
-                     name=None, select=None, limits=None, decimal=None) -> Predictions:
+                     name=None, select=None, limits=None, decimal=None, drop_invalid: bool = False) -> Predictions:
     """Load and validate a file of predictions.
 
     Parameters
@@ -506,6 +559,15 @@ def load_predictions(path_or_buffer, label=None, probs=None, weight=None, logits
         reading (default: the ``CALIBVIZ_MAX_*`` environment variables, else
         :class:`~calibviz.io.ReadLimits`'s defaults); a dict overrides single
         limits, e.g. ``limits={"max_rows": 50_000_000}``.
+    drop_invalid : bool, default False
+        Leave out invalid rows instead of refusing the file, with a note
+        that counts them by reason (``Predictions.notes``): rows with an
+        empty label, probability, weight or model name, whatever their
+        number; rows with wrong values (text in a number column, a
+        probability outside [0, 1], class probabilities off 1, a label
+        outside the classes, a negative weight) while they are under 5% of
+        the rows (more point at a wrong column or scale, and the error that
+        names its fix is raised). See :mod:`calibviz.io.cleaning`.
 
     Returns
     -------
@@ -527,7 +589,7 @@ def load_predictions(path_or_buffer, label=None, probs=None, weight=None, logits
     models = load_models(path_or_buffer, label, probs, weight, logits, positive=positive, model=model,
                          features=features, renormalize=renormalize, delimiter=delimiter, encoding=encoding,
                          sheet=sheet, max_bytes=max_bytes, min_rows=min_rows, name=name, limits=limits,
-                         decimal=decimal)
+                         decimal=decimal, drop_invalid=drop_invalid)
     if select is not None:
         if str(select) not in models:
             raise InputError(f"model {select!r} is not in the file; models are: {', '.join(map(repr, models))}.")
@@ -578,7 +640,8 @@ def _examples(values, limit=5) -> str:
 def load_models_from_files(sources, *, id=None, label=None, probs=None, weight=None, logits: bool = False,
                            positive=None, model=None, features=None, renormalize: bool = False, delimiter=None,
                            encoding=None, decimal=None, sheet=None, max_bytes: int = DEFAULT_MAX_BYTES,
-                           min_rows: int = MIN_ROWS, limits=None, names=None) -> dict[str, Predictions]:
+                           min_rows: int = MIN_ROWS, limits=None, names=None,
+                           drop_invalid: bool = False) -> dict[str, Predictions]:
     """Load several prediction files of the same examples, one per model: ``{model name: Predictions}``.
 
     Each file is read and validated as by :func:`load_models` (the mapping options apply to every file)
@@ -602,6 +665,10 @@ def load_models_from_files(sources, *, id=None, label=None, probs=None, weight=N
     label, probs, weight, logits, positive, model, features, renormalize, delimiter, encoding, decimal, sheet,
     max_bytes, min_rows, limits
         As in :func:`load_predictions`, applied to every file.
+    drop_invalid : bool, default False
+        As in :func:`load_predictions`; an example invalid in any file is
+        left out of every file (matched by id, or by position), so that the
+        models are still compared on the same examples.
 
     Returns
     -------
@@ -645,7 +712,10 @@ def load_models_from_files(sources, *, id=None, label=None, probs=None, weight=N
     stems = list(names) if names is not None else _unique_names(
         [Path(n).name.split(".")[0] or f"file {i + 1}" for i, n in enumerate(file_names)])
     opts = dict(label=label, probs=probs, weight=weight, logits=logits, positive=positive, model=model,
-                features=features, renormalize=renormalize, min_rows=min_rows)
+                features=features, renormalize=renormalize, min_rows=min_rows, drop_invalid=drop_invalid)
+    file_note = None
+    if drop_invalid and len(frames) > 1:
+        frames, file_note = _drop_across_files(frames, file_names, id_col, opts)
     loaded = []  # (model name, Predictions, ids or None, file name)
     for frame, fname, stem in zip(frames, file_names, stems):
         try:
@@ -661,7 +731,38 @@ def load_models_from_files(sources, *, id=None, label=None, probs=None, weight=N
             if id_col is not None:
                 ids = frame[id_col] if key is None else frame.loc[key == mname, id_col]
             loaded.append((stem if len(models) == 1 else f"{stem}/{mname}", pred, ids, fname))
-    return _align(loaded, id_col)
+    return _align(loaded, id_col, file_note)
+
+
+def _drop_across_files(frames: list, file_names: list, id_col, opts: dict) -> tuple[list, str | None]:
+    """(frames without the examples invalid in any of them, note or None) for ``drop_invalid`` over several files:
+    each file's invalid rows as :func:`calibviz.io.cleaning.file_invalid` finds them, matched across the files by
+    id (or by position, when the files have as many rows; otherwise the alignment's own error follows)."""
+    given = {k: opts[k] for k in ("label", "probs", "weight", "model", "positive", "features")}
+    drops, parts = [], []
+    for frame, fname in zip(frames, file_names):
+        try:
+            mapping = _detect(frame, True, **given)
+        except InputError as exc:
+            raise exc.prefixed(f"{fname}: ") from None
+        drop, dropped, _ = file_invalid(frame, mapping, _class_keys(mapping.classes, mapping.label_positions),
+                                        logits=opts["logits"], renormalize=opts["renormalize"],
+                                        sum_tolerance=SUM_TOLERANCE)
+        drops.append(drop)
+        if dropped:
+            parts.append(f"{fname}: " + dropped_note(dropped, len(frame)).split(": ", 1)[1])
+    if not parts:
+        return frames, None
+    if id_col is not None:
+        bad = pd.Index([]).append([_id_index(f[id_col])[d] for f, d in zip(frames, drops)])
+        drops = [_id_index(f[id_col]).isin(bad) for f in frames]
+    elif len({len(f) for f in frames}) == 1:
+        union = np.logical_or.reduce(drops)
+        drops = [union] * len(frames)
+    n = int(max(d.sum() for d in drops))
+    note = (f"dropped {n:,} example{'s' if n != 1 else ''} invalid in at least one file from every file, as asked "
+            f"(drop invalid rows), which keeps the models on the same examples; " + "; ".join(parts))
+    return [f[~np.asarray(d)] for f, d in zip(frames, drops)], note
 
 
 def _id_index(ids: pd.Series) -> pd.Index:
@@ -676,8 +777,9 @@ def _label_keys(pred: Predictions) -> np.ndarray:
     return np.asarray([_key(c) for c in pred.classes], dtype=object)[pred.y]
 
 
-def _align(loaded: list, id_col) -> dict[str, Predictions]:
-    """Put every model's rows in the first model's order (by id, or checked to be the same); same classes."""
+def _align(loaded: list, id_col, file_note: str | None = None) -> dict[str, Predictions]:
+    """Put every model's rows in the first model's order (by id, or checked to be the same); same classes.
+    ``file_note``: the rows dropped from every file (:func:`_drop_across_files`), a note of every model."""
     first_name, first, first_ids, first_file = loaded[0]
     out: dict[str, Predictions] = {}
     if id_col is not None:
@@ -726,7 +828,8 @@ def _align(loaded: list, id_col) -> dict[str, Predictions]:
                 else "rows matched by position (same labels in the same order)")
         out[name] = Predictions(y=pred.y, probs=pred.probs, classes=pred.classes, weights=pred.weights,
                                 features=pred.features, name=name, source=fname,
-                                notes=pred.notes + ((note,) if len(loaded) > 1 else ()))
+                                notes=pred.notes + ((note,) if len(loaded) > 1 else ()) + ((file_note,) if file_note
+                                                                                        else ()))
     return out
 
 

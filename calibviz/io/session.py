@@ -54,7 +54,7 @@ VERSION = 1
 EMBED_LIMIT_BYTES = 200 * 1024**2
 #: Loading options a session may carry (the keywords of calibviz.predictions_from_frame a user can set).
 OPTION_KEYS = {"label": str, "probs": list, "weight": str, "logits": bool, "positive": str, "model": str,
-               "features": list, "renormalize": bool, "encoding": str, "delimiter": str, "decimal": str}
+               "features": list, "renormalize": bool, "drop_invalid": bool, "encoding": str, "delimiter": str, "decimal": str}
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _HEX16 = re.compile(r"^[0-9a-f]{16}$")
 _KINDS = ("demo", "upload", "file")

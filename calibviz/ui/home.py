@@ -245,6 +245,12 @@ def mapping_editor() -> None:
         renormalize = c6.checkbox("Renormalise rows", value=bool(preset.get("renormalize", False)),
                                   key=f"cv_map_renormalize_{key}",
                                   help="Divide each probability row by its sum: for rows that miss 1 by rounding.")
+        drop_invalid = c6.checkbox("Drop invalid rows", value=bool(preset.get("drop_invalid", False)),
+                                   key=f"cv_map_drop_invalid_{key}",
+                                   help="Leave out rows with an empty label, probability, weight or model name, and "
+                                        "rows with wrong values (a probability outside [0, 1], a label outside the "
+                                        "classes, ...) while they are under 5% of the rows; a note on the Data page "
+                                        "counts them.")
         if st.button("Apply mapping", type="primary", key=f"cv_map_apply_{key}"):
             if per_model:
                 mapped = {name: [c] for c, name in model_names(probs, classes).items()}
@@ -254,7 +260,7 @@ def mapping_editor() -> None:
                 positive = positive.item()
             options = dict(label=label, probs=mapped, positive=positive,
                            weight=None if weight == _NONE else weight, model=None if model == _NONE else model,
-                           logits=logits, renormalize=renormalize, **chosen_reading)
+                           logits=logits, renormalize=renormalize, drop_invalid=drop_invalid, **chosen_reading)
             if files:
                 ok = load_files_into_state(files, **options)
             else:
