@@ -257,10 +257,6 @@ def _scan(args) -> dict:
 
     if args.logits:
         raise InputError("--logits is not available with --engine; give probabilities.")
-    if args.drop_invalid:  # a scan refuses invalid rows (counted in its aggregation); in memory they can be dropped
-        raise InputError("--drop-invalid is not available with --engine: a scan refuses invalid rows and counts them. "
-                         "Filter them in a query (a DuckDB source such as \"SELECT * FROM 'log.parquet' WHERE p IS "
-                         "NOT NULL AND y IS NOT NULL\"), or drop --engine to load the file in memory.")
     reading = [f"--{k}" for k in ("delimiter", "decimal", "encoding", "sheet") if getattr(args, k, None) is not None]
     if reading:  # the engine reads the file itself; ignoring them would read another table than the user meant
         raise InputError(f"{', '.join(reading)}: reading options of the in-memory path, not available with --engine "
@@ -269,7 +265,8 @@ def _scan(args) -> dict:
     kw = {k: getattr(args, k) for k in ("label", "positive", "weight", "model") if getattr(args, k, None) is not None}
     if args.probs:
         kw["probs"] = args.probs[0] if len(args.probs) == 1 else args.probs
-    return scan(args.file, engine=args.engine, database=args.database, renormalize=args.renormalize, **kw).models
+    return scan(args.file, engine=args.engine, database=args.database, renormalize=args.renormalize,
+                drop_invalid=args.drop_invalid, **kw).models
 
 
 def _cmd_demos(args) -> int:

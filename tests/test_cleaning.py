@@ -144,3 +144,76 @@ def test_command_line_option(tmp_path, capsys):
     assert main(["metrics", str(path), "--metrics", "ece", "--ci", "0", "--reference", "0", "--drop-invalid"]) == 0
     out = capsys.readouterr()
     assert "dropped 2 of 2,000 rows" in out.err + out.out
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+def test_a_scan_drops_the_rows_memory_drops(tmp_path, engine):
+    """A scan with drop_invalid: the same note (without row numbers: a scan has no row order) and the same numbers
+    as the file without those rows, in memory and scanned."""
+    df = _log(5_000)
+    df["age"] = df["age"].astype(float)
+    bad = df.copy()
+    bad.loc[[3, 7], "p"] = np.nan
+    bad.loc[11, "y"] = np.nan
+    bad.loc[30, "p"] = 1.5
+    bad.loc[40, "weight"] = -1.0
+    bad.loc[41, "weight"] = np.nan
+    path = tmp_path / "bad.parquet"
+    bad.to_parquet(path)
+    clean = df.drop(index=[3, 7, 11, 30, 40, 41])
+    with pytest.raises(cv.InputError, match=r"pass drop_invalid=True\.$"):
+        cv.scan(str(path), engine=engine).metrics(metrics=("ece",))
+    s = cv.scan(str(path), engine=engine, drop_invalid=True)
+    ref = cv.scan(clean.reset_index(drop=True), engine="duckdb")
+    keys = ("ece", "ace", "brier", "log_loss", "tce")
+    got = s.metrics(metrics=keys)
+    want = ref.metrics(metrics=keys)
+    np.testing.assert_allclose(got["value"].to_numpy(float), want["value"].to_numpy(float), rtol=1e-9)
+    assert s.n == len(clean)
+    assert s.notes[-1] == ("dropped 6 of 5,000 rows as asked (drop invalid rows): 1 with an empty label, 2 with an "
+                           "empty, NaN or infinite probability, 1 with a probability outside [0, 1], 1 with an empty, "
+                           "NaN or infinite weight, 1 with a negative weight")
+    mem = cv.load_predictions(_csv(bad), drop_invalid=True)
+    assert s.notes[-1] == mem.notes[-1].replace(" (0-based: 11)", "").replace(" (0-based: 3, 7)", "").replace(
+        " (0-based: 30)", "").replace(" (0-based: 41)", "").replace(" (0-based: 40)", "")
+    pd.testing.assert_frame_equal(s.reliability_table().reset_index(drop=True),
+                                  ref.reliability_table().reset_index(drop=True), rtol=1e-9)
+    ranked, want_rank = (x.variable_ranking(["age"], n_resamples=0) for x in (s, ref))
+    np.testing.assert_allclose(ranked["vece"].to_numpy(float), want_rank["vece"].to_numpy(float), rtol=1e-9)
+    # wrong values in 10% of the rows: refused with the loader's error after 'not dropped'
+    many = df.copy()
+    many.loc[:499, "p"] = 3.0
+    many.to_parquet(tmp_path / "many.parquet")
+    with pytest.raises(cv.InputError, match=r"^not dropped: 500 of 5,000 rows \(10\.0%\)"):
+        cv.scan(str(tmp_path / "many.parquet"), engine=engine, drop_invalid=True).metrics(metrics=("ece",))
+
+
+def test_a_long_scan_drops_rows_without_a_model():
+    long = pd.concat([_log(500, 1).assign(model="a"), _log(500, 2).assign(model="b")], ignore_index=True)
+    long.loc[[0, 600], "model"] = None
+    with pytest.raises(cv.InputError, match=r"empty in 2 rows.*drop_invalid=True"):
+        cv.scan(long)
+    s = cv.scan(long, drop_invalid=True)
+    assert {k: v.n for k, v in s.models.items()} == {"a": 499, "b": 499}
+    assert s.notes[-1] == "dropped 2 of 1,000 rows as asked (drop invalid rows): 2 with an empty model name"
+
+
+def test_a_multiclass_scan_drops_rows_in_every_view():
+    rng = np.random.default_rng(5)
+    P = rng.dirichlet(np.ones(3), 3_000)
+    y = (P.cumsum(axis=1) < rng.random((3_000, 1))).sum(axis=1)
+    df = pd.DataFrame({"label": np.array(["a", "b", "c"])[y], "p_a": P[:, 0], "p_b": P[:, 1], "p_c": P[:, 2]})
+    bad = df.copy()
+    bad.loc[4, "p_b"] = np.nan
+    bad.loc[8, "label"] = None
+    bad.loc[12, ["p_a", "p_b", "p_c"]] = [0.5, 0.5, 0.5]  # sums to 1.5
+    clean = df.drop(index=[4, 8, 12]).reset_index(drop=True)
+    s, ref = cv.scan(bad, drop_invalid=True), cv.scan(clean)
+    mem = cv.load_predictions(_csv(bad), drop_invalid=True)
+    assert mem.n == 2_997 and "1 with class probabilities not summing to 1 (0-based: 12)" in mem.notes[-1]
+    keys = ("ece", "brier")
+    for view in (lambda x: x.confidence_view(), lambda x: x.class_view("b"), lambda x: x.top_label_view("a")):
+        a, b = view(s), view(ref)
+        np.testing.assert_allclose(a.metrics(metrics=keys)["value"].to_numpy(float),
+                                   b.metrics(metrics=keys)["value"].to_numpy(float), rtol=1e-9)
+    assert any("dropped 3 of 3,000 rows" in n for n in s.confidence_view().notes)

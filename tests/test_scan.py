@@ -1310,7 +1310,8 @@ def test_files_of_two_layouts_in_one_directory_are_named_as_the_likely_cause(tmp
     # one file alone: the plain message, no guess about files
     d.iloc[:10].assign(model=None).to_parquet(tmp_path / "one.parquet")
     with pytest.raises(cv.InputError, match=r"is empty in 10 rows; name the model of every row or drop those "
-                                            r"rows\.$"):
+                                            r"rows\. To leave out the invalid rows instead \(10 with an empty model "
+                                            r"name\), with a note that counts them, pass drop_invalid=True\.$"):
         cv.scan(str(tmp_path / "one.parquet"))
 
 

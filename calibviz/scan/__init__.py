@@ -25,6 +25,7 @@ from ..binning import PAVA, PAVABC, EqualMass, Uniform, get_scheme
 from ..errors import InputError
 from ..io.loading import (MIN_ROWS, bad_sums_error, one_class_note, out_of_range_error, renormalized_note,
                           unknown_labels_error)
+from ..io.cleaning import dropped_note, split_invalid, too_many_wrong_error, with_drop_advice
 from ..io.mapping import too_many_classes_error
 from ..metrics.consistency import reference_level
 from ..panel import no_verdict_words
@@ -87,6 +88,7 @@ class Scan:
         self._reference_draws = {}  # (scheme, redraws, seed): calibrated-model draws (scan.reference)
         self._notes = None
         self._one_class = None  # the note of binary labels of one class, known after the first pass
+        self._dropped = None  # the note of invalid rows left out (drop_invalid), known after the first pass
         self._row_sums_cache = None  # (lowest, highest row sum, rows off): see :meth:`_row_sums`
 
     @property
@@ -102,7 +104,7 @@ class Scan:
                 # rows summing to 0 are refused when the rows are read (no note before that error)
                 note = renormalized_note(lo, hi, n_off) if np.isfinite(lo) and np.isfinite(hi) and lo > 0 else None
             mapped = tuple(self.mapping.notes) if self.mapping is not None else ()
-            self._notes = mapped + tuple(n for n in (note, self._one_class) if n)
+            self._notes = mapped + tuple(n for n in (note, self._dropped, self._one_class) if n)
         return self._notes
 
     def _row_sums(self) -> tuple[float, float, int]:
@@ -143,6 +145,7 @@ class Scan:
                      source=self.source, classes=("wrong", "correct"), mapping=self.mapping)
             v._as_binary = True
             v._fine_cache = self._fine()
+            v._dropped = self._dropped  # the rows the shared pass left out
             self._confidence = v
         self._release_other_views(self._confidence)
         return self._confidence
@@ -320,10 +323,56 @@ class Scan:
         return atoms
 
     def _validate(self, table: pd.DataFrame) -> pd.DataFrame:
-        """Report bad rows counted by the aggregation (never dropped silently); return the valid groups."""
+        """Report bad rows counted by the aggregation (never dropped silently: refused, or with ``drop_invalid``
+        left out under :mod:`calibviz.io.cleaning`'s rule with a note); return the valid groups."""
         r, src = self._roles, self.source
         where = f"{src}, model {self.name!r}" if r.model is not None else src  # a long log's model named
         n_of = lambda mask: int(table.loc[mask, "n"].sum())  # noqa: E731
+        total = int(table["n"].sum())
+        dropped, kept = split_invalid(_invalid_counts(table), total)
+        if r.drop_invalid and not kept:
+            if dropped and self._dropped is None:
+                self._dropped = dropped_note([(reason, count, None) for reason, count in dropped], total)
+                self._notes = None
+        else:
+            try:
+                self._refuse_bad_rows(table, where, n_of)
+            except InputError as err:
+                if r.drop_invalid:
+                    raise too_many_wrong_error(kept, total, err) from None
+                if dropped and not kept:  # the option that would leave out exactly these rows
+                    raise with_drop_advice(err, dropped) from None
+                raise
+        if r.renormalize and len(r.probs) == 2 and r.view == "binary":
+            # two columns of a binary label far from summing to 1 are two models' unless named by the classes, as
+            # in memory: dividing them by their sums would make up numbers (a review: a scan divided them)
+            lo, hi, n_off = self._row_sums()
+            if n_off:
+                err = bad_sums_error(list(r.probs), [r.negative, r.positive], _rows(n_off), lo, hi, renormalize=True)
+                if err is not None:
+                    raise InputError(f"{where}: {err}", ui_message=f"{where}: {err.ui_message}")
+        valid = table[(table["_b"] >= 0) & (table["_y"] >= 0)].reset_index(drop=True)
+        if r.weight is not None and "sww" in valid:
+            check_weight_scale(float(valid["sww"].sum()), f"{where}: weight column {r.weight!r}")
+        n = int(valid["n"].sum())
+        if n == 0 and n_of(table["_b"] == _agg.ZERO_WEIGHT):
+            raise InputError(f"{where}: weight column {r.weight!r} is zero everywhere (it sums to zero); at least one "
+                             "row needs a positive weight.")
+        if n < MIN_ROWS and r.view != "toplabel":  # a top-label view may be small or empty (class never predicted)
+            raise InputError(f"{src}: model {self.name!r} has {n} rows; at least {MIN_ROWS} are needed for a "
+                             "calibration analysis.")
+        present = valid.loc[valid["n"] > 0, "_y"].unique()
+        if present.size < 2 and r.view == "binary" and self._one_class is None:
+            # the in-memory note (a one-class log is still a calibration question); notes read again
+            other_zero = (table["_b"] == _agg.ZERO_WEIGHT) & (table["_y"] == 1 - int(present[0]))
+            self._one_class = one_class_note((r.negative, r.positive), int(present[0]),
+                                             weighted=bool(n_of(other_zero)))
+            self._notes = None
+        return valid
+
+    def _refuse_bad_rows(self, table: pd.DataFrame, where: str, n_of) -> None:
+        """Raise the in-memory loader's error of the bad rows the aggregation counted, if any."""
+        r, src = self._roles, self.source
         probs = ", ".join(map(repr, r.probs))
         bad = n_of(table["_b"] == _agg.BAD_SCORE)
         out = table["_b"] == _agg.OUT_OF_RANGE
@@ -366,36 +415,10 @@ class Scan:
             err = bad_sums_error(list(r.probs), classes, _rows(off), lo, hi, renormalize=False)
             # no hint: the form's words for the fix come from the message (ui.scan._in_form_words)
             raise InputError(f"{where}: {err}", ui_message=f"{where}: {err.ui_message}")
-        if r.renormalize and len(r.probs) == 2 and r.view == "binary":
-            # two columns of a binary label far from summing to 1 are two models' unless named by the classes, as
-            # in memory: dividing them by their sums would make up numbers (a review: a scan divided them)
-            lo, hi, n_off = self._row_sums()
-            if n_off:
-                err = bad_sums_error(list(r.probs), [r.negative, r.positive], _rows(n_off), lo, hi, renormalize=True)
-                if err is not None:
-                    raise InputError(f"{where}: {err}", ui_message=f"{where}: {err.ui_message}")
-        badw = n_of(table["_b"] == _agg.BAD_WEIGHT)
+        badw = n_of(table["_b"].isin([_agg.BAD_WEIGHT, _agg.NEGATIVE_WEIGHT]))
         if badw:
             raise InputError(f"{where}: weight column {r.weight!r} is missing, NaN, infinite or negative in "
                              f"{_rows(badw)}; weights must be finite numbers >= 0: fill or drop those rows.")
-        valid = table[(table["_b"] >= 0) & (table["_y"] >= 0)].reset_index(drop=True)
-        if r.weight is not None and "sww" in valid:
-            check_weight_scale(float(valid["sww"].sum()), f"{where}: weight column {r.weight!r}")
-        n = int(valid["n"].sum())
-        if n == 0 and n_of(table["_b"] == _agg.ZERO_WEIGHT):
-            raise InputError(f"{where}: weight column {r.weight!r} is zero everywhere (it sums to zero); at least one "
-                             "row needs a positive weight.")
-        if n < MIN_ROWS and r.view != "toplabel":  # a top-label view may be small or empty (class never predicted)
-            raise InputError(f"{src}: model {self.name!r} has {n} rows; at least {MIN_ROWS} are needed for a "
-                             "calibration analysis.")
-        present = valid.loc[valid["n"] > 0, "_y"].unique()
-        if present.size < 2 and r.view == "binary" and self._one_class is None:
-            # the in-memory note (a one-class log is still a calibration question); notes read again
-            other_zero = (table["_b"] == _agg.ZERO_WEIGHT) & (table["_y"] == 1 - int(present[0]))
-            self._one_class = one_class_note((r.negative, r.positive), int(present[0]),
-                                             weighted=bool(n_of(other_zero)))
-            self._notes = None
-        return valid
 
     def _atoms(self, refine=None) -> _ref.Atoms:
         fine = self._fine_atoms()
@@ -1020,8 +1043,22 @@ def _label_values(classes, labels) -> list:
     return sorted(values, key=lambda v: (0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v)))
 
 
+def _invalid_counts(table: pd.DataFrame) -> list:
+    """(reason, rows, missing) of the invalid rows of a first-pass table, each row under its first reason in the
+    in-memory order (:func:`calibviz.io.cleaning.invalid_rows`: labels, then probabilities, then weights)."""
+    b, y, n = table["_b"].to_numpy(), table["_y"].to_numpy(), table["n"].to_numpy()
+    labelled = y >= 0
+    parts = [("an empty label", y == _agg.MISSING_LABEL, True), ("a label outside the classes", y == _agg.UNKNOWN_LABEL, False),
+             ("an empty, NaN or infinite probability", labelled & (b == _agg.BAD_SCORE), True),
+             ("a probability outside [0, 1]", labelled & (b == _agg.OUT_OF_RANGE), False),
+             ("class probabilities not summing to 1", labelled & (b == _agg.BAD_SUM), False),
+             ("an empty, NaN or infinite weight", labelled & (b == _agg.BAD_WEIGHT), True),
+             ("a negative weight", labelled & (b == _agg.NEGATIVE_WEIGHT), False)]
+    return [(reason, int(n[mask].sum()), missing) for reason, mask, missing in parts if n[mask].sum()]
+
+
 def scan(source, *, label=None, probs=None, weight=None, positive=None, model=None, features=None,
-         renormalize: bool = False, engine=None, database=None) -> Scan:
+         renormalize: bool = False, engine=None, database=None, drop_invalid: bool = False) -> Scan:
     """A lazy scan of predictions too large for memory; nothing is read until a result is asked for.
 
     Parameters
@@ -1044,6 +1081,14 @@ def scan(source, *, label=None, probs=None, weight=None, positive=None, model=No
         rows off by more than 1e-3 are refused with their sums' range.
         Rows summing to 0 are refused either way; sums further from 1 than
         rounding explains get a note (:attr:`Scan.notes`).
+    drop_invalid : bool, default False
+        Leave out invalid rows instead of refusing them, with a note
+        (:attr:`Scan.notes`) that counts them by reason, under
+        ``load_predictions(drop_invalid=True)``'s rule (missing values
+        whatever their number, wrong ones while under 5% of the rows; see
+        :mod:`calibviz.io.cleaning`). The rows are counted in the first pass
+        and left out of every result, at no extra pass. Each model (view)
+        leaves out its own invalid rows: a scan compares models unpaired.
     engine : {"duckdb", "polars", "spark"}, optional
         Where the aggregation runs; default DuckDB for paths and queries and
         the frame's own engine for frames.
@@ -1061,7 +1106,8 @@ def scan(source, *, label=None, probs=None, weight=None, positive=None, model=No
     calibviz.InputError
         Unknown columns or engines at once; bad rows (probabilities outside
         [0, 1], NaN, unknown labels, bad weights) when the first result is
-        computed: they are counted and reported, never dropped.
+        computed: they are counted and reported, never dropped unless
+        ``drop_invalid``.
 
     Examples
     --------
@@ -1072,9 +1118,9 @@ def scan(source, *, label=None, probs=None, weight=None, positive=None, model=No
     """
     frame, engine, display = open_source(source, engine, database=database)
     mapping, roles = resolve_roles(frame, display, label=label, probs=probs, weight=weight, positive=positive,
-                                   model=model, features=features)
-    if renormalize:
-        roles = {name: replace(r, renormalize=True) for name, r in roles.items()}
+                                   model=model, features=features, drop_invalid=drop_invalid)
+    if renormalize or drop_invalid:
+        roles = {name: replace(r, renormalize=renormalize, drop_invalid=drop_invalid) for name, r in roles.items()}
     scans = {name: Scan(frame, r, name=name, engine=engine, source=display, classes=mapping.classes,
                         mapping=mapping) for name, r in roles.items()}
     for s in scans.values():

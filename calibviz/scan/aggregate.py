@@ -63,9 +63,10 @@ FINE_BUCKETS = 1 << 16
 #: Bucket ids of rows that are no valid prediction.
 BAD_SCORE = -1  # probability missing, NaN or infinite
 OUT_OF_RANGE = -2  # probability outside [0, 1]
-BAD_WEIGHT = -3  # weight missing, NaN, infinite or negative
+BAD_WEIGHT = -3  # weight missing, NaN or infinite
 ZERO_WEIGHT = -4  # weight 0: an absent row (DESIGN.md §4), counted, never summed
 BAD_SUM = -5  # class columns that do not sum to 1 (tolerance as load_predictions), or to 0 when renormalising
+NEGATIVE_WEIGHT = -6  # weight finite and below 0 (a wrong value; BAD_WEIGHT is a missing one, calibviz.io.cleaning)
 #: Label codes of rows whose label is no class (-1) or missing (-2).
 UNKNOWN_LABEL, MISSING_LABEL = -1, -2
 
@@ -99,6 +100,8 @@ class Roles:
     #: the class of a "class" view (one-vs-rest of K >= 3 class columns): p = P_target, y = 1{label = target};
     #: or of a "toplabel" view: the confidence view of the rows whose predicted class is the target
     target: int | None = None
+    #: leave out invalid rows with a note instead of refusing them (calibviz.io.cleaning's rule; Scan._validate)
+    drop_invalid: bool = False
 
 
 #: The confidence view's score of a row whose class probabilities do not sum to 1 (see :func:`_confidence`)
@@ -267,6 +270,7 @@ def _prepared(frame: nw.LazyFrame, roles: Roles, extra=None) -> nw.LazyFrame:
         w = _float(schema, roles.weight)
         chain = (nw.when(ok & w.is_finite() & (w > 0)).then(bucket)
                  .when(ok & (w == 0)).then(nw.lit(ZERO_WEIGHT))
+                 .when(ok & w.is_finite()).then(nw.lit(NEGATIVE_WEIGHT))
                  .when(ok).then(nw.lit(BAD_WEIGHT)))
     else:
         w = nw.lit(1.0)

@@ -9,6 +9,7 @@ on a small sample of the rows plus the distinct values of the label column.
 from __future__ import annotations
 
 import glob as _glob
+from dataclasses import replace
 import os
 import re
 from pathlib import Path
@@ -18,7 +19,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..io.loading import MULTICLASS_NEEDS_TWO, _model_name_from_source
+from ..io.cleaning import dropped_note, with_drop_advice
+from ..io.loading import MULTICLASS_NEEDS_TWO, _detect, _model_name_from_source
 from ..io.readers import is_sql
 from ..io.mapping import LABEL_NAMES, _find, _key, detect_mapping, unsupported_columns
 from .aggregate import Roles, collect, is_missing
@@ -467,7 +469,7 @@ def _python(value):
 
 
 def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, weight=None, positive=None,
-                  model=None, features=None):
+                  model=None, features=None, drop_invalid: bool = False):
     """(ColumnMapping, {model name: Roles}) of a lazy source, resolved as load_predictions does.
 
     Reads :data:`SAMPLE_ROWS` rows, and the distinct labels (at most
@@ -517,8 +519,9 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
         # its positive class as in memory, "true" or "false" in any case ('yes' and '1' were taken for True, where
         # memory refuses them, a review)
         positive = {"true": True, "false": False}.get(positive.strip().lower(), positive)
-    mapping = detect_mapping(sample, label=label, probs=probs, weight=weight, model=model, positive=positive,
-                             features=features, sample=True)
+    # a few stray labels beyond a 0/1 log's classes in the sample: the option that drops them (calibviz.io.cleaning)
+    mapping = _detect(sample, drop_invalid, label=label, probs=probs, weight=weight, model=model, positive=positive,
+                      features=features, sample=True)
     numbers = {c: "probability" for cols in mapping.probs.values() for c in cols}
     _check_numbers(frame, name, {**numbers, **({mapping.weight: "weight"} if mapping.weight else {})})
     multiclass = len(mapping.classes) > 2
@@ -547,10 +550,17 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
                              f"WHERE {mapping.model} IN (...)), or name another column as the model column.")
         if names.isna().any():  # as load_models: a row of no model would be silently left out of every model
             missing = is_missing(frame.collect_schema(), mapping.model)
-            empty = int(collect(frame.filter(missing).select(nw.len().alias("n")))["n"].iloc[0])
-            raise InputError(f"{name}: the model column {mapping.model!r} is empty in {empty:,} "
-                             f"row{'s' if empty != 1 else ''}; name the model of every row or drop those rows."
-                             + several_files_note(name, repr(mapping.model)))
+            empty, total = (int(v) for v in collect(frame.select(nw.len().alias("n"), missing.sum().alias("e")))
+                            [["e", "n"]].iloc[0])
+            if not drop_invalid:
+                files = several_files_note(name, repr(mapping.model))
+                err = InputError(f"{name}: the model column {mapping.model!r} is empty in {empty:,} "
+                                 f"row{'s' if empty != 1 else ''}; name the model of every row or drop those rows." + files)
+                # files of another layout read together: dropping their rows is no fix, the note says what is
+                raise (err if files else with_drop_advice(err, [("an empty model name", empty)]))
+            mapping = replace(mapping, notes=tuple(mapping.notes) + (
+                dropped_note([("an empty model name", empty, None)], total),))
+            names = names.dropna()
         for m in sorted(names, key=_key):  # engines give no row order: models in sorted order
             roles[str(m)] = Roles(mapping.label, tuple(cols), negative, pos, mapping.weight,
                                   (mapping.model, _python(m)), **view)

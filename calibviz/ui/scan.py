@@ -28,7 +28,8 @@ _HOW = _KEY + "_how"
 #: The models of the opened file whose rows failed when it was opened (:func:`open_model`).
 _FAILED = _KEY + "_failed"
 #: The URL parameters of an opened file (:func:`link_params`).
-LINK_KEYS = ("open", "engine", "label", "probs", "weight", "positive", "per_model", "renormalize", "analyse")
+LINK_KEYS = ("open", "engine", "label", "probs", "weight", "positive", "per_model", "renormalize", "drop_invalid",
+             "analyse")
 
 
 def allowed_roots() -> list[str]:
@@ -129,13 +130,18 @@ def source_form() -> None:
         positive = cols[4].text_input("Positive class", key="w_scan_positive",
                                       help="The label whose probability a single probability column holds (e.g. "
                                            "churn); detected when empty where the labels tell it (0/1, no/yes).")
-        ticks = st.columns(2)
+        ticks = st.columns(3)
         per_model = ticks[0].checkbox("One model per column", key="w_scan_per_model",
                                       help="Each probability column is one model's P(positive class).")
         renormalize = ticks[1].checkbox("Renormalise rows", key="w_scan_renormalize",
                                         help="Divide each row of class columns by its sum: for probabilities "
                                              "rounded so that rows sum to 0.99 or 1.01. Rows summing to 0 are "
                                              "refused; sums far from 1 get a note.")
+        drop_invalid = ticks[2].checkbox("Drop invalid rows", key="w_scan_drop_invalid",
+                                         help="Leave out rows with an empty label, probability, weight or model "
+                                              "name, and rows with wrong values (a probability outside [0, 1], a "
+                                              "label outside the classes, ...) while they are under 5% of the "
+                                              "rows; a note counts them.")
         submitted = st.form_submit_button("Open")
     if submitted and not path.strip():
         st.warning("Type the path of a Parquet or CSV file, a glob or a directory under the allowed directories, "
@@ -143,7 +149,8 @@ def source_form() -> None:
     if submitted and path.strip():
         try:
             _open_into_state(dict(open=path, engine=engine, label=label, probs=probs, weight=weight,
-                                  positive=positive, per_model=per_model, renormalize=renormalize))
+                                  positive=positive, per_model=per_model, renormalize=renormalize,
+                                  drop_invalid=drop_invalid))
         except (InputError, OSError) as err:
             st.error(md(_in_form_words(err)), icon=":material/error:")
         else:
@@ -159,18 +166,18 @@ def _show_opened_fields() -> None:
         return
     for field, key in (("open", "path"), ("engine", "engine"), ("label", "label"), ("probs", "probs"),
                        ("weight", "weight"), ("positive", "positive"), ("per_model", "per_model"),
-                       ("renormalize", "renormalize")):
+                       ("renormalize", "renormalize"), ("drop_invalid", "drop_invalid")):
         st.session_state[f"w_scan_{key}"] = how.get(field, "" if field == "positive" else False)
 
 
 def _open_into_state(how: dict) -> None:
     """Open the file of the form's fields ``how`` (path ``open``, ``engine``, ``label``, ``probs``, ``weight``,
-    ``positive``, ``per_model``, ``renormalize``) and make it the session's; raises :class:`~calibviz.InputError`
+    ``positive``, ``per_model``, ``renormalize``, ``drop_invalid``) and make it the session's; raises :class:`~calibviz.InputError`
     and keeps the previous file."""
     how = {k: v.strip() if isinstance(v, str) else v for k, v in how.items()}
     roles = dict(label=how["label"] or None, probs=probs_role(how["probs"], how["per_model"]),
                  weight=how["weight"] or None, positive=how.get("positive") or None,
-                 renormalize=bool(how.get("renormalize")))
+                 renormalize=bool(how.get("renormalize")), drop_invalid=bool(how.get("drop_invalid")))
     with st.spinner("Aggregating the file (one pass; a log of several models: one per model until one reads)..."):
         opened, failed = open_model(how["open"], how["engine"], **roles)
         ident = scan_identity(how["open"], how["engine"], roles)
@@ -199,7 +206,7 @@ def link_params(analysed: bool) -> dict[str, str]:
     return {"open": how["open"], "engine": how["engine"] if how["engine"] != ENGINES[0] else "",
             "label": how["label"], "probs": how["probs"], "weight": how["weight"], "positive": how.get("positive", ""),
             "per_model": "1" if how["per_model"] else "", "renormalize": "1" if how.get("renormalize") else "",
-            "analyse": "1" if analysed else ""}
+            "drop_invalid": "1" if how.get("drop_invalid") else "", "analyse": "1" if analysed else ""}
 
 
 def _scan_format() -> str:
@@ -239,6 +246,8 @@ def report_command() -> str | None:
         options += ["--probs", *[c.strip() for c in how["probs"].split(",") if c.strip()]]
     if how.get("renormalize"):
         options.append("--renormalize")
+    if how.get("drop_invalid"):
+        options.append("--drop-invalid")
     return " ".join(["calibviz", "report", source] + [shlex.quote(w) for w in options])
 
 
@@ -251,7 +260,7 @@ def open_from_link(params) -> str | None:
     how = dict(open=params.get("open", ""), engine=engine, label=params.get("label", ""),
                probs=params.get("probs", ""), weight=params.get("weight", ""), positive=params.get("positive", ""),
                per_model=params.get("per_model") == "1",
-               renormalize=params.get("renormalize") == "1")
+               renormalize=params.get("renormalize") == "1", drop_invalid=params.get("drop_invalid") == "1")
     try:
         _open_into_state(how)
     except (InputError, OSError) as err:

@@ -238,3 +238,28 @@ def test_a_second_file_opens_on_its_own_first_readable_model_not_the_first_files
     assert_clean(at)
     assert not at.error, [shown(e) for e in at.error]
     assert at.selectbox(key="w_scan_model").value == "b"
+
+
+def test_a_log_with_empty_scores_opens_with_drop_invalid_rows(logs):
+    """A log with a few empty scores: the error names the form's 'Drop invalid rows'; ticked, the file opens, the
+    page says how many rows were left out, the link and the report's command line carry the option."""
+    root, df = logs
+    bad = df.copy()
+    bad.loc[[5, 9, 13], "p"] = np.nan
+    bad.to_parquet(root / "gaps.parquet")
+    at = _open(str(root / "gaps.parquet"))
+    assert_clean(at)
+    message = at.error[0].value.replace("\\", "")
+    assert "tick 'Drop invalid rows' in this form" in message and "drop_invalid" not in message
+    at.checkbox(key="w_scan_drop_invalid").check()
+    at.button[0].click()
+    at = at.run()
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    assert at.query_params.get("drop_invalid") == "1"
+    assert any("dropped 3 of 20,000 rows as asked (drop invalid rows): 3 with an empty, NaN or infinite probability"
+               in i.value.replace("\\", "") for i in at.info)
+    at.session_state["cv_scan_active"] = True  # as 'Analyse on every page' sets it
+    at.switch_page("pages/6_Report.py").run()
+    assert_clean(at)
+    assert any("--drop-invalid" in i.value for i in at.info), [i.value for i in at.info]
