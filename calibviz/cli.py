@@ -699,7 +699,7 @@ RECALIBRATION_METHODS = ("platt", "isotonic", "beta", "temperature", "histogram_
 RECALIBRATION_FIELDS = ("model", "method", "metric", "label", "before", "before_low", "before_high",
                         "before_null_low", "before_null_high", "after", "after_low", "after_high", "after_null_low",
                         "after_null_high", "after_p_value", "after_n_redraws", "diff", "diff_low", "diff_high",
-                        "improved", "unit", "scheme", "reading")
+                        "calibrated_diff", "improved", "worse", "unit", "scheme", "reading")
 
 
 def _add_recalibrate_parser(sub) -> None:

@@ -758,8 +758,15 @@ def _redraws(row) -> int:
 
 
 def _row(name, cf, metric, label, unit, lower_is_better, b, a, diff, d_low, d_high, confidence) -> dict:
-    improved = bool(np.isfinite(d_low) and (d_low > 0 if lower_is_better else d_high < 0))
-    worse = bool(np.isfinite(d_high) and (d_high < 0 if lower_is_better else d_low > 0))
+    # what calibrated predictions of each kind would differ by: a binned error of a calibrated model lies above 0
+    # by a bias that depends on the predictions (fewer distinct values after isotonic regression, fewer in each
+    # bin), so "before - after" of a calibrated model's ECE is not centred on 0. The call is on the difference
+    # beyond it: raw, the page called isotonic regression of calibrated logs "better" (2.0% of 200 logs of 5,000
+    # rows rounded to 2 decimals, 50 bins; 0% beyond the shift, and the same power on miscalibrated logs)
+    shift = float(_get(b, "null_mean")) - float(_get(a, "null_mean"))
+    shift = shift if np.isfinite(shift) else 0.0
+    improved = bool(np.isfinite(d_low) and (d_low - shift > 0 if lower_is_better else d_high - shift < 0))
+    worse = bool(np.isfinite(d_high) and (d_high - shift < 0 if lower_is_better else d_low - shift > 0))
     return {
         "method": name, "metric": metric, "label": label, "unit": unit,
         "before": float(b["value"]), "before_low": _get(b, "low"), "before_high": _get(b, "high"),
@@ -770,21 +777,25 @@ def _row(name, cf, metric, label, unit, lower_is_better, b, a, diff, d_low, d_hi
         "after_null_low": _get(a, "null_low"), "after_null_high": _get(a, "null_high"),
         "after_p_value": _get(a, "p_value"), "after_n_redraws": _redraws(a),
         "after_verdict": _get(a, "verdict") if "verdict" in a else "",
-        "diff": diff, "diff_low": d_low, "diff_high": d_high, "improved": improved,
+        "diff": diff, "diff_low": d_low, "diff_high": d_high, "calibrated_diff": shift, "improved": improved,
+        "worse": worse,
         "n_evaluated": cf.n_evaluated, "scheme": cf.scheme,
         "after_note": _get(a, "note") if "note" in a else "",
         "reading": _reading(name, label, unit, b["value"], a["value"], diff, d_low, d_high, improved, worse,
-                            confidence) + (f" After recalibration: {a['note'][:1].lower()}{a['note'][1:]}"
+                            confidence, shift) + (f" After recalibration: {a['note'][:1].lower()}{a['note'][1:]}"
                                            if "note" in a and a["note"] else ""),
     }
 
 
-def _reading(name, label, unit, before, after, diff, d_low, d_high, improved, worse, confidence) -> str:
+def _reading(name, label, unit, before, after, diff, d_low, d_high, improved, worse, confidence, shift=0.0) -> str:
     fv = lambda v: format_value(v, unit)  # noqa: E731
     text = f"{name}: {label} {fv(before)} → {fv(after)}"
     if not np.isfinite(d_low):
         return text + "."
     interval = f"difference {fv(diff)}, {100 * confidence:g}% interval {fv(d_low)} to {fv(d_high)}"
+    if (d_low > 0 or d_high < 0) != (improved or worse):  # the interval beside 0, the call not: say why
+        interval += (f"; calibrated predictions of each kind would differ by {fv(shift)}, as the upward bias of "
+                     f"{label} on finite data differs between them")
     if improved:
         return text + f" ({interval}): better after recalibration, beyond the bootstrap noise."
     if worse:

@@ -397,11 +397,11 @@ def named_reading(method: str, reading: str, strong: bool = False) -> str:
     return reading.replace(f"{method}:", f"**{label}:**" if strong else f"{label}:", 1)
 
 
-def _change(improved: bool, low: float, high: float) -> str:
-    """The row's call in a word, as its reading says it (the difference interval beside 0 or across it)."""
+def _change(improved: bool, worse: bool, low: float, high: float) -> str:
+    """The row's call in a word, as its reading says it (recalibration_table's improved / worse)."""
     if not (np.isfinite(low) and np.isfinite(high)):
         return ""
-    return "better" if improved else "worse" if (low > 0 or high < 0) else "no clear change"
+    return "better" if improved else "worse" if worse else "no clear change"
 
 
 def show_metric_table(table: pd.DataFrame) -> None:
@@ -413,7 +413,8 @@ def show_metric_table(table: pd.DataFrame) -> None:
     shown = pd.DataFrame({  # before, after and the difference first: the calibrated ranges pushed them off-screen
         "Method": table["method"].map(METHOD_LABELS).fillna(table["method"]),
         "Metric": table["label"],
-        "Change": [_change(i, lo, hi) for i, lo, hi in zip(table["improved"], table["diff_low"], table["diff_high"])],
+        "Change": [_change(i, w, lo, hi) for i, w, lo, hi in zip(table["improved"], table["worse"], table["diff_low"],
+                                                                 table["diff_high"])],
         "Before": [fmt(v, u) for v, u in zip(table["before"], table["unit"])],
         f"After ({100 * level:g}% interval)": [fmt(v, u) + (f" ({format_interval(a, b, u)})" if np.isfinite(a)
                                                              else "") for v, a, b, u in
