@@ -752,7 +752,7 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
     if not np.isfinite(p_value):
         # an error without its reference (computed on request on large data) read as an alarm: "TCE = 47.92%"
         # stood alone on the Data page for a calibrated model of 200,000 rows (a walk-through)
-        if spec.key not in _ZERO_WHEN_CALIBRATED or value is None or not np.isfinite(value):  # undefined: its reason
+        if spec.key not in ZERO_WHEN_CALIBRATED or value is None or not np.isfinite(value):  # undefined: its reason
             return ""
         far = (" (far above on many rows, where the tests reject predictions that differ from their bin's rate even "
                "when the model is calibrated)" if spec.key in ("tce", "classwise_tce") else "")
@@ -802,7 +802,7 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
         # its own but within chance among the tests shown together, a calibrated model's score read so)
         below = (" Below that range: the outcomes are less uncertain than the predictions say (for example rarer "
                  "than predicted where predictions are below 1/2), not a better model.")
-    elif spec.key in _ZERO_WHEN_CALIBRATED and shown_below:
+    elif spec.key in ZERO_WHEN_CALIBRATED and shown_below:
         # an error below what a calibrated model shows (a walk-through met an isotonic "after" ECE of 0.0019 beside
         # "would show 0.0029 - 0.0066", unexplained): chance, or predictions that follow these very labels
         below = (" The value lies below that range, as a calibrated model's does about 1 time in "
@@ -956,7 +956,7 @@ def family_verdicts(rows: list[dict], alpha: float, specs: dict) -> list[dict]:
         verdict = ("" if i in held else _verdict(p_adj, alpha, r["n_redraws"]) if i in adjusted
                    else _verdict(r["p_value"], alpha, r["n_redraws"]))
         row = {**r, "p_adjusted": p_adj, "verdict": verdict, "reading": r["reading"] + sentence}
-        if (verdict.startswith("no evidence") and r["metric"] in _ZERO_WHEN_CALIBRATED and np.isfinite(r["low"])
+        if (verdict.startswith("no evidence") and r["metric"] in ZERO_WHEN_CALIBRATED and np.isfinite(r["low"])
                 and _shown_above_zero(r["low"], r["unit"]) and ABOVE_ZERO_NOTE not in (r.get("note") or "")):
             row["note"] = " ".join(t for t in (r.get("note") or "", ABOVE_ZERO_NOTE) if t)
         out.append({k: row[k] for k in PANEL_COLUMNS} | {k: v for k, v in row.items() if k not in PANEL_COLUMNS})
@@ -1004,7 +1004,9 @@ def _shown_above_zero(low: float, unit: str) -> bool:
 #: :data:`ABOVE_ZERO_NOTE` (a review read "ECE 0.0229 (95% interval 0.0092-0.0270)" next to "no evidence of
 #: miscalibration" on 45 of 100 calibrated logs: noise keeps the error above 0, so no interval reaches 0 there).
 # (not debiased_ece: its bias is removed, it is not held above 0 by noise)
-_ZERO_WHEN_CALIBRATED = frozenset({"ece", "ace", "mce", "rmsce", "tce", "smooth_ece", "ici",
+#: Calibration errors that a calibrated model shows above 0 by noise alone (their calibrated-model reference's
+#: mean is that bias): the panel's note on intervals above 0, and recalibration's call beyond the bias.
+ZERO_WHEN_CALIBRATED = frozenset({"ece", "ace", "mce", "rmsce", "tce", "smooth_ece", "ici",
                                    "brier_reliability", "mcb", "confidence_ece", "top_label_ece", "top_label_mce",
                                    "classwise_ece", "classwise_tce"})
 ABOVE_ZERO_NOTE = ("No evidence of miscalibration, yet the interval lies above 0: noise alone keeps a calibration "

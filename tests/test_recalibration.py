@@ -779,6 +779,9 @@ def test_a_calibrated_model_is_not_called_better_for_a_smaller_binned_bias():
     assert ece["diff_low"] > 0  # the raw interval lies above 0 ...
     assert ece["calibrated_diff"] > ece["diff_low"]  # ... by less than calibrated predictions would differ
     assert not ece["improved"] and not ece["worse"]
+    # proper scores stand as they are: their calibrated-model mean is the expected score, not a bias
+    brier = t.set_index("metric").loc["brier"]
+    assert brier["calibrated_diff"] == 0 and brier["improved"] == (brier["diff_low"] > 0)
     assert ("calibrated predictions of each kind would differ by 0.0" in ece["reading"]
             and "as the upward bias of ECE on finite data differs between them): no clear change." in ece["reading"])
     # a miscalibrated model is still called better: the truth p^1.5 behind the same scores
