@@ -14,7 +14,7 @@ from ..errors import InputError
 from ..panel import format_value
 from ._base import bin_label, count_text, level_label, record_about, require_columns, round_list, table_about
 from .reliability import band_trace, reliability_hover
-from .theme import AXIS, COLORS, PALETTE, apply_theme, with_alpha
+from .theme import AXIS, COLORS, apply_theme, category_colors, with_alpha
 
 __all__ = ["top_label_diagram", "top_label_small_multiples", "classwise_grid", "bin_zoom"]
 
@@ -449,7 +449,7 @@ def bin_zoom(y_true=None, y_prob=None, bin_id: int | None = None, *, binning=Uni
     if "lower" in a and "upper" in a:
         fig.add_vrect(x0=max(a["lower"], rng[0]), x1=min(a["upper"], rng[1]), fillcolor="#F2F2F2", line_width=0,
                       layer="below", row=1, col=1)
-    colors = [PALETTE[i % len(PALETTE)] for i in range(len(table))]
+    colors = category_colors(len(table))
     size = 8 + 22 * np.sqrt(table["share"].to_numpy(float) / max(table["share"].max(), 1e-12))
     hover = [f"predicted {lab}: {c} rows ({100 * s:.1f}% of the bin), confidence {cf:.3f}, accuracy {ac:.3f}, "
              f"gap {ac - cf:+.3f}" for lab, c, s, cf, ac in

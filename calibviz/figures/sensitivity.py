@@ -121,6 +121,15 @@ def binning_sensitivity(y_true=None, y_prob=None, *, metrics=("ece",), schemes=(
                                      legendgroup=scheme, showlegend=c == 1,
                                      hovertext=hover, hovertemplate="%{hovertext}<extra></extra>"), row=1, col=c)
         fig.update_yaxes(rangemode="tozero", row=1, col=c)
+        sub = table[table["metric"] == metric]
+        shown = np.r_[sub["value"].to_numpy(float), sub["high"].to_numpy(float)]
+        shown = shown[np.isfinite(shown)]
+        band = sub["reference_high"].to_numpy(float) if "reference_high" in sub else np.zeros(0)
+        band = band[np.isfinite(band)]
+        if shown.size and band.size and band.max() > 1.5 * shown.max() > 0:
+            # a calibrated model's range at a bin of one row reaches ~1 (equal-width MCE at 30 bins): drawn to its
+            # top it flattened every line of the panel (a walk-through); the band leaves the plot there instead
+            fig.update_yaxes(range=[0.0, 1.3 * float(shown.max())], row=1, col=c)
         fig.update_xaxes(title_text="Number of bins B", row=1, col=c)
     fig.update_yaxes(title_text="Metric value", row=1, col=1)
     return apply_theme(fig, title=title, height=height or 460)

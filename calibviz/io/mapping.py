@@ -326,6 +326,21 @@ def guess_label(columns) -> str | None:
     return _find(list(map(str, columns)), LABEL_NAMES, None, "label")
 
 
+def guess_probs(columns) -> list:
+    """Probability columns by name alone (``p``, ``score``, ``p_<class>``, ...): the mapping panel's default when
+    the rest of the detection fails (a 3-class label beside one ``p`` column showed the error about "a single
+    probability column" above an empty Probability columns field, a walk-through).
+
+    Examples
+    --------
+    >>> guess_probs(["label", "p", "age"]), guess_probs(["y", "p_cat", "p_dog", "x"])
+    (['p'], ['p_cat', 'p_dog'])
+    """
+    names = list(map(str, columns))
+    single = [c for c in names if c.lower() in SINGLE_PROB_NAMES]
+    return single[:1] or [c for c in names if _PREFIX.match(c)]
+
+
 def _find(columns, names, override, what):
     if override is not None:
         if override not in columns:

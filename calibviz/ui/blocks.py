@@ -473,9 +473,24 @@ def show_headlines(table: pd.DataFrame, n: int | None = 3) -> None:
     """The first ``n`` metrics (all with None) as sentences for stakeholders; each reading ends with its verdict
     against a calibrated model."""
     readings = _readings(table)
+    seen: set = set()
     for i, row in (table if n is None else table.head(n)).iterrows():
-        st.markdown(f"**{row['label']} = {_format_value(row)}.** {readings[i]}"
-                    + (f" *{row['note']}*" if row.get("note") else ""))
+        note = _unseen_sentences(row.get("note") or "", seen)
+        st.markdown(f"**{row['label']} = {_format_value(row)}.** {readings[i]}" + (f" *{note}*" if note else ""))
+
+
+def _unseen_sentences(text: str, seen: set) -> str:
+    """``text`` without the sentences in ``seen`` (which it then joins): a note said once in a column of readings
+    (ECE's and ACE's "No evidence of miscalibration, yet the interval lies above 0: ..." twice in a row, up to three
+    times in one paragraph, a walk-through).
+
+    >>> seen = set(); _unseen_sentences("A b. Same note.", seen), _unseen_sentences("Same note. C d.", seen)
+    ('A b. Same note.', 'C d.')
+    """
+    parts = [p for p in re.split(r"(?<=[.!?])\s+(?=[A-Z])", text.strip()) if p]
+    kept = [p for p in parts if p not in seen]
+    seen.update(parts)
+    return " ".join(kept)
 
 
 def show_metric_table(table: pd.DataFrame, name: str, caption: str | None = None) -> None:

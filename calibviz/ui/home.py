@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ..demo import DEMOS, demo_datasets
-from ..io.mapping import guess_label, model_names
+from ..io.mapping import guess_label, guess_probs, model_names
 from ..io.readers import DECIMALS, DELIMITERS, ENCODINGS
 from ..errors import InputError
 from .. import reduce
@@ -49,8 +49,10 @@ def source_picker() -> None:
             st.caption(DEMOS[picked].story)
         if src["kind"] != "demo":
             st.info(f"Showing your file **{md(src['name'])}**.", icon=":material/upload_file:")
-            if st.button(f"Show the {DEMOS[picked].title} demo instead", key="cv_back_to_demo",
-                         help="Your file stays uploaded; upload it again to come back to it."):
+            # the demo's whole title did not fit the button at 1280 px ("... 20 000 patients) d…", a walk-through)
+            if st.button("Show the demo instead", key="cv_back_to_demo",
+                         help=f"Shows the {DEMOS[picked].title} demo. Your file stays uploaded; upload it again to "
+                              "come back to it."):
                 load_demo_into_state(picked)
                 st.rerun()
     with right:
@@ -205,6 +207,8 @@ def mapping_editor() -> None:
             len(c) == 1 for c in mapping.probs.values())
         if mapping is None or (len(mapping.probs) > 1 and not per_model_detected):
             default_probs = [c for c in hint.get("probs", []) if c in columns]
+            if mapping is None and not default_probs:
+                default_probs = guess_probs(columns)
         else:
             default_probs = [c for cols in mapping.probs.values() for c in cols]
         # the whole width: ten class columns in a third of it showed as "p_airpl…" (a browser review)
@@ -298,11 +302,11 @@ def mean_gap_reading(predicted: float, observed: float, positive_class=None, *, 
     >>> mean_gap_reading(0.95, 0.93, p_value=0.002)
     'The model is **overconfident** on average: its mean confidence is 95.0% for an accuracy of 93.0% (2.0 percentage points apart; p = 0.002 against a calibrated model).'
     >>> mean_gap_reading(0.169, 0.166, 1, p_value=0.41, model="rf")[:43]
-    'On average the model rf **matches** the rat'
+    'On average the model “rf” **matches** the r'
 
     ``model``: the selected model's name (Markdown-escaped), said where several are loaded.
     """
-    the = f"the model {model}" if model else "the model"
+    the = f"the model “{model}”" if model else "the model"  # quoted: "the model raw matches" read as a typo
     The = the[0].upper() + the[1:]
     points = round(abs(predicted - observed) * 100, 1)
     beyond = bool(p_value <= alpha)  # NaN: no test, no direction claimed

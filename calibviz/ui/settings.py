@@ -219,7 +219,9 @@ def binning_controls(n_rows: int, *, setting: str = "scheme") -> None:
     """Binning scheme (the setting ``setting``: "scheme" for ECE-type pages, "tce_scheme" for TCE) and its parameters."""
     names = list(SETTINGS[setting].choices)
     _widget(setting, st.selectbox, label="Binning", options=names, format_func=SCHEME_LABELS.get,
-            help="How predictions are grouped into bins for the diagram and the binned metrics.")
+            help="How predictions are grouped into bins for the diagram and the binned metrics"
+                 + (", except TCE: TCE bins by PAVA-BC on every page, as its paper defines it (the Test-based "
+                    "page compares other binnings)." if setting == "scheme" else "."))
     scheme = _store()[setting]
     if scheme in ("uniform", "equal_mass"):
         _widget("tce_bins" if setting == "tce_scheme" else "bins", st.slider, label="Number of bins", min_value=2,
@@ -246,6 +248,9 @@ def binning_controls(n_rows: int, *, setting: str = "scheme") -> None:
         sizes = pavabc_sizes(n_rows, int(_store()["n_min"]) or None, int(_store()["n_max"]) or None)
         st.caption(f"TCE bins by PAVA-BC with Smallest bin {sizes[0]:,} and Largest bin {sizes[1]:,} (set where "
                    "Binning is PAVA-BC; 0 for rows / 20 and rows / 5).")
+    elif setting == "scheme" and "tce" in _store()["metrics"]:
+        # TCE stayed at 67.36% under every binning with nothing to say why (a walk-through)
+        st.caption("TCE bins by PAVA-BC whatever the binning here (its paper's bins).")
 
 
 def _explicit_conflict(s: dict) -> bool:

@@ -171,4 +171,4 @@ def test_the_data_summary_names_the_model_it_is_about():
     upload(at, "models.csv", _frame(1_000, n_models=3).to_csv(index=False).encode())
     assert_clean(at)
     said = [shown(m) for m in at.markdown if shown(m).startswith("On average the model")]
-    assert said and said[0].startswith("On average the model good "), said
+    assert said and said[0].startswith("On average the model “good” "), said

@@ -1,5 +1,5 @@
-"""The Data page's 'Drop invalid rows' (calibviz.io.cleaning): the error of a log with a few empty scores names the
-tick box and preselects it; applying the mapping loads the other rows and says how many were left out."""
+"""The Data page's column mapping panel: 'Drop invalid rows' (calibviz.io.cleaning), whose tick box the error of a
+log with a few empty scores names and preselects; the fields it fills when the detection fails."""
 import numpy as np
 import pandas as pd
 
@@ -28,3 +28,16 @@ def test_a_log_with_empty_scores_loads_after_ticking_drop_invalid_rows():
     page = " ".join(shown(x) for x in [*at.info, *at.caption, *at.markdown, *at.warning])
     assert "dropped 2 of 3,000 rows as asked (drop invalid rows)" in page
     assert at.session_state["cv_source"]["options"]["drop_invalid"] is True
+
+
+def test_a_failed_detection_still_fills_the_probability_columns_by_name():
+    """A 3-class label beside one 'p' column: the error speaks of 'a single probability column', and the mapping
+    panel below showed an empty Probability columns field (a walk-through); it now names 'p'."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"label": rng.choice(["dog", "cat", "bird"], 300), "p": rng.random(300)})
+    at = app().run()
+    upload(at, "three.csv", df.to_csv(index=False).encode())
+    assert_clean(at)
+    assert "single probability column" in shown(at.error[0])
+    field = next(m for m in at.multiselect if m.label == "Probability columns")
+    assert field.value == ["p"]

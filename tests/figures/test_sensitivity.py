@@ -92,3 +92,21 @@ def test_each_point_says_its_smallest_bin():
     hovers = [h for tr in fig.data if tr.hovertext for h in tr.hovertext]
     assert any(h.endswith(f"smallest bin: {int(t.loc[1, 'min_rows'])} row" + ("s" if t.loc[1, "min_rows"] != 1 else ""))
                for h in hovers)
+
+
+def test_a_reference_band_spike_does_not_flatten_the_lines():
+    """Equal-width MCE at 30 bins has a bin of one row, where a calibrated model's range reaches ~1: drawn to its
+    top the band flattened every line of the panel (a walk-through); the axis now follows the values."""
+    import pandas as pd
+
+    from calibviz.figures import binning_sensitivity
+
+    t = pd.DataFrame({"metric": "mce", "label": "MCE", "scheme": "uniform", "scheme_label": "equal width",
+                      "n_bins": [10, 20, 30], "value": [0.05, 0.07, 0.09], "low": [0.03, 0.05, 0.06],
+                      "high": [0.08, 0.1, 0.12], "reference_low": [0.02, 0.03, 0.05],
+                      "reference_high": [0.06, 0.09, 0.97]})
+    fig = binning_sensitivity(table=t)
+    top = fig.layout.yaxis.range[1]
+    assert 0.12 < top < 0.2
+    t["reference_high"] = [0.06, 0.09, 0.13]  # no spike: Plotly's own range
+    assert binning_sensitivity(table=t).layout.yaxis.range is None
