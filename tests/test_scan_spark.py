@@ -272,3 +272,24 @@ def test_spark_reads_csv_null_texts_as_missing_as_in_memory(spark, tmp_path):
     with pytest.raises(cv.InputError, match=r"probability column 'p' of .* holds non-numeric values in 1 row, e.g. "
                                             r"'high'"):
         cv.scan(str(path), positive="yes", engine="spark").metrics(["ece"])
+
+
+def test_spark_drops_the_invalid_rows_duckdb_drops(spark, tmp_path):
+    """drop_invalid on Spark: the same note and numbers as DuckDB (rows of no model, an empty score, a negative
+    weight)."""
+    rng = np.random.default_rng(3)
+    n = 4_000
+    p = rng.beta(2, 5, n)
+    df = pd.DataFrame({"model": np.where(np.arange(n) % 2, "a", "b"), "y": (rng.random(n) < p).astype(np.int64),
+                       "p": p, "weight": rng.uniform(0.5, 2, n)})
+    df.loc[[3, 5], "p"] = np.nan
+    df.loc[7, "weight"] = -1.0
+    df.loc[[10, 12], "model"] = None
+    path = tmp_path / "log.parquet"
+    df.to_parquet(path)
+    s, d = (cv.scan(str(path), engine=e, drop_invalid=True) for e in ("spark", "duckdb"))
+    for name in ("a", "b"):
+        a, b = s.models[name], d.models[name]
+        assert a.notes == b.notes and "dropped" in a.notes[-1]
+        np.testing.assert_allclose(a.metrics(metrics=("ece", "brier"))["value"].to_numpy(float),
+                                   b.metrics(metrics=("ece", "brier"))["value"].to_numpy(float), rtol=1e-9)

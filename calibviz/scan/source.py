@@ -550,7 +550,9 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
                              f"WHERE {mapping.model} IN (...)), or name another column as the model column.")
         if names.isna().any():  # as load_models: a row of no model would be silently left out of every model
             missing = is_missing(frame.collect_schema(), mapping.model)
-            empty, total = (int(v) for v in collect(frame.select(nw.len().alias("n"), missing.sum().alias("e")))
+            # the count as a sum of 0/1 (Spark sums no booleans)
+            empty, total = (int(v) for v in collect(frame.select(nw.len().alias("n"),
+                                                                 missing.cast(nw.Int64).sum().alias("e")))
                             [["e", "n"]].iloc[0])
             if not drop_invalid:
                 files = several_files_note(name, repr(mapping.model))
