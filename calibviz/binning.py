@@ -602,11 +602,14 @@ def _pavabc_sizes(ys, ws, cs, n_min: int, n_max: int, tail_rule: str):
     TIE_RULE: the paper pools the top block with the next row while both fit
     under N_min, i.e. while the top holds fewer than N_min rows. On groups the
     rule is the latter: a top of fewer than N_min rows takes the next group
-    whole, so every block left behind holds at least N_min rows, as in the
-    paper. (Pooling only while both fit left blocks of 159-226 rows with
-    N_min = 250 on scores rounded to 2 decimals, a walk-through: a group
-    that did not fit beside a 230-row top started a block of its own.) On
-    untied rows the two rules are the same.
+    whole if both fit under N_max, so every block left behind holds at least
+    N_min rows unless a group too large to join it under N_max follows it.
+    (Pooling only while both fit under N_min left blocks of 159-226 rows with
+    N_min = 250 on scores rounded to 2 decimals, a walk-through: a group that
+    did not fit beside a 230-row top started a block of its own. Pooling
+    whatever N_max made one block of 1,100 rows of 200 rows and a tie of 900
+    with N_max = 1,000, a review: N_max holds first, as the paper's rule
+    never exceeds it.) On untied rows the rules are the paper's.
     """
     tail, stop = 0, len(cs)
     while stop and tail < n_min:
@@ -618,9 +621,9 @@ def _pavabc_sizes(ys, ws, cs, n_min: int, n_max: int, tail_rule: str):
         ts, tw, tc = ys[0], ws[0], cs[0]
         for s, w, c in zip(ys[1:stop], ws[1:stop], cs[1:stop]):
             tot = tc + c
-            # the group merges into the top if the top holds fewer than n_min rows (TIE_RULE), or if both fit under
-            # n_max and the top's mean is >= the group's (a violation or a tie); otherwise it becomes the new top
-            if tc >= n_min and (tot > n_max or ts * w < s * tw):
+            # the group merges into the top if both fit under n_max and the top holds fewer than n_min rows
+            # (TIE_RULE) or the top's mean is >= the group's (a violation or a tie); otherwise it becomes the new top
+            if tot > n_max or (tc >= n_min and ts * w < s * tw):
                 S.append(ts)
                 W.append(tw)
                 C.append(tc)
@@ -704,9 +707,10 @@ def _pavabc_sizes_grouped(s, neg, c, n_min: int, n_max: int, tail_rule: str):
     * A frozen block's neighbour on the right always contains the group whose
       arrival froze it, so their rows exceed n_min: merges with frozen blocks
       are never forced, only decided by size and means.
-    * While the top T = [t, e) holds fewer than n_min rows, groups join
-      unconditionally (TIE_RULE of :func:`_pavabc_sizes`); the first that lets
-      T merge into the block below is found with one vectorised test per run.
+    * While the top T = [t, e) holds fewer than n_min rows, groups that fit
+      with it under n_max join unconditionally (TIE_RULE of
+      :func:`_pavabc_sizes`; one that does not ends T); the first that lets T
+      merge into the block below is found with one vectorised test per run.
     * Otherwise group j joins iff mean(T + j) <= mean(T), and a group that
       does not starts an excursion E that joins groups unconditionally while
       it holds fewer than n_min rows and merges back when mean(T + E) <=
@@ -772,7 +776,11 @@ def _pavabc_sizes_grouped(s, neg, c, n_min: int, n_max: int, tail_rule: str):
     while e < stop:
         if Cc[e] - Cc[t] < n_min:  # forced joins up to f (TIE_RULE): groups [e, f) find the top under n_min rows
             f = min(int(np.searchsorted(Cc, Cc[t] + n_min, side="left")), stop)
-            lo, step = e, 1024
+            # ... and fit under n_max with it: a group that does not ends the top, under n_min as it is
+            cap = max(int(np.searchsorted(Cc, Cc[t] + n_max, side="right")) - 1, e)
+            blocked = cap < f
+            f = min(f, cap)
+            lo, step, j = e, 1024, None
             while lo < f:
                 hi = min(f, lo + step)
                 j = first_merge_below(t, lo, hi)
@@ -784,6 +792,9 @@ def _pavabc_sizes_grouped(s, neg, c, n_min: int, n_max: int, tail_rule: str):
                 t = merge_down(t, e)
             else:
                 e = f
+                if blocked and e < stop:
+                    starts.append(t)
+                    t, e = e, e + 1
             continue
         # records of the running minimum of mean([t, j]) from group e on
         prev = e - 1  # the top ends after prev; a pending excursion starts at prev + 1

@@ -330,9 +330,9 @@ def test_weights_shape_checked():
 
 
 def _pavabc_naive_groups(s, w, c, n_min, n_max, rule):
-    """Algorithm 2 on groups of tied rows pushed whole, transcribed with explicit arrays (independent of ours): a
-    block of fewer than n_min rows pools with the next (the paper's forced pooling; for single rows the same as
-    'both fit under n_min'), otherwise as the paper."""
+    """Algorithm 2 on groups of tied rows pushed whole, transcribed with explicit arrays (independent of ours): two
+    blocks that fit under n_max pool when the first holds fewer than n_min rows (the paper's forced pooling; for
+    single rows the same as 'both fit under n_min') or when its mean is >= the second's."""
     G = len(c)
     stop, tail = G, 0
     while stop and tail < n_min:
@@ -344,17 +344,15 @@ def _pavabc_naive_groups(s, w, c, n_min, n_max, rule):
         Wt.append(w[i])
         Cn.append(c[i])
         while len(Cn) > 1:
-            if Cn[-2] >= n_min:
-                if Cn[-2] + Cn[-1] > n_max:
-                    break
-                if Y[-2] * Wt[-1] < Y[-1] * Wt[-2]:
-                    break
+            if Cn[-2] + Cn[-1] > n_max:
+                break
+            if Cn[-2] >= n_min and Y[-2] * Wt[-1] < Y[-1] * Wt[-2]:
+                break
             for arr in (Y, Wt, Cn):
                 top = arr.pop()
                 arr[-1] += top
     if n_min > 0:
-        cond = (Cn[-1] + tail <= n_max) if rule == "paper" else (2 * n_min <= n_max)
-        if Cn and cond:
+        if Cn and ((Cn[-1] + tail <= n_max) if rule == "paper" else (2 * n_min <= n_max)):
             Cn[-1] += tail
         else:
             Cn.append(tail)
@@ -382,9 +380,14 @@ def test_pavabc_on_tied_scores_keeps_every_bin_but_the_last_at_n_min():
         assert bn._pavabc_sizes_grouped(s, c - s, c, n_min, n_max, rule) == want, (i, n, n_min, n_max)
         counts = bn.PAVABC(n_min, n_max, tail_rule=rule).fit(p, y).counts
         assert counts.tolist() == want
-        # every bin but the last; with other constraints than N/20, N/5 (n_max < 2 n_min) the top before a tail
-        # that cannot join it may hold fewer, as in the paper's algorithm
-        assert counts[:-1 if i % 2 else -2].min(initial=n_min) >= n_min
+        if i % 2 and c.max() <= n_max - n_min:  # N/20, N/5, no tie group too large to join a small block under
+            # n_max: every bin but the last holds n_min rows (other constraints may end in a tail that cannot join
+            # the top, as the paper's)
+            assert counts[:-1].min(initial=n_min) >= n_min
+    # N_max holds first (a review): 200 untied rows, then 900 tied rows; N_min 250, N_max 1,000
+    p = np.r_[np.linspace(0.01, 0.2, 200), np.full(900, 0.25)]
+    y = (np.random.default_rng(2).random(p.size) < p).astype(int)
+    assert bn.PAVABC(250, 1000).fit(p, y).counts.max() <= 1000
     d = np.round(np.random.default_rng(0).beta(2, 5, 5_000), 2)
     yy = (np.random.default_rng(1).random(5_000) < d).astype(int)
     assert bn.PAVABC().fit(d, yy).counts[:-1].min() >= 250

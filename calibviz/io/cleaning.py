@@ -26,7 +26,7 @@ from ..errors import InputError
 from ..validation import describe_rows, row_sums
 
 __all__ = ["WRONG_SHARE", "coerce_numbers", "label_codes", "invalid_rows", "file_invalid", "dropped_note",
-           "too_many_wrong_error", "split_invalid", "with_drop_advice"]
+           "too_many_wrong_error", "split_invalid", "with_drop_advice", "rows_where"]
 
 #: Largest share of rows whose present-but-wrong values ``drop_invalid`` drops (missing values: any share).
 WRONG_SHARE = 0.05
@@ -94,6 +94,11 @@ def invalid_rows(df: pd.DataFrame, label: str, keys: dict, cols, weight: str | N
         with np.errstate(invalid="ignore"):
             add("a negative weight", w < 0, False)
     return out
+
+
+def rows_where(mask) -> str:
+    """The rows of ``mask`` as a note names them: '0-based: 3, 7' (:func:`calibviz.validation.describe_rows`)."""
+    return describe_rows(mask).split(" (", 1)[1][:-1]
 
 
 def dropped_note(counts: list[tuple[str, int, str | None]], total: int) -> str:
@@ -174,5 +179,5 @@ def file_invalid(df: pd.DataFrame, mapping, keys: dict, *, logits: bool, renorma
     where = []
     for reason, count in dropped:
         drop |= merged[reason][0]
-        where.append((reason, count, describe_rows(merged[reason][0]).split(" (", 1)[1][:-1]))
+        where.append((reason, count, rows_where(merged[reason][0])))
     return drop, where, kept

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,7 @@ from .._lazy import lazy
 from ..errors import InputError
 from ..validation import ROW_SUM_ATOL, check_weights, describe_rows, probability_range, row_sums
 from .cleaning import (MISSING, UNKNOWN, WRONG_SHARE, coerce_numbers, dropped_note, file_invalid,
-                       invalid_rows, label_codes,
+                       invalid_rows, label_codes, rows_where,
                        split_invalid, too_many_wrong_error, with_drop_advice)
 from .mapping import (ID_NAMES, LABEL_NAMES, RANKED_AUC, _ID_PATTERN, ColumnMapping, _find, _key, _named_part,
                       detect_mapping, model_names, stray_labels)
@@ -273,10 +274,11 @@ def _weights(df: pd.DataFrame, col: str | None):
 
 def _build(df: pd.DataFrame, mapping: ColumnMapping, cols, name: str, source: str, logits: bool,
            renormalize: bool, min_rows: int, cleaned: tuple | None = None) -> Predictions:
-    """One model's validated :class:`Predictions`. ``cleaned``: (note, wrong values kept, rows before) of a file
-    whose invalid rows were dropped (``drop_invalid``, :func:`calibviz.io.cleaning.file_invalid`), or None."""
-    note, kept, total = cleaned if cleaned is not None else (None, [], len(df))
-    notes, problems = list(mapping.notes) + ([note] if note else []), []
+    """One model's validated :class:`Predictions`. ``cleaned``: (notes, wrong values kept, rows before) of rows
+    whose invalid ones were dropped (``drop_invalid``, :func:`_dropped_invalid`), or None."""
+    dropped_notes, kept, total = cleaned if cleaned is not None else ((), [], len(df))
+    notes, problems = list(mapping.notes) + list(dropped_notes), []
+    note = bool(dropped_notes)
     keys = _class_keys(mapping.classes, mapping.label_positions)
     if len(df) < min_rows:
         after = " left after dropping the invalid rows" if note else ""
@@ -445,15 +447,14 @@ def predictions_from_frame(df: pd.DataFrame, *, label=None, probs=None, weight=N
                       features=features)
     if len(df) < min_rows:
         raise InputError(f"{source} has {len(df)} rows; at least {min_rows} are needed for a calibration analysis.")
-    cleaned = None
-    if drop_invalid:  # calibviz.io.cleaning: one decision per row (example) of the file, a note for every model
-        drop, dropped, kept = file_invalid(df, mapping, _class_keys(mapping.classes, mapping.label_positions),
-                                           logits=logits, renormalize=renormalize, sum_tolerance=SUM_TOLERANCE)
-        note = dropped_note(dropped, len(df)) if dropped else None
-        if note and len(mapping.probs) > 1:
-            note += "; a row invalid for one model is left out for every model, which keeps them on the same examples"
-        cleaned = (note, kept, len(df))
-        df = df[~drop]
+    cleaned, unnamed = None, ()
+    if drop_invalid and mapping.model is None:  # one decision per row (example), a note for every model
+        df, cleaned = _dropped_invalid(df, mapping, logits, renormalize)
+    elif drop_invalid:  # a long log: the rows of no model for every model's note, then each model's own rows
+        missing = df[mapping.model].isna().to_numpy()
+        if missing.any():
+            unnamed = (dropped_note([("an empty model name", int(missing.sum()), rows_where(missing))], len(df)),)
+            df = df[~missing]
     out: dict[str, Predictions] = {}
     if mapping.model is not None:
         cols = next(iter(mapping.probs.values()))
@@ -464,9 +465,14 @@ def predictions_from_frame(df: pd.DataFrame, *, label=None, probs=None, weight=N
                                               "rows."), [("an empty model name", int(missing.sum()))])
         key = df[mapping.model].astype(str)
         for name in pd.unique(key):
+            rows = df[key == name]
+            if drop_invalid:
+                # the 5% of wrong values and the note of each model's own rows, as a scan counts them (a review:
+                # a model whose column was on another scale got through, diluted by the file's other models)
+                rows, cleaned = _dropped_invalid(rows, replace(mapping, model=None), logits, renormalize, unnamed)
             try:
-                out[str(name)] = _build(df[key == name], mapping, cols, str(name), source, logits, renormalize,
-                                        min_rows, cleaned)
+                out[str(name)] = _build(rows, mapping, cols, str(name), source, logits, renormalize, min_rows,
+                                        cleaned)
             except InputError as err:  # which model, and that its rows are counted among its own (a walk-through
                 # read "0-based: 0, 1, 2" for rows 600000-600009 of the file, in the third model)
                 where = f"model {str(name)!r} (rows counted among that model's rows, in file order): "
@@ -478,6 +484,18 @@ def predictions_from_frame(df: pd.DataFrame, *, label=None, probs=None, weight=N
             label = _model_name_from_source(source) if single else name
             out[label] = _build(df, mapping, cols, label, source, logits, renormalize, min_rows, cleaned)
     return out
+
+
+def _dropped_invalid(df: pd.DataFrame, mapping: ColumnMapping, logits: bool, renormalize: bool,
+                     notes: tuple = ()) -> tuple[pd.DataFrame, tuple]:
+    """(rows left, ``cleaned`` for :func:`_build`) of ``drop_invalid`` on ``df`` (:func:`calibviz.io.cleaning.file_invalid`):
+    ``notes`` before this one's."""
+    drop, dropped, kept = file_invalid(df, mapping, _class_keys(mapping.classes, mapping.label_positions),
+                                       logits=logits, renormalize=renormalize, sum_tolerance=SUM_TOLERANCE)
+    note = dropped_note(dropped, len(df)) if dropped else None
+    if note and len(mapping.probs) > 1:
+        note += "; a row invalid for one model is left out for every model, which keeps them on the same examples"
+    return df[~drop], (tuple(notes) + ((note,) if note else ()), kept, len(df))
 
 
 def load_models(path_or_buffer, label=None, probs=None, weight=None, logits: bool = False, *, positive=None,
@@ -759,6 +777,12 @@ def _drop_across_files(frames: list, file_names: list, id_col, opts: dict) -> tu
     elif len({len(f) for f in frames}) == 1:
         union = np.logical_or.reduce(drops)
         drops = [union] * len(frames)
+    else:  # no id and different lengths: rows cannot be matched, before or after dropping (a review: files that
+        # each lost their own invalid rows reached one length and were paired by position, 977 of 2,000 wrongly)
+        sizes = ", ".join(f"{name} {len(f):,}" for name, f in zip(file_names, frames))
+        raise InputError(f"the files hold different numbers of rows ({sizes}) and no id column: their invalid rows "
+                         "cannot be left out of every file, as the rows cannot be matched. Add an id column to "
+                         "every file (rows are then matched by id), or export the same rows.")
     n = int(max(d.sum() for d in drops))
     note = (f"dropped {n:,} example{'s' if n != 1 else ''} invalid in at least one file from every file, as asked "
             f"(drop invalid rows), which keeps the models on the same examples; " + "; ".join(parts))

@@ -786,18 +786,21 @@ def _row(name, cf, metric, label, unit, lower_is_better, b, a, diff, d_low, d_hi
         "n_evaluated": cf.n_evaluated, "scheme": cf.scheme,
         "after_note": _get(a, "note") if "note" in a else "",
         "reading": _reading(name, label, unit, b["value"], a["value"], diff, d_low, d_high, improved, worse,
-                            confidence, shift) + (f" After recalibration: {a['note'][:1].lower()}{a['note'][1:]}"
+                            confidence, shift, lower_is_better) + (f" After recalibration: {a['note'][:1].lower()}{a['note'][1:]}"
                                            if "note" in a and a["note"] else ""),
     }
 
 
-def _reading(name, label, unit, before, after, diff, d_low, d_high, improved, worse, confidence, shift=0.0) -> str:
+def _reading(name, label, unit, before, after, diff, d_low, d_high, improved, worse, confidence, shift=0.0,
+             lower_is_better=True) -> str:
     fv = lambda v: format_value(v, unit)  # noqa: E731
     text = f"{name}: {label} {fv(before)} → {fv(after)}"
     if not np.isfinite(d_low):
         return text + "."
     interval = f"difference {fv(diff)}, {100 * confidence:g}% interval {fv(d_low)} to {fv(d_high)}"
-    if (d_low > 0 or d_high < 0) != (improved or worse):  # the interval beside 0, the call not: say why
+    raw_call = (d_low > 0) - (d_high < 0)  # +1: the interval above 0 (lower after), -1 below, 0 across
+    call = int(improved) - int(worse) if lower_is_better else int(worse) - int(improved)
+    if raw_call != call:  # the call is not the raw interval's (beside 0 and no call, or flipped): say why
         interval += (f"; calibrated predictions of each kind would differ by {fv(shift)}, as the upward bias of "
                      f"{label} on finite data differs between them")
     if improved:

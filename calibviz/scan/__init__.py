@@ -359,7 +359,8 @@ class Scan:
             raise InputError(f"{where}: weight column {r.weight!r} is zero everywhere (it sums to zero); at least one "
                              "row needs a positive weight.")
         if n < MIN_ROWS and r.view != "toplabel":  # a top-label view may be small or empty (class never predicted)
-            raise InputError(f"{src}: model {self.name!r} has {n} rows; at least {MIN_ROWS} are needed for a "
+            after = " left after dropping the invalid rows" if self._dropped else ""
+            raise InputError(f"{src}: model {self.name!r} has {n} rows{after}; at least {MIN_ROWS} are needed for a "
                              "calibration analysis.")
         present = valid.loc[valid["n"] > 0, "_y"].unique()
         if present.size < 2 and r.view == "binary" and self._one_class is None:
@@ -1089,6 +1090,8 @@ def scan(source, *, label=None, probs=None, weight=None, positive=None, model=No
         :mod:`calibviz.io.cleaning`). The rows are counted in the first pass
         and left out of every result, at no extra pass. Each model (view)
         leaves out its own invalid rows: a scan compares models unpaired.
+        An engine types each column: a probability column that holds text
+        is refused as a column, whatever this option (convert it first).
     engine : {"duckdb", "polars", "spark"}, optional
         Where the aggregation runs; default DuckDB for paths and queries and
         the frame's own engine for frames.
