@@ -726,16 +726,20 @@ def corp_table(
 
 
 def _monotone_envelope(grid_x, lo_grid, hi_grid, x):
-    """A band known at ``grid_x`` (sorted, spanning ``x``) at the points ``x``: the upper end of the next grid point
-    at or after x, the lower end of the last one at or before it. A non-decreasing curve inside the band at the grid
-    points is then inside at every x (between x_a and x_b it lies within [curve(x_a), curve(x_b)]).
+    """A band known at ``grid_x`` (sorted, spanning ``x``) at the points ``x``: between two grid points x_a <= x <=
+    x_b, from the lower of their lower ends to the higher of their upper ends. A non-decreasing curve inside the
+    band at the grid points is then inside at every x (it lies within [curve(x_a), curve(x_b)] there), and the band
+    holds the one interpolated between them (their ends need not be monotone: a review).
 
     >>> _monotone_envelope(np.array([0.0, 1.0]), np.array([0.1, 0.5]), np.array([0.3, 0.9]), np.array([0, 0.5, 1]))
     (array([0.1, 0.1, 0.5]), array([0.3, 0.9, 0.9]))
+    >>> _monotone_envelope(np.array([0.0, 1.0]), np.array([0.5, 0.3]), np.array([0.9, 0.6]), np.array([0.5]))
+    (array([0.3]), array([0.9]))
     """
     following = np.minimum(np.searchsorted(grid_x, x, side="left"), grid_x.shape[0] - 1)
     preceding = np.maximum(np.searchsorted(grid_x, x, side="right") - 1, 0)
-    return lo_grid[preceding], hi_grid[following]
+    return (np.minimum(lo_grid[preceding], lo_grid[following]),
+            np.maximum(hi_grid[preceding], hi_grid[following]))
 
 
 def _interpolate_degenerate(x, cep, lo, hi):
