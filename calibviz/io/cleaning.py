@@ -24,6 +24,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..validation import describe_rows, row_sums
+from .mapping import _key
 
 __all__ = ["WRONG_SHARE", "coerce_numbers", "label_codes", "invalid_rows", "file_invalid", "dropped_note",
            "too_many_wrong_error", "split_invalid", "with_drop_advice", "rows_where"]
@@ -47,8 +48,6 @@ def coerce_numbers(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
 def label_codes(series: pd.Series, keys: dict) -> np.ndarray:
     """Class index of each label (``keys``: {normalised label: index}), :data:`UNKNOWN` for a label outside the
     classes, :data:`MISSING` for an empty one. One lookup per distinct label."""
-    from .mapping import _key
-
     inverse, uniques = pd.factorize(series, sort=False)  # missing labels get -1 here
     codes = np.array([keys.get(_key(u), UNKNOWN) for u in uniques] + [MISSING], dtype=np.int64)
     return codes[inverse]  # inverse -1 picks the trailing MISSING

@@ -706,7 +706,8 @@ def corp_table(
             # at level 0.95), and carried to the other points as steps that hold every monotone curve inside
             # between two grid points once inside at both (the PAV curve is monotone: from x_a to x_b it stays
             # within [cep(x_a), cep(x_b)]). Interpolated, the band was left between grid points: 8.0% of 350
-            # calibrated logs of 10^5 rows outside at level 0.95 (an audit).
+            # calibrated logs of 10^5 rows outside at level 0.95 (an audit); 6.1% of 700 now, every one outside at
+            # a grid point too (benchmarks/README.md).
             grid = _grid_points(g, n_points)
             draws = _band_draws(g, q, w_sorted, grid, n_resamples, rng, resample)
             lo_grid, hi_grid = band_limits(draws, level, band_coverage, smooth=G > 2 * n_points)
