@@ -278,10 +278,9 @@ def _build(df: pd.DataFrame, mapping: ColumnMapping, cols, name: str, source: st
     whose invalid ones were dropped (``drop_invalid``, :func:`_dropped_invalid`), or None."""
     dropped_notes, kept, total = cleaned if cleaned is not None else ((), [], len(df))
     notes, problems = list(mapping.notes) + list(dropped_notes), []
-    note = bool(dropped_notes)
     keys = _class_keys(mapping.classes, mapping.label_positions)
     if len(df) < min_rows:
-        after = " left after dropping the invalid rows" if note else ""
+        after = " left after dropping the invalid rows" if dropped_notes else ""
         raise InputError(
             f"{source}: model {name!r} has {len(df)} rows{after}; at least {min_rows} are needed for a calibration "
             "analysis."
