@@ -25,7 +25,7 @@ st.title("Calibration along variables")
 st.caption("A model can look calibrated on average yet be over-confident for some values of a variable and "
            "under-confident for others (Kelly & Smyth 2023). The curves are LOESS fits against the variable, with "
            "95% bands: of the actual and the predicted error (the error of the predicted class), or, binary data, "
-           "of the observed and the predicted rate (Curves). Over-confident where predictions lie below 0.5 is "
+           "of the observed and the predicted rate (Curves). Where predictions lie below 0.5, over-confident means "
            "more positives than predicted: the model under-predicts the rate there.")
 numeric, categorical = preds.numeric_features, preds.categorical_features
 if not numeric and not categorical:
