@@ -9,7 +9,8 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["check_binary", "check_multiclass", "check_weights", "describe_rows", "drop_zero_weight", "probability_range"]
+__all__ = ["check_binary", "check_multiclass", "check_weights", "describe_rows", "drop_zero_weight", "probability_range",
+           "row_positions"]
 
 
 def probability_range(low: float, high: float) -> str:
@@ -28,11 +29,15 @@ def probability_range(low: float, high: float) -> str:
 
 def describe_rows(mask: np.ndarray, limit: int = 5) -> str:
     """'3 rows (0-based: 4, 17, 20)' for the True entries of ``mask``."""
+    n = int(np.count_nonzero(mask))
+    return f"{n} {'row' if n == 1 else 'rows'} ({row_positions(mask, limit)})"
+
+
+def row_positions(mask: np.ndarray, limit: int = 5) -> str:
+    """'0-based: 4, 17, 20' for the True entries of ``mask`` (the first ``limit``; '...' for more)."""
     idx = np.flatnonzero(mask)
-    shown = ", ".join(str(i) for i in idx[:limit])
     more = ", ..." if idx.size > limit else ""
-    noun = "row" if idx.size == 1 else "rows"
-    return f"{idx.size} {noun} (0-based: {shown}{more})"
+    return "0-based: " + ", ".join(str(i) for i in idx[:limit]) + more
 
 
 def _as_1d_float(values, name: str) -> np.ndarray:

@@ -23,11 +23,11 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..validation import describe_rows, row_sums
+from ..validation import row_positions, row_sums
 from .mapping import _key
 
 __all__ = ["WRONG_SHARE", "coerce_numbers", "label_codes", "invalid_rows", "file_invalid", "dropped_note",
-           "too_many_wrong_error", "split_invalid", "with_drop_advice", "rows_where"]
+           "too_many_wrong_error", "split_invalid", "with_drop_advice", "counted"]
 
 #: Largest share of rows whose present-but-wrong values ``drop_invalid`` drops (missing values: any share).
 WRONG_SHARE = 0.05
@@ -95,9 +95,10 @@ def invalid_rows(df: pd.DataFrame, label: str, keys: dict, cols, weight: str | N
     return out
 
 
-def rows_where(mask) -> str:
-    """The rows of ``mask`` as a note names them: '0-based: 3, 7' (:func:`calibviz.validation.describe_rows`)."""
-    return describe_rows(mask).split(" (", 1)[1][:-1]
+def counted(counts) -> str:
+    """'2 with an empty label (0-based: 3, 7), 1 with a negative weight' of (reason, rows[, where]) tuples: the list
+    of every note and error of this module."""
+    return ", ".join(f"{c[1]:,} with {c[0]}" + (f" ({c[2]})" if len(c) > 2 and c[2] else "") for c in counts)
 
 
 def dropped_note(counts: list[tuple[str, int, str | None]], total: int) -> str:
@@ -107,15 +108,14 @@ def dropped_note(counts: list[tuple[str, int, str | None]], total: int) -> str:
     'dropped 3 of 1,000 rows as asked (drop invalid rows): 2 with an empty label (0-based: 3, 7), 1 with a negative weight'
     """
     n = sum(c for _, c, _ in counts)
-    parts = [f"{c:,} with {reason}" + (f" ({where})" if where else "") for reason, c, where in counts]
-    return f"dropped {n:,} of {total:,} rows as asked (drop invalid rows): " + ", ".join(parts)
+    return f"dropped {n:,} of {total:,} rows as asked (drop invalid rows): " + counted(counts)
 
 
 def with_drop_advice(cause: InputError, dropped: list[tuple[str, int]]) -> InputError:
     """The loader's error ``cause`` with the option that would leave out its rows (only where ``drop_invalid``
     would: :func:`split_invalid` drops every one of them); ``dropped`` (reason, rows) says which."""
     n = sum(c for _, c in dropped)
-    what = ", ".join(f"{c:,} with {reason}" for reason, c in dropped)
+    what = counted(dropped)
     rows = "row" if n == 1 else "rows"
     lib = (f" To leave out the invalid {rows} instead ({what}), with a note that counts them, pass "
            "drop_invalid=True.")
@@ -129,7 +129,7 @@ def too_many_wrong_error(reasons: list[tuple[str, int]], total: int, cause: Inpu
     """The error of present-but-wrong values in more than :data:`WRONG_SHARE` of the rows: not dropped (a wrong
     column or scale), with the loader's own error ``cause`` and its fix."""
     n = sum(c for _, c in reasons)
-    what = ", ".join(f"{c:,} with {reason}" for reason, c in reasons)
+    what = counted(reasons)
     head = (f"not dropped: {n:,} of {total:,} rows ({n / total:.1%}) hold wrong values ({what}); dropping invalid "
             f"rows leaves out wrong values only in under {WRONG_SHARE:.0%} of the rows, since more point at a "
             "wrong column or scale. ")
@@ -178,5 +178,5 @@ def file_invalid(df: pd.DataFrame, mapping, keys: dict, *, logits: bool, renorma
     where = []
     for reason, count in dropped:
         drop |= merged[reason][0]
-        where.append((reason, count, rows_where(merged[reason][0])))
+        where.append((reason, count, row_positions(merged[reason][0])))
     return drop, where, kept

@@ -11,9 +11,9 @@ import pandas as pd
 
 from .._lazy import lazy
 from ..errors import InputError
-from ..validation import ROW_SUM_ATOL, check_weights, describe_rows, probability_range, row_sums
-from .cleaning import (MISSING, UNKNOWN, WRONG_SHARE, coerce_numbers, dropped_note, file_invalid,
-                       invalid_rows, label_codes, rows_where,
+from ..validation import ROW_SUM_ATOL, check_weights, describe_rows, probability_range, row_positions, row_sums
+from .cleaning import (MISSING, UNKNOWN, WRONG_SHARE, coerce_numbers, counted, dropped_note, file_invalid,
+                       invalid_rows, label_codes,
                        split_invalid, too_many_wrong_error, with_drop_advice)
 from .mapping import (ID_NAMES, LABEL_NAMES, RANKED_AUC, _ID_PATTERN, ColumnMapping, _find, _key, _named_part,
                       detect_mapping, model_names, stray_labels)
@@ -452,7 +452,7 @@ def predictions_from_frame(df: pd.DataFrame, *, label=None, probs=None, weight=N
     elif drop_invalid:  # a long log: the rows of no model for every model's note, then each model's own rows
         missing = df[mapping.model].isna().to_numpy()
         if missing.any():
-            unnamed = (dropped_note([("an empty model name", int(missing.sum()), rows_where(missing))], len(df)),)
+            unnamed = (dropped_note([("an empty model name", int(missing.sum()), row_positions(missing))], len(df)),)
             df = df[~missing]
     out: dict[str, Predictions] = {}
     if mapping.model is not None:
@@ -767,7 +767,7 @@ def _drop_across_files(frames: list, file_names: list, id_col, opts: dict) -> tu
                                         sum_tolerance=SUM_TOLERANCE)
         drops.append(drop)
         if dropped:
-            parts.append(f"{fname}: " + dropped_note(dropped, len(frame)).split(": ", 1)[1])
+            parts.append(f"{fname}: " + counted(dropped))
     if not parts:
         return frames, None
     if id_col is not None:
