@@ -11,8 +11,8 @@ p = 10^U(-4, -1.5)) with exponential or log-normal(0, 1.5) weights (or none: ``-
 
 * the share of logs flagged at level 5% stays at or below 5% (with a 95%
   Clopper-Pearson interval) for ECE, ACE, MCE, the Brier reliability, TCE, smECE, the Brier
-  score and debiased ECE (the last three: the bucket redraws of :func:`calibviz.scan.reference._bucket_null`
-  and the equal-mass bins' draws);
+  score, debiased ECE and log loss (the Brier score, smECE and log loss: the bucket redraws of
+  :func:`calibviz.scan.reference._bucket_null`; debiased ECE the equal-mass bins' draws); ``--keys`` picks some;
 * the p-values agree with :func:`calibviz.panel.metric_panel`'s per-row
   weighted redraws on the same logs (``--compare`` of them; both use 200
   redraws, so two independent p-values differ by ~0.03 from Monte Carlo alone).
@@ -40,7 +40,7 @@ from scipy import stats
 import calibviz as cv
 from calibviz.panel import metric_panel
 
-KEYS = ["ece", "ace", "mce", "brier_reliability", "tce", "smooth_ece", "brier", "debiased_ece"]
+KEYS = ["ece", "ace", "mce", "brier_reliability", "tce", "smooth_ece", "brier", "debiased_ece", "log_loss"]
 
 
 def _log(n: int, seed: int, weights: str, scores: str = "beta"):
@@ -72,25 +72,27 @@ def main(argv=None) -> int:
                     help="scores of the weighted logs: Beta(2, 5), or 10^U(-4, -1.5) (a rare-event model)")
     ap.add_argument("--in-memory", type=int, default=0, metavar="R",
                     help="also R logs through the in-memory per-row reference alone (log-normal weights)")
+    ap.add_argument("--keys", nargs="+", default=KEYS, choices=KEYS, help="the metrics to check (default: all)")
     args = ap.parse_args(argv)
+    keys = args.keys
     lines = []
     for weights in () if args.skip_weighted else args.laws:
         t0 = time.perf_counter()
-        flagged = {k: 0 for k in KEYS}
-        diffs = {k: [] for k in KEYS}
+        flagged = {k: 0 for k in keys}
+        diffs = {k: [] for k in keys}
         for r in range(args.reps):
             y, p, w = _log(args.rows, args.seed_base + r, weights, args.scores)
             log = pd.DataFrame({"y": y, "p": p}) if w is None else pd.DataFrame({"y": y, "p": p, "weight": w})
             got = cv.scan(log).metrics(
-                KEYS, n_reference=args.redraws, random_state=r).set_index("metric")
-            for k in KEYS:
+                keys, n_reference=args.redraws, random_state=r).set_index("metric")
+            for k in keys:
                 flagged[k] += int(got.loc[k, "p_value"] <= 0.05)
             if r < args.compare:
-                want = metric_panel(y, p, metrics=KEYS, sample_weight=w, n_resamples=0, n_reference=args.redraws,
+                want = metric_panel(y, p, metrics=keys, sample_weight=w, n_resamples=0, n_reference=args.redraws,
                                     random_state=r).set_index("metric")
-                for k in KEYS:
+                for k in keys:
                     diffs[k].append(float(got.loc[k, "p_value"] - want.loc[k, "p_value"]))
-        for k in KEYS:
+        for k in keys:
             f = flagged[k]
             ci = stats.binomtest(f, args.reps).proportion_ci(0.95)
             d = np.asarray(diffs[k])

@@ -663,6 +663,88 @@ def test_bucket_references_agree_with_consistency_test(weighted):
                 assert got["verdict"] == ("evidence of miscalibration" if flagged else "no evidence of miscalibration")
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("scores", ["beta(2, 5)", "near 0, 2 decimals", "near 1"])
+def test_log_loss_reference_agrees_with_consistency_test(weighted, scores):
+    """Log loss's reference from the fine buckets (its expectation from the bucket moments and, in the tails, one
+    filtered pass; each bucket's drawn deviation scaled to the per-row variance) against consistency_test's
+    per-row redraws: the centre equals calibrated_expectation (to 1e-9; the moments' bound is 1e-12 per unit
+    weight), the ends of the 90% range agree within Monte Carlo error (2,000 redraws each: the half-width's
+    standard error is ~2.5%, so 10%), and both clear the calibrated log. Scores near 0 and 1 put most rows in
+    the tail buckets, where a bucket's logit varies most."""
+    from calibviz.metrics import calibrated_expectation, consistency_test
+    from calibviz.scan.reference import _log_loss_expectation
+
+    rng = np.random.default_rng(31)
+    n = 8_000
+    p = {"beta(2, 5)": rng.beta(2, 5, n), "near 0, 2 decimals": np.round(rng.beta(0.3, 5, n), 2),
+         "near 1": rng.beta(5, 0.3, n)}[scores]
+    w = rng.lognormal(0, 1, n) if weighted else None
+    y = (rng.uniform(size=n) < p).astype(int)
+    df = pd.DataFrame({"y": y, "p": p, **({"w": w} if weighted else {})})
+    s = cv.scan(df, weight="w" if weighted else None)
+    centre = calibrated_expectation("log_loss", p, sample_weight=w)
+    assert _log_loss_expectation(s) == pytest.approx(centre, rel=1e-9)
+    got = s.metrics(["log_loss"], n_reference=2000, random_state=1).iloc[0]
+    want = consistency_test(y, p, metric="log_loss", n_resamples=2000, random_state=2, sample_weight=w, level=0.9)
+    assert got["value"] == pytest.approx(want.statistic, rel=1e-9)
+    assert got["null_mean"] == pytest.approx(want.null_mean, abs=0.1 * (want.null_high - want.null_low))
+    half = (want.null_high - want.null_low) / 2
+    assert (got["null_high"] - got["null_low"]) / 2 == pytest.approx(half, rel=0.1)
+    assert (got["null_low"] + got["null_high"]) / 2 == pytest.approx(centre, rel=1e-9)
+    assert got["n_redraws"] == 2000 and want.p_value > 0.05 and got["p_value"] > 0.05
+    assert got["verdict"] == "no evidence of miscalibration"
+    assert "No calibrated-model reference" not in got["note"]
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+def test_log_loss_reference_centre_on_engines_long_logs_and_dropped_rows(tmp_path, engine):
+    """The tails' pass of log loss's reference reads one model of a long log, leaves the invalid rows out as the
+    first pass does (drop_invalid) and gives the in-memory centre (calibrated_expectation of the kept rows) on
+    every engine, weighted; the multiclass confidence view's centre is that of (max P, correct)."""
+    from calibviz.metrics import calibrated_expectation
+    from calibviz.scan.reference import _log_loss_expectation
+
+    rng = np.random.default_rng(33)
+    n = 6_000
+    p = np.concatenate([rng.beta(0.3, 5, n // 2), rng.beta(5, 0.3, n // 2)])
+    p[:50] = 0.0
+    p[-50:] = 1.0
+    w = rng.lognormal(0, 1, n)
+    y = (rng.uniform(size=n) < p).astype(float)
+    y[7] = np.nan  # an invalid row, left out on request
+    df = pd.DataFrame({"model": np.repeat(["a", "b"], n), "y": np.r_[y, y], "p": np.r_[p, p[::-1]], "w": np.r_[w, w]})
+    df.to_parquet(tmp_path / "long.parquet")
+    s = cv.scan(str(tmp_path / "long.parquet"), engine=engine, model="model", weight="w", drop_invalid=True)
+    keep = ~np.isnan(y)
+    assert _log_loss_expectation(s.models["a"]) == pytest.approx(
+        calibrated_expectation("log_loss", p[keep], sample_weight=w[keep]), rel=1e-9)
+    assert _log_loss_expectation(s.models["b"]) == pytest.approx(
+        calibrated_expectation("log_loss", p[::-1][keep], sample_weight=w[keep]), rel=1e-9)
+
+    d, P = _three_classes(seed=4)
+    d.to_parquet(tmp_path / "mc.parquet")
+    v = cv.scan(str(tmp_path / "mc.parquet"), engine=engine).confidence_view()
+    assert _log_loss_expectation(v) == pytest.approx(calibrated_expectation("log_loss", P.max(axis=1)), rel=1e-9)
+
+
+def test_log_loss_reference_flags_over_and_under_confident_scans():
+    """Log loss is two-sided on a scan too: scores pushed towards 0 and 1 (over-confident) raise it above the
+    range, scores pulled towards 1/2 lower it below; both are flagged, with the in-memory verdict's words."""
+    from scipy.special import expit, logit
+
+    rng = np.random.default_rng(32)
+    n = 50_000
+    truth = rng.beta(2, 5, n)
+    y = (rng.uniform(size=n) < truth).astype(int)
+    for factor, side in ((1.4, "null_high"), (0.6, "null_low")):
+        df = pd.DataFrame({"y": y, "p": expit(factor * logit(truth))})
+        got = cv.scan(df).metrics(["log_loss"], n_reference=200, random_state=0).iloc[0]
+        assert got["p_value"] <= 1 / 201 + 1e-12, factor
+        assert (got["value"] > got[side]) if side == "null_high" else (got["value"] < got[side]), factor
+        assert got["verdict"] == "evidence of miscalibration", factor
+
+
 def test_reference_draws_the_in_memory_binomial_buckets():
     """The scan's groups are consistency_test's binomial buckets (bin x 2^-12 score bucket, same order), so a
     seed draws the in-memory reference's values; checked against metric_panel on rows (its method="auto" takes

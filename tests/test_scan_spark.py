@@ -76,6 +76,13 @@ def test_spark_equals_duckdb(spark, hive):
                                    tb[["mean_pred", "obs_rate", "lower", "upper"]], rtol=1e-9)
     want = cv.reliability_table(df.y, df.p, binning=EqualMass(10), sample_weight=df.w)
     np.testing.assert_allclose(a.reliability_table(EqualMass(10))["mean_pred"], want["mean_pred"], rtol=1e-9)
+    # log loss's reference: its centre from the bucket moments and the tails' filtered pass, on Spark too
+    from calibviz.metrics import calibrated_expectation
+    from calibviz.scan.reference import _log_loss_expectation
+
+    keep = df.w > 0
+    assert _log_loss_expectation(a) == pytest.approx(calibrated_expectation("log_loss", df.p[keep],
+                                                                            sample_weight=df.w[keep]), rel=1e-9)
 
 
 def test_spark_dataframe_sql_and_bad_rows(spark, hive):

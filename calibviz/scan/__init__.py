@@ -79,6 +79,7 @@ class Scan:
         self._fine_cache = None
         self._fine_error = None  # the InputError of the first pass's rows, kept (see :meth:`_fine`)
         self._certain_cache = None  # rows predicted with certainty and wrong (:meth:`_certain_mistakes`)
+        self._entropy_cache = None  # log loss under "calibrated" in the tail buckets (:meth:`_entropy_tails`)
         #: whether the first pass sums every bucket's score range (see :meth:`_ensure_ranges`)
         self._ranges_wanted = False
         self._exact_cache = None
@@ -247,6 +248,14 @@ class Scan:
         if self._certain_cache is None:
             self._certain_cache = _agg.certain_mistakes(self._frame, self._roles, self._fine())
         return self._certain_cache
+
+    def _entropy_tails(self) -> pd.DataFrame:
+        """Expectation and variance sums of the log loss under "calibrated" in the tail buckets
+        (:func:`calibviz.scan.aggregate.entropy_tails`; one filtered pass, run once, for log loss's reference)."""
+        if self._entropy_cache is None:
+            self._fine()  # the rows' own errors first, in the first pass's words
+            self._entropy_cache = _agg.entropy_tails(self._frame, self._roles)
+        return self._entropy_cache
 
     def _fine_atoms(self) -> _ref.Atoms:
         """The atoms of the first pass alone (sorted once per first-pass table)."""
@@ -955,9 +964,6 @@ class Scan:
                 elif n_reference and spec.key == "spiegelhalter_z":  # its normal test's range, as in memory
                     q = spiegelhalter_range(config.alpha)
                     null_mean, null_low, null_high = 0.0, -q, q
-                elif n_reference and spec.key == "log_loss":  # said, not left blank (a browser review)
-                    note = ("No calibrated-model reference for log loss on an opened file: its per-row logarithms "
-                            f"are not bucket sums; analyse {IN_MEMORY} for one.")
             else:
                 value, p_value = nan, nan
                 reading = (f"{spec.label} is not available on a scan yet (it needs more than bucket sums): analyse "

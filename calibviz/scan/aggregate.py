@@ -54,7 +54,7 @@ from ..metrics.goodness import LOGIT_CLIP
 from ..metrics.scores import LOG_LOSS_EPS
 from ..validation import ROW_SUM_ATOL
 
-__all__ = ["FINE_BUCKETS", "Roles", "fine_table", "tail_losses", "with_tail_losses", "certain_mistakes", "column_ranges",
+__all__ = ["FINE_BUCKETS", "Roles", "fine_table", "tail_losses", "with_tail_losses", "entropy_tails", "certain_mistakes", "column_ranges",
            "row_sums", "unknown_labels", "exact_atoms", "renormalised", "row_total",
            "SUMS", "collect"]
 
@@ -677,6 +677,32 @@ def tail_losses(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame:
     out = collect(_prepared(frame, roles).group_by("_b", "_y").agg(total.alias("sll")))
     out = out.dropna(subset=["_b"]).astype({"_b": np.int64, "_y": np.int64})
     return out[_tail_groups(out["_b"].to_numpy(), out["_y"].to_numpy())].reset_index(drop=True)
+
+
+def entropy_tails(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame:
+    """Per fine bucket of the tails (scores below 1/64 or from 63/64), whatever the label: ``sh`` = sum w H(p)
+    and ``sv`` = sum w^2 p (1 - p) logit(q)^2, with H(p) = -p log(q) - (1 - p) log(1 - q) and q = clip(p, eps,
+    1 - eps) as :func:`calibviz.metrics.calibrated_expectation` and :func:`calibviz.metrics.log_loss` clip.
+
+    The expectation and the per-row variance of the log loss under "calibrated" (y ~ Bernoulli(p)), which
+    the calibrated-model reference of log loss needs (:mod:`calibviz.scan.reference`); elsewhere the bucket
+    moments give them to a documented bound. One pass filtered on the raw score where the view has one (as
+    :func:`tail_losses`), so only the tail rows are read past the filter. Returns ``_b``, ``sh``, ``sv``.
+    """
+    low, high = LOSS_LOW / FINE_BUCKETS, LOSS_HIGH / FINE_BUCKETS
+    if roles.view == "binary" and len(roles.probs) == 1:
+        frame, roles = _one_model(frame, roles)
+        score = _raw_score(frame, roles)
+        frame = frame.filter((score < low) | (score >= high))
+    p, w, b = nw.col("_p"), nw.col("_w"), nw.col("_b")
+    q = p.clip(LOG_LOSS_EPS, 1.0 - LOG_LOSS_EPS)
+    log_q, log_1q = q.log(), (1.0 - q).log()
+    entropy = -(p * log_q) - (1.0 - p) * log_1q
+    spread = p * (1.0 - p) * (log_q - log_1q) * (log_q - log_1q)
+    rows = _prepared(frame, roles).filter((b >= 0) & ((b < LOSS_LOW) | (b >= LOSS_HIGH))
+                                          & ((nw.col("_y") == 0) | (nw.col("_y") == 1)))
+    out = collect(rows.group_by("_b").agg((w * entropy).sum().alias("sh"), (w * w * spread).sum().alias("sv")))
+    return out.astype({"_b": np.int64, "sh": np.float64, "sv": np.float64})
 
 
 def column_ranges(frame: nw.LazyFrame, roles: Roles) -> pd.DataFrame:
