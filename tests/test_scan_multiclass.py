@@ -15,7 +15,7 @@ import pytest
 
 import calibviz as cv
 from calibviz import multiclass as mc
-from calibviz.binning import EqualMass, Uniform
+from calibviz.binning import PAVA, PAVABC, Custom, EqualMass, MedianVariance, Uniform
 from calibviz.panel import PanelConfig, metric_panel
 
 ENGINES = ["duckdb", "polars"]
@@ -122,12 +122,41 @@ def test_a_class_never_predicted():
     assert (preds_p.argmax(axis=1) == 3).sum() == 0 and (df.label == "owl").any()
     s = cv.scan(df)
     y = pd.Categorical(df.label, categories=CLASSES).codes
-    assert s.top_label_view("owl").n == 0 and s.top_label_view("owl").reliability_table(Uniform(10)).empty
+    assert s.top_label_view("owl").n == 0
+    # every scheme gives an empty view no bins (EqualMass and PAVA raised IndexError there, a fuzz)
+    for scheme in (Uniform(10), EqualMass(10), PAVA(), PAVABC(), MedianVariance(), Custom((0, 0.5, 1))):
+        assert s.top_label_view("owl").reliability_table(scheme).empty, scheme
+        assert s.top_label_view("owl").bin_statistics(scheme).count.sum() == 0, scheme
     for scheme, cfg in SCHEMES:
         got = s.metrics(["top_label_ece", "top_label_mce", "classwise_ece"], config=cfg).set_index("metric")["value"]
         assert got["top_label_ece"] == pytest.approx(cv.metrics.top_label_ece(y, preds_p, binning=scheme), rel=RTOL)
         assert got["top_label_mce"] == pytest.approx(cv.metrics.top_label_mce(y, preds_p, binning=scheme), rel=RTOL)
         assert got["classwise_ece"] == pytest.approx(cv.metrics.classwise_ece(y, preds_p, binning=scheme), rel=RTOL)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_class_predicted_only_on_rows_of_weight_0(tmp_path, engine):
+    """Rows of weight 0 are absent rows: a class whose predicted rows all weigh 0 is a class never predicted (its
+    top-label view empty), not a log "zero everywhere" (a fuzz: top-label ECE and MCE were NaN and the top-label
+    tables refused the whole file)."""
+    from calibviz.scan import tables
+
+    rng = np.random.default_rng(0)
+    n = 60
+    P = np.tile([0.6, 0.3, 0.1], (n, 1))
+    P[0] = [0.1, 0.2, 0.7]  # the one row predicted "c", of weight 0
+    y = np.array(["a", "b", "c"])[rng.integers(0, 3, n)]
+    w = np.r_[0.0, rng.uniform(0.5, 2.0, n - 1)]
+    pd.DataFrame({"label": y, "p_a": P[:, 0], "p_b": P[:, 1], "p_c": P[:, 2], "w": w}).to_parquet(tmp_path / "z.parquet")
+    s = cv.scan(str(tmp_path / "z.parquet"), weight="w", engine=engine)
+    assert s.top_label_view("c").n == 0
+    codes = pd.Categorical(y, categories=["a", "b", "c"]).codes
+    got = s.metrics(["top_label_ece", "top_label_mce"], n_reference=0).set_index("metric")["value"]
+    assert got["top_label_ece"] == pytest.approx(cv.metrics.top_label_ece(codes, P, sample_weight=w), rel=RTOL)
+    assert got["top_label_mce"] == pytest.approx(cv.metrics.top_label_mce(codes, P, sample_weight=w), rel=RTOL)
+    want = mc.per_class_top_label_tables(codes, P, classes=["a", "b", "c"], sample_weight=w)
+    assert list(tables.per_class_top_label_tables(s)) == list(want) == ["a"]
+    assert not tables.top_label_table(s).empty
 
 
 def test_views_need_a_multiclass_source():

@@ -364,7 +364,9 @@ class Scan:
         if r.weight is not None and "sww" in valid:
             check_weight_scale(float(valid["sww"].sum()), f"{where}: weight column {r.weight!r}")
         n = int(valid["n"].sum())
-        if n == 0 and n_of(table["_b"] == _agg.ZERO_WEIGHT):
+        # a top-label view's rows are the source's predicted one class: all of weight 0 is an empty view, as the
+        # in-memory view of absent rows (the source's own weights were checked by its first pass)
+        if n == 0 and n_of(table["_b"] == _agg.ZERO_WEIGHT) and r.view != "toplabel":
             raise InputError(f"{where}: weight column {r.weight!r} is zero everywhere (it sums to zero); at least one "
                              "row needs a positive weight.")
         if n < MIN_ROWS and r.view != "toplabel":  # a top-label view may be small or empty (class never predicted)

@@ -207,6 +207,8 @@ def equal_mass_bins(scheme: EqualMass, atoms: Atoms) -> tuple[np.ndarray, np.nda
     N = int(counts.sum())
     if B == 1:
         return np.array([0.0, 1.0]), np.zeros(atoms.size, np.int64), np.array([N], np.int64)
+    if not N:  # an empty view (a class never predicted as top label): B empty bins
+        return np.r_[np.zeros(B), 1.0], np.zeros(atoms.size, np.int64), np.zeros(B, np.int64)
     first = np.r_[0, np.cumsum(counts)[:-1]]  # sorted position of each group's first row
     end = first + counts
     lo = np.minimum.reduceat(atoms.lo, starts)
@@ -297,9 +299,13 @@ def pava_bins(atoms: Atoms, *, exact: bool = False, refit: bool = False):
     :func:`pavabc_bins`. Edges are midpoints of the neighbouring scores.
     """
     starts, counts, group_of_atom, lo, hi = _block_groups(atoms, exact, refit)
-    first_group = pava_block_starts(np.add.reduceat(atoms.sw, starts), np.add.reduceat(atoms.sw * atoms.y, starts))
-    first_row = np.r_[0, np.cumsum(counts)[:-1]][first_group]
-    sizes = np.diff(np.r_[first_row, int(counts.sum())]).astype(np.int64)
+    if not counts.size:  # an empty view (a class never predicted as top label): one empty bin, as PAVA-BC's
+        sizes = np.zeros(1, np.int64)
+    else:
+        first_group = pava_block_starts(np.add.reduceat(atoms.sw, starts),
+                                        np.add.reduceat(atoms.sw * atoms.y, starts))
+        first_row = np.r_[0, np.cumsum(counts)[:-1]][first_group]
+        sizes = np.diff(np.r_[first_row, int(counts.sum())]).astype(np.int64)
     edges, group_bin = _blocks(sizes, counts, lo, hi)
     return edges, group_bin[group_of_atom], sizes, "pava"
 
