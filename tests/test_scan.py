@@ -728,6 +728,27 @@ def test_log_loss_reference_centre_on_engines_long_logs_and_dropped_rows(tmp_pat
     assert _log_loss_expectation(v) == pytest.approx(calibrated_expectation("log_loss", P.max(axis=1)), rel=1e-9)
 
 
+def test_bucket_references_of_a_panel_share_one_draw_with_the_values_of_separate_draws():
+    """smECE, the Brier score and log loss redraw the same fine buckets: a seeded panel draws them once
+    (reference.bucket_nulls), and each metric's range and p-value are those it gets alone with that seed."""
+    from calibviz.scan import reference as R
+
+    rng = np.random.default_rng(34)
+    n = 20_000
+    p = rng.beta(2, 5, n)
+    df = pd.DataFrame({"y": (rng.uniform(size=n) < p).astype(int), "p": p, "w": rng.exponential(size=n)})
+    keys = ["smooth_ece", "brier", "log_loss"]
+    s = cv.scan(df, weight="w")
+    together = s.metrics(keys, n_reference=100, random_state=7).set_index("metric")
+    assert sorted(k[1] for k in s._reference_draws if k[0] == "bucket") == sorted(keys)
+    for key in keys:
+        alone = cv.scan(df, weight="w").metrics([key], n_reference=100, random_state=7).set_index("metric")
+        cols = ["null_mean", "null_low", "null_high", "p_value"]
+        np.testing.assert_array_equal(together.loc[key, cols].to_numpy(float), alone.loc[key, cols].to_numpy(float))
+    drawn = R.bucket_nulls(s, keys, 100, 7)
+    assert all(drawn[k] is s._reference_draws[("bucket", k, (100, 7))] for k in keys)  # kept, not drawn again
+
+
 def test_log_loss_reference_flags_over_and_under_confident_scans():
     """Log loss is two-sided on a scan too: scores pushed towards 0 and 1 (over-confident) raise it above the
     range, scores pulled towards 1/2 lower it below; both are flagged, with the in-memory verdict's words."""

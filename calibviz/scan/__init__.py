@@ -874,7 +874,7 @@ class Scan:
         from ..panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS,
                              HL_MIN_EXPECTED, PanelConfig, _spec, crowded_bins_note, panel_frame, spiegelhalter_range,
                              undefined_row)
-        from .reference import REFERENCE_METRICS, reference, top_label_reference
+        from .reference import BUCKET_KEYS, REFERENCE_METRICS, bucket_nulls, reference, top_label_reference
 
         config = PanelConfig() if config is None else config
         reference_state, bootstrap_state = (random_state.spawn(2) if isinstance(random_state, np.random.Generator)
@@ -897,6 +897,12 @@ class Scan:
             self._prepare(schemes)  # one refining pass for all the panel's bins
         except InputError:
             pass  # a scheme a scan cannot bin: its metric says so below
+        shared = [k for k in keys if k in BUCKET_KEYS]
+        if n_reference and self.is_binary and len(shared) > 1 and isinstance(reference_state, (int, np.integer, tuple)):
+            try:  # one draw of the fine buckets for the references of smECE, Brier and log loss (the same values)
+                bucket_nulls(self, shared, int(n_reference), reference_state)
+            except InputError:
+                pass  # each metric's row says what is wrong
         prevalence = self.prevalence  # the confidence view: the accuracy
         rows = []
         nan = float("nan")

@@ -60,7 +60,8 @@ from ..metrics.consistency import (_BUCKETS, _Plan, _null_statistics, bucket_bin
 from . import refine as _ref
 from .aggregate import FINE_BUCKETS, LOSS_HIGH, LOSS_LOW
 
-__all__ = ["REFERENCE_METRICS", "reference", "top_label_reference", "weighted_positives", "positive_weight"]
+__all__ = ["REFERENCE_METRICS", "BUCKET_KEYS", "reference", "bucket_nulls", "top_label_reference", "weighted_positives",
+           "positive_weight"]
 
 #: Metrics of a scan with a calibrated-model reference.
 REFERENCE_METRICS = ("ece", "mce", "rmsce", "ace", "debiased_ece", "brier_reliability", "tce", "smooth_ece", "brier",
@@ -337,9 +338,18 @@ def _brier_expectation(scan) -> float:
     return float((atoms.swp.sum() - atoms.swpp.sum()) / atoms.sw.sum())
 
 
+#: Metrics whose reference redraws the positives of every fine bucket (:func:`bucket_nulls`).
+BUCKET_KEYS = ("smooth_ece", "brier", "log_loss")
+
+
 def _bucket_null(scan, key: str, n_resamples: int, random_state) -> np.ndarray:
-    """smECE, the Brier score or the log loss of ``n_resamples`` label redraws y* ~ Bernoulli(p) from a binary
-    scan's fine buckets.
+    """:func:`bucket_nulls` of one metric."""
+    return bucket_nulls(scan, [key], n_resamples, random_state)[key]
+
+
+def bucket_nulls(scan, keys, n_resamples: int, random_state) -> dict:
+    """smECE, the Brier score and/or the log loss (``keys``, of :data:`BUCKET_KEYS`) of ``n_resamples`` label
+    redraws y* ~ Bernoulli(p) from a binary scan's fine buckets: ``{key: values}``.
 
     Per 2^-16 bucket the redrawn weight of positives is drawn as the binned
     metrics draw it (Binomial(n, mean score); weighted: :func:`positive_weight`,
@@ -353,37 +363,51 @@ def _bucket_null(scan, key: str, n_resamples: int, random_state) -> np.ndarray:
     + sum w p^2) / sum w``. Log loss: its expectation under "calibrated" minus ``sum w (y* - p) logit(p) / sum
     w``, each bucket's drawn deviation of the positives' weight scaled to that sum's per-row variance there
     (:func:`_log_loss_terms`; the tail buckets' terms take one filtered pass over the rows, once).
+
+    The keys share one draw (the binomial draws of 2^16 buckets are most of the time: ~1 s per 200 redraws).
+    With a seed, the values are kept on the scan, so a panel asking for the three (:meth:`Scan.metrics`
+    fetches them together) draws once what each would draw alone with that seed: the same values.
     """
     from ..metrics.smooth import _GRID_SIZES, _masses_from_nodes, _solve_fixed_point
 
-    atoms, k = scan._atoms(), _GRID_SIZES[0]
-    bucket, group = np.unique(atoms.bucket, return_inverse=True)
-    size, weight, swp, swpp, sww, variance = (np.bincount(group, weights=v) for v in
-                                              (atoms.n, atoms.sw, atoms.swp, atoms.swpp, atoms.sww, atoms.swwv))
-    size = np.rint(size).astype(np.int64)
-    mean = np.clip(swp / weight, 0.0, 1.0)
-    total = float(weight.sum())
-    rng = np.random.default_rng(list(random_state) if isinstance(random_state, tuple) else random_state)
-    values = []
-    if key == "log_loss":
-        entropy, spread = _log_loss_terms(scan, bucket, weight, swp, swpp, variance)
-        drawn = _drawn_variance(size, weight, sww, variance, mean)
-        # each bucket's drawn deviation of the positives' weight, scaled to the per-row variance of sum w (y* - p)
-        # logit(p) there, with logit's sign (negative below 1/2): mean and variance exact per bucket
-        scale = np.sqrt(np.divide(spread, drawn, out=np.zeros_like(drawn), where=drawn > 0))
-        scale[bucket < FINE_BUCKETS // 2] *= -1.0
-        centre = float(entropy.sum() / total)
-    for _, t in _positive_draws(size, weight, sww, variance, mean, n_resamples, rng):
-        if key == "log_loss":
-            values += list(centre - ((t - weight * mean) @ scale) / total)
-            continue
-        if key == "brier":
-            values += list((t @ (1.0 - 2.0 * mean) + swpp.sum()) / total)
-            continue
-        for positives in t:
-            nodes = _ref.residual_nodes(bucket, positives - swp, positives * mean - swpp, k)
-            values.append(_solve_fixed_point(lambda kk: _masses_from_nodes(kk, nodes, total), sizes=(k,))[1])
-    return np.asarray(values, dtype=np.float64)
+    seeded = isinstance(random_state, (int, np.integer, tuple))
+    tag = (n_resamples, random_state if seeded else None)
+    cache = scan._reference_draws
+    todo = [key for key in dict.fromkeys(keys) if not (seeded and ("bucket", key, tag) in cache)]
+    out = {}
+    if todo:
+        atoms, k = scan._atoms(), _GRID_SIZES[0]
+        bucket, group = np.unique(atoms.bucket, return_inverse=True)
+        size, weight, swp, swpp, sww, variance = (np.bincount(group, weights=v) for v in
+                                                  (atoms.n, atoms.sw, atoms.swp, atoms.swpp, atoms.sww, atoms.swwv))
+        size = np.rint(size).astype(np.int64)
+        mean = np.clip(swp / weight, 0.0, 1.0)
+        total = float(weight.sum())
+        rng = np.random.default_rng(list(random_state) if isinstance(random_state, tuple) else random_state)
+        values = {key: [] for key in todo}
+        if "log_loss" in values:
+            entropy, spread = _log_loss_terms(scan, bucket, weight, swp, swpp, variance)
+            drawn = _drawn_variance(size, weight, sww, variance, mean)
+            # each bucket's drawn deviation of the positives' weight, scaled to the per-row variance of sum w (y* -
+            # p) logit(p) there, with logit's sign (negative below 1/2): mean and variance exact per bucket
+            scale = np.sqrt(np.divide(spread, drawn, out=np.zeros_like(drawn), where=drawn > 0))
+            scale[bucket < FINE_BUCKETS // 2] *= -1.0
+            centre = float(entropy.sum() / total)
+        for _, t in _positive_draws(size, weight, sww, variance, mean, n_resamples, rng):
+            if "log_loss" in values:
+                values["log_loss"] += list(centre - ((t - weight * mean) @ scale) / total)
+            if "brier" in values:
+                values["brier"] += list((t @ (1.0 - 2.0 * mean) + swpp.sum()) / total)
+            if "smooth_ece" in values:
+                for positives in t:
+                    nodes = _ref.residual_nodes(bucket, positives - swp, positives * mean - swpp, k)
+                    values["smooth_ece"].append(
+                        _solve_fixed_point(lambda kk: _masses_from_nodes(kk, nodes, total), sizes=(k,))[1])
+        for key, v in values.items():
+            out[key] = np.asarray(v, dtype=np.float64)
+            if seeded:
+                cache[("bucket", key, tag)] = out[key]
+    return {key: out[key] if key in out else cache[("bucket", key, tag)] for key in keys}
 
 
 def _redrawn_atoms(bucket, value, lo, hi, ranged, size, mean, positives, weight=None, positive_weight=None):
