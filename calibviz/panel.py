@@ -956,7 +956,10 @@ def family_verdicts(rows: list[dict], alpha: float, specs: dict) -> list[dict]:
         verdict = ("" if i in held else _verdict(p_adj, alpha, r["n_redraws"]) if i in adjusted
                    else _verdict(r["p_value"], alpha, r["n_redraws"]))
         row = {**r, "p_adjusted": p_adj, "verdict": verdict, "reading": r["reading"] + sentence}
-        if (verdict.startswith("no evidence") and r["metric"] in ZERO_WHEN_CALIBRATED and np.isfinite(r["low"])
+        # not TCE: a calibrated model's TCE lies far above 0 on many rows (85% at 3x10^6), which its reading's range
+        # says; "its interval does not reach 0" read as meaningless there (a walk-through)
+        if (verdict.startswith("no evidence") and r["metric"] in ZERO_WHEN_CALIBRATED - {"tce", "classwise_tce"}
+                and np.isfinite(r["low"])
                 and _shown_above_zero(r["low"], r["unit"]) and ABOVE_ZERO_NOTE not in (r.get("note") or "")):
             row["note"] = " ".join(t for t in (r.get("note") or "", ABOVE_ZERO_NOTE) if t)
         out.append({k: row[k] for k in PANEL_COLUMNS} | {k: v for k, v in row.items() if k not in PANEL_COLUMNS})

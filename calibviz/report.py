@@ -148,10 +148,12 @@ def _table_html(df: pd.DataFrame, floats: int = 4, max_rows: int | None = None) 
         df = df.head(max_rows)
     shown = df.copy()
     for c in shown.columns:
-        if pd.api.types.is_float_dtype(shown[c]):
+        if pd.api.types.is_integer_dtype(shown[c]) and not pd.api.types.is_bool_dtype(shown[c]):
+            shown[c] = shown[c].map(lambda v: f"{v:,}")  # counts of 10^6 rows and more read at a glance
+        elif pd.api.types.is_float_dtype(shown[c]):
             col = shown[c]
             if np.all(np.isnan(col) | (col == np.round(col))):  # whole numbers (e.g. weights = counts)
-                shown[c] = col.map(lambda v: "" if pd.isna(v) else f"{v:.0f}")
+                shown[c] = col.map(lambda v: "" if pd.isna(v) else f"{v:,.0f}")
             else:
                 shown[c] = col.map(lambda v: "" if pd.isna(v) else f"{v:.{floats + 2}g}" if abs(v) >= 10
                                    else f"{v:.{floats}f}")

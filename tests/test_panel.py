@@ -378,6 +378,9 @@ def test_an_interval_above_zero_beside_no_evidence_is_explained():
     miscalibrated = metric_panel((rng.random(5000) < p ** 0.6).astype(int), p, metrics=("ece",), n_resamples=50,
                                  random_state=0).iloc[0]
     assert miscalibrated["verdict"].startswith("evidence") and ABOVE_ZERO_NOTE not in miscalibrated["note"]
+    # TCE: a calibrated model's lies far above 0 (its reading's range says so); the note read as meaningless there
+    tce = metric_panel(y, p, metrics=("tce",), n_resamples=30, random_state=0).iloc[0]
+    assert tce["verdict"].startswith("no evidence") and tce["low"] > 0 and ABOVE_ZERO_NOTE not in tce["note"]
 
 
 def test_judged_together_says_a_range_once_where_redraws_cannot_test():

@@ -197,7 +197,7 @@ def test_reproducibility_block():
     assert p.fingerprint() in repro
     assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", repro)
     for text in ("equal_mass, 12 bins", "n_min = 500, n_max = 4000", "<dd>0.01</dd>", "<dd>7</dd>", "<dd>42</dd>",
-                 "ECE (ece), TCE (tce)", "20000"):
+                 "ECE (ece), TCE (tce)", "20,000"):
         assert text in repro, text
     cli = html.unescape(repro.split('id="cli-command">')[1].split("</pre>")[0])
     assert cli == ("calibviz report hospital_readmission -o report.html --binning equal_mass --bins 12 --alpha 0.01 "

@@ -73,7 +73,7 @@ def test_scan_report_shows_the_in_memory_numbers(binary, engine):
     # variables ranked by VECE: the same values
     for feature in ("age", "region"):
         assert _vece(page, feature) == _vece(memory, feature)
-    assert re.search(r"<td>20000</td>", _section(page, "<h3>Data</h3>", "</table>"))
+    assert re.search(r"<td>20,000</td>", _section(page, "<h3>Data</h3>", "</table>"))
 
 
 def test_row_based_sections_say_why_they_are_missing(binary):

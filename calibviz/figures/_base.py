@@ -229,7 +229,8 @@ def table_about(table: pd.DataFrame, *, interval: bool = True, alpha: bool = Fal
         name, _, args = str(a["scheme"]).partition("(")
         text = SCHEME_TEXT.get(name, name)
         if name == "pavabc" and "," in args:
-            text += " (bins of {}-{} rows)".format(*args.rstrip(")").split(",")[:2])
+            low, high = (int(v) for v in args.rstrip(")").split(",")[:2])
+            text += f" (bins of {low:,}-{high:,} rows)"
         asked = args.rstrip(")")
         empty = int(asked) - len(table) if name in ("uniform", "equal_mass") and asked.isdigit() else 0
         out["binning"] = (f"{text}, {int(asked)} bins ({empty} empty)" if empty > 0 else f"{text}, {len(table)} bins")

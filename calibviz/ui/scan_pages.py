@@ -22,11 +22,13 @@ import streamlit as st
 from .. import figures
 from ..binning import PAVABC
 from ..compare import comparison_metrics
+from ..errors import InputError
 from ..figures.testbased import _DEFAULT_SCHEMES
-from ..panel import (ABOVE_ZERO_NOTE, PanelConfig, config_key, costly_reference, family_size, format_value,
+from ..panel import (PanelConfig, config_key, costly_reference, family_size, format_value,
                      judged_together, metric_label)
 from ..scan import interval_caption
 from ..scan import tables as scan_tables
+from ..scan.reference import BUCKET_KEYS, bucket_nulls
 from ..scan.refine import EXACT_BLOCK_ROWS
 from ..multiclass import (GRID_READING, TOP_LABEL_DIAGRAM_READING, class_reference_draws, class_test_sentence,
                           readable_class_ranking)
@@ -132,6 +134,13 @@ def _panel(view, keys, cfg: PanelConfig, s: dict) -> pd.DataFrame:
         return cached(_metric_key(view, key, cfg, seed, resamples, family), compute,
                       label=f"Computing {key} and its calibrated-model reference"), resamples
 
+    fresh = [k for k in keys if k in BUCKET_KEYS and not in_cache(_metric_key(view, k, cfg, seed, 0, family))]
+    if view.is_binary and len(fresh) > 1:
+        try:  # one draw of the score buckets for smECE's, Brier's and log loss's references: the values of each alone
+            with st.spinner("Computing the calibrated-model references of " + ", ".join(fresh)):
+                bucket_nulls(view, fresh, _redraws(fresh[0], family), seed)
+        except InputError:
+            pass  # each metric's row says what is wrong
     parts = [one(k) for k in keys]
     table = judged_together(*[t for t, _ in parts], alpha=cfg.alpha)  # cached one by one, judged together
     table.attrs["config"] = cfg  # a cached table of a metric without a test may come from another alpha
@@ -259,8 +268,7 @@ def test_based(scan) -> None:
     if isinstance(scheme, PAVABC):  # TCE with the scan's note on PAVA-BC bins formed from score buckets
         # the sidebar's n_min / n_max / alpha, as on the Reliability page: one reference for both pages
         row = _metric_row(view, "tce", panel_config(s), s)
-        # no interval on this page: not the note of an interval lying above 0 (the Reliability page's row has it)
-        tce, note, reference = float(row["value"]), (row["note"] or "").replace(ABOVE_ZERO_NOTE, "").strip(), row
+        tce, note, reference = float(row["value"]), (row["note"] or "").strip(), row
     else:
         tce, note, reference = cached(("tce",) + key, lambda: view.tce(scheme, alpha)), "", None
     n_all = tce_tiles(tce, table, weighted=scan.mapping.weight is not None)

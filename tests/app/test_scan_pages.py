@@ -146,25 +146,6 @@ def test_test_based_page_shows_the_scan_tce(files):
                      for s in (PAVA(), PAVABC(), EqualMass(10))]
 
 
-def test_test_based_page_drops_the_note_of_an_interval_it_does_not_show(files, monkeypatch):
-    """The Reliability page's TCE row carries "No evidence ..., yet the interval lies above 0" once its interval is
-    computed; the Test-based page shows no interval, and read the note beside nothing (a walk-through)."""
-    from calibviz.panel import ABOVE_ZERO_NOTE
-    from calibviz.ui import scan_pages
-
-    original = scan_pages._metric_row
-
-    def with_note(*a, **k):
-        row = original(*a, **k).copy()
-        row["note"] = ((row["note"] or "") + " " + ABOVE_ZERO_NOTE).strip()
-        return row
-
-    monkeypatch.setattr(scan_pages, "_metric_row", with_note)
-    at = _opened(files / "two_models.parquet", "pages/2_Test_based.py")
-    assert not at.error, [e.value for e in at.error]
-    assert not any("interval lies above 0" in shown(c) for c in at.caption)
-
-
 def test_tce_reference_is_computed_once_for_reliability_and_test_based(files, monkeypatch):
     """TCE's calibrated-model reference (label redraws, PAVA-BC refitted on each) is the slowest number of an opened
     file; the Test-based page reads the Reliability panel's row instead of redrawing again, and shows the same
