@@ -490,7 +490,7 @@ def _panel_records(args, models, cfg, requested, gates, bar) -> tuple[list, dict
         n_ref = _redraws(args, keys, cfg.alpha)
         what = f"model {_printable(name)}: {len(keys)} metrics" + (
             f", {args.ci} bootstrap resamples" if args.ci else "") + (
-            f", {n_ref} label redraws" if n_ref and not args.engine else "")
+            f", {n_ref} label redraws" if n_ref else "")
         with bar.step(what) as progress:
             if args.engine:  # a scan: values computed where the data live (cv.scan)
                 panel = p.metrics(keys, config=cfg, n_reference=n_ref, random_state=args.seed,

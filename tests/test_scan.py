@@ -749,6 +749,22 @@ def test_bucket_references_of_a_panel_share_one_draw_with_the_values_of_separate
     assert all(drawn[k] is s._reference_draws[("bucket", k, (100, 7))] for k in keys)  # kept, not drawn again
 
 
+def test_panel_progress_counts_the_reference_redraws_then_the_resamples():
+    """A command's progress line moved only with bootstrap resamples, so a scan's TCE reference (its refits, the
+    slow part) showed no percentage (a walk-through): the redraws count, TCE's as its batches end, then the
+    resamples, in one total; never backwards."""
+    rng = np.random.default_rng(35)
+    n = 30_000
+    p = rng.beta(2, 5, n)
+    df = pd.DataFrame({"y": (rng.uniform(size=n) < p).astype(int), "p": p})
+    calls = []
+    cv.scan(df).metrics(["ece", "tce", "brier"], n_reference=100, n_resamples=20, random_state=0,
+                        progress=lambda done, total: calls.append((done, total)))
+    assert {t for _, t in calls} == {3 * 100 + 20} and calls[-1] == (320, 320)
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+    assert any(100 < d < 200 for d, _ in calls)  # inside TCE's redraws
+
+
 def test_log_loss_reference_flags_over_and_under_confident_scans():
     """Log loss is two-sided on a scan too: scores pushed towards 0 and 1 (over-confident) raise it above the
     range, scores pulled towards 1/2 lower it below; both are flagged, with the in-memory verdict's words."""

@@ -851,7 +851,8 @@ class Scan:
             tuples: otherwise none, and the note says why).
         confidence : float, default 0.95
         progress : callable(done, total), optional
-            Called as the resamples advance.
+            Called as the calibrated-model reference's redraws (``n_reference`` per metric; TCE's as its
+            batches of refits end) and then the bootstrap resamples advance.
 
         Returns
         -------
@@ -967,7 +968,7 @@ class Scan:
                 if n_reference and ref_key in REFERENCE_METRICS and (self.is_binary or ref_key == "ece"):
                     null_mean, null_low, null_high, p_value = reference(self, ref_key, config, n_reference,
                                                                         reference_state,
-                                                                        reference_level(config.alpha))
+                                                                        reference_level(config.alpha), redrawing)
                     redrawn = True
                 elif n_reference and spec.key == "spiegelhalter_z":  # its normal test's range, as in memory
                     q = spiegelhalter_range(config.alpha)
@@ -990,15 +991,29 @@ class Scan:
                         spec, config, lambda: self.bin_statistics(config.scheme()).weight) if self.is_binary else "")
                                      if t)}
 
-        for spec in specs:
+        # progress counts each metric's reference redraws (TCE's refits, the slow part, as they end) and then the
+        # bootstrap resamples, as metric_panel counts them
+        per_metric = int(n_reference or 0)
+        ref_units = len(specs) * per_metric
+        total = ref_units + int(n_resamples or 0)
+        offset = 0  # the redraws of the metrics before the one being computed (read by redrawing when called)
+
+        def redrawing(done):
+            if progress is not None and total:
+                progress(offset + done, total)
+
+        for i, spec in enumerate(specs):
+            offset = i * per_metric
             try:
                 rows.append(row_of(spec))
             except InputError as exc:  # this metric is undefined on these predictions; the others still are
                 rows.append(undefined_row(spec, exc))
+            redrawing(per_metric)
         if n_resamples:  # Poisson bootstrap of the bucket table (calibviz.scan.resample)
             from .resample import fill_intervals
 
-            rows = fill_intervals(self, rows, specs, config, n_resamples, confidence, bootstrap_state, progress)
+            boot = None if progress is None else (lambda done, n: progress(ref_units + done, ref_units + n))
+            rows = fill_intervals(self, rows, specs, config, n_resamples, confidence, bootstrap_state, boot)
         out = panel_frame(rows, config.alpha, {spec.key: spec for spec in specs})
         out.attrs.update(config=config, n_resamples=int(n_resamples), confidence=confidence, random_state=random_state,
                          n_reference=n_reference,

@@ -80,13 +80,14 @@ def _spec(key: str, config):
     return config.scheme(), lambda s: _norm_of_gaps(s, norm)
 
 
-def reference(scan, key: str, config, n_resamples: int, random_state=None, level: float = 0.95):
+def reference(scan, key: str, config, n_resamples: int, random_state=None, level: float = 0.95, progress=None):
     """(null_mean, null_low, null_high, p_value) of ``key`` against a calibrated model with the scan's predictions.
 
     As :func:`calibviz.metrics.consistency_test` with ``method="fast"``:
     ``p_value = (1 + #{null >= value}) / (1 + m)``, the range is the central
     ``level`` quantiles (weighted scans: :func:`weighted_positives`). NaNs for
-    a metric outside :data:`REFERENCE_METRICS`.
+    a metric outside :data:`REFERENCE_METRICS`. ``progress(done)``: called with the redraws done, as TCE's
+    batches end (its refits are the slow part: ~0.03-0.2 s per redraw).
 
     Examples
     --------
@@ -102,7 +103,7 @@ def reference(scan, key: str, config, n_resamples: int, random_state=None, level
         return nan, nan, nan, nan
     if key == "tce":
         statistic, values = _tce_null(scan, PAVABC(config.n_min, config.n_max), config.alpha, "binomial",
-                                      int(n_resamples), np.random.default_rng(random_state))
+                                      int(n_resamples), np.random.default_rng(random_state), progress)
         return null_summary(statistic, values, level)
     if key in ("smooth_ece", "brier", "log_loss"):
         centre = {"brier": _brier_expectation, "log_loss": _log_loss_expectation}.get(key)
@@ -457,7 +458,8 @@ def _redrawn_positives(size: np.ndarray, mean: np.ndarray, rng: np.random.Genera
     return k
 
 
-def _tce_null(scan, scheme, alpha: float, test: str, n_resamples: int, rng) -> tuple[float, np.ndarray]:
+def _tce_null(scan, scheme, alpha: float, test: str, n_resamples: int, rng,
+              progress=None) -> tuple[float, np.ndarray]:
     """TCE of the scan and TCE under ``n_resamples`` label redraws y* ~ Binomial(group size, group mean).
 
     PAVA-BC's bins depend on the labels, so each redraw refits them (:func:`calibviz.scan.refine.pavabc_bins`
@@ -496,4 +498,6 @@ def _tce_null(scan, scheme, alpha: float, test: str, n_resamples: int, rng) -> t
         m = min(batch, int(n_resamples) - r0)
         null[r0:r0 + m] = _ref.redrawn_tces(redrawn(m), scheme, alpha=alpha, test=test, weighted=weighted,
                                             exact=exact)
+        if progress is not None:
+            progress(r0 + m)
     return statistic, null
