@@ -152,7 +152,9 @@ def source_form() -> None:
                                   positive=positive, per_model=per_model, renormalize=renormalize,
                                   drop_invalid=drop_invalid))
         except (InputError, OSError) as err:
-            st.error(md(_in_form_words(err)), icon=":material/error:")
+            before = current_scan()  # kept: say so, or its results below read as the refused path's (a walk-through)
+            kept = f" The file opened before, {md(before.source)}, stays open below." if before is not None else ""
+            st.error(md(_in_form_words(err)) + kept, icon=":material/error:")
         else:
             st.session_state.pop("cv_lost_link", None)  # a link's file that could not be opened: answered
             st.rerun()  # the sidebar, drawn before this form, names the file just opened

@@ -88,6 +88,21 @@ def test_paths_outside_the_allowed_roots_are_refused(logs, where):
     assert not figures(at)
 
 
+def test_a_refused_path_says_the_file_opened_before_stays_open(logs):
+    """A refused path left the file opened before on the page under its error, which read as the refused path's
+    results (a walk-through): the error says which file stays open."""
+    root, _ = logs
+    at = _open(str(root / "day=1.parquet"))
+    assert not at.error, [e.value for e in at.error]
+    at.text_input(key="w_scan_path").set_value(str(root / ".." / "secret.parquet"))
+    at.button[0].click()
+    at.run()
+    assert_clean(at)
+    assert "outside the directories" in shown(at.error[0])
+    assert f"The file opened before, {root / 'day=1.parquet'}, stays open below." in shown(at.error[0])
+    assert figures(at)  # its results, as said
+
+
 def test_no_roots_no_paths(monkeypatch):
     monkeypatch.delenv("CALIBVIZ_SCAN_ROOTS", raising=False)
     at = _page()
