@@ -684,8 +684,14 @@ def _cli_command(source, load_options, cfg, metrics, n_resamples, random_state, 
         elif key in _MAPPING_FLAGS and value is not None:
             cmd.append(_MAPPING_FLAGS[key])
             cmd += [str(v) for v in value] if isinstance(value, (list, tuple)) else [str(value)]
-    cmd += list(extra)
-    cmd += ["--binning", cfg.binning, "--bins", str(cfg.n_bins), "--alpha", f"{cfg.alpha:g}"]
+    cmd += list(extra) + settings_options(cfg, metrics, n_resamples, random_state, title)
+    return " ".join(shlex.quote(c) for c in cmd)
+
+
+def settings_options(cfg: PanelConfig, metrics, n_resamples: int, random_state, title=None) -> list[str]:
+    """The ``calibviz report`` options of a report's settings (bins, alpha, PAVA-BC's sizes, metrics, bootstrap,
+    seed, title), as words: the reproducibility block's command and the dashboard's command for an opened file."""
+    cmd = ["--binning", cfg.binning, "--bins", str(cfg.n_bins), "--alpha", f"{cfg.alpha:g}"]
     if cfg.n_min is not None:
         cmd += ["--n-min", str(cfg.n_min)]
     if cfg.n_max is not None:
@@ -695,7 +701,7 @@ def _cli_command(source, load_options, cfg, metrics, n_resamples, random_state, 
     cmd += ["--ci", str(n_resamples), "--seed", str(random_state)]
     if title:
         cmd += ["--title", title]
-    return " ".join(shlex.quote(c) for c in cmd)
+    return cmd
 
 
 # --------------------------------------------------------------------------- recalibration (#15)

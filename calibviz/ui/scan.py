@@ -225,6 +225,9 @@ def report_command() -> str | None:
     was opened are left out by a query (the command reports every model and stopped at them, a walk-through)."""
     import shlex
 
+    from ..report import settings_options  # the report module only when its command is shown
+    from .settings import panel_config, settings
+
     how = st.session_state.get(_HOW)
     if not how or current_scan() is None or how.get("per_model"):  # no option for one model per column
         return None
@@ -250,6 +253,11 @@ def report_command() -> str | None:
         options.append("--renormalize")
     if how.get("drop_invalid"):
         options.append("--drop-invalid")
+    # the sidebar's bins, alpha, metrics and bootstrap, as the report built on the Report page records them (the
+    # command dropped them, a walk-through)
+    s = settings()
+    metrics = tuple(s["metrics"]) or None if current_scan().is_binary else None
+    options += settings_options(panel_config(s), metrics, int(s["boot"]), int(s["seed"]))
     return " ".join(["calibviz", "report", source] + [shlex.quote(w) for w in options])
 
 

@@ -182,9 +182,12 @@ def test_the_report_page_gives_the_command_that_reports_the_opened_file(root, tm
     at = _open_in_form(app().run(), path, label="outcome", probs="s")
     at.button(key="scan_use").click().run()
     at.switch_page("pages/6_Report.py").run()
+    at.select_slider(key="w_alpha").set_value(0.1).run()
     text = next(i.value for i in at.info if "by the command line on the server" in i.value)
     command = text.split("by the command line on the server: `")[1].split("`")[0]
     assert command.startswith("calibviz report ") and "--label outcome --probs s" in command
+    # the sidebar's settings, as the Report page's own report records them (the command dropped them)
+    assert "--binning uniform --bins 15 --alpha 0.1" in command and "--seed 0" in command, command
     assert "most of it the bootstrap intervals, which `--ci 0` leaves out" in text
     words = shlex.split(command)
     words[words.index("-o") + 1] = str(tmp_path / "r.html")
