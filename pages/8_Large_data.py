@@ -2,12 +2,12 @@
 import streamlit as st
 
 from calibviz.errors import InputError
-from calibviz.figures import reliability_diagram, tce_diagram
+from calibviz.figures import tce_diagram
 from calibviz.scan.refine import EXACT_BLOCK_ROWS
 from calibviz.ui import page_setup
 from calibviz.ui.blocks import download_table, show_dataframe, show_figure
 from calibviz.ui.scan import current_scan, source_form
-from calibviz.ui.scan_pages import reliability_headlines, tce_bins_caption
+from calibviz.ui.scan_pages import banded_caption, banded_diagram, reliability_headlines, tce_bins_caption
 from calibviz.ui.settings import panel_config, settings
 from calibviz.ui.source import active_scan, checked_model, scan_active, use_controls
 from calibviz.ui.text import md
@@ -43,7 +43,8 @@ if scan is not None:
         table = scan.reliability_table(cfg.scheme(), cfg.alpha)
         left, right = st.columns([3, 2], gap="medium")
         with left:
-            show_figure(reliability_diagram(table={scan.name: table}), "reliability_diagram", key="scan_rd")
+            show_figure(banded_diagram(scan.name, table, cfg, settings()), "reliability_diagram", key="scan_rd")
+            st.caption(banded_caption(table, settings()))
         with right:
             # sentences, not a table: a table as narrow as this column cut every reading after a few words
             panel = reliability_headlines(scan)

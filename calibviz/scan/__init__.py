@@ -1047,7 +1047,7 @@ def interval_caption(panel: pd.DataFrame, multiclass: bool, weighted: bool = Fal
         tce = panel.loc[panel["metric"] == "tce", "n_redraws"] if "n_redraws" in panel else ()
         own = {int(r) for r in tce if r and int(r) != n_ref}  # the dashboard refits TCE on fewer redraws
         ref = (f"Calibrated-model reference: {n_ref} redraws of the labels per score bucket (ECE, ACE, MCE, RMSCE, "
-               "debiased ECE, smECE, the Brier score and its reliability term, TCE"
+               "debiased ECE, smECE, the Brier score and its reliability term, log loss, TCE"
                + (f" with {', '.join(map(str, sorted(own)))} redraws, a PAVA-BC refit each: fewer to save time, as "
                   "many as a value above every redraw needs to pass the first level of the tests judged together"
                   if own else "") + ")."

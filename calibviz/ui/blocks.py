@@ -505,7 +505,7 @@ def show_metric_table(table: pd.DataFrame, name: str, caption: str | None = None
         "95% interval": table.apply(_format_interval, axis=1),
         "Calibrated model would show": table.apply(_format_reference, axis=1),
         "p-value": table.apply(_format_p, axis=1),
-        "p adjusted": table.apply(_format_p_adjusted, axis=1),
+        "p adj.": table.apply(_format_p_adjusted, axis=1),  # "p adjusted" was cut at 1280 px (a walk-through)
         "What it means": (_readings(table) + table["note"].map(lambda t: f" {t}" if t else "")),
     })
     show_dataframe(shown,
@@ -521,7 +521,7 @@ def show_metric_table(table: pd.DataFrame, name: str, caption: str | None = None
                                                                  two_sided(table["metric"]))
                                          + ". It depends on n "
                                          "and the bins."),
-                                "p adjusted": st.column_config.TextColumn(
+                                "p adj.": st.column_config.TextColumn(
                                     help="The p-value adjusted for the tests shown together (Holm's method), "
                                          "which decides the verdict: a calibrated model gets any 'evidence' at "
                                          "most α of the time, where single tests at α each flagged one metric of "

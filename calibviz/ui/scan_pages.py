@@ -202,6 +202,19 @@ def reliability_headlines(scan) -> pd.DataFrame:
                    "every redraw, some seconds per 10^5 rows, computed once for every page.")
     return panel
 
+def banded_diagram(name: str, table: pd.DataFrame, cfg: PanelConfig, s: dict):
+    """The binned reliability diagram of an opened file's per-bin ``table``, with the band of the sidebar's settings
+    ``s`` (the Large data page drew it without, a walk-through)."""
+    return figures.reliability_diagram(table={name: table}, alpha=cfg.alpha, show_band=bool(s["band"]), title="")
+
+
+def banded_caption(table: pd.DataFrame, s: dict) -> str:
+    """The caption under :func:`banded_diagram`: what a point is, the band's reading, where the rows per bin are."""
+    return ("Each point is a bin: its mean prediction (x) against the observed rate (y). "
+            + (figures.BAND_READING + " " + band_reading(table) + " " if s["band"] else "")
+            + "No side histogram of the predictions (it needs the rows): the per-bin table gives the rows per bin.")
+
+
 def reliability(scan) -> None:
     """Reliability: binned diagram, headlines, metric panel, per-bin table and binning sensitivity of the file."""
     _header("Reliability", scan)
@@ -218,18 +231,14 @@ def reliability(scan) -> None:
     table = cached(("table",) + key, lambda: view.reliability_table(cfg.scheme(), cfg.alpha, interval=s["interval"],
                                                                    test=None))
     kind = "binary" if scan.is_binary else "confidence"
-    fig = cached(("reliability_fig",) + key, lambda: figures.reliability_diagram(
-        table={view.name: table}, alpha=cfg.alpha, show_band=bool(s["band"]), title=""))
+    fig = cached(("reliability_fig",) + key, lambda: banded_diagram(view.name, table, cfg, s))
     left, right = st.columns([3, 2], gap="medium")
     with left:
         if s["diagram"] == "corp":
             needs_rows("The CORP diagram (an isotonic fit through every prediction)")
         st.subheader(f"Reliability diagram · {md(view.name)}")
         show_figure(fig, f"reliability_{view.name}", key="reliability")
-        st.caption("Each point is a bin: its mean prediction (x) against the observed rate (y). "
-                   + (figures.BAND_READING + " " + band_reading(table) + " " if s["band"] else "")
-                   + "No side histogram of the predictions (it needs the rows): the panel below gives the rows "
-                   "per bin.")
+        st.caption(banded_caption(table, s))
     # the diagram first, then the panel: TCE's reference refits PAVA-BC per redraw (~20 s for 139 redraws of a
     # file of 10^6 rows here), which left the page blank until it was done (as the in-memory page does)
     panel = _panel(view, s["metrics"], cfg, s)

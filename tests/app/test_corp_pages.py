@@ -140,7 +140,7 @@ def test_corp_mode_survives_a_change_of_alpha():
     assert_clean(at)
     assert not at.exception and not at.error, [e.value for e in at.error]
     table = at.dataframe[0].value.set_index("Metric")
-    assert "p adjusted" in table.columns
+    assert "p adj." in table.columns
 
 
 

@@ -45,7 +45,11 @@ def test_a_file_under_the_allowed_root_is_analysed(logs):
     figs = figures(at)
     assert len(figs) == 2
     table = cv.reliability_table(df.y, df.p)
-    np.testing.assert_allclose(figs[0]["data"][1]["y"], table["obs_rate"], rtol=1e-5)  # figure JSON: 6 digits
+    rates = next(t for t in figs[0]["data"] if t.get("name", "").endswith("(95% CI)"))
+    np.testing.assert_allclose(rates["y"], table["obs_rate"], rtol=1e-5)  # figure JSON: 6 digits
+    # the calibrated band, as on the Reliability page (the Large data page drew none, a walk-through)
+    assert any(t.get("name", "").startswith("Calibrated band") for t in figs[0]["data"])
+    assert any(shown(c).startswith("Each point is a bin") and "green band" in shown(c) for c in at.caption)
     assert any("20,000 rows" in m.value for m in at.markdown)
     # every headline with what a calibrated model shows: "TCE = 74.90%" alone read as an alarm on a calibrated
     # model of 10^6 rows (a walk-through); TCE's reference (PAVA-BC refitted per redraw) waits for the Reliability
