@@ -186,7 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
     met.add_argument("--engine", choices=("duckdb", "polars", "spark"),
                      help="stream FILE (a Parquet/CSV path, glob, directory or DuckDB SQL query) through this engine "
                           "instead of loading it: for logs larger than memory (--ci: a Poisson bootstrap of the "
-                          "bucket sums, no pass over the rows; the calibrated-model reference from the bucket sums too)")
+                          "bucket sums, no pass over the rows; the calibrated-model reference from the bucket sums too, log loss's "
+                          "with one more pass, over the rows scored below 1/64 or from 63/64)")
     met.add_argument("--database", metavar="DB", help="with --engine duckdb: the DuckDB database FILE's query runs on")
     _add_metric_options(met, ci_default=0)
     _add_quiet(met)

@@ -728,6 +728,16 @@ def test_log_loss_reference_centre_on_engines_long_logs_and_dropped_rows(tmp_pat
     assert _log_loss_expectation(v) == pytest.approx(calibrated_expectation("log_loss", P.max(axis=1)), rel=1e-9)
 
 
+def test_log_loss_reference_clears_a_perfect_model_of_scores_0_and_1():
+    """Scores of exactly 0 and 1, every label right: the scan's log loss (1.5e-16 from the bucket moments) and its
+    centre (eps per row, clipped as in memory) differ by float noise, against a reference of no spread: flagged
+    at p = 1/201 until ties within the moments' bound counted as reached (a review). In memory p = 1."""
+    p = np.r_[np.zeros(100), np.ones(100), 1e-20]
+    df = pd.DataFrame({"y": (p > 0.5).astype(int), "p": p})
+    got = cv.scan(df).metrics(["log_loss"], n_reference=200, random_state=1).iloc[0]
+    assert got["p_value"] == 1.0 and got["verdict"] == "no evidence of miscalibration"
+
+
 def test_bucket_references_of_a_panel_share_one_draw_with_the_values_of_separate_draws():
     """smECE, the Brier score and log loss redraw the same fine buckets: a seeded panel draws them once
     (reference.bucket_nulls), and each metric's range and p-value are those it gets alone with that seed."""

@@ -150,6 +150,8 @@ def test_a_class_predicted_only_on_rows_of_weight_0(tmp_path, engine):
     pd.DataFrame({"label": y, "p_a": P[:, 0], "p_b": P[:, 1], "p_c": P[:, 2], "w": w}).to_parquet(tmp_path / "z.parquet")
     s = cv.scan(str(tmp_path / "z.parquet"), weight="w", engine=engine)
     assert s.top_label_view("c").n == 0
+    with pytest.raises(cv.InputError, match="holds no rows"):  # not a ZeroDivisionError (a review)
+        s.top_label_view("c").metrics(["ece"], n_reference=0)
     codes = pd.Categorical(y, categories=["a", "b", "c"]).codes
     got = s.metrics(["top_label_ece", "top_label_mce"], n_reference=0).set_index("metric")["value"]
     assert got["top_label_ece"] == pytest.approx(cv.metrics.top_label_ece(codes, P, sample_weight=w), rel=RTOL)

@@ -581,7 +581,7 @@ def reference_level(alpha: float) -> float:
 
 
 def null_summary(statistic: float, values: np.ndarray, level: float, *,
-                 centre: float | None = None) -> tuple[float, float, float, float]:
+                 centre: float | None = None, atol: float = 0.0) -> tuple[float, float, float, float]:
     """(null_mean, null_low, null_high, p_value) of an observed metric against its null values.
 
     ``p_value = (1 + #{null >= statistic}) / (1 + B)`` over the B non-NaN null
@@ -594,7 +594,9 @@ def null_summary(statistic: float, values: np.ndarray, level: float, *,
     largest and ``null_low`` the (m + 1)-th smallest null value, so
     ``statistic > null_high`` iff ``p_value <= a`` (and symmetrically below).
     Too few values for ``a`` (``a (B + 1) < 1``: no p-value can reach it) give
-    the whole null range. NaN everywhere without null values.
+    the whole null range. NaN everywhere without null values. ``atol``: ties
+    within this absolute distance count as reached too (a value known only to
+    that precision, e.g. a scan's log loss from bucket moments).
 
     ``centre`` (the two-sided metrics, :data:`TWO_SIDED_METRICS`: scores that
     miscalibration moves either way) tests the distance from it, the metric's
@@ -625,10 +627,10 @@ def null_summary(statistic: float, values: np.ndarray, level: float, *,
     if centre is not None and math.isfinite(statistic):
         dev = np.sort(np.abs(dist - centre))
         seen = abs(statistic - centre)
-        p_value = (1.0 + np.count_nonzero(dev >= seen - _TIE_RTOL * max(abs(statistic), seen))) / (1.0 + b)
+        p_value = (1.0 + np.count_nonzero(dev >= seen - max(_TIE_RTOL * max(abs(statistic), seen), atol))) / (1.0 + b)
         d = float(dev[b - 1 - m])
         return float(dist.mean()), max(float(centre - d), 0.0), float(centre + d), float(p_value)
-    tol = _TIE_RTOL * abs(statistic) if math.isfinite(statistic) else 0.0
+    tol = max(_TIE_RTOL * abs(statistic), atol) if math.isfinite(statistic) else 0.0
     p_value = (1.0 + np.count_nonzero(dist >= statistic - tol)) / (1.0 + b) if not math.isnan(statistic) else math.nan
     return float(dist.mean()), float(dist[m]), float(dist[b - 1 - m]), float(p_value)
 

@@ -824,10 +824,11 @@ class Scan:
         n_reference : int, default 0
             Label redraws of the calibrated-model reference of the binned
             metrics (ECE, MCE, RMSCE, ACE, debiased ECE, Brier reliability),
-            smECE, the Brier score and TCE of binary
+            smECE, the Brier score, log loss and TCE of binary
             scans and of the confidence and top-label metrics of multiclass
             scans: binomial draws per bucket on the driver, no pass over the
-            rows (:mod:`calibviz.scan.reference`; weighted scans: the
+            rows but log loss's one, over the rows scored below 1/64 or from
+            63/64 (:mod:`calibviz.scan.reference`; weighted scans: the
             positives' weight drawn with the exact mean and variance,
             :func:`~calibviz.scan.reference.positive_weight`, TCE's with the
             coupled draw of :func:`~calibviz.scan.reference.weighted_positives`).
@@ -894,6 +895,9 @@ class Scan:
         if self._fine_cache is None:  # ranges in the first pass where results will read them (no pass of their own)
             self._ranges_wanted = self._ranges_wanted or "tce" in keys or bool(n_resamples)
         self._fine()  # the first pass validates the rows: bad data is the command's error, not one metric's
+        if not self.n:  # an empty top-label view (a ZeroDivisionError in the prevalence, a review)
+            raise InputError(f"{self.name} holds no rows (a class never predicted, or predicted only on rows of "
+                             "weight 0): it has no metrics; its top-label metrics count it as absent.")
         try:
             self._prepare(schemes)  # one refining pass for all the panel's bins
         except InputError:

@@ -58,7 +58,7 @@ from ..metrics.binned import _debiased_from_stats, _decomposition, _norm_of_gaps
 from ..metrics.consistency import (_BUCKETS, _Plan, _null_statistics, bucket_binomial_draws, cell_bucket_groups,
                                    TWO_SIDED_METRICS, null_summary)
 from . import refine as _ref
-from .aggregate import FINE_BUCKETS, LOSS_HIGH, LOSS_LOW
+from .aggregate import FINE_BUCKETS, LOG_LOSS_BOUND, LOSS_HIGH, LOSS_LOW
 
 __all__ = ["REFERENCE_METRICS", "BUCKET_KEYS", "reference", "bucket_nulls", "top_label_reference", "weighted_positives",
            "positive_weight"]
@@ -107,8 +107,11 @@ def reference(scan, key: str, config, n_resamples: int, random_state=None, level
         return null_summary(statistic, values, level)
     if key in ("smooth_ece", "brier", "log_loss"):
         centre = {"brier": _brier_expectation, "log_loss": _log_loss_expectation}.get(key)
+        # log loss and its centre are known to their moments' bounds (per unit weight): a value within them of
+        # the centre is no evidence (a perfect model of scores 0 and 1: value 1.5e-16 against a centre of eps)
+        atol = LOG_LOSS_BOUND + ENTROPY_BOUND if key == "log_loss" else 0.0
         return null_summary(scan.metric(key)[0], _bucket_null(scan, key, int(n_resamples), random_state), level,
-                            centre=centre(scan) if key in TWO_SIDED_METRICS else None)
+                            centre=centre(scan) if key in TWO_SIDED_METRICS else None, atol=atol)
     scheme, reduce = _spec(key, config)
     statistic, draws = _redrawn_cells(scan, scheme, int(n_resamples), random_state)
     return null_summary(reduce(statistic), np.fromiter(map(reduce, draws), np.float64, count=len(draws)), level)

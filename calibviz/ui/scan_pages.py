@@ -127,7 +127,9 @@ def _panel(view, keys, cfg: PanelConfig, s: dict) -> pd.DataFrame:
         resamples = n_boot if asked else 0
 
         def compute():
-            with progress_bar(f"Bootstrapping {key} from the score buckets") as progress:
+            # the bar also counts the reference's redraws (Scan.metrics): named for what runs, as on the in-memory page
+            with progress_bar(f"Bootstrapping {key} from the score buckets" if resamples
+                              else f"Calibrated-model reference of {key}") as progress:
                 return view.metrics([key], config=cfg, n_reference=_redraws(key, family), random_state=seed,
                                     n_resamples=resamples, progress=progress)
 
