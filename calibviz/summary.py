@@ -99,21 +99,21 @@ class BinStatistics:
 
     def worst_bin(self) -> dict | None:
         """The non-empty bin with the largest |gap| (MCE's bin; the first on ties): its rows, mean prediction
-        and observed rate, or None when every bin is empty.
+        and observed rate, and the rows of the smallest non-empty bin (``smallest``); None when every bin is empty.
 
         Examples
         --------
         >>> from calibviz.summary import bin_statistics
-        >>> _, s = bin_statistics([0, 1, 1, 1], [0.2, 0.3, 0.8, 0.9], binning=Uniform(2))
+        >>> _, s = bin_statistics([0, 1, 1, 1, 1], [0.2, 0.3, 0.8, 0.9, 0.7], binning=Uniform(2))
         >>> s.worst_bin()
-        {'bin': 0, 'n': 2, 'mean_pred': 0.25, 'obs_rate': 0.5}
+        {'bin': 0, 'n': 2, 'mean_pred': 0.25, 'obs_rate': 0.5, 'smallest': 2}
         """
         keep = np.flatnonzero(self.count > 0)
         if not keep.size:
             return None
         b = int(keep[np.argmax(np.abs(self.gap[keep]))])
         return {"bin": b, "n": int(self.count[b]), "mean_pred": float(self.mean_pred[b]),
-                "obs_rate": float(self.obs_rate[b])}
+                "obs_rate": float(self.obs_rate[b]), "smallest": int(self.count[keep].min())}
 
     @property
     def effective_n(self) -> np.ndarray:
