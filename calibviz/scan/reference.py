@@ -43,8 +43,10 @@ second error.
 
 TCE's bins (PAVA-BC) depend on the labels, so its reference refits them on
 every redraw (:func:`_tce_null`), as the in-memory reference does on rows.
-smECE's and the Brier score's redraw the positives of every fine bucket the same
-way (smECE solving each redraw's own fixed point, :func:`_bucket_null`).
+smECE's, the Brier score's and log loss's redraw the positives of every fine
+bucket the same way, in one draw for the three (smECE solving each redraw's own
+fixed point, log loss's deviation scaled to its per-row variance,
+:func:`bucket_nulls`).
 """
 from __future__ import annotations
 
@@ -326,13 +328,24 @@ def _log_loss_terms(scan, bucket, sw, swp, swpp, swwv) -> tuple[np.ndarray, np.n
     return entropy, spread
 
 
+def _bucket_sums(scan) -> dict:
+    """Per fine bucket (refined atoms pooled, labels pooled): ``bucket``, ``size`` (rows), ``weight``, ``swp``,
+    ``swpp``, ``sww``, ``variance`` (sum w^2 p (1 - p)) and ``mean`` (weighted mean score): what the bucket
+    redraws read (:func:`bucket_nulls`)."""
+    atoms = scan._atoms()
+    bucket, group = np.unique(atoms.bucket, return_inverse=True)
+    size, weight, swp, swpp, sww, variance = (np.bincount(group, weights=v) for v in
+                                              (atoms.n, atoms.sw, atoms.swp, atoms.swpp, atoms.sww, atoms.swwv))
+    return {"bucket": bucket, "size": np.rint(size).astype(np.int64), "weight": weight, "swp": swp, "swpp": swpp,
+            "sww": sww, "variance": variance, "mean": np.clip(swp / weight, 0.0, 1.0)}
+
+
 def _log_loss_expectation(scan) -> float:
     """The log loss's expectation under calibration, ``sum w H(p) / sum w`` (:func:`_log_loss_terms`): the centre
     of its two-sided reference (:func:`calibviz.metrics.calibrated_expectation` in memory)."""
-    atoms = scan._atoms()
-    bucket, group = np.unique(atoms.bucket, return_inverse=True)
-    sw, swp, swpp, swwv = (np.bincount(group, weights=v) for v in (atoms.sw, atoms.swp, atoms.swpp, atoms.swwv))
-    return float(_log_loss_terms(scan, bucket, sw, swp, swpp, swwv)[0].sum() / sw.sum())
+    g = _bucket_sums(scan)
+    entropy, _ = _log_loss_terms(scan, g["bucket"], g["weight"], g["swp"], g["swpp"], g["variance"])
+    return float(entropy.sum() / g["weight"].sum())
 
 
 def _brier_expectation(scan) -> float:
@@ -380,12 +393,10 @@ def bucket_nulls(scan, keys, n_resamples: int, random_state) -> dict:
     todo = [key for key in dict.fromkeys(keys) if not (seeded and ("bucket", key, tag) in cache)]
     out = {}
     if todo:
-        atoms, k = scan._atoms(), _GRID_SIZES[0]
-        bucket, group = np.unique(atoms.bucket, return_inverse=True)
-        size, weight, swp, swpp, sww, variance = (np.bincount(group, weights=v) for v in
-                                                  (atoms.n, atoms.sw, atoms.swp, atoms.swpp, atoms.sww, atoms.swwv))
-        size = np.rint(size).astype(np.int64)
-        mean = np.clip(swp / weight, 0.0, 1.0)
+        k = _GRID_SIZES[0]
+        g = _bucket_sums(scan)
+        bucket, size, weight, swp, swpp, sww, variance, mean = (g[c] for c in ("bucket", "size", "weight", "swp",
+                                                                               "swpp", "sww", "variance", "mean"))
         total = float(weight.sum())
         rng = np.random.default_rng(list(random_state) if isinstance(random_state, tuple) else random_state)
         values = {key: [] for key in todo}
