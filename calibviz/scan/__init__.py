@@ -876,7 +876,8 @@ class Scan:
         from ..panel import (BINARY_METRICS, DEFAULT_BINARY_METRICS, DEFAULT_MULTICLASS_METRICS, MULTICLASS_METRICS,
                              HL_MIN_EXPECTED, PanelConfig, _spec, crowded_bins_note, panel_frame, spiegelhalter_range,
                              undefined_row)
-        from .reference import BUCKET_KEYS, REFERENCE_METRICS, bucket_nulls, reference, top_label_reference
+        from .reference import (BUCKET_KEYS, REFERENCE_METRICS, bucket_nulls, is_seed, reference,
+                                top_label_reference)
 
         config = PanelConfig() if config is None else config
         reference_state, bootstrap_state = (random_state.spawn(2) if isinstance(random_state, np.random.Generator)
@@ -903,7 +904,7 @@ class Scan:
         except InputError:
             pass  # a scheme a scan cannot bin: its metric says so below
         shared = [k for k in keys if k in BUCKET_KEYS]
-        if n_reference and self.is_binary and len(shared) > 1 and isinstance(reference_state, (int, np.integer, tuple)):
+        if n_reference and self.is_binary and len(shared) > 1 and is_seed(reference_state):
             try:  # one draw of the fine buckets for the references of smECE, Brier and log loss (the same values)
                 bucket_nulls(self, shared, int(n_reference), reference_state)
             except InputError:

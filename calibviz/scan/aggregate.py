@@ -54,8 +54,8 @@ from ..metrics.goodness import LOGIT_CLIP
 from ..metrics.scores import LOG_LOSS_EPS
 from ..validation import ROW_SUM_ATOL
 
-__all__ = ["FINE_BUCKETS", "Roles", "fine_table", "tail_losses", "with_tail_losses", "entropy_tails", "certain_mistakes", "column_ranges",
-           "row_sums", "unknown_labels", "exact_atoms", "renormalised", "row_total",
+__all__ = ["FINE_BUCKETS", "Roles", "fine_table", "tail_losses", "with_tail_losses", "entropy_tails", "certain_mistakes",
+           "column_ranges", "row_sums", "unknown_labels", "exact_atoms", "renormalised", "row_total",
            "SUMS", "collect"]
 
 #: Fine score buckets of the first pass (2**16; a multiple of smECE's 2**14 grid).

@@ -62,12 +62,18 @@ from ..metrics.consistency import (_BUCKETS, _Plan, _null_statistics, bucket_bin
 from . import refine as _ref
 from .aggregate import FINE_BUCKETS, LOG_LOSS_BOUND, LOSS_HIGH, LOSS_LOW
 
-__all__ = ["REFERENCE_METRICS", "BUCKET_KEYS", "reference", "bucket_nulls", "top_label_reference", "weighted_positives",
-           "positive_weight"]
+__all__ = ["REFERENCE_METRICS", "BUCKET_KEYS", "is_seed", "reference", "bucket_nulls", "top_label_reference",
+           "weighted_positives", "positive_weight"]
 
 #: Metrics of a scan with a calibrated-model reference.
 REFERENCE_METRICS = ("ece", "mce", "rmsce", "ace", "debiased_ece", "brier_reliability", "tce", "smooth_ece", "brier",
                      "log_loss")
+
+
+def is_seed(random_state) -> bool:
+    """Whether ``random_state`` fixes the draws (an int or a tuple of ints, not None or a Generator): draws made
+    with it may be kept on the scan and shared (:func:`bucket_nulls`, :func:`_redrawn_cells`)."""
+    return isinstance(random_state, (int, np.integer, tuple))
 
 
 def _spec(key: str, config):
@@ -127,7 +133,7 @@ def _redrawn_cells(scan, scheme, n_resamples: int, random_state):
     panel share one draw, as they would share it drawing apart with that seed (same groups, same stream).
     """
     key = (repr(scheme), n_resamples, random_state)
-    seeded = isinstance(random_state, (int, np.integer, tuple))
+    seeded = is_seed(random_state)
     if seeded and key in scan._reference_draws:
         return scan._reference_draws[key]
     atoms = scan._atoms_for([scheme])  # refined as these bins need, whatever other results refined
@@ -387,7 +393,7 @@ def bucket_nulls(scan, keys, n_resamples: int, random_state) -> dict:
     """
     from ..metrics.smooth import _GRID_SIZES, _masses_from_nodes, _solve_fixed_point
 
-    seeded = isinstance(random_state, (int, np.integer, tuple))
+    seeded = is_seed(random_state)
     tag = (n_resamples, random_state if seeded else None)
     cache = scan._reference_draws
     todo = [key for key in dict.fromkeys(keys) if not (seeded and ("bucket", key, tag) in cache)]
