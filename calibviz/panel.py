@@ -721,14 +721,19 @@ def _pp_range(low: float, high: float, value: float | None = None) -> str:
     >>> _pp_range(0.012, 0.031), _pp_range(0.00081, 0.00139)
     ('1.2 to 3.1 percentage points', '0.08 to 0.14 percentage points')
     >>> _pp_range(0.0118, 0.1665, value=0.1669)  # 16.69 above 16.65: not '1.2 to 16.7'
-    '1.18 to 16.65 percentage points'
+    '1.18 to 16.65 percentage points (this value: 16.69)'
+
+    The value with those digits where they are more than the reading's one decimal and it lies outside the range
+    (smECE "off by 0.5 percentage points" beside "0.374 to 0.462" read as far outside; it was 0.463, a browser
+    check).
     """
     for digits in (1, 2, 3):
         a, b = f"{100 * low:.{digits}f}", f"{100 * high:.{digits}f}"
         v = None if value is None else f"{100 * value:.{digits}f}"
         if a != b and not (v is not None and ((value > high and v == b) or (value < low and v == a))):
             break
-    return f"{a} to {b} percentage points"
+    outside = value is not None and (value > high or value < low)
+    return f"{a} to {b} percentage points" + (f" (this value: {v})" if outside and digits > 1 else "")
 
 
 def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_value: float, level: float,

@@ -214,7 +214,8 @@ def banded_caption(table: pd.DataFrame, s: dict) -> str:
     """The caption under :func:`banded_diagram`: what a point is, the band's reading, where the rows per bin are."""
     return ("Each point is a bin: its mean prediction (x) against the observed rate (y). "
             + (figures.BAND_READING + " " + band_reading(table) + " " if s["band"] else "")
-            + "No side histogram of the predictions (it needs the rows): the per-bin table gives the rows per bin.")
+            + "The bars count the rows per bin; a histogram of the predictions by outcome needs the rows (an "
+              "opened file's are not loaded).")
 
 
 def reliability(scan) -> None:

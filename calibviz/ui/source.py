@@ -139,8 +139,8 @@ def memory_only_notice(title: str) -> None:
         command = report_command() if title == "Report" else None
         # how long it takes (a walk-through waited 61 s on 10^6 rows without knowing)
         report = (f" The HTML report of the opened file is built by the command line on the server: `{command}`. "
-                  "It takes about a minute (10^6 rows, 2 cores), most of it the bootstrap intervals, which `--ci 0` "
-                  "leaves out."
+                  "On 10^6 rows and 2 cores it takes about a minute, most of it the bootstrap intervals, which "
+                  "`--ci 0` leaves out."
                   if command and "`" not in command else "")
         st.info(f"This page works on data in memory: it shows the uploaded or demo data, not the opened file "
                 f"{md(scan.source)} (analysed on the Reliability, Test-based, Multiclass, Variables and Compare "
