@@ -138,13 +138,14 @@ def memory_only_notice(title: str) -> None:
         # the report of an opened file is built where the file is, by the command line (a walk-through looked for it)
         command = report_command() if title == "Report" else None
         # how long it takes (a walk-through waited 61 s on 10^6 rows without knowing)
-        report = (f" The HTML report of the opened file is built by the command line on the server: `{command}`. "
-                  "On 10^6 rows and 2 cores it takes about a minute, most of it the bootstrap intervals, which "
-                  "`--ci 0` leaves out."
-                  if command and "`" not in command else "")
+        report = (" The HTML report of the opened file is built by the command line on the server (below). On 10^6 "
+                  "rows and 2 cores it takes about a minute, most of it the bootstrap intervals, which `--ci 0` "
+                  "leaves out." if command else "")
         st.info(f"This page works on data in memory: it shows the uploaded or demo data, not the opened file "
                 f"{md(scan.source)} (analysed on the Reliability, Test-based, Multiclass, Variables and Compare "
                 "pages)." + report, icon=":material/info:")
+        if command:  # a code block: whole, with a copy button (inline, it wrapped inside an option, a browser check)
+            st.code(command, language="bash", wrap_lines=True)
 
 
 def needs_rows(what: str) -> None:

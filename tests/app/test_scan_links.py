@@ -184,7 +184,7 @@ def test_the_report_page_gives_the_command_that_reports_the_opened_file(root, tm
     at.switch_page("pages/6_Report.py").run()
     at.select_slider(key="w_alpha").set_value(0.1).run()
     text = next(i.value for i in at.info if "by the command line on the server" in i.value)
-    command = text.split("by the command line on the server: `")[1].split("`")[0]
+    command = at.code[0].value  # a code block with a copy button
     assert command.startswith("calibviz report ") and "--label outcome --probs s" in command
     # the sidebar's settings, as the Report page's own report records them (the command dropped them)
     assert "--binning uniform --bins 15 --alpha 0.1" in command and "--seed 0" in command, command
@@ -215,7 +215,7 @@ def test_no_report_command_for_one_model_per_column(root):
     at.button(key="scan_use").click().run()
     at.switch_page("pages/6_Report.py").run()
     assert any("works on data in memory" in i.value for i in at.info)
-    assert not any("by the command line on the server" in i.value for i in at.info)
+    assert not any("by the command line on the server" in i.value for i in at.info) and not at.code
 
 
 def test_the_report_command_leaves_out_models_whose_rows_fail(root, tmp_path):
@@ -236,8 +236,8 @@ def test_the_report_command_leaves_out_models_whose_rows_fail(root, tmp_path):
     assert not at.error, [shown(e) for e in at.error]
     at.button(key="scan_use").click().run()
     at.switch_page("pages/6_Report.py").run()
-    text = next(i.value for i in at.info if "by the command line on the server" in i.value)
-    command = text.split("by the command line on the server: `")[1].split("`")[0]
+    assert any("by the command line on the server" in i.value for i in at.info)
+    command = at.code[0].value
     assert "NOT IN ('a_bad')" in command, command
     words = shlex.split(command)
     words[words.index("-o") + 1] = str(tmp_path / "r.html")
