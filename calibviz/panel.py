@@ -967,10 +967,7 @@ def family_verdicts(rows: list[dict], alpha: float, specs: dict) -> list[dict]:
         verdict = ("" if i in held else _verdict(p_adj, alpha, r["n_redraws"]) if i in adjusted
                    else _verdict(r["p_value"], alpha, r["n_redraws"]))
         row = {**r, "p_adjusted": p_adj, "verdict": verdict, "reading": r["reading"] + sentence}
-        # not TCE: a calibrated model's TCE lies far above 0 on many rows (85% at 3x10^6), which its reading's range
-        # says; "its interval does not reach 0" read as meaningless there (a walk-through)
-        if (verdict.startswith("no evidence") and r["metric"] in ZERO_WHEN_CALIBRATED - {"tce", "classwise_tce"}
-                and np.isfinite(r["low"])
+        if (verdict.startswith("no evidence") and r["metric"] in ABOVE_ZERO_NOTED and np.isfinite(r["low"])
                 and _shown_above_zero(r["low"], r["unit"]) and ABOVE_ZERO_NOTE not in (r.get("note") or "")):
             row["note"] = " ".join(t for t in (r.get("note") or "", ABOVE_ZERO_NOTE) if t)
         out.append({k: row[k] for k in PANEL_COLUMNS} | {k: v for k, v in row.items() if k not in PANEL_COLUMNS})
@@ -1023,6 +1020,10 @@ def _shown_above_zero(low: float, unit: str) -> bool:
 ZERO_WHEN_CALIBRATED = frozenset({"ece", "ace", "mce", "rmsce", "tce", "smooth_ece", "ici",
                                    "brier_reliability", "mcb", "confidence_ece", "top_label_ece", "top_label_mce",
                                    "classwise_ece", "classwise_tce"})
+#: The errors that get :data:`ABOVE_ZERO_NOTE`: not TCE, which a calibrated model shows far above 0 on many rows
+#: (85% at 3x10^6), as its reading's range says; "its interval does not reach 0" read as meaningless there (a
+#: walk-through).
+ABOVE_ZERO_NOTED = ZERO_WHEN_CALIBRATED - {"tce", "classwise_tce"}
 ABOVE_ZERO_NOTE = ("No evidence of miscalibration, yet the interval lies above 0: noise alone keeps a calibration "
                    "error above 0, so its interval does not reach 0 even for a perfectly calibrated model; the "
                    "verdict says whether this one is.")

@@ -22,7 +22,8 @@ st.caption("Prediction logs too large to upload: the server reads them in place,
 source_form()
 scan = current_scan()
 if scan is not None:
-    cfg = panel_config(settings())
+    s = settings()
+    cfg = panel_config(s)
     if scan_active():  # the sidebar's model picker chooses, as on every page (one picker, not two)
         scan = active_scan()
     elif len(scan.models) > 1:
@@ -43,8 +44,8 @@ if scan is not None:
         table = scan.reliability_table(cfg.scheme(), cfg.alpha)
         left, right = st.columns([3, 2], gap="medium")
         with left:
-            show_figure(banded_diagram(scan.name, table, cfg, settings()), "reliability_diagram", key="scan_rd")
-            st.caption(banded_caption(table, settings()))
+            show_figure(banded_diagram(scan.name, table, cfg, s), "reliability_diagram", key="scan_rd")
+            st.caption(banded_caption(table, s))
         with right:
             # sentences, not a table: a table as narrow as this column cut every reading after a few words
             panel = reliability_headlines(scan)
