@@ -25,8 +25,9 @@ in its own process (wall time, CPU time, peak RSS from ``/usr/bin/time``):
 
 With ``--rounds R`` only the ratio to the hand queries is measured: R rounds alternating the sums-only query,
 the query with min and max, the sums-only query after importing pandas, pyarrow and Narwhals (what any command
-that returns pandas tables pays before its first result), and the binned panel (one row per size: medians,
-ranges, per-round ratios).
+that returns pandas tables pays before its first result), the three passes an exact binned panel needs written by
+hand with no pandas and no Python work (``HAND_PASSES``: the floor of any implementation in Python), and the
+binned panel (one row per size: medians, ranges, per-round ratios).
 
 Values of every scan run are compared with the DuckDB run (and with the
 in-memory run where it ran). Prints a Markdown table; files are deleted at the end.
@@ -55,6 +56,22 @@ HAND_MINMAX, HAND_SUMS = HAND_QUERY.format(", min(p), max(p)"), HAND_QUERY.forma
 #: the sums-only query after importing the libraries a scan's results are made with (pandas with pyarrow, and
 #: Narwhals, the issue's layer over the engines): the floor of any command that returns pandas tables
 HAND_SUMS_IMPORTS = "import pandas, pyarrow, narwhals" + HAND_SUMS
+#: The passes an exact binned panel cannot do without, hand-written, with no pandas and no Python work on their
+#: results: a sample of rows (the columns' roles), the bucket sums with the log loss of confident mistakes (one
+#: CASE per row), and a pass filtered to 14 buckets (the exact scores at ACE's equal-mass cuts). The floor of any
+#: implementation of the binned panel in Python, whatever tables it returns.
+HAND_PASSES = """
+import duckdb, sys
+con = duckdb.connect(); con.execute("SET enable_progress_bar = false")
+con.sql("SELECT * FROM read_parquet(?) LIMIT 1000", params=[sys.argv[1]]).fetchnumpy()
+con.sql("SELECT least(floor(p * 65536), 65535)::BIGINT AS b, y, count(*), sum(p), sum(p * p), "
+        "sum(CASE WHEN y = 1 AND p < 1 / 64 THEN -ln(greatest(p, 1e-15)) "
+        "WHEN y = 0 AND p >= 63 / 64 THEN -ln(greatest(1 - p, 1e-15)) ELSE 0 END) "
+        "FROM read_parquet(?) GROUP BY ALL", params=[sys.argv[1]]).fetchnumpy()
+keys = ", ".join(str(4369 * i) for i in range(1, 15))
+con.sql(f"SELECT p, y, count(*) FROM read_parquet(?) WHERE floor(p * 65536) IN ({keys}) GROUP BY ALL",
+        params=[sys.argv[1]]).fetchnumpy()
+"""
 
 
 def _write(path: Path, rows: int, float32: bool) -> None:
@@ -130,11 +147,12 @@ def _alternate(path: Path, n: int, rounds: int) -> None:
     move by up to 2x; alternating rounds see the same machine state)."""
     import statistics
 
-    runs = {"sums": [], "minmax": [], "imports": [], "scan": []}
+    runs = {"sums": [], "minmax": [], "imports": [], "passes": [], "scan": []}
     for _ in range(rounds):
         runs["sums"].append(_run([sys.executable, "-c", HAND_SUMS, str(path)]))
         runs["minmax"].append(_run([sys.executable, "-c", HAND_MINMAX, str(path)]))
         runs["imports"].append(_run([sys.executable, "-c", HAND_SUMS_IMPORTS, str(path)]))
+        runs["passes"].append(_run([sys.executable, "-c", HAND_PASSES, str(path)]))
         runs["scan"].append(_metrics(path, "--engine", "duckdb", "--metrics", BINNED))
     wall = {k: [r["wall"] for r in v] for k, v in runs.items()}
     med = {k: statistics.median(v) for k, v in wall.items()}
@@ -143,6 +161,8 @@ def _alternate(path: Path, n: int, rounds: int) -> None:
           f"{med['minmax']:.2f} s ({min(wall['minmax']):.2f}-{max(wall['minmax']):.2f}) | "
           f"{med['imports']:.2f} s ({min(wall['imports']):.2f}-{max(wall['imports']):.2f}), "
           f"{med['imports'] / med['sums']:.2f}x | "
+          f"{med['passes']:.2f} s ({min(wall['passes']):.2f}-{max(wall['passes']):.2f}), "
+          f"{med['passes'] / med['sums']:.2f}x | "
           f"{med['scan']:.2f} s ({min(wall['scan']):.2f}-{max(wall['scan']):.2f}) | "
           f"{med['scan'] / med['sums']:.2f}x (per round {min(per_round):.2f}-{max(per_round):.2f}) | "
           f"{med['scan'] / med['minmax']:.2f}x | {max(r['rss'] for r in runs['scan']):.0f} MB |", flush=True)

@@ -664,7 +664,7 @@ def _report_scan(args, cfg, metrics, out: Path) -> int:
             page = build_scan_report(models, config=cfg, metrics=metrics, n_resamples=args.ci, random_state=args.seed,
                                      n_reference=_redraws(args, metrics, cfg.alpha), title=args.title,
                                      source=args.file, load_options=options, engine=args.engine, database=args.database,
-                                     progress=progress)
+                                     output=str(out), progress=progress)
         _print_notes({n: m.notes for n, m in models.items()})  # after the first passes (see _cmd_metrics)
         _write_page(page, out)
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)

@@ -644,7 +644,7 @@ def comparison_sentences(table: pd.DataFrame, *, name: Callable[[str], str] = st
             out.append(f"{r.label} of {name(r.model)} and {name(ref)} differ beyond the bootstrap noise of this "
                        "difference alone, but "
                        f"{name(r.held_back)}'s is within what a perfectly calibrated model with its predictions would "
-                       f"show (p = {r.held_back_p:.2g}): neither is called worse calibrated.")
+                       f"show (p {_p_relation(r.held_back_p)}): neither is called worse calibrated.")
     return out
 
 

@@ -24,7 +24,7 @@ from .errors import InputError
 from .metrics.consistency import redraws_needed  # noqa: F401 (re-exported: the panel's rule for its redraws)
 from .metrics.intervals import bootstrap_metric, coverage_note
 from .metrics.scores import LOG_LOSS_EPS
-from .stats import holm_adjusted
+from .stats import bound_digits, holm_adjusted, p_value_digits
 from .validation import check_binary, check_multiclass
 
 __all__ = ["PanelConfig", "MetricSpec", "at_alpha", "BINARY_METRICS", "DEFAULT_BINARY_METRICS", "MULTICLASS_METRICS",
@@ -753,7 +753,7 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
     >>> _reference_sentence(BINARY_METRICS["ece"], 0.01, 0.02, 1 / 201, 0.05, n_redraws=200).split(": ", 1)[1]
     'evidence of miscalibration (p ≤ 0.005: none of 200 redraws reached this value).'
     >>> _reference_sentence(BINARY_METRICS["ece"], 0.01, 0.02, 2 / 201, 0.05, n_redraws=200).split(": ", 1)[1]
-    'evidence of miscalibration (p = 0.01).'
+    'evidence of miscalibration (p = 0.00995).'
     >>> _reference_sentence(BINARY_METRICS["ece"], 0.01, 0.02, 1 / 201, 0.001, n_redraws=200).split("; ", 1)[1]
     '200 redraws cannot test at α = 0.001: the smallest p-value they give is 0.005 (at least 999 are needed).'
     >>> print(_reference_sentence(BINARY_METRICS["ece"], 0.01, 0.02, 0.03, 0.05, n_redraws=200, family=7,
@@ -841,18 +841,21 @@ def _shown_range(spec: MetricSpec, null_low: float, null_high: float, value: flo
 
 
 def format_p_value(p_value: float, n_redraws: int = 0) -> str:
-    """A p-value as tables show it: two significant digits, "< 0.001" below that, and "≤ 1/(R + 1)" where it
-    comes from ``n_redraws`` = R label redraws of which none reached the value: the smallest p-value they can give
-    is then a bound, not a measurement (200 redraws: "≤ 0.005"); "" for NaN.
+    """A p-value as tables show it: two significant digits (more where two would print a one-digit value that the
+    p-value is not, :func:`calibviz.stats.p_value_digits`), "< 0.001" below that, and "≤ 1/(R + 1)" where it comes from
+    ``n_redraws`` = R label redraws of which none reached the value: the smallest p-value they can give is then
+    a bound, not a measurement (200 redraws: "≤ 0.005", rounded up, :func:`calibviz.stats.bound_digits`); "" for NaN.
 
     >>> format_p_value(2 / 201, 200), format_p_value(1 / 201, 200), format_p_value(1 / 201), format_p_value(1e-5)
-    ('0.01', '≤ 0.005', '0.005', '< 0.001')
+    ('0.00995', '≤ 0.005', '0.00498', '< 0.001')
+    >>> format_p_value(0.104), format_p_value(0.0504), format_p_value(0.05), format_p_value(0.23)
+    ('0.104', '0.0504', '0.05', '0.23')
     """
     if not np.isfinite(p_value):
         return ""
     if at_redraw_floor(p_value, n_redraws):
-        return f"≤ {p_value:.2g}"
-    return f"{p_value:.2g}" if p_value >= 0.001 else "< 0.001"
+        return f"≤ {bound_digits(p_value)}"
+    return p_value_digits(p_value) if p_value >= 0.001 else "< 0.001"
 
 
 def format_adjusted_p(p_adjusted: float, p_value: float, n_redraws: int = 0) -> str:
@@ -862,12 +865,12 @@ def format_adjusted_p(p_adjusted: float, p_value: float, n_redraws: int = 0) -> 
     >>> format_adjusted_p(7 / 201, 1 / 201, 200), format_adjusted_p(0.21, 0.03, 200), format_adjusted_p(0.3, 0.1)
     ('≤ 0.035', '0.21', '0.3')
     >>> format_adjusted_p(2 / 2401, 1 / 2401, 2400)
-    '≤ 0.00083'
+    '≤ 0.00084'
     """
     if not np.isfinite(p_adjusted):
         return ""
-    if at_redraw_floor(p_value, n_redraws):  # a bound keeps its digits ("≤ 0.00083", never "≤ < 0.001")
-        return f"≤ {p_adjusted:.2g}"
+    if at_redraw_floor(p_value, n_redraws):  # a bound keeps its digits ("≤ 0.00084", never "≤ < 0.001")
+        return f"≤ {bound_digits(p_adjusted)}"
     return format_p_value(p_adjusted)
 
 
@@ -893,7 +896,7 @@ def p_value_words(p_value: float, n_redraws: int = 0) -> str:
     """The p-value in a sentence: "p = 0.01", "p ≤ 0.005" (a bound, :func:`format_p_value`) or "p < 0.001".
 
     >>> p_value_words(2 / 201, 200), p_value_words(1 / 201, 200), p_value_words(1e-5)
-    ('p = 0.01', 'p ≤ 0.005', 'p < 0.001')
+    ('p = 0.00995', 'p ≤ 0.005', 'p < 0.001')
     """
     return p_words(format_p_value(p_value, n_redraws))
 

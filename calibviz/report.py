@@ -653,7 +653,8 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _python_call(source, load_options, cfg, metrics, n_resamples, random_state, title, loader=None) -> str:
+def _python_call(source, load_options, cfg, metrics, n_resamples, random_state, title, loader=None,
+                 output: str = "report.html") -> str:
     load = ", ".join([repr(source)] + [f"{k}={v!r}" for k, v in (load_options or {}).items()])
     if loader is None:
         loader = f"cv.load_demo_models({source!r})" if _is_demo(source) else f"cv.load_models({load})"
@@ -664,7 +665,7 @@ def _python_call(source, load_options, cfg, metrics, n_resamples, random_state, 
     if source is not None:
         args.append(f"source={source!r}")
     return ("import calibviz as cv\nfrom calibviz.panel import PanelConfig\nfrom calibviz.report import write_report\n"
-            f"write_report({loader if source is not None else 'models'}, 'report.html', {', '.join(args)})")
+            f"write_report({loader if source is not None else 'models'}, {output!r}, {', '.join(args)})")
 
 
 def _is_demo(source) -> bool:
@@ -673,10 +674,11 @@ def _is_demo(source) -> bool:
     return isinstance(source, str) and source in demo_datasets() and not Path(source).exists()
 
 
-def _cli_command(source, load_options, cfg, metrics, n_resamples, random_state, title, extra=()) -> str | None:
+def _cli_command(source, load_options, cfg, metrics, n_resamples, random_state, title, extra=(),
+                 output: str = "report.html") -> str | None:
     if source is None:
         return None
-    cmd = ["calibviz", "report", str(source), "-o", "report.html"]
+    cmd = ["calibviz", "report", str(source), "-o", output]
     for key, value in (load_options or {}).items():
         if key in ("logits", "renormalize", "drop_invalid"):
             if value:
@@ -772,8 +774,9 @@ def _recalibration_section(idx: int, name: str, p: Predictions, methods, cfg: Pa
 
 
 def _repro_section(models, cfg, metrics, compare_metrics, n_resamples, confidence, random_state, source,
-                   load_options, title, skipped, reference=None, data_rows=None, loader=None, cli_extra=()) -> str:
-    """Settings, data, software and the commands that regenerate the report.
+                   load_options, title, skipped, reference=None, data_rows=None, loader=None, cli_extra=(),
+                   output: str = "report.html") -> str:
+    """Settings, data, software and the commands that regenerate the report (written to ``output``).
 
     ``data_rows``, ``loader`` and ``cli_extra`` let a report of scans (:mod:`calibviz.report_scan`) describe its
     data and its ``cv.scan`` / ``--engine`` commands with the same section."""
@@ -803,11 +806,11 @@ def _repro_section(models, cfg, metrics, compare_metrics, n_resamples, confidenc
                           "features": len(p.features.columns), "fingerprint (SHA-256)": p.fingerprint()})
     versions = _versions()
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    call = _python_call(source, load_options, cfg, metrics, n_resamples, random_state, title, loader)
+    call = _python_call(source, load_options, cfg, metrics, n_resamples, random_state, title, loader, output)
     if len(models) > 1 and reference != next(iter(models)):  # the reference chosen on the Compare page
         cut = call.rindex(")")
         call = call[:cut] + f", reference={reference!r}" + call[cut:]
-    cli = _cli_command(source, load_options, cfg, metrics, n_resamples, random_state, title, cli_extra)
+    cli = _cli_command(source, load_options, cfg, metrics, n_resamples, random_state, title, cli_extra, output)
     dl = lambda d: '<dl class="repro">' + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in d.items()) + "</dl>"
     return ('<section id="reproducibility"><h2>Reproducibility</h2>'
             f'<h3>Settings</h3>{dl(settings)}'
@@ -824,7 +827,8 @@ def _repro_section(models, cfg, metrics, compare_metrics, n_resamples, confidenc
 def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n_resamples: int = 200,
                  random_state=0, title: str | None = None, source: str | None = None, progress=None,
                  compare_metrics=None, confidence: float = 0.95, reference: str | None = None,
-                 load_options: dict | None = None, n_reference: int | None = None, recalibration=None) -> str:
+                 load_options: dict | None = None, n_reference: int | None = None, recalibration=None,
+                 output: str = "report.html") -> str:
     """A self-contained HTML calibration report (opens offline; plotly.js embedded once).
 
     Parameters
@@ -879,6 +883,9 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
         section per model with the out-of-fold (5-fold cross-fitted)
         before/after diagram, metrics with intervals and references, the
         loss gained and the fitted maps.
+    output : str, default "report.html"
+        The file the regenerate commands write to (:func:`write_report`
+        passes its ``path``).
 
     Returns
     -------
@@ -973,7 +980,7 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
     toc.append('<li><a href="#reproducibility">Reproducibility</a></li></ul></nav>')
 
     repro = _repro_section(models, config, metrics, compare_metrics, n_resamples, confidence, random_state, source,
-                           load_options, user_title, skipped, reference)
+                           load_options, user_title, skipped, reference, output=output)
     if recalibration:  # the settings and the regenerate commands name the methods too
         repro = repro.replace("</dl><h3>Data</h3>", f"<dt>recalibration</dt><dd>{_e(', '.join(recalibration))} "
                               "(5-fold cross-fitting, seed as above)</dd></dl><h3>Data</h3>", 1)
@@ -1007,7 +1014,7 @@ def write_report(models, path, **options) -> Path:
     >>> out.stat().st_size > 3_000_000
     True
     """
-    return _write_page(build_report(models, **options), path)
+    return _write_page(build_report(models, **{"output": str(path), **options}), path)
 
 
 def _check_report_args(n_resamples, config) -> None:

@@ -198,7 +198,8 @@ def _compare_section(scans: dict, cfg: PanelConfig, keys, confidence: float, n_r
 def build_scan_report(scans, *, config: PanelConfig = PanelConfig(), metrics=None, n_resamples: int = 200,
                       random_state=0, title: str | None = None, source: str | None = None, progress=None,
                       confidence: float = 0.95, n_reference: int | None = None, load_options: dict | None = None,
-                      engine: str | None = None, database: str | None = None, compare_metrics=None) -> str:
+                      engine: str | None = None, database: str | None = None, compare_metrics=None,
+                      output: str = "report.html") -> str:
     """A self-contained HTML calibration report of scans: the rows are never loaded.
 
     The sections of :func:`calibviz.report.build_report` that per-bucket sums
@@ -230,6 +231,8 @@ def build_scan_report(scans, *, config: PanelConfig = PanelConfig(), metrics=Non
     engine, database : str, optional
         The engine and DuckDB database the scans ran on, for the regenerate
         commands (default the scans' own engine).
+    output : str, default "report.html"
+        The file the regenerate commands write to.
 
     Returns
     -------
@@ -309,6 +312,6 @@ def build_scan_report(scans, *, config: PanelConfig = PanelConfig(), metrics=Non
     cli_extra = ["--engine", engine] + (["--database", database] if database else [])
     repro = _repro_section(scans, config, metrics, compare_keys, n_resamples, confidence, random_state, source,
                            load_options, user_title, skipped, next(iter(scans)), data_rows=data_rows, loader=loader,
-                           cli_extra=cli_extra)
+                           cli_extra=cli_extra, output=output)
     body = summary + compare_html + "".join(sections) + repro
     return _document(title, len(scans), toc, body)

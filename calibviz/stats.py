@@ -17,10 +17,13 @@
 * :func:`bernoulli_max_t`: simultaneous test of linear statistics of
   Bernoulli residuals (a LOESS curve along a variable, the levels of a
   column) against outcomes drawn from their probabilities (max-T).
+* :func:`p_value_digits`, :func:`bound_digits`: the digits a p-value, or a
+  bound on one, is printed with (tables and readings: :mod:`calibviz.panel`).
 """
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -1076,3 +1079,22 @@ def cumulant_abs_sum_p(var_group, k3_group, observed: float, *, n_draws: int = 2
         given = _live((cov.reshape(live.size, -1), var_c, a.reshape(live.size, -1), m), live)
     sums = _abs_sum_draws(rng, var, k3 if skewed else None, n_draws, given)
     return float(_reach(np.sort(sums), observed)), "gamma (3 cumulants)" if skewed else "gaussian", int(n_draws)
+
+
+def p_value_digits(p: float) -> str:
+    """``p`` to two significant digits, or to as many more as it takes not to print a one-digit value that ``p``
+    is not: the levels α are one-digit values (0.1, 0.05, 0.01), so "p = 0.1" beside α = 0.1 and the verdict
+    "no evidence" (p was 0.104) read as a contradiction, and "p = 0.05" could be either side of the default
+    level. 0.104 prints as "0.104", 0.0496 as "0.0496", 0.05 as "0.05"."""
+    for digits in range(2, 8):
+        text = f"{p:.{digits}g}"
+        if float(text) == p or len(text.replace(".", "").lstrip("0")) >= 2:
+            return text
+    return text
+
+
+def bound_digits(bound: float) -> str:
+    """An upper bound on a p-value to two significant digits, rounded up so that it stays a bound (2/2401 =
+    0.000833 prints as "0.00084", not "0.00083"); exact values print as they are ("0.005" for 1/200)."""
+    unit = 10.0 ** (math.floor(math.log10(bound)) - 1)
+    return f"{math.ceil(bound / unit - 1e-9) * unit:.2g}"

@@ -207,7 +207,9 @@ def test_report_writes_a_file(tmp_path, capsys):
     page = out.read_text()
     assert "<title>CIFAR review</title>" in page and "Top-label diagram" in page
     assert "equal_mass, 10 bins" in page
-    assert "calibviz report cifar10_resnet50 -o report.html --binning equal_mass --bins 10" in page
+    # the regenerate commands write to the file this command wrote, not to a placeholder name
+    assert f"calibviz report cifar10_resnet50 -o {out} --binning equal_mass --bins 10" in page
+    assert f"write_report(cv.load_demo_models(&#x27;cifar10_resnet50&#x27;), &#x27;{out}&#x27;" in page
 
 
 def test_report_on_a_file_keeps_the_mapping(tmp_path, capsys):
@@ -218,7 +220,7 @@ def test_report_on_a_file_keeps_the_mapping(tmp_path, capsys):
     out = tmp_path / "r.html"
     assert main(["report", str(src), "-o", str(out), "--label", "truth", "--probs", "s", "--ci", "0"]) == 0
     page = out.read_text()
-    assert f"calibviz report {src} -o report.html --label truth --probs s" in page
+    assert f"calibviz report {src} -o {out} --label truth --probs s" in page
 
 
 # ---------------------------------------------------------------- the bad-input catalogue

@@ -171,6 +171,7 @@ def test_cli_report_engine_never_loads_the_file(binary, tmp_path, monkeypatch, c
     assert ece[0] and " – " in ece[1] and " – " in ece[2]  # value, --ci interval, --reference range
     assert 'class="unavailable"' in page
     assert f"--engine {engine}" in page and "--label y --probs p" in page
+    assert f"-o {out} " in page  # regenerates the file this command wrote
 
 
 @pytest.mark.parametrize("case, args, message", [

@@ -38,7 +38,7 @@ import pandas as pd
 from ..errors import InputError
 from ..seeding import data_seed
 from ..validation import check_binary
-from ..stats import holm_adjusted_finite
+from ..stats import holm_adjusted_finite, p_value_digits
 from .resampling import interval_from_distribution, percentile_p_value
 from .scores import LOG_LOSS_EPS
 from .._lazy import lazy
@@ -818,7 +818,7 @@ def _reading(row, ref, score_label: str, paired: bool, alpha: float = 0.05, n_te
                 whose = "its" if held == row["model"] else f"{held}'s"
                 suffix = (f", beyond the resampling noise, but {whose} MCB is within what a perfectly calibrated "
                           f"model with {'its' if held == row['model'] else 'those'} predictions shows: "
-                          f"p = {row['mcb_reference_p']:.2g}")
+                          f"p = {p_value_digits(row['mcb_reference_p'])}")
             elif np.isfinite(adjusted) and adjusted <= alpha:
                 suffix = ", clear"
             elif row.get(f"d_{col}_p", math.nan) <= alpha:  # beyond the noise alone, not among all read
