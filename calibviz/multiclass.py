@@ -547,7 +547,7 @@ def class_test_sentence(ranking: pd.DataFrame, alpha: float, *, panel: pd.DataFr
     ...                   "p_adjusted": [3 / 881, 0.6]})
     >>> r.attrs.update(metric="classwise_ece", n_reference=880, p_value=3 / 881)
     >>> class_test_sentence(r, 0.05)
-    'One-vs-rest ECE beyond what a calibrated model shows (the 2 classes judged together, α = 0.05): cat (0.031, p ≤ 0.0034).'
+    'One-vs-rest ECE beyond what a calibrated model shows (the 2 classes judged together, α = 0.05): cat (0.031, p ≤ 0.0035).'
     >>> r2 = r.assign(p_value=[0.1, 0.3], p_adjusted=[0.2, 0.6]); r2.attrs.update(r.attrs, p_value=0.2)
     >>> class_test_sentence(r2, 0.05)
     "No class's one-vs-rest ECE is beyond what a calibrated model shows (the 2 classes judged together: smallest adjusted p = 0.2, α = 0.05); the largest is cat's (0.031)."

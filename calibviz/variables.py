@@ -470,7 +470,7 @@ def vece_test_sentence(ranking: pd.DataFrame, alpha: float, *, escape=str, stron
     ...                   "p_adjusted": [3 / 2401, 3 / 2401, 0.3], "n_reference": [2400] * 3,
     ...                   "p_varies_adjusted": [0.004, 0.6, 0.9]})
     >>> vece_test_sentence(r, 0.05)
-    "VECE beyond what a calibrated model shows (the 3 variables judged together, α = 0.05): age (p ≤ 0.0012), bmi (p ≤ 0.0012). Of these, the gap varies beyond what recalibrating the score fixes along age (adjusted p = 0.004); along bmi there is no evidence of that (adjusted p = 0.6): its VECE is consistent with the score's miscalibration alone."
+    "VECE beyond what a calibrated model shows (the 3 variables judged together, α = 0.05): age (p ≤ 0.0013), bmi (p ≤ 0.0013). Of these, the gap varies beyond what recalibrating the score fixes along age (adjusted p = 0.004); along bmi there is no evidence of that (adjusted p = 0.6): its VECE is consistent with the score's miscalibration alone."
     >>> vece_test_sentence(r.assign(p_adjusted=[0.2, 0.3, 0.3]), 0.05)
     "No variable's VECE is beyond what a calibrated model shows (the 3 variables judged together: smallest adjusted p = 0.2, α = 0.05)."
     """

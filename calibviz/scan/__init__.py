@@ -42,8 +42,23 @@ SCAN_METRICS = ("ece", "ace", "mce", "rmsce", "debiased_ece", "smooth_ece", "bri
                 "log_loss", "hosmer_lemeshow", "spiegelhalter_z", "tce")
 #: Metrics whose bins (PAVA-BC of TCE) lie on the 2^-16 score grid on views of more than
 #: :data:`calibviz.scan.refine.EXACT_BLOCK_ROWS` rows: equal to the in-memory values when no fine bucket holds two
-#: distinct scores, otherwise exactly those of the grid's blocks, close to the in-memory values (see :meth:`Scan.tce`).
+#: distinct scores, otherwise exactly those of the grid's blocks, at a distance from the in-memory values that depends
+#: on how full the buckets are (:data:`GRID_DISTANCES`, :meth:`Scan.tce`).
 GRID_METRICS = ("tce",)
+#: How far TCE with PAVA-BC on whole 2^-16 buckets (views above EXACT_BLOCK_ROWS) was from the paper's TCE (bins on
+#: the exact scores), by the share of the smallest bin that the fullest bucket holds: (largest share, data, distance
+#: in percentage points). Measured in memory on calibrated and miscalibrated logs of 2x10^6 and 5x10^6 rows
+#: (benchmarks/README.md, "TCE on the 2^-16 grid"): refining the buckets around the grid's block boundaries does not
+#: close the distance (PAVA-BC's greedy merges depend on the order of every row), so it is stated, not bounded.
+GRID_DISTANCES = (
+    (0.002, "logs whose fullest bucket held about 0.11% of it (continuous scores spread over [0, 1])",
+     "a median of 0.007 and at most 0.14 percentage points (48 logs)"),
+    (0.01, "logs whose fullest bucket held about 0.55% of it (the same scores, smaller bins)",
+     "a median of 0.3 and up to 1.6 percentage points (40 logs)"),
+    (float("inf"), "logs whose fullest bucket held 3-16% of it (scores in a narrow range)",
+     "a median of 0.1-1.8 and up to 9.7 percentage points (140 logs): far more than the grid's width suggests, "
+     "as a bin's rejected rows move together when its rate moves"),
+)
 _MAX_REFINE = 4  # refining rounds of one result (bins, then TCE decisions)
 
 
@@ -587,14 +602,20 @@ class Scan:
         the calibrated-model reference refits the same grid blocks, so its
         p-value is that of this statistic. Against PAVA-BC on the unrounded
         scores, block boundaries move to bucket boundaries and the value
-        differs (Beta(2, 5) scores): on 8 datasets of 2x10^6 rows by 0.007
-        percentage points (median), 0.14 at most; on 3 of 10^7 rows by 0.008
-        at most (on views that are now exact it was larger: 5 of 10^6 rows
-        0.02 median, 0.54 at most; 20 of 10^5 rows 0.11, 2.4 at most: the
-        grid matters most on small views). No bound on that difference is
-        proven (PAVA-BC's stack decisions can cascade); exact blocks on such a
-        view would need every row in score order, a full out-of-core sort
-        (16.5 s for 10^8 rows here, more than twice the default panel).
+        differs, by how much depending on how many rows a bucket holds against
+        the smallest bin (:data:`GRID_DISTANCES`, stated in the panel's
+        note): Beta(2, 5) scores on 2x10^6 rows (fullest bucket 0.11% of the
+        smallest bin) by 0.007 percentage points (median), 0.14 at most; on 3
+        logs of 10^7 rows by 0.008 at most; with bins of N/100 rows (0.55%) up
+        to 1.6 points; scores in [0.30, 0.31] (3-16%) up to 9.7 points. No
+        bound on that difference is proven, and refining the buckets around
+        the grid's block boundaries does not close it (a study: 9.7 points
+        became 8.4): PAVA-BC's stack decisions depend on the order of every
+        row. Exact blocks on such a view would need every row in score order,
+        a full out-of-core sort (16.5 s for 10^8 rows here, more than twice
+        the default panel), and so would each redraw of the calibrated-model
+        reference; in memory (:func:`calibviz.load_predictions`) TCE is the
+        paper's.
 
         Examples
         --------
@@ -738,13 +759,23 @@ class Scan:
                 f"buckets 2⁻¹⁶ wide (a block boundary falls between buckets{detail}), so this value can differ from "
                 "the in-memory one")
 
-    def _grid_note(self) -> str:
+    def _grid_note(self, scheme: PAVABC | None = None) -> str:
+        """The note of TCE on PAVA-BC bins formed from whole score buckets: how far such a value was measured from
+        the paper's (bins on the exact scores), for data whose fullest bucket holds as large a share of the
+        smallest bin (``scheme``'s n_min; default PAVA-BC's N/20) as this view's (:data:`GRID_DISTANCES`)."""
         if not self._blocks_on_grid():
             return ""
-        return self._on_grid("PAVA-BC", "; each row is still tested at its own score, and the calibrated-model "
-                             "range uses the same bins") + (
-            " (measured on 8 datasets of 2·10⁶ rows: median 0.007, max 0.14 percentage points; 3 of 10⁷: max "
-            "0.008).")
+        n_min = (scheme if isinstance(scheme, PAVABC) else PAVABC()).constraints(self.n)[0]
+        f = self._fine()
+        fullest = int(f.loc[f["_b"] >= 0].groupby("_b")["n"].sum().max())
+        share = fullest / max(n_min, 1)
+        where, measured = next((w, m) for limit, w, m in GRID_DISTANCES if share <= limit)
+        return (self._on_grid("PAVA-BC", "; each row is still tested at its own score, and the calibrated-model "
+                              "range uses the same bins")
+                + f". Here the fullest bucket holds {fullest:,} rows, {100 * share:.2g}% of the smallest bin "
+                  f"({n_min:,} rows); on {where} a study measured {measured}."
+                + (" The analysis in memory (cv.load_predictions) gives the paper's value."
+                   if share > GRID_DISTANCES[0][0] else ""))
 
     def _pava_note(self, scheme) -> str:
         """The note of a binned metric on PAVA or PAVA-BC bins, which a scan fits on whole score buckets."""
@@ -962,8 +993,8 @@ class Scan:
                         p_value = nan
                 if spec.key == "smooth_ece":
                     note = self.smooth_ece()[2]
-                if spec.key in GRID_METRICS and self._grid_note():
-                    note = self._grid_note()
+                if spec.key in GRID_METRICS and self._blocks_on_grid():  # TCE's bins: PAVA-BC of n_min, n_max
+                    note = self._grid_note(PAVABC(config.n_min, config.n_max))
                 elif (spec.key in ("ece", "confidence_ece", "mce", "rmsce", "brier_reliability")
                       and isinstance(config.scheme(), (PAVA, PAVABC)) and self._blocks_on_grid()):
                     note = self._pava_note(config.scheme())

@@ -53,7 +53,8 @@ __all__ = ["Atoms", "Refine", "atoms_of", "fine_atoms", "edge_bins", "equal_mass
 #: calibrated-model reference and of bootstrap resamples run on the rows, as costly as in memory (10^6 rows, default
 #: CLI panel with its 200 redraws: 41 s and 0.8 GB against 46 s and 0.38 GB in memory; 15 s and 0.31 GB on the grid).
 #: Larger views fit them on whole 2^-16 buckets (:func:`pavabc_bins`), at most 0.1 s per refit, where the grid moves
-#: TCE little (measured: 0.14 percentage points at most on 2x10^6 rows, 0.008 on 10^7; on 10^5 rows it was 2.4). The
+#: TCE by a distance that depends on how full the buckets are (:data:`calibviz.scan.GRID_DISTANCES`: 0.14 percentage
+#: points at most on Beta scores of 2x10^6 rows, up to 9.7 on scores in a narrow range; on 10^5 rows it was 2.4). The
 #: limit covers the 10^6 rows up to which views are tested equal to the in-memory values.
 EXACT_BLOCK_ROWS = 1 << 20
 

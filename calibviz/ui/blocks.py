@@ -502,10 +502,12 @@ def show_metric_table(table: pd.DataFrame, name: str, caption: str | None = None
         "Metric": table["label"],
         "Value": table.apply(_format_value, axis=1),
         "Verdict": table["verdict"],
-        "95% interval": table.apply(_format_interval, axis=1),
-        "Calibrated model would show": table.apply(_format_reference, axis=1),
+        # the p-values beside the verdict they decide: after the two ranges, "p adj." was cut at the table's right
+        # edge at 1280 px and both were off-screen at 1024 px (a browser check)
         "p-value": table.apply(_format_p, axis=1),
         "p adj.": table.apply(_format_p_adjusted, axis=1),  # "p adjusted" was cut at 1280 px (a walk-through)
+        "Calibrated model would show": table.apply(_format_reference, axis=1),
+        "95% interval": table.apply(_format_interval, axis=1),
         "What it means": (_readings(table) + table["note"].map(lambda t: f" {t}" if t else "")),
     })
     show_dataframe(shown,

@@ -106,14 +106,15 @@ def _shown(t: pd.DataFrame) -> pd.DataFrame:
         "Model": t["model"],
         "Value": t["value"],
         "Versus the reference": verdict_words(t),
+        # the p-values beside the verdict they decide (last, "p adjusted" was cut to a sliver at 1280 px: a browser
+        # check); none where nothing was tested: MCE, no resamples, streamed models
+        **({"p": t["p_value"].map(format_p_value), "p adjusted": t["p_adjusted"].map(format_p_value)}
+           if t["p_value"].notna().any() else {}),
         "95% low": t["low"].where(t["low"].abs() != float("inf")),  # a one-sided bound: no lower end
         "95% high": t["high"],
         "Difference": t["diff"].where(~ref),
         "Difference low": t["diff_low"].where(~ref),
         "Difference high": t["diff_high"].where(~ref),
-        # (no p-values where nothing was tested: MCE, no resamples, streamed models)
-        **({"p": t["p_value"].map(format_p_value), "p adjusted": t["p_adjusted"].map(format_p_value)}
-           if t["p_value"].notna().any() else {}),
         # None: not known (an opened file's models may or may not share rows)
         "Paired": t["paired"].map({True: "yes", False: "no"}).fillna("not known").where(~ref, ""),
         **({"Note": t["note"]} if "note" in t and t["note"].astype(bool).any() else {}),

@@ -19,7 +19,7 @@ from ..scan.source import ENGINES, SQL_HINT, check_allowed
 from .text import md
 
 __all__ = ["ROOTS_ENV", "allowed_roots", "open_scan", "open_model", "current_scan", "current_scan_id", "scan_identity",
-           "source_form", "LINK_KEYS", "link_params", "open_from_link", "report_command"]
+           "source_form", "LINK_KEYS", "link_params", "open_from_link", "report_command", "shell_lines"]
 
 ROOTS_ENV = "CALIBVIZ_SCAN_ROOTS"
 _KEY = "cv_scan"
@@ -258,7 +258,32 @@ def report_command() -> str | None:
     s = settings()
     metrics = tuple(s["metrics"]) or None if current_scan().is_binary else None
     options += settings_options(panel_config(s), metrics, int(s["boot"]), int(s["seed"]))
-    return " ".join(["calibviz", "report", source] + [shlex.quote(w) for w in options])
+    return shell_lines(["calibviz", "report", source] + [shlex.quote(w) for w in options])
+
+
+def shell_lines(words: list[str], width: int = 64) -> str:
+    """A shell command of quoted ``words`` on lines of about ``width`` characters, continued by a backslash and
+    broken only between options (an option and its values stay on one line). Wrapped by the browser, the one-line
+    command broke inside options ("--ci 100 -" / "-seed 0", a browser check).
+
+    >>> print(shell_lines(["calibviz", "report", "f.csv", "-o", "r.html", "--bins", "15", "--alpha", "0.1"], 30))
+    calibviz report f.csv \\
+        -o r.html --bins 15 \\
+        --alpha 0.1
+    """
+    units = [" ".join(words[:3])]
+    for w in words[3:]:
+        if w.startswith("--") or w == "-o":
+            units.append(w)
+        else:
+            units[-1] += " " + w
+    lines = [units[0]]
+    for unit in units[1:]:
+        if len(lines) > 1 and len(lines[-1]) + 1 + len(unit) <= width:
+            lines[-1] += " " + unit
+        else:
+            lines.append(unit)
+    return " \\\n    ".join(lines)
 
 
 def open_from_link(params) -> str | None:

@@ -184,7 +184,9 @@ def test_the_report_page_gives_the_command_that_reports_the_opened_file(root, tm
     at.switch_page("pages/6_Report.py").run()
     at.select_slider(key="w_alpha").set_value(0.1).run()
     text = next(i.value for i in at.info if "by the command line on the server" in i.value)
-    command = at.code[0].value  # a code block with a copy button
+    shown_command = at.code[0].value  # a code block with a copy button, continued over lines between options
+    assert all(len(line) <= 70 for line in shown_command.splitlines()[1:]), shown_command
+    command = " ".join(shown_command.replace("\\\n", " ").split())  # as the shell reads it
     assert command.startswith("calibviz report ") and "--label outcome --probs s" in command
     # the sidebar's settings, as the Report page's own report records them (the command dropped them)
     assert "--binning uniform --bins 15 --alpha 0.1" in command and "--seed 0" in command, command
@@ -237,7 +239,7 @@ def test_the_report_command_leaves_out_models_whose_rows_fail(root, tmp_path):
     at.button(key="scan_use").click().run()
     at.switch_page("pages/6_Report.py").run()
     assert any("by the command line on the server" in i.value for i in at.info)
-    command = at.code[0].value
+    command = at.code[0].value.replace("\\\n", " ")  # the lines' continuations, as the shell reads them
     assert "NOT IN ('a_bad')" in command, command
     words = shlex.split(command)
     words[words.index("-o") + 1] = str(tmp_path / "r.html")
