@@ -53,13 +53,14 @@ built = st.session_state.get("cv_report")
 # while a file is opened for the other pages, the button names the data it reports on (a walk-through pressed it
 # expecting the opened file's report; the notice above gives that one's command)
 label = f"Build the report of {src.get('title') or src['name']}" if scan_active() else "Build the report"
+file_name = f"calibviz_report_{slug(source)}.html"  # the download's name, which the report's commands write to
 if st.button(label, type="primary", key="build_report", icon=":material/description:"):
     with progress_bar("Building the report") as progress:
-        report = guarded(lambda: build_report(models, progress=progress, **options))
+        report = guarded(lambda: build_report(models, progress=progress, output=file_name, **options))
     st.session_state["cv_report"] = built = (key, report)
 if built and built[0] == key:
     page = built[1].encode("utf-8")
-    st.download_button("Download the report (HTML)", data=page, file_name=f"calibviz_report_{slug(source)}.html",
+    st.download_button("Download the report (HTML)", data=page, file_name=file_name,
                        mime="text/html", key="download_report", icon=":material/download:",
                        help="A self-contained HTML file: open it in a browser, offline.")
     st.caption(f"{len(page) / 1e6:.1f} MB, built for the current data and settings.")

@@ -39,6 +39,9 @@ def test_report_page_builds_and_offers_download(demo):
     downloads = _downloads(at)
     assert len(downloads) == 1
     assert "MB, built for the current data" in " ".join(c.value for c in at.caption)
+    # the report's regenerate commands write the file the download is named (they wrote report.html)
+    page = at.session_state["cv_report"][1]
+    assert f"-o calibviz_report_{demo}.html " in page and "&#x27;report.html&#x27;" not in page
 
 
 def test_report_page_rebuild_needed_after_a_setting_change():
