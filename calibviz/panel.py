@@ -347,7 +347,7 @@ BINARY_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
     MetricSpec(
         "spiegelhalter_z", "Spiegelhalter Z", lambda y, p, w, c: M.spiegelhalter_z(y, p, sample_weight=w).statistic,
         "Spiegelhalter's Z test of calibration (no bins); |Z| > 1.96 rejects at 5%.",
-        lambda v, ctx: f"Spiegelhalter's Z = {format_value(v, 'z')} (two-sided p = {ctx['p_value']:.3g}).",
+        lambda v, ctx: f"Spiegelhalter's Z = {format_value(v, 'z')} (two-sided {p_value_words(ctx['p_value'])}).",
         unit="z", bootstrap=False, lower_is_better=False,
         p_value=lambda y, p, w, c: M.spiegelhalter_z(y, p, sample_weight=w).p_value,
     ),
@@ -604,14 +604,14 @@ def _hl_reading(ctx: dict) -> str:
     if "chi2_p_value" in ctx and not np.isfinite(ctx["p_value"]):  # a scan: no redraws of this statistic
         return (f"The Hosmer-Lemeshow test gives no verdict here: its groups expect as few as "
                 f"{ctx['min_expected']:.2g} events (or non-events), too few for its chi-square reference{dof} "
-                f"(p = {ctx['chi2_p_value']:.3g} would reject calibrated models too often); the data in memory read "
+                f"({p_value_words(ctx['chi2_p_value'])} would reject calibrated models too often); the data in memory read "
                 "it against label redraws.")
     if "chi2_p_value" in ctx:
-        return (f"The Hosmer-Lemeshow statistic is read against label redraws from the predictions (p = "
-                f"{ctx['p_value']:.3g}); its groups expect as few as {ctx['min_expected']:.2g} events (or "
-                f"non-events), too few for the chi-square reference{dof}, which gives p = "
-                f"{ctx['chi2_p_value']:.3g}.")
-    return f"The Hosmer-Lemeshow chi-square test{dof} gives p = {ctx['p_value']:.3g}."
+        return (f"The Hosmer-Lemeshow statistic is read against label redraws from the predictions "
+                f"({p_value_words(ctx['p_value'], ctx.get('n_redraws', 0))}); its groups expect as few as "
+                f"{ctx['min_expected']:.2g} events (or non-events), too few for the chi-square reference{dof}, "
+                f"which gives {p_value_words(ctx['chi2_p_value'])}.")
+    return f"The Hosmer-Lemeshow chi-square test{dof} gives {p_value_words(ctx['p_value'])}."
 
 
 def spiegelhalter_range(alpha: float) -> float:
@@ -1290,7 +1290,7 @@ def no_verdict_words(table: pd.DataFrame) -> str:
         r = int(cannot["n_redraws"].min())
         one = len(cannot) == 1
         parts.append(f"for {', '.join(cannot['label'])}: {'its' if one else 'their'} {r} redraws cannot give a "
-                     f"p-value that small; choose α ≥ {1 / (r + 1):.2g}.")
+                     f"p-value that small; choose α ≥ {bound_digits(1 / (r + 1))}.")
     if len(held):
         redrawn = table.loc[(table["n_redraws"] > 0) & (table["n_tests"] > 0), "n_redraws"]  # the family's
         r = int(redrawn.min()) if len(redrawn) else 0
@@ -1299,7 +1299,7 @@ def no_verdict_words(table: pd.DataFrame) -> str:
         keep = (f"keep {k} metric{'s' if k != 1 else ''} with a test, or choose" if k >= 1 else "choose")
         parts.append(f"for {', '.join(held['label'])}: with {r} redraws only {k} "
                      f"test{'s' if k != 1 else ''} shown together can be decided at this α ({m} are): {keep} "
-                     f"α ≥ {m / (r + 1):.2g}.")
+                     f"α ≥ {bound_digits(m / (r + 1))}.")
     text = f"No verdict at α = {alpha:g} " + " ".join([parts[0]] + [p[0].upper() + p[1:] for p in parts[1:]])
     return text + (" The command line (calibviz metrics ... --alpha) draws as many redraws as the level needs.")
 
@@ -1511,7 +1511,7 @@ def _panel_rows(specs, y, p, w, config, prevalence, n_resamples, n_boot, n_class
             # calibrated models where groups expect few events (13-14% at 5% with rare events, n = 200-1,000;
             # 6.5% at n = 30; a simulation of 2,000-3,000 calibrated logs per case), so it is only the reading's
             # second number there, and the verdict's reference when no redraws were asked for
-            ctx.update(chi2_p_value=ctx["p_value"], p_value=p_ref)
+            ctx.update(chi2_p_value=ctx["p_value"], p_value=p_ref, n_redraws=n_reference)
         elif spec.p_value is not None and not redrawn:  # a test's own reference (HL: chi2(G); Z: normal)
             p_ref = ctx["p_value"]
         reading = spec.reading(value, ctx)  # the verdict's sentence follows, by family_verdicts

@@ -921,7 +921,7 @@ def build_report(models, *, config: PanelConfig = PanelConfig(), metrics=None, n
         return build_scan_report(models, config=config, metrics=metrics, n_resamples=n_resamples,
                                  random_state=random_state, title=title, source=source, progress=progress,
                                  confidence=confidence, n_reference=n_reference, load_options=load_options,
-                                 compare_metrics=compare_metrics)
+                                 compare_metrics=compare_metrics, output=output)
     models = _as_models(models)
     _check_report_args(n_resamples, config)
     kinds = {p.is_binary for p in models.values()}

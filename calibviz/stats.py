@@ -1095,6 +1095,9 @@ def p_value_digits(p: float) -> str:
 
 def bound_digits(bound: float) -> str:
     """An upper bound on a p-value to two significant digits, rounded up so that it stays a bound (2/2401 =
-    0.000833 prints as "0.00084", not "0.00083"); exact values print as they are ("0.005" for 1/200)."""
+    0.000833 prints as "0.00084", not "0.00083"); exact values print as they are ("0.005" for 1/200). A bound
+    of 0 or less (none of the callers' p-values) prints as it is."""
+    if not bound > 0:
+        return f"{bound:.2g}"
     unit = 10.0 ** (math.floor(math.log10(bound)) - 1)
     return f"{math.ceil(bound / unit - 1e-9) * unit:.2g}"

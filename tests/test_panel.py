@@ -10,7 +10,7 @@ import pytest
 import calibviz as cv
 from calibviz import metrics as M
 from calibviz.binning import PAVABC, EqualMass, Uniform
-from calibviz.panel import BINARY_METRICS, PanelConfig, metric_panel, metric_value
+from calibviz.panel import BINARY_METRICS, PanelConfig, metric_panel, metric_value, p_value_words
 
 
 @pytest.fixture(scope="module")
@@ -237,7 +237,7 @@ def test_hosmer_lemeshow_reading_names_its_degrees_of_freedom(demo):
     assert rare.min_expected < 10
     row = metric_panel(y, p, metrics=("hosmer_lemeshow",), n_resamples=0, n_reference=50).iloc[0]
     assert row["n_redraws"] == 50 and abs(row["p_value"] * 51 - round(row["p_value"] * 51)) < 1e-9
-    assert "against label redraws" in row["reading"] and f"gives p = {rare.p_value:.3g}" in row["reading"]
+    assert "against label redraws" in row["reading"] and f"gives {p_value_words(rare.p_value)}" in row["reading"]
 
 
 def test_rounding_noise_of_a_zero_is_shown_as_zero():

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import calibviz as cv
-from calibviz.panel import PanelConfig, judged_together, metric_panel, redraws_for
+from calibviz.panel import PanelConfig, format_p_value, judged_together, metric_panel, redraws_for
 from calibviz.report import (build_report, format_interval, format_value, metric_key,
                              report_contents, resolve_metrics, write_report)
 
@@ -117,7 +117,7 @@ def test_metric_table_values_equal_the_panel():
     panel = metric_panel(p.y, p.y_prob, metrics=("ece", "mce", "spiegelhalter_z"), config=cfg, n_resamples=0)
     for r in panel.itertuples():
         assert f'<td class="num">{format_value(r.value, r.unit)}</td>' in page
-    assert f"{panel.loc[2, 'p_value']:.3g}" in page  # the test's p-value
+    assert html.escape(format_p_value(panel.loc[2, "p_value"])) in page  # the test's p-value, as tables print it
 
 
 def test_per_bin_table_has_one_row_per_bin():

@@ -818,7 +818,7 @@ def _reading(row, ref, score_label: str, paired: bool, alpha: float = 0.05, n_te
                 whose = "its" if held == row["model"] else f"{held}'s"
                 suffix = (f", beyond the resampling noise, but {whose} MCB is within what a perfectly calibrated "
                           f"model with {'its' if held == row['model'] else 'those'} predictions shows: "
-                          f"p = {p_value_digits(row['mcb_reference_p'])}")
+                          f"p = {p_value_digits(row['mcb_reference_p'])}")  # above alpha: no bound, not < 0.001
             elif np.isfinite(adjusted) and adjusted <= alpha:
                 suffix = ", clear"
             elif row.get(f"d_{col}_p", math.nan) <= alpha:  # beyond the noise alone, not among all read

@@ -55,9 +55,11 @@ GRID_DISTANCES = (
      "a median of 0.007 and at most 0.14 percentage points (48 logs)"),
     (0.01, "logs whose fullest bucket held about 0.55% of it (the same scores, smaller bins)",
      "a median of 0.3 and up to 1.6 percentage points (40 logs)"),
-    (float("inf"), "logs whose fullest bucket held 3-16% of it (scores in a narrow range)",
+    (0.2, "logs whose fullest bucket held 3-16% of it (scores in a narrow range)",
      "a median of 0.1-1.8 and up to 9.7 percentage points (140 logs): far more than the grid's width suggests, "
      "as a bin's rejected rows move together when its rate moves"),
+    (float("inf"), "logs whose fullest bucket held at most 16% of it (none measured beyond)",
+     "up to 9.7 percentage points (140 logs); with fuller buckets, as here, the distance can be larger"),
 )
 _MAX_REFINE = 4  # refining rounds of one result (bins, then TCE decisions)
 
@@ -766,14 +768,17 @@ class Scan:
         if not self._blocks_on_grid():
             return ""
         n_min = (scheme if isinstance(scheme, PAVABC) else PAVABC()).constraints(self.n)[0]
-        f = self._fine()
-        fullest = int(f.loc[f["_b"] >= 0].groupby("_b")["n"].sum().max())
+        f = self._fine()  # ranged: _blocks_on_grid read every bucket's score range
+        per_bucket = f.loc[f["_b"] >= 0].groupby("_b").agg(n=("n", "sum"), lo=("pmin", "min"), hi=("pmax", "max"))
+        # a bucket of one score (a tie, e.g. 10% of the rows at 0.5) is pushed whole in memory too: it moves nothing
+        fullest = int(per_bucket.loc[per_bucket["lo"] < per_bucket["hi"], "n"].max())
         share = fullest / max(n_min, 1)
         where, measured = next((w, m) for limit, w, m in GRID_DISTANCES if share <= limit)
+        percent = f"{100 * share:.2g}" if share < 1 else f"{100 * share:,.0f}"  # not "2e+02"
         return (self._on_grid("PAVA-BC", "; each row is still tested at its own score, and the calibrated-model "
                               "range uses the same bins")
-                + f". Here the fullest bucket holds {fullest:,} rows, {100 * share:.2g}% of the smallest bin "
-                  f"({n_min:,} rows); on {where} a study measured {measured}."
+                + f". Here the fullest bucket of several scores holds {fullest:,} rows, {percent}% of the smallest "
+                  f"bin ({n_min:,} rows); on {where} a study measured {measured}."
                 + (" The analysis in memory (cv.load_predictions) gives the paper's value."
                    if share > GRID_DISTANCES[0][0] else ""))
 
