@@ -221,7 +221,7 @@ def test_tce_grid_note_on_scores_in_a_narrow_range(monkeypatch):
     s = cv.scan(pd.DataFrame({"y": y, "p": p}))
     fullest = np.bincount(np.floor(p * 2 ** 16).astype(np.int64)).max()
     note = s.metrics(["tce"], n_reference=0).set_index("metric").loc["tce", "note"]
-    assert f"the fullest bucket of several scores holds {fullest:,} rows" in note and "(10,000 rows)" in note
+    assert f"the fullest bucket that holds distinct scores has {fullest:,} rows" in note and "(10,000 rows)" in note
     assert "3-16% of it" in note and "9.7 percentage points" in note and "cv.load_predictions" in note
     small = s._grid_note(PAVABC(n_min=150_000, n_max=180_000))  # a larger smallest bin: a smaller share
     assert "(150,000 rows)" in small and "1.6 percentage points" in small
@@ -245,7 +245,7 @@ def test_tce_grid_note_leaves_out_buckets_of_one_score(monkeypatch):
     y = (rng.uniform(size=n) < p).astype(np.int64)
     note = cv.scan(pd.DataFrame({"y": y, "p": p}))._grid_note()
     several = np.bincount(np.floor(p[n // 10:] * 2 ** 16).astype(np.int64)).max()
-    assert f"holds {several:,} rows" in note and "0.14 percentage points" in note
+    assert f"has {several:,} rows" in note and "0.14 percentage points" in note
 
 
 def test_class_view_tce_is_exact_on_continuous_probabilities():

@@ -777,8 +777,8 @@ class Scan:
         percent = f"{100 * share:.2g}" if share < 1 else f"{100 * share:,.0f}"  # not "2e+02"
         return (self._on_grid("PAVA-BC", "; each row is still tested at its own score, and the calibrated-model "
                               "range uses the same bins")
-                + f". Here the fullest bucket of several scores holds {fullest:,} rows, {percent}% of the smallest "
-                  f"bin ({n_min:,} rows); on {where} a study measured {measured}."
+                + f". Here the fullest bucket that holds distinct scores has {fullest:,} rows, {percent}% of the "
+                  f"smallest bin ({n_min:,} rows); on {where} a study measured {measured}."
                 + (" The analysis in memory (cv.load_predictions) gives the paper's value."
                    if share > GRID_DISTANCES[0][0] else ""))
 

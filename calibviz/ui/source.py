@@ -138,7 +138,7 @@ def memory_only_notice(title: str) -> None:
         # the report of an opened file is built where the file is, by the command line (a walk-through looked for it)
         command = report_command() if title == "Report" else None
         # how long it takes (a walk-through waited 61 s on 10^6 rows without knowing)
-        report = (" The HTML report of the opened file is built by the command line on the server (below). On 10^6 "
+        report = (" The HTML report of the opened file is built by the command line on the server (below). On 10⁶ "
                   "rows and 2 cores it takes about a minute, most of it the bootstrap intervals, which `--ci 0` "
                   "leaves out." if command else "")
         st.info(f"This page works on data in memory: it shows the uploaded or demo data, not the opened file "
