@@ -9,7 +9,8 @@ This script compares it with ``cv.metrics.tce`` (PAVA-BC on the exact scores) on
 
 * A: p ~ Beta(2, 5), r = p (2x10^6 rows); E: the same scores rounded to 6 decimals;
 * B: p ~ U(0.30, 0.31), r = p; C: the same, r = p + 0.003 (miscalibrated);
-* D: 90% of rows as B, 10% as A; F: as B on 5x10^6 rows;
+* D: 90% of rows as B, 10% as A; F: as B on 5x10^6 rows; G: p ~ U(0.30, 0.33), r = p (between A's and B's
+  fullness);
 
 each with the default PAVA-BC (N/20, N/5) and with bins of N/100 to N/10 rows. It prints, per setting and bins,
 the share of the smallest bin that the fullest bucket holds (what :data:`calibviz.scan.GRID_DISTANCES` keys the
@@ -25,7 +26,8 @@ import numpy as np
 import calibviz as cv
 from calibviz.binning import PAVABC, Custom
 
-SETTINGS = {"A": 2_000_000, "B": 2_000_000, "C": 2_000_000, "D": 2_000_000, "E": 2_000_000, "F": 5_000_000}
+SETTINGS = {"A": 2_000_000, "B": 2_000_000, "C": 2_000_000, "D": 2_000_000, "E": 2_000_000, "F": 5_000_000,
+            "G": 2_000_000}
 
 
 def grid_tce(y, p, scheme) -> float:
@@ -45,6 +47,9 @@ def simulate(setting: str, n: int, seed: int):
     elif setting in ("B", "C", "F"):
         p = rng.uniform(0.30, 0.31, n)
         r = p + (0.003 if setting == "C" else 0.0)
+    elif setting == "G":
+        p = rng.uniform(0.30, 0.33, n)
+        r = p
     else:  # D
         p = np.where(rng.random(n) < 0.9, rng.uniform(0.30, 0.31, n), rng.beta(2, 5, n))
         r = p

@@ -604,8 +604,8 @@ def _hl_reading(ctx: dict) -> str:
     if "chi2_p_value" in ctx and not np.isfinite(ctx["p_value"]):  # a scan: no redraws of this statistic
         return (f"The Hosmer-Lemeshow test gives no verdict here: its groups expect as few as "
                 f"{ctx['min_expected']:.2g} events (or non-events), too few for its chi-square reference{dof} "
-                f"({p_value_words(ctx['chi2_p_value'])} would reject calibrated models too often); the data in memory read "
-                "it against label redraws.")
+                f"({p_value_words(ctx['chi2_p_value'])} would reject calibrated models too often); the data in "
+                "memory read it against label redraws.")
     if "chi2_p_value" in ctx:
         return (f"The Hosmer-Lemeshow statistic is read against label redraws from the predictions "
                 f"({p_value_words(ctx['p_value'], ctx.get('n_redraws', 0))}); its groups expect as few as "
@@ -842,9 +842,10 @@ def _shown_range(spec: MetricSpec, null_low: float, null_high: float, value: flo
 
 def format_p_value(p_value: float, n_redraws: int = 0) -> str:
     """A p-value as tables show it: two significant digits (more where two would print a one-digit value that the
-    p-value is not, :func:`calibviz.stats.p_value_digits`), "< 0.001" below that, and "≤ 1/(R + 1)" where it comes from
-    ``n_redraws`` = R label redraws of which none reached the value: the smallest p-value they can give is then
-    a bound, not a measurement (200 redraws: "≤ 0.005", rounded up, :func:`calibviz.stats.bound_digits`); "" for NaN.
+    p-value is not, :func:`calibviz.stats.p_value_digits`), "< 0.001" below that, and "≤ 1/(R + 1)" where it
+    comes from ``n_redraws`` = R label redraws of which none reached the value: the smallest p-value they can
+    give is then a bound, not a measurement (200 redraws: "≤ 0.005", rounded up,
+    :func:`calibviz.stats.bound_digits`); "" for NaN.
 
     >>> format_p_value(2 / 201, 200), format_p_value(1 / 201, 200), format_p_value(1 / 201), format_p_value(1e-5)
     ('0.00995', '≤ 0.005', '0.00498', '< 0.001')

@@ -222,7 +222,7 @@ def test_tce_grid_note_on_scores_in_a_narrow_range(monkeypatch):
     fullest = np.bincount(np.floor(p * 2 ** 16).astype(np.int64)).max()
     note = s.metrics(["tce"], n_reference=0).set_index("metric").loc["tce", "note"]
     assert f"the fullest bucket that holds distinct scores has {fullest:,} rows" in note and "(10,000 rows)" in note
-    assert "3-16% of it" in note and "9.7 percentage points" in note and "cv.load_predictions" in note
+    assert "1.1-16% of it" in note and "9.7 percentage points" in note and "cv.load_predictions" in note
     small = s._grid_note(PAVABC(n_min=150_000, n_max=180_000))  # a larger smallest bin: a smaller share
     assert "(150,000 rows)" in small and "1.6 percentage points" in small
     tiny = s._grid_note(PAVABC(n_min=1_000, n_max=5_000))  # buckets of several smallest bins: never measured

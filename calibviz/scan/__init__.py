@@ -53,13 +53,13 @@ GRID_METRICS = ("tce",)
 GRID_DISTANCES = (
     (0.002, "logs whose fullest bucket held about 0.11% of it (continuous scores spread over [0, 1])",
      "a median of 0.007 and at most 0.14 percentage points (48 logs)"),
-    (0.01, "logs whose fullest bucket held about 0.55% of it (the same scores, smaller bins)",
+    (0.006, "logs whose fullest bucket held about 0.55% of it (the same scores, smaller bins)",
      "a median of 0.3 and up to 1.6 percentage points (40 logs)"),
-    (0.2, "logs whose fullest bucket held 3-16% of it (scores in a narrow range)",
-     "a median of 0.1-1.8 and up to 9.7 percentage points (140 logs): far more than the grid's width suggests, "
+    (0.2, "logs whose fullest bucket held 1.1-16% of it (scores in a narrow range)",
+     "a median of 0.1-1.8 and up to 9.7 percentage points (180 logs): far more than the grid's width suggests, "
      "as a bin's rejected rows move together when its rate moves"),
     (float("inf"), "logs whose fullest bucket held at most 16% of it (none measured beyond)",
-     "up to 9.7 percentage points (140 logs); with fuller buckets, as here, the distance can be larger"),
+     "up to 9.7 percentage points (180 logs); with fuller buckets, as here, the distance can be larger"),
 )
 _MAX_REFINE = 4  # refining rounds of one result (bins, then TCE decisions)
 
@@ -609,7 +609,8 @@ class Scan:
         note): Beta(2, 5) scores on 2x10^6 rows (fullest bucket 0.11% of the
         smallest bin) by 0.007 percentage points (median), 0.14 at most; on 3
         logs of 10^7 rows by 0.008 at most; with bins of N/100 rows (0.55%) up
-        to 1.6 points; scores in [0.30, 0.31] (3-16%) up to 9.7 points. No
+        to 1.6 points; scores in [0.30, 0.33] (1.1%) up to 3.6 points and in
+        [0.30, 0.31] (3-16%) up to 9.7 points. No
         bound on that difference is proven, and refining the buckets around
         the grid's block boundaries does not close it (a study: 9.7 points
         became 8.4): PAVA-BC's stack decisions depend on the order of every
@@ -617,7 +618,9 @@ class Scan:
         a full out-of-core sort (16.5 s for 10^8 rows here, more than twice
         the default panel), and so would each redraw of the calibrated-model
         reference; in memory (:func:`calibviz.load_predictions`) TCE is the
-        paper's.
+        paper's. What would close most of it: a finer grid in the full buckets
+        (2^-22 there came within 0.13 points on the worst of those logs,
+        benchmarks/README.md), not built yet.
 
         Examples
         --------

@@ -106,8 +106,8 @@ def _shown(t: pd.DataFrame) -> pd.DataFrame:
         "Model": t["model"],
         "Value": t["value"],
         "Versus the reference": verdict_words(t),
-        # the p-values beside the verdict they decide (last, "p adjusted" was cut to a sliver at 1280 px: a browser
-        # check); none where nothing was tested: MCE, no resamples, streamed models
+        # the p-values beside the verdict they decide (in the last columns, "p adjusted" was cut to a sliver at
+        # 1280 px: a browser check); none where nothing was tested: MCE, no resamples, streamed models
         **({"p": t["p_value"].map(format_p_value), "p adjusted": t["p_adjusted"].map(format_p_value)}
            if t["p_value"].notna().any() else {}),
         "95% low": t["low"].where(t["low"].abs() != float("inf")),  # a one-sided bound: no lower end
