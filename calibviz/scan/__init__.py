@@ -610,11 +610,10 @@ class Scan:
         smallest bin) by 0.007 percentage points (median), 0.14 at most; on 3
         logs of 10^7 rows by 0.008 at most; with bins of N/100 rows (0.55%) up
         to 1.6 points; scores in [0.30, 0.33] (1.1%) up to 3.6 points and in
-        [0.30, 0.31] (3-16%) up to 9.7 points. No
-        bound on that difference is proven, and refining the buckets around
-        the grid's block boundaries does not close it (a study: 9.7 points
-        became 8.4): PAVA-BC's stack decisions depend on the order of every
-        row. Exact blocks on such a view would need every row in score order,
+        [0.30, 0.31] (3-16%) up to 9.7 points. No bound on that difference is
+        proven, and refining the buckets around the grid's block boundaries
+        does not close it (a study: 9.7 points became 8.4): PAVA-BC's stack
+        decisions depend on the order of every row. Exact blocks on such a view would need every row in score order,
         a full out-of-core sort (16.5 s for 10^8 rows here, more than twice
         the default panel), and so would each redraw of the calibrated-model
         reference; in memory (:func:`calibviz.load_predictions`) TCE is the
@@ -1001,8 +1000,9 @@ class Scan:
                         p_value = nan
                 if spec.key == "smooth_ece":
                     note = self.smooth_ece()[2]
-                if spec.key in GRID_METRICS and self._blocks_on_grid():  # TCE's bins: PAVA-BC of n_min, n_max
-                    note = self._grid_note(PAVABC(config.n_min, config.n_max))
+                grid_note = self._grid_note(PAVABC(config.n_min, config.n_max)) if spec.key in GRID_METRICS else ""
+                if grid_note:  # TCE's bins: PAVA-BC of the panel's n_min, n_max
+                    note = grid_note
                 elif (spec.key in ("ece", "confidence_ece", "mce", "rmsce", "brier_reliability")
                       and isinstance(config.scheme(), (PAVA, PAVABC)) and self._blocks_on_grid()):
                     note = self._pava_note(config.scheme())
