@@ -36,7 +36,8 @@ UNAVAILABLE = {
                "source: they are drawn from the rows of each bin, and a streamed source is only read as sums per "
                "score bucket. The diagram's numbers (bins, observed rates, rejected predictions, TCE) are those "
                "of the loaded rows, each prediction tested at its own score; only PAVA-BC bins on continuous "
-               "scores are formed on the 2⁻¹⁶ score grid (the note under the diagram says so).",
+               "scores of more than 2²⁰ rows are formed from score buckets 2⁻¹⁶ wide, the full ones split into "
+               "cells down to 2⁻²² (the note under the diagram says so).",
     "corp": "The CORP reliability diagram is not available on a streamed source: its isotonic (PAV) fit and its "
             "consistency band are computed on the individual predictions, which a streamed source never brings "
             "into memory. The binned reliability diagram above and the Brier score's binned decomposition in "

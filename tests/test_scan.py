@@ -14,6 +14,7 @@ from calibviz.binning import Auto, Custom, EqualMass, MedianVariance, Uniform
 from calibviz.panel import PanelConfig, metric_panel
 from calibviz.scan import GRID_METRICS, SCAN_METRICS
 from calibviz.scan.source import check_allowed
+from tests.test_scan_cells import _cell_grid, _fullest_group
 
 pl = pytest.importorskip("polars")
 duckdb = pytest.importorskip("duckdb")
@@ -191,27 +192,32 @@ def test_tce_pavabc_on_continuous_scores_is_exact_up_to_the_row_limit(n):
 
 
 def test_tce_pavabc_above_the_row_limit_is_close_and_says_so():
-    """Above EXACT_BLOCK_ROWS rows PAVA-BC runs on the 2^-16 grid: block boundaries move to bucket boundaries
-    (documented, with the measured differences)."""
+    """Above EXACT_BLOCK_ROWS rows PAVA-BC runs on score groups (buckets, cells of full ones): block boundaries
+    move to group boundaries (documented, with the measured differences)."""
+    from calibviz.scan import GRID_DISTANCES
+
     n = 2_000_000
     rng = np.random.default_rng(n)
     p = rng.beta(2, 5, n)
     y = (rng.uniform(size=n) < p).astype(np.int64)
     s = cv.scan(pd.DataFrame({"y": y, "p": p}))
     got, want = s.tce(), cv.metrics.tce(y, p)
-    assert abs(got - want) < 0.5  # percentage points; over 8 datasets of 2x10^6 rows: max 0.14 (README)
-    assert got != want  # a real difference: the test would notice if the grid were silently not used
+    assert abs(got - want) < 0.5  # percentage points; Beta(2, 5) logs of 2x10^6 rows: at most 0.02 (README)
+    assert got != want  # a real difference: the test would notice if the groups were silently exact scores
     assert "2⁻¹⁶" in s.metrics(["tce"], n_reference=0).set_index("metric").loc["tce", "note"]
     note = s._grid_note()
-    assert "0.14 percentage points" in note and "in memory" not in note  # its fullest bucket 0.12% of the smallest bin
+    fullest = _fullest_group(p)
+    assert f"the fullest cell that holds distinct scores has {fullest:,} rows" in note  # a cell of a full bucket
+    assert GRID_DISTANCES[0][2] in note and "in memory" not in note  # ~0.06% of the smallest bin
 
 
 def test_tce_grid_note_on_scores_in_a_narrow_range(monkeypatch):
-    """Scores in [0.30, 0.31]: each 2^-16 bucket holds ~3% of the smallest PAVA-BC bin, where the grid moved TCE
-    by up to 9.7 percentage points (a study, benchmarks/README.md): the note says so, not the 0.14 points of
-    spread scores, and how to get the paper's value. The limit is lowered to keep the data small."""
+    """Scores in [0.30, 0.31]: whole 2^-16 buckets would each hold ~3% of the smallest PAVA-BC bin (where they
+    moved TCE by up to 9.7 percentage points, benchmarks/README.md); split into cells, the fullest group holds a
+    small share, which the note states with the distance measured on such data, for the panel's bins and others.
+    The limit is lowered to keep the data small."""
     from calibviz.binning import PAVABC
-    from calibviz.scan import refine
+    from calibviz.scan import GRID_DISTANCES, refine
 
     monkeypatch.setattr(refine, "EXACT_BLOCK_ROWS", 10_000)
     rng = np.random.default_rng(5)
@@ -219,22 +225,42 @@ def test_tce_grid_note_on_scores_in_a_narrow_range(monkeypatch):
     p = rng.uniform(0.30, 0.31, n)
     y = (rng.uniform(size=n) < p).astype(np.int64)
     s = cv.scan(pd.DataFrame({"y": y, "p": p}))
-    fullest = np.bincount(np.floor(p * 2 ** 16).astype(np.int64)).max()
+    fullest = _fullest_group(p)
+    assert fullest < np.bincount(np.floor(p * 2 ** 16).astype(np.int64)).max() / 10
     note = s.metrics(["tce"], n_reference=0).set_index("metric").loc["tce", "note"]
-    assert f"the fullest bucket that holds distinct scores has {fullest:,} rows" in note and "(10,000 rows)" in note
-    assert "1.1-16% of it" in note and "9.7 percentage points" in note and "cv.load_predictions" in note
+    assert f"the fullest cell that holds distinct scores has {fullest:,} rows" in note and "(10,000 rows)" in note
+    share = fullest / 10_000
+    tier = next(i for i, (limit, _, _) in enumerate(GRID_DISTANCES) if share <= limit)
+    assert GRID_DISTANCES[tier][2] in note
+    assert ("cv.load_predictions" in note) == (tier > 0)
     small = s._grid_note(PAVABC(n_min=150_000, n_max=180_000))  # a larger smallest bin: a smaller share
-    assert "(150,000 rows)" in small and "1.6 percentage points" in small
-    tiny = s._grid_note(PAVABC(n_min=1_000, n_max=5_000))  # buckets of several smallest bins: never measured
-    assert f"{100 * fullest / 1_000:,.0f}% of the smallest bin" in tiny and "none measured beyond" in tiny
-    assert "e+" not in tiny
+    assert "(150,000 rows)" in small and GRID_DISTANCES[0][2] in small and "cv.load_predictions" not in small
+    tiny = s._grid_note(PAVABC(n_min=100, n_max=500))  # a group of several smallest bins: beyond what was measured
+    assert f"{100 * fullest / 100:.2g}% of the smallest bin" in tiny
+    assert GRID_DISTANCES[-2][2] in tiny or GRID_DISTANCES[-1][2] in tiny
+
+
+def test_tce_grid_note_beyond_the_cells(monkeypatch):
+    """Scores that even 2^-22 cells cannot part (20% of the rows distinct in [0.3, 0.3 + 2^-23)): the fullest
+    group holds several smallest bins, which no study measured; the note says so, in plain numbers."""
+    from calibviz.scan import GRID_DISTANCES, refine
+
+    monkeypatch.setattr(refine, "EXACT_BLOCK_ROWS", 10_000)
+    rng = np.random.default_rng(7)
+    n = 200_000
+    p = rng.beta(2, 5, n)
+    p[: n // 5] = 0.3 + rng.uniform(0, 2.0 ** -23, n // 5)
+    y = (rng.uniform(size=n) < p).astype(np.int64)
+    note = cv.scan(pd.DataFrame({"y": y, "p": p}))._grid_note()
+    assert f"has {n // 5:,} rows, 400% of the smallest bin (10,000 rows)" in note
+    assert GRID_DISTANCES[-1][2] in note and "none measured beyond" in note and "e+" not in note
 
 
 def test_tce_grid_note_leaves_out_buckets_of_one_score(monkeypatch):
     """A bucket of one score (10% of the rows tied at 0.995, alone in its bucket) is pushed whole in memory too:
-    the note's fullest bucket is the fullest of several scores (a review: the tie made the note claim up to 9.7
+    the note's fullest group is the fullest of several scores (a review: the tie made the note claim up to 9.7
     points)."""
-    from calibviz.scan import refine
+    from calibviz.scan import GRID_DISTANCES, refine
 
     monkeypatch.setattr(refine, "EXACT_BLOCK_ROWS", 10_000)
     rng = np.random.default_rng(6)
@@ -244,8 +270,7 @@ def test_tce_grid_note_leaves_out_buckets_of_one_score(monkeypatch):
     assert (p[n // 10:] < 0.99).all()
     y = (rng.uniform(size=n) < p).astype(np.int64)
     note = cv.scan(pd.DataFrame({"y": y, "p": p}))._grid_note()
-    several = np.bincount(np.floor(p[n // 10:] * 2 ** 16).astype(np.int64)).max()
-    assert f"has {several:,} rows" in note and "0.14 percentage points" in note
+    assert f"has {_fullest_group(p):,} rows" in note and GRID_DISTANCES[0][2] in note
 
 
 def test_class_view_tce_is_exact_on_continuous_probabilities():
@@ -286,8 +311,9 @@ def test_class_views_keep_their_exact_rows_one_at_a_time():
 @pytest.mark.parametrize("weights", [False, True])
 def test_tce_pavabc_on_continuous_scores_is_pavabc_of_the_grid(tmp_path, monkeypatch, engine, weights):
     """What the scan computes on continuous scores above EXACT_BLOCK_ROWS rows (lowered here), exactly: PAVA-BC
-    fitted in memory on the scores rounded down to the 2^-16 grid gives the blocks; every row is binned by its
-    block and tested at its own score. Below the limit: the in-memory TCE itself."""
+    fitted in memory on the scores rounded down to their group (a 2^-16 bucket, or a cell of a full one,
+    :func:`_cell_grid`) gives the blocks; every row is binned by its block and tested at its own score. Below the
+    limit: the in-memory TCE itself."""
     from calibviz.binning import PAVABC
     from calibviz.scan import refine
 
@@ -306,10 +332,11 @@ def test_tce_pavabc_on_continuous_scores_is_pavabc_of_the_grid(tmp_path, monkeyp
         assert s.tce(scheme) == pytest.approx(cv.metrics.tce(y, p, binning=scheme, sample_weight=w), rel=1e-12)
     monkeypatch.setattr(refine, "EXACT_BLOCK_ROWS", n - 1)
     s = cv.scan(str(path), engine=engine)
-    grid = np.floor(p * 2 ** 16) / 2 ** 16  # exact: a power-of-two scale
-    assert np.unique(p).size > 2 * np.unique(grid).size  # buckets hold many distinct scores
+    grid = _cell_grid(p)
+    assert np.unique(p).size > 2 * np.unique(grid).size  # groups hold many distinct scores
+    assert np.unique(grid).size > np.unique(np.floor(p * 2 ** 16)).size + 10_000  # full buckets split into cells
     for scheme in (PAVABC(), PAVABC(2_000, 20_000), PAVABC(tail_rule="reference")):
-        sizes = scheme.fit(grid, y, sample_weight=w).counts  # rows per block, ties (= buckets) never split
+        sizes = scheme.fit(grid, y, sample_weight=w).counts  # rows per block, ties (= groups) never split
         starts = np.sort(grid)[np.cumsum(sizes)[:-1]]  # each later block's first grid score
         blocks = Custom(np.r_[0.0, starts, 1.0])  # [e_b, e_b+1): a row falls in its bucket's block
         assert s.tce(scheme) == pytest.approx(cv.metrics.tce(y, p, binning=blocks, sample_weight=w), rel=1e-12)
@@ -1189,8 +1216,8 @@ def test_bins_read_exact_ranges_without_the_first_pass_summing_them(tmp_path, en
         assert not s._fine()["ranged"].all()
         passes = []
         original = s._atoms
-        s._atoms = lambda refine=None: (passes.append(1) if refine is not None and len(refine) else None,
-                                        original(refine))[1]
+        s._atoms = lambda refine=None, **kw: (passes.append(1) if refine is not None and len(refine) else None,
+                                              original(refine, **kw))[1]
         got = s.reliability_table(binning=scheme, test=None)
         if isinstance(scheme, EqualMass):  # the cut buckets and their neighbours in one refining pass
             assert len(passes) == 1 and not s._fine()["ranged"].all()
@@ -1231,8 +1258,8 @@ def test_median_variance_bins_equal_in_memory_in_one_refining_pass(decimals):
         s = cv.scan(pd.DataFrame({"y": y, "p": p}))
         passes = []
         original = s._atoms
-        s._atoms = lambda refine=None: (passes.append(1) if refine is not None and len(refine) else None,
-                                        original(refine))[1]
+        s._atoms = lambda refine=None, **kw: (passes.append(1) if refine is not None and len(refine) else None,
+                                              original(refine, **kw))[1]
         got = s.reliability_table(binning=scheme, test=None)
         want = cv.reliability_table(y, p, binning=scheme, test=None)
         assert got.attrs["scheme"] == want.attrs["scheme"]
@@ -1356,7 +1383,12 @@ def test_atom_fields_and_their_table_columns_agree():
 
     assert list(refine._FIELDS) == [f.name for f in fields(refine.Atoms)]
     columns = {c for c, _ in refine._FIELDS.values()}
-    assert columns == {"_b", "_p", "_y", "ranged", *aggregate.SUMS}
+    assert columns == {"_b", "_p", "_c", "_y", "ranged", *aggregate.SUMS}
+    s = cv.scan(_binary(2_000))
+    level = np.zeros(2 ** 16, np.int8)
+    level[np.floor(s._fine()["pmin"].to_numpy() * 2 ** 16).astype(int)[:5]] = 3
+    cells = aggregate.cell_table(s._frame, s._roles, level)
+    assert len(cells) and columns - {"_p"} <= set(cells.columns)  # the cell pass gives every field but the score
 
 
 def test_scan_panel_reports_an_undefined_metric_and_keeps_the_others():

@@ -40,26 +40,29 @@ __all__ = ["scan", "Scan", "ENGINES", "SCAN_METRICS", "GRID_METRICS", "interval_
 #: Metrics a scan computes (exactly, or within the documented bound for smECE).
 SCAN_METRICS = ("ece", "ace", "mce", "rmsce", "debiased_ece", "smooth_ece", "brier", "brier_reliability",
                 "log_loss", "hosmer_lemeshow", "spiegelhalter_z", "tce")
-#: Metrics whose bins (PAVA-BC of TCE) lie on the 2^-16 score grid on views of more than
-#: :data:`calibviz.scan.refine.EXACT_BLOCK_ROWS` rows: equal to the in-memory values when no fine bucket holds two
-#: distinct scores, otherwise exactly those of the grid's blocks, at a distance from the in-memory values that depends
-#: on how full the buckets are (:data:`GRID_DISTANCES`, :meth:`Scan.tce`).
+#: Metrics whose bins (PAVA-BC of TCE) are fitted on groups of scores on views of more than
+#: :data:`calibviz.scan.refine.EXACT_BLOCK_ROWS` rows (2^-16 buckets, cells of full ones): equal to the in-memory
+#: values when no group holds two distinct scores, otherwise exactly those of the groups' blocks, at a distance from
+#: the in-memory values that depends on the data (:data:`GRID_DISTANCES`, :meth:`Scan.tce`).
 GRID_METRICS = ("tce",)
-#: How far TCE with PAVA-BC on whole 2^-16 buckets (views above EXACT_BLOCK_ROWS) was from the paper's TCE (bins on
-#: the exact scores), by the share of the smallest bin that the fullest bucket holds: (largest share, data, distance
-#: in percentage points). Measured in memory on calibrated and miscalibrated logs of 2x10^6 and 5x10^6 rows
-#: (benchmarks/README.md, "TCE on the 2^-16 grid"): refining the buckets around the grid's block boundaries does not
-#: close the distance (PAVA-BC's greedy merges depend on the order of every row), so it is stated, not bounded.
+#: How far TCE with PAVA-BC on groups of scores (views above EXACT_BLOCK_ROWS) was from the paper's TCE (bins on the
+#: exact scores), by the share of the smallest bin that the fullest group of several scores holds: (largest share,
+#: data, distance in percentage points). Measured on calibrated and miscalibrated logs of 2x10^6 and 5x10^6 rows
+#: (benchmarks/README.md, "TCE on groups of scores"); the last two rows are of whole 2^-16 buckets, before the cells.
+#: No bound is proven (PAVA-BC's greedy merges depend on the order of every row), so the distance is stated.
 GRID_DISTANCES = (
-    (0.002, "logs whose fullest bucket held about 0.11% of it (continuous scores spread over [0, 1])",
-     "a median of 0.007 and at most 0.14 percentage points (48 logs)"),
-    (0.006, "logs whose fullest bucket held about 0.55% of it (the same scores, smaller bins)",
-     "a median of 0.3 and up to 1.6 percentage points (40 logs)"),
-    (0.2, "logs whose fullest bucket held 1.1-16% of it (scores in a narrow range)",
-     "a median of 0.1-1.8 and up to 9.7 percentage points (180 logs): far more than the grid's width suggests, "
-     "as a bin's rejected rows move together when its rate moves"),
-    (float("inf"), "logs whose fullest bucket held at most 16% of it (none measured beyond)",
-     "up to 9.7 percentage points (180 logs); with fuller buckets, as here, the distance can be larger"),
+    (0.002, "logs whose fullest group held 0.06-0.19% of it (the default bins, on scores spread over [0, 1] or in "
+            "a narrow range)",
+     "a median of 0.003-0.064 and up to 3.0 percentage points (195 logs); on the 36 logs where TCE's own "
+     "bootstrap spread was measured, the distance was at most 0.9 of its standard deviation"),
+    (0.01, "logs whose fullest group held 0.32-0.96% of it (bins of N/100 rows on the same scores)",
+     "a median of 0.02-0.37 and up to 5.3 percentage points (195 logs), at most 0.9 of TCE's own bootstrap "
+     "standard deviation where that was measured"),
+    (0.2, "logs whose fullest group held 1.1-16% of it (whole buckets of scores in a narrow range, before scans "
+          "split full buckets into cells)",
+     "a median of 0.1-1.8 and up to 9.7 percentage points (180 logs)"),
+    (float("inf"), "logs whose fullest group held at most 16% of it (none measured beyond)",
+     "up to 9.7 percentage points (180 logs); with fuller groups, as here, the distance can be larger"),
 )
 _MAX_REFINE = 4  # refining rounds of one result (bins, then TCE decisions)
 
@@ -102,6 +105,9 @@ class Scan:
         self._exact_cache = None
         self._atoms_cache = None
         self._fine_atoms_cache = (None, None)  # (fine table, its atoms): the first pass sorted once
+        self._cell_table_cache = None  # (levels, sums per cell of the full buckets): :meth:`_fine_atoms` with cells
+        self._cell_fine_cache = (None, None)  # (fine table, its atoms with the full buckets' cells)
+        self._cell_atoms_cache = None  # :attr:`_atoms_cache` on the atoms with cells
         self._bins_cache = {}  # repr(scheme): (atoms, bins), valid while the atoms are those atoms
         self._reference_draws = {}  # (scheme, redraws, seed): calibrated-model draws (scan.reference)
         self._notes = None
@@ -238,7 +244,7 @@ class Scan:
         the first-pass sums stay, and a later result fetches the rows again (one pass). Results do not depend on
         what was refined before (:meth:`_atoms_for`)."""
         if self._exact_cache is not None and len(self._exact_cache) > _agg.MAX_FILTER_KEYS:
-            self._exact_cache = self._atoms_cache = None
+            self._exact_cache = self._atoms_cache = self._cell_atoms_cache = None
             self._bins_cache = {}
 
     def __repr__(self) -> str:
@@ -274,12 +280,28 @@ class Scan:
             self._entropy_cache = _agg.entropy_tails(self._frame, self._roles)
         return self._entropy_cache
 
-    def _fine_atoms(self) -> _ref.Atoms:
-        """The atoms of the first pass alone (sorted once per first-pass table)."""
+    def _fine_atoms(self, cells: bool = False) -> _ref.Atoms:
+        """The atoms of the first pass alone (sorted once per first-pass table); with ``cells`` the full buckets
+        split into cells (:func:`calibviz.scan.refine.full_bucket_levels`; one filtered pass, run once)."""
         fine = self._fine()
         if self._fine_atoms_cache[0] is not fine:
             self._fine_atoms_cache = (fine, _ref.fine_atoms(fine))
-        return self._fine_atoms_cache[1]
+        base = self._fine_atoms_cache[1]
+        if not cells:
+            return base
+        if self._cell_fine_cache[0] is not fine:
+            level = _ref.full_bucket_levels(base)
+            if level.any() and (self._cell_table_cache is None or not np.array_equal(self._cell_table_cache[0], level)):
+                self._cell_table_cache = (level, _agg.cell_table(self._frame, self._roles, level))
+            atoms = _ref.cell_atoms(base, self._cell_table_cache[1], level) if level.any() else base
+            self._cell_fine_cache, self._cell_atoms_cache = (fine, atoms), None
+        return self._cell_fine_cache[1]
+
+    def _uses_cells(self, schemes) -> bool:
+        """Whether the bins of ``schemes`` are fitted on the cells of full buckets: PAVA and PAVA-BC blocks on a
+        view too large for exact scores (:data:`calibviz.scan.refine.EXACT_BLOCK_ROWS`)."""
+        return (any(_ref.scheme_kind(s) in ("pava", "pavabc") for s in schemes if _ref.reads_ranges(s))
+                and not self._exact_blocks)
 
     def _ensure_ranges(self) -> None:
         """Give every bucket its exact score range, for results that read ties in buckets never refined: the TCE
@@ -301,18 +323,19 @@ class Scan:
         if (pos < 0).any():
             raise RuntimeError("calibviz bug: the range pass missed groups of the first pass; please report it.")
         fine = fine.assign(pmin=got["pmin"].to_numpy()[pos], pmax=got["pmax"].to_numpy()[pos], ranged=True)
-        self._fine_cache, self._atoms_cache = fine, None
+        self._fine_cache, self._atoms_cache, self._cell_atoms_cache = fine, None, None
 
     def _prepare(self, schemes, *, edges: bool = False) -> None:
         """Refine, in as few passes as possible (usually one), every bucket that the bins of ``schemes`` need
         (``edges``: their exact edges too, see :meth:`_bins`)."""
         if any(_ref.reads_ranges(scheme) for scheme in schemes):
             self._ensure_ranges()
+        cells = self._uses_cells(schemes)
         for _ in range(_MAX_REFINE):
-            need = self._refine_needs(schemes, self._atoms(), edges=edges)
+            need = self._refine_needs(schemes, self._atoms(cells=cells), edges=edges)
             if not need:
                 return
-            self._atoms(np.concatenate(need))
+            self._atoms(np.concatenate(need), cells=cells)
 
     def _refine_needs(self, schemes, atoms, *, edges: bool = False) -> list:
         """The buckets (one array per scheme) that the bins of ``schemes`` need refined on ``atoms``."""
@@ -333,19 +356,20 @@ class Scan:
         buckets never refined).
         """
         self._prepare(schemes)
-        fine, refined = self._fine_atoms(), np.zeros(0, np.int64)
+        cells = self._uses_cells(schemes)
+        fine, refined = self._fine_atoms(cells), np.zeros(0, np.int64)
         for _ in range(_MAX_REFINE + 1):
             cache = self._exact_cache
             inside = None if cache is None or not refined.size else cache["_b"].isin(refined).to_numpy()
             if inside is not None and inside.all():
-                atoms = self._atoms()  # every cached bucket is one to refine: the cached atoms, not a copy
+                atoms = self._atoms(cells=cells)  # every cached bucket is one to refine: the cached atoms, not a copy
             else:
                 atoms = _ref.atoms_of(fine, None if inside is None else cache[inside])
             need = self._refine_needs(schemes, atoms)
             if not need:
                 return atoms
             refined = np.union1d(refined, np.concatenate(need))
-            self._atoms(refined)  # fetch the rows of any bucket not refined before
+            self._atoms(refined, cells=cells)  # fetch the rows of any bucket not refined before
         return atoms
 
     def _validate(self, table: pd.DataFrame) -> pd.DataFrame:
@@ -449,8 +473,10 @@ class Scan:
             raise InputError(f"{where}: weight column {r.weight!r} is missing, NaN, infinite or negative in "
                              f"{_rows(badw)}; weights must be finite numbers >= 0: fill or drop those rows.")
 
-    def _atoms(self, refine=None) -> _ref.Atoms:
-        fine = self._fine_atoms()
+    def _atoms(self, refine=None, *, cells: bool = False) -> _ref.Atoms:
+        """The atoms with every bucket refined so far replaced by its exact rows (``refine``: more buckets to
+        refine first); ``cells``: on the atoms with the full buckets' cells (:meth:`_fine_atoms`)."""
+        fine = self._fine_atoms(cells)
         if refine is not None and len(refine):
             have = set() if self._exact_cache is None else set(self._exact_cache["_b"].unique())
             need = sorted(set(int(b) for b in refine) - have)
@@ -461,19 +487,25 @@ class Scan:
                     part = part[(part["_y"] >= 0)]
                 self._exact_cache = part if self._exact_cache is None else pd.concat([self._exact_cache, part],
                                                                                       ignore_index=True)
-                self._atoms_cache = None
+                self._atoms_cache = self._cell_atoms_cache = None
+        if cells:
+            if self._cell_atoms_cache is None:
+                self._cell_atoms_cache = _ref.atoms_of(fine, self._exact_cache)
+            return self._cell_atoms_cache
         if self._atoms_cache is None:
             self._atoms_cache = _ref.atoms_of(fine, self._exact_cache)
         return self._atoms_cache
 
-    def _solve(self, step):
-        """Run ``step(atoms)``, refining the buckets it asks for until it can decide."""
-        atoms = self._atoms()
+    def _solve(self, step, schemes=()):
+        """Run ``step(atoms)``, refining the buckets it asks for until it can decide; on the atoms with cells where
+        ``schemes`` fit their blocks on them (:meth:`_uses_cells`)."""
+        cells = self._uses_cells(schemes)
+        atoms = self._atoms(cells=cells)
         for _ in range(_MAX_REFINE):
             try:
                 return step(atoms)
             except _ref.Refine as need:
-                atoms = self._atoms(need.buckets)
+                atoms = self._atoms(need.buckets, cells=cells)
         return step(atoms)
 
     # -- results -------------------------------------------------------------------------------------------------
@@ -541,8 +573,9 @@ class Scan:
         >>> cv.scan(df).bin_statistics(cv.binning.Uniform(2)).count.tolist()
         [10, 10]
         """
-        self._prepare([get_scheme(binning)])  # ranges of every bucket first where these bins read them
-        return self._solve(lambda atoms: self._bins(binning, atoms))[2]
+        scheme = get_scheme(binning)
+        self._prepare([scheme])  # ranges of every bucket first where these bins read them
+        return self._solve(lambda atoms: self._bins(scheme, atoms), [scheme])[2]
 
     def reliability_table(self, binning=Uniform(15), alpha=0.05, *, interval="wilson",
                           test="binomial", band_alpha=None) -> pd.DataFrame:
@@ -572,15 +605,16 @@ class Scan:
         >>> t[["bin", "n", "positives", "obs_rate", "rejected"]].to_dict("list")
         {'bin': [0, 1], 'n': [10, 10], 'positives': [0, 10], 'obs_rate': [0.0, 1.0], 'rejected': [0, 5]}
         """
-        self._prepare([get_scheme(binning)], edges=True)
+        scheme = get_scheme(binning)
+        self._prepare([scheme], edges=True)
 
         def step(atoms):
-            edges, index, s, name = self._bins(binning, atoms, edges=True)
+            edges, index, s, name = self._bins(scheme, atoms, edges=True)
             rejected = None if test is None else _ref.rejected(atoms, index, s, alpha=alpha, test=test)
             return _table(edges, name, s, alpha=alpha, interval=interval, test=test, rejected=rejected,
                           band_alpha=band_alpha)
 
-        return self._solve(step)
+        return self._solve(step, [scheme])
 
     def tce(self, binning=None, alpha=0.05, test="binomial") -> float:
         """TCE in percent (:func:`calibviz.metrics.tce`): the share of predictions rejected by their bin's test.
@@ -595,31 +629,29 @@ class Scan:
         refits then run on the rows too (as costly as in memory, with the
         in-memory reference's draws on distinct scores).
 
-        On a larger view the bins are those of the scores on the 2^-16 grid
-        (:func:`calibviz.scan.refine.pavabc_bins`): equal to the in-memory TCE
-        when no fine bucket holds two distinct scores (scores with at most 4
-        decimals, tested). On continuous scores the value is exactly the TCE
-        of PAVA-BC fitted on the scores rounded down to the grid, each row
-        tested at its own score (tested against that in-memory computation);
-        the calibrated-model reference refits the same grid blocks, so its
-        p-value is that of this statistic. Against PAVA-BC on the unrounded
-        scores, block boundaries move to bucket boundaries and the value
-        differs, by how much depending on how many rows a bucket holds against
-        the smallest bin (:data:`GRID_DISTANCES`, stated in the panel's
-        note): Beta(2, 5) scores on 2x10^6 rows (fullest bucket 0.11% of the
-        smallest bin) by 0.007 percentage points (median), 0.14 at most; on 3
-        logs of 10^7 rows by 0.008 at most; with bins of N/100 rows (0.55%) up
-        to 1.6 points; scores in [0.30, 0.33] (1.1%) up to 3.6 points and in
-        [0.30, 0.31] (3-16%) up to 9.7 points. No bound on that difference is
-        proven, and refining the buckets around the grid's block boundaries
-        does not close it (a study: 9.7 points became 8.4): PAVA-BC's stack
-        decisions depend on the order of every row. Exact blocks on such a view would need every row in score order,
-        a full out-of-core sort (16.5 s for 10^8 rows here, more than twice
-        the default panel), and so would each redraw of the calibrated-model
+        On a larger view the bins are PAVA-BC's on groups of scores: 2^-16
+        buckets, and in a full bucket (more than twice an average bucket's
+        rows) cells down to 2^-22 wide, about N 2^-15 rows each
+        (:func:`calibviz.scan.refine.full_bucket_levels`; one more pass over
+        the rows of those buckets). Equal to the in-memory TCE when no group
+        holds two distinct scores (scores with at most 4 decimals, tested). On
+        continuous scores the value is exactly the TCE of PAVA-BC fitted on the
+        scores rounded down to their group, each row tested at its own score
+        (tested against that in-memory computation); the calibrated-model
+        reference refits the same groups, so its p-value is that of this
+        statistic. Against PAVA-BC on the unrounded scores, block boundaries
+        move to group boundaries and the value differs, by how much depending
+        on how many rows the fullest group holds against the smallest bin
+        (:data:`GRID_DISTANCES`, stated in the panel's note, measured in
+        benchmarks/README.md). No bound on that difference is proven: PAVA-BC's
+        stack decisions depend on the order of every row, and refining the
+        buckets around the blocks' boundaries did not close it where whole
+        2^-16 buckets were full (a study: 9.7 points became 8.4), the cells do.
+        Exact blocks on such a view would need every row in score order, a full
+        out-of-core sort (16.5 s for 10^8 rows here, more than twice the
+        default panel), and so would each redraw of the calibrated-model
         reference; in memory (:func:`calibviz.load_predictions`) TCE is the
-        paper's. What would close most of it: a finer grid in the full buckets
-        (2^-22 there came within 0.13 points on the worst of those logs,
-        benchmarks/README.md), not built yet.
+        paper's.
 
         Examples
         --------
@@ -639,7 +671,7 @@ class Scan:
                 return 100.0 * float(w_rej.sum()) / float(atoms.sw.sum())
             return 100.0 * float(n_rej.sum()) / float(atoms.n.sum())
 
-        return self._solve(step)
+        return self._solve(step, [scheme])
 
     def variable_ranking(self, features=None, *, n_bins: int = 10, n_resamples: int = 200, confidence: float = 0.95,
                          random_state=0, progress=None, categorical: bool = True, max_levels: int = 20,
@@ -743,50 +775,70 @@ class Scan:
     @property
     def blocks_on_grid(self) -> bool:
         """Whether this view's PAVA and PAVA-BC bins can differ from the in-memory ones: fitted on whole 2^-16
-        buckets (a view of more than :data:`calibviz.scan.refine.EXACT_BLOCK_ROWS` rows) of which some holds two
-        distinct scores. False: the in-memory bins, exactly."""
+        buckets and the cells of full ones (a view of more than :data:`calibviz.scan.refine.EXACT_BLOCK_ROWS`
+        rows) of which some holds two distinct scores. False: the in-memory bins, exactly."""
         return self._blocks_on_grid()
 
+    def _block_groups(self) -> pd.DataFrame:
+        """Rows and score range of each group that PAVA and PAVA-BC push whole on a view above the exact limit:
+        a 2^-16 bucket, or a cell of a full one (:func:`calibviz.scan.refine.full_bucket_levels`)."""
+        self._ensure_ranges()
+        a = self._fine_atoms(cells=True)
+        start = np.flatnonzero(np.r_[True, (a.bucket[1:] != a.bucket[:-1]) | (a.cell[1:] != a.cell[:-1])])
+        return pd.DataFrame({"n": np.add.reduceat(a.n, start), "lo": np.minimum.reduceat(a.lo, start),
+                             "hi": np.maximum.reduceat(a.hi, start), "cell": a.cell[start]})
+
     def _blocks_on_grid(self) -> bool:
-        """Whether PAVA and PAVA-BC bins can differ from the in-memory ones: fitted on whole buckets (a large
+        """Whether PAVA and PAVA-BC bins can differ from the in-memory ones: fitted on groups of scores (a large
         view) of which some holds two distinct scores."""
         if self._exact_blocks:
             return False
         self._ensure_ranges()
         f = self._fine()
-        return bool((f["pmin"] < f["pmax"]).any())
+        if not (f["pmin"] < f["pmax"]).any():  # no bucket of several scores: no cell pass needed to say so
+            return False
+        g = self._block_groups()
+        return bool((g["lo"] < g["hi"]).any())
 
     @staticmethod
     def _on_grid(name: str, detail: str = "") -> str:
-        """The opening shared by the notes of bins fitted on whole score buckets (views above the exact limit)."""
+        """The opening shared by the notes of bins fitted on groups of scores (views above the exact limit)."""
         return (f"On a scan of more than {_ref.EXACT_BLOCK_ROWS:,} rows the {name} bins are formed from score "
-                f"buckets 2⁻¹⁶ wide (a block boundary falls between buckets{detail}), so this value can differ from "
-                "the in-memory one")
+                f"buckets 2⁻¹⁶ wide, the full ones split into cells down to 2⁻²² (a block boundary falls between "
+                f"them{detail}), so this value can differ from the in-memory one")
+
+    def _fullest_group(self) -> tuple[int, bool]:
+        """(rows, is a cell) of the fullest group holding several scores that PAVA-BC pushes whole on this view
+        (a group of one score, a tie, is pushed whole in memory too: it moves nothing); (0, False) if none."""
+        g = self._block_groups()
+        g = g[g["lo"] < g["hi"]]
+        if not len(g):
+            return 0, False
+        i = int(np.argmax(g["n"].to_numpy()))
+        return int(g["n"].iloc[i]), bool(g["cell"].iloc[i] >= 0)
 
     def _grid_note(self, scheme: PAVABC | None = None) -> str:
-        """The note of TCE on PAVA-BC bins formed from whole score buckets: how far such a value was measured from
-        the paper's (bins on the exact scores), for data whose fullest bucket holds as large a share of the
+        """The note of TCE on PAVA-BC bins formed from groups of scores: how far such a value was measured from
+        the paper's (bins on the exact scores), for data whose fullest group holds as large a share of the
         smallest bin (``scheme``'s n_min; default PAVA-BC's N/20) as this view's (:data:`GRID_DISTANCES`)."""
         if not self._blocks_on_grid():
             return ""
         n_min = (scheme if isinstance(scheme, PAVABC) else PAVABC()).constraints(self.n)[0]
-        f = self._fine()  # ranged: _blocks_on_grid read every bucket's score range
-        per_bucket = f.loc[f["_b"] >= 0].groupby("_b").agg(n=("n", "sum"), lo=("pmin", "min"), hi=("pmax", "max"))
-        # a bucket of one score (a tie, e.g. 10% of the rows at 0.5) is pushed whole in memory too: it moves nothing
-        fullest = int(per_bucket.loc[per_bucket["lo"] < per_bucket["hi"], "n"].max())
+        fullest, is_cell = self._fullest_group()
         share = fullest / max(n_min, 1)
         where, measured = next((w, m) for limit, w, m in GRID_DISTANCES if share <= limit)
         percent = f"{100 * share:.2g}" if share < 1 else f"{100 * share:,.0f}"  # not "2e+02"
+        group = "cell" if is_cell else "bucket"
         return (self._on_grid("PAVA-BC", "; each row is still tested at its own score, and the calibrated-model "
                               "range uses the same bins")
-                + f". Here the fullest bucket that holds distinct scores has {fullest:,} rows, {percent}% of the "
+                + f". Here the fullest {group} that holds distinct scores has {fullest:,} rows, {percent}% of the "
                   f"smallest bin ({n_min:,} rows); on {where} a study measured {measured}."
                 + (" The analysis in memory (cv.load_predictions) gives the paper's value."
                    if share > GRID_DISTANCES[0][0] else ""))
 
     def _pava_note(self, scheme) -> str:
-        """The note of a binned metric on PAVA or PAVA-BC bins, which a scan fits on whole score buckets."""
-        return self._on_grid("PAVA-BC" if isinstance(scheme, PAVABC) else "PAVA") + ", whose bins may cut a bucket."
+        """The note of a binned metric on PAVA or PAVA-BC bins, which a scan fits on groups of scores."""
+        return self._on_grid("PAVA-BC" if isinstance(scheme, PAVABC) else "PAVA") + ", whose bins may cut them."
 
     def _hosmer_lemeshow(self):
         """Hosmer-Lemeshow's test from the bin sums of ten equal-mass groups (the in-memory function's groups)."""

@@ -431,8 +431,8 @@ def bucket_nulls(scan, keys, n_resamples: int, random_state) -> dict:
     return {key: out[key] if key in out else cache[("bucket", key, tag)] for key in keys}
 
 
-def _redrawn_atoms(bucket, value, lo, hi, ranged, size, mean, positives, weight=None, positive_weight=None):
-    """(atoms, score of each) of one label redraw: every group (a whole bucket or one exact score) split into
+def _redrawn_atoms(bucket, value, cell, lo, hi, ranged, size, mean, positives, weight=None, positive_weight=None):
+    """(atoms, score of each) of one label redraw: every group (a whole bucket, a cell or one exact score) split into
     its redrawn negatives and positives, at the group's mean score; with weights, the positives weigh
     ``positive_weight`` and the negatives the rest of the group's ``weight`` (sums of squared weights are not
     redrawn: no TCE reduction reads them)."""
@@ -460,8 +460,9 @@ def _redrawn_atoms(bucket, value, lo, hi, ranged, size, mean, positives, weight=
         sw = n.astype(np.float64)
     q = take(mean)
     zeros = np.zeros(n.shape[0])
-    atoms = _ref.Atoms(bucket=take(bucket), value=take(value), y=y, n=n, sw=sw, swp=sw * q, swpp=sw * q * q, sww=sw,
-                       swwv=zeros, sll=zeros, lo=take(lo), hi=take(hi), ranged=take(ranged))
+    atoms = _ref.Atoms(bucket=take(bucket), value=take(value), cell=take(cell), y=y, n=n, sw=sw, swp=sw * q,
+                       swpp=sw * q * q, sww=sw, swwv=zeros, sll=zeros, lo=take(lo), hi=take(hi),
+                       ranged=take(ranged))
     return atoms, q  # q: the group's score, the same float for both labels (swp / sw can differ by an ulp)
 
 
@@ -484,11 +485,12 @@ def _tce_null(scan, scheme, alpha: float, test: str, n_resamples: int, rng,
 
     PAVA-BC's bins depend on the labels, so each redraw refits them (:func:`calibviz.scan.refine.pavabc_bins`
     on the redrawn atoms, as the in-memory reference refits them on redrawn rows) and tests every group at its
-    mean score: exact for a group of one score; for a whole bucket of several scores (2^-16 wide, views of
-    more than :data:`calibviz.scan.refine.EXACT_BLOCK_ROWS` rows) the decision of its rows is taken at their
-    mean, as their labels are (the in-memory reference tests each row). There, ~0.025 s per redraw at 2^16
-    buckets (PAVA-BC by runs, the binomial tests of a batch of redraws in one call), whatever the rows; on a
-    smaller view every group is one score and a redraw costs what the in-memory one does.
+    mean score: exact for a group of one score; for a group of several scores (a 2^-16 bucket or a cell of a
+    full one, views of more than :data:`calibviz.scan.refine.EXACT_BLOCK_ROWS` rows) the decision of its rows
+    is taken at their mean, as their labels are (the in-memory reference tests each row). There, ~0.025-0.05 s
+    per redraw at 1-2x10^5 groups (PAVA-BC by runs, the binomial tests of a batch of redraws in one call),
+    whatever the rows; on a smaller view every group is one score and a redraw costs what the in-memory one
+    does.
     """
     exact = scan._exact_blocks
     scan._ensure_ranges()  # a group of one score is tested at that score
@@ -499,7 +501,7 @@ def _tce_null(scan, scheme, alpha: float, test: str, n_resamples: int, rng,
     ranged = np.logical_and.reduceat(atoms.ranged, starts)
     weight = np.add.reduceat(atoms.sw, starts)
     mean = np.where(lo == hi, lo, np.clip(np.add.reduceat(atoms.swp, starts) / weight, 0.0, 1.0))
-    bucket, value = atoms.bucket[starts], atoms.value[starts]
+    bucket, value, cell = atoms.bucket[starts], atoms.value[starts], atoms.cell[starts]
     weighted = scan._roles.weight is not None
     sww = np.add.reduceat(atoms.sww, starts)
     del atoms  # the groups are all a redraw reads (a small view's atoms are ~100 bytes per row)
@@ -509,7 +511,7 @@ def _tce_null(scan, scheme, alpha: float, test: str, n_resamples: int, rng,
         for _ in range(m):
             k = _redrawn_positives(size, mean, rng)
             positive_weight = weighted_positives(k, size, weight, sww, rng) if weighted else None
-            yield _redrawn_atoms(bucket, value, lo, hi, ranged, size, mean, k, weight, positive_weight)
+            yield _redrawn_atoms(bucket, value, cell, lo, hi, ranged, size, mean, k, weight, positive_weight)
 
     # redraws tested in batches of ~2^20 groups: one binomial decision call each (rejections_many), ~30 bytes
     # per group kept until it

@@ -24,7 +24,12 @@ refined bucket, the rows of one exact score (second pass,
 * TCE decisions: a bucket whose smallest and largest score get the same
   decision is taken whole (the acceptance set of the exact binomial test is an
   interval of p for the bucket widths used here, 2^-16; see
-  :func:`rejections`), the others are refined.
+  :func:`rejections`), the others are refined;
+* PAVA and PAVA-BC on views too large for exact scores
+  (:data:`EXACT_BLOCK_ROWS`): blocks of whole groups, a bucket or, in a full
+  bucket, a cell down to 2^-22 wide (:func:`full_bucket_levels`, from a third
+  pass, :func:`calibviz.scan.aggregate.cell_table`); cells are atoms with
+  their exact score range, so the rules above hold on them too.
 
 So bins, sums and decisions equal the in-memory ones; sums differ only by
 float rounding of the order of summation.
@@ -40,10 +45,11 @@ from ..binning import (PAVA, PAVABC, Bins, Custom, EqualMass, MedianVariance, Un
                        median_variance_sizes, pava_block_starts, pavabc_group_sizes)
 from ..errors import InputError
 from ..summary import BinStatistics, rejections as _rejections, rejections_many as _rejections_many
-from .aggregate import FINE_BUCKETS
+from .aggregate import CELL_BITS, FINE_BUCKETS
 from .source import IN_MEMORY
 
-__all__ = ["Atoms", "Refine", "atoms_of", "fine_atoms", "edge_bins", "equal_mass_bins", "pava_bins", "pavabc_bins",
+__all__ = ["Atoms", "Refine", "atoms_of", "fine_atoms", "cell_atoms", "cell_of", "full_bucket_levels", "edge_bins",
+           "equal_mass_bins", "pava_bins", "pavabc_bins",
            "bin_statistics", "bin_totals", "rejected",
            "refit_blocks", "redrawn_tce", "redrawn_tces", "smece_residual_nodes", "residual_nodes", "top_label_values",
            "median_variance_bins", "block_bins"]
@@ -52,10 +58,10 @@ __all__ = ["Atoms", "Refine", "atoms_of", "fine_atoms", "edge_bins", "equal_mass
 #: holding two distinct scores is refined (its rows stay in memory as atoms, ~100 bytes each) and the refits of the
 #: calibrated-model reference and of bootstrap resamples run on the rows, as costly as in memory (10^6 rows, default
 #: CLI panel with its 200 redraws: 41 s and 0.8 GB against 46 s and 0.38 GB in memory; 15 s and 0.31 GB on the grid).
-#: Larger views fit them on whole 2^-16 buckets (:func:`pavabc_bins`), at most 0.1 s per refit, where the grid moves
-#: TCE by a distance that depends on how full the buckets are (:data:`calibviz.scan.GRID_DISTANCES`: 0.14 percentage
-#: points at most on Beta scores of 2x10^6 rows, up to 9.7 on scores in a narrow range; on 10^5 rows it was 2.4). The
-#: limit covers the 10^6 rows up to which views are tested equal to the in-memory values.
+#: Larger views fit them on whole 2^-16 buckets and the cells of full ones (:func:`full_bucket_levels`,
+#: :func:`pavabc_bins`), ~0.1 s per refit, at a distance from the exact blocks' TCE that depends on how full the
+#: fullest group is (:data:`calibviz.scan.GRID_DISTANCES`). The limit covers the 10^6 rows up to which views are
+#: tested equal to the in-memory values.
 EXACT_BLOCK_ROWS = 1 << 20
 
 SCAN_SCHEMES = ("uniform", "equal_mass", "custom", "pava", "pavabc", "median_variance")
@@ -75,7 +81,11 @@ class Refine(Exception):
 class Atoms:
     """Groups of rows that share a bin, sorted by score (bucket, then exact score).
 
-    ``value`` is the exact score of a refined atom (NaN for a whole bucket);
+    ``value`` is the exact score of a refined atom (NaN for a whole bucket or a cell);
+    ``cell`` the cell of a full bucket split for PAVA and PAVA-BC on views too
+    large for exact scores (:func:`cell_atoms`; ``level * 64 + first 2^-22
+    cell``, so one number names the cell and how fine the bucket's cells are;
+    -1 in the other buckets);
     ``lo``/``hi`` its smallest / largest score where ``ranged``, otherwise
     bounds of its bucket (the plain first pass sums no range): ``lo <= p <=
     hi`` for every row either way, so decisions that hold at both ends hold
@@ -86,6 +96,7 @@ class Atoms:
 
     bucket: np.ndarray
     value: np.ndarray
+    cell: np.ndarray
     y: np.ndarray
     n: np.ndarray
     sw: np.ndarray
@@ -108,7 +119,8 @@ class Atoms:
 
 
 #: Atoms fields and the table columns they come from.
-_FIELDS = {"bucket": ("_b", np.int64), "value": ("_p", np.float64), "y": ("_y", np.int64), "n": ("n", np.int64),
+_FIELDS = {"bucket": ("_b", np.int64), "value": ("_p", np.float64), "cell": ("_c", np.int64), "y": ("_y", np.int64),
+           "n": ("n", np.int64),
            **{c: (c, np.float64) for c in ("sw", "swp", "swpp", "sww", "swwv", "sll")},
            "lo": ("pmin", np.float64), "hi": ("pmax", np.float64), "ranged": ("ranged", bool)}
 
@@ -118,6 +130,8 @@ def _column(table: pd.DataFrame, order: np.ndarray, field: str) -> np.ndarray:
     col, dtype = _FIELDS[field]
     if col == "_p" and col not in table:  # a bucket of the first pass: no exact score
         return np.full(order.shape[0], np.nan)
+    if col == "_c" and col not in table:  # no cells
+        return np.full(order.shape[0], -1, np.int64)
     return np.asarray(table[col].to_numpy(), dtype=dtype)[order]
 
 
@@ -129,19 +143,28 @@ def fine_atoms(fine: pd.DataFrame) -> Atoms:
 
 
 def atoms_of(fine, exact: pd.DataFrame | None) -> Atoms:
-    """Atoms from the valid rows of the fine table (or its :func:`fine_atoms`), with the refined buckets replaced
-    by their exact rows (score order: bucket, then exact score, then label).
+    """Atoms from the valid rows of the fine table (or its :func:`fine_atoms`, cells spliced in or not), with the
+    refined buckets replaced by their exact rows (score order: bucket, then exact score, then label).
 
     The first pass is sorted once; each refinement splices the few exact rows in (no sort of the 2^17 groups).
+    An exact row of a bucket split into cells keeps its cell (:func:`cell_of`), so blocks of whole cells do not
+    depend on which buckets were refined.
     """
     base = fine if isinstance(fine, Atoms) else fine_atoms(fine)
     if exact is None or not len(exact):
         return base
     b, p, y = (exact[c].to_numpy() for c in ("_b", "_p", "_y"))
     order = np.lexsort((y, p, b))
-    # each refined bucket is a run of the sorted base (one group per label): the bucket's rows replace it. Kept base
-    # atoms and new rows never share a bucket, so each one's place is its rank plus the other side's atoms before it
-    new_bucket = np.asarray(b, np.int64)[order]
+    if (base.cell >= 0).any():
+        exact = exact.assign(_c=cell_of(base, np.asarray(b, np.int64), np.asarray(p, np.float64)))
+    return _splice(base, exact, order)
+
+
+def _splice(base: Atoms, table: pd.DataFrame, order: np.ndarray) -> Atoms:
+    """``base`` with the atoms of every bucket of ``table`` replaced by its rows (taken in ``order``, score order)."""
+    # each replaced bucket is a run of the sorted base: the table's rows replace it. Kept base atoms and new rows
+    # never share a bucket, so each one's place is its rank plus the other side's atoms before it
+    new_bucket = table["_b"].to_numpy(np.int64)[order]
     keep = ~np.isin(base.bucket, new_bucket)
     kept_bucket = base.bucket[keep]
     at_kept = np.arange(kept_bucket.size) + np.searchsorted(new_bucket, kept_bucket)
@@ -149,13 +172,78 @@ def atoms_of(fine, exact: pd.DataFrame | None) -> Atoms:
 
     def spliced(field):
         # one field at a time: a small view refines every row, and 13 sorted copies at once were 0.1 GB at 10^6
-        new = _column(exact, order, field)
+        new = _column(table, order, field)
         old = getattr(base, field)
         out = np.empty(at_kept.size + at_new.size, dtype=np.result_type(old, new))
         out[at_kept], out[at_new] = old[keep], new
         return out
 
     return Atoms(**{f: spliced(f) for f in _FIELDS})
+
+
+#: A bucket is split into cells for PAVA and PAVA-BC blocks on views of more than :data:`EXACT_BLOCK_ROWS` rows
+#: when it holds more than this share of the rows (twice an average bucket's) and several scores
+#: (:func:`full_bucket_levels`).
+CELL_SHARE = 2.0 ** -15
+
+
+def full_bucket_levels(atoms: Atoms) -> np.ndarray:
+    """Cell level per fine bucket (shape (2^16,), 0: left whole): how finely PAVA and PAVA-BC see its scores.
+
+    A bucket of ``n > T = N 2^-15`` rows (N the view's rows) holding several
+    scores, from ``lo`` to ``hi``, is split into 2^l cells,
+    ``l = min(6, ceil(log2(n / (T f))))`` with ``f = (hi - lo) 2^16`` the
+    share of the bucket's width they span: cells of about T rows where its
+    scores spread evenly, 2^-22 wide at the finest. Blocks
+    on whole 2^-16 buckets moved TCE by up to 9.7 percentage points where one
+    bucket held a few percent of the smallest bin; the distance follows that
+    share (:data:`calibviz.scan.GRID_DISTANCES`), and T keeps it under 0.1% of
+    the default smallest bin (N/20) while adding at most ~2 N / T = 2^16
+    groups (PAVA-BC's refits cost in proportion to the groups). Needs every
+    bucket's score range (``ranged``).
+    """
+    level = np.zeros(FINE_BUCKETS, np.int8)
+    if not atoms.size:
+        return level
+    starts = np.flatnonzero(np.r_[True, atoms.bucket[1:] != atoms.bucket[:-1]])
+    n = np.add.reduceat(atoms.n, starts)
+    lo, hi = np.minimum.reduceat(atoms.lo, starts), np.maximum.reduceat(atoms.hi, starts)
+    t = float(n.sum()) * CELL_SHARE
+    full = (lo < hi) & (n > t)
+    if full.any():
+        spread = (hi[full] - lo[full]) * FINE_BUCKETS  # in (0, 1]: a bucket's scores may fill part of it
+        level[atoms.bucket[starts[full]]] = np.clip(np.ceil(np.log2(n[full] / (t * spread))), 1, CELL_BITS)
+    return level
+
+
+def cell_atoms(base: Atoms, cells: pd.DataFrame, level: np.ndarray) -> Atoms:
+    """``base`` (whole buckets) with each bucket of ``level > 0`` replaced by its cells at that level: the sums of
+    the 2^-22 cells of :func:`calibviz.scan.aggregate.cell_table` merged 2^(6 - level) at a time."""
+    if not len(cells):
+        return base
+    bits = CELL_BITS
+    b = cells["_b"].to_numpy(np.int64)
+    lvl = level[b].astype(np.int64)
+    shift = bits - lvl
+    start = (cells["_c"].to_numpy(np.int64) >> shift) << shift
+    how = {c: {"pmin": "min", "pmax": "max"}.get(c, "sum") for c in ("n", "sw", "swp", "swpp", "sww", "swwv", "sll",
+                                                                       "pmin", "pmax")}
+    merged = (cells.assign(_c=lvl * (1 << bits) + start).groupby(["_b", "_c", "_y"], as_index=False, sort=True)
+              .agg(how).assign(ranged=True))
+    return _splice(base, merged, np.arange(len(merged)))
+
+
+def cell_of(atoms: Atoms, bucket: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """The ``cell`` of exact rows (``bucket``, score ``p``) among ``atoms``' cells: -1 in a bucket left whole."""
+    bits = CELL_BITS
+    first = np.searchsorted(atoms.bucket, bucket)  # the bucket's first atom gives its level
+    code = atoms.cell[np.minimum(first, atoms.size - 1)]
+    code = np.where(atoms.bucket[np.minimum(first, atoms.size - 1)] == bucket, code, -1)
+    lvl = np.where(code >= 0, code >> bits, 0)
+    finest = np.minimum(np.floor(p * float(FINE_BUCKETS << bits)), float((FINE_BUCKETS << bits) - 1))
+    shift = bits - lvl
+    start = ((finest.astype(np.int64) - (bucket << bits)) >> shift) << shift
+    return np.where(code >= 0, lvl * (1 << bits) + start, -1)
 
 
 def reads_ranges(scheme) -> bool:
@@ -194,7 +282,7 @@ def _groups(atoms: Atoms):
     """Rank groups (labels merged): start index of each group in the atoms, row counts, whole-bucket flag."""
     if not atoms.size:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    key_change = np.r_[True, (atoms.bucket[1:] != atoms.bucket[:-1])
+    key_change = np.r_[True, (atoms.bucket[1:] != atoms.bucket[:-1]) | (atoms.cell[1:] != atoms.cell[:-1])
                        | ((atoms.value[1:] != atoms.value[:-1]) & atoms.exact[1:])]
     starts = np.flatnonzero(key_change)
     return starts, np.add.reduceat(atoms.n, starts)
@@ -241,9 +329,11 @@ def equal_mass_bins(scheme: EqualMass, atoms: Atoms) -> tuple[np.ndarray, np.nda
 
 
 def _bucket_groups(atoms: Atoms):
-    """Whole fine buckets as groups (refined or not, so that bins do not depend on which buckets were refined):
-    start of each group in the atoms, rows per group, group of each atom, score range of each group."""
-    starts = np.flatnonzero(np.r_[True, atoms.bucket[1:] != atoms.bucket[:-1]]) if atoms.size else np.zeros(0, int)
+    """Whole fine buckets, or their cells where split (:func:`cell_atoms`), as groups (refined or not, so that bins
+    do not depend on which buckets were refined): start of each group in the atoms, rows per group, group of each
+    atom, score range of each group."""
+    starts = (np.flatnonzero(np.r_[True, (atoms.bucket[1:] != atoms.bucket[:-1]) | (atoms.cell[1:] != atoms.cell[:-1])])
+              if atoms.size else np.zeros(0, int))
     return _with_ranges(atoms, starts, np.add.reduceat(atoms.n, starts))
 
 
@@ -261,7 +351,8 @@ def _block_groups(atoms: Atoms, exact: bool, refit: bool):
     refit (``refit``: a label redraw, a bootstrap resample) cannot refine: its
     caller refines its atoms for these bins first (``Scan._atoms_for``), and
     an unrefined bucket left there is a bug, raised as such rather than
-    fitted silently on the grid. Otherwise whole fine buckets.
+    fitted silently on the grid. Otherwise whole fine buckets, or the cells
+    of full ones where the atoms hold them (:func:`cell_atoms`).
     """
     if not exact:
         return _bucket_groups(atoms)
@@ -293,11 +384,12 @@ def pava_bins(atoms: Atoms, *, exact: bool = False, refit: bool = False):
     regression on groups of equal scores, and so does a view of at most
     :data:`EXACT_BLOCK_ROWS` rows (``exact``), with the same code
     (:func:`calibviz.binning.pava_block_starts`): the in-memory bins. On a
-    larger view the groups are whole fine buckets (2^-16 wide): the bins are
-    PAVA's bins of the scores rounded down to the 2^-16 grid, identical to the
-    in-memory bins when no bucket holds two distinct scores (tested),
-    otherwise a block boundary can only sit at a bucket boundary, as for
-    :func:`pavabc_bins`. Edges are midpoints of the neighbouring scores.
+    larger view the groups are whole fine buckets (2^-16 wide) and the cells
+    of full ones: the bins are PAVA's bins of the scores rounded down to their
+    group, identical to the in-memory bins when no group holds two distinct
+    scores (tested), otherwise a block boundary can only sit at a group
+    boundary, as for :func:`pavabc_bins`. Edges are midpoints of the
+    neighbouring scores.
     """
     starts, counts, group_of_atom, lo, hi = _block_groups(atoms, exact, refit)
     if not counts.size:  # an empty view (a class never predicted as top label): one empty bin, as PAVA-BC's
@@ -319,13 +411,14 @@ def pavabc_bins(scheme: PAVABC, atoms: Atoms, weighted: bool, *, exact: bool = F
     the scan uses the same code (:func:`calibviz.binning.pavabc_group_sizes`).
     On a view of at most :data:`EXACT_BLOCK_ROWS` rows (``exact``) the groups
     are the runs of one exact score, so the bins are the in-memory bins. On a
-    larger view a group is a whole fine bucket (2^-16 wide): the bins are
-    PAVA-BC's bins of the scores rounded down to the 2^-16 grid, identical to
-    the in-memory bins when no bucket holds two distinct scores (e.g. scores
-    with at most 4 decimals, tested), otherwise a block boundary can only sit
-    at a bucket boundary. The edges are exact midpoints of the neighbouring
-    scores. The TCE decisions made in these bins are exact per row
-    (:func:`rejected`).
+    larger view a group is a whole fine bucket (2^-16 wide) or, in a full
+    bucket, a cell down to 2^-22 wide (:func:`full_bucket_levels`): the bins
+    are PAVA-BC's bins of the scores rounded down to their group (tested
+    against that in-memory computation), identical to the in-memory bins when
+    no group holds two distinct scores (e.g. scores with at most 4 decimals,
+    tested), otherwise a block boundary can only sit at a group boundary. The
+    edges are exact midpoints of the neighbouring scores. The TCE decisions
+    made in these bins are exact per row (:func:`rejected`).
     """
     starts, counts, group_of_atom, lo, hi = _block_groups(atoms, exact, refit)
     N = int(counts.sum())

@@ -39,7 +39,7 @@ def _cells(scan, scheme) -> tuple:
     """(edges, {"count", "weight", "sum_pred", "sum_true": (K, B) arrays}): the cells (predicted class l, bin b)
     of the confidence bins fitted on all rows (the pooled fit); one pass per predicted class."""
     classes = tuple(scan.mapping.classes)
-    edges = scan._solve(lambda atoms: scan._bins(scheme, atoms, edges=True))[0]  # the pooled bins' edges
+    edges = scan._solve(lambda atoms: scan._bins(scheme, atoms, edges=True), [scheme])[0]  # the pooled bins' edges
     same = Custom(tuple(float(e) for e in edges))
     B = edges.shape[0] - 1
     grid = {k: np.zeros((len(classes), B)) for k in ("count", "weight", "sum_pred", "sum_true")}

@@ -294,8 +294,9 @@ def test_based(scan) -> None:
     st.caption(figures.TCE_BARS_READING)
     tab_cmp, tab_violin, tab_table = st.tabs(["Binning comparison", "Predictions per bin", "Per-bin table"])
     with tab_cmp:
-        blocks = (f"on a view of more than {EXACT_BLOCK_ROWS:,} rows PAVA and PAVA-BC blocks start on the 2⁻¹⁶ "
-                  "score grid" if cached(("blocks_on_grid", cache_id(), view.name), lambda: view.blocks_on_grid)
+        on_groups = cached(("blocks_on_grid", cache_id(), view.name), lambda: view.blocks_on_grid)
+        blocks = (f"on a view of more than {EXACT_BLOCK_ROWS:,} rows PAVA and PAVA-BC blocks start between score "
+                  "buckets 2⁻¹⁶ wide, the full ones split into cells down to 2⁻²²" if on_groups
                   else "PAVA and PAVA-BC blocks fitted on the exact scores, as in memory")
         st.caption("Bin sizes (bars spanning each bin) and empirical probabilities (steps) of PAVA, PAVA-BC and "
                    f"equal-mass bins (TCE paper, Figs. 2-4), from the scan: {blocks}.")
