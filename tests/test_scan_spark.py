@@ -85,6 +85,36 @@ def test_spark_equals_duckdb(spark, hive):
                                                                             sample_weight=df.w[keep]), rel=1e-9)
 
 
+def test_spark_cells_of_full_buckets_equal_duckdb(spark, tmp_path, monkeypatch):
+    """Above the exact limit (lowered here) PAVA-BC fits on the cells of full buckets: Spark's cell pass puts every
+    row in the cell DuckDB puts it in, so TCE, its bins and the calibrated-model reference are the same."""
+    from calibviz.binning import PAVABC
+    from calibviz.scan import aggregate, refine
+
+    monkeypatch.setattr(refine, "EXACT_BLOCK_ROWS", 1_000)
+    rng = np.random.default_rng(12)
+    n = 40_000
+    p = np.r_[rng.uniform(0.30, 0.31, n // 2), rng.beta(2, 5, n // 2)]
+    p[:10] = 1.0
+    df = pd.DataFrame({"y": (rng.uniform(size=n) < p).astype(np.int64), "p": p})
+    path = tmp_path / "cells.parquet"
+    df.to_parquet(path)
+    a, b = cv.scan(str(path), engine="spark"), cv.scan(str(path), engine="duckdb")
+    a._ensure_ranges()
+    level = refine.full_bucket_levels(a._fine_atoms())
+    assert level.max() == 6 and (level > 0).sum() > 100
+    cells = [aggregate.cell_table(s._frame, s._roles, level).sort_values(["_b", "_c", "_y"]).reset_index(drop=True)
+             for s in (a, b)]
+    np.testing.assert_array_equal(cells[0][["_b", "_c", "_y", "n"]], cells[1][["_b", "_c", "_y", "n"]])
+    np.testing.assert_allclose(cells[0][["swp", "pmin", "pmax", "sll"]], cells[1][["swp", "pmin", "pmax", "sll"]],
+                               rtol=1e-12)
+    for scheme in (PAVABC(), PAVABC(500, 4_000)):
+        assert a.tce(scheme) == b.tce(scheme)
+        np.testing.assert_array_equal(a.reliability_table(scheme)["n"], b.reliability_table(scheme)["n"])
+    ra, rb = (s.metrics(["tce"], n_reference=19, random_state=0).iloc[0] for s in (a, b))
+    assert ra["p_value"] == rb["p_value"] and ra["null_mean"] == pytest.approx(rb["null_mean"], rel=1e-12)
+
+
 def test_spark_dataframe_sql_and_bad_rows(spark, hive):
     path, df = hive
     sdf = spark.read.parquet(path)
