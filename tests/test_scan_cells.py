@@ -193,3 +193,55 @@ def test_tce_interval_on_cells(small_limit):
     again = s.metrics(["tce"], n_resamples=60, random_state=3).iloc[0]
     assert np.isfinite([first["low"], first["high"]]).all() and first["low"] <= first["value"] <= first["high"]
     assert (again["low"], again["high"]) == (first["low"], first["high"])
+
+
+def _grid_tce(y, p, scheme=PAVABC(), sample_weight=None) -> float:
+    """TCE of PAVA-BC fitted on the scores rounded down to their group (a row's bin is its group's block), each
+    row tested at its own score: what a scan computes above the exact limit."""
+    from calibviz.binning import Custom
+
+    grid = _cell_grid(p)
+    sizes = scheme.fit(grid, y, sample_weight=sample_weight).counts
+    starts = np.sort(grid)[np.cumsum(sizes)[:-1]]  # each later block's first group
+    return cv.metrics.tce(y, p, binning=Custom(np.r_[0.0, starts, 1.0]), sample_weight=sample_weight)
+
+
+def test_multiclass_views_fit_on_their_own_cells(monkeypatch):
+    """Class and confidence views of K = 3 class columns run the cell pass on their own score expression (the
+    rows filtered by their bucket code, not by a raw column): TCE is PAVA-BC of their scores rounded to their
+    groups, exactly."""
+    monkeypatch.setattr(refine, "EXACT_BLOCK_ROWS", 1_000)
+    rng = np.random.default_rng(4)
+    n = 60_000
+    P = rng.dirichlet([2.0, 1.0, 0.7], n)
+    y = (rng.uniform(size=n)[:, None] > np.cumsum(P, 1)).sum(1)
+    s = cv.scan(pd.DataFrame({"label": y, **{f"p_{k}": P[:, k] for k in range(3)}}), label="label",
+                probs=[f"p_{k}" for k in range(3)])
+    P = P / P.sum(1, keepdims=True)  # the views' scores are renormalised rows, as in memory
+    for k in range(3):
+        view = s.class_view(k)
+        assert view.tce() == pytest.approx(_grid_tce((y == k).astype(int), P[:, k]), rel=1e-12)
+        assert view._cell_table_cache is not None
+    confidence = s.confidence_view()
+    assert confidence.tce() == pytest.approx(_grid_tce((P.argmax(1) == y).astype(int), P.max(1)), rel=1e-12)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_invalid_rows_left_out_stay_out_of_the_cells(monkeypatch, weighted):
+    """With drop_invalid, rows of a missing label, a score outside [0, 1] or a bad weight are left out of the
+    first pass, and of the cell pass too (they sit inside the full buckets' score range)."""
+    monkeypatch.setattr(refine, "EXACT_BLOCK_ROWS", 1_000)
+    df = _narrow(40_000, 11)
+    df["y"] = df["y"].astype(float)
+    df.loc[:49, "y"] = np.nan  # scores in the full buckets, label missing
+    df.loc[50:59, "p"] = 1.5
+    if weighted:
+        df["w"] = np.random.default_rng(1).lognormal(0, 1, len(df))
+        df.loc[60:69, "w"] = -1.0
+    s = cv.scan(df, weight="w" if weighted else None, drop_invalid=True)
+    keep = np.arange(len(df)) >= (70 if weighted else 60)
+    y, p = df.y.to_numpy()[keep].astype(int), df.p.to_numpy()[keep]
+    w = df.w.to_numpy()[keep] if weighted else None
+    assert s.n == keep.sum()
+    assert s.tce() == pytest.approx(_grid_tce(y, p, sample_weight=w), rel=1e-12)
+    assert int(s._cell_table_cache[1]["n"].sum()) == int(s._fine()["n"].sum())  # every bucket full here

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import calibviz as cv
-from calibviz.binning import PAVABC, Custom, EqualMass, Uniform
+from calibviz.binning import PAVABC, EqualMass, Uniform
 from calibviz.scan import refine
-from tests.test_scan_cells import _cell_grid
+from tests.test_scan_cells import _grid_tce
 
 pytestmark = pytest.mark.property
 
@@ -89,7 +89,7 @@ def test_scan_tce_equals_in_memory_where_no_bucket_holds_two_scores(data):
 @given(logs(), st.sampled_from([PAVABC(), PAVABC(4, 40)]), st.booleans())
 def test_scan_tce_above_the_exact_limit_is_pavabc_of_the_scores_rounded_to_their_group(data, scheme, weighted):
     """Above the exact limit (here every view) a scan's TCE is, exactly, PAVA-BC fitted on the scores rounded down
-    to their group (a 2^-16 bucket or a cell of a full one, tests.test_scan_cells._cell_grid), each row binned by its
+    to their group (a 2^-16 bucket or a cell of a full one, tests.test_scan_cells._grid_tce), each row binned by its
     group's block and tested at its own score: on ties, continuous scores and clusters of distinct scores inside
     single buckets (1e-6 apart: several cells; 1e-12: one)."""
     y, p = data
@@ -97,11 +97,7 @@ def test_scan_tce_above_the_exact_limit_is_pavabc_of_the_scores_rounded_to_their
     df = pd.DataFrame({"y": y, "p": p, **({"w": w} if weighted else {})})
     with mock.patch.object(refine, "EXACT_BLOCK_ROWS", 0):
         got = cv.scan(df, weight="w" if weighted else None).tce(scheme)
-    grid = _cell_grid(p)
-    sizes = scheme.fit(grid, y, sample_weight=w).counts
-    starts = np.sort(grid)[np.cumsum(sizes)[:-1]]
-    want = cv.metrics.tce(y, p, binning=Custom(np.r_[0.0, starts, 1.0]), sample_weight=w)
-    assert got == pytest.approx(want, rel=1e-12, abs=1e-12)
+    assert got == pytest.approx(_grid_tce(y, p, scheme, sample_weight=w), rel=1e-12, abs=1e-12)
 
 
 @settings(max_examples=60, deadline=None)
