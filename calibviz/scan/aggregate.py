@@ -886,8 +886,10 @@ def cell_table(frame: nw.LazyFrame, roles: Roles, level: np.ndarray) -> pd.DataF
     b``, exact in float64 as the bucket is, so every engine puts every row in
     the same cell (a score of 1 in the last cell). One query in two
     aggregations: the rows from the first full bucket to the last (one range
-    of ``floor(score 2^16)``, which engines evaluate before anything else)
-    summed per 2^-22 step, then the steps merged into each bucket's cells;
+    of ``floor(score 2^16)`` of a binary view's raw score, which engines
+    evaluate before anything else; class, top-label and confidence views are
+    filtered on their bucket code, after their score is formed from every
+    class column, so their cell pass reads every row) summed per 2^-22 step, then the steps merged into each bucket's cells;
     the level is looked up on those groups, not per row (an OR of range
     conditions per row cost DuckDB 5 s on 2.5x10^6 rows, as the bucket code
     is a CASE evaluated at each use). Returns ``_b``, ``_c``, ``_y``,

@@ -341,7 +341,13 @@ def resample_distributions(scan, keys, config, n_resamples: int, random_state=No
     Returns ``{key: array (n_resamples,)}`` (NaN where a resample leaves the
     metric undefined) plus ``{key + "^2": ...}``, the debiased squared errors
     of RMSCE and debiased ECE for their small-sample interval. One draw per
-    resample serves every metric (as the panel's one seed does).
+    resample serves every metric (as the panel's one seed does), over the
+    atoms that every metric asked for needs: with TCE (or PAVA / PAVA-BC
+    bins) those include its exact rows (views up to 2^20 rows) or the cells
+    of full buckets (larger views), so an interval depends on the seed and
+    on the metrics drawn with it (two valid Monte Carlo draws of one
+    interval), not on what was computed before. The panel, the CLI, the
+    report and the dashboard always draw their whole panel together.
 
     Examples
     --------
