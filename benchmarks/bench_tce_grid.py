@@ -17,7 +17,7 @@ y ~ Bernoulli(r):
   fullness);
 
 each with the default PAVA-BC (N/20, N/5) and with bins of N/100 to N/10 rows. It prints, per setting and bins,
-the share of the smallest bin that the fullest group (bucket or cell) of several scores holds (what
+the share of PAVA-BC's minimum bin size (n_min) that the fullest group (bucket or cell) of several scores holds (what
 :data:`calibviz.scan.GRID_DISTANCES` keys the panel's note on), and the median and largest distance in percentage
 points.
 """
@@ -69,7 +69,7 @@ def main(argv=None) -> int:
     ap.add_argument("--grid", choices=("cells", "buckets"), default="cells")
     args = ap.parse_args(argv)
     group = "group" if args.grid == "cells" else "bucket"
-    print(f"| setting | n | bins | logs | fullest {group} / smallest bin | median distance | largest | logs > 1 point "
+    print(f"| setting | n | bins | logs | fullest {group} / minimum bin size | median distance | largest | logs > 1 point "
           "| median TCE | s per log |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for setting in args.settings:

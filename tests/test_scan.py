@@ -208,7 +208,7 @@ def test_tce_pavabc_above_the_row_limit_is_close_and_says_so():
     note = s._grid_note()
     fullest = _fullest_group(p)
     assert f"the fullest cell that holds distinct scores has {fullest:,} rows" in note  # a cell of a full bucket
-    assert GRID_DISTANCES[0][2] in note and "in memory" not in note  # ~0.06% of the smallest bin
+    assert GRID_DISTANCES[0][2] in note and "in memory" not in note  # ~0.06% of the minimum bin size
 
 
 def test_tce_grid_note_on_scores_in_a_narrow_range(monkeypatch):
@@ -233,16 +233,16 @@ def test_tce_grid_note_on_scores_in_a_narrow_range(monkeypatch):
     tier = next(i for i, (limit, _, _) in enumerate(GRID_DISTANCES) if share <= limit)
     assert GRID_DISTANCES[tier][2] in note
     assert ("cv.load_predictions" in note) == (tier > 0)
-    small = s._grid_note(PAVABC(n_min=150_000, n_max=180_000))  # a larger smallest bin: a smaller share
+    small = s._grid_note(PAVABC(n_min=150_000, n_max=180_000))  # a larger minimum bin size: a smaller share
     assert "(150,000 rows)" in small and GRID_DISTANCES[0][2] in small and "cv.load_predictions" not in small
-    tiny = s._grid_note(PAVABC(n_min=100, n_max=500))  # a group of several smallest bins: beyond what was measured
-    assert f"{100 * fullest / 100:.2g}% of the smallest bin" in tiny
+    tiny = s._grid_note(PAVABC(n_min=100, n_max=500))  # a group of several minimum bin sizes: beyond what was measured
+    assert f"{100 * fullest / 100:.2g}% of the minimum bin size" in tiny
     assert GRID_DISTANCES[-2][2] in tiny or GRID_DISTANCES[-1][2] in tiny
 
 
 def test_tce_grid_note_beyond_the_cells(monkeypatch):
     """Scores that even 2^-22 cells cannot part (20% of the rows distinct in [0.3, 0.3 + 2^-23)): the fullest
-    group holds several smallest bins, which no study measured; the note says so, in plain numbers."""
+    group holds several minimum bin sizes, which no study measured; the note says so, in plain numbers."""
     from calibviz.scan import GRID_DISTANCES, refine
 
     monkeypatch.setattr(refine, "EXACT_BLOCK_ROWS", 10_000)
@@ -252,7 +252,7 @@ def test_tce_grid_note_beyond_the_cells(monkeypatch):
     p[: n // 5] = 0.3 + rng.uniform(0, 2.0 ** -23, n // 5)
     y = (rng.uniform(size=n) < p).astype(np.int64)
     note = cv.scan(pd.DataFrame({"y": y, "p": p}))._grid_note()
-    assert f"has {n // 5:,} rows, 400% of the smallest bin (10,000 rows)" in note
+    assert f"has {n // 5:,} rows, 400% of the minimum bin size (10,000 rows)" in note
     assert GRID_DISTANCES[-1][2] in note and "none measured beyond" in note and "e+" not in note
 
 

@@ -46,22 +46,23 @@ SCAN_METRICS = ("ece", "ace", "mce", "rmsce", "debiased_ece", "smooth_ece", "bri
 #: the in-memory values that depends on the data (:data:`GRID_DISTANCES`, :meth:`Scan.tce`).
 GRID_METRICS = ("tce",)
 #: How far TCE with PAVA-BC on groups of scores (views above EXACT_BLOCK_ROWS) was from the paper's TCE (bins on the
-#: exact scores), by the share of the smallest bin that the fullest group of several scores holds: (largest share,
+#: exact scores), by the share of PAVA-BC's minimum bin size (n_min) that the fullest group of several scores holds:
+#: (largest share,
 #: data, distance in percentage points). Measured on calibrated and miscalibrated logs of 2x10^6 and 5x10^6 rows
 #: (benchmarks/README.md, "TCE on groups of scores"); the last two rows are of whole 2^-16 buckets, before the cells.
 #: No bound is proven (PAVA-BC's greedy merges depend on the order of every row), so the distance is stated.
 GRID_DISTANCES = (
-    (0.002, "logs whose fullest group held 0.06-0.19% of it (the default bins, on scores spread over [0, 1] or in "
-            "a narrow range)",
-     "a median of 0.003-0.064 and up to 3.0 percentage points (195 logs); on the 36 logs where TCE's own "
-     "bootstrap spread was measured, the distance was at most 0.9 of its standard deviation"),
-    (0.01, "logs whose fullest group held 0.32-0.96% of it (bins of N/100 rows on the same scores)",
-     "a median of 0.02-0.37 and up to 5.3 percentage points (195 logs), at most 0.9 of TCE's own bootstrap "
+    (0.002, "logs whose fullest group held 0.06-0.19% of the minimum bin size (the default bins; scores spread over "
+            "[0, 1] or in a narrow range)",
+     "a median of 0.003-0.064 and at most 3.0 percentage points (195 logs), and on the 36 logs where TCE's own "
+     "bootstrap spread was measured, at most 0.9 of its standard deviation"),
+    (0.01, "logs whose fullest group held 0.32-0.96% of the minimum bin size (bins of N/100 rows on the same scores)",
+     "a median of 0.02-0.37 and at most 5.3 percentage points (195 logs), and at most 0.9 of TCE's own bootstrap "
      "standard deviation where that was measured"),
-    (0.2, "logs whose fullest group held 1.1-16% of it (whole buckets of scores in a narrow range, before scans "
-          "split full buckets into cells)",
+    (0.2, "logs whose fullest group held 1.1-16% of the minimum bin size (whole buckets of scores in a narrow range, "
+          "before scans split full buckets into cells)",
      "a median of 0.1-1.8 and up to 9.7 percentage points (180 logs)"),
-    (float("inf"), "logs whose fullest group held at most 16% of it (none measured beyond)",
+    (float("inf"), "logs whose fullest group held at most 16% of the minimum bin size (none measured beyond)",
      "up to 9.7 percentage points (180 logs); with fuller groups, as here, the distance can be larger"),
 )
 _MAX_REFINE = 4  # refining rounds of one result (bins, then TCE decisions)
@@ -641,7 +642,7 @@ class Scan:
         reference refits the same groups, so its p-value is that of this
         statistic. Against PAVA-BC on the unrounded scores, block boundaries
         move to group boundaries and the value differs, by how much depending
-        on how many rows the fullest group holds against the smallest bin
+        on how many rows the fullest group holds against the minimum bin size
         (:data:`GRID_DISTANCES`, stated in the panel's note, measured in
         benchmarks/README.md). No bound on that difference is proven: PAVA-BC's
         stack decisions depend on the order of every row, and refining the
@@ -804,8 +805,8 @@ class Scan:
     def _on_grid(name: str, detail: str = "") -> str:
         """The opening shared by the notes of bins fitted on groups of scores (views above the exact limit)."""
         return (f"On a scan of more than {_ref.EXACT_BLOCK_ROWS:,} rows the {name} bins are formed from score "
-                f"buckets 2⁻¹⁶ wide, the full ones split into cells down to 2⁻²² (a block boundary falls between "
-                f"them{detail}), so this value can differ from the in-memory one")
+                f"buckets 2⁻¹⁶ wide, the full ones split into cells down to 2⁻²² (block boundaries can only fall "
+                f"between buckets or cells{detail}), so this value can differ from the in-memory one")
 
     def _fullest_group(self) -> tuple[int, bool]:
         """(rows, is a cell) of the fullest group holding several scores that PAVA-BC pushes whole on this view
@@ -820,7 +821,7 @@ class Scan:
     def _grid_note(self, scheme: PAVABC | None = None) -> str:
         """The note of TCE on PAVA-BC bins formed from groups of scores: how far such a value was measured from
         the paper's (bins on the exact scores), for data whose fullest group holds as large a share of the
-        smallest bin (``scheme``'s n_min; default PAVA-BC's N/20) as this view's (:data:`GRID_DISTANCES`)."""
+        minimum bin size (``scheme``'s n_min; default PAVA-BC's N/20) as this view's (:data:`GRID_DISTANCES`)."""
         if not self._blocks_on_grid():
             return ""
         n_min = (scheme if isinstance(scheme, PAVABC) else PAVABC()).constraints(self.n)[0]
@@ -832,13 +833,15 @@ class Scan:
         return (self._on_grid("PAVA-BC", "; each row is still tested at its own score, and the calibrated-model "
                               "range uses the same bins")
                 + f". Here the fullest {group} that holds distinct scores has {fullest:,} rows, {percent}% of the "
-                  f"smallest bin ({n_min:,} rows); on {where} a study measured {measured}."
+                  f"minimum bin size ({n_min:,} rows). On {where}, a study measured this value's distance from the "
+                  f"in-memory TCE: {measured}."
                 + (" The analysis in memory (cv.load_predictions) gives the paper's value."
                    if share > GRID_DISTANCES[0][0] else ""))
 
     def _pava_note(self, scheme) -> str:
         """The note of a binned metric on PAVA or PAVA-BC bins, which a scan fits on groups of scores."""
-        return self._on_grid("PAVA-BC" if isinstance(scheme, PAVABC) else "PAVA") + ", whose bins may cut them."
+        return (self._on_grid("PAVA-BC" if isinstance(scheme, PAVABC) else "PAVA")
+                + ", whose bins may cut a bucket or a cell.")
 
     def _hosmer_lemeshow(self):
         """Hosmer-Lemeshow's test from the bin sums of ten equal-mass groups (the in-memory function's groups)."""
