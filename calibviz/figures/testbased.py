@@ -229,8 +229,10 @@ def tce_diagram(y_true=None, y_prob=None, *, binning=PAVABC(), alpha: float = 0.
         fig.update_xaxes(title_text="Rows", rangemode="tozero", nticks=3, tickformat="~s", row=1, col=2)
         fig.update_yaxes(showticklabels=False, row=1, col=2)
     fig.update_layout(barmode="overlay", bargap=0)
-    # not "P(y = 1 | x)": a view of multiclass data (confidence, top-label) plots its own probability here
-    fig.update_yaxes(range=[0, ymax], title_text="Predicted probability", row=1, col=1)
+    # not "P(y = 1 | x)": a view of multiclass data (confidence, top-label) plots its own probability here; the
+    # axis holds the predictions (violins, bin means) and the observed rates alike (a browser check read
+    # "Predicted probability" beside the legend's "Empirical probability" as a contradiction)
+    fig.update_yaxes(range=[0, ymax], title_text="Probability (predicted and observed)", row=1, col=1)
     fig.update_xaxes(range=xrange, row=1, col=1)
     if x_axis == "bin":
         step = max(1, int(np.ceil(len(table) / 25)))  # at most ~25 tick labels: never overlapping

@@ -133,6 +133,8 @@ def test_tce_diagram_segments_bars_and_title_equal_the_table(binary_data):
     assert f"TCE = {tce:.2f}%" in fig.layout.title.text  # the panel's percent format
     ticks = fig.layout.xaxis3.ticktext
     assert list(ticks) == [str(b) for b in t["bin"]]  # the per-bin table's ids: one name per bin everywhere
+    # the axis holds predictions and observed rates alike: its title names both, not one of them
+    assert fig.layout.yaxis.title.text == "Probability (predicted and observed)"
 
 
 def test_tce_violins_stay_within_each_bins_range(binary_data):
