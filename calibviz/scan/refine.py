@@ -192,15 +192,16 @@ def full_bucket_levels(atoms: Atoms) -> np.ndarray:
 
     A bucket of ``n > T = N 2^-15`` rows (N the view's rows) holding several
     scores, from ``lo`` to ``hi``, is split into 2^l cells,
-    ``l = min(6, ceil(log2(n / (T f))))`` with ``f = (hi - lo) 2^16`` the
-    share of the bucket's width they span: cells of about T rows where its
-    scores spread evenly, 2^-22 wide at the finest. Blocks
-    on whole 2^-16 buckets moved TCE by up to 9.7 percentage points where one
-    bucket held a few percent of the smallest bin; the distance follows that
-    share (:data:`calibviz.scan.GRID_DISTANCES`), and T keeps it under 0.1% of
-    the default smallest bin (N/20) while adding at most ~2 N / T = 2^16
-    groups (PAVA-BC's refits cost in proportion to the groups). Needs every
-    bucket's score range (``ranged``).
+    ``l = clip(ceil(log2(n / (T f))), 1, 6)`` with ``f = (hi - lo) 2^16``
+    the share of the bucket's width they span: cells of about T rows where
+    its scores spread evenly, 2^-22 wide at the finest. Blocks on whole
+    2^-16 buckets moved TCE by up to 9.7 percentage points where one bucket
+    held a few percent of PAVA-BC's minimum bin size; T keeps the fullest
+    group near 0.1% of the default one (N/20) while adding at most
+    ~2 N / T = 2^16 groups (PAVA-BC's refits cost in proportion to the
+    groups); the distance measured since is in
+    :data:`calibviz.scan.GRID_DISTANCES`. Needs every bucket's score range
+    (``ranged``).
     """
     level = np.zeros(FINE_BUCKETS, np.int8)
     if not atoms.size:
