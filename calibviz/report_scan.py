@@ -132,7 +132,7 @@ def _model_section(idx: int, name: str, s: Scan, panel: pd.DataFrame, cfg: Panel
     tce_table = s.reliability_table(tce_bins, cfg.alpha)
     tce_fig = figures.tce_diagram(s, binning=tce_bins, alpha=cfg.alpha, title=None)
     parts += _tce_parts(anchor, tce_fig, tce_table, cfg, violins=_e(UNAVAILABLE["violins"]))
-    grid_note = s._grid_note(tce_bins)  # a groupby of the bucket table: once
+    grid_note = s._grid_note(tce_bins)  # its fullest group: found once
     if grid_note:
         parts.append(f'<p class="note">{_e(grid_note)}</p>')
     prog.step()

@@ -14,7 +14,7 @@ from calibviz.binning import Auto, Custom, EqualMass, MedianVariance, Uniform
 from calibviz.panel import PanelConfig, metric_panel
 from calibviz.scan import GRID_METRICS, SCAN_METRICS
 from calibviz.scan.source import check_allowed
-from tests.test_scan_cells import _cell_grid, _fullest_group
+from tests.test_scan_cells import _cell_grid, _fullest_group, _three_class_scan
 
 pl = pytest.importorskip("polars")
 duckdb = pytest.importorskip("duckdb")
@@ -288,12 +288,7 @@ def test_class_view_tce_is_exact_on_continuous_probabilities():
 def test_class_views_keep_their_exact_rows_one_at_a_time():
     """A class view of a small multiclass source refines every row for PAVA-BC; browsing the views one after
     another keeps the rows of the current one only, and a released view gives the same TCE again."""
-    rng = np.random.default_rng(6)
-    n = 30_000
-    P = rng.dirichlet([2.0, 1.0, 0.7], n)
-    y = (rng.uniform(size=n)[:, None] > np.cumsum(P, 1)).sum(1)
-    s = cv.scan(pd.DataFrame({"label": y, **{f"p_{k}": P[:, k] for k in range(3)}}), label="label",
-                probs=[f"p_{k}" for k in range(3)])
+    P, y, s = _three_class_scan(30_000, seed=6)
     want = [cv.metrics.tce((y == k).astype(int), P[:, k]) for k in range(3)]
     a = s.class_view(0)
     first = a.tce()

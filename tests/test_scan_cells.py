@@ -206,17 +206,22 @@ def _grid_tce(y, p, scheme=PAVABC(), sample_weight=None) -> float:
     return cv.metrics.tce(y, p, binning=Custom(np.r_[0.0, starts, 1.0]), sample_weight=sample_weight)
 
 
+def _three_class_scan(n: int, seed: int):
+    """(P, y, scan) of a K = 3 log: Dirichlet(2, 1, 0.7) class probabilities, labels drawn from them."""
+    rng = np.random.default_rng(seed)
+    P = rng.dirichlet([2.0, 1.0, 0.7], n)
+    y = (rng.uniform(size=n)[:, None] > np.cumsum(P, 1)).sum(1)
+    s = cv.scan(pd.DataFrame({"label": y, **{f"p_{k}": P[:, k] for k in range(3)}}), label="label",
+                probs=[f"p_{k}" for k in range(3)])
+    return P, y, s
+
+
 def test_multiclass_views_fit_on_their_own_cells(monkeypatch):
     """Class and confidence views of K = 3 class columns run the cell pass on their own score expression (the
     rows filtered by their bucket code, not by a raw column): TCE is PAVA-BC of their scores rounded to their
     groups, exactly."""
     monkeypatch.setattr(refine, "EXACT_BLOCK_ROWS", 1_000)
-    rng = np.random.default_rng(4)
-    n = 60_000
-    P = rng.dirichlet([2.0, 1.0, 0.7], n)
-    y = (rng.uniform(size=n)[:, None] > np.cumsum(P, 1)).sum(1)
-    s = cv.scan(pd.DataFrame({"label": y, **{f"p_{k}": P[:, k] for k in range(3)}}), label="label",
-                probs=[f"p_{k}" for k in range(3)])
+    P, y, s = _three_class_scan(60_000, seed=4)
     P = P / P.sum(1, keepdims=True)  # the views' scores are renormalised rows, as in memory
     for k in range(3):
         view = s.class_view(k)

@@ -784,10 +784,9 @@ class Scan:
         """Rows and score range of each group that PAVA and PAVA-BC push whole on a view above the exact limit:
         a 2^-16 bucket, or a cell of a full one (:func:`calibviz.scan.refine.full_bucket_levels`)."""
         self._ensure_ranges()
-        a = self._fine_atoms(cells=True)
-        start = np.flatnonzero(np.r_[True, (a.bucket[1:] != a.bucket[:-1]) | (a.cell[1:] != a.cell[:-1])])
-        return pd.DataFrame({"n": np.add.reduceat(a.n, start), "lo": np.minimum.reduceat(a.lo, start),
-                             "hi": np.maximum.reduceat(a.hi, start), "cell": a.cell[start]})
+        atoms = self._fine_atoms(cells=True)
+        start, n, _, lo, hi = _ref._bucket_groups(atoms)
+        return pd.DataFrame({"n": n, "lo": lo, "hi": hi, "cell": atoms.cell[start]})
 
     def _blocks_on_grid(self) -> bool:
         """Whether PAVA and PAVA-BC bins can differ from the in-memory ones: fitted on groups of scores (a large

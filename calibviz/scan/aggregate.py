@@ -857,14 +857,13 @@ def exact_atoms(frame: nw.LazyFrame, roles: Roles, buckets, *, every_row: bool =
 
 #: Finest cells of the cell pass (:func:`cell_table`): 2^6 per fine bucket, 2^-22 wide.
 CELL_BITS = 6
-#: Ranges of bucket ids at most that the cell pass's filter ORs together (see :func:`bucket_ranges_of`).
-MAX_FILTER_RANGES = 32
 
 
-def bucket_ranges_of(ids, max_ranges: int = MAX_FILTER_RANGES) -> list[tuple[int, int]]:
+def bucket_ranges_of(ids, max_ranges: int) -> list[tuple[int, int]]:
     """Runs ``(first, last)`` of sorted bucket ids, the smallest gaps bridged until at most ``max_ranges`` remain:
-    a filter of a few range conditions for any number of buckets (an IN list of 10^4 keys costs DuckDB ~0.2 s to
-    bind). The runs may cover buckets not in ``ids``; their rows are dropped after the pass."""
+    a few range conditions for any number of buckets (an IN list of 10^4 keys costs DuckDB ~0.2 s to bind). The
+    runs may cover buckets not in ``ids`` (:func:`cell_table` looks the finest level up first, so a bucket in a
+    run bridged over it comes finer than its level, never coarser)."""
     ids = np.unique(np.asarray(ids, np.int64))
     if not ids.size:
         return []
@@ -889,8 +888,9 @@ def cell_table(frame: nw.LazyFrame, roles: Roles, level: np.ndarray) -> pd.DataF
     of ``floor(score 2^16)`` of a binary view's raw score, which engines
     evaluate before anything else; class, top-label and confidence views are
     filtered on their bucket code, after their score is formed from every
-    class column, so their cell pass reads every row) summed per 2^-22 step, then the steps merged into each bucket's cells;
-    the level is looked up on those groups, not per row (an OR of range
+    class column, so their cell pass reads every row) summed per 2^-22
+    step, then the steps merged into each bucket's cells; the level is
+    looked up on those groups, not per row (an OR of range
     conditions per row cost DuckDB 5 s on 2.5x10^6 rows, as the bucket code
     is a CASE evaluated at each use). Returns ``_b``, ``_c``, ``_y``,
     :data:`SUMS` and ``ranged``, for the buckets of ``level > 0`` only; the

@@ -222,29 +222,26 @@ def cell_atoms(base: Atoms, cells: pd.DataFrame, level: np.ndarray) -> Atoms:
     the 2^-22 cells of :func:`calibviz.scan.aggregate.cell_table` merged 2^(6 - level) at a time."""
     if not len(cells):
         return base
-    bits = CELL_BITS
     b = cells["_b"].to_numpy(np.int64)
     lvl = level[b].astype(np.int64)
-    shift = bits - lvl
+    shift = CELL_BITS - lvl
     start = (cells["_c"].to_numpy(np.int64) >> shift) << shift
     how = {c: {"pmin": "min", "pmax": "max"}.get(c, "sum") for c in ("n", "sw", "swp", "swpp", "sww", "swwv", "sll",
                                                                        "pmin", "pmax")}
-    merged = (cells.assign(_c=lvl * (1 << bits) + start).groupby(["_b", "_c", "_y"], as_index=False, sort=True)
+    merged = (cells.assign(_c=lvl * (1 << CELL_BITS) + start).groupby(["_b", "_c", "_y"], as_index=False, sort=True)
               .agg(how).assign(ranged=True))
     return _splice(base, merged, np.arange(len(merged)))
 
 
 def cell_of(atoms: Atoms, bucket: np.ndarray, p: np.ndarray) -> np.ndarray:
     """The ``cell`` of exact rows (``bucket``, score ``p``) among ``atoms``' cells: -1 in a bucket left whole."""
-    bits = CELL_BITS
-    first = np.searchsorted(atoms.bucket, bucket)  # the bucket's first atom gives its level
-    code = atoms.cell[np.minimum(first, atoms.size - 1)]
-    code = np.where(atoms.bucket[np.minimum(first, atoms.size - 1)] == bucket, code, -1)
-    lvl = np.where(code >= 0, code >> bits, 0)
-    finest = np.minimum(np.floor(p * float(FINE_BUCKETS << bits)), float((FINE_BUCKETS << bits) - 1))
-    shift = bits - lvl
-    start = ((finest.astype(np.int64) - (bucket << bits)) >> shift) << shift
-    return np.where(code >= 0, lvl * (1 << bits) + start, -1)
+    first = np.minimum(np.searchsorted(atoms.bucket, bucket), atoms.size - 1)  # its first atom gives its level
+    code = np.where(atoms.bucket[first] == bucket, atoms.cell[first], -1)
+    lvl = np.where(code >= 0, code >> CELL_BITS, 0)
+    finest = np.minimum(np.floor(p * float(FINE_BUCKETS << CELL_BITS)), float((FINE_BUCKETS << CELL_BITS) - 1))
+    shift = CELL_BITS - lvl
+    start = ((finest.astype(np.int64) - (bucket << CELL_BITS)) >> shift) << shift
+    return np.where(code >= 0, lvl * (1 << CELL_BITS) + start, -1)
 
 
 def reads_ranges(scheme) -> bool:
