@@ -618,21 +618,42 @@ def tce_tiles(tce: float, table, weighted: bool) -> int:
 
 
 def rejected_of(n_rejected: int, n_all: int) -> str:
-    """'866 of 2,000' in a metric tile; millions as '0.87M of 1.00M' so that the tile does not cut the number, with
-    as many decimals as keep a part from reading as all or none ('1.00M of 1.00M' read for 999,600, a walk-through).
+    """'866 of 2,000' in a metric tile; from a million rows on, each count in compact form with three significant
+    digits so that the tile does not cut the number ('31.5k of 1.30M': '0.03M of 1.30M' was too coarse to read, a
+    walk-through), with more digits where fewer would make a part read as all or none ('1.00M of 1.00M' read for
+    999,600).
 
-    >>> rejected_of(866, 2000), rejected_of(870_000, 1_000_000), rejected_of(999_600, 1_000_000)
-    ('866 of 2,000', '0.87M of 1.00M', '0.9996M of 1.0000M')
-    >>> rejected_of(40, 1_000_000)
-    '0.00004M of 1.00000M'
+    >>> rejected_of(866, 2000), rejected_of(31_512, 1_300_000), rejected_of(870_000, 1_000_000)
+    ('866 of 2,000', '31.5k of 1.30M', '870k of 1.00M')
+    >>> rejected_of(999_600, 1_000_000), rejected_of(40, 1_000_000), rejected_of(0, 2_500_000_000)
+    ('999.6k of 1.000M', '40 of 1.00M', '0 of 2.50B')
     """
     if n_all < 1_000_000:
         return f"{n_rejected:,} of {n_all:,}"
-    for digits in range(2, 7):
-        part, whole = f"{n_rejected / 1e6:.{digits}f}", f"{n_all / 1e6:.{digits}f}"
-        if (part != whole) == (n_rejected != n_all) and (float(part) > 0) == (n_rejected > 0):
+    for digits in range(3, 10):
+        part, whole = _compact(n_rejected, digits), _compact(n_all, digits)
+        if (part != whole) == (n_rejected != n_all):
             break
-    return f"{part}M of {whole}M"
+    return f"{part} of {whole}"
+
+
+def _compact(n: int, digits: int) -> str:
+    """A count with ``digits`` significant digits and a unit (k, M, B); below 1,000 exact.
+
+    >>> _compact(999, 3), _compact(1_234, 3), _compact(999_960, 3), _compact(12_345_678, 4)
+    ('999', '1.23k', '1.00M', '12.35M')
+    """
+    if n < 1000:
+        return f"{n:,}"
+    units = (("k", 1e3), ("M", 1e6), ("B", 1e9))
+    at = max(i for i, (_, scale) in enumerate(units) if n >= scale)
+    text = ""
+    for unit, scale in units[at:]:  # 999,960 rounds to '1000k': the next unit says it ('1.00M')
+        value = n / scale
+        text = f"{value:.{max(digits - len(str(int(value))), 0)}f}" + unit
+        if float(text[:-1]) < 1000:
+            break
+    return text
 
 
 def zoom_bin_picker(table: pd.DataFrame):
