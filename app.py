@@ -8,6 +8,7 @@ from calibviz.ui import page_setup
 from calibviz.ui.session import session_opener
 from calibviz.ui.home import data_summary, headline_metrics, load_messages, mapping_editor, next_steps, source_picker
 from calibviz.ui.leaderboard import show_leaderboard
+from calibviz.ui.source import in_memory_heading
 
 page_setup("Data")
 st.title("Can I trust these probabilities?")
@@ -17,9 +18,9 @@ source_picker()
 load_messages()
 session_opener()
 mapping_editor()
-st.subheader("Data summary")
+st.subheader(in_memory_heading("Data summary"))
 data_summary()
-st.subheader("Headline calibration")
+st.subheader(in_memory_heading("Headline calibration"))
 headline_metrics()
 show_leaderboard()  # several models: all of them in one sortable table
 st.subheader("Where to look next")

@@ -2375,3 +2375,19 @@ def test_percent_encoded_partition_values_are_decoded_on_every_engine(tmp_path, 
         (tmp_path / f"m={name}").mkdir()
         _binary(300, seed=seed).to_csv(tmp_path / f"m={name}" / "x.csv", index=False)
     assert sorted(cv.scan(str(tmp_path), model="m", engine=engine).models) == ["a b", "c/d"]
+
+
+def test_fingerprint_is_the_rows_per_bucket_and_label_on_every_engine(tmp_path):
+    rng = np.random.default_rng(41)
+    p = rng.uniform(size=5000)
+    frame = pd.DataFrame({"p": p, "y": (rng.uniform(size=5000) < p).astype(int)})
+    frame.to_parquet(tmp_path / "a.parquet")
+    first = cv.scan(str(tmp_path / "a.parquet")).fingerprint()
+    assert re.fullmatch(r"[0-9a-f]{16}", first)
+    assert cv.scan(str(tmp_path / "a.parquet"), engine="polars").fingerprint() == first
+    assert cv.scan(frame.sample(frac=1, random_state=0)).fingerprint() == first  # row order is no identity
+    flipped = frame.assign(y=np.r_[1 - frame["y"].iloc[:1], frame["y"].iloc[1:]])
+    assert cv.scan(flipped).fingerprint() != first  # one label
+    moved = frame.assign(p=np.r_[min(frame["p"].iloc[0] + 2 ** -15, 1.0), frame["p"].iloc[1:]])
+    assert cv.scan(moved).fingerprint() != first  # one score into another 2^-16 bucket
+    assert cv.scan(frame.iloc[1:]).fingerprint() != first  # one row fewer

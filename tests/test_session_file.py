@@ -112,3 +112,25 @@ def test_verify_models_names_what_differs():
         verify_models({"a": "0" * 16}, {"a": "0" * 16, "c": "2" * 16})
     with pytest.raises(SessionError, match="model 'a' has other predictions"):
         verify_models({"a": "0" * 16}, {"a": "2" * 16})
+
+
+def test_a_file_opened_by_path_is_named_by_its_path_and_fields_never_embedded():
+    fields = {"open": "/data/logs/*.parquet", "label": "outcome", "probs": "s", "per_model": ""}
+    ref = DataRef(kind="opened", name=fields["open"], options=fields, models={"raw": "0123456789abcdef"},
+                  rows=10**8, model="raw")
+    s = parse_session(dump_session(page="Reliability", settings={"bins": "20"}, data=ref))
+    assert (s.data.kind, s.data.name, s.data.options, s.data.rows, s.data.sha256, s.payload) == (
+        "opened", "/data/logs/*.parquet", fields, 10**8, None, None)
+    with pytest.raises(SessionError, match="read in place"):
+        dump_session(page="Reliability", settings={}, data=ref, payload=b"rows")
+    body = json.loads(dump_session(page="Reliability", settings={}, data=ref))
+    for options, said in [({"label": "outcome"}, "path and the form's named values"),
+                          ({**fields, "sql": "SELECT 1"}, "path and the form's named values"),
+                          ({**fields, "per_model": True}, "path and the form's named values")]:
+        body["data"]["options"] = options
+        with pytest.raises(SessionError, match=said):
+            parse_session(_reseal(dict(body)))
+    body["data"]["options"] = fields
+    body["embedded"] = {"encoding": "base64", "bytes": 4, "data": "cm93cw=="}
+    with pytest.raises(SessionError, match="read in place on the server"):
+        parse_session(_reseal(dict(body)))

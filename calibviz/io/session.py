@@ -7,7 +7,10 @@ A session file holds what defines a view and nothing that runs:
   so opening a session validates them exactly as a link's;
 - ``data``: where the data came from (``kind``: demo / upload / file, file ``name``, ``demo`` name), the
   SHA-256 of the file's bytes, the column-mapping ``options`` it was loaded with, and the fingerprint of
-  each model's predictions (:meth:`calibviz.io.Predictions.fingerprint`);
+  each model's predictions (:meth:`calibviz.io.Predictions.fingerprint`). For a large file opened by path on
+  the server (``kind`` "opened", never embedded: it is read in place), ``name`` is its path, ``options`` the
+  fields it was opened with (:data:`OPENED_KEYS`, as a link carries them) and the fingerprint the analysed
+  model's (:meth:`calibviz.scan.Scan.fingerprint`);
 - optionally ``embedded``: the file's bytes in base64, so the session opens on a server that never saw the
   file. Without them the server must hold the file in its upload store (:mod:`calibviz.io.store`) or ship
   the demo;
@@ -46,7 +49,7 @@ from ..errors import InputError
 from .limits import _size
 
 __all__ = ["SessionError", "DataRef", "Session", "dump_session", "parse_session", "verify_models",
-           "FORMAT", "VERSION", "EMBED_LIMIT_BYTES", "OPTION_KEYS"]
+           "FORMAT", "VERSION", "EMBED_LIMIT_BYTES", "OPTION_KEYS", "OPENED_KEYS"]
 
 FORMAT = "calibviz-session"
 VERSION = 1
@@ -57,7 +60,9 @@ OPTION_KEYS = {"label": str, "probs": list, "weight": str, "logits": bool, "posi
                "features": list, "renormalize": bool, "drop_invalid": bool, "encoding": str, "delimiter": str, "decimal": str}
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _HEX16 = re.compile(r"^[0-9a-f]{16}$")
-_KINDS = ("demo", "upload", "file")
+_KINDS = ("demo", "upload", "file", "opened")
+#: The fields of a file opened by path that a session records (the Large data page's form, as a link carries them).
+OPENED_KEYS = ("open", "engine", "label", "probs", "weight", "positive", "per_model", "renormalize", "drop_invalid")
 
 
 class SessionError(InputError):
@@ -109,6 +114,8 @@ def dump_session(*, page: str, settings: dict, data: DataRef, payload: bytes | N
     payload : bytes, optional
         The data file's bytes to embed; must hash to ``data.sha256``.
     """
+    if payload is not None and data.kind == "opened":
+        raise SessionError("a file opened by path is read in place: its session file names it, it cannot embed it.")
     if payload is not None:
         digest = hashlib.sha256(payload).hexdigest()
         if data.sha256 not in (None, digest):
@@ -141,9 +148,13 @@ def _text(value, what: str, *, empty: bool = False) -> str:
     return value
 
 
-def _options(raw) -> dict:
+def _options(raw, kind: str) -> dict:
     if not isinstance(raw, dict):
         raise _fail("the column mapping is not a list of named options.")
+    if kind == "opened":  # the opening form's fields, as text (validated again when the file is opened)
+        if not all(k in OPENED_KEYS and isinstance(v, str) for k, v in raw.items()) or not raw.get("open"):
+            raise _fail("the fields of the opened file are not the path and the form's named values.")
+        return dict(raw)
     out = {}
     for key, value in raw.items():
         kind = OPTION_KEYS.get(key)
@@ -201,7 +212,7 @@ def parse_session(raw: bytes, *, max_bytes: int | None = None) -> Session:
     demo = d.get("demo")
     if kind == "demo":
         _text(demo, "the demo's name")
-    elif sha is None:
+    elif sha is None and kind != "opened":
         raise _fail("it names an uploaded file without its digest.")
     models = d.get("models")
     if not isinstance(models, dict) or not models or not all(
@@ -215,6 +226,8 @@ def parse_session(raw: bytes, *, max_bytes: int | None = None) -> Session:
         raise _fail("the analysed model is not a name.")
     payload = None
     emb = body.get("embedded")
+    if emb is not None and kind == "opened":
+        raise _fail("it embeds data for a file opened by path, which is read in place on the server.")
     if emb is not None:
         if not isinstance(emb, dict) or emb.get("encoding") != "base64" or not isinstance(emb.get("data"), str):
             raise _fail("the embedded data are not base64 text.")
@@ -225,7 +238,7 @@ def parse_session(raw: bytes, *, max_bytes: int | None = None) -> Session:
         if hashlib.sha256(payload).hexdigest() != sha:
             raise _fail("the embedded data are not the file the session names (their SHA-256 differs).")
     ref = DataRef(kind=kind, name=_text(d.get("name"), "the data's file name"), sha256=sha,
-                  demo=demo if kind == "demo" else None, options=_options(d.get("options", {})),
+                  demo=demo if kind == "demo" else None, options=_options(d.get("options", {}), kind),
                   models=dict(models), rows=rows, model=model)
     return Session(page=page, settings=dict(settings), data=ref, payload=payload,
                    saved_at=body.get("saved_at") if isinstance(body.get("saved_at"), str) else None,

@@ -516,6 +516,20 @@ class Scan:
         """Rows of positive weight."""
         return int(self._fine()["n"].sum())
 
+    def fingerprint(self) -> str:
+        """16 hex digits that identify the rows as the first pass reads them: the count of rows per (2^-16 score
+        bucket, label). Exact integers, so every engine and thread order gives the same digits; a session file of
+        an opened file checks the file against them when it is opened again (a file rewritten with other rows is
+        refused, as an upload whose predictions differ is, :meth:`calibviz.io.Predictions.fingerprint`). What moves
+        no row between buckets or labels (a score changed within its bucket, a weight) does not change them.
+        """
+        import hashlib
+
+        f = self._fine()
+        counts = np.stack([f[c].to_numpy(np.int64) for c in ("_b", "_y", "n")], axis=1)
+        counts = counts[np.lexsort(counts.T[::-1])]  # the engine's group order is arbitrary
+        return hashlib.sha256(np.ascontiguousarray(counts).tobytes()).hexdigest()[:16]
+
     @property
     def total_weight(self) -> float:
         return float(self._fine()["sw"].sum())

@@ -18,7 +18,7 @@ from ..errors import InputError
 from ..scan.source import ENGINES, SQL_HINT, check_allowed
 from .text import md
 
-__all__ = ["ROOTS_ENV", "allowed_roots", "open_scan", "open_model", "current_scan", "current_scan_id", "scan_identity",
+__all__ = ["ROOTS_ENV", "STATE_KEYS", "allowed_roots", "open_scan", "open_model", "current_scan", "current_scan_id", "scan_identity",
            "source_form", "LINK_KEYS", "link_params", "open_from_link", "report_command", "shell_lines"]
 
 ROOTS_ENV = "CALIBVIZ_SCAN_ROOTS"
@@ -30,6 +30,11 @@ _FAILED = _KEY + "_failed"
 #: The URL parameters of an opened file (:func:`link_params`).
 LINK_KEYS = ("open", "engine", "label", "probs", "weight", "positive", "per_model", "renormalize", "drop_invalid",
              "analyse")
+
+
+#: The session state of an opened file: what a refused session file leaves as it was (:mod:`calibviz.ui.session`).
+STATE_KEYS = (_KEY, _KEY + "_id", _HOW, _FAILED, "cv_scan_model", "cv_scan_active", "cv_scan_pick_error",
+              "w_scan_pick", "w_scan_model")
 
 
 def allowed_roots() -> list[str]:

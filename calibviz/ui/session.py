@@ -6,7 +6,11 @@
   no other data is shown in its place.
 - :func:`save_session_controls` (sidebar) and :func:`session_opener` (Data page): one JSON file with the
   settings, the data's identity and optionally the data, that reopens the same view; a damaged, edited or
-  mismatched file is refused with the reason and the previous data and settings are kept.
+  mismatched file is refused with the reason and the previous data and settings are kept. While a file opened by
+  path is analysed, the session file names that file (its path and the form's fields, never its rows) and opens
+  it again as a link does, under the server's allowed directories; a file whose rows changed is refused. (Saved
+  as the data in memory, such a session reopened the demo beside the file's settings, with no word: a
+  walk-through.)
 """
 from __future__ import annotations
 
@@ -24,6 +28,8 @@ from ..io.store import StoreError
 from .data import (DEFAULT_DEMO, MAX_UPLOAD_BYTES, current_models, current_source, load_bytes_into_state,
                    load_demo_into_state)
 from .links import UPLOAD_PREFIX, upload_store
+from .scan import STATE_KEYS, current_scan, link_params, open_from_link
+from .source import active_scan, checked_model, scan_active, use_memory, use_scan
 from .settings import replace_settings, url_values
 from .text import md
 
@@ -39,7 +45,7 @@ PAGE_PATHS = {
     "Report": "pages/6_Report.py", "Recalibrate": "pages/7_Recalibrate.py", "Large data": "pages/8_Large_data.py",
 }
 _LOST = "cv_lost_link"
-_DATA_KEYS = ("cv_models", "cv_source", "cv_bytes", "cv_model", "cv_error", "cv_pending", _LOST)
+_DATA_KEYS = ("cv_models", "cv_source", "cv_bytes", "cv_model", "cv_error", "cv_pending", _LOST, *STATE_KEYS)
 #: A session file embeds at most EMBED_LIMIT_BYTES of data, base64 (4/3) plus the JSON around it.
 _MAX_SESSION_BYTES = max(MAX_UPLOAD_BYTES, EMBED_LIMIT_BYTES * 4 // 3) + 2**20
 
@@ -127,7 +133,13 @@ def _demo_button(where) -> None:
 # -- session files ----------------------------------------------------------------------------------------
 
 def session_ref() -> DataRef:
-    """The identity of the current data, as a session file records it."""
+    """The identity of the current data, as a session file records it: the opened file's path, fields and
+    fingerprint while the pages analyse it, else the data in memory's."""
+    if scan_active():
+        shown = active_scan()
+        fields = {k: v for k, v in link_params(True).items() if k != "analyse"}
+        return DataRef(kind="opened", name=fields["open"], options=fields,
+                       models={str(shown.name): shown.fingerprint()}, rows=shown.n, model=str(shown.name))
     src = current_source()
     fps = src.get("fingerprints") or {n: m.fingerprint() for n, m in current_models().items()}
     pick = st.session_state.get("cv_model")
@@ -138,25 +150,30 @@ def session_ref() -> DataRef:
                    model=pick if pick in fps else None)
 
 
-def _file_name(src: dict, page: str) -> str:
-    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(src.get("demo") or src["name"]).rsplit(".", 1)[0])[:60] or "data"
+def _file_name(name: str, page: str) -> str:
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", name.rsplit("/", 1)[-1].rsplit(".", 1)[0])[:60] or "data"
     return f"{stem}_{re.sub(r'[^A-Za-z0-9]+', '_', page).lower()}.calibviz.json"
 
 
 def save_session_controls(page: str) -> None:
     """Sidebar: save the current view (settings, data identity, optionally the data) as one JSON file."""
     src = current_source()
-    data = st.session_state.get("cv_bytes")
     ref = session_ref()
+    opened = ref.kind == "opened"
+    data = None if opened else st.session_state.get("cv_bytes")
     from .recalibrate import link_values  # the Recalibrate page's choices and the recalibrated models added
 
-    values = {**url_values(), **link_values()}
-    is_demo = src["kind"] == "demo"
+    values = url_values() if opened else {**url_values(), **link_values()}
+    is_demo = ref.kind == "demo"
     with st.expander("Save or share this view", icon=":material/bookmark:"):
         st.caption("The address bar holds a link to this view: anyone who has it and can reach this server sees "
                    "the same data and settings. A session file keeps the view for later or for another server; "
                    "open it on the Data page.")
-        if src.get("store_note"):
+        if opened:
+            st.caption("The session file names the opened file by its path (its rows stay where they are): it "
+                       "opens again on a server whose allowed directories hold the same file, and is refused if "
+                       "the file's rows have changed.")
+        elif src.get("store_note"):
             st.caption(f":material/link_off: {md(src['store_note'])}")
         embed = False
         if not is_demo and data is not None:
@@ -168,11 +185,11 @@ def save_session_controls(page: str) -> None:
 
         def build() -> bytes:  # runs on click, in another thread: uses only the values captured above
             payload = data if embed else None
-            r = ref if ref.sha256 or is_demo or data is None else replace(
+            r = ref if ref.sha256 or is_demo or opened or data is None else replace(
                 ref, sha256=hashlib.sha256(data).hexdigest())
             return dump_session(page=page, settings=values, data=r, payload=payload)
 
-        st.download_button("Save session", data=build, file_name=_file_name(src, page), mime="application/json",
+        st.download_button("Save session", data=build, file_name=_file_name(ref.name if opened else str(src.get("demo") or src["name"]), page), mime="application/json",
                            key="cv_session_save", icon=":material/download:", on_click="ignore",
                            help="One JSON file: this page, every setting, the data's digest and fingerprints"
                                 + (", and the data." if embed else "."))
@@ -186,9 +203,11 @@ def restore_session(session) -> list[str]:
     before = {k: st.session_state[k] for k in _DATA_KEYS if k in st.session_state}
     d = session.data
     # loading keeps the file in the upload store: a refused session must not leave its data there
-    stored_before = d.kind == "demo" or d.sha256 in upload_store()
+    stored_before = d.kind in ("demo", "opened") or d.sha256 in upload_store()
     try:
-        if d.kind == "demo":
+        if d.kind == "opened":
+            _reopen(d)
+        elif d.kind == "demo":
             if d.demo not in demo_datasets():
                 raise SessionError(f"the session shows the demo {d.demo!r}, which this version of calibviz does "
                                    "not ship.")
@@ -204,9 +223,11 @@ def restore_session(session) -> list[str]:
                         f"{d.name} on the Data page, then open the session again (or save it with the data "
                         "included).") from None
             ok = load_bytes_into_state(payload, d.name, kind=d.kind, **d.options)
-        if not ok:
-            raise SessionError(f"its data could not be loaded: {st.session_state.get('cv_error')}")
-        verify_models(d.models, current_source().get("fingerprints") or {})
+        if d.kind != "opened":
+            if not ok:
+                raise SessionError(f"its data could not be loaded: {st.session_state.get('cv_error')}")
+            verify_models(d.models, current_source().get("fingerprints") or {})
+            use_memory()  # the pages show the session's data, not a file opened before
     except InputError:
         if not stored_before:
             upload_store().remove(d.sha256)
@@ -226,6 +247,30 @@ def restore_session(session) -> list[str]:
     elif want:
         ignored.append(f"model={want}")
     return ignored
+
+
+def _reopen(d: DataRef) -> None:
+    """Open the file a session names, as its link would (the allowed directories checked), and analyse the
+    session's model on every page; raises :class:`SessionError` if it cannot be opened or its rows changed."""
+    reason = open_from_link(d.options)
+    if reason:
+        raise SessionError(f"the file it analyses cannot be opened here: {d.name} — {reason.rstrip('.')}. Links and "
+                           "session files of an opened file work on a server whose allowed directories hold it.")
+    scan = current_scan()
+    name = d.model if d.model is not None else next(iter(d.models))
+    if name not in scan.models:
+        raise SessionError(f"the file {d.name} no longer holds the model {name!r} it analyses.")
+    checked = checked_model(scan, name)
+    if isinstance(checked, InputError):
+        raise SessionError(f"the rows of model {name!r} in {d.name} cannot be analysed now: {checked}")
+    if d.rows is not None and checked.n != d.rows:
+        raise SessionError(f"the file {d.name} has changed since the session was saved: it holds {checked.n:,} "
+                           f"rows of model {name!r}, the session {d.rows:,}.")
+    if checked.fingerprint() != d.models.get(name):
+        raise SessionError(f"the file {d.name} has changed since the session was saved: the scores or labels of "
+                           f"model {name!r} differ (fingerprint {checked.fingerprint()}, saved {d.models.get(name)}).")
+    st.session_state["cv_scan_model"] = name
+    use_scan()
 
 
 def _on_session_file() -> None:

@@ -21,8 +21,8 @@ from .scan import current_scan, current_scan_id, report_command
 from .text import md
 
 __all__ = ["SCAN_PAGES", "active_scan", "scan_active", "use_scan", "use_memory", "scan_sidebar", "scan_dispatch",
-           "needs_rows", "use_controls", "checked_model", "memory_only_notice", "scan_view_options", "scan_view",
-           "cache_id"]
+           "needs_rows", "use_controls", "checked_model", "memory_only_notice", "in_memory_heading",
+           "scan_view_options", "scan_view", "cache_id"]
 
 _ACTIVE, _MODEL, _PICK_ERROR = "cv_scan_active", "cv_scan_model", "cv_scan_pick_error"
 #: Page titles (as given to page_setup) that have a scan version in :mod:`calibviz.ui.scan_pages`.
@@ -146,6 +146,15 @@ def memory_only_notice(title: str) -> None:
                 "pages)." + report, icon=":material/info:")
         if command:  # a code block: whole, with a copy button (inline, it wrapped inside an option, a browser check)
             st.code(command, language="bash", wrap_lines=True)
+        if title == "Data":  # a link to the file's view opened here showed the demo's verdict only (a walk-through)
+            st.page_link("pages/1_Reliability.py", label="See the opened file on the Reliability page",
+                         icon=":material/arrow_forward:")
+
+
+def in_memory_heading(text: str) -> str:
+    """A heading of the Data page, saying that it is of the data in memory while an opened file is analysed
+    elsewhere (a walk-through read the demo's 'evidence of miscalibration' under a link to a calibrated file)."""
+    return f"{text} of the data in memory (not the opened file)" if scan_active() else text
 
 
 def needs_rows(what: str) -> None:

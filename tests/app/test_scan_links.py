@@ -4,6 +4,9 @@ server's allowed directories like the form; a link whose file cannot be opened s
 place; a page analysing the data in memory carries no path."""
 from __future__ import annotations
 
+import hashlib
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -248,3 +251,93 @@ def test_the_report_command_leaves_out_models_whose_rows_fail(root, tmp_path):
     assert done.returncode == 0, done.stderr[-500:]
     html = (tmp_path / "r.html").read_text()
     assert "b_good" in html and html.count("a_bad") == html.count("NOT IN")  # a_bad only in the query it names
+
+
+# -- session files of an opened file -----------------------------------------------------------------------
+
+def _opened_session(at, path: str, model: str, fields: dict) -> bytes:
+    """The session file of an AppTest analysing ``path``, built as the sidebar's 'Save session' builds it
+    (:func:`calibviz.ui.session.session_ref`): the path and form fields, the model's first-pass fingerprint."""
+    import calibviz as cv
+    from calibviz.io.session import DataRef, dump_session
+    from calibviz.ui.settings import SETTINGS, _url_value
+
+    scan = cv.scan(path, label=fields.get("label") or None, probs=fields.get("probs") or None)
+    values = {k: _url_value(v) for k, v in at.session_state["cv_settings"].items() if k in SETTINGS}
+    ref = DataRef(kind="opened", name=path, options={"open": path, **fields},
+                  models={model: scan.models[model].fingerprint()}, rows=scan.models[model].n, model=model)
+    return dump_session(page="Reliability", settings=values, data=ref)
+
+
+def _open_session(at, raw: bytes) -> AppTest:
+    at.switch_page("app.py").run()
+    if not at.toggle(key="cv_session_show").value:
+        at.toggle(key="cv_session_show").set_value(True).run()
+    at.file_uploader(key="cv_session_file").set_value(("view.calibviz.json", raw, "application/json"))
+    return at.run()
+
+
+def test_a_session_file_of_an_opened_file_reopens_that_file_not_the_demo(root):
+    path = str(root / "scores.parquet")
+    at = _open_in_form(app().run(), path, label="outcome", probs="s")
+    at.button(key="scan_use").click()
+    at.run()
+    at.switch_page(RELIABILITY).run()
+    at.sidebar.selectbox(key="w_scan_pick").set_value("shrunk").run()
+    at.selectbox(key="w_scheme").set_value("equal_mass").run()
+    assert_clean(at)
+    original = figures(at)[0]["data"]
+    raw = _opened_session(at, path, "shrunk", {"label": "outcome", "probs": "s"})
+
+    fresh = _open_session(_fresh("app.py", {}), raw)  # another browser, on the demo
+    assert_clean(fresh)
+    assert not fresh.error, [shown(e) for e in fresh.error]
+    assert fresh.session_state["cv_scan_active"] and fresh.session_state["cv_scan_model"] == "shrunk"
+    assert any("Data (opened file)" in c.value for c in fresh.sidebar.caption)
+    assert fresh.session_state["cv_settings"]["scheme"] == "equal_mass"
+    assert figures(fresh)[0]["data"] == original  # the saved page, the same diagram of the same file
+    assert _params(fresh)["open"] == path
+
+
+def test_a_session_file_of_an_opened_file_is_refused_when_the_file_changed_or_is_not_allowed(root):
+    path = root / "rewritten.parquet"
+    pd.read_parquet(root / "scores.parquet").to_parquet(path)
+    at = _open_in_form(app().run(), str(path), label="outcome", probs="s")
+    at.button(key="scan_use").click()
+    at.run()
+    raw = _opened_session(at, str(path), "raw", {"label": "outcome", "probs": "s"})
+    frame = pd.read_parquet(path)
+    frame.loc[frame.index[:40], "outcome"] = 1 - frame["outcome"].iloc[:40]  # 40 labels flipped, as many rows
+    frame.to_parquet(path)
+    outside = raw.replace(str(path).encode(), str(root.parent / "outside.parquet").encode())
+    body = json.loads(outside)
+    body.pop("checksum")  # resealed: the checksum catches edits, not a path that the server does not allow
+    body["checksum"] = "sha256:" + hashlib.sha256(json.dumps(
+        body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
+    fresh = _fresh("app.py", {})  # on the demo
+    before = fresh.session_state["cv_source"]["demo"]
+    for session, said in [(raw, "has changed since the session was saved: the scores or labels of model 'raw'"),
+                          (json.dumps(body).encode(), "cannot be opened here")]:
+        fresh = _open_session(fresh, session)
+        assert_clean(fresh)
+        errors = [shown(e) for e in fresh.error]
+        assert any(said in e and "previously loaded data and settings are kept" in e for e in errors), errors
+        assert "cv_scan" not in fresh.session_state or fresh.session_state["cv_scan"] is None
+        assert fresh.session_state["cv_source"]["demo"] == before
+
+
+def test_a_session_file_of_data_in_memory_leaves_the_opened_file_for_the_data_it_names(root):
+    from calibviz.io.session import DataRef, dump_session
+
+    at = _open_in_form(app().run(), str(root / "scores.parquet"), label="outcome", probs="s")
+    at.button(key="scan_use").click()
+    at.run()
+    assert at.session_state["cv_scan_active"]
+    fp = {n: m.fingerprint() for n, m in at.session_state["cv_models"].items()}
+    raw = dump_session(page="Reliability", settings={"scheme": "uniform"},
+                       data=DataRef(kind="demo", name="demo", demo=at.session_state["cv_source"]["demo"], models=fp))
+    at = _open_session(at, raw)
+    assert_clean(at)
+    assert not at.error, [shown(e) for e in at.error]
+    assert not at.session_state["cv_scan_active"]  # the Reliability page shows the session's data
+    assert not any("Data (opened file)" in c.value for c in at.sidebar.caption)
