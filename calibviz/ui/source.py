@@ -126,8 +126,8 @@ def scan_sidebar(model_picker: bool = True) -> int:
             st.warning(md(st.session_state[_PICK_ERROR]), icon=":material/warning:")
     st.button("Back to the data in memory", key="scan_leave", on_click=use_memory, icon=":material/undo:",
               help="The pages analyse the uploaded or demo data again; the file stays open on the Large data page.")
-    st.caption("A link to this view opens the file again on this server (it carries the path, not the rows). A "
-               "session file keeps only the data in memory.")
+    st.caption("A link to this view, or a session file saved below, opens the file again where its directory is "
+               "allowed (they carry the path, never the rows).")
     return shown.n
 
 
