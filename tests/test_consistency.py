@@ -674,3 +674,24 @@ def test_bad_inputs_raise_input_error():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         consistency_test(y, p, metric="ece", n_resamples=5, random_state=0)  # no warning on clean data
+
+
+def test_binomial_buckets_draw_the_same_from_means_summed_in_another_order():
+    """Means of equal 3-decimal scores summed in another order (a scan's engines add files and threads in any
+    order) differ in the last bits; the draws must not (a multi-file log read p = 0.31 or 0.33 run to run)."""
+    from calibviz.metrics.consistency import bucket_binomial_draws
+
+    rng = np.random.default_rng(3)
+    scores = np.round(np.linspace(0.001, 0.999, 400), 3)
+    size = rng.integers(50, 2000, scores.shape[0])
+    sums = [np.array([np.sum(np.full(n, s)[order]) for n, s, order in
+                      zip(size, scores, (rng.permutation(n) for n in size))]) for _ in range(2)]
+    shifted = [np.nextafter(s / size, 1.0) for s in sums]  # and one ulp above: as a four-way sum can land
+    means = [sums[0] / size, shifted[0], np.nextafter(sums[1] / size, 0.0)]
+    assert any((m != means[0]).any() for m in means[1:])
+    # numpy's own sampler draws other values from such means (the hazard this guards against)
+    raw = [np.random.default_rng(0).binomial(size, m, size=(20, size.shape[0])) for m in means]
+    assert any((r != raw[0]).any() for r in raw[1:])
+    drawn = [np.concatenate(list(bucket_binomial_draws(size, m, 20, np.random.default_rng(0)))) for m in means]
+    for d in drawn[1:]:
+        np.testing.assert_array_equal(d, drawn[0])

@@ -324,14 +324,35 @@ def _null_fixed(plan: _Plan, n_resamples: int, rng: np.random.Generator, buckets
                        count=n_resamples)
 
 
+#: Decimals a group's mean score is rounded to for its binomial draw (:func:`drawn_probability`).
+DRAW_DECIMALS = 12
+
+
+def drawn_probability(mean: np.ndarray) -> np.ndarray:
+    """The success probability a group's binomial draw uses: its mean score rounded to :data:`DRAW_DECIMALS`.
+
+    Sums of the same scores in another order (a scan's engines add files and threads in any order) differ in
+    the last bits, and numpy's binomial sampler branches on the probability (its mode floor((n + 1) p), its choice
+    of algorithm), so a mean of 0.1 summed as 0.09999999999999998 or as 0.10000000000000026 drew other labels
+    from the same seed and, the stream shifted, every later group too: a log of 3-decimal scores in four files
+    read p = 0.31 or 0.33 run to run (a review). Rounded, equal scores draw the same in any order. The draw's
+    probability moves by at most 5e-13, nothing next to the binomial buckets' own bound.
+
+    >>> drawn_probability(np.array([0.09999999999999998, 0.10000000000000026, 0.1234567890123456, 1 + 1e-16]))
+    array([0.1       , 0.1       , 0.12345679, 1.        ])
+    """
+    return np.clip(np.round(mean, DRAW_DECIMALS), 0.0, 1.0)
+
+
 def bucket_binomial_draws(size: np.ndarray, mean: np.ndarray, n_resamples: int, rng: np.random.Generator):
-    """Redrawn positives of every bucket, ``k ~ Binomial(size, mean)``, as arrays of shape (c, n_buckets) holding
-    ``c`` redraws each (about ``_BLOCK`` draws per array), ``n_resamples`` redraws in all. A generator: a caller
-    that draws more per chunk (the weights of a weighted scan's positives) keeps one stream for any chunking of its
-    own."""
+    """Redrawn positives of every bucket, ``k ~ Binomial(size, mean)`` (the mean as :func:`drawn_probability`
+    rounds it), as arrays of shape (c, n_buckets) holding ``c`` redraws each (about ``_BLOCK`` draws per array),
+    ``n_resamples`` redraws in all. A generator: a caller that draws more per chunk (the weights of a weighted
+    scan's positives) keeps one stream for any chunking of its own."""
     chunk = max(1, _BLOCK // max(size.shape[0], 1))
+    p = drawn_probability(mean)
     for done in range(0, n_resamples, chunk):
-        yield rng.binomial(size, mean, size=(min(chunk, n_resamples - done), size.shape[0]))
+        yield rng.binomial(size, p, size=(min(chunk, n_resamples - done), size.shape[0]))
 
 
 def _null_statistics(plan: _Plan, n_resamples: int, rng: np.random.Generator, buckets):

@@ -7,8 +7,11 @@ labels it draws, per bin, one ``Binomial(n_g, mean score)`` per score bucket g
 A scan holds those groups: its fine buckets (2^-16 wide) and exact scores
 nest in the in-memory path's buckets (2^-12 wide), so per bin it sums their
 row counts and scores into exactly the groups of ``method="fast"``, in the same
-order: with the same seed the scan draws the in-memory reference's values (up
-to the rounding of the groups' mean scores, summed in another order; tested).
+order: with the same seed the scan draws the in-memory reference's values
+(tested), and the same values on every run and engine: each draw uses its
+group's mean rounded to 12 decimals
+(:func:`~calibviz.metrics.consistency.drawn_probability`), so that sums of
+the same scores in another order draw the same.
 So the reference costs one binomial draw per group and resample, on the
 driver, without another pass over the rows; the null values are reduced by
 the metric's own function (:func:`calibviz.metrics.binned._norm_of_gaps`, the
@@ -58,7 +61,7 @@ import pandas as pd
 from ..binning import PAVABC, EqualMass
 from ..metrics.binned import _debiased_from_stats, _decomposition, _norm_of_gaps
 from ..metrics.consistency import (_BUCKETS, _Plan, _null_statistics, bucket_binomial_draws, cell_bucket_groups,
-                                   TWO_SIDED_METRICS, null_summary)
+                                   drawn_probability, TWO_SIDED_METRICS, null_summary)
 from . import refine as _ref
 from .aggregate import FINE_BUCKETS, LOG_LOSS_BOUND, LOSS_HIGH, LOSS_LOW
 
@@ -475,7 +478,7 @@ def _redrawn_positives(size: np.ndarray, mean: np.ndarray, rng: np.random.Genera
         return (rng.random(size.shape[0]) < mean).astype(np.int64)
     k = np.empty(size.shape[0], np.int64)
     k[single] = rng.random(int(single.sum())) < mean[single]
-    k[~single] = rng.binomial(size[~single], mean[~single])
+    k[~single] = rng.binomial(size[~single], drawn_probability(mean[~single]))  # order-free (see there)
     return k
 
 
