@@ -2391,3 +2391,35 @@ def test_fingerprint_is_the_rows_per_bucket_and_label_on_every_engine(tmp_path):
     moved = frame.assign(p=np.r_[min(frame["p"].iloc[0] + 2 ** -15, 1.0), frame["p"].iloc[1:]])
     assert cv.scan(moved).fingerprint() != first  # one score into another 2^-16 bucket
     assert cv.scan(frame.iloc[1:]).fingerprint() != first  # one row fewer
+
+
+def test_work_on_one_scan_from_overlapping_runs_waits_instead_of_failing(tmp_path):
+    """Two script runs of one dashboard session can overlap; a DuckDB connection refuses a second call while one
+    runs ('connection is busy'). Under calibviz.ui.scan.scan_lock the second waits."""
+    import threading
+
+    from calibviz.ui.scan import scan_lock
+
+    rng = np.random.default_rng(43)
+    p = rng.uniform(size=200_000)
+    pd.DataFrame({"p": p, "y": (rng.uniform(size=p.size) < p).astype(int)}).to_parquet(tmp_path / "a.parquet")
+    s = cv.scan(str(tmp_path / "a.parquet"))
+    tables, errors = [], []
+
+    def run():
+        try:
+            with scan_lock(s):
+                s._fine_cache = None  # every run reads the file again
+                tables.append(s.reliability_table(EqualMass(10)))
+        except Exception as exc:  # noqa: BLE001 - collected for the assertion
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert scan_lock(s) is scan_lock(s) and len(tables) == 4
+    for t in tables[1:]:
+        pd.testing.assert_frame_equal(t, tables[0])

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import os
 import re
+import threading
+import weakref
+from contextlib import contextmanager
 
 import streamlit as st
 
@@ -18,7 +21,7 @@ from ..errors import InputError
 from ..scan.source import ENGINES, SQL_HINT, check_allowed
 from .text import md
 
-__all__ = ["ROOTS_ENV", "STATE_KEYS", "allowed_roots", "open_scan", "open_model", "current_scan", "current_scan_id", "scan_identity",
+__all__ = ["ROOTS_ENV", "STATE_KEYS", "scan_lock", "scan_work", "allowed_roots", "open_scan", "open_model", "current_scan", "current_scan_id", "scan_identity",
            "source_form", "LINK_KEYS", "link_params", "open_from_link", "report_command", "shell_lines"]
 
 ROOTS_ENV = "CALIBVIZ_SCAN_ROOTS"
@@ -78,6 +81,34 @@ def open_model(path: str, engine: str = "duckdb", **roles):
 def current_scan():
     """The scan opened on this session, or None."""
     return st.session_state.get(_KEY)
+
+
+_LOCKS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_LOCKS_GUARD = threading.Lock()
+
+
+def scan_lock(scan) -> threading.RLock:
+    """The lock of an opened file's scan (its models and views share its engine connection).
+
+    Two script runs of one session can overlap: a rerun requested while the previous run waits in the engine can
+    start in a new thread before the old one reaches a point where it stops. A DuckDB connection refuses a second
+    call while one runs ("connection is busy with another call"): a walk-through met it as "This view could not be
+    computed ... a bug". Work on the scan holds this lock (:func:`scan_work`), so the second run waits for the
+    first one's query instead; re-entrant, as page code nests calls.
+    """
+    with _LOCKS_GUARD:
+        return _LOCKS.setdefault(scan, threading.RLock())
+
+
+@contextmanager
+def scan_work():
+    """Hold the session's opened file (:func:`scan_lock`) for a block of work on it; nothing without one."""
+    scan = current_scan()
+    if scan is None:
+        yield
+        return
+    with scan_lock(scan):
+        yield
 
 
 def scan_identity(path: str, engine: str, roles: dict) -> str:

@@ -28,7 +28,7 @@ from ..io.store import StoreError
 from .data import (DEFAULT_DEMO, MAX_UPLOAD_BYTES, current_models, current_source, load_bytes_into_state,
                    load_demo_into_state)
 from .links import UPLOAD_PREFIX, upload_store
-from .scan import STATE_KEYS, current_scan, link_params, open_from_link
+from .scan import STATE_KEYS, current_scan, link_params, open_from_link, scan_work
 from .source import active_scan, checked_model, scan_active, use_memory, use_scan
 from .settings import replace_settings, url_values
 from .text import md
@@ -138,8 +138,9 @@ def session_ref() -> DataRef:
     if scan_active():
         shown = active_scan()
         fields = {k: v for k, v in link_params(True).items() if k != "analyse"}
-        return DataRef(kind="opened", name=fields["open"], options=fields,
-                       models={str(shown.name): shown.fingerprint()}, rows=shown.n, model=str(shown.name))
+        with scan_work():
+            return DataRef(kind="opened", name=fields["open"], options=fields,
+                           models={str(shown.name): shown.fingerprint()}, rows=shown.n, model=str(shown.name))
     src = current_source()
     fps = src.get("fingerprints") or {n: m.fingerprint() for n, m in current_models().items()}
     pick = st.session_state.get("cv_model")
@@ -158,6 +159,11 @@ def _file_name(name: str, page: str) -> str:
 def save_session_controls(page: str) -> None:
     """Sidebar: save the current view (settings, data identity, optionally the data) as one JSON file."""
     src = current_source()
+    if scan_active() and not link_params(True):  # a scan set without the form (no path to open it again)
+        with st.expander("Save or share this view", icon=":material/bookmark:"):
+            st.caption("This file was not opened by path on the Large data page: a session file could not open it "
+                       "again.")
+        return
     ref = session_ref()
     opened = ref.kind == "opened"
     data = None if opened else st.session_state.get("cv_bytes")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ..errors import InputError
-from .scan import current_scan, current_scan_id, report_command
+from .scan import current_scan, current_scan_id, report_command, scan_work
 from .text import md
 
 __all__ = ["SCAN_PAGES", "active_scan", "scan_active", "use_scan", "use_memory", "scan_sidebar", "scan_dispatch",
@@ -94,7 +94,8 @@ def cannot_analyse(name: str, err: InputError) -> str:
 def _pick_model() -> None:
     """The sidebar picker's callback: analyse the picked model, or keep the previous one and say why not."""
     name = st.session_state["w_scan_pick"]
-    checked = checked_model(current_scan(), name)
+    with scan_work():
+        checked = checked_model(current_scan(), name)
     if isinstance(checked, InputError):
         st.session_state[_PICK_ERROR] = cannot_analyse(name, checked)
         return
@@ -106,13 +107,15 @@ def scan_sidebar(model_picker: bool = True) -> int:
     """The sidebar's data box for an opened file: its path, rows, model picker and the way back; its rows."""
     scan = current_scan()
     shown = active_scan()
-    checked = checked_model(scan, shown.name)
-    if isinstance(checked, InputError):  # a model whose rows fail (a link named it): the opened one instead
-        st.session_state[_PICK_ERROR] = cannot_analyse(shown.name, checked)
-        st.session_state[_MODEL] = scan.name  # the model checked when the file was opened
-        shown = active_scan()
+    with scan_work():
+        checked = checked_model(scan, shown.name)
+        if isinstance(checked, InputError):  # a model whose rows fail (a link named it): the opened one instead
+            st.session_state[_PICK_ERROR] = cannot_analyse(shown.name, checked)
+            st.session_state[_MODEL] = scan.name  # the model checked when the file was opened
+            shown = active_scan()
+        n_rows = shown.n
     kind = "binary" if scan.is_binary else f"{len(scan.mapping.classes)} classes"
-    st.caption(f"**Data (opened file):** {md(scan.source)}  \n{shown.n:,} rows · {kind} · read in place by "
+    st.caption(f"**Data (opened file):** {md(scan.source)}  \n{n_rows:,} rows · {kind} · read in place by "
                f"{scan.engine}")
     if len(scan.models) > 1 and model_picker:
         names = list(scan.models)
@@ -128,7 +131,7 @@ def scan_sidebar(model_picker: bool = True) -> int:
               help="The pages analyse the uploaded or demo data again; the file stays open on the Large data page.")
     st.caption("A link to this view, or a session file saved below, opens the file again where its directory is "
                "allowed (they carry the path, never the rows).")
-    return shown.n
+    return n_rows
 
 
 def memory_only_notice(title: str) -> None:
@@ -194,7 +197,8 @@ def scan_dispatch(page: str) -> None:
         return
     from . import scan_pages
 
-    {"Reliability": scan_pages.reliability, "Test-based": scan_pages.test_based,
-     "Multiclass": scan_pages.multiclass, "Variables": scan_pages.variables,
-     "Compare": scan_pages.compare}[page](scan)
+    with scan_work():  # one run of the session on the file at a time (a rerun can overlap the previous run)
+        {"Reliability": scan_pages.reliability, "Test-based": scan_pages.test_based,
+         "Multiclass": scan_pages.multiclass, "Variables": scan_pages.variables,
+         "Compare": scan_pages.compare}[page](scan)
     st.stop()
