@@ -147,10 +147,17 @@ def format_interval(low: float, high: float, unit: str, *, difference: bool = Fa
 
 
 def _pct(v: float) -> str:
-    """A probability gap in percentage points, one decimal ('less than 0.05' instead of '0.0')."""
-    if abs(v) < 0.0005:
-        return "less than 0.05 percentage points"
-    return f"{100 * v:.1f} percentage points"
+    """A probability gap in percentage points: one decimal from 1 point on, two significant digits below (an ECE
+    of 0.0007 read 'off by 0.1 percentage points' beside a table's 0.0007, a walk-through), 'less than 0.005'
+    below that.
+
+    >>> _pct(0.0234), _pct(0.0007), _pct(0.00351), _pct(0.00002)
+    ('2.3 percentage points', '0.07 percentage points', '0.35 percentage points', 'less than 0.005 percentage points')
+    """
+    points = 100 * abs(v)
+    if points < 0.005:
+        return "less than 0.005 percentage points"
+    return f"{100 * v:.1f} percentage points" if points >= 0.995 else f"{100 * v:.2g} percentage points"
 
 
 @dataclass(frozen=True)
@@ -718,8 +725,8 @@ def _pp_range(low: float, high: float, value: float | None = None) -> str:
 
     Examples
     --------
-    >>> _pp_range(0.012, 0.031), _pp_range(0.00081, 0.00139)
-    ('1.2 to 3.1 percentage points', '0.08 to 0.14 percentage points')
+    >>> _pp_range(0.012, 0.031), _pp_range(0.00081, 0.00139), _pp_range(0.0004, 0.0010)
+    ('1.2 to 3.1 percentage points', '0.08 to 0.14 percentage points', '0.04 to 0.10 percentage points')
     >>> _pp_range(0.0118, 0.1665, value=0.1669)  # 16.69 above 16.65: not '1.2 to 16.7'
     '1.18 to 16.65 percentage points (this value: 16.69)'
 
@@ -730,7 +737,10 @@ def _pp_range(low: float, high: float, value: float | None = None) -> str:
     for digits in (1, 2, 3):
         a, b = f"{100 * low:.{digits}f}", f"{100 * high:.{digits}f}"
         v = None if value is None else f"{100 * value:.{digits}f}"
-        if a != b and not (v is not None and ((value > high and v == b) or (value < low and v == a))):
+        # two significant digits of the larger end at least: '0.0 to 0.1' for 0.04 to 0.10 points read as nothing
+        # beside a table's 0.0004 - 0.0010 (a walk-through)
+        enough = 100 * max(abs(low), abs(high)) * 10 ** digits >= 9.95
+        if a != b and enough and not (v is not None and ((value > high and v == b) or (value < low and v == a))):
             break
     outside = value is not None and (value > high or value < low)
     return f"{a} to {b} percentage points" + (f" (this value: {v})" if outside and digits > 1 else "")
