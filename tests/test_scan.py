@@ -495,7 +495,7 @@ def test_messages_that_say_what_was_meant(tmp_path):
         cv.scan(str(tmp_path / "labels_only.parquet"))
     with pytest.raises(cv.InputError, match="a SQL query starts with SELECT"):
         cv.scan("SELEC * FROM preds")
-    with pytest.raises(cv.InputError, match="is no query. Drop it"):
+    with pytest.raises(cv.InputError, match="is no SELECT query. Leave database= "):
         cv.scan(str(tmp_path / "a.parquet"), database=str(tmp_path / "logs.duckdb"))
     # the in-memory loader names the scan for a query, a glob or a folder
     for source, what in (("SELECT * FROM preds", "SQL query"), (str(tmp_path / "*.parquet"), "glob"),
@@ -2423,3 +2423,39 @@ def test_work_on_one_scan_from_overlapping_runs_waits_instead_of_failing(tmp_pat
     assert scan_lock(s) is scan_lock(s) and len(tables) == 4
     for t in tables[1:]:
         pd.testing.assert_frame_equal(t, tables[0])
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars"])
+def test_a_word_in_a_csv_score_column_is_refused_with_a_fix_that_works(tmp_path, engine):
+    rng = np.random.default_rng(44)
+    p = np.round(rng.uniform(size=3000), 3)
+    y = (rng.uniform(size=3000) < p).astype(int)
+    lines = ["y,p"] + [f"{a},{b}" for a, b in zip(y, p)]
+    lines[2500] = "1,high"  # beyond DuckDB's type sample on some engines, inside it on others: both messages
+    path = tmp_path / "text.csv"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(cv.InputError) as err:
+        cv.scan(str(path), engine=engine, drop_invalid=True).metrics(["ece"])
+    text = str(err.value)
+    assert "high" in text and "cannot leave such rows out" in text
+    query = re.search(r"(SELECT \* REPLACE .*?\))\s\(with", text).group(1).replace("FILE", str(path))
+    fixed = cv.scan(query, label="y", probs="p", drop_invalid=True)
+    assert fixed.n == 2999 and any("dropped 1 of 3,000 rows" in note for note in fixed.notes)
+    kept = np.delete(np.arange(3000), 2499)
+    np.testing.assert_allclose(fixed.metrics(["ece"])["value"].iloc[0], cv.metrics.ece(y[kept], p[kept]),
+                               rtol=1e-9)
+
+
+def test_source_errors_say_how_to_fix_them(tmp_path):
+    import duckdb
+
+    con = duckdb.connect()
+    rel = con.sql("SELECT 0.3 AS p, 1 AS y")
+    con.close()
+    with pytest.raises(cv.InputError, match="relation's connection is closed; scan a relation of an open"):
+        cv.scan(rel)
+    with pytest.raises(cv.InputError, match=r"preds does not exist!.*empty in-memory database.*--database FILE"):
+        cv.scan("SELECT * FROM preds")
+    (tmp_path / "header.csv").write_text("y,p\n")
+    with pytest.raises(cv.InputError, match="has no rows: a source needs rows of predictions"):
+        cv.scan(str(tmp_path / "header.csv")).metrics(["ece"])

@@ -450,6 +450,14 @@ def _data_errors(frame: nw.LazyFrame) -> tuple[str, tuple]:
     return "the engine", ()
 
 
+#: The fix of words in a numeric column of a scanned file. A scan types each column once, so such a row is no
+#: invalid row that drop_invalid could leave out (a review found the option silently doing nothing for them).
+TEXT_IN_NUMBERS_FIX = ("A scan types each column once, so drop_invalid (--drop-invalid) cannot leave such rows out: "
+                       "fix them, or scan a DuckDB query that reads them as missing, which drop_invalid then leaves "
+                       "out: SELECT * REPLACE (TRY_CAST(trim(p) AS DOUBLE) AS p) FROM read_csv('FILE', all_varchar = "
+                       "true) (with your column and file).")
+# trim(): DuckDB 2.0 turns TRY_CAST(p AS DOUBLE) of a CSV column into the reader's type, which then fails on the word
+
 #: Spark's error class in a message: "[FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH] "
 _SPARK_ERROR_CLASS = re.compile(r"\[[A-Z][A-Z_.]+\] ")
 
@@ -484,7 +492,7 @@ def collect(frame: nw.LazyFrame) -> pd.DataFrame:
                     "which reads them as one type.")
         elif any(word in words for word in ("convert", "parse")):
             hint = (" Each column's values must have one type (every score and weight a number, labels as the first "
-                    "rows have them); fix or drop that row.")
+                    "rows have them). " + TEXT_IN_NUMBERS_FIX)
         raise InputError(f"{engine} cannot read the rows: {' '.join(said)}.{hint}") from None
 
 

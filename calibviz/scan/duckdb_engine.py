@@ -245,7 +245,12 @@ def query(sql: str, *, database=None):
                              "write the query that reads the predictions, without other statements.")
         rel = con.sql(sql)
     except duckdb.Error as exc:
-        raise InputError(f"the SQL query failed: {str(exc).splitlines()[0]}") from None
+        said = str(exc).splitlines()[0]
+        # a table of a database file named without the file: the query ran in an empty in-memory database
+        hint = (" The query runs in an empty in-memory database unless you name the DuckDB file that holds its "
+                "tables: database=FILE (command line: --database FILE)."
+                if database is None and "Catalog Error" in said else "")
+        raise InputError(f"the SQL query failed: {said}{hint}") from None
     return _named_once(rel, "the SQL query's result")
 
 
@@ -264,6 +269,11 @@ def from_object(obj):
     import duckdb
 
     if isinstance(obj, duckdb.DuckDBPyRelation):
+        try:
+            obj.columns  # noqa: B018 - a relation of a closed connection fails here, on every later use too
+        except duckdb.ConnectionException:
+            raise InputError("the DuckDB relation's connection is closed; scan a relation of an open connection "
+                             "(keep it open until the results are computed).") from None
         return _named_once(obj, "the DuckDB relation")
     mod = type(obj).__module__.split(".")[0]
     if mod in ("pandas", "pyarrow"):

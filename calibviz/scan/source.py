@@ -23,7 +23,7 @@ from ..io.cleaning import dropped_note, with_drop_advice
 from ..io.loading import MULTICLASS_NEEDS_TWO, _detect, _model_name_from_source
 from ..io.readers import is_sql
 from ..io.mapping import LABEL_NAMES, _find, _key, detect_mapping, unsupported_columns
-from .aggregate import Roles, collect, is_missing
+from .aggregate import TEXT_IN_NUMBERS_FIX, Roles, collect, is_missing
 
 __all__ = ["ENGINES", "open_source", "resolve_roles", "check_allowed", "several_files_note", "IN_MEMORY", "SAMPLE_ROWS",
            "MAX_LABELS"]
@@ -363,7 +363,8 @@ def open_source(source, engine=None, *, database=None, read_only_roots=None):
             return nw.from_native(eng.query(text, database=database)), engine, "query"
         if database is not None:
             raise InputError(f"database= (--database) is the DuckDB file a SQL query runs against; {text!r} is "
-                             "no query. Drop it, or give a query such as \"SELECT * FROM preds\".")
+                             "no SELECT query. Leave database= (--database) out to read a file, or give a query such "
+                             "as \"SELECT * FROM preds\".")
         if _URL.match(text):  # object stores and HDFS: the engine resolves them (Spark as the cluster is set up)
             fmt = "csv" if text.lower().endswith((".csv", ".csv.gz", ".tsv")) else "parquet"
             return nw.from_native(eng.read_files([text], fmt, text)), engine, text
@@ -426,7 +427,8 @@ def _check_numbers(frame: nw.LazyFrame, name: str, columns: dict) -> None:
             raise InputError(f"{what} column {c!r} of {name} holds non-numeric values in {n} "
                              f"row{'' if n == 1 else 's'}, e.g. {example.iloc[0]!r}; it must hold numbers."
                              + (" These use a decimal comma, which scans do not read: write the file with decimal "
-                                "points, or load it in memory (calibviz metrics FILE --decimal ',')." if comma else ""))
+                                "points, or load it in memory (calibviz metrics FILE --decimal ',')." if comma
+                                else " " + TEXT_IN_NUMBERS_FIX))
 
 
 def _fixed_part(name: str) -> str:
@@ -513,7 +515,8 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
             rows[label_col] = pd.Series(extra, index=rows.index, dtype=sample[label_col].dtype)
             sample = pd.concat([sample, rows], ignore_index=True)
     if sample.empty:
-        raise InputError(f"{name} has no rows.")
+        raise InputError(f"{name} has no rows: a source needs rows of predictions (a CSV file: a header row and at "
+                         "least one data row).")
     if label_col is not None and isinstance(positive, str) and sample[label_col].dtype == bool:
         # a boolean label column (Parquet, or CSV true/false: the engines' readers keep other words as text) takes
         # its positive class as in memory, "true" or "false" in any case ('yes' and '1' were taken for True, where
