@@ -1253,7 +1253,8 @@ def interval_caption(table: pd.DataFrame) -> str:
         other = table[(table["n_redraws"] > 0) & (table["n_redraws"] != n_ref)]
         if len(other):
             fewer = ("; " + ", ".join(f"{r.label}: {int(r.n_redraws)}" for r in other.itertuples())
-                     + " (on data this large each of their redraws refits bins or draws every row's class)")
+                     + " (fewer: each of their redraws refits bins or draws every row's class, which costs time "
+                       "per row)")
     if n_ref:
         keys = set(table["metric"])
         # the multiclass panel redraws each row's class; its caption named the binary draw and tests it lacks

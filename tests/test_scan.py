@@ -545,6 +545,11 @@ def test_paths_outside_the_allowed_roots_are_refused(tmp_path):
             check_allowed(bad, [str(root)])
     with pytest.raises(cv.InputError, match="no data directories"):
         check_allowed(str(root / "a.parquet"), [])
+    # a link under the root is said to lead out; a path beside the root is outside
+    with pytest.raises(cv.InputError, match="link.parquet' is a link that resolves outside the directories"):
+        check_allowed(str(root / "link.parquet"), [str(root)])
+    with pytest.raises(cv.InputError, match="secret.parquet' is outside the directories"):
+        check_allowed(str(outside), [str(root)])
 
 
 # -- the command line --------------------------------------------------------------------------------------------

@@ -324,7 +324,11 @@ def check_allowed(path: str, roots) -> None:
         raise InputError(f"{text!r} is a relative path; give the absolute path of a file under the directories this "
                          f"server may read ({', '.join(roots)}), e.g. {os.path.join(roots[0], Path(text).name)!r}.")
     if ".." in Path(text).parts or not inside(fixed):
-        raise InputError(f"{text!r} is outside the directories this server may read ({', '.join(roots)}); ask "
+        # a link inside a root that leads out: said as such ('is outside' read as wrong for a path under the root)
+        link = ".." not in Path(text).parts and any(
+            os.path.commonpath([os.path.abspath(fixed), os.path.abspath(r)]) == os.path.abspath(r) for r in roots)
+        where = "is a link that resolves outside" if link else "is outside"
+        raise InputError(f"{text!r} {where} the directories this server may read ({', '.join(roots)}); ask "
                          "whoever runs the server to add its directory to CALIBVIZ_SCAN_ROOTS.")
     try:
         matches = _named(text)
