@@ -578,3 +578,23 @@ def test_bin_zoom_leaves_out_labels_that_would_print_over_others():
     # at the right edge of the axes a label goes left, not past the panel
     edge = _label_layout([0.99], [0.95], 0.09, ["automobile"], low=0.91)
     assert edge == (["middle left"], [True])
+
+
+def test_multiclass_panel_titles_say_which_share_they_give():
+    """Per predicted class: the share of rows predicted as the class; class-wise: the share of labels. Both read
+    'b (33%)' and 'b (34%)' side by side, as a contradiction (a walk-through)."""
+    from calibviz.figures.multiclass import classwise_grid, top_label_small_multiples
+
+    rng = np.random.default_rng(8)
+    probs = rng.dirichlet([2, 2, 2], size=3000)
+    y = np.array([rng.choice(3, p=row) for row in probs])
+    per = top_label_small_multiples(y, probs, classes=["a", "b", "c"])
+    grid = classwise_grid(y, probs, classes=["a", "b", "c"], n_resamples=0)
+    per_titles = [a.text for a in per.layout.annotations if "<br>" in a.text]
+    grid_titles = [a.text for a in grid.layout.annotations if "<br>" in a.text]
+    predicted = np.bincount(probs.argmax(1), minlength=3) / 3000
+    labels = np.bincount(y, minlength=3) / 3000
+    assert len(per_titles) == 3 and len(grid_titles) == 3
+    for k, c in enumerate("abc"):
+        assert any(t.startswith(f"{c} ({100 * predicted[k]:.0f}% predicted)") for t in per_titles), per_titles
+        assert any(f" {c} ({100 * labels[k]:.0f}% of labels)" in t for t in grid_titles), grid_titles
