@@ -27,6 +27,7 @@ import pandas as pd
 
 from . import figures
 from .binning import PAVABC
+from .columns import COLUMN_HELP
 from .errors import InputError
 from .io import Predictions
 from .multiclass import (CLASS_INTERVAL_READING, TOP_LABEL_READING, class_ranking, class_reference_draws,
@@ -157,7 +158,19 @@ def _table_html(df: pd.DataFrame, floats: int = 4, max_rows: int | None = None) 
             else:
                 shown[c] = col.map(lambda v: "" if pd.isna(v) else f"{v:.{floats + 2}g}" if abs(v) >= 10
                                    else f"{v:.{floats}f}")
-    return note + shown.to_html(index=False, escape=True, border=0, classes="cv-table", na_rep="")
+    html = shown.to_html(index=False, escape=True, border=0, classes="cv-table", na_rep="")
+    return note + _header_titles(html, df.columns)
+
+
+def _header_titles(html: str, columns) -> str:
+    """The table's header cells with the meaning of each library column as its tooltip
+    (:data:`calibviz.columns.COLUMN_HELP`, as the dashboard's tables give it): the report showed ``rejected_rate``
+    of uniform bins beside the TCE headline with nothing saying it is not TCE (a review)."""
+    head, sep, body = html.partition("</thead>")
+    for c in columns:
+        if isinstance(c, str) and c in COLUMN_HELP:
+            head = head.replace(f"<th>{_e(c)}</th>", f'<th title="{_e(COLUMN_HELP[c])}">{_e(c)}</th>', 1)
+    return head + sep + body
 
 
 def _reference_title(panel: pd.DataFrame) -> str:
@@ -414,8 +427,8 @@ def _reliability_parts(anchor: str, is_binary: bool, what: str, fig, table: pd.D
             f"<p>Each point is a bin of predictions of {what}: its mean prediction (x) against the observed "
             f"rate (y), with its interval. {_e(figures.BAND_READING)} (α = {cfg.alpha:g}.)</p>",
             f'<div class="figure">{_figure_html(fig)}</div>',
-            f"<details open><summary>Per-bin table ({_e(cfg.binning)} bins)</summary>{_table_html(table)}"
-            "</details>"]
+            f"<details open><summary>Per-bin table ({_e(cfg.binning)} bins; a column's name shows its meaning on "
+            f"hover)</summary>{_table_html(table)}</details>"]
 
 
 def _tce_parts(anchor: str, fig, table: pd.DataFrame, cfg: PanelConfig, violins: str | None = None) -> list[str]:

@@ -1,6 +1,7 @@
 """Report: a self-contained HTML report of the current data with the current settings, to download."""
 import streamlit as st
 
+from calibviz.panel import metric_label
 from calibviz.report import build_report, report_contents
 from calibviz.ui import current_models, current_source, page_setup
 from calibviz.ui.blocks import slug
@@ -46,7 +47,8 @@ with right:
                 + (f", {cfg.n_bins} bins" if cfg.binning in ("uniform", "equal_mass") else "") + "\n"
                 f"- Significance level α = {cfg.alpha:g}; bootstrap: {options['n_resamples']} resamples, "
                 f"seed {options['random_state']}\n"
-                f"- Metrics: {', '.join(options['metrics']) if options['metrics'] else 'the default panel'}")
+                "- Metrics: " + (", ".join(map(metric_label, options["metrics"])) if options["metrics"]
+                                 else "the default panel"))
     st.caption("Change them in the sidebar; the report records them in its reproducibility block.")
 
 built = st.session_state.get("cv_report")

@@ -124,8 +124,14 @@ def test_per_bin_table_has_one_row_per_bin():
     p = cv.load_demo("hospital_readmission")
     page = build_report(p, n_resamples=0, config=PanelConfig(n_bins=7))
     table = cv.reliability_table(p.y, p.y_prob, binning=cv.binning.Uniform(7))
-    block = page.split("Per-bin table (uniform bins)")[1].split("</table>")[0]
+    block = page.split("Per-bin table (uniform bins;")[1].split("</table>")[0]
     assert block.count("<tr") == len(table) + 1  # + the header row
+    # the library's column names explained on hover, as in the dashboard: rejected counts on these bins are not TCE
+    from calibviz.columns import COLUMN_HELP
+
+    for column in ("mean_pred", "obs_rate", "rejected_rate"):
+        assert f'<th title="{html.escape(COLUMN_HELP[column])}">{column}</th>' in block
+    assert "not TCE" in COLUMN_HELP["rejected_rate"]
 
 
 def test_metrics_of_the_other_kind_are_skipped_and_listed():

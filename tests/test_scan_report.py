@@ -68,7 +68,7 @@ def test_scan_report_shows_the_in_memory_numbers(binary, engine):
     for label in common:
         assert got[label][0] == want[label][0], label
     # the per-bin tables (uniform bins, PAVA-BC bins of TCE) print the same numbers
-    for start in ("<summary>Per-bin table (uniform bins)", "<summary>Per-bin table (PAVA-BC bins)"):
+    for start in ("<summary>Per-bin table (uniform bins;", "<summary>Per-bin table (PAVA-BC bins)"):
         assert _section(page, start) == _section(memory, start)
     # variables ranked by VECE: the same values
     for feature in ("age", "region"):
