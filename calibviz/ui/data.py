@@ -89,8 +89,11 @@ def detected_mapping(data: bytes, name: str, **overrides) -> ColumnMapping:
 def _fail(name: str, exc: InputError) -> None:
     """Store a load error in the dashboard's words (its hint preselects the mapping panel's fix)."""
     message = exc.ui_message
-    # the file's name once: readers' messages often start with it already
-    st.session_state[_ERROR] = message if message.startswith((f"{name} ", f"{name}:")) else f"{name}: {message}"
+    # the file's name once: readers' messages often start with it already, or with the one file of several
+    # that failed ("a.csv + b.csv: b.csv: ..." read twice, a walk-through)
+    names = (name, *name.split(" + "))
+    named = message.startswith(tuple(f"{n}{end}" for n in names for end in (" ", ":")))
+    st.session_state[_ERROR] = message if named else f"{name}: {message}"
     st.session_state[_HINT] = dict(exc.hint)
 
 

@@ -215,3 +215,20 @@ def test_the_roc_tab_notes_few_events_under_delongs_interval():
     assert_clean(at)
     roc = [c.value for c in at.caption if "(DeLong)" in c.value]
     assert roc and "Approximate interval: only 8 events (label 1)" in roc[0], roc
+
+
+def test_a_bad_file_among_several_is_named_once_and_the_way_to_replace_it_is_said():
+    at = app().run()
+    df = _export()
+    good = df[["y_true", "logreg_proba"]]
+    bad = df[["y_true", "rf_proba"]].astype({"rf_proba": object})
+    bad.iloc[5, 1] = "high"
+    at.file_uploader(key="cv_upload").set_value([("good.csv", _csv(good), "text/csv"),
+                                                 ("broken.csv", _csv(bad), "text/csv")])
+    at.run()
+    assert_clean(at)
+    text = shown(at.error[0])
+    assert "non-numeric" in text and "high" in text
+    assert text.count("broken.csv") == 1, text  # not "good.csv + broken.csv: broken.csv: ..."
+    assert "remove the other one from the uploader" in text
+    assert at.session_state["cv_source"]["demo"] == "hospital_readmission"  # the previous data stay
