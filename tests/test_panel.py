@@ -292,7 +292,9 @@ def test_outside_note_says_why_a_percentile_interval_lies_above_the_value():
     assert "small bin" not in below  # TCE's bins held 15,000 rows when this read "a small bin dominates"
     above = _outside_note(tce, 60.0, 54.72, 59.63, "percentile", None)
     assert above.startswith("The value lies above its interval") and "skewed" in above
-    assert _outside_note(tce, 55.0, 54.72, 59.63, "percentile", None) == ""
+    assert _outside_note(tce, 57.0, 54.72, 59.63, "percentile", None) == ""
+    assert _outside_note(tce, 55.0, 54.72, 59.63, "percentile", None).startswith("The value lies near the low end")
+    assert _outside_note(BINARY_METRICS["brier"], 0.1, 0.099, 0.11, "percentile", None) == ""  # a mean: no such pull
     smooth = _outside_note(BINARY_METRICS["smooth_ece"], 0.004, 0.0024, 0.0034, "basic", 0.003)
     assert "binned" not in smooth and "bias" in smooth
 
@@ -524,3 +526,13 @@ def test_a_negative_slope_reads_as_a_reversed_ranking_not_as_overconfidence():
     row = metric_panel(y, p, metrics=("calibration_slope",), n_resamples=0, n_reference=0).iloc[0]
     assert row["value"] < 0 and row["verdict"].startswith("evidence")
     assert "rank the outcomes the wrong way round" in row["reading"] and "overconfident" not in row["reading"]
+
+
+def test_tce_near_the_low_end_of_its_percentile_interval_says_why():
+    """TCE 67.4% in 65.1% - 83.0% showed with no word (a walk-through); a mean's interval gets no such note."""
+    p = cv.load_demo("hospital_readmission")
+    t = metric_panel(p.y, p.y_prob, metrics=["tce", "brier"], n_resamples=100, random_state=0).set_index("metric")
+    low, high, value = t.loc["tce", ["low", "high", "value"]]
+    assert low <= value < low + 0.25 * (high - low)
+    assert "near the low end of its interval" in t.loc["tce", "note"]
+    assert "near the low end" not in t.loc["brier", "note"]
