@@ -69,8 +69,8 @@ def _open_in_form(at, path: str, **fields) -> AppTest:
     return at.run()
 
 
-def test_a_link_to_an_analysed_file_reopens_it_with_its_fields_and_model(root):
-    path = str(root / "scores.parquet")
+def _shrunk_in_equal_mass_bins(path: str) -> AppTest:
+    """The two-model file opened and analysed, its model 'shrunk' on the Reliability page in equal-mass bins."""
     at = _open_in_form(app().run(), path, label="outcome", probs="s")
     assert not at.error, [shown(e) for e in at.error]
     at.button(key="scan_use").click()
@@ -79,6 +79,12 @@ def test_a_link_to_an_analysed_file_reopens_it_with_its_fields_and_model(root):
     at.sidebar.selectbox(key="w_scan_pick").set_value("shrunk").run()
     at.selectbox(key="w_scheme").set_value("equal_mass").run()
     assert_clean(at)
+    return at
+
+
+def test_a_link_to_an_analysed_file_reopens_it_with_its_fields_and_model(root):
+    path = str(root / "scores.parquet")
+    at = _shrunk_in_equal_mass_bins(path)
     params = _params(at)
     assert {k: params.get(k) for k in ("open", "label", "probs", "analyse", "model", "scheme")} == {
         "open": path, "label": "outcome", "probs": "s", "analyse": "1", "model": "shrunk", "scheme": "equal_mass"}
@@ -279,13 +285,7 @@ def _open_session(at, raw: bytes) -> AppTest:
 
 def test_a_session_file_of_an_opened_file_reopens_that_file_not_the_demo(root):
     path = str(root / "scores.parquet")
-    at = _open_in_form(app().run(), path, label="outcome", probs="s")
-    at.button(key="scan_use").click()
-    at.run()
-    at.switch_page(RELIABILITY).run()
-    at.sidebar.selectbox(key="w_scan_pick").set_value("shrunk").run()
-    at.selectbox(key="w_scheme").set_value("equal_mass").run()
-    assert_clean(at)
+    at = _shrunk_in_equal_mass_bins(path)
     original = figures(at)[0]["data"]
     raw = _opened_session(at, path, "shrunk", {"label": "outcome", "probs": "s"})
 
