@@ -23,5 +23,5 @@ data_summary()
 st.subheader(in_memory_heading("Headline calibration"))
 headline_metrics()
 show_leaderboard()  # several models: all of them in one sortable table
-st.subheader("Where to look next")
+st.subheader(in_memory_heading("Where to look next"))
 next_steps()

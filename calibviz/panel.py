@@ -151,13 +151,14 @@ def _pct(v: float) -> str:
     of 0.0007 read 'off by 0.1 percentage points' beside a table's 0.0007, a walk-through), 'less than 0.005'
     below that.
 
-    >>> _pct(0.0234), _pct(0.0007), _pct(0.00351), _pct(0.00002)
-    ('2.3 percentage points', '0.07 percentage points', '0.35 percentage points', 'less than 0.005 percentage points')
+    >>> _pct(0.0234), _pct(0.0007), _pct(0.00351), _pct(0.001), _pct(0.00002)
+    ('2.3 percentage points', '0.070 percentage points', '0.35 percentage points', '0.10 percentage points', \
+'less than 0.005 percentage points')
     """
     points = 100 * abs(v)
     if points < 0.005:
         return "less than 0.005 percentage points"
-    return f"{100 * v:.1f} percentage points" if points >= 0.995 else f"{100 * v:.2g} percentage points"
+    return f"{100 * v:.1f} percentage points" if points >= 0.995 else f"{100 * v:#.2g} percentage points"
 
 
 @dataclass(frozen=True)

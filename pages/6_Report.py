@@ -41,8 +41,8 @@ with left:
     st.markdown("\n".join(f"- {section}" for section in report_contents(models, options.get("recalibration"))))
 with right:
     st.subheader("With these settings")
-    st.markdown(f"- Data: **{md(src.get('title') or src['name'])}** ({len(models)} model{'s' * (len(models) > 1)}, "
-                f"{first.n:,} rows)\n"
+    st.markdown(f"- Data: **{md(src.get('title') or src['name'])}** · {len(models)} model{'s' * (len(models) > 1)}, "
+                f"{first.n:,} rows\n"
                 f"- Binning: {SCHEME_LABELS.get(cfg.binning, cfg.binning)}"
                 + (f", {cfg.n_bins} bins" if cfg.binning in ("uniform", "equal_mass") else "") + "\n"
                 f"- Significance level α = {cfg.alpha:g}; bootstrap: {options['n_resamples']} resamples, "

@@ -16,7 +16,8 @@ from .recalibration import recalibration_maps
 from .multiclass import bin_zoom, classwise_grid, top_label_diagram, top_label_small_multiples
 from .reliability import BAND_READING, reliability_diagram
 from .sensitivity import binning_sensitivity
-from .testbased import TCE_BARS_READING, VIOLIN_READING, binning_comparison, tce_diagram, violin_per_bin
+from .testbased import (TCE_BARS_READING, TCE_BARS_READING_NO_RANGE, VIOLIN_READING, binning_comparison, tce_diagram,
+                        violin_per_bin)
 from .theme import apply_theme
 from .variable import level_reliability, variable_curves, vece_ranking
 
@@ -24,6 +25,7 @@ __all__ = [
     "reliability_diagram",
     "BAND_READING",
     "TCE_BARS_READING",
+    "TCE_BARS_READING_NO_RANGE",
     "VIOLIN_READING",
     "CORP_BAND_READING",
     "tce_diagram",

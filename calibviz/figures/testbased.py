@@ -16,12 +16,18 @@ from ._base import (FittedBins, binary_inputs, bin_label, count_text, level_labe
 from .reliability import band_trace, reliability_hover
 from .theme import AXIS, COLORS, apply_theme, with_alpha
 
-__all__ = ["tce_diagram", "violin_per_bin", "binning_comparison", "TCE_BARS_READING", "VIOLIN_READING"]
+__all__ = ["tce_diagram", "violin_per_bin", "binning_comparison", "TCE_BARS_READING", "TCE_BARS_READING_NO_RANGE",
+           "VIOLIN_READING"]
 
 #: How to read the TCE diagram's bars: a calibrated model's predictions are rejected too.
 TCE_BARS_READING = ("The coloured part of each bin's bar counts the predictions the binomial test rejects there. A "
                     "calibrated model's predictions are rejected too, more so in large bins (its TCE's range is in the "
                     "sentence above): a bar is no verdict on its own bin; the TCE against that range is the test.")
+#: :data:`TCE_BARS_READING` where the TCE has no calibrated-model range (an opened file's uniform or equal-mass
+#: bins): the sentence above says there is none, and the caption pointed to it (a walk-through).
+TCE_BARS_READING_NO_RANGE = ("The coloured part of each bin's bar counts the predictions the binomial test rejects "
+                             "there. A calibrated model's predictions are rejected too, more so in large bins: a bar "
+                             "is no verdict on its own bin.")
 #: How to read the violins: the observed rate against the band for all bins, not a violin against the diagonal.
 VIOLIN_READING = ("Each violin is the spread of a bin's predictions, drawn at the bin's observed rate. A bin is "
                   "beyond chance where its observed rate (the marker) lies outside the green band, which all bins "

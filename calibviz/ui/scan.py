@@ -21,7 +21,7 @@ from ..errors import InputError
 from ..scan.source import ENGINES, SQL_HINT, check_allowed
 from .text import md
 
-__all__ = ["ROOTS_ENV", "STATE_KEYS", "scan_lock", "scan_work", "allowed_roots", "open_scan", "open_model", "current_scan", "current_scan_id", "scan_identity",
+__all__ = ["ROOTS_ENV", "STATE_KEYS", "scan_lock", "scan_work", "reopen_if_changed", "allowed_roots", "open_scan", "open_model", "current_scan", "current_scan_id", "scan_identity",
            "source_form", "LINK_KEYS", "link_params", "open_from_link", "report_command", "shell_lines"]
 
 ROOTS_ENV = "CALIBVIZ_SCAN_ROOTS"
@@ -213,9 +213,7 @@ def _open_into_state(how: dict) -> None:
     ``positive``, ``per_model``, ``renormalize``, ``drop_invalid``) and make it the session's; raises :class:`~calibviz.InputError`
     and keeps the previous file."""
     how = {k: v.strip() if isinstance(v, str) else v for k, v in how.items()}
-    roles = dict(label=how["label"] or None, probs=probs_role(how["probs"], how["per_model"]),
-                 weight=how["weight"] or None, positive=how.get("positive") or None,
-                 renormalize=bool(how.get("renormalize")), drop_invalid=bool(how.get("drop_invalid")))
+    roles = _roles(how)
     with st.spinner("Aggregating the file (one pass; a log of several models: one per model until one reads)..."):
         opened, failed = open_model(how["open"], how["engine"], **roles)
         ident = scan_identity(how["open"], how["engine"], roles)
@@ -231,6 +229,44 @@ def _open_into_state(how: dict) -> None:
         from .source import cannot_analyse
 
         st.session_state["cv_scan_pick_error"] = " ".join(cannot_analyse(name, err) for name, err in failed)
+
+
+def _roles(how: dict) -> dict:
+    """The :func:`calibviz.scan` roles of the form's fields."""
+    return dict(label=how["label"] or None, probs=probs_role(how["probs"], how["per_model"]),
+                weight=how["weight"] or None, positive=how.get("positive") or None,
+                renormalize=bool(how.get("renormalize")), drop_invalid=bool(how.get("drop_invalid")))
+
+
+def reopen_if_changed() -> str | None:
+    """Open the session's file again when its files changed on disk since it was opened (their sizes and
+    modification times, :func:`scan_identity`); the sentence that says so, else None.
+
+    The scan keeps the first pass of the rows it read: a file rewritten in place went on showing its old numbers
+    under the same path, with no word (a walk-through). A file that can no longer be read is closed, and the pages
+    go back to the data in memory: its old numbers are not shown as the file's.
+    """
+    how, scan = st.session_state.get(_HOW), current_scan()
+    if not how or scan is None:
+        return None
+    try:
+        ident = scan_identity(how["open"].strip(), how["engine"], _roles(how))
+    except (InputError, OSError):
+        ident = None
+    if ident == st.session_state.get(_KEY + "_id"):
+        return None
+    picked = st.session_state.get("cv_scan_model")
+    try:
+        _open_into_state(how)
+    except (InputError, OSError) as err:
+        for key in STATE_KEYS:
+            st.session_state.pop(key, None)
+        return (f"The opened file {md(how['open'])} changed on disk and can no longer be read "
+                f"({md(_in_form_words(err).rstrip('.'))}); it is closed, and the pages show the data in memory.")
+    if picked in current_scan().models:
+        st.session_state["cv_scan_model"] = picked
+    return (f"The opened file {md(how['open'])} changed on disk since it was opened; it was read again, and the "
+            "pages show its current rows.")
 
 
 def link_params(analysed: bool) -> dict[str, str]:

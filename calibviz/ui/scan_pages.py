@@ -291,7 +291,7 @@ def test_based(scan) -> None:
     fig = cached(("tce_fig", s["tce_axis"]) + key, lambda: figures.tce_diagram(
         table=table, alpha=alpha, x_axis=s["tce_axis"], title=f"Test-based reliability diagram · {view.name}"))
     show_figure(fig, f"tce_{view.name}", key="tce")
-    st.caption(figures.TCE_BARS_READING)
+    st.caption(figures.TCE_BARS_READING if reference is not None else figures.TCE_BARS_READING_NO_RANGE)
     tab_cmp, tab_violin, tab_table = st.tabs(["Binning comparison", "Predictions per bin", "Per-bin table"])
     with tab_cmp:
         on_groups = cached(("blocks_on_grid", cache_id(), view.name), lambda: view.blocks_on_grid)

@@ -246,6 +246,8 @@ def restore_session(session) -> list[str]:
     recal = {k: session.settings[k] for k in LINK_PARAMS if k in session.settings}
     ignored = replace_settings({k: v for k, v in session.settings.items() if k not in recal})
     ignored += apply_link_values(recal, reset=True)
+    if d.kind == "opened":  # the model was picked among the file's (:func:`_reopen`), not the data in memory's
+        return [i for i in ignored if i != f"model={d.model}"]
     models = current_models()
     want = d.model or ""
     if want in models:

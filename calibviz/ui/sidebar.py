@@ -8,7 +8,7 @@ import streamlit as st
 
 from .data import current_models, current_source, ensure_data, load_demo_into_state
 from .links import UPLOAD_PREFIX, link_data
-from .scan import LINK_KEYS, current_scan, link_params, open_from_link
+from .scan import LINK_KEYS, current_scan, link_params, open_from_link, reopen_if_changed
 from .session import link_lost, lost_link_notice, mark_lost, open_stored, save_session_controls
 from .source import memory_only_notice, scan_active, scan_sidebar, use_scan
 from .settings import (binning_controls, init_from_url, metric_controls, set_setting, settings, sync_url,
@@ -69,6 +69,9 @@ def page_setup(title: str, controls: tuple = (), model_picker: bool = True) -> N
     linked_path = st.query_params.get("open") if first_run else None
     if linked_path and not link_lost():
         _open_linked_file(linked_path)
+    changed = reopen_if_changed()  # an opened file rewritten on disk: read again (or closed), and said
+    if changed:
+        st.warning(changed, icon=":material/sync_problem:")
     if fresh_url and not link_lost():  # a lost link's model is no invalid setting
         ignored += _recalibration_from_link()  # before the model: a link may pick a recalibrated one
         ignored += _linked_model()

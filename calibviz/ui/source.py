@@ -157,7 +157,7 @@ def memory_only_notice(title: str) -> None:
 def in_memory_heading(text: str) -> str:
     """A heading of the Data page, saying that it is of the data in memory while an opened file is analysed
     elsewhere (a walk-through read the demo's 'evidence of miscalibration' under a link to a calibrated file)."""
-    return f"{text} of the data in memory (not the opened file)" if scan_active() else text
+    return f"{text} (data in memory, not the opened file)" if scan_active() else text
 
 
 def needs_rows(what: str) -> None:

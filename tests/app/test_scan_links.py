@@ -341,3 +341,47 @@ def test_a_session_file_of_data_in_memory_leaves_the_opened_file_for_the_data_it
     assert not at.error, [shown(e) for e in at.error]
     assert not at.session_state["cv_scan_active"]  # the Reliability page shows the session's data
     assert not any("Data (opened file)" in c.value for c in at.sidebar.caption)
+
+
+def test_an_opened_file_rewritten_on_disk_is_read_again_and_said(root):
+    import os
+
+    path = root / "changing.parquet"
+    frame = pd.read_parquet(root / "scores.parquet")
+    frame.to_parquet(path)
+    at = _open_in_form(app().run(), str(path), label="outcome", probs="s")
+    at.button(key="scan_use").click()
+    at.run()
+    at.switch_page(RELIABILITY).run()
+    before = figures(at)[0]["data"]
+    frame.loc[frame.index[:300], "outcome"] = 1 - frame["outcome"].iloc[:300]
+    frame.to_parquet(path)
+    os.utime(path, (os.stat(path).st_atime + 10, os.stat(path).st_mtime + 10))  # a later write, whatever the clock
+    at.run()
+    assert_clean(at)
+    assert any("changed on disk since it was opened" in shown(w) for w in at.warning), [shown(w) for w in at.warning]
+    assert figures(at)[0]["data"] != before  # the new rows, not the first pass of the old ones
+    again = _fresh(RELIABILITY, _params(at))  # as a fresh session opens the file now
+    assert figures(again)[0]["data"] == figures(at)[0]["data"]
+    at.run()
+    assert not any("changed on disk" in shown(w) for w in at.warning)  # said once
+    path.unlink()
+    at.run()
+    assert_clean(at)
+    assert any("can no longer be read" in shown(w) for w in at.warning), [shown(w) for w in at.warning]
+    assert "cv_scan" not in at.session_state  # closed: its old numbers are not shown as the file's
+    assert not any("Data (opened file)" in c.value for c in at.sidebar.caption)
+
+
+def test_a_restored_session_of_an_opened_file_warns_of_nothing_and_tce_without_range_points_nowhere(root):
+    path = str(root / "scores.parquet")
+    at = _shrunk_in_equal_mass_bins(path)
+    raw = _opened_session(at, path, "shrunk", {"label": "outcome", "probs": "s"})
+    fresh = _open_session(_fresh("app.py", {}), raw)
+    assert not fresh.warning, [shown(w) for w in fresh.warning]  # "model=shrunk" was said to be ignored
+    fresh.switch_page("pages/2_Test_based.py").run()
+    fresh.selectbox(key="w_tce_scheme").set_value("uniform").run()
+    assert_clean(fresh)
+    text = " ".join(shown(m) for m in fresh.markdown) + " ".join(c.value for c in fresh.caption)
+    assert "There is no calibrated-model reference for this TCE of 3,000 rows on these bins" in text
+    assert "sentence above" not in text  # the caption pointed to a range the sentence says is not there

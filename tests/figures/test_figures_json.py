@@ -295,7 +295,7 @@ def test_small_multiples_one_panel_per_predicted_class_and_paging(multiclass_dat
     tabs = mc.per_class_top_label_tables(y, P, classes=list("abcd"))
     fig = figures.top_label_small_multiples(tables=tabs)
     shares = [f"{100 * t.attrs['share']:.0f}%" for t in tabs.values()]
-    assert [a.text.split("<br>")[0] for a in fig.layout.annotations] == [f"{k} ({s})" for k, s in zip(tabs, shares)]
+    assert [a.text.split("<br>")[0] for a in fig.layout.annotations] == [f"{k} ({s} predicted)" for k, s in zip(tabs, shares)]
     # four panels in 570 px at 1024 (the grid's title says "per predicted class")
     assert all(len(line) <= 16 for a in fig.layout.annotations for line in a.text.split("<br>"))
     obs = [t for t in fig.data if t.type == "scatter" and t.mode == "lines+markers"]
