@@ -208,7 +208,7 @@ def top_label_small_multiples(y_true=None, y_prob=None, *, binning=Uniform(15), 
 
     Panel l uses only the rows predicted as class l: x = mean top score in a
     bin, y = share of those rows whose true class is l, with its interval.
-    Panel titles give the share of rows predicted as l ('33% predicted') and its TL-ECE_l.
+    Panel titles give the share of rows predicted as l (the figure's title says so) and its TL-ECE_l.
     Panels are ordered by class (as the classes are given); with many
     classes, ``top_n`` and ``offset`` page through them.
 
@@ -255,12 +255,12 @@ def top_label_small_multiples(y_true=None, y_prob=None, *, binning=Uniform(15), 
     for k in order:
         a = tables[k].attrs
         # two short lines: four panels share a 570 px figure at 1024 px (a browser review: longer titles overlapped)
-        # "predicted" / "of labels": the class-wise tab's share is another one, and "b (33%)" beside "b (34%)" read
-        # as a contradiction (a walk-through)
-        titles[k] = (f"{k}" + (f" ({100 * a['share']:.0f}% predicted)" if "share" in a else "") + "<br>"
+        titles[k] = (f"{k}" + (f" ({100 * a['share']:.0f}%)" if "share" in a else "") + "<br>"
                      + (f"TL-ECE {format_value(a['ece'], 'probability')}" if "ece" in a else ""))
     if title is None:
-        title = "Top-label reliability per predicted class"
+        # which share the panels give: the class-wise grid's is another one, and "b (33%)" beside "b (34%)" read as
+        # a contradiction (a walk-through)
+        title = "Top-label reliability per predicted class (% = rows predicted)"
         if top_n is not None and len(tables) > len(order):
             title += f" (classes {offset + 1}-{offset + len(order)} of {len(tables)})"
     return _grid(tables, titles, order, cols, title, height, alpha)
@@ -335,10 +335,10 @@ def classwise_grid(y_true=None, y_prob=None, *, binning=Uniform(15), classes=Non
         r = info.loc[str(k)]
         # two short lines (the ECE's interval is in the class ranking's table): four panels share a 570 px figure
         # at 1024 px, where longer titles overlapped (a browser review)
-        share = f" ({100 * r['share']:.0f}% of labels)" if "share" in r and np.isfinite(r["share"]) else ""
+        share = f" ({100 * r['share']:.0f}%)" if "share" in r and np.isfinite(r["share"]) else ""
         titles[k] = f"#{int(r['rank'])} {k}{share}<br>ECE {format_value(r['value'], 'probability')}"
     if title is None:
-        title = "Class-wise reliability, largest class-wise ECE first"
+        title = "Class-wise reliability, largest ECE first (% = share of labels)"
         overall = ranking.attrs.get("overall")
         if overall is not None:
             title += f" (CW-ECE {format_value(overall, 'probability')})"

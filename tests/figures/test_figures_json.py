@@ -295,7 +295,7 @@ def test_small_multiples_one_panel_per_predicted_class_and_paging(multiclass_dat
     tabs = mc.per_class_top_label_tables(y, P, classes=list("abcd"))
     fig = figures.top_label_small_multiples(tables=tabs)
     shares = [f"{100 * t.attrs['share']:.0f}%" for t in tabs.values()]
-    assert [a.text.split("<br>")[0] for a in fig.layout.annotations] == [f"{k} ({s} predicted)" for k, s in zip(tabs, shares)]
+    assert [a.text.split("<br>")[0] for a in fig.layout.annotations] == [f"{k} ({s})" for k, s in zip(tabs, shares)]
     # four panels in 570 px at 1024 (the grid's title says "per predicted class")
     assert all(len(line) <= 16 for a in fig.layout.annotations for line in a.text.split("<br>"))
     obs = [t for t in fig.data if t.type == "scatter" and t.mode == "lines+markers"]
@@ -582,7 +582,7 @@ def test_bin_zoom_leaves_out_labels_that_would_print_over_others():
 
 def test_multiclass_panel_titles_say_which_share_they_give():
     """Per predicted class: the share of rows predicted as the class; class-wise: the share of labels. Both read
-    'b (33%)' and 'b (34%)' side by side, as a contradiction (a walk-through)."""
+    'b (33%)' and 'b (34%)' side by side, as a contradiction (a walk-through); the figures' titles say which."""
     from calibviz.figures.multiclass import classwise_grid, top_label_small_multiples
 
     rng = np.random.default_rng(8)
@@ -590,11 +590,13 @@ def test_multiclass_panel_titles_say_which_share_they_give():
     y = np.array([rng.choice(3, p=row) for row in probs])
     per = top_label_small_multiples(y, probs, classes=["a", "b", "c"])
     grid = classwise_grid(y, probs, classes=["a", "b", "c"], n_resamples=0)
+    assert "(% = rows predicted)" in per.layout.title.text
+    assert "(% = share of labels)" in grid.layout.title.text
     per_titles = [a.text for a in per.layout.annotations if "<br>" in a.text]
     grid_titles = [a.text for a in grid.layout.annotations if "<br>" in a.text]
     predicted = np.bincount(probs.argmax(1), minlength=3) / 3000
     labels = np.bincount(y, minlength=3) / 3000
     assert len(per_titles) == 3 and len(grid_titles) == 3
     for k, c in enumerate("abc"):
-        assert any(t.startswith(f"{c} ({100 * predicted[k]:.0f}% predicted)") for t in per_titles), per_titles
-        assert any(f" {c} ({100 * labels[k]:.0f}% of labels)" in t for t in grid_titles), grid_titles
+        assert any(t.startswith(f"{c} ({100 * predicted[k]:.0f}%)") for t in per_titles), per_titles
+        assert any(f" {c} ({100 * labels[k]:.0f}%)" in t for t in grid_titles), grid_titles
