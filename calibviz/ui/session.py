@@ -195,7 +195,8 @@ def save_session_controls(page: str) -> None:
                 ref, sha256=hashlib.sha256(data).hexdigest())
             return dump_session(page=page, settings=values, data=r, payload=payload)
 
-        st.download_button("Save session", data=build, file_name=_file_name(ref.name if opened else str(src.get("demo") or src["name"]), page), mime="application/json",
+        name = ref.name if opened else str(src.get("demo") or src["name"])
+        st.download_button("Save session", data=build, file_name=_file_name(name, page), mime="application/json",
                            key="cv_session_save", icon=":material/download:", on_click="ignore",
                            help="One JSON file: this page, every setting, the data's digest and fingerprints"
                                 + (", and the data." if embed else "."))
