@@ -21,8 +21,9 @@ from ..errors import InputError
 from ..scan.source import ENGINES, SQL_HINT, check_allowed
 from .text import md
 
-__all__ = ["ROOTS_ENV", "STATE_KEYS", "scan_lock", "scan_work", "reopen_if_changed", "allowed_roots", "open_scan", "open_model", "current_scan", "current_scan_id", "scan_identity",
-           "source_form", "LINK_KEYS", "link_params", "open_from_link", "report_command", "shell_lines"]
+__all__ = ["ROOTS_ENV", "STATE_KEYS", "scan_lock", "scan_work", "reopen_if_changed", "allowed_roots", "open_scan",
+           "open_model", "current_scan", "current_scan_id", "scan_identity", "source_form", "LINK_KEYS", "link_params",
+           "open_from_link", "report_command", "shell_lines"]
 
 ROOTS_ENV = "CALIBVIZ_SCAN_ROOTS"
 _KEY = "cv_scan"
