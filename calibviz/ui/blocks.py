@@ -594,8 +594,8 @@ def tce_headline(tce: float, alpha: float, reference=None, *, n_rows: int | None
     rows = f" of {n_rows:,} rows" if n_rows else ""
     return (head + f" There is no calibrated-model reference for this TCE{rows} on these bins (an opened file has one "
             "for PAVA-BC bins without weights): TCE grows with the number of rows even for a perfectly calibrated "
-            "model (bins of many rows reject predictions that are only slightly off their bin's rate), so read it beside ECE's "
-            "reference on the Reliability page, which says whether there is evidence of miscalibration.")
+            "model (bins of many rows reject predictions that are only slightly off their bin's rate), so read it "
+            "beside ECE's reference on the Reliability page, which says whether there is evidence of miscalibration.")
 
 
 def tce_tiles(tce: float, table, weighted: bool) -> int:
