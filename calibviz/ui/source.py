@@ -57,21 +57,33 @@ def use_memory() -> None:
     st.session_state.pop(_PICK_ERROR, None)
 
 
+def analysed_pages(scan) -> str:
+    """The pages that analyse an opened file, in words: Multiclass only for class columns, Compare only for several
+    models (the notices listed both for a binary one-model file, a walk-through).
+
+    >>> class S: is_binary, models = True, {"m": None}
+    >>> analysed_pages(S())
+    'Reliability, Test-based and Variables'
+    """
+    pages = [p for p in SCAN_PAGES if not (p == "Multiclass" and scan.is_binary)
+             and not (p == "Compare" and len(scan.models) < 2)]
+    return ", ".join(pages[:-1]) + " and " + pages[-1]
+
+
 def use_controls() -> None:
     """The Large data page's switch: make the opened file the data of every page, or go back."""
     if current_scan() is None:
         return
     if scan_active():
-        st.success("Every binned page (Reliability, Test-based, Multiclass, Variables, Compare) analyses this file.",
+        st.success(f"The binned pages ({analysed_pages(current_scan())}) analyse this file.",
                    icon=":material/check_circle:")
         st.button("Back to the data in memory", key="scan_leave_page", on_click=use_memory,
                   icon=":material/undo:", help="The pages analyse the uploaded or demo data again.")
     else:
         st.button("Analyse on every page", key="scan_use", on_click=use_scan, type="primary",
                   icon=":material/travel_explore:",
-                  help="Make this file the data of the Reliability, Test-based, Multiclass, Variables and Compare pages "
-                       "(their binned views, from the same bucket sums); the sidebar leads back to the data in "
-                       "memory.")
+                  help=f"Make this file the data of the {analysed_pages(current_scan())} pages (their binned views, "
+                       "from the same bucket sums); the sidebar leads back to the data in memory.")
 
 
 def checked_model(scan, name: str):
@@ -145,8 +157,8 @@ def memory_only_notice(title: str) -> None:
                   "rows and 2 cores it takes about a minute, most of it the bootstrap intervals, which `--ci 0` "
                   "leaves out." if command else "")
         st.info(f"This page works on data in memory: it shows the uploaded or demo data, not the opened file "
-                f"{md(scan.source)} (analysed on the Reliability, Test-based, Multiclass, Variables and Compare "
-                "pages)." + report, icon=":material/info:")
+                f"{md(scan.source)} (analysed on the {analysed_pages(scan)} pages)." + report,
+                icon=":material/info:")
         if command:  # a code block: whole, with a copy button (inline, it wrapped inside an option, a browser check)
             st.code(command, language="bash", wrap_lines=True)
         if title == "Data":  # a link to the file's view opened here showed the demo's verdict only (a walk-through)

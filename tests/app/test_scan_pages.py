@@ -78,7 +78,8 @@ def test_open_by_path_analyse_on_every_page_and_back(files):
     assert not at.error, [e.value for e in at.error]
     at.button(key="scan_use").click()
     at.run()
-    assert at.success and "Every binned page" in at.success[0].value
+    # a binary log of two models: no Multiclass page, a Compare page
+    assert at.success and "(Reliability, Test-based, Variables and Compare) analyse this file" in at.success[0].value
     at.switch_page("pages/1_Reliability.py").run()
     assert_clean(at)
     assert not at.error, [e.value for e in at.error]
