@@ -23,8 +23,8 @@ from .. import metrics as M
 from ..errors import InputError
 from ..metrics.intervals import difference_span
 from ..metrics.resampling import difference_interval
-from ..panel import (BINARY_METRICS, MULTICLASS_METRICS, ZERO_WHEN_CALIBRATED, PanelConfig, format_value,
-                     judged_together, metric_panel)
+from ..panel import (BINARY_METRICS, MULTICLASS_METRICS, ZERO_WHEN_CALIBRATED, PanelConfig, format_interval,
+                     format_value, judged_together, metric_panel)
 from ..validation import check_binary, check_multiclass, check_weights
 from ._base import Recalibrator
 
@@ -786,9 +786,20 @@ def _row(name, cf, metric, label, unit, lower_is_better, b, a, diff, d_low, d_hi
         "n_evaluated": cf.n_evaluated, "scheme": cf.scheme,
         "after_note": _get(a, "note") if "note" in a else "",
         "reading": _reading(name, label, unit, b["value"], a["value"], diff, d_low, d_high, improved, worse,
-                            confidence, shift, lower_is_better) + (f" After recalibration: {a['note'][:1].lower()}{a['note'][1:]}"
-                                           if "note" in a and a["note"] else ""),
+                            confidence, shift, lower_is_better) + _after_note(a, unit),
     }
+
+
+def _after_note(a, unit: str) -> str:
+    """The recalibrated value's own note, with the interval it speaks of: the sentence shows only the difference's
+    interval, and "After recalibration: ... the interval lies above 0" named one it did not show (a walk-through)."""
+    note = _get(a, "note") if "note" in a else ""
+    if not isinstance(note, str) or not note:
+        return ""
+    low, high = _get(a, "low"), _get(a, "high")
+    shown = format_interval(float(low), float(high), unit) if np.isfinite(high) else ""
+    which = f" (its interval {shown})" if shown else ""
+    return f" After recalibration{which}: {note[:1].lower()}{note[1:]}"
 
 
 def _reading(name, label, unit, before, after, diff, d_low, d_high, improved, worse, confidence, shift=0.0,

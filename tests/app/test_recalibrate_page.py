@@ -202,7 +202,9 @@ def test_an_after_value_outside_its_interval_is_explained():
     assert outside, "the data no longer give a value outside its interval: pick others"
     rows = [m.value for m in at.markdown if m.value.startswith("**") and ".** " in m.value]
     rows = rows[-len(table):]  # the expander's one line per row, in the table's order
-    assert all("After recalibration: the value lies" in rows[i] for i in outside), rows
+    # the note names the interval it speaks of (the sentence shows only the difference's)
+    assert all(re.search(r"After recalibration \(its interval \S+ – \S+\): the value lies", rows[i])
+               for i in outside), rows
 
 
 def test_before_shows_the_reference_of_the_reliability_page():
