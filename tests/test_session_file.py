@@ -130,6 +130,9 @@ def test_a_file_opened_by_path_is_named_by_its_path_and_fields_never_embedded():
         body["data"]["options"] = options
         with pytest.raises(SessionError, match=said):
             parse_session(_reseal(dict(body)))
+    body["data"]["options"] = {**fields, "open": "/data/other/*.parquet"}
+    with pytest.raises(SessionError, match="name and path differ"):
+        parse_session(_reseal(dict(body)))
     body["data"]["options"] = fields
     body["embedded"] = {"encoding": "base64", "bytes": 4, "data": "cm93cw=="}
     with pytest.raises(SessionError, match="read in place on the server"):

@@ -237,8 +237,11 @@ def parse_session(raw: bytes, *, max_bytes: int | None = None) -> Session:
             raise _fail("the embedded data are not valid base64.") from None
         if hashlib.sha256(payload).hexdigest() != sha:
             raise _fail("the embedded data are not the file the session names (their SHA-256 differs).")
+    options = _options(d.get("options", {}), kind)
+    if kind == "opened" and d.get("name") != options["open"]:  # one path, the one named and the one opened
+        raise _fail("the opened file's name and path differ.")
     ref = DataRef(kind=kind, name=_text(d.get("name"), "the data's file name"), sha256=sha,
-                  demo=demo if kind == "demo" else None, options=_options(d.get("options", {}), kind),
+                  demo=demo if kind == "demo" else None, options=options,
                   models=dict(models), rows=rows, model=model)
     return Session(page=page, settings=dict(settings), data=ref, payload=payload,
                    saved_at=body.get("saved_at") if isinstance(body.get("saved_at"), str) else None,

@@ -521,7 +521,10 @@ class Scan:
         bucket, label). Exact integers, so every engine and thread order gives the same digits; a session file of
         an opened file checks the file against them when it is opened again (a file rewritten with other rows is
         refused, as an upload whose predictions differ is, :meth:`calibviz.io.Predictions.fingerprint`). What moves
-        no row between buckets or labels (a score changed within its bucket, a weight) does not change them.
+        no row between buckets or labels (a score changed within its bucket, a weight) does not change them; of a
+        multiclass view they are its first pass's, the confidence and whether the top class is right, so classes
+        swapped in both the labels and the columns, or another probability than the top one changed, go unseen too
+        (a review). A check of the rows as this view reads them, not a digest of the file.
         """
         import hashlib
 

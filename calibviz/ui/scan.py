@@ -129,7 +129,7 @@ def scan_identity(path: str, engine: str, roles: dict) -> str:
     from ..scan.source import files_of
 
     files, _ = files_of(path)
-    stamp = [(f, os.stat(f).st_mtime_ns, os.stat(f).st_size) for f in files]
+    stamp = [(f, info.st_mtime_ns, info.st_size) for f, info in ((f, os.stat(f)) for f in files)]
     text = repr((path, engine, sorted((k, v) for k, v in roles.items() if v), stamp))
     return "scan:" + hashlib.sha256(text.encode()).hexdigest()[:20]
 
@@ -216,8 +216,11 @@ def _open_into_state(how: dict) -> None:
     how = {k: v.strip() if isinstance(v, str) else v for k, v in how.items()}
     roles = _roles(how)
     with st.spinner("Aggregating the file (one pass; a log of several models: one per model until one reads)..."):
-        opened, failed = open_model(how["open"], how["engine"], **roles)
+        # the identity first: a file written during the pass then reads as changed on the next run, rather than
+        # its new identity standing for the old rows
+        check_allowed(how["open"], allowed_roots())  # before anything touches the path
         ident = scan_identity(how["open"], how["engine"], roles)
+        opened, failed = open_model(how["open"], how["engine"], **roles)
     st.session_state[_KEY], st.session_state[_KEY + "_id"], st.session_state[_HOW] = opened, ident, how
     st.session_state["cv_scan_model"] = opened.name  # a new file: its first model that reads
     # and no model picked on the previous file's pickers (their state outlived it: a second file opened on the

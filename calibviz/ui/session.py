@@ -235,7 +235,7 @@ def restore_session(session) -> list[str]:
                 raise SessionError(f"its data could not be loaded: {st.session_state.get('cv_error')}")
             verify_models(d.models, current_source().get("fingerprints") or {})
             use_memory()  # the pages show the session's data, not a file opened before
-    except InputError:
+    except Exception:  # any failure, not only the data's: an engine error after _reopen left the new file open
         if not stored_before:
             upload_store().remove(d.sha256)
         for k in _DATA_KEYS:  # the previous data, exactly as it was
@@ -246,9 +246,11 @@ def restore_session(session) -> list[str]:
 
     recal = {k: session.settings[k] for k in LINK_PARAMS if k in session.settings}
     ignored = replace_settings({k: v for k, v in session.settings.items() if k not in recal})
-    ignored += apply_link_values(recal, reset=True)
-    if d.kind == "opened":  # the model was picked among the file's (:func:`_reopen`), not the data in memory's
+    if d.kind == "opened":
+        # the model was picked among the file's (:func:`_reopen`), not the data in memory's; the data in memory keep
+        # their recalibrated models (a session of a file has no recalibration to reset them to)
         return [i for i in ignored if i != f"model={d.model}"]
+    ignored += apply_link_values(recal, reset=True)
     models = current_models()
     want = d.model or ""
     if want in models:

@@ -385,3 +385,26 @@ def test_a_restored_session_of_an_opened_file_warns_of_nothing_and_tce_without_r
     text = " ".join(shown(m) for m in fresh.markdown) + " ".join(c.value for c in fresh.caption)
     assert "There is no calibrated-model reference for this TCE of 3,000 rows on these bins" in text
     assert "sentence above" not in text  # the caption pointed to a range the sentence says is not there
+
+
+def test_a_session_that_fails_after_opening_its_file_leaves_the_previous_file_open(root, monkeypatch):
+    """Rolled back on any failure, not only on the data's: an engine error after the file was opened left it open
+    and analysed, unchecked, under 'the previously loaded data are kept' (a review)."""
+    import calibviz.ui.session as session_ui
+
+    other = root / "other.parquet"
+    pd.read_parquet(root / "scores.parquet").to_parquet(other)
+    at = _shrunk_in_equal_mass_bins(str(root / "scores.parquet"))
+    raw = _opened_session(at, str(other), "raw", {"label": "outcome", "probs": "s"})
+    before = (at.session_state["cv_scan"].source, at.session_state["cv_scan_id"], at.session_state["cv_scan_model"])
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the engine failed")
+
+    monkeypatch.setattr(session_ui, "checked_model", broken)
+    at = _open_session(at, raw)
+    assert_clean(at)
+    assert any("could not be opened" in shown(e) and "previously loaded data" in shown(e) for e in at.error)
+    assert (at.session_state["cv_scan"].source, at.session_state["cv_scan_id"],
+            at.session_state["cv_scan_model"]) == before
+    assert at.session_state["cv_scan_active"]
