@@ -254,7 +254,7 @@ def reopen_if_changed() -> str | None:
     if not how or scan is None:
         return None
     try:
-        ident = scan_identity(how["open"].strip(), how["engine"], _roles(how))
+        ident = scan_identity(how["open"], how["engine"], _roles(how))  # the fields as stored: stripped
     except (InputError, OSError):
         ident = None
     if ident == st.session_state.get(_KEY + "_id"):

@@ -277,9 +277,10 @@ def _reopen(d: DataRef) -> None:
     if d.rows is not None and checked.n != d.rows:
         raise SessionError(f"the file {d.name} has changed since the session was saved: it holds {checked.n:,} "
                            f"rows of model {name!r}, the session {d.rows:,}.")
-    if checked.fingerprint() != d.models.get(name):
+    now = checked.fingerprint()
+    if now != d.models.get(name):
         raise SessionError(f"the file {d.name} has changed since the session was saved: the scores or labels of "
-                           f"model {name!r} differ (fingerprint {checked.fingerprint()}, saved {d.models.get(name)}).")
+                           f"model {name!r} differ (fingerprint {now}, saved {d.models.get(name)}).")
     st.session_state["cv_scan_model"] = name
     use_scan()
 
