@@ -10,7 +10,8 @@ row counts and scores into exactly the groups of ``method="fast"``, in the same
 order: with the same seed the scan draws the in-memory reference's values
 (tested), and the same values on every run and engine: each draw uses its
 group's mean rounded to 12 decimals
-(:func:`~calibviz.metrics.consistency.drawn_probability`), so that sums of
+(:func:`~calibviz.metrics.consistency.drawn_probability`; weighted scans'
+Beta draws their shapes so rounded, :func:`_share_draw`), so that sums of
 the same scores in another order draw the same.
 So the reference costs one binomial draw per group and resample, on the
 driver, without another pass over the rows; the null values are reduced by
@@ -60,8 +61,8 @@ import pandas as pd
 
 from ..binning import PAVABC, EqualMass
 from ..metrics.binned import _debiased_from_stats, _decomposition, _norm_of_gaps
-from ..metrics.consistency import (_BUCKETS, _Plan, _null_statistics, bucket_binomial_draws, cell_bucket_groups,
-                                   drawn_probability, TWO_SIDED_METRICS, null_summary)
+from ..metrics.consistency import (_BUCKETS, DRAW_DECIMALS, _Plan, _null_statistics, bucket_binomial_draws,
+                                   cell_bucket_groups, drawn_probability, TWO_SIDED_METRICS, null_summary)
 from . import refine as _ref
 from .aggregate import FINE_BUCKETS, LOG_LOSS_BOUND, LOSS_HIGH, LOSS_LOW
 
@@ -218,12 +219,29 @@ def weighted_positives(k, size, weight, sww, rng):
     spread = var > 0
     out = np.array(mean, dtype=np.float64)
     W = np.broadcast_to(weight, out.shape)[spread]
-    f, v = out[spread] / W, var[spread] / (W * W)  # share of the group's weight: its mean and variance
-    # Beta on [0, 1] with that mean and variance: it exists because a sum of k of the weights lies in [0, W], so
-    # its variance is below f (1 - f) (Bhatia-Davis); a Gamma overshoots W and, clipped, loses variance
-    c = np.maximum(f * (1.0 - f) / v - 1.0, 1e-9)
-    out[spread] = W * rng.beta(np.maximum(f * c, 1e-12), np.maximum((1.0 - f) * c, 1e-12))
+    # the share of the group's weight: its mean and variance. Beta on [0, 1]: it exists because a sum of k of the
+    # weights lies in [0, W], so its variance is below f (1 - f) (Bhatia-Davis); a Gamma overshoots W and, clipped,
+    # loses variance
+    out[spread] = W * _share_draw(out[spread] / W, var[spread] / (W * W), rng)
     return out
+
+
+def _share_draw(f: np.ndarray, v: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A Beta draw with mean ``f`` and variance ``v`` (``0 < v < f (1 - f)``), its shapes rounded to
+    :data:`~calibviz.metrics.consistency.DRAW_DECIMALS` decimals.
+
+    Rounded for the reason :func:`~calibviz.metrics.consistency.drawn_probability` rounds a binomial's
+    probability: the shapes come from sums the engines add in any order, and numpy's beta and gamma samplers
+    branch at shape 1 (Johnk's algorithm below it, the exponential at it, Marsaglia-Tsang above it), so a shape
+    of 1 summed as 0.9999999999999999 drew another value and shifted the stream of every later draw.
+
+    >>> a, b = _share_draw(np.array([0.5]), np.array([1 / 12]), np.random.default_rng(3)), np.nextafter(1 / 12, 0)
+    >>> bool(a == _share_draw(np.array([0.5]), np.array([b]), np.random.default_rng(3)))
+    True
+    """
+    c = np.maximum(f * (1.0 - f) / v - 1.0, 1e-9)
+    return rng.beta(np.maximum(np.round(f * c, DRAW_DECIMALS), 1e-12),
+                    np.maximum(np.round((1.0 - f) * c, DRAW_DECIMALS), 1e-12))
 
 
 def positive_weight(weight, mean, variance, rng, size=None):
@@ -245,9 +263,7 @@ def positive_weight(weight, mean, variance, rng, size=None):
     v = np.broadcast_to(variance, W.shape) / np.where(W > 0, W * W, 1.0)
     spread = (v > 0) & (f > 0) & (f < 1)
     out = np.array(W * f, dtype=np.float64)  # no spread: every row's score is 0 or 1, or the group weighs nothing
-    fs, vs = f[spread], v[spread]
-    c = np.maximum(fs * (1.0 - fs) / vs - 1.0, 1e-9)
-    out[spread] = W[spread] * rng.beta(np.maximum(fs * c, 1e-12), np.maximum((1.0 - fs) * c, 1e-12))
+    out[spread] = W[spread] * _share_draw(f[spread], v[spread], rng)
     return out
 
 
