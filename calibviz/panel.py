@@ -769,7 +769,7 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
     '200 redraws cannot test at α = 0.001: the smallest p-value they give is 0.005 (at least 999 are needed).'
     >>> print(_reference_sentence(BINARY_METRICS["ece"], 0.01, 0.02, 0.03, 0.05, n_redraws=200, family=7,
     ...                           p_adjusted=0.21).split(": ", 1)[1])
-    no evidence of miscalibration among the 7 tests shown together (p = 0.03 on its own, p = 0.21 adjusted by Holm's method: among 7 tests of a calibrated model, one p-value this small is common).
+    no evidence of miscalibration among the 7 tests judged together (p = 0.03 on its own, p = 0.21 adjusted by Holm's method: among 7 tests of a calibrated model, one p-value this small is common).
     """
     if not np.isfinite(p_value):
         # an error without its reference (computed on request on large data) read as an alarm: "TCE = 47.92%"
@@ -795,18 +795,18 @@ def _reference_sentence(spec: MetricSpec, null_low: float, null_high: float, p_v
     if family > 1 and p_value <= level:
         adj_text = format_adjusted_p(adjusted, p_value, n_redraws)
         if held:  # Holm stopped at a p-value that is its redraws' floor: more redraws could reject it
-            verdict = (f"no verdict among the {family} tests shown together ({p_text}{'' if at_floor else ' on its own'}"
+            verdict = (f"no verdict among the {family} tests judged together ({p_text}{'' if at_floor else ' on its own'}"
                        f"; Holm's adjustment stops at a p-value that is its redraws' floor, so at least {held} "
                        "redraws, or fewer tests, would decide it)")
         elif verdict == "evidence of miscalibration":
-            verdict += f" ({p_text}; adjusted for the {family} tests shown together: {p_words(adj_text)})"
+            verdict += f" ({p_text}; adjusted for the {family} tests judged together: {p_words(adj_text)})"
         else:
-            verdict += (f" among the {family} tests shown together ({p_text} on its own, "
+            verdict += (f" among the {family} tests judged together ({p_text} on its own, "
                         f"{p_words(adj_text)} adjusted by Holm's method: among {family} tests of a calibrated model, "
                         "one p-value this small is common)")
     elif family > 1:
-        # "adjusted for the 3 tests shown together: p = 1" (it read "1 adjusted for ...", as if a count)
-        verdict += (f" ({p_text}; adjusted for the {family} tests shown together: "
+        # "adjusted for the 3 tests judged together: p = 1" (it read "1 adjusted for ...", as if a count)
+        verdict += (f" ({p_text}; adjusted for the {family} tests judged together: "
                     f"{p_words(format_adjusted_p(adjusted, p_value, n_redraws))})")
     else:
         verdict += f" ({p_text})"

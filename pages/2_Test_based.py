@@ -4,7 +4,7 @@ import streamlit as st
 from calibviz import figures, metrics
 from calibviz.summary import reliability_table
 from calibviz.ui import current_predictions, page_setup
-from calibviz.ui.blocks import download_table, show_figure, tce_headline, tce_reference, tce_tiles
+from calibviz.ui.blocks import download_table, panel_table, show_figure, tce_headline, tce_reference, tce_tiles
 from calibviz.ui.blocks import TCE_PAGE_CAPTION, show_dataframe
 from calibviz.ui.source import scan_dispatch
 from calibviz.ui.compute import cached
@@ -29,7 +29,12 @@ table = cached(("tce_table",) + key, lambda: reliability_table(view.y, view.p, b
 tce = cached(("tce",) + key, lambda: metrics.tce(view.y, view.p, binning=scheme, alpha=alpha,
                                                  sample_weight=view.w))
 tce_tiles(tce, table, weighted=view.w is not None)
-st.markdown(tce_headline(tce, alpha, tce_reference(view, preds.fingerprint(), scheme, alpha)))
+if s["tce_scheme"] == "pavabc":  # the panel's TCE: its row, judged with the panel's other tests as on Reliability
+    reference = panel_table(view.y, view.p, view.w, view.name, preds.fingerprint(), metrics=("tce",),
+                            intervals=False).iloc[0]
+else:
+    reference = tce_reference(view, preds.fingerprint(), scheme, alpha)
+st.markdown(tce_headline(tce, alpha, reference))
 if (note := one_view_note(preds, alpha)) is not None:
     st.caption(note)
 

@@ -61,10 +61,10 @@ def test_family_verdicts_by_holm_with_readings_that_say_so():
                                           "no evidence of miscalibration", "no evidence of miscalibration"]
     assert [r["n_tests"] for r in out] == [4, 4, 4, 4]
     # the metric whose own p is below alpha says why it is not flagged
-    assert ("among the 4 tests shown together (p = 0.03 on its own, p = 0.09 adjusted by Holm's method"
+    assert ("among the 4 tests judged together (p = 0.03 on its own, p = 0.09 adjusted by Holm's method"
             in out[0]["reading"])
-    assert "adjusted for the 4 tests shown together: p ≤ 0.02" in out[1]["reading"]
-    assert out[2]["reading"].endswith("no evidence of miscalibration (p = 0.5; adjusted for the 4 tests shown "
+    assert "adjusted for the 4 tests judged together: p ≤ 0.02" in out[1]["reading"]
+    assert out[2]["reading"].endswith("no evidence of miscalibration (p = 0.5; adjusted for the 4 tests judged "
                                       "together: p = 0.5).")
     assert all(r["reading"].startswith("Head. A perfectly calibrated model") for r in out)
 
@@ -88,7 +88,7 @@ def test_holm_stopped_at_a_floor_leaves_the_later_tests_undecided():
     out = family_verdicts(rows, 0.05, BINARY_METRICS)
     assert [r["verdict"] for r in out] == ["", "", "no evidence of miscalibration"]
     assert "at least 59 redraws, or fewer tests, would decide it" in out[0]["reading"]  # 0.05 / 3: 59
-    assert "no verdict among the 3 tests shown together (p = 0.021 on its own" in out[1]["reading"]
+    assert "no verdict among the 3 tests judged together (p = 0.021 on its own" in out[1]["reading"]
     # resolved (more redraws, ECE's p smaller): both rejected
     rows[0] = _row("ece", 1 / 201)
     out = family_verdicts(rows, 0.05, BINARY_METRICS)
@@ -100,7 +100,7 @@ def test_floor_of_the_redraws_short_of_the_family_level_gives_no_verdict():
     rows = [_row("ece", 1 / 201)] + [_row("ace", 0.5) for _ in range(15)]
     out = family_verdicts(rows, 0.05, BINARY_METRICS)
     assert out[0]["verdict"] == ""
-    assert "no verdict among the 16 tests shown together" in out[0]["reading"]
+    assert "no verdict among the 16 tests judged together" in out[0]["reading"]
     assert "at least 319 redraws" in out[0]["reading"]
     # a test of its own (no redraws) below the family's level is flagged
     rows[0] = _row("spiegelhalter_z", 1e-4, redraws=0, value=3.9)

@@ -75,8 +75,8 @@ def test_mcb_of_the_corp_section_is_judged_with_the_models_panel(multiclass):
     expected = judged_together(panel, metric_panel(view.y, view.p, metrics=("mcb",), sample_weight=view.w,
                                                    n_resamples=0, random_state=5, n_reference=n_ref))
     corp = html.split("CORP decomposition: ")[1].split("<")[0].replace("&#x27;", "'")
-    assert f"the {n_tests} tests shown together" in corp, corp
+    assert f"the {n_tests} tests judged together" in corp, corp
     assert expected["reading"].iloc[-1] in corp
-    assert f"the {n_tests} tests shown together" in expected["reading"].iloc[0]
+    assert f"the {n_tests} tests judged together" in expected["reading"].iloc[0]
     assert expected["reading"].iloc[0].replace("'", "&#x27;") in html  # the panel's readings count MCB too
     assert f"together with the MCB test of the CORP section below ({n_tests} tests in all" in html

@@ -22,7 +22,7 @@ from .settings import panel_config, settings
 
 __all__ = ["BOOTSTRAP_ROW_BUDGET", "show_figure", "figure_about", "file_size", "download_table", "panel_table", "show_headlines", "show_metric_table", "slug",
            "not_applicable", "without_attrs", "show_dataframe", "TCE_PAGE_CAPTION", "reference_redraws",
-           "joined_panels", "CORP_METRICS", "pages_family"]
+           "joined_panels", "CORP_METRICS", "pages_family", "judged_family", "family_caption"]
 
 
 def show_dataframe(data, **kwargs):
@@ -344,7 +344,31 @@ def judged_at(tables, alpha: float) -> pd.DataFrame:
     return judged_together(*[at_alpha(t, alpha) for t in tables], alpha=alpha)
 
 
-def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, references_on_request=False) -> pd.DataFrame:
+def judged_family(keys, multiclass: bool = False) -> tuple:
+    """The metrics whose tests the verdicts of a page's ``keys`` are judged with (Holm,
+    :func:`calibviz.panel.judged_together`): the panel the pages show for the data (the sidebar's metrics;
+    multiclass data: the Multiclass page's), then ``keys``. One family for every page, so that a metric reads one
+    verdict wherever it is shown: TCE read "evidence of miscalibration (p = 0.05)" on the Test-based page, judged
+    alone, and "no evidence (p = 0.05 on its own, p = 0.35 adjusted by Holm)" on the Reliability page (a
+    walk-through); the Data page judged its three headline metrics among themselves.
+    """
+    shown = DEFAULT_MULTICLASS_METRICS if multiclass else (tuple(settings()["metrics"]) or ("ece",))
+    return tuple(dict.fromkeys(tuple(shown) + tuple(keys)))
+
+
+def family_caption(table: pd.DataFrame) -> str:
+    """What a page that shows some of the family's metrics says of its verdicts ("" when it shows them all)."""
+    tests = int(pd.to_numeric(table.get("n_tests", pd.Series(dtype=float)), errors="coerce").max() or 0) \
+        if len(table) else 0
+    shown = int(np.isfinite(pd.to_numeric(table["p_value"], errors="coerce")).sum()) if len(table) else 0
+    if tests <= max(shown, 1):
+        return ""
+    return (f"Verdicts are judged together with the metric panel's other tests ({tests} tests in all, as on the "
+            "Reliability page; Holm's adjustment), so that a metric reads the same verdict on every page.")
+
+
+def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, references_on_request=False,
+                intervals=True) -> pd.DataFrame:
     """The metric panel of (y, p, w) — a binary view, or labels and (n, K) probabilities — cached per data
     (``fingerprint`` and ``name``) and settings; the bootstrap shows its progress.
 
@@ -360,7 +384,10 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, reference
     metric whose intervals exist is shown with them even where the others
     still wait for the button.
 
-    The verdicts of the metrics are judged together (:func:`calibviz.panel.judged_together`). The redraws are
+    The verdicts of the metrics are judged together with the family of :func:`judged_family` (the sidebar's
+    panel): the family's other metrics are computed too, with their references and without bootstrap intervals
+    unless those are cached, and only ``metrics``' rows are returned. ``intervals`` False: the bootstrap of
+    ``metrics`` is not started either (the Test-based page reads only TCE's verdict). The redraws are
     those the largest family of the pages needs (:func:`reference_redraws`): the sidebar's metrics with the CORP
     panel's (the Reliability page joins the two with :func:`joined_panels`) and these; one number for every
     page, so a metric's reference is computed once (multiclass data: the Multiclass page's panel).
@@ -381,8 +408,9 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, reference
     # label redraws on large data for the metrics whose redraws cost time per row (the p-value's resolution is
     # 1 / (redraws + 1)); the others get as many as on small data, as an opened file's pages give them.
     cells = n * (np.shape(p)[1] if np.ndim(p) == 2 else 1)  # class-wise metrics redo every class
+    family = judged_family(keys, multiclass=np.ndim(p) == 2)
 
-    per_metric = page_redraws(keys, cells, multiclass=np.ndim(p) == 2)  # the Data page's headlines: Reliability's
+    per_metric = page_redraws(family, cells, multiclass=np.ndim(p) == 2)  # the Data page's headlines: Reliability's
 
     def redraws(key):
         return per_metric[key]
@@ -400,7 +428,8 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, reference
 
     def one(key):
         n_ref = 0 if waits(key) else redraws(key)
-        resamples = n_boot if n_boot and in_cache(cache_key(key, n_boot, n_ref)) else n_run
+        bootstrapped = intervals and key in keys  # the family's other metrics: for their p-values only
+        resamples = n_boot if n_boot and in_cache(cache_key(key, n_boot, n_ref)) else (n_run if bootstrapped else 0)
 
         def compute():
             with progress_bar(f"Bootstrapping {key}" if resamples else f"Calibrated-model reference of {key}") \
@@ -410,12 +439,17 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, reference
 
         return cached(cache_key(key, resamples, n_ref), compute), resamples
 
-    waiting = [k for k in keys if waits(k)]
-    parts = [one(k) for k in keys]
-    table = judged_at([t for t, _ in parts], cfg.alpha)
-    missing = sum(1 for _, r in parts if not r)
+    waiting = [k for k in family if waits(k)]
+    computed = {k: one(k) for k in family}
+    judged = judged_at([computed[k][0] for k in family], cfg.alpha)
+    row_of = {m: i for i, m in enumerate(judged["metric"])}
+    table = judged.iloc[[row_of[k] for k in keys]].reset_index(drop=True)
+    table.attrs = dict(judged.attrs)
+    parts = [computed[k] for k in keys]
+    missing = sum(1 for _, r in parts if not r) if intervals else 0
     table.attrs.update(config=cfg,  # a cached table of a metric without a test may come from another alpha
-                       n_resamples=n_boot if n_boot and missing < len(keys) else n_run, random_state=seed, confidence=0.95,
+                       n_resamples=(n_boot if n_boot and missing < len(keys) else n_run) if intervals else 0,
+                       random_state=seed, confidence=0.95,
                        n_reference=max(redraws(k) for k in keys), intervals_wait=bool(n_boot and not wanted and missing))
     if n_boot and not wanted and missing:
         which = "" if missing == len(keys) else f" of the other {missing} metric{'s' if missing > 1 else ''}"
@@ -571,26 +605,29 @@ TCE_PAGE_CAPTION = ("Each prediction is tested against the observed rate of its 
                     "the other pages'.")
 
 
-def tce_headline(tce: float, alpha: float, reference=None, *, n_rows: int | None = None,
-                 n_redraws: int | None = None) -> str:
+def tce_headline(tce: float, alpha: float, reference=None, *, n_rows: int | None = None) -> str:
     """The Test-based page's headline: TCE, then what a perfectly calibrated model with these predictions
     would show and the verdict (issue #11: a large TCE alone reads as "broken" even for a calibrated model).
 
-    ``reference`` has ``null_low``, ``null_high`` and ``p_value`` (a consistency test, or a scan's panel row with
-    its ``n_redraws``); None where there is none (an opened large file), and the headline then says how to read
-    TCE without it.
+    ``reference``: TCE's row of the metric panel (the page's bins are the panel's PAVA-BC), whose reading ends
+    with the verdict judged with the panel's other tests, word for word the Reliability page's; or, for other
+    bins, a consistency test of this TCE (``null_low``, ``null_high``, ``p_value``), judged on its own and said
+    so; None where there is none (an opened file's other bins), and the headline then says how to read TCE
+    without it.
     """
-    from ..panel import BINARY_METRICS, _reference_sentence
+    from ..panel import _SENTENCE_START, BINARY_METRICS, _reference_sentence
 
     # "rejected", not "deviate significantly": each prediction's test is at alpha, so a calibrated model's are
     # rejected too; the reference right after says how many
     head = (f"**{format_value(tce, 'percent')} of predictions are rejected by the binomial test against their bin's "
             f"observed rate** (exact, two-sided, α = {alpha:g}).")
+    if isinstance(reference, pd.Series):  # the panel's row: its verdict, judged with the panel's tests
+        start = _SENTENCE_START.search(reference["reading"])
+        return head + (reference["reading"][start.start():] if start else "")
     if reference is not None and np.isfinite(reference.p_value):
-        if n_redraws is None:  # a consistency test knows its redraws; a panel row is given them
-            n_redraws = reference.n_resamples - reference.n_failed
-        return head + _reference_sentence(BINARY_METRICS["tce"], reference.null_low, reference.null_high,
-                                          reference.p_value, alpha, n_redraws)
+        return (head + _reference_sentence(BINARY_METRICS["tce"], reference.null_low, reference.null_high,
+                                           reference.p_value, alpha, reference.n_resamples - reference.n_failed)
+                + " This TCE's bins are not the metric panel's (PAVA-BC), so its test is judged on its own.")
     rows = f" of {n_rows:,} rows" if n_rows else ""
     return (head + f" There is no calibrated-model reference for this TCE{rows} on these bins (an opened file has one "
             "for PAVA-BC bins without weights): TCE grows with the number of rows even for a perfectly calibrated "

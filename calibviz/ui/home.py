@@ -13,7 +13,8 @@ from ..panel import p_value_words
 from .compute import cached
 from .settings import settings
 from .text import md
-from .blocks import _format_interval, _format_reference, _format_value, _verdict_badge, panel_table, show_headlines
+from .blocks import (_format_interval, _format_reference, _format_value, _verdict_badge, family_caption, panel_table,
+                     show_headlines)
 from .blocks import show_dataframe
 from .data import (current_files, current_models, current_predictions, current_source, detected_mapping,
                    error_hint, load_bytes_into_state, load_demo_into_state, load_files_into_state, on_upload,
@@ -402,6 +403,8 @@ def headline_metrics() -> None:
         if badge:
             col.markdown(badge)
     show_headlines(table, len(table))
+    if caption := family_caption(table):
+        st.caption(caption)
 
 
 def next_steps() -> None:

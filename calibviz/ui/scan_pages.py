@@ -35,7 +35,8 @@ from ..multiclass import (GRID_READING, TOP_LABEL_DIAGRAM_READING, class_referen
 from ..variables import (top_is_finding, top_variable_words, vece_floor_caption, vece_test_sentence,
                          vece_whiskers_caption)
 from .blocks import (BOOTSTRAP_ROW_BUDGET, download_table, reference_redraws, not_applicable, show_figure,
-                     show_headlines, show_metric_table, slug, tce_headline, tce_tiles, zoom_bin_picker)
+                     judged_family, show_headlines, show_metric_table, slug, tce_headline, tce_tiles,
+                     zoom_bin_picker)
 from .blocks import TCE_PAGE_CAPTION, band_reading, show_dataframe
 from .comparison import show_comparison, without_conflicting_tce
 from .compute import cached, guarded, in_cache, progress_bar
@@ -91,20 +92,13 @@ def _metric_key(view, key: str, cfg: PanelConfig, seed: int, resamples: int, fam
     return ("scan_metric", cache_id(), view.name, key, config_key(key, cfg), _redraws(key, family), seed, resamples)
 
 
-def _metric_row(view, key: str, cfg: PanelConfig, s: dict) -> pd.Series:
-    """One metric's panel row, from the Reliability page's panel cache when it holds it (with its intervals, if they
-    were computed): TCE's calibrated-model reference is computed once for both pages. The row is that metric's
-    own test (its reading's verdict is not judged with the Reliability page's other metrics)."""
-    seed, n_boot = int(s["seed"]), int(s["boot"])
-    family = family_size(s["metrics"])  # the redraws of the Reliability page's panel: its cache is shared
-    with_intervals = _metric_key(view, key, cfg, seed, n_boot, family)
-    cache_key = with_intervals if n_boot and in_cache(with_intervals) else _metric_key(view, key, cfg, seed, 0, family)
-    return cached(cache_key, lambda: view.metrics([key], config=cfg, n_reference=_redraws(key, family),
-                                                  random_state=seed),
-                  label=f"Computing {key} and its calibrated-model reference").iloc[0]
+def _shown_key(view, key: str) -> str:
+    """The ``metric`` of ``key``'s row in a scan's panel: a multiclass view's ECE is its confidence ECE
+    (:meth:`calibviz.scan.Scan.metrics`)."""
+    return "confidence_ece" if key == "ece" and not view.is_binary else key
 
 
-def _panel(view, keys, cfg: PanelConfig, s: dict) -> pd.DataFrame:
+def _panel(view, keys, cfg: PanelConfig, s: dict, *, leave_out=()) -> pd.DataFrame:
     """The scan's metric panel: values and the calibrated-model reference (binned metrics of binary views) at once;
     bootstrap intervals from the score buckets (the sidebar's resamples and seed) on request.
 
@@ -119,10 +113,12 @@ def _panel(view, keys, cfg: PanelConfig, s: dict) -> pd.DataFrame:
     base = ("scan_panel", cache_id(), view.name, keys, cfg, seed, n_boot)
     consent = "cv_scan_boot_" + hashlib.sha1(repr(base).encode()).hexdigest()[:16]
 
-    family = family_size(keys)
+    # judged with the family of every page (ui.blocks.judged_family), whose other metrics give their p-values
+    judged = tuple(k for k in judged_family(keys, multiclass=not view.is_binary) if k in keys or k not in leave_out)
+    family = family_size(judged_family(keys, multiclass=not view.is_binary))
 
     def one(key):
-        asked = n_boot and (st.session_state.get(consent)
+        asked = n_boot and ((st.session_state.get(consent) and key in keys)
                             or in_cache(_metric_key(view, key, cfg, seed, n_boot, family)))
         resamples = n_boot if asked else 0
 
@@ -136,15 +132,19 @@ def _panel(view, keys, cfg: PanelConfig, s: dict) -> pd.DataFrame:
         return cached(_metric_key(view, key, cfg, seed, resamples, family), compute,
                       label=f"Computing {key} and its calibrated-model reference"), resamples
 
-    fresh = [k for k in keys if k in BUCKET_KEYS and not in_cache(_metric_key(view, k, cfg, seed, 0, family))]
+    fresh = [k for k in judged if k in BUCKET_KEYS and not in_cache(_metric_key(view, k, cfg, seed, 0, family))]
     if view.is_binary and len(fresh) > 1:
         try:  # one draw of the score buckets for smECE's, Brier's and log loss's references: the values of each alone
             with st.spinner("Computing the calibrated-model references of " + ", ".join(fresh)):
                 bucket_nulls(view, fresh, _redraws(fresh[0], family), seed)
         except InputError:
             pass  # each metric's row says what is wrong
-    parts = [one(k) for k in keys]
-    table = judged_together(*[t for t, _ in parts], alpha=cfg.alpha)  # cached one by one, judged together
+    computed = {k: one(k) for k in judged}
+    together = judged_together(*[computed[k][0] for k in judged], alpha=cfg.alpha)  # cached one by one
+    row_of = {m: i for i, m in enumerate(together["metric"])}
+    table = together.iloc[[row_of[_shown_key(view, k)] for k in keys]].reset_index(drop=True)
+    table.attrs = dict(together.attrs)
+    parts = [computed[k] for k in keys]
     table.attrs["config"] = cfg  # a cached table of a metric without a test may come from another alpha
     missing = sum(1 for _, r in parts if not r)
     table.attrs["n_resamples"] = n_boot if missing < len(keys) else 0
@@ -192,7 +192,7 @@ def reliability_headlines(scan) -> pd.DataFrame:
     family = family_size(keys)
     waiting = [k for k in keys if costly_reference(k, cfg)
                and not in_cache(_metric_key(view, k, cfg, int(s["seed"]), 0, family))]
-    panel = _panel(view, [k for k in keys if k not in waiting] or ["ece"], cfg, s)
+    panel = _panel(view, [k for k in keys if k not in waiting] or ["ece"], cfg, s, leave_out=waiting)
     show_headlines(panel[np.isfinite(panel["value"].to_numpy(float))], n=None)
     if waiting:
         labels = ", ".join(metric_label(k) for k in waiting)
@@ -279,13 +279,12 @@ def test_based(scan) -> None:
     table = cached(("tce_table",) + key, lambda: view.reliability_table(scheme, alpha))
     if isinstance(scheme, PAVABC):  # TCE with the scan's note on PAVA-BC bins formed from score buckets
         # the sidebar's n_min / n_max / alpha, as on the Reliability page: one reference for both pages
-        row = _metric_row(view, "tce", panel_config(s), s)
+        row = _panel(view, ["tce"], panel_config(s), s).iloc[0]  # judged with the panel's tests, as there
         tce, note, reference = float(row["value"]), (row["note"] or "").strip(), row
     else:
         tce, note, reference = cached(("tce",) + key, lambda: view.tce(scheme, alpha)), "", None
     n_all = tce_tiles(tce, table, weighted=scan.mapping.weight is not None)
-    st.markdown(tce_headline(tce, alpha, reference, n_rows=n_all,
-                             n_redraws=None if reference is None else int(reference["n_redraws"])))
+    st.markdown(tce_headline(tce, alpha, reference, n_rows=n_all))
     if note:
         st.caption(note)
     fig = cached(("tce_fig", s["tce_axis"]) + key, lambda: figures.tce_diagram(

@@ -79,3 +79,28 @@ def test_the_ranking_says_which_vece_is_beyond_a_calibrated_model():
     at = _open("pages/4_Variables.py", "hospital_readmission")
     texts = [m.value for m in at.markdown]
     assert expected in texts or expected.replace("_", "\\_") in texts
+
+
+def test_tce_reads_one_verdict_on_every_page():
+    """TCE's verdict is judged with the sidebar panel's other tests on the Data, Reliability and Test-based pages
+    alike: the Test-based page judged it alone ("evidence (p = 0.05)") beside the Reliability page's "no evidence
+    (p = 0.05 on its own, p = 0.35 adjusted)", and the Data page judged its three headline metrics among themselves
+    (a walk-through)."""
+    at = _open("pages/2_Test_based.py", "hospital_readmission")
+    headline = shown(next(m for m in at.markdown if "rejected by the binomial test" in m.value))
+    verdict = headline[headline.index("A perfectly calibrated model"):]
+    assert "adjusted for the 7 tests judged together" in verdict, verdict
+    at.switch_page("pages/1_Reliability.py").run()
+    assert_clean(at)
+    assert any(verdict in shown(m) for m in at.markdown if m.value.startswith("**TCE =")), verdict
+    at.switch_page("app.py").run()
+    assert_clean(at)
+    assert any(verdict in shown(m) for m in at.markdown if m.value.startswith("**TCE =")), verdict
+    assert any("7 tests in all, as on the Reliability page" in shown(c) for c in at.caption)
+    # other bins than the panel's: this TCE is another statistic, judged on its own and said so
+    at.switch_page("pages/2_Test_based.py")
+    at.session_state["cv_settings"]["tce_scheme"] = "uniform"
+    at.run()
+    assert_clean(at)
+    other = shown(next(m for m in at.markdown if "rejected by the binomial test" in m.value))
+    assert "judged on its own" in other and "judged together" not in other, other

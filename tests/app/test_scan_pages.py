@@ -162,11 +162,15 @@ def test_tce_reference_is_computed_once_for_reliability_and_test_based(files, mo
     at = _opened(files / "two_models.parquet", "pages/1_Reliability.py")  # the default panel holds TCE
     assert not at.error, [e.value for e in at.error]
     assert len(calls) == 1
+    reliability = next(m.value for m in at.markdown if m.value.startswith("**TCE ="))
     at.switch_page("pages/2_Test_based.py").run()
     assert not at.error, [e.value for e in at.error]
     assert len(calls) == 1, "the Test-based page redrew TCE's reference"
     headline = next(m.value for m in at.markdown if "rejected by the binomial test" in m.value)
     assert "A perfectly calibrated model with these predictions would show" in headline, headline
+    # the same verdict, judged with the panel's tests, word for word (it was judged alone there, a walk-through)
+    verdict = headline[headline.index("A perfectly calibrated model"):]
+    assert verdict in reliability and "judged together" in verdict, (verdict, reliability)
 
 
 def test_multiclass_page_and_views_of_a_multiclass_file(files):
