@@ -7,7 +7,8 @@ from calibviz.scan.refine import EXACT_BLOCK_ROWS
 from calibviz.ui import page_setup
 from calibviz.ui.blocks import download_table, show_dataframe, show_figure
 from calibviz.ui.scan import current_scan, scan_work, source_form
-from calibviz.ui.scan_pages import banded_caption, banded_diagram, reliability_headlines, tce_bins_caption
+from calibviz.ui.scan_pages import (banded_caption, banded_diagram, reliability_headlines, tce_bins_caption,
+                                    tce_page_table)
 from calibviz.ui.settings import panel_config, settings
 from calibviz.ui.source import active_scan, checked_model, scan_active, use_controls
 from calibviz.ui.text import md
@@ -52,8 +53,10 @@ with scan_work():  # one run of the session on the file at a time (ui.scan.scan_
                 panel = reliability_headlines(scan)
             # the title short, the TCE in the caption: with the binning in the title it ran under Plotly's toolbar at
             # 1024 px (a walk-through)
-            show_figure(tce_diagram(table=table, title="Test-based reliability diagram"), "tce_diagram", key="scan_tce")
-            st.caption(tce_bins_caption(scan, table, cfg, panel))
+            tce_table = tce_page_table(scan, s)  # the Test-based page's bins: the panel's TCE, not a second one
+            show_figure(tce_diagram(table=tce_table, title="Test-based reliability diagram"), "tce_diagram",
+                        key="scan_tce")
+            st.caption(tce_bins_caption(scan, tce_table, panel, s))
             st.subheader("Per-bin table")
             show_dataframe(table)
             download_table(table, "reliability_table", key="scan_table")

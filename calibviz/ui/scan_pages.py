@@ -165,17 +165,32 @@ def _headlines(panel: pd.DataFrame) -> None:
     show_headlines(panel[np.isfinite(panel["value"].to_numpy(float))], 4)
 
 
-def tce_bins_caption(scan, table: pd.DataFrame, cfg: PanelConfig, panel: pd.DataFrame) -> str:
-    """The Large data page's caption of its test-based diagram: the TCE of the sidebar's bins (its title names no
-    TCE: with the binning it ran under Plotly's toolbar at 1024 px, a walk-through), and why the panel's differs."""
+def tce_page_table(scan, s: dict) -> pd.DataFrame:
+    """The per-bin table of ``scan``'s first view on the Test-based page's bins (PAVA-BC by default, the metric
+    panel's TCE), cached with that page's: the Large data page drew its test-based diagram on the sidebar's bins,
+    and its caption's TCE (81.61% on 15 uniform bins) stood beside the panel's 50.49% (a walk-through)."""
+    view = scan_view(scan, next(iter(scan_view_options(scan))))
+    scheme, alpha = tce_scheme(s), float(s["alpha"])
+    return cached(("tce_table", cache_id(), view.name, scheme, alpha), lambda: view.reliability_table(scheme, alpha))
+
+
+def tce_bins_caption(scan, table: pd.DataFrame, panel: pd.DataFrame, s: dict) -> str:
+    """The Large data page's caption of its test-based diagram (:func:`tce_page_table`): its bins and its TCE,
+    the metric panel's where the bins are the panel's PAVA-BC (its title names no TCE: with the binning it ran
+    under Plotly's toolbar at 1024 px, a walk-through)."""
     from ..figures._base import table_about
 
     binning = table_about(table, interval=False).get("binning", "")
-    return ("The test-based diagram tests each prediction against its bin of the sidebar's binning ("
-            f"{md(binning)}): TCE of those bins = {format_value(scan.tce(cfg.scheme(), cfg.alpha), 'percent')}, "
-            "not compared with a calibrated model (whose TCE is far above 0 on many rows: alone no evidence)"
-            + ("; the TCE of the metric panel uses PAVA-BC bins (the paper's choice, the sidebar's n_min and n_max), "
-               "so the two differ unless the sidebar picks PAVA-BC." if "tce" in set(panel["metric"]) else "."))
+    rows = panel.set_index("metric")
+    if s["tce_scheme"] == "pavabc" and "tce" in rows.index:
+        return ("The test-based diagram tests each prediction against the observed rate of its PAVA-BC bin (the "
+                f"Test-based page's bins, the paper's choice): TCE = {format_value(rows.loc['tce', 'value'], 'percent')}, "
+                "the metric panel's, read against a calibrated model beside the diagram above.")
+    value = format_value(scan_view(scan, next(iter(scan_view_options(scan)))).tce(tce_scheme(s), float(s["alpha"])),
+                         "percent")
+    return (f"The test-based diagram tests each prediction against the observed rate of its bin ({md(binning)}, the "
+            f"Test-based page's bins): TCE = {value}, not compared with a calibrated model here (its TCE is far "
+            "above 0 on many rows: alone no evidence); the Test-based page reads it.")
 
 
 def reliability_headlines(scan) -> pd.DataFrame:

@@ -66,13 +66,21 @@ def test_a_file_under_the_allowed_root_is_analysed(logs):
     tce = next(h for h in heads if h.startswith("**TCE = "))
     assert "A perfectly calibrated model with these predictions would show" in tce
     assert "no evidence of miscalibration" in tce
-    # the test-based diagram's TCE in its caption, its title short (it ran under Plotly's toolbar at 1024 px)
-    from calibviz.binning import Uniform
+    # the test-based diagram on the Test-based page's PAVA-BC bins: its TCE is the panel's, said in its caption
+    # (it drew the sidebar's 15 uniform bins and named their TCE beside the panel's, a walk-through); its title
+    # short (it ran under Plotly's toolbar at 1024 px)
+    from calibviz.binning import PAVABC
     from calibviz.panel import format_value
 
-    assert figs[1]["layout"]["title"]["text"] == "Test-based reliability diagram"
-    bins_tce = format_value(cv.scan(str(root / "day=1.parquet")).tce(Uniform(15), 0.05), "percent")
-    assert any(f"(uniform, 15 bins): TCE of those bins = {bins_tce}" in shown(c) for c in at.caption)
+    scan = cv.scan(str(root / "day=1.parquet"))
+    panel_tce = format_value(scan.tce(PAVABC(), 0.05), "percent")
+    assert tce.startswith(f"**TCE = {panel_tce}.**"), tce
+    assert any(f"PAVA-BC bin (the Test-based page's bins, the paper's choice): TCE = {panel_tce}, the metric "
+               "panel's" in shown(c) for c in at.caption)
+    tce_fig = figures(at)[1]
+    assert tce_fig["layout"]["title"]["text"] == "Test-based reliability diagram"
+    bars = next(t for t in tce_fig["data"] if str(t.get("name", "")).startswith("Rejected"))
+    assert bars["y"] == scan.reliability_table(PAVABC(), 0.05)["rejected"].tolist()
 
 
 @pytest.mark.parametrize("where", ["outside", "dotdot", "sql", "symlink", "glob"])
