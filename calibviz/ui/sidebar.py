@@ -67,8 +67,7 @@ def page_setup(title: str, controls: tuple = (), model_picker: bool = True) -> N
         ignored.append(f"data={data}")
     ensure_data()
     linked_path = st.query_params.get("open") if first_run else None
-    if linked_path and not link_lost():
-        _open_linked_file(linked_path)
+    opened_by_link = bool(linked_path) and not link_lost() and _open_linked_file(linked_path)
     changed = reopen_if_changed()  # an opened file rewritten on disk: read again (or closed), and said
     if changed:
         st.warning(changed, icon=":material/sync_problem:")
@@ -77,6 +76,10 @@ def page_setup(title: str, controls: tuple = (), model_picker: bool = True) -> N
         ignored += _linked_model()
     if ignored:
         st.warning(f"Ignored link settings that are not valid: {md(', '.join(ignored))}.", icon=":material/link_off:")
+    elif opened_by_link and title == "Data" and (_ROOT / "pages" / "8_Large_data.py").exists():
+        # a link to a file lands where the file is shown: the Data page's first screen is the data in memory's
+        # (a walk-through followed such a link into a meeting and showed the demo's headline numbers)
+        st.switch_page("pages/8_Large_data.py")
     # shown on the page the session opens (the Data page first runs the upload's callback, then switches)
     from_session = [] if st.session_state.get("cv_session_goto") else st.session_state.pop("cv_session_ignored", [])
     if from_session:  # set by ui.session when a session file opened with values this version does not accept
@@ -120,16 +123,18 @@ def _recalibration_link(title: str) -> dict:
     return link_values(title)
 
 
-def _open_linked_file(path: str) -> None:
+def _open_linked_file(path: str) -> bool:
     """Open the file a link names (``open=``) and, with ``analyse=1``, make it the data of every binned page;
-    a file that cannot be opened is a lost link (:func:`calibviz.ui.session.lost_link_notice`)."""
+    a file that cannot be opened is a lost link (:func:`calibviz.ui.session.lost_link_notice`). Whether it opened."""
     linked = {k: st.query_params.get(k, "") for k in LINK_KEYS}
     reason = open_from_link(linked)
     if reason:
         mark_lost(path, reason, opened=linked)
         set_setting("model", "")
-    elif linked["analyse"] == "1":
+        return False
+    if linked["analyse"] == "1":
         use_scan()
+    return True
 
 
 def _model_pick() -> tuple[list[str], str | None]:

@@ -408,3 +408,20 @@ def test_a_session_that_fails_after_opening_its_file_leaves_the_previous_file_op
     assert (at.session_state["cv_scan"].source, at.session_state["cv_scan_id"],
             at.session_state["cv_scan_model"]) == before
     assert at.session_state["cv_scan_active"]
+
+
+@pytest.mark.parametrize("analyse", ["1", ""])
+def test_a_link_to_a_file_on_the_data_page_lands_on_the_file(root, analyse):
+    """A link to the Data page that opens a file lands on the Large data page, which shows the file; the Data
+    page's first screen is the data in memory's (a walk-through showed the demo's headline numbers in a meeting
+    from such a link). The address keeps the link."""
+    path = str(root / "scores.parquet")
+    params = {"open": path, "label": "outcome", "probs": "s"}
+    fresh = _fresh("app.py", {**params, "analyse": analyse} if analyse else params)
+    assert_clean(fresh)
+    assert not fresh.error, [shown(e) for e in fresh.error]
+    assert fresh.title[0].value == "Large data"
+    assert any("6,000 rows" in m.value or "3,000 rows" in m.value for m in fresh.markdown)
+    assert _params(fresh).get("open") == path
+    bad = _fresh("app.py", {**params, "open": str(root.parent / "outside.parquet")})  # a lost link stays, and says so
+    assert bad.title[0].value == "Can I trust these probabilities?"
