@@ -110,6 +110,13 @@ def format_difference(value: float, unit: str) -> str:
     --------
     >>> format_difference(35.214, "percent"), format_difference(-0.0123, "probability"), format_difference(0, "z")
     ('+35.21 pp', '-0.0123', '0')
+
+    A difference of scores (Brier score, log loss) below 0.001 keeps two significant digits: the four of a value
+    read "+0.0009280, interval 0.0006552 to 0.001201" beside values of four decimals (a walk-through); from 0.001
+    on it has the values' four decimals.
+
+    >>> format_difference(0.000928, "score"), format_difference(-0.005253, "score"), format_difference(4.7e-5, "score")
+    ('+0.00093', '-0.0053', '+0.000047')
     """
     if value is None or not np.isfinite(value):
         return "n/a"
@@ -117,6 +124,11 @@ def format_difference(value: float, unit: str) -> str:
         value = 0.0
     if unit == "percent":
         return f"{value:+.2f} pp" if value else "0.00 pp"
+    if unit == "score" and 1e-6 <= abs(value) < 1.0:
+        if abs(value) >= 1e-3:
+            return f"{value:+.4f}"
+        return ("+" if value > 0 else "") + np.format_float_positional(value, precision=2, unique=False,
+                                                                        fractional=False, trim="-")
     return ("+" if value > 0 else "") + format_value(value, unit)
 
 

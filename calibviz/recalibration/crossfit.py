@@ -23,8 +23,8 @@ from .. import metrics as M
 from ..errors import InputError
 from ..metrics.intervals import difference_span
 from ..metrics.resampling import difference_interval
-from ..panel import (BINARY_METRICS, MULTICLASS_METRICS, ZERO_WHEN_CALIBRATED, PanelConfig, format_interval,
-                     format_value, judged_together, metric_panel)
+from ..panel import (BINARY_METRICS, MULTICLASS_METRICS, ZERO_WHEN_CALIBRATED, PanelConfig, format_difference,
+                     format_interval, format_value, judged_together, metric_panel)
 from ..validation import check_binary, check_multiclass, check_weights
 from ._base import Recalibrator
 
@@ -808,7 +808,8 @@ def _reading(name, label, unit, before, after, diff, d_low, d_high, improved, wo
     text = f"{name}: {label} {fv(before)} → {fv(after)}"
     if not np.isfinite(d_low):
         return text + "."
-    interval = f"difference {fv(diff)}, {100 * confidence:g}% interval {fv(d_low)} to {fv(d_high)}"
+    fd = lambda v: format_difference(v, unit)  # noqa: E731  (two significant digits below 0.001 of a score)
+    interval = f"difference {fd(diff)}, {100 * confidence:g}% interval {fd(d_low)} to {fd(d_high)}"
     raw_call = (d_low > 0) - (d_high < 0)  # +1: the interval above 0 (lower after), -1 below, 0 across
     call = int(improved) - int(worse) if lower_is_better else int(worse) - int(improved)
     if raw_call != call:  # the call is not the raw interval's (beside 0 and no call, or flipped): say why

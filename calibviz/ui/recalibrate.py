@@ -12,7 +12,7 @@ import streamlit as st
 from .. import figures, reduce
 from ..io import Predictions
 from ..metrics import band_resamples
-from ..panel import format_interval, format_value
+from ..panel import format_difference, format_interval, format_value
 from ..recalibration import (RECALIBRATORS, cross_fit, cross_fit_by, map_curves, python_snippet,
                              recalibrated_frame, recalibrated_predictions, recalibration_table)
 from ..recalibration.crossfit import DEFAULT_METRICS, GroupedCrossFit
@@ -419,9 +419,9 @@ def show_metric_table(table: pd.DataFrame) -> None:
         f"After ({100 * level:g}% interval)": [fmt(v, u) + (f" ({format_interval(a, b, u)})" if np.isfinite(a)
                                                              else "") for v, a, b, u in
                   zip(table["after"], table["after_low"], table["after_high"], table["unit"])],
-        "Before − after": [("+" if d > 0 else "") + fmt(d, u) for d, u in zip(table["diff"], table["unit"])],
-        f"{100 * level:g}% interval of the difference": [format_interval(a, b, u) for a, b, u in
-                                           zip(table["diff_low"], table["diff_high"], table["unit"])],
+        "Before − after": [format_difference(d, u) for d, u in zip(table["diff"], table["unit"])],
+        f"{100 * level:g}% interval of the difference": [format_interval(a, b, u, difference=True) for a, b, u in
+                                                           zip(table["diff_low"], table["diff_high"], table["unit"])],
         "Before: calibrated model would show": [format_interval(a, b, u) for a, b, u in
                                                 zip(table["before_null_low"], table["before_null_high"],
                                                     table["unit"])],
@@ -429,10 +429,12 @@ def show_metric_table(table: pd.DataFrame) -> None:
                                                zip(table["after_null_low"], table["after_null_high"], table["unit"])],
         "Reading": [named_reading(m, r) for m, r in zip(table["method"], table["reading"])],
     })
-    show_dataframe(shown,
-                 column_config={"Reading": st.column_config.TextColumn(width="large")})
-    with st.expander("What each row means"):  # the table cuts its Reading column after a few words
-        for method, label, reading in zip(shown["Method"], shown["Metric"], shown["Reading"]):
+    # the readings below, not in a column: the table cut them after a few words, and at 1280 px they pushed the
+    # calibrated-model ranges off-screen (a walk-through)
+    readings = shown.pop("Reading")
+    show_dataframe(shown)
+    with st.expander("What each row means"):
+        for method, label, reading in zip(shown["Method"], shown["Metric"], readings):
             st.markdown(f"**{method}, {label}.** {reading}")
     n_boot, n_ref = table.attrs.get("n_resamples", 0), table.attrs.get("n_reference", 0)
     st.caption(f"Evaluated on {int(table['n_evaluated'].iloc[0]):,} rows, {table['scheme'].iloc[0]}: every 'after' "
