@@ -1218,7 +1218,7 @@ def reference_range_words(alpha: float, two_sided: bool = False) -> str:
     ``two_sided``: the table shows a metric of :data:`calibviz.metrics.TWO_SIDED_METRICS`.
 
     >>> print(reference_range_words(0.05))
-    the central 90% of the metric over the label redraws (1 - 2α at α = 0.05), so that a value above it has p ≤ α on its own; the verdict judges the tests shown together (p adjusted, Holm's method)
+    the central 90% of the metric over the label redraws (1 - 2α at α = 0.05), so that a value above it has p ≤ α on its own; the verdict judges the panel's tests together (p adjusted, Holm's method)
     >>> print(reference_range_words(0.05, two_sided=True).split("; ")[1])
     for the Brier score and log loss, which miscalibration moves either way, the 95% of the redraws nearest a calibrated model's expected score, so that a value outside it, below or above, has p ≤ α on its own
     """
@@ -1227,8 +1227,8 @@ def reference_range_words(alpha: float, two_sided: bool = False) -> str:
             "has p ≤ α on its own"
             if two_sided else "")
     return (f"the central {100 * M.reference_level(alpha):g}% of the metric over the label redraws (1 - 2α at "
-            f"α = {alpha:g}), so that a value above it has p ≤ α on its own{both}; the verdict judges the tests "
-            "shown together (p adjusted, Holm's method)")
+            f"α = {alpha:g}), so that a value above it has p ≤ α on its own{both}; the verdict judges the "
+            "panel's tests together (p adjusted, Holm's method)")
 
 
 def two_sided(metrics) -> bool:

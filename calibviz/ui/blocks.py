@@ -527,6 +527,17 @@ def _unseen_sentences(text: str, seen: set) -> str:
     return " ".join(kept)
 
 
+def label_width(labels) -> int:
+    """Pixels of a table column that holds ``labels`` whole: about 7 px per character of the longest (the
+    table's 14 px font) and the cell's padding, at most 175 px ("MCB (CORP miscalibration)").
+
+    >>> label_width(["ECE", "Confidence ECE"]), label_width(["MCB (CORP miscalibration)"]), label_width([])
+    (122, 175, 80)
+    """
+    longest = max((len(str(x)) for x in labels), default=0)
+    return int(min(175, max(80, 24 + 7 * longest)))
+
+
 def show_metric_table(table: pd.DataFrame, name: str, caption: str | None = None) -> None:
     """All metrics with intervals, the calibrated-model reference and readings, CSV download and definitions.
 
@@ -549,7 +560,10 @@ def show_metric_table(table: pd.DataFrame, name: str, caption: str | None = None
                                 # auto width cut "Hosmer-Lemeshow" (a walk-through); "medium" (200 px) took a
                                 # third of a 1280 px page's column for "ECE": 175 px holds "MCB (CORP
                                 # miscalibration)", pinned while the table scrolls sideways (browser reviews)
-                                "Metric": st.column_config.TextColumn(width=175, pinned=True),
+                                # as wide as the longest label needs: 175 px for "Confidence ECE" cut the
+                                # Multiclass page's interval column at 1280 px (a walk-through)
+                                "Metric": st.column_config.TextColumn(width=label_width(shown["Metric"]),
+                                                                      pinned=True),
                                 "Calibrated model would show": st.column_config.TextColumn(
                                     help="What a perfectly calibrated model with these predictions would show "
                                          "when the labels are redrawn from them (y* ~ Bernoulli(p)): "
@@ -558,7 +572,7 @@ def show_metric_table(table: pd.DataFrame, name: str, caption: str | None = None
                                          + ". It depends on n "
                                          "and the bins."),
                                 "p adj.": st.column_config.TextColumn(
-                                    help="The p-value adjusted for the tests shown together (Holm's method), "
+                                    help="The p-value adjusted for the tests judged together (Holm's method), "
                                          "which decides the verdict: a calibrated model gets any 'evidence' at "
                                          "most α of the time, where single tests at α each flagged one metric of "
                                          "18% of calibrated models with the default 7 tests.")})
