@@ -32,7 +32,7 @@ __all__ = ["variable_curves", "disagreement_ranges", "largest_disagreement", "ra
            "VECE_WHISKERS", "reference_draws", "x_words", "through_score_alone",
            "level_codes", "level_tables", "subgroup_table", "readable_ranking", "readable_levels", "CURVE_MIN_VALUES",
            "MAX_RANKED_FEATURES", "MAX_LEVELS", "MIN_LEVEL_ROWS", "numeric_values", "ranked_columns", "draws_curve",
-           "curve_family"]
+           "curve_family", "ERROR_CURVES_ON_BINARY"]
 
 _CURVE_NAMES = {"error": ("actual error", "predicted error"),
                 "rate": ("observed rate", "predicted rate")}
@@ -588,6 +588,14 @@ def vece_floor_caption(ranking: pd.DataFrame, *, escape=str) -> str | None:
             f"{', '.join(escape(str(f)) for f in floor)}. Whether {'it varies' if one else 'they vary'} beyond what "
             "recalibrating the score fixes is the test of the model recalibrated on its score (p beyond the score's "
             "miscalibration). A whisker can reach below the gap: each bootstrap resample has a gap of its own.")
+
+
+#: The Variables page's note under error curves of a binary model (a walk-through read "over-confident for older
+#: patients" against the demo's "under-predicts their risk": both true, in two vocabularies).
+ERROR_CURVES_ON_BINARY = (
+    "Error curves (Kelly & Smyth) read the model's confidence in the class it predicts: where most predictions lie "
+    "below 1/2, over-confident means the outcome is more frequent than predicted, i.e. the risk is under-predicted. "
+    "Curves \u2192 observed vs predicted rate says it in terms of the outcome's rate.")
 
 
 def _reading(higher: str) -> str:

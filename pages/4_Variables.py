@@ -4,8 +4,8 @@ import streamlit as st
 
 from calibviz import figures
 from calibviz.panel import format_value
-from calibviz.variables import (CURVE_MIN_VALUES, MAX_RANKED_FEATURES, curve_family, disagreement_ranges,
-                                draws_curve, largest_disagreement, level_tables, level_test_sentence,
+from calibviz.variables import (CURVE_MIN_VALUES, ERROR_CURVES_ON_BINARY, MAX_RANKED_FEATURES, curve_family,
+                                disagreement_ranges, draws_curve, largest_disagreement, level_tables, level_test_sentence,
                                 no_range_sentence, numeric_values, range_sentence, ranked_columns, readable_levels,
                                 subgroup_table, top_variable_words, variable_curves, top_is_finding, two_tests_note,
                                 variable_ranking, vece_floor_caption, vece_test_sentence, vece_whiskers_caption,
@@ -124,6 +124,8 @@ if feature in numeric and not few_values:
                 for i, r in ranges.iterrows() if i != largest.name))
     else:
         st.markdown(no_range_sentence(feature, curves, escape=md))
+    if preds.is_binary and s["kind"] == "error":
+        st.caption(ERROR_CURVES_ON_BINARY)
     download_table(curves, f"curves_{preds.name}_{feature}", label="Curves as CSV", key="curves")
 else:
     # binary: observed vs predicted rate per level; multiclass: actual vs predicted error (top label)

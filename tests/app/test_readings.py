@@ -104,3 +104,15 @@ def test_tce_reads_one_verdict_on_every_page():
     assert_clean(at)
     other = shown(next(m for m in at.markdown if "rejected by the binomial test" in m.value))
     assert "judged on its own" in other and "judged together" not in other, other
+
+
+def test_error_curves_of_a_binary_model_say_what_over_confident_means_for_the_risk():
+    """'over-confident for older patients' beside the demo's 'under-predicts their risk' read as a contradiction
+    (a walk-through): on binary data the error curves say how the two vocabularies meet; rate curves need not."""
+    from calibviz.variables import ERROR_CURVES_ON_BINARY
+
+    at = _open("pages/4_Variables.py", "hospital_readmission")
+    assert any(shown(c) == ERROR_CURVES_ON_BINARY for c in at.caption)
+    at.radio(key="w_kind").set_value("rate").run()
+    assert_clean(at)
+    assert not any(shown(c) == ERROR_CURVES_ON_BINARY for c in at.caption)
