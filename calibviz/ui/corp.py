@@ -74,7 +74,10 @@ def triptych(views: dict[str, BinaryView], fingerprints: tuple, s: dict, referen
     alpha = float(s["alpha"])
     key = (tuple(views), fingerprints, tuple(v.name for v in views.values()), reference, seed)
     table = cached(("decomposition", score) + key + (n_boot, alpha), lambda: M.decomposition_table(
-        models, score=score, reference=reference, n_resamples=n_boot, confidence=0.9, random_state=seed,
+        # whiskers at the comparison table's 1 - alpha (95% by default), not the library's 90%: one page, one level
+        # (a walk-through met 90% whiskers beside the table's 95% intervals)
+        models, score=score, reference=reference, n_resamples=n_boot, confidence=round(1.0 - alpha, 10),
+        random_state=seed,
         alpha=alpha, of="the confidence" if next(iter(views.values())).kind == "confidence" else None))
     if int(s["boot"]) and not n_boot:
         # the budget counts every model's rows; the caption names what the reader loaded (it said "100,000 rows"
@@ -96,7 +99,8 @@ def triptych(views: dict[str, BinaryView], fingerprints: tuple, s: dict, referen
         label = "Brier score" if score == "brier" else "Log loss"
         st.caption(f"{label} = MCB − DSC + UNC. MCB: what isotonic recalibration would save; DSC: what the "
                    "ranking of the cases is worth; UNC: the score of always predicting the base rate. "
-                   + (f"Whiskers: 90% paired bootstrap intervals ({n_boot} resamples)." if n_boot else ""))
+                   + (f"Whiskers: {100 * (1 - alpha):g}% paired bootstrap intervals ({n_boot} resamples)."
+                      if n_boot else ""))
     shown = pd.DataFrame({
         "Model": table["model"], ("Brier score" if score == "brier" else "Log loss"):
             [format_value(v, "score") for v in table["score"]],
