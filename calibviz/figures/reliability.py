@@ -227,7 +227,10 @@ def reliability_diagram(y_true=None, y_prob=None, *, binning=Uniform(15), alpha:
         # the side panel's y is the *predicted* probability (shared scale with the main panel); the legend says
         # which colour is which outcome, so the axis title stays one short word that fits the narrow panel
         fig.update_xaxes(title_text="Rows", rangemode="tozero", nticks=3, tickformat="~s", row=1, col=2)
-        fig.update_yaxes(showticklabels=False, row=1, col=2)
+        # its own axis title on its right: beside "Observed frequency" alone, the histogram read as one of observed
+        # rates (a walk-through)
+        fig.update_yaxes(showticklabels=False, side="right", title_text="Predicted probability",
+                         title_font=dict(size=12), title_standoff=4, row=1, col=2)
     about = table_about(models[0].table, interval=show_ci, alpha=show_band)
     if not single:
         about = {"models": ", ".join(m.name for m in models), **about}
