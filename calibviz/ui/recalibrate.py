@@ -488,7 +488,7 @@ def downloads(preds: Predictions, res: dict, method: str) -> None:
     if isinstance(cf, GroupedCrossFit):
         snippet = (f"# one map per level of {cf.by!r}: apply json['levels'][level] to the rows of each level\n"
                    + snippet.replace("from_dict(json.load(f))", "from_dict(json.load(f)['levels'][LEVEL])"))
-    st.code(snippet, language="python")
+    st.code(snippet, language="python", wrap_lines=True)  # its comments were cut at 1280 px (a walk-through)
     st.caption("New columns: " + ", ".join(c for c in out.columns if c not in _source_columns(preds, frame)) + ".")
 
 
