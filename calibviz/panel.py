@@ -22,6 +22,7 @@ from . import metrics as M
 from .binning import PAVABC, Custom, EqualMass, Uniform, get_scheme
 from .errors import InputError
 from .metrics.consistency import redraws_needed  # noqa: F401 (re-exported: the panel's rule for its redraws)
+from .metrics.binned import HL_MIN_EXPECTED as _HL_MIN_EXPECTED
 from .metrics.intervals import bootstrap_metric, coverage_note
 from .metrics.scores import LOG_LOSS_EPS
 from .stats import bound_digits, holm_adjusted, p_value_digits
@@ -362,7 +363,7 @@ BINARY_METRICS: dict[str, MetricSpec] = {s.key: s for s in [
                         "them, which a calibrated model cannot produce." if not np.isfinite(v) else
                         _hl_reading(ctx)),
         unit="statistic", bootstrap=False,
-        p_value=lambda y, p, w, c: M.hosmer_lemeshow(y, p, sample_weight=w).p_value,
+        p_value=lambda y, p, w, c: M.hosmer_lemeshow(y, p, sample_weight=w, reference="chi2").p_value,
     ),
     MetricSpec(
         "spiegelhalter_z", "Spiegelhalter Z", lambda y, p, w, c: M.spiegelhalter_z(y, p, sample_weight=w).statistic,
@@ -598,9 +599,8 @@ def p_value_from_redraws(key: str) -> bool:
 
 
 #: Hosmer-Lemeshow's chi-square reference decides when every group expects at least this many events and
-#: non-events (effective rows); below, the label redraws do. A size simulation of calibrated logs (2,000-3,000 per
-#: case): 13-14% at 5% with ~0.2 expected events per group, 7.8% with ~1, 6.2% with ~5; 4.8-5.0% with many.
-HL_MIN_EXPECTED = 10.0
+#: non-events; below, the label redraws do (:data:`calibviz.metrics.binned.HL_MIN_EXPECTED`).
+HL_MIN_EXPECTED = _HL_MIN_EXPECTED
 
 #: Tests whose p-value the panel takes from label redraws when it draws them (their own approximations failed a
 #: size simulation: Hosmer-Lemeshow's chi-square with few expected events per group, the intercept's Wald test with
@@ -624,8 +624,8 @@ def _hl_reading(ctx: dict) -> str:
     if "chi2_p_value" in ctx and not np.isfinite(ctx["p_value"]):  # a scan: no redraws of this statistic
         return (f"The Hosmer-Lemeshow test gives no verdict here: its groups expect as few as "
                 f"{ctx['min_expected']:.2g} events (or non-events), too few for its chi-square reference{dof} "
-                f"({p_value_words(ctx['chi2_p_value'])} would reject calibrated models too often); the data in "
-                "memory read it against label redraws.")
+                f"({p_value_words(ctx['chi2_p_value'])} would reject calibrated models too often); label redraws "
+                "from the predictions decide it (the data in memory, with a calibrated-model reference).")
     if "chi2_p_value" in ctx:
         return (f"The Hosmer-Lemeshow statistic is read against label redraws from the predictions "
                 f"({p_value_words(ctx['p_value'], ctx.get('n_redraws', 0))}); its groups expect as few as "
@@ -1196,7 +1196,7 @@ def _certain_mistakes(ctx: dict) -> str:
 def _context(spec: MetricSpec, y, p, w, config: PanelConfig, prevalence: float) -> dict:
     ctx = {"prevalence": prevalence, "uncertainty": prevalence * (1 - prevalence), "p_value": float("nan")}
     if spec.key == "hosmer_lemeshow":  # one test gives the reading both its p-value and its degrees of freedom
-        hl = M.hosmer_lemeshow(y, p, sample_weight=w)
+        hl = M.hosmer_lemeshow(y, p, sample_weight=w, reference="chi2")  # the panel draws the redraws itself
         ctx.update(p_value=float(hl.p_value), dof=hl.dof, min_expected=hl.min_expected)
     elif spec.p_value:
         ctx["p_value"] = float(spec.p_value(y, p, w, config))
@@ -1550,6 +1550,11 @@ def _panel_rows(specs, y, p, w, config, prevalence, n_resamples, n_boot, n_class
             # 6.5% at n = 30; a simulation of 2,000-3,000 calibrated logs per case), so it is only the reading's
             # second number there, and the verdict's reference when no redraws were asked for
             ctx.update(chi2_p_value=ctx["p_value"], p_value=p_ref, n_redraws=n_reference)
+        elif spec.key == "hosmer_lemeshow" and ctx.get("min_expected", math.inf) < HL_MIN_EXPECTED:
+            # no redraws and too few expected events for the chi-square: no verdict, as on a scan (its chi-square
+            # verdict flagged 9-10% of calibrated models with scores Beta(0.5, 20), a review's simulation)
+            ctx.update(chi2_p_value=ctx["p_value"], p_value=float("nan"))
+            p_ref = float("nan")
         elif spec.p_value is not None and not redrawn:  # a test's own reference (HL: chi2(G); Z: normal)
             p_ref = ctx["p_value"]
         reading = spec.reading(value, ctx)  # the verdict's sentence follows, by family_verdicts

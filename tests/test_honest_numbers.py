@@ -175,7 +175,7 @@ def test_hosmer_lemeshow_verdict_holds_its_size_where_groups_expect_few_events()
 
     rng = np.random.default_rng(41)
     reps, n = 300, 200
-    panel_p, chi2_p = [], []
+    panel_p, chi2_p, own_p = [], [], []
     for _ in range(reps):
         p = rng.uniform(0, 0.02, n)
         y = (rng.random(n) < p).astype(int)
@@ -184,11 +184,40 @@ def test_hosmer_lemeshow_verdict_holds_its_size_where_groups_expect_few_events()
         row = metric_panel(y, p, metrics=("hosmer_lemeshow",), n_resamples=0, n_reference=99,
                            random_state=int(rng.integers(2**31))).iloc[0]
         panel_p.append(row["p_value"])
-        chi2_p.append(M.hosmer_lemeshow(y, p).p_value)
+        # the function on its own reads the same redraws where groups expect few events (it read the chi-square:
+        # 9-10% of calibrated logs with scores Beta(0.5, 20), a review's simulation)
+        hl = M.hosmer_lemeshow(y, p, n_redraws=99, random_state=int(rng.integers(2**31)))
+        assert hl.n_redraws == 99 and "label redraws" in hl.note
+        own_p.append(hl.p_value)
+        chi2_p.append(hl.chi2_p_value)
     panel_size, chi2_size = np.mean(np.array(panel_p) <= 0.05), np.mean(np.array(chi2_p) <= 0.05)
+    own_size = np.mean(np.array(own_p) <= 0.05)
     # 300 replications: standard error 1.3 points at 5%
     assert panel_size <= 0.085, panel_size
-    assert chi2_size > 0.09, chi2_size  # the approximation the verdict no longer relies on
+    assert own_size <= 0.085, own_size
+    assert chi2_size > 0.09, chi2_size  # the approximation the verdicts no longer rely on
+
+
+def test_hosmer_lemeshow_reference_options():
+    rng = np.random.default_rng(3)
+    p = rng.beta(0.5, 20, 2000)
+    y = (rng.random(2000) < p).astype(int)
+    auto, chi2 = M.hosmer_lemeshow(y, p), M.hosmer_lemeshow(y, p, reference="chi2")
+    assert auto.min_expected < M.binned.HL_MIN_EXPECTED and auto.n_redraws == 999
+    assert auto.chi2_p_value == chi2.p_value == stats.chi2.sf(chi2.statistic, chi2.dof) and chi2.note == ""
+    redrawn = M.consistency_test(y, p, metric="hosmer_lemeshow", n_resamples=999, random_state=0)
+    assert auto.p_value == redrawn.p_value and auto.statistic == chi2.statistic
+    assert f"it gives p = {chi2.p_value:.2g}" in auto.note
+    fitted = M.hosmer_lemeshow(y, p, fitted=True)  # a fitted model: the chi-square, with a warning in its note
+    assert fitted.n_redraws == 0 and "unreliable here" in fitted.note
+    with pytest.raises(cv.InputError, match="fitted=True"):
+        M.hosmer_lemeshow(y, p, fitted=True, reference="redraws")
+    with pytest.raises(cv.InputError, match="reference must be"):
+        M.hosmer_lemeshow(y, p, reference="exact")
+    many = rng.uniform(0.2, 0.8, 2000)  # enough expected events: the chi-square, unless redraws are asked for
+    y2 = (rng.random(2000) < many).astype(int)
+    assert M.hosmer_lemeshow(y2, many).n_redraws == 0
+    assert M.hosmer_lemeshow(y2, many, reference="redraws", n_redraws=199).n_redraws == 199
 
 
 def test_calibration_intercept_verdict_holds_its_size_with_scores_near_zero_and_one():

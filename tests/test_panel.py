@@ -237,7 +237,10 @@ def test_hosmer_lemeshow_reading_names_its_degrees_of_freedom(demo):
     assert rare.min_expected < 10
     row = metric_panel(y, p, metrics=("hosmer_lemeshow",), n_resamples=0, n_reference=50).iloc[0]
     assert row["n_redraws"] == 50 and abs(row["p_value"] * 51 - round(row["p_value"] * 51)) < 1e-9
-    assert "against label redraws" in row["reading"] and f"gives {p_value_words(rare.p_value)}" in row["reading"]
+    assert "against label redraws" in row["reading"] and f"gives {p_value_words(rare.chi2_p_value)}" in row["reading"]
+    # without redraws, no verdict there (the chi-square over-rejects), as on a scan; it said the chi-square's
+    alone = metric_panel(y, p, metrics=("hosmer_lemeshow",), n_resamples=0, n_reference=0).iloc[0]
+    assert np.isnan(alone["p_value"]) and alone["verdict"] == "" and "gives no verdict here" in alone["reading"]
 
 
 def test_rounding_noise_of_a_zero_is_shown_as_zero():

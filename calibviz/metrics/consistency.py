@@ -474,7 +474,8 @@ def _rmsce(y_true, y_prob, *, sample_weight=None, **options):
 
 
 def _hl_statistic(y_true, y_prob, *, sample_weight=None, **options):
-    return hosmer_lemeshow(y_true, y_prob, sample_weight=sample_weight, **options).statistic
+    # the statistic only: its p-value's redraws are these
+    return hosmer_lemeshow(y_true, y_prob, sample_weight=sample_weight, reference="chi2", **options).statistic
 
 
 def _abs_spiegelhalter(y_true, y_prob, *, sample_weight=None, **options):

@@ -886,8 +886,11 @@ class Scan:
         return float(value), float(sigma), note
 
     def metric(self, key: str, config=None):
-        """(value, p_value) of one metric of :data:`SCAN_METRICS` under a :class:`calibviz.panel.PanelConfig`."""
-        from ..metrics.binned import _debiased_from_stats, _decomposition, _norm_of_gaps
+        """(value, p_value) of one metric of :data:`SCAN_METRICS` under a :class:`calibviz.panel.PanelConfig`
+        (Hosmer-Lemeshow: p NaN where a group expects fewer than
+        :data:`~calibviz.metrics.binned.HL_MIN_EXPECTED` events, where its chi-square reference rejects calibrated
+        models too often)."""
+        from ..metrics.binned import HL_MIN_EXPECTED, _debiased_from_stats, _decomposition, _norm_of_gaps
         from ..metrics.goodness import _spiegelhalter_from_sums
         from ..panel import PanelConfig
 
@@ -906,9 +909,9 @@ class Scan:
         if key == "log_loss":
             f = self._fine()
             return float(f["sll"].sum()) / float(f["sw"].sum()), nan
-        if key == "hosmer_lemeshow":
+        if key == "hosmer_lemeshow":  # no p-value where its chi-square over-rejects (the data in memory redraw)
             r = self._hosmer_lemeshow()
-            return r.statistic, r.p_value
+            return r.statistic, (r.p_value if r.min_expected >= HL_MIN_EXPECTED else nan)
         if key == "spiegelhalter_z":
             r = _spiegelhalter_from_sums(*_agg.spiegelhalter_sums(self._fine(), self._roles.weight is not None))
             return r.statistic, r.p_value
