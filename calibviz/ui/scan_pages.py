@@ -215,8 +215,11 @@ def reliability_headlines(scan) -> pd.DataFrame:
         # alarm read as the file's, a walk-through)
         there = ("the Reliability page" if scan_active()
                  else "the Reliability page, after **Analyse on every page** (until then it shows the data in memory)")
+        tested = int(pd.to_numeric(panel["n_tests"], errors="coerce").max() or 0) if "n_tests" in panel else 0
+        judged = (f" Until then the verdicts here are judged among the {tested} other tests (there, with "
+                  f"{'it' if len(waiting) == 1 else 'them'} too)." if tested else "")
         st.caption(f"{labels}, with what a calibrated model would show: on {there}; its reference refits the bins on "
-                   "every redraw, some seconds per 10^5 rows, computed once for every page.")
+                   "every redraw, some seconds per 10^5 rows, computed once for every page." + judged)
     return panel
 
 def banded_diagram(name: str, table: pd.DataFrame, cfg: PanelConfig, s: dict):
