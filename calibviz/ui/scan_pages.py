@@ -98,7 +98,7 @@ def _shown_key(view, key: str) -> str:
     return "confidence_ece" if key == "ece" and not view.is_binary else key
 
 
-def _panel(view, keys, cfg: PanelConfig, s: dict, *, leave_out=()) -> pd.DataFrame:
+def _panel(view, keys, cfg: PanelConfig, s: dict, *, leave_out=(), intervals=True) -> pd.DataFrame:
     """The scan's metric panel: values and the calibrated-model reference (binned metrics of binary views) at once;
     bootstrap intervals from the score buckets (the sidebar's resamples and seed) on request.
 
@@ -106,7 +106,11 @@ def _panel(view, keys, cfg: PanelConfig, s: dict, *, leave_out=()) -> pd.DataFra
     1-5 s of CPU per metric whatever the file's size (it resamples some 10^5 bucket sums, not rows; TCE ~0.15 s per
     resample), so a button says how many resamples it draws and starts it; intervals already computed (on another
     page, or before) are shown at once. Cached per metric, on the settings that metric depends on: adding a metric or
-    changing the bins does not recompute the others."""
+    changing the bins does not recompute the others.
+
+    The verdicts are judged with the family of every page (:func:`calibviz.ui.blocks.judged_family`) but the members
+    in ``leave_out`` (a reference left to the pages that show it); only ``keys``' rows are returned. ``intervals``
+    False: no button for bootstrap intervals (a page that shows only the verdict)."""
     keys = tuple(keys) or ("ece",)
     seed = int(s["seed"])
     n_boot = int(s["boot"])
@@ -149,7 +153,7 @@ def _panel(view, keys, cfg: PanelConfig, s: dict, *, leave_out=()) -> pd.DataFra
     missing = sum(1 for _, r in parts if not r)
     table.attrs["n_resamples"] = n_boot if missing < len(keys) else 0
     table.attrs["intervals_wait"] = bool(n_boot and missing)
-    if n_boot and missing:
+    if n_boot and missing and intervals:  # not on a page that shows no interval (Test-based: the verdict only)
         which = "" if missing == len(keys) else f" of the other {missing} metric{'s' if missing > 1 else ''}"
         if st.button(f"Compute 95% intervals{which} ({n_boot} resamples)",
                      key=f"scan_boot_{slug(view.name)}", icon=":material/calculate:",
@@ -297,7 +301,8 @@ def test_based(scan) -> None:
     table = cached(("tce_table",) + key, lambda: view.reliability_table(scheme, alpha))
     if isinstance(scheme, PAVABC):  # TCE with the scan's note on PAVA-BC bins formed from score buckets
         # the sidebar's n_min / n_max / alpha, as on the Reliability page: one reference for both pages
-        row = _panel(view, ["tce"], panel_config(s), s).iloc[0]  # judged with the panel's tests, as there
+        # judged with the panel's tests, as there
+        row = _panel(view, ["tce"], panel_config(s), s, intervals=False).iloc[0]
         tce, note, reference = float(row["value"]), (row["note"] or "").strip(), row
     else:
         tce, note, reference = cached(("tce",) + key, lambda: view.tce(scheme, alpha)), "", None

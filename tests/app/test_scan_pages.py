@@ -137,6 +137,7 @@ def test_test_based_page_shows_the_scan_tce(files):
     assert at.dataframe[0].value["rejected"].tolist() == table["rejected"].tolist()
     headline = next(m.value for m in at.markdown if "rejected by the binomial test" in m.value)
     assert "A perfectly calibrated model with these predictions would show" in headline, headline
+    assert not [b for b in at.button if b.label.startswith("Compute 95% intervals")]  # it shows no interval
     bars = next(t for t in figures(at)[0]["data"] if str(t.get("name", "")).startswith("Rejected"))
     assert bars["y"] == table["rejected"].tolist()
     infos = _infos(at)
