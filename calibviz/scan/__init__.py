@@ -934,6 +934,12 @@ class Scan:
             that says so.
         config : calibviz.panel.PanelConfig, optional
         n_reference : int, default 0
+            0 by default, unlike :func:`~calibviz.panel.metric_panel`: a scan's
+            values come from one pass, and TCE's reference refits PAVA-BC on
+            every redraw (~13 s for 200 redraws of 10^7 rows), so it is asked
+            for (``calibviz metrics --engine`` draws 200 by default, the
+            dashboard as many as its in-memory pages); without it each reading
+            says that the value alone is no evidence.
             Label redraws of the calibrated-model reference of the binned
             metrics (ECE, MCE, RMSCE, ACE, debiased ECE, Brier reliability),
             smECE, the Brier score, log loss and TCE of binary
