@@ -947,7 +947,7 @@ def _verdict(p_value: float, level: float, n_redraws: int = 0) -> str:
     return "evidence of miscalibration" if p_value <= level else "no evidence of miscalibration"
 
 
-def family_verdicts(rows: list[dict], alpha: float, specs: dict) -> list[dict]:
+def family_verdicts(rows: list[dict], alpha: float, specs: dict, pending: int = 0) -> list[dict]:
     """The verdicts of a panel's tests taken together, and each reading's sentence on the calibrated model.
 
     Every verdict of a panel reads the same labels; shown together, 7 tests at 5% each flagged at least one
@@ -963,14 +963,28 @@ def family_verdicts(rows: list[dict], alpha: float, specs: dict) -> list[dict]:
     ``rows``: the panel's rows (``metric``, ``value``, ``null_low``, ``null_high``, ``p_value``, ``n_redraws``,
     ``reading`` without that sentence); ``specs``: their :class:`MetricSpec` by key. Shared by
     :func:`metric_panel` and :meth:`calibviz.scan.Scan.metrics` (and :func:`judged_together` for panels
-    computed apart and shown together). Returns the rows with ``p_adjusted``, ``n_tests`` (the tests judged
-    together, 0 for a row without a verdict), ``verdict`` and the reading's last sentence filled in.
+    computed apart and shown together). ``pending``: tests of the family whose p-values are not computed yet
+    (a dashboard page that leaves a slow reference to the page that shows it), counted as p = 1. Returns the rows
+    with ``p_adjusted``, ``n_tests`` (the tests judged together, 0 for a row without a verdict), ``verdict`` and
+    the reading's last sentence filled in.
+
+    >>> rows = [{**dict.fromkeys(PANEL_COLUMNS, ""), "metric": "ece", "value": 0.03, "null_low": 0.01,
+    ...          "null_high": 0.02, "p_value": 0.02, "n_redraws": 0, "low": np.nan, "unit": "probability"}]
+    >>> [(r["n_tests"], r["p_adjusted"], r["verdict"]) for r in family_verdicts(rows, 0.05, BINARY_METRICS)]
+    [(1, 0.02, 'evidence of miscalibration')]
+    >>> [(r["n_tests"], r["p_adjusted"], r["verdict"]) for r in family_verdicts(rows, 0.05, BINARY_METRICS, 1)]
+    [(2, 0.04, 'evidence of miscalibration')]
     """
     testable = [i for i, r in enumerate(rows)
                 if np.isfinite(r["p_value"]) and not too_few_redraws(r["n_redraws"], alpha)]
     p_values = np.array([rows[i]["p_value"] for i in testable], dtype=np.float64)
-    adjusted = dict(zip(testable, holm_adjusted(p_values))) if testable else {}
-    family = len(testable)
+    # ``pending`` tests of the family whose references are not computed yet count as p = 1: the family keeps its
+    # size, and when they come the others' adjusted p-values can only fall (Holm's are non-increasing in another
+    # test's p), so no verdict shown before is withdrawn as a false "evidence"
+    pending = int(pending) if testable else 0
+    adjusted = (dict(zip(testable, holm_adjusted(np.r_[p_values, np.ones(pending)])[:len(testable)]))
+                if testable else {})
+    family = len(testable) + pending
     # Holm rejects a prefix of the tests sorted by p (its adjusted values rise along that order, as in
     # holm_adjusted's stable sort). Where the first test it does not reject sits at its redraws' floor, the stop is
     # the redraws' limit, not the data's: that test and every later one whose own p is below alpha get no verdict,
@@ -1083,7 +1097,7 @@ def redraws_for(keys, alpha: float, base: int = 200) -> int:
     return max(int(base), redraws_needed(alpha / max(tests, 1)))
 
 
-def judged_together(*tables: pd.DataFrame, alpha: float | None = None) -> pd.DataFrame:
+def judged_together(*tables: pd.DataFrame, alpha: float | None = None, pending: int = 0) -> pd.DataFrame:
     """Panels computed apart (one metric at a time, as the dashboard caches them) shown as one: their rows one
     below the other, the verdicts of all their tests judged together (:func:`family_verdicts`), the attributes
     of the first table kept.
@@ -1117,7 +1131,7 @@ def judged_together(*tables: pd.DataFrame, alpha: float | None = None) -> pd.Dat
         if start:
             r["reading"] = r["reading"][:start.start()]
         rows.append(r)
-    out = pd.DataFrame(family_verdicts(rows, alpha, specs))
+    out = pd.DataFrame(family_verdicts(rows, alpha, specs, pending))
     out.attrs.update(tables[0].attrs)
     out.attrs["ui_readings"] = {k: v for t in tables for k, v in t.attrs.get("ui_readings", {}).items()}
     out.attrs["ranges"] = {k: v for t in tables for k, v in t.attrs.get("ranges", {}).items()}

@@ -339,9 +339,10 @@ def metric_cache_key(fingerprint: str, name: str, key: str, cfg, resamples: int,
     return ("metric", fingerprint, name, key, config_key(key, cfg, verdict=False), resamples, n_reference, seed)
 
 
-def judged_at(tables, alpha: float) -> pd.DataFrame:
-    """Metric rows cached one by one (:func:`metric_cache_key`), their ranges at ``alpha``, judged together."""
-    return judged_together(*[at_alpha(t, alpha) for t in tables], alpha=alpha)
+def judged_at(tables, alpha: float, pending: int = 0) -> pd.DataFrame:
+    """Metric rows cached one by one (:func:`metric_cache_key`), their ranges at ``alpha``, judged together
+    (``pending``: tests of the family whose references wait, :func:`calibviz.panel.family_verdicts`)."""
+    return judged_together(*[at_alpha(t, alpha) for t in tables], alpha=alpha, pending=pending)
 
 
 def judged_family(keys, multiclass: bool = False) -> tuple:
@@ -356,15 +357,19 @@ def judged_family(keys, multiclass: bool = False) -> tuple:
     return tuple(dict.fromkeys(tuple(shown) + tuple(keys)))
 
 
-def family_caption(table: pd.DataFrame) -> str:
-    """What a page that shows some of the family's metrics says of its verdicts ("" when it shows them all)."""
+def family_caption(table: pd.DataFrame, multiclass: bool = False) -> str:
+    """What a page that shows some of the family's metrics says of its verdicts ("" when it shows them all); the
+    page whose panel is the family: the Reliability page's, multiclass data's the Multiclass page's (it named the
+    Reliability page's for CIFAR-10, whose binary views judge 7 other tests, a walk-through)."""
     tests = int(pd.to_numeric(table.get("n_tests", pd.Series(dtype=float)), errors="coerce").max() or 0) \
         if len(table) else 0
     shown = int(np.isfinite(pd.to_numeric(table["p_value"], errors="coerce")).sum()) if len(table) else 0
     if tests <= max(shown, 1):
         return ""
+    page = "Multiclass" if multiclass else "Reliability"
     return (f"Verdicts are judged together with the metric panel's other tests ({tests} tests in all, as on the "
-            "Reliability page; Holm's adjustment), so that a metric reads the same verdict on every page.")
+            f"{page} page; Holm's adjustment), so that a metric reads the same verdict on every page; a test whose "
+            "reference is not computed yet counts as one without evidence.")
 
 
 def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, references_on_request=False,
@@ -441,7 +446,10 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, reference
 
     waiting = [k for k in family if waits(k)]
     computed = {k: one(k) for k in family}
-    judged = judged_at([computed[k][0] for k in family], cfg.alpha)
+    # a reference that waits for its button keeps its place in the family (as p = 1): the family has one size on
+    # every page, and the verdicts shown before it comes can only gain evidence when it does (a walk-through met
+    # "3 tests" on the Data page before the Multiclass page had computed class-wise ECE's reference, "4" after)
+    judged = judged_at([computed[k][0] for k in family], cfg.alpha, pending=len(waiting))
     row_of = {m: i for i, m in enumerate(judged["metric"])}
     table = judged.iloc[[row_of[k] for k in keys]].reset_index(drop=True)
     table.attrs = dict(judged.attrs)

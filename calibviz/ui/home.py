@@ -403,7 +403,7 @@ def headline_metrics() -> None:
         if badge:
             col.markdown(badge)
     show_headlines(table, len(table))
-    if caption := family_caption(table):
+    if caption := family_caption(table, multiclass=not preds.is_binary):
         st.caption(caption)
 
 

@@ -431,11 +431,11 @@ def show_metric_table(table: pd.DataFrame) -> None:
     })
     # the readings below, not in a column: the table cut them after a few words, and at 1280 px they pushed the
     # calibrated-model ranges off-screen (a walk-through)
-    readings = shown.pop("Reading")
+    shown.pop("Reading")
     show_dataframe(shown)
-    with st.expander("What each row means"):
-        for method, label, reading in zip(shown["Method"], shown["Metric"], readings):
-            st.markdown(f"**{method}, {label}.** {reading}")
+    with st.expander("What each row means"):  # each reading names its method and metric ("Platt scaling: ECE ...")
+        for method, reading in zip(table["method"], table["reading"]):
+            st.markdown(named_reading(method, reading, strong=True))
     n_boot, n_ref = table.attrs.get("n_resamples", 0), table.attrs.get("n_reference", 0)
     st.caption(f"Evaluated on {int(table['n_evaluated'].iloc[0]):,} rows, {table['scheme'].iloc[0]}: every 'after' "
                "comes from a map that did not see its row, but the rows of all folds are scored together, and on "

@@ -144,7 +144,9 @@ def _panel(view, keys, cfg: PanelConfig, s: dict, *, leave_out=(), intervals=Tru
         except InputError:
             pass  # each metric's row says what is wrong
     computed = {k: one(k) for k in judged}
-    together = judged_together(*[computed[k][0] for k in judged], alpha=cfg.alpha)  # cached one by one
+    # cached one by one; the members left out count as tests without evidence (ui.blocks.panel_table)
+    pending = sum(1 for k in judged_family(keys, multiclass=not view.is_binary) if k not in judged)
+    together = judged_together(*[computed[k][0] for k in judged], alpha=cfg.alpha, pending=pending)
     row_of = {m: i for i, m in enumerate(together["metric"])}
     table = together.iloc[[row_of[_shown_key(view, k)] for k in keys]].reset_index(drop=True)
     table.attrs = dict(together.attrs)
@@ -219,9 +221,8 @@ def reliability_headlines(scan) -> pd.DataFrame:
         # alarm read as the file's, a walk-through)
         there = ("the Reliability page" if scan_active()
                  else "the Reliability page, after **Analyse on every page** (until then it shows the data in memory)")
-        tested = int(pd.to_numeric(panel["n_tests"], errors="coerce").max() or 0) if "n_tests" in panel else 0
-        judged = (f" Until then the verdicts here are judged among the {tested} other tests (there, with "
-                  f"{'it' if len(waiting) == 1 else 'them'} too)." if tested else "")
+        judged = (f" Until then the verdicts here count {'it' if len(waiting) == 1 else 'them'} among the tests "
+                  "judged together as without evidence: they can only gain evidence when it is computed.")
         st.caption(f"{labels}, with what a calibrated model would show: on {there}; its reference refits the bins on "
                    "every redraw, some seconds per 10^5 rows, computed once for every page." + judged)
     return panel

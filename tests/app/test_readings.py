@@ -116,3 +116,22 @@ def test_error_curves_of_a_binary_model_say_what_over_confident_means_for_the_ri
     at.radio(key="w_kind").set_value("rate").run()
     assert_clean(at)
     assert not any(shown(c) == ERROR_CURVES_ON_BINARY for c in at.caption)
+
+
+def test_a_reference_that_waits_keeps_its_place_in_the_family():
+    """CIFAR-10's Data page leaves class-wise ECE's reference to a button: its headline verdicts were judged among 3
+    tests, among 4 once the Multiclass page had computed it (a walk-through). The waiting test now counts as one
+    without evidence: 4 tests on both visits, and the caption names the Multiclass page's panel."""
+    at = _open("app.py", "cifar10_resnet50")
+
+    def confidence_sentence():
+        return next(shown(m) for m in at.markdown if m.value.startswith("**Confidence ECE"))
+
+    first = confidence_sentence()
+    assert "adjusted for the 4 tests judged together" in first, first
+    assert any("4 tests in all, as on the Multiclass page" in shown(c) for c in at.caption)
+    at.switch_page("pages/3_Multiclass.py").run()
+    assert_clean(at)
+    at.switch_page("app.py").run()
+    assert_clean(at)
+    assert "adjusted for the 4 tests judged together" in confidence_sentence()

@@ -200,7 +200,7 @@ def test_an_after_value_outside_its_interval_is_explained():
         if m and not float(m[2]) <= float(m[1]) <= float(m[3]):
             outside.append(i)
     assert outside, "the data no longer give a value outside its interval: pick others"
-    rows = [m.value for m in at.markdown if m.value.startswith("**") and ".** " in m.value]
+    rows = [m.value for m in at.markdown if m.value.startswith("**") and ":** " in m.value]
     rows = rows[-len(table):]  # the expander's one line per row, in the table's order
     # the note names the interval it speaks of (the sentence shows only the difference's)
     assert all(re.search(r"After recalibration \(its interval \S+ – \S+\): the value lies", rows[i])

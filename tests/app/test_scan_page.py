@@ -58,8 +58,9 @@ def test_a_file_under_the_allowed_root_is_analysed(logs):
     assert any(h.startswith("**ECE = ") and "would show" in h for h in heads), heads
     assert not any(h.startswith("**TCE = ") for h in heads)
     assert any(shown(c).startswith("TCE, with what a calibrated model would show: on the Reliability page, after "
-                                   "**Analyse on every page**") and "judged among the 6 other tests" in shown(c)
-               for c in at.caption)  # the family without TCE until its reference exists, said
+                                   "**Analyse on every page**") and "as without evidence" in shown(c)
+               for c in at.caption)  # TCE in the family as p = 1 until its reference exists, said
+    assert all("7 tests judged together" in h for h in heads if "adjusted for the" in h), heads
     at.button(key="scan_use").click().run()
     at.switch_page("pages/1_Reliability.py").run()
     at.switch_page("pages/8_Large_data.py").run()
