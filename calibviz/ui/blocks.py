@@ -368,8 +368,9 @@ def family_caption(table: pd.DataFrame, multiclass: bool = False) -> str:
         return ""
     page = "Multiclass" if multiclass else "Reliability"
     return (f"Verdicts are judged together with the metric panel's other tests ({tests} tests in all, as on the "
-            f"{page} page; Holm's adjustment), so that a metric reads the same verdict on every page; a test whose "
-            "reference is not computed yet counts as one without evidence.")
+            f"{page} page; Holm's adjustment), so that a metric reads the same verdict on every page"
+            + ("; a test whose reference is not computed yet counts as one without evidence." if table.attrs.get(
+                "pending") else "."))
 
 
 def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, references_on_request=False,
@@ -452,7 +453,7 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, reference
     judged = judged_at([computed[k][0] for k in family], cfg.alpha, pending=len(waiting))
     row_of = {m: i for i, m in enumerate(judged["metric"])}
     table = judged.iloc[[row_of[k] for k in keys]].reset_index(drop=True)
-    table.attrs = dict(judged.attrs)
+    table.attrs = dict(judged.attrs, pending=len(waiting))
     parts = [computed[k] for k in keys]
     missing = sum(1 for _, r in parts if not r) if intervals else 0
     table.attrs.update(config=cfg,  # a cached table of a metric without a test may come from another alpha
