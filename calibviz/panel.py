@@ -22,7 +22,7 @@ from . import metrics as M
 from .binning import PAVABC, Custom, EqualMass, Uniform, get_scheme
 from .errors import InputError
 from .metrics.consistency import redraws_needed  # noqa: F401 (re-exported: the panel's rule for its redraws)
-from .metrics.binned import HL_MIN_EXPECTED as _HL_MIN_EXPECTED
+from .metrics.binned import HL_MIN_EXPECTED  # the panel's rule for HL's chi-square (also read from here)
 from .metrics.intervals import bootstrap_metric, coverage_note
 from .metrics.scores import LOG_LOSS_EPS
 from .stats import bound_digits, holm_adjusted, p_value_digits
@@ -598,10 +598,6 @@ def p_value_from_redraws(key: str) -> bool:
     return spec is not None and _p_from_redraws(spec)
 
 
-#: Hosmer-Lemeshow's chi-square reference decides when every group expects at least this many events and
-#: non-events; below, the label redraws do (:data:`calibviz.metrics.binned.HL_MIN_EXPECTED`).
-HL_MIN_EXPECTED = _HL_MIN_EXPECTED
-
 #: Tests whose p-value the panel takes from label redraws when it draws them (their own approximations failed a
 #: size simulation: Hosmer-Lemeshow's chi-square with few expected events per group, the intercept's Wald test with
 #: scores near 0 and 1); without redraws their own tests decide.
@@ -1127,9 +1123,7 @@ def judged_together(*tables: pd.DataFrame, alpha: float | None = None, pending: 
         # (_reference_sentence): cut where it starts, at its first mark ("... would show a-b; 200 redraws cannot
         # test ..." has two: cut at the first, the range was said twice; "Not compared ..." was said twice on the
         # Data page, a walk-through)
-        start = _SENTENCE_START.search(r["reading"])
-        if start:
-            r["reading"] = r["reading"][:start.start()]
+        r["reading"] = split_reading(r["reading"])[0]
         rows.append(r)
     out = pd.DataFrame(family_verdicts(rows, alpha, specs, pending))
     out.attrs.update(tables[0].attrs)
@@ -1138,7 +1132,19 @@ def judged_together(*tables: pd.DataFrame, alpha: float | None = None, pending: 
     return out
 
 
-#: Where the verdict sentence of :func:`_reference_sentence` starts, for :func:`judged_together` to replace it.
+def split_reading(reading: str) -> tuple[str, str]:
+    """A panel row's reading as (what the value says, the sentence on the calibrated model that ends it, from
+    :func:`_reference_sentence`; "" without one): :func:`judged_together` replaces the second, the Test-based
+    page's headline quotes it.
+
+    >>> split_reading("ECE says so. A perfectly calibrated model with these predictions would show 1 to 2: x.")
+    ('ECE says so.', ' A perfectly calibrated model with these predictions would show 1 to 2: x.')
+    """
+    start = _SENTENCE_START.search(reading)
+    return (reading, "") if start is None else (reading[:start.start()], reading[start.start():])
+
+
+#: Where the verdict sentence of :func:`_reference_sentence` starts (:func:`split_reading`).
 _SENTENCE_START = re.compile("|".join([re.escape(_WOULD_SHOW), re.escape(_AGAINST), re.escape(_NOT_COMPARED),
                                        r" \d+" + re.escape(_CANNOT_TEST)]))
 

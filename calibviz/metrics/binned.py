@@ -549,6 +549,12 @@ class HosmerLemeshowResult:
     def __iter__(self):
         return iter((self.statistic, self.p_value))
 
+    @property
+    def chi2_reliable(self) -> bool:
+        """Whether every group expects at least :data:`HL_MIN_EXPECTED` events and non-events, where the
+        chi-square reference holds its size."""
+        return self.min_expected >= HL_MIN_EXPECTED
+
 
 #: Hosmer-Lemeshow's chi-square reference decides when every group expects at least this many events and
 #: non-events (effective rows); below, label redraws do. A size simulation of calibrated logs (2,000-3,000 per
@@ -649,7 +655,7 @@ def hosmer_lemeshow(y_true, y_prob, *, n_groups=10, fitted=False, sample_weight=
     s = _stats(y_true, y_prob, sample_weight, EqualMass(int(n_groups)), second_moments=True)
     res = _hosmer_lemeshow_from_stats(s, fitted)
     res = dataclasses.replace(res, chi2_p_value=res.p_value)
-    few = res.min_expected < HL_MIN_EXPECTED
+    few = not res.chi2_reliable
     if not math.isfinite(res.statistic) or reference == "chi2" or (reference == "auto" and not few):
         return res
     expected = f"its groups expect as few as {res.min_expected:.2g} events (or non-events)"

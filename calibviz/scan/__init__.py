@@ -890,7 +890,7 @@ class Scan:
         (Hosmer-Lemeshow: p NaN where a group expects fewer than
         :data:`~calibviz.metrics.binned.HL_MIN_EXPECTED` events, where its chi-square reference rejects calibrated
         models too often)."""
-        from ..metrics.binned import HL_MIN_EXPECTED, _debiased_from_stats, _decomposition, _norm_of_gaps
+        from ..metrics.binned import _debiased_from_stats, _decomposition, _norm_of_gaps
         from ..metrics.goodness import _spiegelhalter_from_sums
         from ..panel import PanelConfig
 
@@ -911,7 +911,7 @@ class Scan:
             return float(f["sll"].sum()) / float(f["sw"].sum()), nan
         if key == "hosmer_lemeshow":  # no p-value where its chi-square over-rejects (the data in memory redraw)
             r = self._hosmer_lemeshow()
-            return r.statistic, (r.p_value if r.min_expected >= HL_MIN_EXPECTED else nan)
+            return r.statistic, (r.p_value if r.chi2_reliable else nan)
         if key == "spiegelhalter_z":
             r = _spiegelhalter_from_sums(*_agg.spiegelhalter_sums(self._fine(), self._roles.weight is not None))
             return r.statistic, r.p_value
@@ -1075,7 +1075,7 @@ class Scan:
                     ctx["certain_mistakes"] = self._certain_mistakes()
                 if hl is not None:
                     ctx.update(dof=hl.dof, min_expected=hl.min_expected)
-                    if hl.min_expected < HL_MIN_EXPECTED:  # no redraws of this statistic on a scan: no verdict
+                    if not hl.chi2_reliable:  # no redraws of this statistic on a scan: no verdict
                         ctx.update(chi2_p_value=p_value, p_value=nan)
                         p_value = nan
                 if spec.key == "smooth_ece":

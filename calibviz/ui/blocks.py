@@ -22,7 +22,7 @@ from .settings import panel_config, settings
 
 __all__ = ["BOOTSTRAP_ROW_BUDGET", "show_figure", "figure_about", "file_size", "download_table", "panel_table", "show_headlines", "show_metric_table", "slug",
            "not_applicable", "without_attrs", "show_dataframe", "TCE_PAGE_CAPTION", "reference_redraws",
-           "joined_panels", "CORP_METRICS", "pages_family", "judged_family", "family_caption"]
+           "joined_panels", "CORP_METRICS", "pages_family", "judged_family", "family_rows", "family_caption"]
 
 
 def show_dataframe(data, **kwargs):
@@ -357,6 +357,15 @@ def judged_family(keys, multiclass: bool = False) -> tuple:
     return tuple(dict.fromkeys(tuple(shown) + tuple(keys)))
 
 
+def family_rows(judged: pd.DataFrame, metrics) -> pd.DataFrame:
+    """The rows of ``metrics`` (their ``metric`` values, in this order) of a family's judged table, with its
+    attributes: a page shows its own metrics, judged with the family's (:func:`judged_family`)."""
+    row_of = {m: i for i, m in enumerate(judged["metric"])}
+    rows = judged.iloc[[row_of[m] for m in metrics]].reset_index(drop=True)
+    rows.attrs = dict(judged.attrs)
+    return rows
+
+
 def family_caption(table: pd.DataFrame, multiclass: bool = False) -> str:
     """What a page that shows some of the family's metrics says of its verdicts ("" when it shows them all); the
     page whose panel is the family: the Reliability page's, multiclass data's the Multiclass page's (it named the
@@ -451,9 +460,8 @@ def panel_table(y, p, w, name: str, fingerprint: str, *, metrics=None, reference
     # every page, and the verdicts shown before it comes can only gain evidence when it does (a walk-through met
     # "3 tests" on the Data page before the Multiclass page had computed class-wise ECE's reference, "4" after)
     judged = judged_at([computed[k][0] for k in family], cfg.alpha, pending=len(waiting))
-    row_of = {m: i for i, m in enumerate(judged["metric"])}
-    table = judged.iloc[[row_of[k] for k in keys]].reset_index(drop=True)
-    table.attrs = dict(judged.attrs, pending=len(waiting))
+    table = family_rows(judged, keys)
+    table.attrs["pending"] = len(waiting)
     parts = [computed[k] for k in keys]
     missing = sum(1 for _, r in parts if not r) if intervals else 0
     table.attrs.update(config=cfg,  # a cached table of a metric without a test may come from another alpha
@@ -638,15 +646,14 @@ def tce_headline(tce: float, alpha: float, reference=None, *, n_rows: int | None
     so; None where there is none (an opened file's other bins), and the headline then says how to read TCE
     without it.
     """
-    from ..panel import _SENTENCE_START, BINARY_METRICS, _reference_sentence
+    from ..panel import BINARY_METRICS, _reference_sentence, split_reading
 
     # "rejected", not "deviate significantly": each prediction's test is at alpha, so a calibrated model's are
     # rejected too; the reference right after says how many
     head = (f"**{format_value(tce, 'percent')} of predictions are rejected by the binomial test against their bin's "
             f"observed rate** (exact, two-sided, α = {alpha:g}).")
     if isinstance(reference, pd.Series):  # the panel's row: its verdict, judged with the panel's tests
-        start = _SENTENCE_START.search(reference["reading"])
-        return head + (reference["reading"][start.start():] if start else "")
+        return head + split_reading(reference["reading"])[1]
     if reference is not None and np.isfinite(reference.p_value):
         return (head + _reference_sentence(BINARY_METRICS["tce"], reference.null_low, reference.null_high,
                                            reference.p_value, alpha, reference.n_resamples - reference.n_failed)

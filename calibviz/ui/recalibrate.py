@@ -427,11 +427,9 @@ def show_metric_table(table: pd.DataFrame) -> None:
                                                     table["unit"])],
         "After: calibrated model would show": [format_interval(a, b, u) for a, b, u in
                                                zip(table["after_null_low"], table["after_null_high"], table["unit"])],
-        "Reading": [named_reading(m, r) for m, r in zip(table["method"], table["reading"])],
     })
     # the readings below, not in a column: the table cut them after a few words, and at 1280 px they pushed the
     # calibrated-model ranges off-screen (a walk-through)
-    shown.pop("Reading")
     show_dataframe(shown)
     with st.expander("What each row means"):  # each reading names its method and metric ("Platt scaling: ECE ...")
         for method, reading in zip(table["method"], table["reading"]):

@@ -35,8 +35,8 @@ from ..multiclass import (GRID_READING, TOP_LABEL_DIAGRAM_READING, class_referen
 from ..variables import (top_is_finding, top_variable_words, vece_floor_caption, vece_test_sentence,
                          vece_whiskers_caption)
 from .blocks import (BOOTSTRAP_ROW_BUDGET, download_table, reference_redraws, not_applicable, show_figure,
-                     judged_family, show_headlines, show_metric_table, slug, tce_headline, tce_tiles,
-                     zoom_bin_picker)
+                     family_rows, judged_family, show_headlines, show_metric_table, slug, tce_headline,
+                     tce_tiles, zoom_bin_picker)
 from .blocks import TCE_PAGE_CAPTION, band_reading, show_dataframe
 from .comparison import show_comparison, without_conflicting_tce
 from .compute import cached, guarded, in_cache, progress_bar
@@ -118,8 +118,9 @@ def _panel(view, keys, cfg: PanelConfig, s: dict, *, leave_out=(), intervals=Tru
     consent = "cv_scan_boot_" + hashlib.sha1(repr(base).encode()).hexdigest()[:16]
 
     # judged with the family of every page (ui.blocks.judged_family), whose other metrics give their p-values
-    judged = tuple(k for k in judged_family(keys, multiclass=not view.is_binary) if k in keys or k not in leave_out)
-    family = family_size(judged_family(keys, multiclass=not view.is_binary))
+    whole = judged_family(keys, multiclass=not view.is_binary)
+    judged = tuple(k for k in whole if k in keys or k not in leave_out)
+    family = family_size(whole)
 
     def one(key):
         asked = n_boot and ((st.session_state.get(consent) and key in keys)
@@ -145,11 +146,8 @@ def _panel(view, keys, cfg: PanelConfig, s: dict, *, leave_out=(), intervals=Tru
             pass  # each metric's row says what is wrong
     computed = {k: one(k) for k in judged}
     # cached one by one; the members left out count as tests without evidence (ui.blocks.panel_table)
-    pending = sum(1 for k in judged_family(keys, multiclass=not view.is_binary) if k not in judged)
-    together = judged_together(*[computed[k][0] for k in judged], alpha=cfg.alpha, pending=pending)
-    row_of = {m: i for i, m in enumerate(together["metric"])}
-    table = together.iloc[[row_of[_shown_key(view, k)] for k in keys]].reset_index(drop=True)
-    table.attrs = dict(together.attrs)
+    together = judged_together(*[computed[k][0] for k in judged], alpha=cfg.alpha, pending=len(whole) - len(judged))
+    table = family_rows(together, [_shown_key(view, k) for k in keys])
     parts = [computed[k] for k in keys]
     table.attrs["config"] = cfg  # a cached table of a metric without a test may come from another alpha
     missing = sum(1 for _, r in parts if not r)
@@ -171,11 +169,16 @@ def _headlines(panel: pd.DataFrame) -> None:
     show_headlines(panel[np.isfinite(panel["value"].to_numpy(float))], 4)
 
 
+def _first_view(scan):
+    """The view the Large data page shows: the binary view, or a multiclass file's confidence view."""
+    return scan_view(scan, next(iter(scan_view_options(scan))))
+
+
 def tce_page_table(scan, s: dict) -> pd.DataFrame:
     """The per-bin table of ``scan``'s first view on the Test-based page's bins (PAVA-BC by default, the metric
     panel's TCE), cached with that page's: the Large data page drew its test-based diagram on the sidebar's bins,
     and its caption's TCE (81.61% on 15 uniform bins) stood beside the panel's 50.49% (a walk-through)."""
-    view = scan_view(scan, next(iter(scan_view_options(scan))))
+    view = _first_view(scan)
     scheme, alpha = tce_scheme(s), float(s["alpha"])
     return cached(("tce_table", cache_id(), view.name, scheme, alpha), lambda: view.reliability_table(scheme, alpha))
 
@@ -192,8 +195,7 @@ def tce_bins_caption(scan, table: pd.DataFrame, panel: pd.DataFrame, s: dict) ->
         return ("The test-based diagram tests each prediction against the observed rate of its PAVA-BC bin (the "
                 f"Test-based page's bins, the paper's choice): TCE = {format_value(rows.loc['tce', 'value'], 'percent')}, "
                 "the metric panel's, read against a calibrated model beside the diagram above.")
-    value = format_value(scan_view(scan, next(iter(scan_view_options(scan)))).tce(tce_scheme(s), float(s["alpha"])),
-                         "percent")
+    value = format_value(_first_view(scan).tce(tce_scheme(s), float(s["alpha"])), "percent")
     return (f"The test-based diagram tests each prediction against the observed rate of its bin ({md(binning)}, the "
             f"Test-based page's bins): TCE = {value}, not compared with a calibrated model here (its TCE is far "
             "above 0 on many rows: alone no evidence); the Test-based page reads it.")
@@ -208,7 +210,7 @@ def reliability_headlines(scan) -> pd.DataFrame:
     its reference is computed, so that opening a file stays one pass (a review: 2.5 s became 25 s)."""
     s = settings()
     cfg = panel_config(s)
-    view = scan_view(scan, next(iter(scan_view_options(scan))))
+    view = _first_view(scan)
     keys = tuple(s["metrics"]) or ("ece",)
     family = family_size(keys)
     waiting = [k for k in keys if costly_reference(k, cfg)
