@@ -1617,6 +1617,12 @@ def test_a_sql_source_is_one_query_and_runs_nothing_else(parquet, tmp_path):
     with pytest.raises(cv.InputError, match="one SELECT query \\(got 2"):
         cv.scan(f"FROM '{parquet}'; DROP TABLE IF EXISTS t", engine="duckdb")
     assert cv.scan(f"WITH t AS (SELECT * FROM '{parquet}') SELECT * FROM t", engine="duckdb").n > 0
+    # a saved query's leading comments: it was taken for a path ("no file matches '-- last week ...'")
+    n = cv.scan(f"SELECT * FROM '{parquet}'").n
+    assert cv.scan(f"-- last week\n/* all models */ SELECT * FROM '{parquet}'").n == n
+    with pytest.raises(cv.InputError, match="one SELECT query \\(got 2"):
+        cv.scan(f"-- c\nSELECT * FROM '{parquet}'; COPY (SELECT 42 AS x) TO '{target}'")
+    assert not target.exists()
     for command in ("DROP TABLE preds", "INSERT INTO preds VALUES (1, 0.5)", "  -- a comment\n CREATE TABLE x (a INT)"):
         with pytest.raises(cv.InputError, match="a SQL source is one query"):
             spark_engine.query(command)

@@ -80,15 +80,19 @@ class RawTable:
 _SQL_START = ("select", "with", "from", "table", "values", "(")
 
 
+#: Leading white space and SQL comments ('-- ...' lines, '/* ... */' blocks), which a saved query often starts with.
+_LEADING_COMMENTS = re.compile(r"^(\s|--[^\n]*(\n|$)|/\*.*?\*/)*", re.S)
+
+
 def is_sql(text: str) -> bool:
-    """Whether ``text`` reads as a SQL query rather than a path.
+    """Whether ``text`` reads as a SQL query rather than a path (comments before the query allowed).
 
     Examples
     --------
-    >>> is_sql("  SELECT * FROM preds"), is_sql("logs/preds.parquet")
-    (True, False)
+    >>> is_sql("  SELECT * FROM preds"), is_sql("-- last week\\nSELECT * FROM preds"), is_sql("logs/preds.parquet")
+    (True, True, False)
     """
-    return text.lstrip().lower().startswith(_SQL_START)
+    return _LEADING_COMMENTS.sub("", text, count=1).lower().startswith(_SQL_START)
 
 
 def _source_bytes(source, max_bytes: int) -> tuple[bytes, str]:

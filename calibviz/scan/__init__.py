@@ -1272,9 +1272,11 @@ def scan(source, *, label=None, probs=None, weight=None, positive=None, model=No
     >>> s.engine, s.n, round(s.metric("brier")[0], 4)
     ('duckdb', 20, 0.125)
     """
-    frame, engine, display = open_source(source, engine, database=database)
+    frame, engine, display, source_notes = open_source(source, engine, database=database)
     mapping, roles = resolve_roles(frame, display, label=label, probs=probs, weight=weight, positive=positive,
                                    model=model, features=features, drop_invalid=drop_invalid)
+    if source_notes:  # said with the column mapping's notes, which every model and view of the source carries
+        mapping = replace(mapping, notes=tuple(mapping.notes) + source_notes)
     if renormalize or drop_invalid:
         roles = {name: replace(r, renormalize=renormalize, drop_invalid=drop_invalid) for name, r in roles.items()}
     scans = {name: Scan(frame, r, name=name, engine=engine, source=display, classes=mapping.classes,

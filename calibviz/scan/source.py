@@ -24,6 +24,7 @@ from ..io.loading import MULTICLASS_NEEDS_TWO, _detect, _model_name_from_source
 from ..io.readers import is_sql
 from ..io.mapping import LABEL_NAMES, _find, _key, detect_mapping, unsupported_columns
 from .aggregate import TEXT_IN_NUMBERS_FIX, Roles, collect, is_missing
+from .files import matched_files, unreadable_note
 
 __all__ = ["ENGINES", "open_source", "resolve_roles", "check_allowed", "several_files_note", "IN_MEMORY", "SAMPLE_ROWS",
            "MAX_LABELS"]
@@ -53,7 +54,8 @@ def _engine_of(source, engine):
 
 
 def files_of(path: str) -> tuple[list[str], str]:
-    """(files, format) of a path, a glob or a directory (searched recursively, hive partitions included).
+    """(files, format) of a path, a glob or a directory (searched recursively, hive partitions included; each file
+    once, :func:`calibviz.scan.files.matched_files`).
 
     Examples
     --------
@@ -62,8 +64,13 @@ def files_of(path: str) -> tuple[list[str], str]:
     ...
     calibviz.errors.InputError: no file matches '/nonexistent/preds.parquet'; give a Parquet or CSV file, a glob such as 'logs/*.parquet' or a directory of them.
     """
+    return _files_of(path)[:2]
+
+
+def _files_of(path: str) -> tuple[list[str], str, str]:
+    """(files, format, note): the note names the files read once that links named twice ('' if none)."""
     try:
-        return _files_of(path)
+        return _found(path)
     except OSError as exc:  # a name too long, a directory that may not be listed: a message, not a traceback
         raise InputError(f"{str(path)[:80]!r} cannot be read ({exc.strerror or exc}).") from None
 
@@ -73,26 +80,12 @@ def files_of(path: str) -> tuple[list[str], str]:
 SQL_HINT = "; a SQL query starts with SELECT, WITH, FROM, TABLE or VALUES."
 
 
-def _named(text: str) -> list[str]:
-    """The files a path that is no directory names: itself where it exists (a file named 'run[1].parquet' is that
-    file, as in memory, not the glob that matches run1.parquet, a review), else its glob's matches."""
-    if Path(text).is_file():
-        return [text]
-    return sorted(_glob.glob(text, recursive=True)) if _glob.has_magic(text) else []
-
-
-def _files_of(path: str) -> tuple[list[str], str]:
-    p = Path(path)
-    if p.is_dir():
-        # a directory's data files by name (a .tar.gz or .json.gz beside them is not one: it read as CSV)
-        files = sorted(str(f) for f in p.rglob("*") if f.is_file()
-                       and f.name.lower().endswith((".parquet", ".csv", ".tsv", ".csv.gz", ".tsv.gz")))
-    else:
-        files = _named(str(path))
+def _found(path: str) -> tuple[list[str], str, str]:
+    files, repeats = matched_files(str(path))
     if not files:
         query = " " in str(path).strip()  # a query with a typo, such as "SELEC * FROM preds"
-        raise InputError(f"no file matches {str(path)!r}; give a Parquet or CSV file, a glob such as "
-                         "'logs/*.parquet' or a directory of them"
+        raise InputError(f"no file matches {str(path)!r}{unreadable_note(str(path))}; give a Parquet or CSV file, a "
+                         "glob such as 'logs/*.parquet' or a directory of them"
                          + (SQL_HINT if query else "."))
     empty = [f for f in files if os.path.getsize(f) == 0]
     if empty:  # every engine fails on them, not all of them naming the file
@@ -107,7 +100,13 @@ def _files_of(path: str) -> tuple[list[str], str]:
                          f"{kinds['csv']!r}); scan one format at a time.")
     fmt = next(iter(kinds))
     _check_columns(files, fmt)
-    return files, fmt
+    note = ""
+    if repeats:  # links that name a file twice (logs/latest -> 2024-01): its rows count once
+        left, kept = min(repeats, key=lambda r: (len(r[0]), r))  # the shortest name shows the link best
+        note = (f"{len(repeats):,} of the names matched {'are links' if len(repeats) > 1 else 'is a link'} to a "
+                f"file or directory already read (e.g. {left!r}, the same as {kept!r}): each file's rows are "
+                "counted once")
+    return files, fmt, note
 
 
 def _check_columns(files: list[str], fmt: str) -> None:
@@ -331,9 +330,8 @@ def check_allowed(path: str, roots) -> None:
         raise InputError(f"{text!r} {where} the directories this server may read ({', '.join(roots)}); ask "
                          "whoever runs the server to add its directory to CALIBVIZ_SCAN_ROOTS.")
     try:
-        matches = _named(text)
-        if Path(text).is_dir():
-            matches = [str(f) for f in Path(text).rglob("*")]
+        files, repeats = matched_files(text)
+        matches = files + [left for left, _ in repeats]
     except OSError as exc:  # a name too long, a directory the server may not list: a message, not a traceback
         raise InputError(f"{text[:80]!r} cannot be read on this server ({exc.strerror or exc}).") from None
     for m in matches:
@@ -343,7 +341,7 @@ def check_allowed(path: str, roots) -> None:
 
 
 def open_source(source, engine=None, *, database=None, read_only_roots=None):
-    """(Narwhals LazyFrame, engine name, display name) of a source; reads nothing but metadata.
+    """(Narwhals LazyFrame, engine name, display name, notes) of a source; reads nothing but metadata.
 
     ``source``: a Parquet/CSV path, a glob, a directory (hive partitions
     become columns), a SQL query (DuckDB; against ``database`` if given), a
@@ -364,25 +362,25 @@ def open_source(source, engine=None, *, database=None, read_only_roots=None):
         if isinstance(source, str) and is_sql(text) and not Path(text).exists():
             if engine != "duckdb" and engine != "spark":
                 raise InputError(f"a SQL query needs engine='duckdb' or 'spark', not {engine!r}.")
-            return nw.from_native(eng.query(text, database=database)), engine, "query"
+            return nw.from_native(eng.query(text, database=database)), engine, "query", ()
         if database is not None:
             raise InputError(f"database= (--database) is the DuckDB file a SQL query runs against; {text!r} is "
                              "no SELECT query. Leave database= (--database) out to read a file, or give a query such "
                              "as \"SELECT * FROM preds\".")
         if _URL.match(text):  # object stores and HDFS: the engine resolves them (Spark as the cluster is set up)
             fmt = "csv" if text.lower().endswith((".csv", ".csv.gz", ".tsv")) else "parquet"
-            return nw.from_native(eng.read_files([text], fmt, text)), engine, text
-        files, fmt = files_of(text)
+            return nw.from_native(eng.read_files([text], fmt, text)), engine, text, ()
+        files, fmt, note = _files_of(text)
         if engine != "polars":
             _check_case(files[0], fmt, engine)
         # the files found, each read as named: engines glob the names they are given ('run[1].parquet' read
         # run1.parquet), so the names are escaped for each engine's own glob syntax
-        return nw.from_native(eng.read_files(files, fmt, text, literal=True)), engine, text
+        return nw.from_native(eng.read_files(files, fmt, text, literal=True)), engine, text, (note,) if note else ()
     native = eng.from_object(source)
     if native is None:
         raise InputError(f"cannot scan a {type(source).__name__}; give a Parquet or CSV path, a glob, a directory, a "
                          "SQL query, a DuckDB relation, a Polars LazyFrame or a PySpark DataFrame.")
-    return nw.from_native(native), engine, type(source).__name__
+    return nw.from_native(native), engine, type(source).__name__, ()
 
 
 #: Where a result that needs the rows is had, said alike by every message of a scan (people of the library, the

@@ -1,0 +1,115 @@
+"""The files a scan's path names (calibviz.scan.files): as glob finds them, without loops, repeats or gaps."""
+import glob
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import calibviz as cv
+from calibviz.scan import files as scan_files
+from calibviz.scan.files import matched_files
+from calibviz.scan.source import check_allowed
+
+ROWS = 2000
+
+
+@pytest.fixture()
+def log(tmp_path):
+    rng = np.random.default_rng(3)
+    p = rng.beta(2, 5, ROWS)
+    return pd.DataFrame({"y": rng.binomial(1, p), "p": p})
+
+
+def test_matches_are_globs_on_a_tree_without_links(tmp_path, monkeypatch):
+    for name in ["a.parquet", "b.csv", ".hidden.parquet", "x/c.parquet", "x/y/d.parquet", "x/.h/e.parquet",
+                 "z[1].parquet", "z1.parquet"]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(b"PAR1")
+    monkeypatch.chdir(tmp_path)
+    for pattern in ["*.parquet", "**/*.parquet", "x/**/*.parquet", "*/*.parquet", "**/.*.parquet", "?.csv",
+                    "x/**", "z[0-9].parquet", "**/d.parquet", str(tmp_path / "**" / "*.parquet")]:
+        expected = sorted(f for f in glob.glob(pattern, recursive=True) if os.path.isfile(f))
+        assert matched_files(pattern) == (expected, []), pattern
+    # a file's own name, brackets included, is that file, as in memory (not the glob's z1.parquet)
+    assert matched_files("z[1].parquet") == (["z[1].parquet"], [])
+
+
+def test_a_link_back_to_a_parent_ends_and_counts_each_row_once(tmp_path, log):
+    root = tmp_path / "loop"
+    root.mkdir()
+    log.to_parquet(root / "a.parquet")
+    os.symlink(".", root / "s1")
+    os.symlink(".", root / "s2")
+    # glob.glob(recursive=True) grows 2^depth paths here: the page waited for ever
+    for source in [root / "**" / "*.parquet", root / "**" / "*.csv", root, root / ("*/" * 16 + "*.parquet")]:
+        files, repeats = matched_files(str(source))
+        assert len({os.path.realpath(f) for f in files}) == len(files) <= 1
+        assert repeats
+    s = cv.scan(str(root / "**" / "*.parquet"))
+    assert s.n == ROWS
+    assert any("link" in n and "counted once" in n for n in s.notes)
+
+
+def test_a_link_beside_its_target_is_read_once_and_said(tmp_path, log):
+    (tmp_path / "logs" / "2024-01").mkdir(parents=True)
+    log.to_parquet(tmp_path / "logs" / "2024-01" / "a.parquet")
+    os.symlink("2024-01", tmp_path / "logs" / "latest")
+    log.to_parquet(tmp_path / "logs" / "b.parquet")
+    os.symlink("b.parquet", tmp_path / "logs" / "newest.parquet")
+    for source in [tmp_path / "logs", tmp_path / "logs" / "*" / "*.parquet", tmp_path / "logs" / "**" / "*.parquet"]:
+        s = cv.scan(str(source))
+        expected = 2 * ROWS if source.name == "logs" or "**" in str(source) else ROWS
+        assert s.n == expected, source
+        (note,) = [n for n in s.notes if "link" in n]
+        assert "counted once" in note and ("latest" in note or "newest" in note)
+    # the rows of a file named twice are those of the file read once
+    once = cv.scan(str(tmp_path / "logs" / "2024-01" / "a.parquet")).metrics(["ece", "brier"])
+    twice = cv.scan(str(tmp_path / "logs" / "*" / "*.parquet")).metrics(["ece", "brier"])
+    np.testing.assert_allclose(twice["value"], once["value"], rtol=1e-12)
+
+
+def test_a_directory_that_cannot_be_listed_is_named_not_skipped(tmp_path, log, monkeypatch):
+    (tmp_path / "logs" / "sub").mkdir(parents=True)
+    log.to_parquet(tmp_path / "logs" / "a.parquet")
+    log.to_parquet(tmp_path / "logs" / "sub" / "b.parquet")
+    closed = str(tmp_path / "logs" / "sub")
+    real_scandir = os.scandir
+
+    def scandir(path="."):  # as for a server that does not run as root (chmod 000 does not stop root)
+        if os.path.abspath(path) == closed:
+            raise PermissionError(13, "Permission denied", path)
+        return real_scandir(path)
+
+    monkeypatch.setattr(scan_files.os, "scandir", scandir)
+    for source in [tmp_path / "logs", tmp_path / "logs" / "**" / "*.parquet", tmp_path / "logs" / "*" / "*.parquet"]:
+        with pytest.raises(cv.InputError, match=r"sub' cannot be read \(Permission denied\): its files would be "
+                                                r"left out"):
+            cv.scan(str(source))
+    # a file inside it (which this process cannot see): 'no file matches' alone misled where the file exists
+    monkeypatch.setattr(scan_files.os, "access", lambda path, mode: os.path.abspath(path) != closed)
+    with pytest.raises(cv.InputError, match=r"no file matches .*c.parquet' \('.*sub' cannot be read by this "
+                                            r"process\)"):
+        cv.scan(closed + "/c.parquet")
+
+
+def test_too_many_files_are_refused_with_the_limit(tmp_path, log, monkeypatch):
+    for k in range(4):
+        log.to_parquet(tmp_path / f"part-{k}.parquet")
+    monkeypatch.setattr(scan_files, "MAX_FILES", 3)
+    with pytest.raises(cv.InputError, match="names more than 3 files; name fewer"):
+        cv.scan(str(tmp_path / "*.parquet"))
+
+
+def test_allowed_roots_follow_links_once_and_refuse_one_that_leads_out(tmp_path):
+    root = tmp_path / "data"
+    (root / "logs").mkdir(parents=True)
+    (root / "logs" / "a.parquet").write_bytes(b"PAR1")
+    os.symlink(".", root / "logs" / "again")
+    check_allowed(str(root / "logs" / "**" / "*.parquet"), [str(root)])  # ends: each directory listed once
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "secret" / "s.parquet").write_bytes(b"PAR1")
+    os.symlink(tmp_path / "secret", root / "logs" / "elsewhere")
+    for source in [root / "logs", root / "logs" / "**" / "*.parquet", root / "logs" / "*" / "*.parquet"]:
+        with pytest.raises(cv.InputError, match="s.parquet' .* resolves outside the directories"):
+            check_allowed(str(source), [str(root)])
