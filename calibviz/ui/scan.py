@@ -21,8 +21,8 @@ from ..errors import InputError
 from ..scan.source import ENGINES, SQL_HINT, check_allowed
 from .text import md
 
-__all__ = ["ROOTS_ENV", "STATE_KEYS", "scan_lock", "scan_work", "reopen_if_changed", "allowed_roots", "open_scan",
-           "open_model", "current_scan", "current_scan_id", "scan_identity", "source_form", "LINK_KEYS", "link_params",
+__all__ = ["ROOTS_ENV", "STATE_KEYS", "scan_lock", "scan_work", "reopen_needed", "reopen_if_changed", "allowed_roots",
+           "open_scan", "open_model", "current_scan", "current_scan_id", "scan_identity", "source_form", "LINK_KEYS", "link_params",
            "open_from_link", "report_command", "shell_lines"]
 
 ROOTS_ENV = "CALIBVIZ_SCAN_ROOTS"
@@ -240,6 +240,20 @@ def _roles(how: dict) -> dict:
     return dict(label=how["label"] or None, probs=probs_role(how["probs"], how["per_model"]),
                 weight=how["weight"] or None, positive=how.get("positive") or None,
                 renormalize=bool(how.get("renormalize")), drop_invalid=bool(how.get("drop_invalid")))
+
+
+def reopen_needed() -> bool:
+    """Whether the session's opened file changed on disk since it was opened, or no longer resolves under the
+    allowed directories (a file swapped for a link that leads out): then :func:`reopen_if_changed` must run before
+    anything reads it (a callback that reads first ran engine passes on such a link's target, a review)."""
+    how, scan = st.session_state.get(_HOW), current_scan()
+    if not how or scan is None:
+        return False
+    try:
+        check_allowed(how["open"], allowed_roots())
+        return scan_identity(how["open"], how["engine"], _roles(how)) != st.session_state.get(_KEY + "_id")
+    except (InputError, OSError):
+        return True
 
 
 def reopen_if_changed() -> str | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ..errors import InputError
-from .scan import current_scan, current_scan_id, report_command, scan_work
+from .scan import current_scan, current_scan_id, reopen_needed, report_command, scan_work
 from .text import md
 
 __all__ = ["SCAN_PAGES", "active_scan", "scan_active", "use_scan", "use_memory", "scan_sidebar", "scan_dispatch",
@@ -95,7 +95,19 @@ def checked_model(scan, name: str):
         model.n  # noqa: B018 - the model's one pass, with the validation of every row
     except InputError as err:
         return err
+    except Exception as exc:  # noqa: BLE001 - only the engines' own errors are turned into words; others raise
+        if not (isinstance(exc, OSError) or type(exc).__module__.split(".")[0].lstrip("_") in _ENGINE_MODULES):
+            raise
+        # the file changed or became unreadable after it was opened (deleted, columns renamed, its permissions
+        # taken away): the engine's words, not Streamlit's blank error page (a review)
+        said = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+        return InputError(f"the file cannot be read now ({said.rstrip('.')}). If it was moved, rewritten or its "
+                          "permissions changed, open it again on the Large data page.")
     return model
+
+
+#: The top-level modules whose exceptions report a source the engine cannot read (DuckDB's are '_duckdb.*').
+_ENGINE_MODULES = ("duckdb", "polars", "narwhals", "pyspark", "py4j")
 
 
 def cannot_analyse(name: str, err: InputError) -> str:
@@ -106,6 +118,11 @@ def cannot_analyse(name: str, err: InputError) -> str:
 def _pick_model() -> None:
     """The sidebar picker's callback: analyse the picked model, or keep the previous one and say why not."""
     name = st.session_state["w_scan_pick"]
+    if reopen_needed():
+        # the file changed on disk (or now resolves outside the allowed directories): nothing reads it here; the run
+        # that follows opens it again, checked, and keeps this pick where the model is still there
+        st.session_state[_MODEL] = name
+        return
     with scan_work():
         checked = checked_model(current_scan(), name)
     if isinstance(checked, InputError):
