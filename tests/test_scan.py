@@ -1513,8 +1513,20 @@ def test_files_of_two_layouts_in_one_directory_are_named_as_the_likely_cause(tmp
     pd.DataFrame({"y": rng.choice(["cat", "dog", "owl"], 120), "p_cat": P[:, 0], "p_dog": P[:, 1],
                   "p_owl": P[:, 2]}).to_parquet(tmp_path / "animals.parquet")
     with pytest.raises(cv.InputError, match=r"model column 'model' is empty in 120 rows; .* The source is 2 files "
-                                            r"read together and matched by column name"):
+                                            r"read together and matched by column name, and '.*animals.parquet' has "
+                                            r"no column 'model' \(its columns: y, p_cat, p_dog, p_owl\): a file of "
+                                            r"another layout") as err:
         cv.scan(str(tmp_path))
+    assert "drop_invalid" not in str(err.value)
+    # the label and score columns of another layout: dropping 'invalid' rows would leave out that whole file (it
+    # was advised, and left 0 of the rows of a directory of two such files, a review)
+    two = tmp_path / "two"
+    two.mkdir()
+    d.drop(columns="model").to_parquet(two / "a.parquet")
+    d.drop(columns="model").rename(columns={"y": "label", "p": "score"}).to_parquet(two / "b.parquet")
+    with pytest.raises(cv.InputError, match=r"'.*b.parquet' has no column 'p' \(its columns: label, score\)") as err:
+        cv.scan(str(two), label="y", probs="p").n  # noqa: B018 - the first pass checks the rows
+    assert "drop_invalid" not in str(err.value)
     # one file alone: the plain message, no guess about files
     d.iloc[:10].assign(model=None).to_parquet(tmp_path / "one.parquet")
     with pytest.raises(cv.InputError, match=r"is empty in 10 rows; name the model of every row or drop those "

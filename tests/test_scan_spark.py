@@ -1,7 +1,10 @@
 """Spark engine in local mode (local[2], 127.0.0.1, UI off, one session per test run): the numbers of DuckDB."""
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 import urllib.parse
 import warnings
 from pathlib import Path
@@ -330,3 +333,88 @@ def test_spark_drops_the_invalid_rows_duckdb_drops(spark, tmp_path):
         assert a.notes == b.notes and "dropped" in a.notes[-1]
         np.testing.assert_allclose(a.metrics(metrics=("ece", "brier"))["value"].to_numpy(float),
                                    b.metrics(metrics=("ece", "brier"))["value"].to_numpy(float), rtol=1e-9)
+
+
+#: a file Spark cannot read: not Parquet (no "PAR1" magic number at its tail)
+_NOT_PARQUET = b"these bytes are no Parquet file " * 40
+
+
+def test_spark_errors_are_one_line_in_sparks_words(spark, tmp_path):
+    """A parse error's text opens with an empty line (the message was "the Spark SQL query failed:" and nothing);
+    a file Spark cannot read said only Py4J's "An error occurred while calling o40.parquet". Now: the line that
+    names Spark's error class, the position in the query, the cause of a file that is not Parquet (read by a
+    query: a file by path is checked before Spark reads it)."""
+    cases = {"SELECT * FROM 'x.parquet'":  # DuckDB's quoted path
+             r"^the Spark SQL query failed: \[PARSE_SYNTAX_ERROR\] Syntax error at or near ''x\.parquet''.* "
+             r"\(line 1, pos 14\)$",
+             "SELECT 1 AS y, 0.5 AS p; DROP TABLE IF EXISTS zz":
+             r"^the Spark SQL query failed: \[PARSE_SYNTAX_ERROR\] Syntax error at or near 'DROP'.* "
+             r"\(line 1, pos 25\)$",
+             "SELECT * FROM nosuch_table":
+             r"^the Spark SQL query failed: \[TABLE_OR_VIEW_NOT_FOUND\] The table or view `nosuch_table` cannot be "
+             r"found\..* \(line 1, pos 14\)$",
+             "SELECT y FROM (SELECT 1 AS x)":
+             r"^the Spark SQL query failed: \[UNRESOLVED_COLUMN\.WITH_SUGGESTION\] .*name `y` cannot be resolved.* "
+             r"\(line 1, pos 7\)$"}
+    bad = tmp_path / "x.parquet"
+    bad.write_bytes(_NOT_PARQUET)
+    # a local file is checked for Parquet's markers before any engine reads it (io.readers.check_parquet_marks)
+    cases[str(bad)] = r"^'.*x\.parquet' is no complete Parquet file .*Write it again, or leave it out\.$"
+    # a query that reads the file itself: the cause is the JVM's, not in the AnalysisException's text
+    cases[f"SELECT * FROM parquet.`{bad}`"] = (r"^the Spark SQL query failed: "
+                                               r"\[FAILED_TO_CREATE_PLAN_FOR_DIRECT_QUERY\] .*\(caused by: .*is not a "
+                                               r"Parquet file\.")
+    for source, message in cases.items():
+        with pytest.raises(cv.InputError, match=message) as caught:
+            cv.scan(source, engine="spark")
+        said = str(caught.value)
+        assert "\n" not in said and "SQLSTATE" not in said and "An error occurred" not in said, said
+
+
+def _env():
+    """The environment of a child Python that imports this checkout's calibviz, whatever its working folder."""
+    root = str(Path(__file__).resolve().parents[1])
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+
+
+def _cli(args, cwd):
+    return subprocess.Popen([sys.executable, "-m", "calibviz", *args], cwd=cwd, env=_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+#: the JVM's own line (Spark 4 asks for the module): README, 'Running against a cluster'
+_JVM_LINE = "WARNING: Using incubator modules: jdk.incubator.vector"
+
+
+def test_spark_cli_errors_print_one_line_and_no_java_stack(tmp_path):
+    """PySpark 4 logs every AnalysisException it raises as a JSON record with the whole Java stack trace on stderr
+    (its Python-side SQLQueryContextLogger), before calibviz's one line: the session calibviz starts silences it.
+    The commands run side by side (a JVM each)."""
+    (tmp_path / "x.parquet").write_bytes(_NOT_PARQUET)
+    runs = {"nosuch": (["metrics", "SELECT * FROM nosuch", "--engine", "spark"], "[TABLE_OR_VIEW_NOT_FOUND]"),
+            "parse": (["metrics", "SELECT * FROM 'x.parquet'", "--engine", "spark"], "[PARSE_SYNTAX_ERROR]"),
+            "file": (["metrics", "x.parquet", "--engine", "spark"], "is no complete Parquet file")}
+    procs = {name: _cli(args, tmp_path) for name, (args, _) in runs.items()}
+    for name, proc in procs.items():
+        out, err = proc.communicate(timeout=300)
+        lines = [line for line in err.splitlines() if line.strip() and line != _JVM_LINE]
+        assert proc.returncode == 2 and out == "", (name, err[:2000])
+        assert "at org.apache" not in err and '"logger"' not in err and "Traceback" not in err, (name, err[:2000])
+        assert len(lines) == 1 and lines[0].startswith("calibviz: error: "), (name, err[:2000])
+        assert runs[name][1] in lines[0], (name, lines[0])
+
+
+def test_a_users_own_session_keeps_pysparks_logging(tmp_path):
+    """calibviz quiets PySpark's loggers only for the session it starts: a session the user built keeps the user's
+    logging (README, 'Running against a cluster'), here PySpark's own record of the failed query."""
+    pytest.importorskip("pyspark.logger")  # PySpark 4: the loggers
+    code = ("from pyspark.sql import SparkSession\n"
+            "spark = (SparkSession.builder.master('local[1]').config('spark.driver.host', '127.0.0.1')"
+            ".config('spark.driver.bindAddress', '127.0.0.1').config('spark.ui.enabled', 'false').getOrCreate())\n"
+            "import calibviz as cv\n"
+            "try:\n    cv.scan('SELECT * FROM nosuch', engine='spark')\n"
+            "except cv.InputError as e:\n    print(e)\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=_env(), capture_output=True, text=True,
+                          timeout=300)
+    assert proc.stdout.startswith("the Spark SQL query failed: [TABLE_OR_VIEW_NOT_FOUND]"), proc.stderr[-2000:]
+    assert '"logger": "SQLQueryContextLogger"' in proc.stderr

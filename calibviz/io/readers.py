@@ -139,9 +139,32 @@ def _source_bytes(source, max_bytes: int) -> tuple[bytes, str]:
     return data, name
 
 
+def check_parquet_marks(name: str, head: bytes, tail: bytes) -> None:
+    """Refuse a file read as Parquet that does not start and end with Parquet's marker 'PAR1' (its first and last
+    4 bytes): cut short, still being written or of another format. Without this, a damaged ``.parquet`` file was
+    read as CSV and called "not UTF-8 text", and scans gave the engines' words ("No magic bytes found", "must end
+    with PAR1"), with no fix.
+
+    Examples
+    --------
+    >>> check_parquet_marks("a.parquet", b"PAR1", b"PAR1")
+    >>> check_parquet_marks("a.parquet", b"PAR1", b"PAR0")
+    Traceback (most recent call last):
+    ...
+    calibviz.errors.InputError: a.parquet is no complete Parquet file (a Parquet file starts and ends with 'PAR1'; this one does not end so): it was cut short, is still being written or is of another format. Write it again, or leave it out.
+    """
+    if head[:4] == b"PAR1" and tail[-4:] in (b"PAR1", b"PARE"):  # PARE: an encrypted footer
+        return
+    where = "end" if head[:4] == b"PAR1" else "start"
+    raise InputError(f"{name} is no complete Parquet file (a Parquet file starts and ends with 'PAR1'; this one does "
+                     f"not {where} so): it was cut short, is still being written or is of another format. Write it "
+                     "again, or leave it out.")
+
+
 def _detect_format(data, name: str) -> str:
     head = bytes(data[:8])
-    if head[:4] == b"PAR1":
+    if head[:4] == b"PAR1" or SUPPORTED_SUFFIXES.get(Path(name).suffix.lower()) == "parquet":
+        check_parquet_marks(name, head, bytes(data[-4:]))
         return "parquet"
     if head[:2] == b"PK":
         return "excel"

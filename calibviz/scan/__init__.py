@@ -33,7 +33,7 @@ from ..summary import BinStatistics, _table
 from ..validation import check_weight_scale, probability_range
 from . import aggregate as _agg
 from . import refine as _ref
-from .source import ENGINES, IN_MEMORY, open_source, resolve_roles, several_files_note
+from .source import ENGINES, IN_MEMORY, OTHER_LAYOUT, open_source, resolve_roles, several_files_note
 
 __all__ = ["scan", "Scan", "ENGINES", "SCAN_METRICS", "GRID_METRICS", "interval_caption"]
 
@@ -391,7 +391,9 @@ class Scan:
             except InputError as err:
                 if r.drop_invalid:
                     raise too_many_wrong_error(kept, total, err) from None
-                if dropped and not kept:  # the option that would leave out exactly these rows
+                # the option that would leave out exactly these rows, unless they are a whole file of another
+                # layout (several_files_note named it), where it would leave out that file
+                if dropped and not kept and OTHER_LAYOUT not in str(err):
                     raise with_drop_advice(err, dropped) from None
                 raise
         if r.renormalize and len(r.probs) == 2 and r.view == "binary":
@@ -436,7 +438,7 @@ class Scan:
             also = f", and values outside [0, 1] in {_rows(n_of(out))} {probability_range(lo, hi)}" if out.any() else ""
             raise InputError(f"{where}: probability column(s) {probs} hold missing, NaN or infinite values in "
                              f"{_rows(bad)}{also}; {'fix, fill' if also else 'fill'} or drop those rows."
-                             + several_files_note(src, probs))
+                             + several_files_note(src, r.probs))
         if out.any():  # a pass for the message, as the in-memory loader words it: which columns, their values
             cols = _agg.column_ranges(self._frame, r)
             total = max(int(table["n"].sum()), 1)
@@ -449,7 +451,7 @@ class Scan:
         missing = n_of(table["_y"] == _agg.MISSING_LABEL)
         if missing:
             raise InputError(f"{where}: the label column {r.label!r} is empty in {_rows(missing)}; fill or drop "
-                             "those rows." + several_files_note(src, repr(r.label)))
+                             "those rows." + several_files_note(src, [r.label]))
         unknown = n_of(table["_y"] == _agg.UNKNOWN_LABEL)
         if unknown:  # before the sums: a label of another class explains rows of two columns that do not sum to 1
             classes = list(r.classes) if r.view != "binary" else [r.negative, r.positive]

@@ -456,6 +456,13 @@ TEXT_IN_NUMBERS_FIX = ("A scan types each column once, so drop_invalid (--drop-i
                        "fix them, or scan a DuckDB query that reads them as missing, which drop_invalid then leaves "
                        "out: SELECT * REPLACE (TRY_CAST(trim(p) AS DOUBLE) AS p) FROM read_csv('FILE', all_varchar = "
                        "true) (with your column and file).")
+#: :data:`TEXT_IN_NUMBERS_FIX` in the Large data form's words (it takes paths, not queries; calibviz.ui.scan)
+TEXT_IN_NUMBERS_FIX_FORM = ("A file is read with one type per column, so 'Drop invalid rows' cannot leave such rows "
+                            "out: fix them in the file, or analyse it from the command line with a DuckDB query that "
+                            "reads them as missing (README, 'Prediction logs larger than memory').")
+#: The fix of files whose column types differ, in the library's words and in the Large data form's.
+TYPES_DIFFER_FIX = "scan with engine='duckdb' (--engine duckdb), which reads them as one type."
+TYPES_DIFFER_FIX_FORM = "choose DuckDB as the Engine, which reads them as one type."
 # trim(): DuckDB 2.0 turns TRY_CAST(p AS DOUBLE) of a CSV column into the reader's type, which then fails on the word
 
 #: Spark's error class in a message: "[FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH] "
@@ -488,8 +495,7 @@ def collect(frame: nw.LazyFrame) -> pd.DataFrame:
         hint = ""
         if "mismatch" in words:  # Polars / Spark: files whose column types differ (int vs float)
             hint = (" The files store a column with different types (e.g. labels as integers in one file and as "
-                    "floats in another); write them with one type, or scan with engine='duckdb' (--engine duckdb), "
-                    "which reads them as one type.")
+                    "floats in another); write them with one type, or " + TYPES_DIFFER_FIX)
         elif any(word in words for word in ("convert", "parse")):
             hint = (" Each column's values must have one type (every score and weight a number, labels as the first "
                     "rows have them). " + TEXT_IN_NUMBERS_FIX)

@@ -21,7 +21,7 @@ import pandas as pd
 from ..errors import InputError
 from ..io.cleaning import dropped_note, with_drop_advice
 from ..io.loading import MULTICLASS_NEEDS_TWO, _detect, _model_name_from_source
-from ..io.readers import is_sql
+from ..io.readers import check_parquet_marks, is_sql
 from ..io.mapping import LABEL_NAMES, _find, _key, detect_mapping, unsupported_columns
 from .aggregate import TEXT_IN_NUMBERS_FIX, Roles, collect, is_missing
 from .files import matched_files, unreadable_note
@@ -99,6 +99,12 @@ def _found(path: str) -> tuple[list[str], str, str]:
         raise InputError(f"{str(path)!r} mixes Parquet and CSV files (e.g. {kinds['parquet']!r} and "
                          f"{kinds['csv']!r}); scan one format at a time.")
     fmt = next(iter(kinds))
+    if fmt == "parquet":
+        for f in files:  # the engines' words for a damaged file name no fix ("No magic bytes found")
+            with open(f, "rb") as fh:
+                head = fh.read(4)
+                fh.seek(max(os.path.getsize(f) - 4, 0))
+                check_parquet_marks(repr(f), head, fh.read(4))
     _check_columns(files, fmt)
     note = ""
     if repeats:  # links that name a file twice (logs/latest -> 2024-01): its rows count once
@@ -392,25 +398,41 @@ IN_MEMORY = ("the rows in memory (cv.load_predictions in Python, the command lin
 _NUMBER = r"^\s*[-+]?((\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|(?i:nan|inf|infinity))\s*$"
 
 
-def several_files_note(display: str, columns: str) -> str:
-    """A sentence for columns (``columns``: their names as shown, e.g. "'y'") found empty in some rows of a
-    source of several files (a directory or glob): the files are matched by column name, so a file of another
-    layout gives empty values there. '' otherwise.
+def several_files_note(display: str, columns) -> str:
+    """A sentence for columns (names) found empty in some rows of a source of several files (a directory or
+    glob): the files are matched by column name, so a file of another layout gives empty values there. It names
+    such a file where one of the first :data:`LAYOUT_FILES` lacks a column (dropping its rows is then no fix:
+    the advice to drop invalid rows left 0 of 60,200 rows, a review); '' for a source of one file.
 
     Examples
     --------
-    >>> several_files_note("query", "'model'")
+    >>> several_files_note("query", ["model"])
     ''
     """
     try:
-        count = len(files_of(display)[0]) if not _URL.match(str(display)) else 0
+        files, fmt = files_of(display) if not _URL.match(str(display)) else ([], "")
     except (InputError, OSError, ValueError):
         return ""
-    if count < 2:
+    if len(files) < 2:
         return ""
-    return (f" The source is {count:,} files read together and matched by column name: a file without the "
-            f"column {columns} gives empty values there. If a file of another layout is among them, open the "
+    shown = ", ".join(map(repr, columns))
+    for f in files[:LAYOUT_FILES]:
+        has = _columns_of(f, fmt)  # [] where unreadable: the engine's read says why
+        lacking = [c for c in columns if c not in has]
+        if has and lacking:
+            return (f" The source is {len(files):,} files read together and matched by column name, and {f!r} has "
+                    f"no column {lacking[0]!r} (its columns: {', '.join(has[:8])}{', ...' if len(has) > 8 else ''}): "
+                    f"{OTHER_LAYOUT}. Open the files of one layout (a glob that names them, or one directory per "
+                    "layout).")
+    return (f" The source is {len(files):,} files read together and matched by column name: a file without the "
+            f"column {shown} gives empty values there. If a file of another layout is among them, open the "
             "files of one layout (a glob that names them, or one directory per layout).")
+
+
+#: Files whose columns :func:`several_files_note` reads (metadata or a header line each).
+LAYOUT_FILES = 200
+#: How :func:`several_files_note` says a file lacks a column (leaving its rows out as invalid is then no fix).
+OTHER_LAYOUT = "a file of another layout, whose rows would all be invalid here"
 
 
 def _check_numbers(frame: nw.LazyFrame, name: str, columns: dict) -> None:
@@ -560,7 +582,7 @@ def resolve_roles(frame: nw.LazyFrame, name: str, *, label=None, probs=None, wei
                                                                  missing.cast(nw.Int64).sum().alias("e")))
                             [["e", "n"]].iloc[0])
             if not drop_invalid:
-                files = several_files_note(name, repr(mapping.model))
+                files = several_files_note(name, [mapping.model])
                 err = InputError(f"{name}: the model column {mapping.model!r} is empty in {empty:,} "
                                  f"row{'s' if empty != 1 else ''}; name the model of every row or drop those rows." + files)
                 # files of another layout read together: dropping their rows is no fix, the note says what is

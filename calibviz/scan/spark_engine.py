@@ -51,6 +51,11 @@ def session():
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
+    from pyspark import SparkContext
+
+    # a running SparkContext (a session the user built, not active in this thread) is the user's, logging and all:
+    # getOrCreate returns it, and calibviz's log settings are for the JVM it starts itself
+    own = SparkContext._active_spark_context is None
     master = os.environ.get("CALIBVIZ_SPARK_MASTER", "local[2]")
     builder = SparkSession.builder.master(master).appName("calibviz")
     if master.startswith("local"):
@@ -63,8 +68,31 @@ def session():
                    .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_LOG_CONFIG.as_uri()}"))
     with _no_pandas_version_warning():
         spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    if own:
+        spark.sparkContext.setLogLevel("ERROR")
+        _quiet_query_context_loggers()
     return spark
+
+
+#: PySpark 4's Python-side loggers (pyspark.logger.PySparkLogger, a JSON handler on stderr of their own, not
+#: propagated): every AnalysisException or ParseException logs itself to one of them at ERROR when it is raised, with
+#: the whole Java stack trace, before calibviz can turn it into its one line
+_QUERY_CONTEXT_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+
+
+def _quiet_query_context_loggers():
+    """Fatal only, as the JVM's log4j loggers of the session calibviz starts (spark_log4j2.properties): the error
+    reaches the user as calibviz's one-line InputError, in Spark's words (:func:`spark_message`)."""
+    try:
+        from pyspark.logger import PySparkLogger
+    except ImportError:  # PySpark 3.5 has no such loggers
+        return
+    import logging
+
+    for name in _QUERY_CONTEXT_LOGGERS:
+        # PySparkLogger.getLogger, not logging.getLogger: a plain logger created first would be the one PySpark then
+        # finds, without a handler, and Python's last-resort handler would print the message
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def read_files(files, fmt: str, display: str, *, literal: bool = False):
@@ -98,7 +126,7 @@ def read_files(files, fmt: str, display: str, *, literal: bool = False):
                    .option("ignoreTrailingWhiteSpace", True).csv(list(files)))
             frame = _typed(raw, partitions=set(partitions))
     except Exception as exc:  # Spark raises AnalysisException and Py4J errors
-        raise InputError(f"Spark cannot read {display!r}: {str(exc).splitlines()[0]}") from None
+        raise InputError(f"Spark cannot read {display!r}: {spark_message(exc)}") from None
     finally:
         if partitions:
             spark.conf.set(_PARTITION_INFERENCE, previous)
@@ -109,6 +137,54 @@ def read_files(files, fmt: str, display: str, *, literal: bool = False):
 
 
 _PARTITION_INFERENCE = "spark.sql.sources.partitionColumnTypeInference.enabled"
+
+#: Spark's error class where a line of its message names it: "[PARSE_SYNTAX_ERROR] Syntax error at or near ..."
+_ERROR_CLASS = re.compile(r"\[[A-Z][A-Z0-9_]*(\.[A-Z0-9_]+)*\] ")
+#: the Java class before a message in a Py4J error's text: ": org.apache.spark.SparkException: ", "Caused by: ..."
+_JAVA_CLASS = re.compile(r"^(: )?(Caused by: )?([\w$]+\.)+[\w$]+: ")
+#: where in the query Spark stopped: "(line 1, pos 14)" (a parse error), "; line 1 pos 14;" (an analysis error)
+_POSITION = re.compile(r"\bline (\d+),? pos (\d+)")
+
+
+def spark_message(exc: BaseException) -> str:
+    """Spark's reason for a failure, in one line: the line that names Spark's error class with the position in the
+    query, and for a Py4J error the root cause's own message.
+
+    Why not the first line: a parse error's text opens with an empty line, a Py4J error's with "An error occurred
+    while calling o40.parquet" (the wrapper), and the lines after the reason are the query's plan or Java's stack.
+
+    >>> class ParseException(Exception): pass
+    >>> spark_message(ParseException("\\n[PARSE_SYNTAX_ERROR] Syntax error at or near 'DROP'. SQLSTATE: 42601 "
+    ...                              "(line 1, pos 25)\\n\\n== SQL ==\\nSELECT 1; DROP x\\n---^^^"))
+    "[PARSE_SYNTAX_ERROR] Syntax error at or near 'DROP'. (line 1, pos 25)"
+    """
+    text = str(exc)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    # neither Java's stack ("at org.apache...", "... 12 more") nor Py4J's "An error occurred while calling o40.sql"
+    lines = [line for line in lines if not re.match(r"(at |\.\.\. \d+ more|Suppressed: |An error occurred while "
+                                                    r"calling )", line)]
+    if not lines:
+        return type(exc).__name__
+    named = [line for line in lines if _ERROR_CLASS.search(line)]
+    said = named[0][_ERROR_CLASS.search(named[0]).start():] if named else _JAVA_CLASS.sub("", lines[0])
+    # SQLSTATE is for programs; the position is for the user, in the form a parse error gives it (an analysis
+    # error's "SQLSTATE: 42P01; line 1 pos 14;" may follow the reason some lines later)
+    said = re.sub(r"\s*SQLSTATE: \w+", "", said)
+    said = re.sub(r"[;\s]*\(?\bline \d+,? pos \d+\)?;?", "", said).strip()
+    position = _POSITION.search(text)
+    if position:
+        said += f" (line {position.group(1)}, pos {position.group(2)})"
+    # a Py4J error (a file Spark cannot read) says what failed; its last "Caused by:" says why (the reason DuckDB
+    # gives: "footer is too large", "is not a Parquet file")
+    causes = [_JAVA_CLASS.sub("", line) for line in lines if line.startswith("Caused by: ")]
+    cause = getattr(exc, "_cause", None)  # PySpark's converted exception keeps the JVM's cause there, not in its text
+    while getattr(cause, "_cause", None) is not None:
+        cause = cause._cause
+    if not causes and isinstance(cause, BaseException):
+        causes = [spark_message(cause)]
+    if causes and causes[-1] and causes[-1] not in said:
+        said += f" (caused by: {causes[-1]})"
+    return said
 
 
 def literal_name(path: str) -> str:
@@ -181,7 +257,7 @@ def query(sql: str, *, database=None):
     try:
         return session().sql(sql)
     except Exception as exc:
-        raise InputError(f"the Spark SQL query failed: {str(exc).splitlines()[0]}") from None
+        raise InputError(f"the Spark SQL query failed: {spark_message(exc)}") from None
 
 
 def from_object(obj):

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 import streamlit as st
 
 from ..errors import InputError
+from ..scan.aggregate import TEXT_IN_NUMBERS_FIX, TEXT_IN_NUMBERS_FIX_FORM, TYPES_DIFFER_FIX, TYPES_DIFFER_FIX_FORM
 from ..scan.source import ENGINES, SQL_HINT, check_allowed
 from .text import md
 
@@ -429,4 +430,5 @@ def _in_form_words(err: InputError | OSError) -> str:
                 "ticked to read one model per column.")
     # the upload page's panel is the column mapping; here the same fields are this form's; no SQL here
     return (err.ui_message.replace(SQL_HINT, ".").replace("in the column mapping", "in this form")
-            .replace("one model per column", "One model per column"))
+            .replace("one model per column", "One model per column")
+            .replace(TEXT_IN_NUMBERS_FIX, TEXT_IN_NUMBERS_FIX_FORM).replace(TYPES_DIFFER_FIX, TYPES_DIFFER_FIX_FORM))

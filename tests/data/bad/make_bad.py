@@ -69,7 +69,7 @@ text("model_with_too_few_rows.csv",
      "label,p,model\n" + "".join(f"{i % 2},0.5,a\n" for i in range(20)) + "0,0.5,b\n1,0.5,b\n", "has 2 rows")
 text("python_pickle.pkl", pickle.dumps(pd.DataFrame({"label": [0, 1], "p": [0.1, 0.9]}), protocol=4),
      "pickle")
-text("corrupt.parquet", b"PAR1" + rng.bytes(200), "not a readable Parquet")
+text("corrupt.parquet", b"PAR1" + rng.bytes(200), "no complete Parquet file")
 text("corrupt.xlsx", b"PK\x03\x04" + rng.bytes(200), "not a readable Excel")
 text("binary_garbage.bin", b"\x00\x01\x02" + rng.bytes(300), "unsupported type")
 text("corrupt_gzip.csv.gz", b"\x1f\x8b" + rng.bytes(100), "corrupt gzip")
