@@ -102,15 +102,30 @@ def scan_lock(scan) -> threading.RLock:
         return _LOCKS.setdefault(scan, threading.RLock())
 
 
+#: Seconds a run waits for the previous run's work on the same file before it says so and stops: an engine call
+#: that never returns (a stalled network mount) kept every later run waiting under "Running..." with no word.
+SCAN_WAIT_SECONDS = 120
+
+
 @contextmanager
 def scan_work():
-    """Hold the session's opened file (:func:`scan_lock`) for a block of work on it; nothing without one."""
+    """Hold the session's opened file (:func:`scan_lock`) for a block of work on it; nothing without one. A run
+    that cannot have it within :data:`SCAN_WAIT_SECONDS` says why and stops (the earlier run goes on)."""
     scan = current_scan()
     if scan is None:
         yield
         return
-    with scan_lock(scan):
+    lock = scan_lock(scan)
+    if not lock.acquire(timeout=SCAN_WAIT_SECONDS):
+        st.warning(f"The opened file is still busy with an earlier request of this session (over "
+                   f"{SCAN_WAIT_SECONDS} s). Wait, then change a control or press R to see the result; if it never "
+                   "ends (a stalled disk or network share), reload the page and open the file again.",
+                   icon=":material/hourglass_top:")
+        st.stop()
+    try:
         yield
+    finally:
+        lock.release()
 
 
 def scan_identity(path: str, engine: str, roles: dict) -> str:
@@ -274,7 +289,7 @@ def reopen_if_changed() -> str | None:
         ident = None
     if ident == st.session_state.get(_KEY + "_id"):
         return None
-    picked = st.session_state.get("cv_scan_model")
+    picked, picked_here = st.session_state.get("cv_scan_model"), st.session_state.get("w_scan_model")
     try:
         _open_into_state(how)
     except (InputError, OSError) as err:
@@ -284,6 +299,8 @@ def reopen_if_changed() -> str | None:
                 f"({md(_in_form_words(err).rstrip('.'))}); it is closed, and the pages show the data in memory.")
     if picked in current_scan().models:
         st.session_state["cv_scan_model"] = picked
+    if picked_here in current_scan().models:  # the Large data page's own picker keeps its model too
+        st.session_state["w_scan_model"] = picked_here
     return (f"The opened file {md(how['open'])} changed on disk since it was opened; it was read again, and the "
             "pages show its current rows.")
 

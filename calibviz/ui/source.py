@@ -49,6 +49,12 @@ def cache_id() -> str:
 
 
 def use_scan() -> None:
+    # the model picked on the Large data page is the one every page then analyses (the sidebar's previous pick was
+    # shown instead, a review)
+    pick, scan = st.session_state.get("w_scan_model"), current_scan()
+    if scan is not None and pick in scan.models:
+        st.session_state[_MODEL] = pick
+        st.session_state.pop(_PICK_ERROR, None)
     st.session_state[_ACTIVE] = True
 
 

@@ -352,3 +352,62 @@ def test_a_model_the_engine_cannot_read_now_is_said_in_the_engines_words():
     assert "open it again" in str(err)
     with pytest.raises(KeyError):
         checked_model(Scan(), "b")
+
+
+def test_a_run_that_waits_too_long_for_the_file_says_so(logs, monkeypatch):
+    """An engine call that never returns (a stalled network mount) held the file's lock: every later run waited
+    under 'Running...' with no word (a review). The waiting run now says so after SCAN_WAIT_SECONDS and stops."""
+    import threading
+
+    from calibviz.ui import scan as ui_scan
+
+    root, _ = logs
+    at = _open(str(root / "day=1.parquet"))
+    assert not at.error
+    monkeypatch.setattr(ui_scan, "SCAN_WAIT_SECONDS", 0.2)
+    held, release = threading.Event(), threading.Event()
+
+    def hold():  # another run of the session, stuck in the engine
+        with ui_scan.scan_lock(at.session_state["cv_scan"]):
+            held.set()
+            release.wait(30)
+
+    threading.Thread(target=hold, daemon=True).start()
+    held.wait(5)
+    try:
+        at = at.run(timeout=30)
+    finally:
+        release.set()
+    assert_clean(at)
+    assert any("still busy with an earlier request" in shown(w) for w in at.warning), [shown(w) for w in at.warning]
+    at = at.run(timeout=30)  # the earlier run done: the page again
+    assert not any("still busy" in shown(w) for w in at.warning)
+    assert figures(at)
+
+
+def test_the_model_picked_on_the_page_is_the_one_analysed_and_kept_when_the_file_is_read_again(logs):
+    """'Analyse on every page' showed the sidebar's earlier model, not the one picked on the page; a file read again
+    after a change put the page's picker back on the first model (a review)."""
+    import os
+    import time
+
+    root, df = logs
+    three = pd.concat([df.iloc[:6000].assign(model="a"), df.iloc[6000:12000].assign(model="b"),
+                       df.iloc[12000:].assign(model="c")])
+    three.to_parquet(root / "three.parquet")
+    at = _open(str(root / "three.parquet"))
+    at.selectbox(key="w_scan_model").set_value("c")
+    at = at.run()
+    at.button(key="scan_use").click()
+    at = at.run()
+    assert at.sidebar.selectbox(key="w_scan_pick").value == "c"
+    assert any("model c" in m.value for m in at.markdown)
+    at.button(key="scan_leave_page").click()
+    at = at.run()
+    at.selectbox(key="w_scan_model").set_value("b")
+    at = at.run()
+    three.to_parquet(root / "three.parquet")  # rewritten: read again on the next run
+    os.utime(root / "three.parquet", (time.time() + 5, time.time() + 5))
+    at = at.run()
+    assert any("changed on disk" in shown(w) for w in at.warning)
+    assert at.selectbox(key="w_scan_model").value == "b"
