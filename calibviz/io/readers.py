@@ -62,7 +62,7 @@ _OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _HEAD = 65536
 #: For a large honest CSV or Parquet file: the out-of-core path (calibviz.scan, DuckDB by default).
 _SCAN = ("or sample the rows, or analyse the file where it lies without loading it: calibviz.scan(path) in "
-         "Python, `calibviz metrics FILE --engine duckdb` on the command line (binary predictions)")
+         "Python, `calibviz metrics FILE --engine duckdb` on the command line, or the dashboard's Large data page")
 _CHUNK = 1 << 20
 
 
