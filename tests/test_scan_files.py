@@ -101,7 +101,7 @@ def test_too_many_files_are_refused_with_the_limit(tmp_path, log, monkeypatch):
         cv.scan(str(tmp_path / "*.parquet"))
 
 
-def test_allowed_roots_follow_links_once_and_refuse_one_that_leads_out(tmp_path):
+def test_allowed_roots_follow_links_once_and_refuse_one_that_leads_out(tmp_path, monkeypatch):
     root = tmp_path / "data"
     (root / "logs").mkdir(parents=True)
     (root / "logs" / "a.parquet").write_bytes(b"PAR1")
@@ -110,6 +110,40 @@ def test_allowed_roots_follow_links_once_and_refuse_one_that_leads_out(tmp_path)
     (tmp_path / "secret").mkdir()
     (tmp_path / "secret" / "s.parquet").write_bytes(b"PAR1")
     os.symlink(tmp_path / "secret", root / "logs" / "elsewhere")
+    # refused at the link, before the tree behind it is walked (a link to '/' walked the whole disk and named a
+    # directory of /proc it could not list, a review)
     for source in [root / "logs", root / "logs" / "**" / "*.parquet", root / "logs" / "*" / "*.parquet"]:
-        with pytest.raises(cv.InputError, match="s.parquet' .* resolves outside the directories"):
+        with pytest.raises(cv.InputError, match=r"elsewhere' \(matched by .*\) is a link that resolves outside the "
+                                                r"directories"):
             check_allowed(str(source), [str(root)])
+    os.unlink(root / "logs" / "elsewhere")
+    (tmp_path / "secret" / "deeper").mkdir()
+    os.symlink(tmp_path / "secret" / "deeper", root / "logs" / "elsewhere")
+    listed, real_entries = [], scan_files._entries
+    monkeypatch.setattr(scan_files, "_entries", lambda d: listed.append(os.path.realpath(d)) or real_entries(d))
+    with pytest.raises(cv.InputError, match="is a link that resolves outside"):
+        check_allowed(str(root / "logs" / "**" / "*.parquet"), [str(root)])
+    assert not any(p.startswith(str(tmp_path / "secret")) for p in listed), listed
+
+
+def test_a_link_beside_a_hive_partition_keeps_the_partitions_name(tmp_path, log):
+    """logs/current -> model=b: the link's name was kept (it sorts first) and broke the engines' hive partitions
+    (a review). The direct name is kept, so 'model' is still a column of every row."""
+    for m in "ab":
+        (tmp_path / "logs" / f"model={m}").mkdir(parents=True)
+        log.to_parquet(tmp_path / "logs" / f"model={m}" / "part.parquet")
+    os.symlink("model=b", tmp_path / "logs" / "current")
+    for engine in ("duckdb", "polars"):
+        s = cv.scan(str(tmp_path / "logs"), engine=engine)
+        assert sorted(s.models) == ["a", "b"] and sum(m.n for m in s.models.values()) == 2 * ROWS
+        assert any("'" + str(tmp_path / "logs" / "current") + "'" in n for n in s.notes)
+
+
+def test_a_last_double_star_names_directories_as_glob_does(tmp_path):
+    (tmp_path / "logs" / "sub").mkdir(parents=True)
+    for name in ["logs/a.csv", "logs/sub/b.csv", "logs/.x.parquet"]:
+        (tmp_path / name).write_text("y,p\n1,0.5\n")
+    for pattern in ["logs/*/**", "logs/a.csv/**", "logs/.*/**", "logs/**"]:
+        full = str(tmp_path / pattern)
+        expected = sorted(f for f in glob.glob(full, recursive=True) if os.path.isfile(f))
+        assert matched_files(full)[0] == expected, pattern

@@ -153,12 +153,15 @@ def check_parquet_marks(name: str, head: bytes, tail: bytes) -> None:
     ...
     calibviz.errors.InputError: a.parquet is no complete Parquet file (a Parquet file starts and ends with 'PAR1'; this one does not end so): it was cut short, is still being written or is of another format. Write it again, or leave it out.
     """
-    if head[:4] == b"PAR1" and tail[-4:] in (b"PAR1", b"PARE"):  # PARE: an encrypted footer
+    marks = (b"PAR1", b"PARE")  # PARE: a file with an encrypted footer starts and ends so
+    if head[:4] in marks and tail[-4:] in marks:
         return
-    where = "end" if head[:4] == b"PAR1" else "start"
+    where = "end" if head[:4] in marks else "start"
+    text = where == "start" and head[:4].isascii() and bytes(head[:4]).decode("ascii").isprintable()
     raise InputError(f"{name} is no complete Parquet file (a Parquet file starts and ends with 'PAR1'; this one does "
                      f"not {where} so): it was cut short, is still being written or is of another format. Write it "
-                     "again, or leave it out.")
+                     "again, or leave it out" + (" (it starts as text: if it is a CSV file, name it .csv)." if text
+                                                 else "."))
 
 
 def _detect_format(data, name: str) -> str:

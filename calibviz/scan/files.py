@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..errors import InputError
 
-__all__ = ["MAX_FILES", "DATA_SUFFIXES", "matched_files", "unreadable_note"]
+__all__ = ["MAX_FILES", "DATA_SUFFIXES", "Outside", "matched_files", "unreadable_note"]
 
 #: Most files one source may name: a log of 10^10 rows in files of 10^5 rows is 10^5 files.
 MAX_FILES = 200_000
@@ -56,11 +56,19 @@ def _is_file(path: str) -> bool:
         return False
 
 
-def _walk(base: str, parts: tuple, out: list, repeats: list) -> None:
+def _in_order(entries: list) -> list:
+    """Entries by name, those that are no link first: of a directory reached both directly and through a link
+    (``logs/current -> model=b``), the direct name is kept, whose hive keys the engines read (the link's name broke
+    the partitioning, a review)."""
+    return sorted(entries, key=lambda e: (e.is_symlink(), e.name))
+
+
+def _walk(base: str, parts: tuple, out: list, repeats: list, within=None) -> None:
     """Append to ``out`` the files under ``base`` that ``parts`` (glob components) match, as glob does (``*``
     and ``?`` skip hidden names unless the component starts with '.', ``**`` is zero or more directories), each
     real directory listed at most once per component; a directory reached again through a link is appended to
-    ``repeats`` as (its name, the name it was listed under)."""
+    ``repeats`` as (its name, the name it was listed under). ``within``: a test of real paths; a directory that
+    fails it is not listed but raises :class:`Outside` (the allowed roots: a link to '/' walked the whole disk)."""
     seen: dict = {}
     stack = [(base, 0)]
     while stack:
@@ -77,15 +85,19 @@ def _walk(base: str, parts: tuple, out: list, repeats: list) -> None:
             repeats.append((path, seen[key]))
             continue
         seen[key] = path
+        if within is not None and os.path.isdir(path) and not within(key[0]):
+            raise Outside(path)
         part = parts[k]
         if part == "**":
+            if not os.path.isdir(path):  # '**' is directories: a file before it ('logs/*/**') is no match
+                continue
             stack.append((path, k + 1))  # zero directories
-            entries = [e for e in _entries(path) if not e.name.startswith(".")]
+            entries = [e for e in _in_order(_entries(path)) if not e.name.startswith(".")]
             stack.extend((os.path.join(path, e.name), k) for e in reversed(entries) if _is_dir(e))
             if k + 1 == len(parts):  # a last '**' names the files at every depth too, as glob's does
                 stack.extend((os.path.join(path, e.name), k + 1) for e in reversed(entries) if not _is_dir(e))
         elif _glob.has_magic(part):
-            names = [e.name for e in _entries(path)]
+            names = [e.name for e in _in_order(_entries(path))]
             if not part.startswith("."):
                 names = [n for n in names if not n.startswith(".")]
             stack.extend((os.path.join(path, n), k + 1) for n in reversed(fnmatch.filter(names, part)))
@@ -93,13 +105,23 @@ def _walk(base: str, parts: tuple, out: list, repeats: list) -> None:
             stack.append((os.path.join(path, part), k + 1))
 
 
-def matched_files(text: str) -> tuple[list[str], list[tuple[str, str]]]:
+class Outside(InputError):
+    """A directory a path's matches would be listed from lies outside the allowed directories (``path``)."""
+
+    def __init__(self, path: str):
+        super().__init__(path)
+        self.path = path
+
+
+def matched_files(text: str, within=None) -> tuple[list[str], list[tuple[str, str]]]:
     """(files, repeats) that a file path, a glob or a directory names, in sorted order.
 
     A directory stands for its data files at any depth (:data:`DATA_SUFFIXES`).
-    A file or directory reached by two names (a link) is read once, under the
-    name met first; ``repeats`` lists (name left out, name kept). A directory
-    that cannot be listed raises :class:`~calibviz.InputError`.
+    A file or directory reached by two names (a link) is read once, under a
+    name without links where it has one, else the first in sorted order;
+    ``repeats`` lists (name left out, name kept). A directory that cannot be
+    listed raises :class:`~calibviz.InputError`; one whose real path fails
+    ``within`` raises :class:`Outside`.
 
     Examples
     --------
@@ -116,25 +138,26 @@ def matched_files(text: str) -> tuple[list[str], list[tuple[str, str]]]:
     found: list = []
     repeats: list = []  # (name left out, name kept): directories through links here, then files
     if path.is_dir():
-        _walk(str(text), ("**", "*"), found, repeats)
+        _walk(str(text), ("**", "*"), found, repeats, within)
         found = [f for f in found if f.lower().endswith(DATA_SUFFIXES)]
     elif _glob.has_magic(str(text)):
         parts = path.parts
         fixed = next(i for i, q in enumerate(parts) if _glob.has_magic(q))
         base = str(Path(*parts[:fixed])) if fixed else os.curdir
-        _walk(base, parts[fixed:], found, repeats)
+        _walk(base, parts[fixed:], found, repeats, within)
         if not fixed:  # a relative glob names its matches relative, as glob does
             found = [os.path.relpath(f, os.curdir) for f in found]
             repeats = [(os.path.relpath(a, os.curdir), os.path.relpath(b, os.curdir)) for a, b in repeats]
-    files, first = [], {}
+    names: dict = {}  # real path: the names that reach it
     for f in sorted(set(found)):
-        real = os.path.realpath(f)
-        if real in first:
-            repeats.append((f, first[real]))
-        else:
-            first[real] = f
-            files.append(f)
-    return files, repeats
+        names.setdefault(os.path.realpath(f), []).append(f)
+    files = []
+    for real, reach in names.items():
+        direct = [f for f in reach if os.path.realpath(f) == os.path.abspath(f)]
+        kept = (direct or reach)[0]
+        files.append(kept)
+        repeats.extend((f, kept) for f in reach if f != kept)
+    return sorted(files), repeats
 
 
 def unreadable_note(path: str) -> str:

@@ -24,7 +24,7 @@ from ..io.loading import MULTICLASS_NEEDS_TWO, _detect, _model_name_from_source
 from ..io.readers import check_parquet_marks, is_sql
 from ..io.mapping import LABEL_NAMES, _find, _key, detect_mapping, unsupported_columns
 from .aggregate import TEXT_IN_NUMBERS_FIX, Roles, collect, is_missing
-from .files import matched_files, unreadable_note
+from .files import Outside, matched_files, unreadable_note
 
 __all__ = ["ENGINES", "open_source", "resolve_roles", "check_allowed", "several_files_note", "IN_MEMORY", "SAMPLE_ROWS",
            "MAX_LABELS"]
@@ -336,8 +336,11 @@ def check_allowed(path: str, roots) -> None:
         raise InputError(f"{text!r} {where} the directories this server may read ({', '.join(roots)}); ask "
                          "whoever runs the server to add its directory to CALIBVIZ_SCAN_ROOTS.")
     try:
-        files, repeats = matched_files(text)
+        files, repeats = matched_files(text, within=inside)
         matches = files + [left for left, _ in repeats]
+    except Outside as out:  # a link to a directory outside: refused before its tree is walked (a link to '/')
+        raise InputError(f"{out.path!r} (matched by {text!r}) is a link that resolves outside the directories this "
+                         f"server may read ({', '.join(roots)}).") from None
     except OSError as exc:  # a name too long, a directory the server may not list: a message, not a traceback
         raise InputError(f"{text[:80]!r} cannot be read on this server ({exc.strerror or exc}).") from None
     for m in matches:

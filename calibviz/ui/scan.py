@@ -23,8 +23,8 @@ from ..scan.source import ENGINES, SQL_HINT, check_allowed
 from .text import md
 
 __all__ = ["ROOTS_ENV", "STATE_KEYS", "scan_lock", "scan_work", "reopen_needed", "reopen_if_changed", "allowed_roots",
-           "open_scan", "open_model", "current_scan", "current_scan_id", "scan_identity", "source_form", "LINK_KEYS", "link_params",
-           "open_from_link", "report_command", "shell_lines"]
+           "open_scan", "open_model", "current_scan", "current_scan_id", "scan_identity", "source_form", "LINK_KEYS",
+           "link_params", "open_from_link", "report_command", "shell_lines"]
 
 ROOTS_ENV = "CALIBVIZ_SCAN_ROOTS"
 _KEY = "cv_scan"
@@ -145,7 +145,8 @@ def scan_identity(path: str, engine: str, roles: dict) -> str:
     from ..scan.source import files_of
 
     files, _ = files_of(path)
-    stamp = [(f, info.st_mtime_ns, info.st_size) for f, info in ((f, os.stat(f)) for f in files)]
+    # where each name leads too: a file swapped for a link to another of the same size and time is another source
+    stamp = [(f, os.path.realpath(f), info.st_mtime_ns, info.st_size) for f, info in ((f, os.stat(f)) for f in files)]
     text = repr((path, engine, sorted((k, v) for k, v in roles.items() if v), stamp))
     return "scan:" + hashlib.sha256(text.encode()).hexdigest()[:20]
 
@@ -284,6 +285,9 @@ def reopen_if_changed() -> str | None:
     if not how or scan is None:
         return None
     try:
+        # the roots first: a file swapped for a link that leads out, with its target's size and time, kept the
+        # identity and the pages read through the link (a review)
+        check_allowed(how["open"], allowed_roots())
         ident = scan_identity(how["open"], how["engine"], _roles(how))  # the fields as stored: stripped
     except (InputError, OSError):
         ident = None

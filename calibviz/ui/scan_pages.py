@@ -41,7 +41,8 @@ from .blocks import TCE_PAGE_CAPTION, band_reading, show_dataframe
 from .comparison import show_comparison, without_conflicting_tce
 from .compute import cached, guarded, in_cache, progress_bar
 from .settings import page_control, panel_config, set_setting, settings, tce_axis_control, tce_scheme
-from .source import cache_id, needs_rows, scan_active, scan_view, scan_view_options
+from .source import (cache_id, cannot_analyse, checked_model, needs_rows, scan_active, scan_view,
+                     scan_view_options)
 from .text import md
 from .views import options_picker
 
@@ -403,6 +404,15 @@ def compare(scan) -> None:
     """Compare: the file's models against a reference (values and differences), overlaid and side by side."""
     st.title("Compare models")
     models = scan.models
+    failed = {name: err for name in models if isinstance(err := checked_model(scan, name), InputError)}
+    if failed:  # models whose rows fail are left out, said as the other pages say it (it raised here, a review)
+        st.warning(md(" ".join(cannot_analyse(name, err) for name, err in failed.items())),
+                   icon=":material/warning:")
+        models = {name: m for name, m in models.items() if name not in failed}
+    if len(models) < 2 and failed:
+        not_applicable("Comparing needs two models whose rows can be analysed; the opened file has "
+                       f"{len(models)}.")
+        return
     if len(models) < 2:
         not_applicable("This page does not apply to a single model: the opened file has one. Comparing needs a "
                        "`model` column (one row per example and model) or column groups such as `raw__p` and "

@@ -411,3 +411,46 @@ def test_the_model_picked_on_the_page_is_the_one_analysed_and_kept_when_the_file
     at = at.run()
     assert any("changed on disk" in shown(w) for w in at.warning)
     assert at.selectbox(key="w_scan_model").value == "b"
+
+
+def test_a_file_swapped_for_a_link_outside_the_roots_is_closed_not_read(logs):
+    """A file replaced by a link to a file outside the allowed directories with the same size and time kept its
+    identity: the pages read the outside file's numbers (a review). The roots are checked again on every run."""
+    import os
+
+    root, df = logs
+    rows = pd.concat([df.iloc[:10_000].assign(model="a"), df.iloc[10_000:].assign(model="b")])
+    rows.to_csv(root / "x.csv", index=False)
+    secret = root.parent / "outside.csv"
+    rows.assign(y=np.where(rows.model == "b", 1 - rows.y, rows.y)).to_csv(secret, index=False)  # same bytes' length
+    assert secret.stat().st_size == (root / "x.csv").stat().st_size
+    stat = (root / "x.csv").stat()
+    os.utime(secret, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    at = _open(str(root / "x.csv"))
+    at.button(key="scan_use").click()
+    at = at.run()
+    (root / "x.csv").unlink()
+    os.symlink(secret, root / "x.csv")
+    at.selectbox(key="w_scan_pick").set_value("b")
+    at = at.run()
+    assert_clean(at)
+    said = " ".join(shown(w) for w in at.warning)
+    assert "can no longer be read" in said and "resolves outside the directories" in said, said
+    assert "cv_scan" not in at.session_state
+
+
+def test_compare_leaves_out_a_model_whose_rows_fail_and_says_so(logs):
+    """A model with NaN scores raised its InputError past the Compare page (Streamlit's error box, a review)."""
+    root, df = logs
+    three = pd.concat([df.iloc[:6000].assign(model="a"), df.iloc[6000:12000].assign(model="b"),
+                       df.iloc[12000:].assign(model="c")]).reset_index(drop=True)
+    three.loc[7000:7004, "p"] = np.nan
+    three.to_parquet(root / "three.parquet")
+    at = _open(str(root / "three.parquet"))
+    at.button(key="scan_use").click()
+    at = at.run()
+    at = at.switch_page("pages/5_Compare.py").run(timeout=60)
+    assert_clean(at)
+    said = " ".join(shown(w) for w in at.warning)
+    assert "Model b cannot be analysed" in said, said
+    assert figures(at)  # a and c compared
