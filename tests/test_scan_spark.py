@@ -359,7 +359,8 @@ def test_spark_errors_are_one_line_in_sparks_words(spark, tmp_path):
     bad = tmp_path / "x.parquet"
     bad.write_bytes(_NOT_PARQUET)
     # a local file is checked for Parquet's markers before any engine reads it (io.readers.check_parquet_marks)
-    cases[str(bad)] = r"^'.*x\.parquet' is no complete Parquet file .*Write it again, or leave it out\.$"
+    cases[str(bad)] = (r"^'.*x\.parquet' is no complete Parquet file .*Write it again, or leave it out \(it starts as "
+                       r"text: if it is a CSV file, name it \.csv\)\.$")
     # a query that reads the file itself: the cause is the JVM's, not in the AnalysisException's text
     cases[f"SELECT * FROM parquet.`{bad}`"] = (r"^the Spark SQL query failed: "
                                                r"\[FAILED_TO_CREATE_PLAN_FOR_DIRECT_QUERY\] .*\(caused by: .*is not a "
