@@ -76,12 +76,11 @@ class RawTable:
     n_bytes: int
 
 
-#: How a SQL query starts: text given as a source that starts so is a query of :func:`calibviz.scan`, not a path.
-_SQL_START = ("select", "with", "from", "table", "values", "(")
-
-
-#: Leading white space and SQL comments ('-- ...' lines, '/* ... */' blocks), which a saved query often starts with.
-_LEADING_COMMENTS = re.compile(r"^(\s|--[^\n]*(\n|$)|/\*.*?\*/)*", re.S)
+#: Leading white space and SQL comments ('-- ...' lines, '/* ... */' blocks followed by white space), which a saved
+#: query often starts with; then a keyword as a whole word. '/*/2024/*/with_labels.parquet' is a glob: its '/*/2024/*/'
+#: is followed by no space and 'with_labels' is no keyword (both were taken for a query, a review).
+_LEADING_COMMENTS = re.compile(r"^(\s|--[^\n]*(\n|$)|/\*.*?\*/(?=\s|$))*", re.S)
+_SQL_KEYWORD = re.compile(r"(select|with|from|table|values)(\s|\(|\*|$)|\(", re.I)  # not values.csv, table_1.pq
 
 
 def is_sql(text: str) -> bool:
@@ -92,7 +91,7 @@ def is_sql(text: str) -> bool:
     >>> is_sql("  SELECT * FROM preds"), is_sql("-- last week\\nSELECT * FROM preds"), is_sql("logs/preds.parquet")
     (True, True, False)
     """
-    return _LEADING_COMMENTS.sub("", text, count=1).lower().startswith(_SQL_START)
+    return _SQL_KEYWORD.match(_LEADING_COMMENTS.sub("", text, count=1)) is not None
 
 
 def _source_bytes(source, max_bytes: int) -> tuple[bytes, str]:

@@ -8,10 +8,11 @@ minute, the page waiting for ever), and a link beside its target
 their rows twice with no word. ``Path.rglob`` skipped a directory it may not
 list without a word, so a scan analysed part of the log. Here every real
 directory is listed at most once per position in the pattern, a file reached
-by two names is read once (the first name in sorted order; the scan's notes
-say which were left out), and a directory that cannot be listed is an error
-that names it. The standard library has no loop-safe glob (``glob`` gained
-no such option up to 3.13), hence this module.
+by two names is read once (under a name reached without a link; the scan's
+notes say which were left out), hidden names of a directory are said, and a
+directory that cannot be listed is an error that names it. The standard
+library has no loop-safe glob (``glob`` gained no such option up to 3.13),
+hence this module.
 """
 from __future__ import annotations
 
@@ -22,12 +23,12 @@ from pathlib import Path
 
 from ..errors import InputError
 
-__all__ = ["MAX_FILES", "DATA_SUFFIXES", "Outside", "matched_files", "unreadable_note"]
+__all__ = ["MAX_FILES", "DATA_SUFFIXES", "Outside", "glob_base", "matched_files", "unreadable_note"]
 
 #: Most files one source may name: a log of 10^10 rows in files of 10^5 rows is 10^5 files.
 MAX_FILES = 200_000
 #: The names of the data files of a directory (a .tar.gz or .json.gz beside them is not one: it read as CSV).
-DATA_SUFFIXES = (".parquet", ".csv", ".tsv", ".csv.gz", ".tsv.gz")
+DATA_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".csv.gz", ".tsv.gz")
 
 
 def _entries(directory: str) -> list:
@@ -49,6 +50,13 @@ def _is_dir(entry) -> bool:
         return False
 
 
+def _is_link(entry) -> bool:
+    try:
+        return entry.is_symlink()
+    except OSError:
+        return False
+
+
 def _is_file(path: str) -> bool:
     try:
         return os.path.isfile(path)
@@ -56,53 +64,17 @@ def _is_file(path: str) -> bool:
         return False
 
 
-def _in_order(entries: list) -> list:
-    """Entries by name, those that are no link first: of a directory reached both directly and through a link
-    (``logs/current -> model=b``), the direct name is kept, whose hive keys the engines read (the link's name broke
-    the partitioning, a review)."""
-    return sorted(entries, key=lambda e: (e.is_symlink(), e.name))
+def glob_base(text: str) -> tuple[str, tuple]:
+    """(the fixed directory of a glob, its components from the first with a wildcard on).
 
-
-def _walk(base: str, parts: tuple, out: list, repeats: list, within=None) -> None:
-    """Append to ``out`` the files under ``base`` that ``parts`` (glob components) match, as glob does (``*``
-    and ``?`` skip hidden names unless the component starts with '.', ``**`` is zero or more directories), each
-    real directory listed at most once per component; a directory reached again through a link is appended to
-    ``repeats`` as (its name, the name it was listed under). ``within``: a test of real paths; a directory that
-    fails it is not listed but raises :class:`Outside` (the allowed roots: a link to '/' walked the whole disk)."""
-    seen: dict = {}
-    stack = [(base, 0)]
-    while stack:
-        path, k = stack.pop()
-        if k == len(parts):
-            if _is_file(path):
-                out.append(path)
-                if len(out) > MAX_FILES:
-                    raise InputError(f"the path names more than {MAX_FILES:,} files; name fewer (a narrower glob, "
-                                     "or one directory of the log at a time).")
-            continue
-        key = (os.path.realpath(path), k)
-        if key in seen:  # a link back to a directory already listed here: the same files again, or a loop
-            repeats.append((path, seen[key]))
-            continue
-        seen[key] = path
-        if within is not None and os.path.isdir(path) and not within(key[0]):
-            raise Outside(path)
-        part = parts[k]
-        if part == "**":
-            if not os.path.isdir(path):  # '**' is directories: a file before it ('logs/*/**') is no match
-                continue
-            stack.append((path, k + 1))  # zero directories
-            entries = [e for e in _in_order(_entries(path)) if not e.name.startswith(".")]
-            stack.extend((os.path.join(path, e.name), k) for e in reversed(entries) if _is_dir(e))
-            if k + 1 == len(parts):  # a last '**' names the files at every depth too, as glob's does
-                stack.extend((os.path.join(path, e.name), k + 1) for e in reversed(entries) if not _is_dir(e))
-        elif _glob.has_magic(part):
-            names = [e.name for e in _in_order(_entries(path))]
-            if not part.startswith("."):
-                names = [n for n in names if not n.startswith(".")]
-            stack.extend((os.path.join(path, n), k + 1) for n in reversed(fnmatch.filter(names, part)))
-        else:
-            stack.append((os.path.join(path, part), k + 1))
+    >>> glob_base("/data/logs/day=*/*.parquet")
+    ('/data/logs', ('day=*', '*.parquet'))
+    >>> glob_base("*.csv")
+    ('.', ('*.csv',))
+    """
+    parts = Path(text).parts
+    fixed = next((i for i, q in enumerate(parts) if _glob.has_magic(q)), len(parts))
+    return (str(Path(*parts[:fixed])) if fixed else os.curdir), parts[fixed:]
 
 
 class Outside(InputError):
@@ -113,51 +85,132 @@ class Outside(InputError):
         self.path = path
 
 
-def matched_files(text: str, within=None) -> tuple[list[str], list[tuple[str, str]]]:
-    """(files, repeats) that a file path, a glob or a directory names, in sorted order.
+class _Walk:
+    """One walk of a glob's components (``*`` and ``?`` skip hidden names unless the component starts with '.',
+    ``**`` is zero or more directories, as glob's). Names reached without a link are walked first, those behind a
+    link after them, and each real directory is listed at most once per component: of a directory reached both
+    directly and through a link (``logs/current -> model=b``, ``logs/_aliases/b -> ../model=b``) the direct name is
+    kept, whose hive keys the engines read (a link's name broke the partitioning, a review), and a link back to a
+    parent ends. ``within``: a test of real paths; a directory that fails it raises :class:`Outside` before it is
+    listed (the allowed roots: a link to '/' walked the whole disk). ``suffixes``: the files kept (a directory's
+    data files), counted against :data:`MAX_FILES` after that filter."""
 
-    A directory stands for its data files at any depth (:data:`DATA_SUFFIXES`).
+    def __init__(self, parts: tuple, within=None, suffixes=None, count_hidden=False):
+        self.parts, self.within, self.suffixes = parts, within, suffixes
+        self.files: list = []  # (name, reached through a link)
+        self.repeats: list = []  # (directory name left out, the name it was listed under)
+        self.hidden: set = set()  # hidden names left out where ``count_hidden`` (a directory source)
+        self.count_hidden = count_hidden
+        self.seen: dict = {}
+
+    def run(self, base: str) -> "_Walk":
+        stacks = ([(base, 0)], [])  # walked without a link, then behind one
+        for linked, stack in enumerate(stacks):
+            while stack:
+                path, k = stack.pop()
+                self._visit(path, k, bool(linked), stacks)
+        return self
+
+    def _visit(self, path: str, k: int, linked: bool, stacks) -> None:
+        parts = self.parts
+        if k == len(parts):
+            if _is_file(path) and (self.suffixes is None or path.lower().endswith(self.suffixes)):
+                self.files.append((path, linked or os.path.islink(path)))
+                if len(self.files) > MAX_FILES:
+                    raise InputError(f"the path names more than {MAX_FILES:,} files; name fewer (a narrower "
+                                     "glob, or one directory of the log at a time).")
+            return
+        key = (os.path.realpath(path), k)
+        if key in self.seen:  # a link back to a directory already listed here: the same files again, or a loop
+            self.repeats.append((path, self.seen[key]))
+            return
+        self.seen[key] = path
+        if self.within is not None and os.path.isdir(path) and not self.within(key[0]):
+            raise Outside(path)
+        part = parts[k]
+
+        def push(entry, j):  # an entry behind a link waits for every name reached without one
+            stacks[linked or _is_link(entry)].append((os.path.join(path, entry.name), j))
+
+        if part == "**":
+            if not os.path.isdir(path):  # '**' is directories: a file before it ('logs/*/**') is no match
+                return
+            stacks[linked].append((path, k + 1))  # zero directories
+            entries = self._shown(_entries(path), part)
+            for e in reversed(entries):
+                if _is_dir(e):
+                    push(e, k)
+                elif k + 1 == len(parts):  # a last '**' names the files at every depth too, as glob's does
+                    push(e, k + 1)
+        elif _glob.has_magic(part):
+            entries = self._shown(_entries(path), part)
+            for e in reversed([e for e in entries if fnmatch.fnmatch(e.name, part)]):
+                push(e, k + 1)
+        else:
+            stacks[linked].append((os.path.join(path, part), k + 1))
+
+    def _shown(self, entries: list, part: str) -> list:
+        """The entries a wildcard component sees: hidden names only where it starts with '.'."""
+        if part.startswith("."):
+            return entries
+        shown = [e for e in entries if not e.name.startswith(".")]
+        if self.count_hidden and len(shown) < len(entries):
+            self.hidden.update(e.path for e in entries if e.name.startswith(".")
+                               and (_is_dir(e) or e.name.lower().endswith(self.suffixes or ())))
+        return shown
+
+
+def matched_files(text: str, within=None) -> tuple[list[str], list[tuple[str, str]], list[str]]:
+    """(files, repeats, hidden) that a file path, a glob or a directory names; files in sorted order.
+
+    A directory stands for its data files at any depth (:data:`DATA_SUFFIXES`),
+    hidden names left out as Spark and Arrow leave them out (``hidden`` lists
+    them, for a note); a glob, or a directory named with a trailing separator
+    after a wildcard (``logs/*/``: each directory it matches), as glob's rules.
     A file or directory reached by two names (a link) is read once, under a
-    name without links where it has one, else the first in sorted order;
-    ``repeats`` lists (name left out, name kept). A directory that cannot be
-    listed raises :class:`~calibviz.InputError`; one whose real path fails
-    ``within`` raises :class:`Outside`.
+    name reached without a link where it has one; ``repeats`` lists (name left
+    out, name kept). A directory that cannot be listed raises
+    :class:`~calibviz.InputError`; one whose real path fails ``within`` raises
+    :class:`Outside`.
 
     Examples
     --------
     >>> import tempfile, os
     >>> d = tempfile.mkdtemp(); _ = open(os.path.join(d, "a.parquet"), "wb").write(b"PAR1")
     >>> os.symlink(d, os.path.join(d, "loop"))  # a link back to its own directory
-    >>> files, repeats = matched_files(os.path.join(d, "**", "*.parquet"))
+    >>> files, repeats, hidden = matched_files(os.path.join(d, "**", "*.parquet"))
     >>> [os.path.relpath(f, d) for f in files], [os.path.relpath(a, d) for a, _ in repeats]
     (['a.parquet'], ['loop'])
     """
     path = Path(text)
     if path.is_file():
-        return [str(text)], []
-    found: list = []
-    repeats: list = []  # (name left out, name kept): directories through links here, then files
+        return [str(text)], [], []
     if path.is_dir():
-        _walk(str(text), ("**", "*"), found, repeats, within)
-        found = [f for f in found if f.lower().endswith(DATA_SUFFIXES)]
+        walk = _Walk(("**", "*"), within, DATA_SUFFIXES, count_hidden=True).run(str(text))
     elif _glob.has_magic(str(text)):
-        parts = path.parts
-        fixed = next(i for i, q in enumerate(parts) if _glob.has_magic(q))
-        base = str(Path(*parts[:fixed])) if fixed else os.curdir
-        _walk(base, parts[fixed:], found, repeats, within)
-        if not fixed:  # a relative glob names its matches relative, as glob does
-            found = [os.path.relpath(f, os.curdir) for f in found]
-            repeats = [(os.path.relpath(a, os.curdir), os.path.relpath(b, os.curdir)) for a, b in repeats]
-    names: dict = {}  # real path: the names that reach it
-    for f in sorted(set(found)):
+        base, parts = glob_base(str(text))
+        directories = str(text).endswith(("/", os.sep))  # 'logs/*/': the directories it matches, as sources
+        walk = _Walk(parts + (("**", "*") if directories else ()), within, DATA_SUFFIXES if directories else None,
+                     count_hidden=directories).run(base)
+        if base == os.curdir and not str(text).startswith(os.curdir + os.sep):  # a relative glob names them so
+            walk.files = [(os.path.relpath(f, os.curdir), linked) for f, linked in walk.files]
+            walk.repeats = [(os.path.relpath(a, os.curdir), os.path.relpath(b, os.curdir)) for a, b in walk.repeats]
+    else:
+        return [], [], []
+    files, repeats = _once(walk.files)
+    return files, walk.repeats + repeats, sorted(walk.hidden)
+
+
+def _once(found: list) -> tuple[list[str], list[tuple[str, str]]]:
+    """Each file once, under a name reached without a link where it has one: real paths are only resolved where
+    a link was met (resolving every name cost ~70% of a walk of 20,000 files, a review)."""
+    if not any(linked for _, linked in found):
+        return sorted({f for f, _ in found}), []
+    names: dict = {}  # real path: [(reached through a link, name)]
+    for f, linked in sorted(set(found), key=lambda t: (t[1], t[0])):
         names.setdefault(os.path.realpath(f), []).append(f)
-    files = []
-    for real, reach in names.items():
-        direct = [f for f in reach if os.path.realpath(f) == os.path.abspath(f)]
-        kept = (direct or reach)[0]
-        files.append(kept)
-        repeats.extend((f, kept) for f in reach if f != kept)
-    return sorted(files), repeats
+    kept = {reach[0]: reach[1:] for reach in names.values()}
+    return sorted(kept), [(f, k) for k, left in kept.items() for f in left]
 
 
 def unreadable_note(path: str) -> str:

@@ -24,7 +24,7 @@ from ..io.loading import MULTICLASS_NEEDS_TWO, _detect, _model_name_from_source
 from ..io.readers import check_parquet_marks, is_sql
 from ..io.mapping import LABEL_NAMES, _find, _key, detect_mapping, unsupported_columns
 from .aggregate import TEXT_IN_NUMBERS_FIX, Roles, collect, is_missing
-from .files import Outside, matched_files, unreadable_note
+from .files import Outside, glob_base, matched_files, unreadable_note
 
 __all__ = ["ENGINES", "open_source", "resolve_roles", "check_allowed", "several_files_note", "IN_MEMORY", "SAMPLE_ROWS",
            "MAX_LABELS"]
@@ -67,8 +67,9 @@ def files_of(path: str) -> tuple[list[str], str]:
     return _files_of(path)[:2]
 
 
-def _files_of(path: str) -> tuple[list[str], str, str]:
-    """(files, format, note): the note names the files read once that links named twice ('' if none)."""
+def _files_of(path: str) -> tuple[list[str], str, tuple]:
+    """(files, format, notes): the notes name the files read once that links named twice, and hidden names not
+    read."""
     try:
         return _found(path)
     except OSError as exc:  # a name too long, a directory that may not be listed: a message, not a traceback
@@ -80,14 +81,15 @@ def _files_of(path: str) -> tuple[list[str], str, str]:
 SQL_HINT = "; a SQL query starts with SELECT, WITH, FROM, TABLE or VALUES."
 
 
-def _found(path: str) -> tuple[list[str], str, str]:
-    files, repeats = matched_files(str(path))
+def _found(path: str) -> tuple[list[str], str, tuple]:
+    files, repeats, hidden = matched_files(str(path))
     if not files:
         query = " " in str(path).strip()  # a query with a typo, such as "SELEC * FROM preds"
         raise InputError(f"no file matches {str(path)!r}{unreadable_note(str(path))}; give a Parquet or CSV file, a "
                          "glob such as 'logs/*.parquet' or a directory of them"
                          + (SQL_HINT if query else "."))
-    empty = [f for f in files if os.path.getsize(f) == 0]
+    sizes = {f: os.path.getsize(f) for f in files}
+    empty = [f for f in files if sizes[f] == 0]
     if empty:  # every engine fails on them, not all of them naming the file
         raise InputError(f"{empty[0]!r} is empty (0 bytes)" + (f", as are {len(empty) - 1} more of the files"
                                                                if len(empty) > 1 else "")
@@ -103,16 +105,20 @@ def _found(path: str) -> tuple[list[str], str, str]:
         for f in files:  # the engines' words for a damaged file name no fix ("No magic bytes found")
             with open(f, "rb") as fh:
                 head = fh.read(4)
-                fh.seek(max(os.path.getsize(f) - 4, 0))
+                fh.seek(max(sizes[f] - 4, 0))
                 check_parquet_marks(repr(f), head, fh.read(4))
     _check_columns(files, fmt)
-    note = ""
+    notes = []
     if repeats:  # links that name a file twice (logs/latest -> 2024-01): its rows count once
         left, kept = min(repeats, key=lambda r: (len(r[0]), r))  # the shortest name shows the link best
-        note = (f"{len(repeats):,} of the names matched {'are links' if len(repeats) > 1 else 'is a link'} to a "
-                f"file or directory already read (e.g. {left!r}, the same as {kept!r}): each file's rows are "
-                "counted once")
-    return files, fmt, note
+        notes.append(f"{len(repeats):,} of the names matched {'are links' if len(repeats) > 1 else 'is a link'} to "
+                     f"a file or directory already read (e.g. {left!r}, the same as {kept!r}): each file's rows are "
+                     "counted once")
+    if hidden:  # said, not a silent gap: Path.rglob read them before
+        notes.append(f"{len(hidden):,} hidden name{'s' if len(hidden) > 1 else ''} (starting with '.', e.g. "
+                     f"{hidden[0]!r}) {'are' if len(hidden) > 1 else 'is'} not read, as Spark and Arrow leave them "
+                     "out (checkpoints and temporary copies); name them in a glob ('.*') to read them")
+    return files, fmt, tuple(notes)
 
 
 def _check_columns(files: list[str], fmt: str) -> None:
@@ -280,11 +286,12 @@ def _format(name: str) -> str:
         return "parquet" if fh.read(4) == b"PAR1" else "csv"
 
 
-def check_allowed(path: str, roots) -> None:
-    """Refuse a path, glob or directory that could reach outside the allowed root directories.
+def check_allowed(path: str, roots) -> list[str]:
+    """Refuse a path, glob or directory that could reach outside the allowed root directories; its files if not.
 
     Every file the path can match must resolve (symlinks followed) under one of
-    ``roots``; a glob is checked on its fixed prefix and on every match.
+    ``roots``; a glob is checked on its fixed prefix and on every match. The
+    files returned are those a scan reads (:func:`calibviz.scan.files.matched_files`).
 
     Examples
     --------
@@ -310,14 +317,7 @@ def check_allowed(path: str, roots) -> None:
         raise InputError(f"{text[:60]!r} is {what}; the dashboard opens files by path under {', '.join(roots)} "
                          "(queries run from the command line, calibviz metrics QUERY --engine duckdb --database "
                          "FILE, or cv.scan in Python).")
-    fixed = text
-    if _glob.has_magic(text):
-        fixed_parts = []
-        for q in Path(text).parts:
-            if _glob.has_magic(q):
-                break
-            fixed_parts.append(q)
-        fixed = str(Path(*fixed_parts)) if fixed_parts else "."
+    fixed = glob_base(text)[0]
     if re.match(r"^[a-zA-Z][\w+.-]*://", text):  # file://, s3://: the form opens paths on the server's disks only
         raise InputError(f"{text[:80]!r} is an address, not a path; the dashboard opens files on this server's disks "
                          f"under {', '.join(roots)}: give the path alone (e.g. /data/logs/preds.parquet). The "
@@ -336,17 +336,20 @@ def check_allowed(path: str, roots) -> None:
         raise InputError(f"{text!r} {where} the directories this server may read ({', '.join(roots)}); ask "
                          "whoever runs the server to add its directory to CALIBVIZ_SCAN_ROOTS.")
     try:
-        files, repeats = matched_files(text, within=inside)
+        files, repeats, _ = matched_files(text, within=inside)
         matches = files + [left for left, _ in repeats]
     except Outside as out:  # a link to a directory outside: refused before its tree is walked (a link to '/')
         raise InputError(f"{out.path!r} (matched by {text!r}) is a link that resolves outside the directories this "
                          f"server may read ({', '.join(roots)}).") from None
     except OSError as exc:  # a name too long, a directory the server may not list: a message, not a traceback
         raise InputError(f"{text[:80]!r} cannot be read on this server ({exc.strerror or exc}).") from None
+    # every directory listed was checked as it was listed (``within``) and the path's fixed part above: only a
+    # name that is a link itself can lead out (a realpath per file cost ~70% of a run's check, a review)
     for m in matches:
-        if not inside(m):
+        if os.path.islink(m) and not inside(m):
             raise InputError(f"{m!r} (matched by {text!r}) resolves outside the directories this server may "
                              f"read ({', '.join(roots)}).")
+    return files
 
 
 def open_source(source, engine=None, *, database=None, read_only_roots=None):
@@ -379,12 +382,12 @@ def open_source(source, engine=None, *, database=None, read_only_roots=None):
         if _URL.match(text):  # object stores and HDFS: the engine resolves them (Spark as the cluster is set up)
             fmt = "csv" if text.lower().endswith((".csv", ".csv.gz", ".tsv")) else "parquet"
             return nw.from_native(eng.read_files([text], fmt, text)), engine, text, ()
-        files, fmt, note = _files_of(text)
+        files, fmt, notes = _files_of(text)
         if engine != "polars":
             _check_case(files[0], fmt, engine)
         # the files found, each read as named: engines glob the names they are given ('run[1].parquet' read
         # run1.parquet), so the names are escaped for each engine's own glob syntax
-        return nw.from_native(eng.read_files(files, fmt, text, literal=True)), engine, text, (note,) if note else ()
+        return nw.from_native(eng.read_files(files, fmt, text, literal=True)), engine, text, notes
     native = eng.from_object(source)
     if native is None:
         raise InputError(f"cannot scan a {type(source).__name__}; give a Parquet or CSV path, a glob, a directory, a "
@@ -467,9 +470,8 @@ def _fixed_part(name: str) -> str:
     """
     if not _glob.has_magic(name):
         return name
-    parts = Path(name).parts
-    fixed = next(i for i, part in enumerate(parts) if _glob.has_magic(part))
-    return str(Path(*parts[:fixed])) if fixed else ""
+    base = glob_base(name)[0]
+    return "" if base == os.curdir else base
 
 
 def _as_label_number(value, floats: bool):

@@ -128,9 +128,11 @@ def scan_work():
         lock.release()
 
 
-def scan_identity(path: str, engine: str, roles: dict) -> str:
+def scan_identity(path: str, engine: str, roles: dict, files=None) -> str:
     """What the cached results of an opened file are keyed on: its path, engine, column roles and every matched
-    file's size and modification time (a file rewritten in place is a new source).
+    file's device, inode, size and modification time (a file rewritten in place, or swapped for a link to another
+    file of the same size and time, is a new source). ``files``: the matches of ``path`` where they are known
+    (:func:`calibviz.scan.source.check_allowed` returns them), so that every run walks the tree once.
 
     Examples
     --------
@@ -142,11 +144,13 @@ def scan_identity(path: str, engine: str, roles: dict) -> str:
     """
     import hashlib
 
-    from ..scan.source import files_of
+    from ..scan.files import matched_files
 
-    files, _ = files_of(path)
-    # where each name leads too: a file swapped for a link to another of the same size and time is another source
-    stamp = [(f, os.path.realpath(f), info.st_mtime_ns, info.st_size) for f, info in ((f, os.stat(f)) for f in files)]
+    if files is None:
+        files = matched_files(path)[0]
+    # the inode says where a name leads, from the stat already made (a realpath per file tripled the cost of a run's
+    # check on 20,000 files, a review)
+    stamp = [(f, st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size) for f, st in ((f, os.stat(f)) for f in files)]
     text = repr((path, engine, sorted((k, v) for k, v in roles.items() if v), stamp))
     return "scan:" + hashlib.sha256(text.encode()).hexdigest()[:20]
 
@@ -235,8 +239,8 @@ def _open_into_state(how: dict) -> None:
     with st.spinner("Aggregating the file (one pass; a log of several models: one per model until one reads)..."):
         # the identity first: a file written during the pass then reads as changed on the next run, rather than
         # its new identity standing for the old rows
-        check_allowed(how["open"], allowed_roots())  # before anything touches the path
-        ident = scan_identity(how["open"], how["engine"], roles)
+        files = check_allowed(how["open"], allowed_roots())  # before anything touches the path
+        ident = scan_identity(how["open"], how["engine"], roles, files)
         opened, failed = open_model(how["open"], how["engine"], **roles)
     st.session_state[_KEY], st.session_state[_KEY + "_id"], st.session_state[_HOW] = opened, ident, how
     st.session_state["cv_scan_model"] = opened.name  # a new file: its first model that reads
@@ -267,8 +271,8 @@ def reopen_needed() -> bool:
     if not how or scan is None:
         return False
     try:
-        check_allowed(how["open"], allowed_roots())
-        return scan_identity(how["open"], how["engine"], _roles(how)) != st.session_state.get(_KEY + "_id")
+        files = check_allowed(how["open"], allowed_roots())
+        return scan_identity(how["open"], how["engine"], _roles(how), files) != st.session_state.get(_KEY + "_id")
     except (InputError, OSError):
         return True
 
@@ -287,8 +291,8 @@ def reopen_if_changed() -> str | None:
     try:
         # the roots first: a file swapped for a link that leads out, with its target's size and time, kept the
         # identity and the pages read through the link (a review)
-        check_allowed(how["open"], allowed_roots())
-        ident = scan_identity(how["open"], how["engine"], _roles(how))  # the fields as stored: stripped
+        files = check_allowed(how["open"], allowed_roots())
+        ident = scan_identity(how["open"], how["engine"], _roles(how), files)  # the fields as stored: stripped
     except (InputError, OSError):
         ident = None
     if ident == st.session_state.get(_KEY + "_id"):

@@ -101,8 +101,8 @@ def checked_model(scan, name: str):
         model.n  # noqa: B018 - the model's one pass, with the validation of every row
     except InputError as err:
         return err
-    except Exception as exc:  # noqa: BLE001 - only the engines' own errors are turned into words; others raise
-        if not (isinstance(exc, OSError) or type(exc).__module__.split(".")[0].lstrip("_") in _ENGINE_MODULES):
+    except Exception as exc:  # noqa: BLE001 - only the engines' errors of a file they cannot read; others raise
+        if not (isinstance(exc, OSError) or {k.__name__ for k in type(exc).__mro__} & set(_UNREADABLE)):
             raise
         # the file changed or became unreadable after it was opened (deleted, columns renamed, its permissions
         # taken away): the engine's words, not Streamlit's blank error page (a review)
@@ -112,8 +112,11 @@ def checked_model(scan, name: str):
     return model
 
 
-#: The top-level modules whose exceptions report a source the engine cannot read (DuckDB's are '_duckdb.*').
-_ENGINE_MODULES = ("duckdb", "polars", "narwhals", "pyspark", "py4j")
+#: The engines' exception classes of a file that changed or became unreadable after it was opened (a file gone or
+#: closed to the reader: DuckDB's IOException, Polars' ComputeError, Spark's AnalysisException; a column renamed:
+#: DuckDB's BinderException, Narwhals' or Polars' ColumnNotFoundError). Others are calibviz's bugs and raise.
+_UNREADABLE = ("IOException", "InvalidInputException", "BinderException", "ColumnNotFoundError", "ComputeError",
+               "AnalysisException", "Py4JJavaError")
 
 
 def cannot_analyse(name: str, err: InputError) -> str:

@@ -454,3 +454,25 @@ def test_compare_leaves_out_a_model_whose_rows_fail_and_says_so(logs):
     said = " ".join(shown(w) for w in at.warning)
     assert "Model b cannot be analysed" in said, said
     assert figures(at)  # a and c compared
+
+
+def test_a_file_swapped_for_a_link_to_another_file_inside_the_roots_is_read_again(logs):
+    """The identity stamps where a name leads (its inode): a file swapped for a link to another file of the same
+    size and time inside the roots is a new source, read again, not the old numbers under the same name."""
+    import os
+
+    from calibviz.scan.source import check_allowed
+    from calibviz.ui.scan import scan_identity
+
+    root, df = logs
+    rows = df.iloc[:5000]
+    rows.to_csv(root / "x.csv", index=False)
+    other = root / "other.csv"
+    rows.assign(y=1 - rows.y).to_csv(other, index=False)
+    stat = (root / "x.csv").stat()
+    os.utime(other, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    before = scan_identity(str(root / "x.csv"), "duckdb", {})
+    assert check_allowed(str(root / "x.csv"), [str(root)]) == [str(root / "x.csv")]
+    (root / "x.csv").unlink()
+    os.symlink(other, root / "x.csv")
+    assert scan_identity(str(root / "x.csv"), "duckdb", {}) != before
