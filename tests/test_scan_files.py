@@ -191,3 +191,16 @@ def test_a_glob_that_starts_with_a_comment_like_path_is_no_query():
     for query in ["-- last week\nSELECT 1", "/* all */ select 1", "  WITH t AS (SELECT 1) SELECT * FROM t",
                   "from preds", "(SELECT 1)"]:
         assert is_sql(query), query
+
+
+def test_a_file_named_through_a_link_with_glob_characters_is_checked_whole(tmp_path):
+    """'root/d[1]/secret.csv' with d[1] -> an outside directory: a file named directly is not walked, and the
+    check read only the part before the first glob character (the engine then read the outside file, a review)."""
+    (tmp_path / "root").mkdir()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "secret.csv").write_text("y,p\n1,0.5\n0,0.2\n1,0.9\n")
+    os.symlink(tmp_path / "out", tmp_path / "root" / "d[1]")
+    os.symlink(tmp_path / "out" / "secret.csv", tmp_path / "root" / "f[1].csv")
+    for path in ["d[1]/secret.csv", "d[1]//secret.csv", "./d[1]/./secret.csv", "f[1].csv/", "f[1].csv"]:
+        with pytest.raises(cv.InputError, match="outside the directories this server may read"):
+            check_allowed(str(tmp_path / "root") + "/" + path, [str(tmp_path / "root")])

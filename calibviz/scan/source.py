@@ -317,7 +317,9 @@ def check_allowed(path: str, roots) -> list[str]:
         raise InputError(f"{text[:60]!r} is {what}; the dashboard opens files by path under {', '.join(roots)} "
                          "(queries run from the command line, calibviz metrics QUERY --engine duckdb --database "
                          "FILE, or cv.scan in Python).")
-    fixed = glob_base(text)[0]
+    # a file named directly is taken by its name (matched_files), not walked: its whole path is checked ('d[1]' is
+    # a glob character's name, and a link 'd[1] -> /outside' behind it was read, a review)
+    fixed = text if Path(text).is_file() else glob_base(text)[0]
     if re.match(r"^[a-zA-Z][\w+.-]*://", text):  # file://, s3://: the form opens paths on the server's disks only
         raise InputError(f"{text[:80]!r} is an address, not a path; the dashboard opens files on this server's disks "
                          f"under {', '.join(roots)}: give the path alone (e.g. /data/logs/preds.parquet). The "
