@@ -125,7 +125,8 @@ class _Walk:
             self.repeats.append((path, self.seen[key]))
             return
         self.seen[key] = path
-        if self.within is not None and os.path.isdir(path) and not self.within(key[0]):
+        is_dir = os.path.isdir(path)
+        if self.within is not None and is_dir and not self.within(key[0]):
             raise Outside(path)
         part = parts[k]
 
@@ -133,7 +134,7 @@ class _Walk:
             stacks[linked or _is_link(entry)].append((os.path.join(path, entry.name), j))
 
         if part == "**":
-            if not os.path.isdir(path):  # '**' is directories: a file before it ('logs/*/**') is no match
+            if not is_dir:  # '**' is directories: a file before it ('logs/*/**') is no match
                 return
             stacks[linked].append((path, k + 1))  # zero directories
             entries = self._shown(_entries(path), part)

@@ -263,18 +263,23 @@ def _roles(how: dict) -> dict:
                 renormalize=bool(how.get("renormalize")), drop_invalid=bool(how.get("drop_invalid")))
 
 
+def _identity_now(how: dict) -> str | None:
+    """The opened file's identity as it is on disk now (:func:`scan_identity`), or None where it no longer resolves
+    under the allowed directories or cannot be read. The roots first: a file swapped for a link that leads out,
+    with its target's size and time, kept the identity and the pages read through the link (a review)."""
+    try:
+        files = check_allowed(how["open"], allowed_roots())
+        return scan_identity(how["open"], how["engine"], _roles(how), files)  # the fields as stored: stripped
+    except (InputError, OSError):
+        return None
+
+
 def reopen_needed() -> bool:
     """Whether the session's opened file changed on disk since it was opened, or no longer resolves under the
     allowed directories (a file swapped for a link that leads out): then :func:`reopen_if_changed` must run before
     anything reads it (a callback that reads first ran engine passes on such a link's target, a review)."""
     how, scan = st.session_state.get(_HOW), current_scan()
-    if not how or scan is None:
-        return False
-    try:
-        files = check_allowed(how["open"], allowed_roots())
-        return scan_identity(how["open"], how["engine"], _roles(how), files) != st.session_state.get(_KEY + "_id")
-    except (InputError, OSError):
-        return True
+    return bool(how) and scan is not None and _identity_now(how) != st.session_state.get(_KEY + "_id")
 
 
 def reopen_if_changed() -> str | None:
@@ -286,16 +291,7 @@ def reopen_if_changed() -> str | None:
     go back to the data in memory: its old numbers are not shown as the file's.
     """
     how, scan = st.session_state.get(_HOW), current_scan()
-    if not how or scan is None:
-        return None
-    try:
-        # the roots first: a file swapped for a link that leads out, with its target's size and time, kept the
-        # identity and the pages read through the link (a review)
-        files = check_allowed(how["open"], allowed_roots())
-        ident = scan_identity(how["open"], how["engine"], _roles(how), files)  # the fields as stored: stripped
-    except (InputError, OSError):
-        ident = None
-    if ident == st.session_state.get(_KEY + "_id"):
+    if not how or scan is None or _identity_now(how) == st.session_state.get(_KEY + "_id"):
         return None
     picked, picked_here = st.session_state.get("cv_scan_model"), st.session_state.get("w_scan_model")
     try:
